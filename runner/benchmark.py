@@ -1,0 +1,359 @@
+"""Run one benchmark config (and its paired baseline) on a real llama-server.
+
+``run_benchmark`` is the runner's one entry point: the CLI and the service's GPU workers both
+call it. Its result is plain JSON data; RESULT_SCHEMA_VERSION changes when the shape does.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from runner import protocols
+from runner.config import BenchmarkConfig
+from runner.engine import Engine, locate
+from runner.errors import (
+    BenchmarkCancelled,
+    EngineCrashedError,
+    EngineTimeoutError,
+    ModelCheckError,
+)
+from runner.gguf_inspect import ModelInfo, check_speculative_pair, inspect_model, max_dflash_n_max
+from runner.measure import measure_request
+from runner.provenance import MemorySampler, system_info
+from runner.server import LlamaServer, display_command, free_port, server_argv
+from runner.stats import ratio, summarize
+
+RESULT_SCHEMA_VERSION = 1
+DEGENERATE_DISTINCT_RATIO = 0.1
+
+ProgressCallback = Callable[[dict], None]
+
+
+def resolve_model(reference: str, models_dir: Path) -> Path:
+    """A config's model reference as a path inside the models directory."""
+    base = models_dir.resolve()
+    path = (base / reference).resolve()
+    if not path.is_relative_to(base):
+        raise ModelCheckError(f"model path {reference!r} leaves the models directory")
+    if not path.is_file():
+        raise ModelCheckError(f"model file not found: {path}")
+    return path
+
+
+def check_models(config: BenchmarkConfig, *, models_dir: Path) -> tuple[ModelInfo, ModelInfo | None]:
+    """Read both models' GGUF metadata and refuse anything the engine would reject or clamp."""
+    target = inspect_model(resolve_model(config.target_model, models_dir))
+    draft = (
+        inspect_model(resolve_model(config.draft_model, models_dir)) if config.draft_model else None
+    )
+    check_speculative_pair(target=target, draft=draft, spec_types=config.spec_types)
+    if "draft-dflash" in config.spec_types and draft is not None and config.n_max is not None:
+        limit = max_dflash_n_max(draft)
+        if config.n_max > limit:
+            raise ModelCheckError(
+                f"n_max {config.n_max} is above this DFlash draft's limit of {limit} (block size - 1)"
+            )
+    if target.context_length and config.effective_ctx_size > target.context_length:
+        raise ModelCheckError(
+            f"context {config.effective_ctx_size} is above the target's training context "
+            f"of {target.context_length} tokens"
+        )
+    return target, draft
+
+
+class _Progress:
+    def __init__(self, total: int, callback: ProgressCallback | None) -> None:
+        self.total = total
+        self.done = 0
+        self.tokens = 0
+        self.started = time.monotonic()
+        self.callback = callback
+
+    def report(self, phase: str) -> None:
+        if self.callback:
+            self.callback(
+                {
+                    "phase": phase,
+                    "done": self.done,
+                    "total": self.total,
+                    "tokens": self.tokens,
+                    "elapsed_s": round(time.monotonic() - self.started, 3),
+                }
+            )
+
+
+def _run_one_config(
+    config: BenchmarkConfig,
+    *,
+    engine: Engine,
+    target: ModelInfo,
+    draft: ModelInfo | None,
+    plan: list[protocols.RequestSpec],
+    progress: _Progress,
+    phase: str,
+    should_cancel: Callable[[], bool] | None,
+    request_timeout_s: float,
+    start_timeout_s: float,
+) -> dict:
+    argv = server_argv(
+        config,
+        engine=engine,
+        target_path=Path(target.path),
+        draft_path=Path(draft.path) if draft else None,
+        port=free_port(),
+    )
+    progress.report("loading")
+    server = LlamaServer(
+        argv,
+        port=int(argv[argv.index("--port") + 1]),
+        start_timeout_s=start_timeout_s,
+        library_dir=str(Path(engine.server_path).parent) if engine.source == "built" else None,
+    )
+    held_from = time.monotonic()
+    records = []
+    try:
+        server.start()
+        sampler = MemorySampler(server.pid or 0).start()
+        try:
+            with httpx.Client(timeout=request_timeout_s) as client:
+                for spec in plan:
+                    if should_cancel and should_cancel():
+                        raise BenchmarkCancelled("benchmark cancelled")
+                    try:
+                        record = measure_request(
+                            client, server.base_url, spec, timeout_s=request_timeout_s
+                        )
+                    except httpx.TimeoutException as error:
+                        server.raise_if_dead()
+                        raise EngineTimeoutError(
+                            f"a request did not finish within {request_timeout_s:.0f} s",
+                            server.log_tail(),
+                        ) from error
+                    except httpx.HTTPError as error:
+                        server.raise_if_dead()
+                        raise EngineCrashedError(
+                            f"engine crashed: request failed: {error}", server.log_tail()
+                        ) from error
+                    progress.done += 1
+                    progress.tokens += record["predicted_n"] + record["prompt_n"]
+                    progress.report("warmup" if spec.phase == "warmup" else phase)
+                    if spec.phase == "measure":
+                        records.append(record)
+        finally:
+            peak = sampler.stop()
+            kind = sampler.kind
+    finally:
+        server.stop()
+        log = server.log_text()
+        server.cleanup()
+    return {
+        "argv": argv,
+        "command": display_command(argv),
+        "records": records,
+        "peak_memory_bytes": peak or None,
+        "memory_kind": kind,
+        "load_seconds": server.load_seconds,
+        "held_seconds": time.monotonic() - held_from,
+        "log_tail": log[-4000:],
+    }
+
+
+def _pooled_summary(records: list[dict], part: dict, *, engine: Engine) -> dict:
+    draft = sum(r["draft_n"] for r in records)
+    accepted = sum(r["draft_n_accepted"] for r in records)
+    steps = sum(r["verify_steps"] for r in records)
+    metric_accepted = sum(sum(r["accepted_per_position"]) for r in records)
+    positions = max((len(r["accepted_per_position"]) for r in records), default=0)
+    per_position = [
+        sum(r["accepted_per_position"][i] for r in records if i < len(r["accepted_per_position"]))
+        for i in range(positions)
+    ]
+    ratios = [r["distinct_4gram_ratio"] for r in records]
+    return {
+        "decode_tokens_per_second": summarize(
+            [r["decode_tokens_per_second"] for r in records if r["decode_tokens_per_second"]]
+        ),
+        "end_to_end_tokens_per_second": summarize(
+            [r["end_to_end_tokens_per_second"] for r in records if r["end_to_end_tokens_per_second"]]
+        ),
+        "ttft_ms": summarize([r["ttft_ms"] for r in records if r["ttft_ms"] is not None]),
+        "acceptance_rate": accepted / draft if draft else None,
+        # tau counts the target's own token: 1 + accepted drafts per verify step.
+        "tau": 1.0 + metric_accepted / steps if steps else None,
+        "draft_tokens": draft,
+        "draft_accepted": accepted,
+        "verify_steps": steps,
+        # Share of verify steps in which draft position i was accepted.
+        "acceptance_by_position": [count / steps for count in per_position] if steps else None,
+        "peak_memory_bytes": part["peak_memory_bytes"],
+        "memory_kind": part["memory_kind"],
+        "degenerate": any(r["stopped_early"] for r in records)
+        or (bool(ratios) and statistics.median(ratios) < DEGENERATE_DISTINCT_RATIO),
+        "gpu_seconds": part["held_seconds"] if engine.backend == "cuda" else 0.0,
+        "engine_seconds": part["held_seconds"],
+        "load_seconds": part["load_seconds"],
+    }
+
+
+def _points(config: BenchmarkConfig, records: list[dict]) -> list[dict]:
+    if config.protocol.name == "quick":
+        specs = [(0, None, config.protocol.n_predict)]  # type: ignore[union-attr]
+    else:
+        specs = [
+            (i, p.input_tokens, p.output_tokens)
+            for i, p in enumerate(config.protocol.points)  # type: ignore[union-attr]
+        ]
+    points = []
+    for index, input_tokens, output_tokens in specs:
+        mine = [r for r in records if r["point"] == index]
+        draft = sum(r["draft_n"] for r in mine)
+        steps = sum(r["verify_steps"] for r in mine)
+        accepted = sum(sum(r["accepted_per_position"]) for r in mine)
+        points.append(
+            {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "decode_tokens_per_second": summarize(
+                    [r["decode_tokens_per_second"] for r in mine if r["decode_tokens_per_second"]]
+                ),
+                "acceptance_rate": sum(r["draft_n_accepted"] for r in mine) / draft
+                if draft
+                else None,
+                "tau": 1.0 + accepted / steps if steps else None,
+                "speedup": None,
+            }
+        )
+    return points
+
+
+def _first_divergence(tokens: list[int], reference: list[int]) -> int | None:
+    for index, (mine, theirs) in enumerate(zip(tokens, reference, strict=False)):
+        if mine != theirs:
+            return index
+    return None if len(tokens) == len(reference) else min(len(tokens), len(reference))
+
+
+def _public_records(records: list[dict]) -> list[dict]:
+    public = []
+    for index, record in enumerate(records):
+        row = {k: v for k, v in record.items() if k != "output_tokens"}
+        row["index"] = index
+        row["first_divergence"] = None
+        public.append(row)
+    return public
+
+
+def _section(
+    config: BenchmarkConfig, part: dict, *, engine: Engine, target: ModelInfo, draft: ModelInfo | None
+) -> dict:
+    records = part["records"]
+    return {
+        "config": config.canonical(),
+        "config_key": config.key,
+        "synthetic": config.is_synthetic,
+        "summary": _pooled_summary(records, part, engine=engine),
+        "points": _points(config, records),
+        "requests": _public_records(records),
+        "provenance": {
+            "argv": part["argv"],
+            "command": part["command"],
+            "models": {"target": target.as_dict(), "draft": draft.as_dict() if draft else None},
+            "engine_log_tail": part["log_tail"],
+        },
+    }
+
+
+def run_benchmark(
+    config: BenchmarkConfig,
+    *,
+    models_dir: Path,
+    engine: Engine | None = None,
+    with_baseline: bool = False,
+    progress: ProgressCallback | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+    request_timeout_s: float = 1800.0,
+    start_timeout_s: float = 900.0,
+) -> dict:
+    """Measure a config on a real llama-server; with_baseline also runs its paired baseline."""
+    started_at = datetime.now(UTC)
+    target, draft = check_models(config, models_dir=Path(models_dir))
+    engine = engine or locate()
+    plan = protocols.plan_requests(config, vocab_size=target.vocab_size or 256)
+    pair = with_baseline and config.is_speculative
+    tracker = _Progress(len(plan) * (2 if pair else 1), progress)
+    common = {
+        "engine": engine,
+        "target": target,
+        "plan": plan,
+        "progress": tracker,
+        "should_cancel": should_cancel,
+        "request_timeout_s": request_timeout_s,
+        "start_timeout_s": start_timeout_s,
+    }
+    baseline_part = None
+    baseline_config = config.baseline()
+    if pair:
+        baseline_part = _run_one_config(baseline_config, draft=None, phase="baseline", **common)
+    main_part = _run_one_config(config, draft=draft, phase="measuring", **common)
+
+    result = _section(config, main_part, engine=engine, target=target, draft=draft)
+    result["schema_version"] = RESULT_SCHEMA_VERSION
+    result["engine"] = engine.as_dict()
+    summary = result["summary"]
+    summary.update(
+        speedup=None, lossless=None, baseline_decode_tokens_per_second=None, lossless_note=None
+    )
+    result["baseline"] = None
+    if baseline_part is not None:
+        baseline = _section(baseline_config, baseline_part, engine=engine, target=target, draft=None)
+        result["baseline"] = baseline
+        _pair_with_baseline(result, main_part["records"], baseline_part["records"], config)
+        summary["gpu_seconds"] += baseline["summary"]["gpu_seconds"]
+    result["provenance"].update(
+        engine=engine.as_dict(),
+        system=system_info(),
+        started_at=started_at.isoformat(),
+        finished_at=datetime.now(UTC).isoformat(),
+        token_budget=protocols.token_budget(config, with_baseline=pair),
+    )
+    return result
+
+
+def _pair_with_baseline(
+    result: dict, records: list[dict], baseline_records: list[dict], config: BenchmarkConfig
+) -> None:
+    summary = result["summary"]
+    baseline = result["baseline"]
+    baseline_mean = baseline["summary"]["decode_tokens_per_second"]["mean"]
+    summary["baseline_decode_tokens_per_second"] = baseline_mean
+    for point, base_point in zip(result["points"], baseline["points"], strict=True):
+        point["speedup"] = ratio(
+            point["decode_tokens_per_second"]["mean"], base_point["decode_tokens_per_second"]["mean"]
+        )
+    speedups = [p["speedup"] for p in result["points"] if p["speedup"]]
+    if len(speedups) == 1:
+        summary["speedup"] = speedups[0]
+    elif speedups:
+        # Across depths, the geometric mean of the per-depth speedups; each depth is shown too.
+        summary["speedup"] = math.exp(statistics.fmean(math.log(s) for s in speedups))
+    divergences = []
+    for public, record, reference in zip(
+        result["requests"], records, baseline_records, strict=True
+    ):
+        public["first_divergence"] = _first_divergence(
+            record["output_tokens"], reference["output_tokens"]
+        )
+        divergences.append(public["first_divergence"])
+    if config.is_synthetic:
+        summary["lossless_note"] = "synthetic acceptance: output is not the model's own"
+    else:
+        summary["lossless"] = all(index is None for index in divergences)
+        if not summary["lossless"]:
+            summary["lossless_note"] = "output differs from the baseline's greedy output"

