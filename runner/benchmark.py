@@ -118,11 +118,15 @@ def _run_one_config(
     )
     held_from = time.monotonic()
     records = []
+    request_seconds = 0.0
     try:
         server.start()
         sampler = MemorySampler(server.pid or 0).start()
         try:
-            with httpx.Client(timeout=request_timeout_s) as client:
+            # llama-server may close an idle keep-alive connection just as we reuse it; a
+            # fresh loopback connection per call costs microseconds and never races.
+            no_keepalive = httpx.Limits(max_keepalive_connections=0)
+            with httpx.Client(timeout=request_timeout_s, limits=no_keepalive) as client:
                 for spec in plan:
                     if should_cancel and should_cancel():
                         raise BenchmarkCancelled("benchmark cancelled")
@@ -141,6 +145,7 @@ def _run_one_config(
                         raise EngineCrashedError(
                             f"engine crashed: request failed: {error}", server.log_tail()
                         ) from error
+                    request_seconds += record["wall_ms"] / 1000.0
                     progress.done += 1
                     progress.tokens += record["predicted_n"] + record["prompt_n"]
                     progress.report("warmup" if spec.phase == "warmup" else phase)
@@ -151,6 +156,7 @@ def _run_one_config(
             kind = sampler.kind
     finally:
         server.stop()
+        held = time.monotonic() - held_from
         log = server.log_text()
         server.cleanup()
     return {
@@ -160,7 +166,9 @@ def _run_one_config(
         "peak_memory_bytes": peak or None,
         "memory_kind": kind,
         "load_seconds": server.load_seconds,
-        "held_seconds": time.monotonic() - held_from,
+        "held_seconds": held,
+        # What the runner itself adds beyond model load and generation (checks, scrapes, stop).
+        "harness_overhead_seconds": held - (server.load_seconds or 0.0) - request_seconds,
         "log_tail": log[-4000:],
     }
 
@@ -199,6 +207,7 @@ def _pooled_summary(records: list[dict], part: dict, *, engine: Engine) -> dict:
         "gpu_seconds": part["held_seconds"] if engine.backend == "cuda" else 0.0,
         "engine_seconds": part["held_seconds"],
         "load_seconds": part["load_seconds"],
+        "harness_overhead_seconds": part["harness_overhead_seconds"],
     }
 
 

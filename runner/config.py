@@ -155,9 +155,9 @@ class BenchmarkConfig(_Strict):
     def _model_reference(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        if not _MODEL_REF.match(value) or ".." in value.split("/"):
+        if not _MODEL_REF.match(value) or value.startswith("/") or ".." in value.split("/"):
             raise ValueError(
-                "must be a .gguf file name or relative path of letters, digits, '.', '_', '-', '/'"
+                "must be a .gguf file name or relative path (no leading /, no ..) of letters, digits, '.', '_', '-', '/'"
             )
         return value
 

@@ -1,0 +1,115 @@
+"""Does the runner measure the engine, not itself?
+
+Side by side in one run, on the same model, depth and build: the runner's decode tok/s (server
+timings, through llama-server) against llama-bench's token generation at the same depth, and the
+runner's own overhead per config beyond model load and generation.
+
+No arguments: the tiny CPU fixtures (written to a temporary folder). On a GPU box:
+    python bench/runner_fidelity.py --model qwen3-8b.gguf --depths 512 4096 --ngl 999 --fa on
+The last line is the headline: fidelity_ratio=<runner / llama-bench, lowest over depths>.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from runner.benchmark import run_benchmark  # noqa: E402
+from runner.config import parse_config  # noqa: E402
+from runner.engine import locate  # noqa: E402
+from runner.fixtures import write_fixtures  # noqa: E402
+
+
+def llama_bench_tg(engine, model: Path, *, depth: int, tokens: int, reps: int, args) -> float:
+    """llama-bench's mean token-generation tok/s at a depth."""
+    argv = [
+        engine.bench_path, "-m", str(model), "-p", "0", "-n", str(tokens), "-d", str(depth),
+        "-r", str(reps), "-o", "json", "-fa", {"on": "1", "off": "0"}.get(args.fa, "1"),
+    ]
+    if args.threads:
+        argv += ["-t", str(args.threads)]
+    if args.ngl is not None:
+        argv += ["-ngl", str(args.ngl)]
+    env = None
+    if engine.source == "built":
+        import os
+
+        env = dict(os.environ, LD_LIBRARY_PATH=str(Path(engine.bench_path).parent))
+    completed = subprocess.run(argv, capture_output=True, text=True, check=True, env=env)
+    rows = json.loads(completed.stdout)
+    return float(rows[0]["avg_ts"])
+
+
+def runner_decode(model_ref: str, models_dir: Path, engine, *, depth, tokens, reps, args, bs):
+    data = {
+        "target_model": model_ref,
+        "flash_attn": args.fa,
+        "backend_sampling": bs,
+        "protocol": {
+            "name": "depth", "depths": [depth], "output_tokens": tokens,
+            "requests": reps, "warmup": 1,
+        },
+    }
+    if args.threads:
+        data["threads"] = args.threads
+    if args.ngl is not None:
+        data["n_gpu_layers"] = args.ngl
+    started = time.monotonic()
+    result = run_benchmark(parse_config(data), models_dir=models_dir, engine=engine)
+    total = time.monotonic() - started
+    summary = result["summary"]
+    return summary["decode_tokens_per_second"]["mean"], summary["harness_overhead_seconds"], total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="GGUF file (default: the tiny qwen3 fixture)")
+    parser.add_argument("--depths", type=int, nargs="+", default=[512])
+    parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--ngl", type=int)
+    parser.add_argument("--fa", default="on", choices=["on", "off"])
+    parser.add_argument("--server", help="llama-server binary (llama-bench beside it)")
+    args = parser.parse_args()
+
+    engine = locate(server=args.server)
+    with tempfile.TemporaryDirectory() as scratch:
+        if args.model:
+            model = Path(args.model).resolve()
+        else:
+            model = write_fixtures(Path(scratch))["tiny-qwen3.gguf"]
+        print(f"engine {engine.release} ({engine.backend}), model {model.name}")
+        ratios = []
+        overheads = []
+        for depth in args.depths:
+            bench = llama_bench_tg(engine, model, depth=depth, tokens=args.tokens, reps=args.reps, args=args)
+            for bs in (False, True):
+                decode, overhead, total = runner_decode(
+                    model.name, model.parent, engine, depth=depth, tokens=args.tokens,
+                    reps=args.reps, args=args, bs=bs,
+                )
+                ratio = decode / bench
+                overheads.append(overhead)
+                label = "-bs" if bs else "plain"
+                print(
+                    f"depth {depth:>6} {label:>5}: runner {decode:9.2f} tok/s, llama-bench "
+                    f"{bench:9.2f} tok/s, ratio {ratio:.3f}, harness overhead {overhead:.3f} s "
+                    f"(config total {total:.1f} s)"
+                )
+                if not bs:
+                    ratios.append(ratio)
+        print(f"harness_overhead_s_median={statistics.median(overheads):.3f}")
+        print(f"fidelity_ratio={min(ratios):.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""The runner against a real llama-server on the tiny fixtures (CPU)."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.benchmark import run_benchmark
+from runner.config import parse_config
+from runner.engine import locate
+from runner.errors import EngineCrashedError, ModelCheckError
+
+pytestmark = pytest.mark.engine
+
+QUICK = {"name": "quick", "runs": 3, "warmup": 1, "n_predict": 48}
+
+
+@pytest.fixture(scope="session")
+def engine():
+    return locate()
+
+
+@pytest.fixture(scope="session")
+def models_dir(tiny_models) -> Path:
+    return next(iter(tiny_models.values())).parent
+
+
+def benchmark(models_dir, engine, *, with_baseline=False, **config):
+    data = {"target_model": "tiny-qwen3.gguf", "protocol": QUICK, "threads": 2, **config}
+    return run_benchmark(
+        parse_config(data), models_dir=models_dir, engine=engine, with_baseline=with_baseline
+    )
+
+
+def test_baseline_measures_decode_speed_from_server_timings(models_dir, engine):
+    result = benchmark(models_dir, engine)
+    decode = result["summary"]["decode_tokens_per_second"]
+    assert decode["n"] == 3 and decode["ci95_low"] <= decode["mean"] <= decode["ci95_high"]
+    for record in result["requests"]:
+        assert record["predicted_n"] == 48
+        assert record["decode_tokens_per_second"] == pytest.approx(
+            48 / (record["predicted_ms"] / 1000)
+        )
+        assert record["draft_n"] == 0 and record["tau"] is None
+        assert record["ttft_ms"] > 0 and record["end_to_end_tokens_per_second"] > 0
+    assert result["summary"]["speedup"] is None and result["summary"]["lossless"] is None
+    assert result["summary"]["peak_memory_bytes"] > 0
+    provenance = result["provenance"]
+    assert provenance["argv"][0] == engine.server_path
+    assert provenance["models"]["target"]["architecture"] == "qwen3"
+    assert len(provenance["models"]["target"]["sha256"]) == 64
+    assert result["engine"]["release"] == "b11434"
+    # Greedy decoding of the same prompt gives the same tokens every time.
+    assert len({r["output_sha256"] for r in result["requests"]}) == 1
+
+
+def test_dflash_drafts_with_random_weights_accept_nothing(models_dir, engine):
+    result = benchmark(
+        models_dir,
+        engine,
+        draft_model="tiny-dflash.gguf",
+        spec_types="draft-dflash",
+        n_max=15,
+    )
+    summary = result["summary"]
+    assert summary["draft_tokens"] > 0
+    assert summary["draft_accepted"] == 0 and summary["acceptance_rate"] == 0.0
+    assert summary["tau"] == pytest.approx(1.0)
+    assert not result["synthetic"]
+
+
+def test_dflash_with_synthetic_acceptance_reaches_tau_near_seven_and_is_marked(models_dir, engine):
+    result = benchmark(
+        models_dir,
+        engine,
+        with_baseline=True,
+        draft_model="tiny-dflash.gguf",
+        spec_types="draft-dflash",
+        n_max=15,
+        spec_synth_len=6,
+        protocol={**QUICK, "n_predict": 160},
+    )
+    summary = result["summary"]
+    assert result["synthetic"] is True
+    assert 5.0 < summary["tau"] < 8.5
+    assert summary["lossless"] is None and "synthetic" in summary["lossless_note"]
+    assert summary["speedup"] is not None
+
+
+def test_self_draft_accepts_every_draft_and_is_lossless(models_dir, engine):
+    result = benchmark(
+        models_dir,
+        engine,
+        with_baseline=True,
+        draft_model="tiny-qwen3.gguf",
+        spec_types="draft-simple",
+        n_max=4,
+    )
+    summary = result["summary"]
+    assert summary["draft_tokens"] > 0
+    assert summary["draft_accepted"] == summary["draft_tokens"]
+    assert summary["acceptance_rate"] == 1.0
+    assert summary["lossless"] is True
+    assert all(r["first_divergence"] is None for r in result["requests"])
+    assert summary["speedup"] > 0
+    assert summary["baseline_decode_tokens_per_second"] > 0
+    assert result["baseline"]["config"]["spec_types"] == []
+    assert summary["acceptance_by_position"][0] == pytest.approx(1.0)
+
+
+def test_ngram_mod_drafts_from_repeated_output(models_dir, engine):
+    result = benchmark(models_dir, engine, spec_types="ngram-mod", protocol={**QUICK, "n_predict": 200})
+    assert result["summary"]["draft_accepted"] > 0
+
+
+def test_mtp_head_drafts_are_accepted_and_lossless(models_dir, engine):
+    result = benchmark(
+        models_dir,
+        engine,
+        with_baseline=True,
+        target_model="tiny-mtp.gguf",
+        spec_types="draft-mtp",
+        n_max=3,
+    )
+    summary = result["summary"]
+    assert summary["draft_tokens"] > 0
+    assert summary["draft_accepted"] == summary["draft_tokens"]
+    assert summary["lossless"] is True
+    assert summary["tau"] > 2.0
+
+
+def test_depth_protocol_uses_exact_input_lengths(models_dir, engine):
+    result = benchmark(
+        models_dir,
+        engine,
+        protocol={"name": "depth", "depths": [32, 200], "output_tokens": 16, "requests": 2},
+    )
+    assert [r["prompt_n"] for r in result["requests"]] == [32, 32, 200, 200]
+    assert [p["input_tokens"] for p in result["points"]] == [32, 200]
+
+
+def test_premerge_dflash_draft_is_refused_before_anything_starts(models_dir, engine):
+    with pytest.raises(ModelCheckError, match="pre-merge"):
+        benchmark(
+            models_dir,
+            engine,
+            draft_model="tiny-dflash-draft-premerge.gguf",
+            spec_types="draft-dflash",
+        )
+
+
+def test_dflash_draft_of_another_width_is_refused(models_dir, engine):
+    with pytest.raises(ModelCheckError, match="n_embd"):
+        benchmark(models_dir, engine, draft_model="tiny-dflash-wide.gguf", spec_types="draft-dflash")
+
+
+def test_missing_model_file_is_a_clear_error(models_dir, engine):
+    with pytest.raises(ModelCheckError, match="not found"):
+        benchmark(models_dir, engine, target_model="nope.gguf")
+
+
+def test_context_above_the_training_context_is_refused(models_dir, engine, tiny_models):
+    with pytest.raises(ModelCheckError, match="training context"):
+        benchmark(models_dir, engine, ctx_size=200_000)
+
+
+def test_a_server_killed_mid_request_fails_fast_with_its_log_tail(models_dir, engine):
+    def kill_server_soon():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = subprocess.run(
+                ["pgrep", "-f", f"{engine.server_path} -m {models_dir}"],
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+            if found:
+                time.sleep(0.5)
+                for pid in found:
+                    os.kill(int(pid), signal.SIGKILL)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_server_soon)
+    killer.start()
+    started = time.monotonic()
+    with pytest.raises(EngineCrashedError) as caught:
+        benchmark(models_dir, engine, protocol={**QUICK, "runs": 50, "n_predict": 2000})
+    killer.join()
+    assert str(caught.value).startswith("engine crashed")
+    assert caught.value.log_tail
+    assert time.monotonic() - started < 60
+
+
+def test_cli_runs_an_example_config_and_writes_the_result(models_dir, engine, tmp_path):
+    out = tmp_path / "result.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "runner", "run", "examples/self-draft.json", "--baseline",
+         "--models", str(models_dir), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(out.read_text())
+    assert result["summary"]["lossless"] is True
+    assert {"decode_tokens_per_second", "acceptance_rate", "tau", "speedup"} <= set(result["summary"])
+    assert "requests" in completed.stderr and "decode tok/s" in completed.stderr
+
+
+def test_cli_error_is_one_line_and_non_zero(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"target_model": "t.gguf", "draft_model": "d.gguf",
+                               "spec_types": "draft-dflash", "n_max": 16}))
+    completed = subprocess.run(
+        [sys.executable, "-m", "runner", "run", str(bad), "--out", str(tmp_path / "r.json")],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert completed.returncode != 0
+    assert completed.stderr.strip().splitlines() == [
+        "error: invalid config: n_max: 16 is out of range for draft-dflash: it must lie between "
+        "1 and 15 (the engine would silently clamp it)"
+    ]
+    assert shutil.which("true")  # the test ran a real subprocess, not a stub

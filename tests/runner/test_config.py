@@ -1,0 +1,116 @@
+import pytest
+from pydantic import ValidationError
+
+from runner.config import BenchmarkConfig, field_errors, parse_config
+from runner.errors import ConfigError
+
+DFLASH = {
+    "target_model": "tiny-qwen3.gguf",
+    "draft_model": "tiny-dflash.gguf",
+    "spec_types": "draft-dflash,ngram-mod",
+    "n_max": 15,
+}
+
+
+def errors_of(data: dict) -> dict[str, list[str]]:
+    with pytest.raises(ValidationError) as caught:
+        BenchmarkConfig.model_validate(data)
+    return field_errors(caught.value)
+
+
+def test_spec_types_accept_a_comma_separated_combination_in_any_order():
+    first = parse_config(DFLASH)
+    second = parse_config({**DFLASH, "spec_types": ["ngram-mod", "draft-dflash"]})
+    assert first.spec_types == ["draft-dflash", "ngram-mod"]
+    assert first.key == second.key
+
+
+def test_key_is_stable_and_changes_with_what_the_engine_runs():
+    config = parse_config(DFLASH)
+    assert config.key == parse_config(dict(DFLASH)).key
+    assert len(config.key) == 16
+    assert parse_config({**DFLASH, "n_max": 12}).key != config.key
+
+
+def test_defaults_follow_the_seed_leaderboard_protocol():
+    config = parse_config({"target_model": "tiny-qwen3.gguf"})
+    assert config.protocol.name == "quick"
+    assert (config.protocol.runs, config.protocol.n_predict, config.protocol.seed) == (10, 1500, 1234)
+    assert config.effective_ctx_size == 3000
+
+
+def test_context_sweep_defaults_follow_the_seed_sweep():
+    config = parse_config({"target_model": "t.gguf", "protocol": {"name": "context-sweep"}})
+    points = [(p.input_tokens, p.output_tokens, p.requests, p.warmup) for p in config.protocol.points]
+    assert points == [(512, 512, 30, 2), (4096, 4096, 10, 2), (12288, 12288, 5, 1), (36864, 36864, 3, 1)]
+    assert config.protocol.seed == 42
+    assert config.effective_ctx_size >= 36864 * 2
+
+
+def test_dflash_n_max_above_15_is_a_field_error_not_a_silent_clamp():
+    errors = errors_of({**DFLASH, "n_max": 16})
+    assert "n_max" in errors
+    assert "between 1 and 15" in errors["n_max"][0]
+
+
+def test_dflash_without_a_draft_model_is_refused():
+    errors = errors_of({"target_model": "t.gguf", "spec_types": "draft-dflash"})
+    assert "draft_model" in errors
+
+
+def test_draft_model_without_a_draft_type_is_refused():
+    assert "draft_model" in errors_of({"target_model": "t.gguf", "draft_model": "d.gguf"})
+
+
+def test_unknown_spec_type_names_the_known_ones():
+    errors = errors_of({"target_model": "t.gguf", "spec_types": "draft-magic"})
+    assert "unknown speculative type 'draft-magic'" in errors["spec_types"][0]
+
+
+def test_two_model_based_types_cannot_be_combined():
+    errors = errors_of(
+        {"target_model": "t.gguf", "draft_model": "d.gguf", "spec_types": "draft-dflash,draft-mtp"}
+    )
+    assert "spec_types" in errors
+
+
+@pytest.mark.parametrize(
+    "reference",
+    ["../secret.gguf", "/etc/passwd.gguf", "model.bin", "a;rm -rf /.gguf", "$(id).gguf", "x\n.gguf"],
+)
+def test_model_references_with_traversal_or_shell_characters_are_refused(reference):
+    assert "target_model" in errors_of({"target_model": reference})
+
+
+def test_huge_context_is_refused():
+    assert "ctx_size" in errors_of({"target_model": "t.gguf", "ctx_size": 10_000_000})
+
+
+def test_context_smaller_than_the_protocol_needs_is_refused():
+    errors = errors_of({"target_model": "t.gguf", "ctx_size": 1000})
+    assert "too small" in errors["ctx_size"][0]
+
+
+def test_synthetic_acceptance_needs_a_drafting_type():
+    assert "spec_synth_len" in errors_of({"target_model": "t.gguf", "spec_synth_len": 6})
+
+
+def test_unknown_fields_are_refused():
+    assert "colour" in errors_of({"target_model": "t.gguf", "colour": "blue"})
+
+
+def test_parse_config_raises_one_readable_line():
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**DFLASH, "n_max": 99})
+    assert str(caught.value).startswith("invalid config: n_max:")
+    assert "\n" not in str(caught.value)
+
+
+def test_baseline_keeps_target_context_and_protocol_and_drops_speculation():
+    config = parse_config({**DFLASH, "spec_synth_len": 6, "threads": 2})
+    baseline = config.baseline()
+    assert baseline.spec_types == [] and baseline.draft_model is None
+    assert baseline.spec_synth_len is None and not baseline.is_synthetic
+    assert (baseline.target_model, baseline.threads) == (config.target_model, 2)
+    assert baseline.effective_ctx_size == config.effective_ctx_size
+    assert baseline.protocol == config.protocol
