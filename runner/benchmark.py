@@ -6,6 +6,7 @@ call it. Its result is plain JSON data; RESULT_SCHEMA_VERSION changes when the s
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
@@ -47,7 +48,9 @@ def resolve_model(reference: str, models_dir: Path) -> Path:
     return path
 
 
-def check_models(config: BenchmarkConfig, *, models_dir: Path) -> tuple[ModelInfo, ModelInfo | None]:
+def check_models(
+    config: BenchmarkConfig, *, models_dir: Path
+) -> tuple[ModelInfo, ModelInfo | None]:
     """Read both models' GGUF metadata and refuse anything the engine would reject or clamp."""
     target = inspect_model(resolve_model(config.target_model, models_dir))
     draft = (
@@ -189,7 +192,11 @@ def _pooled_summary(records: list[dict], part: dict, *, engine: Engine) -> dict:
             [r["decode_tokens_per_second"] for r in records if r["decode_tokens_per_second"]]
         ),
         "end_to_end_tokens_per_second": summarize(
-            [r["end_to_end_tokens_per_second"] for r in records if r["end_to_end_tokens_per_second"]]
+            [
+                r["end_to_end_tokens_per_second"]
+                for r in records
+                if r["end_to_end_tokens_per_second"]
+            ]
         ),
         "ttft_ms": summarize([r["ttft_ms"] for r in records if r["ttft_ms"] is not None]),
         "acceptance_rate": accepted / draft if draft else None,
@@ -212,6 +219,7 @@ def _pooled_summary(records: list[dict], part: dict, *, engine: Engine) -> dict:
 
 
 def _points(config: BenchmarkConfig, records: list[dict]) -> list[dict]:
+    specs: list[tuple[int, int | None, int]]
     if config.protocol.name == "quick":
         specs = [(0, None, config.protocol.n_predict)]  # type: ignore[union-attr]
     else:
@@ -260,7 +268,12 @@ def _public_records(records: list[dict]) -> list[dict]:
 
 
 def _section(
-    config: BenchmarkConfig, part: dict, *, engine: Engine, target: ModelInfo, draft: ModelInfo | None
+    config: BenchmarkConfig,
+    part: dict,
+    *,
+    engine: Engine,
+    target: ModelInfo,
+    draft: ModelInfo | None,
 ) -> dict:
     records = part["records"]
     return {
@@ -297,20 +310,21 @@ def run_benchmark(
     plan = protocols.plan_requests(config, vocab_size=target.vocab_size or 256)
     pair = with_baseline and config.is_speculative
     tracker = _Progress(len(plan) * (2 if pair else 1), progress)
-    common = {
-        "engine": engine,
-        "target": target,
-        "plan": plan,
-        "progress": tracker,
-        "should_cancel": should_cancel,
-        "request_timeout_s": request_timeout_s,
-        "start_timeout_s": start_timeout_s,
-    }
+    run_one = functools.partial(
+        _run_one_config,
+        engine=engine,
+        target=target,
+        plan=plan,
+        progress=tracker,
+        should_cancel=should_cancel,
+        request_timeout_s=request_timeout_s,
+        start_timeout_s=start_timeout_s,
+    )
     baseline_part = None
     baseline_config = config.baseline()
     if pair:
-        baseline_part = _run_one_config(baseline_config, draft=None, phase="baseline", **common)
-    main_part = _run_one_config(config, draft=draft, phase="measuring", **common)
+        baseline_part = run_one(baseline_config, draft=None, phase="baseline")
+    main_part = run_one(config, draft=draft, phase="measuring")
 
     result = _section(config, main_part, engine=engine, target=target, draft=draft)
     result["schema_version"] = RESULT_SCHEMA_VERSION
@@ -321,7 +335,9 @@ def run_benchmark(
     )
     result["baseline"] = None
     if baseline_part is not None:
-        baseline = _section(baseline_config, baseline_part, engine=engine, target=target, draft=None)
+        baseline = _section(
+            baseline_config, baseline_part, engine=engine, target=target, draft=None
+        )
         result["baseline"] = baseline
         _pair_with_baseline(result, main_part["records"], baseline_part["records"], config)
         summary["gpu_seconds"] += baseline["summary"]["gpu_seconds"]
@@ -344,7 +360,8 @@ def _pair_with_baseline(
     summary["baseline_decode_tokens_per_second"] = baseline_mean
     for point, base_point in zip(result["points"], baseline["points"], strict=True):
         point["speedup"] = ratio(
-            point["decode_tokens_per_second"]["mean"], base_point["decode_tokens_per_second"]["mean"]
+            point["decode_tokens_per_second"]["mean"],
+            base_point["decode_tokens_per_second"]["mean"],
         )
     speedups = [p["speedup"] for p in result["points"] if p["speedup"]]
     if len(speedups) == 1:

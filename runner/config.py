@@ -146,6 +146,9 @@ class BenchmarkConfig(_Strict):
     cache_type_v: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
     threads: int | None = Field(default=None, ge=1, le=512)
     backend_sampling: bool = False
+    # Streaming gives the client's time to first token but costs the server work per token;
+    # without it, time to first token is the server's prompt time.
+    stream: bool = True
     spec_synth_len: float | None = Field(default=None, ge=1.0, le=64.0)
     spec_synth_rates: list[float] | None = Field(default=None, min_length=1, max_length=64)
     protocol: Protocol = Field(default_factory=QuickProtocol)
@@ -175,11 +178,15 @@ class BenchmarkConfig(_Strict):
             return []
         for name in types:
             if name not in SPEC_TYPES:
-                raise ValueError(f"unknown speculative type {name!r}; known: {', '.join(SPEC_TYPES)}")
+                raise ValueError(
+                    f"unknown speculative type {name!r}; known: {', '.join(SPEC_TYPES)}"
+                )
         if len(set(types)) != len(types):
             raise ValueError("a speculative type is listed twice")
         if sum(name in DRAFT_MODEL_TYPES + SELF_DRAFT_TYPES for name in types) > 1:
-            raise ValueError("at most one model-based type (draft-*) can be combined with n-gram types")
+            raise ValueError(
+                "at most one model-based type (draft-*) can be combined with n-gram types"
+            )
         # Order does not change what the engine does; sorting makes one config one key.
         return sorted(types)
 
@@ -209,21 +216,29 @@ class BenchmarkConfig(_Strict):
         if not types and any(
             v is not None for v in (self.n_max, self.n_min, self.p_min, self.draft_n_gpu_layers)
         ):
-            raise ValueError("spec_types: n_max, n_min, p_min and draft GPU layers need a speculative type")
+            raise ValueError(
+                "spec_types: n_max, n_min, p_min and draft GPU layers need a speculative type"
+            )
         if self.n_min is not None and self.n_max is not None and self.n_min > self.n_max:
             raise ValueError(f"n_min: {self.n_min} is larger than n_max {self.n_max}")
         synthetic = self.spec_synth_len is not None or self.spec_synth_rates is not None
         if synthetic and not (model_types or types & set(SELF_DRAFT_TYPES)):
-            raise ValueError("spec_synth_len: synthetic acceptance needs a draft-model or draft-mtp type")
+            raise ValueError(
+                "spec_synth_len: synthetic acceptance needs a draft-model or draft-mtp type"
+            )
         if self.spec_synth_len is not None and self.spec_synth_rates is not None:
-            raise ValueError("spec_synth_rates: choose spec_synth_len or spec_synth_rates, not both")
+            raise ValueError(
+                "spec_synth_rates: choose spec_synth_len or spec_synth_rates, not both"
+            )
         needed = self.protocol.required_context()
         if self.ctx_size is not None and self.ctx_size < needed:
             raise ValueError(
                 f"ctx_size: {self.ctx_size} is too small for the protocol, which needs {needed} tokens"
             )
         if needed > MAX_CONTEXT:
-            raise ValueError(f"protocol: the protocol needs {needed} tokens of context, above {MAX_CONTEXT}")
+            raise ValueError(
+                f"protocol: the protocol needs {needed} tokens of context, above {MAX_CONTEXT}"
+            )
         return self
 
     @property
@@ -295,9 +310,13 @@ def field_errors(error: ValidationError) -> dict[str, list[str]]:
         if not location:
             # Cross-field checks name the field they are about as "field: message".
             field, _, rest = message.partition(": ")
-            location, message = (field, rest) if field in BenchmarkConfig.model_fields else (
-                "non_field_errors",
-                message,
+            location, message = (
+                (field, rest)
+                if field in BenchmarkConfig.model_fields
+                else (
+                    "non_field_errors",
+                    message,
+                )
             )
         errors.setdefault(location, []).append(message)
     return errors

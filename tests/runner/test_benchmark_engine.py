@@ -116,7 +116,9 @@ def test_self_draft_accepts_every_draft_and_is_lossless(models_dir, engine):
 
 
 def test_ngram_mod_drafts_from_repeated_output(models_dir, engine):
-    result = benchmark(models_dir, engine, spec_types="ngram-mod", protocol={**QUICK, "n_predict": 200})
+    result = benchmark(
+        models_dir, engine, spec_types="ngram-mod", protocol={**QUICK, "n_predict": 200}
+    )
     assert result["summary"]["draft_accepted"] > 0
 
 
@@ -158,7 +160,9 @@ def test_premerge_dflash_draft_is_refused_before_anything_starts(models_dir, eng
 
 def test_dflash_draft_of_another_width_is_refused(models_dir, engine):
     with pytest.raises(ModelCheckError, match="n_embd"):
-        benchmark(models_dir, engine, draft_model="tiny-dflash-wide.gguf", spec_types="draft-dflash")
+        benchmark(
+            models_dir, engine, draft_model="tiny-dflash-wide.gguf", spec_types="draft-dflash"
+        )
 
 
 def test_missing_model_file_is_a_clear_error(models_dir, engine):
@@ -201,8 +205,18 @@ def test_a_server_killed_mid_request_fails_fast_with_its_log_tail(models_dir, en
 def test_cli_runs_an_example_config_and_writes_the_result(models_dir, engine, tmp_path):
     out = tmp_path / "result.json"
     completed = subprocess.run(
-        [sys.executable, "-m", "runner", "run", "examples/self-draft.json", "--baseline",
-         "--models", str(models_dir), "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "runner",
+            "run",
+            "examples/self-draft.json",
+            "--baseline",
+            "--models",
+            str(models_dir),
+            "--out",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         cwd=Path(__file__).parents[2],
@@ -210,14 +224,24 @@ def test_cli_runs_an_example_config_and_writes_the_result(models_dir, engine, tm
     assert completed.returncode == 0, completed.stderr
     result = json.loads(out.read_text())
     assert result["summary"]["lossless"] is True
-    assert {"decode_tokens_per_second", "acceptance_rate", "tau", "speedup"} <= set(result["summary"])
+    assert {"decode_tokens_per_second", "acceptance_rate", "tau", "speedup"} <= set(
+        result["summary"]
+    )
     assert "requests" in completed.stderr and "decode tok/s" in completed.stderr
 
 
 def test_cli_error_is_one_line_and_non_zero(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"target_model": "t.gguf", "draft_model": "d.gguf",
-                               "spec_types": "draft-dflash", "n_max": 16}))
+    bad.write_text(
+        json.dumps(
+            {
+                "target_model": "t.gguf",
+                "draft_model": "d.gguf",
+                "spec_types": "draft-dflash",
+                "n_max": 16,
+            }
+        )
+    )
     completed = subprocess.run(
         [sys.executable, "-m", "runner", "run", str(bad), "--out", str(tmp_path / "r.json")],
         capture_output=True,
@@ -230,3 +254,13 @@ def test_cli_error_is_one_line_and_non_zero(tmp_path):
         "1 and 15 (the engine would silently clamp it)"
     ]
     assert shutil.which("true")  # the test ran a real subprocess, not a stub
+
+
+def test_non_streaming_requests_give_the_same_greedy_tokens(models_dir, engine):
+    streamed = benchmark(models_dir, engine)
+    whole = benchmark(models_dir, engine, stream=False)
+    assert {r["output_sha256"] for r in whole["requests"]} == {
+        r["output_sha256"] for r in streamed["requests"]
+    }
+    assert all(r["ttft_source"] == "server prompt time" for r in whole["requests"])
+    assert whole["config_key"] != streamed["config_key"]

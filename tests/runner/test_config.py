@@ -35,14 +35,25 @@ def test_key_is_stable_and_changes_with_what_the_engine_runs():
 def test_defaults_follow_the_seed_leaderboard_protocol():
     config = parse_config({"target_model": "tiny-qwen3.gguf"})
     assert config.protocol.name == "quick"
-    assert (config.protocol.runs, config.protocol.n_predict, config.protocol.seed) == (10, 1500, 1234)
+    assert (config.protocol.runs, config.protocol.n_predict, config.protocol.seed) == (
+        10,
+        1500,
+        1234,
+    )
     assert config.effective_ctx_size == 3000
 
 
 def test_context_sweep_defaults_follow_the_seed_sweep():
     config = parse_config({"target_model": "t.gguf", "protocol": {"name": "context-sweep"}})
-    points = [(p.input_tokens, p.output_tokens, p.requests, p.warmup) for p in config.protocol.points]
-    assert points == [(512, 512, 30, 2), (4096, 4096, 10, 2), (12288, 12288, 5, 1), (36864, 36864, 3, 1)]
+    points = [
+        (p.input_tokens, p.output_tokens, p.requests, p.warmup) for p in config.protocol.points
+    ]
+    assert points == [
+        (512, 512, 30, 2),
+        (4096, 4096, 10, 2),
+        (12288, 12288, 5, 1),
+        (36864, 36864, 3, 1),
+    ]
     assert config.protocol.seed == 42
     assert config.effective_ctx_size >= 36864 * 2
 
@@ -76,7 +87,14 @@ def test_two_model_based_types_cannot_be_combined():
 
 @pytest.mark.parametrize(
     "reference",
-    ["../secret.gguf", "/etc/passwd.gguf", "model.bin", "a;rm -rf /.gguf", "$(id).gguf", "x\n.gguf"],
+    [
+        "../secret.gguf",
+        "/etc/passwd.gguf",
+        "model.bin",
+        "a;rm -rf /.gguf",
+        "$(id).gguf",
+        "x\n.gguf",
+    ],
 )
 def test_model_references_with_traversal_or_shell_characters_are_refused(reference):
     assert "target_model" in errors_of({"target_model": reference})
