@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -51,11 +52,7 @@ def llama_bench_tg(engine, model: Path, *, depth: int, tokens: int, reps: int, a
         argv += ["-t", str(args.threads)]
     if args.ngl is not None:
         argv += ["-ngl", str(args.ngl)]
-    env = None
-    if engine.source == "built":
-        import os
-
-        env = dict(os.environ, LD_LIBRARY_PATH=str(Path(engine.bench_path).parent))
+    env = dict(os.environ, LD_LIBRARY_PATH=str(Path(engine.bench_path).parent))
     completed = subprocess.run(argv, capture_output=True, text=True, check=True, env=env)
     rows = json.loads(completed.stdout)
     return float(rows[0]["avg_ts"])

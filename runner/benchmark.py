@@ -117,7 +117,8 @@ def _run_one_config(
         argv,
         port=int(argv[argv.index("--port") + 1]),
         start_timeout_s=start_timeout_s,
-        library_dir=str(Path(engine.server_path).parent) if engine.source == "built" else None,
+        # Builds keep libllama and libggml beside the binary, as release archives do.
+        library_dir=str(Path(engine.server_path).parent),
     )
     held_from = time.monotonic()
     records = []

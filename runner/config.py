@@ -29,6 +29,7 @@ NGRAM_TYPES = ("ngram-cache", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "n
 SPEC_TYPES = DRAFT_MODEL_TYPES + SELF_DRAFT_TYPES + NGRAM_TYPES
 KV_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
+ENGINE_DEFAULT_N_MAX = 3  # --spec-draft-n-max when not given
 DFLASH_MAX_N_MAX = 15  # block size 16 minus the target token; the engine clamps above this.
 MAX_N_MAX = 64
 MIN_CONTEXT = 256
@@ -229,6 +230,18 @@ class BenchmarkConfig(_Strict):
         if self.spec_synth_len is not None and self.spec_synth_rates is not None:
             raise ValueError(
                 "spec_synth_rates: choose spec_synth_len or spec_synth_rates, not both"
+            )
+        # The engine refuses these at load time; say so before anything starts.
+        drafted = self.n_max if self.n_max is not None else ENGINE_DEFAULT_N_MAX
+        if self.spec_synth_len is not None and self.spec_synth_len > drafted + 1:
+            raise ValueError(
+                f"spec_synth_len: {self.spec_synth_len} is above n_max + 1 = {drafted + 1}, "
+                "the longest acceptance a step can have"
+            )
+        if self.spec_synth_rates is not None and len(self.spec_synth_rates) != drafted:
+            raise ValueError(
+                f"spec_synth_rates: give exactly n_max = {drafted} rates, one per draft position "
+                f"(got {len(self.spec_synth_rates)})"
             )
         needed = self.protocol.required_context()
         if self.ctx_size is not None and self.ctx_size < needed:

@@ -67,6 +67,11 @@ def build_flags(*, backend: str, cuda_architectures: str | None = None) -> list[
         flags += CUDA_CMAKE_FLAGS
         if cuda_architectures:
             flags.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_architectures}")
+    # Site-specific extras (e.g. where CMake cannot find libcuda); part of the cache key.
+    for extra in os.environ.get("SPECBOARD_CMAKE_EXTRA_FLAGS", "").split():
+        if not extra.startswith("-D"):
+            raise EngineBuildError(f"SPECBOARD_CMAKE_EXTRA_FLAGS takes -D options only: {extra!r}")
+        flags.append(extra)
     return flags
 
 
@@ -189,6 +194,10 @@ def from_binary(path: str, *, release: str | None = None, backend: str | None = 
     binary = Path(path).expanduser()
     if not binary.is_file() or not os.access(binary, os.X_OK):
         raise EngineBuildError(f"llama-server binary not found or not executable: {binary}")
+    manifest = binary.parent.parent / "engine.json"
+    if manifest.exists():
+        # A build of ours, named by path: it knows its own release and flags.
+        return Engine(**json.loads(manifest.read_text()))
     version = release or _release_from_binary(binary) or "unknown"
     bench = binary.with_name("llama-bench")
     return Engine(

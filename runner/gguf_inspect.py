@@ -89,9 +89,13 @@ def _int_or_none(value: Any) -> int | None:
 
 def _read(path: Path) -> GGUFReader:
     size = path.stat().st_size
-    with open(path, "rb") as f:
-        if f.read(4) != GGUF_MAGIC:
-            raise ModelCheckError(f"{path} is not a GGUF file (bad magic)")
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise ModelCheckError(f"cannot read model file {path}: {e.strerror or e}") from e
+    if magic != GGUF_MAGIC:
+        raise ModelCheckError(f"{path} is not a GGUF file (bad magic)")
     try:
         reader = GGUFReader(path)
     except Exception as e:  # the reader fails with whatever numpy hits first on a short file

