@@ -3,11 +3,11 @@
 # this call), then follow it for up to WAIT seconds; when it has finished, pack its results
 # into $OUT. Run the same command again to keep following.
 set -u
-export RESULTS=/tmp/gpu-results MODELS=/tmp/gpu-models SPECBOARD_CACHE=/tmp/specboard-cache
+export RESULTS=${RESULTS:-/tmp/gpu-results} MODELS=/tmp/gpu-models SPECBOARD_CACHE=/tmp/specboard-cache
 export SPECBOARD_CUDA_ARCHITECTURES=90 PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 WAIT=${WAIT:-560}
-if [[ ! -f /tmp/pipeline.started ]]; then
+if [[ ! -f /tmp/pipeline.started.$(basename "$RESULTS") ]]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl || exit 1
     mkdir -p "$SPECBOARD_CACHE/src" "$RESULTS"
@@ -18,7 +18,7 @@ if [[ ! -f /tmp/pipeline.started ]]; then
     [[ -n "$libcuda" ]] && export SPECBOARD_CMAKE_EXTRA_FLAGS="-DCUDA_cuda_driver_LIBRARY=$libcuda"
     echo "libcuda: $libcuda" > "$RESULTS/libcuda.txt"
     PYTHONPATH=/tmp/site setsid nohup python3 bench/gpu/h200_pipeline.py > "$RESULTS/pipeline.out" 2>&1 < /dev/null &
-    touch /tmp/pipeline.started
+    touch /tmp/pipeline.started.$(basename "$RESULTS")
 fi
 deadline=$((SECONDS + WAIT))
 seen=0

@@ -44,7 +44,12 @@ def log(message: str) -> None:
         progress.write(line + "\n")
 
 
+ONLY = {n for n in os.environ.get("PIPELINE_ONLY", "").split(",") if n}
+
+
 def step(name: str, function, *args, **kwargs):
+    if ONLY and name not in ONLY and name != "engine":
+        return None
     log(f"start {name}")
     try:
         value = function(*args, **kwargs)
@@ -56,7 +61,7 @@ def step(name: str, function, *args, **kwargs):
         return None
 
 
-def config_for(shape: str, *, spec: bool, n_max: int = 15, depths=DEPTHS, requests=3, bs=True):
+def config_for(shape: str, *, spec: bool, n_max: int = 15, depths=DEPTHS, requests=3, bs=False):
     data = {
         "target_model": f"{shape}-random-Q4_K_M.gguf",
         "n_gpu_layers": 999,
@@ -66,7 +71,7 @@ def config_for(shape: str, *, spec: bool, n_max: int = 15, depths=DEPTHS, reques
             "name": "depth",
             "depths": depths,
             "output_tokens": 256,
-            "requests": requests,
+            "requests": int(os.environ.get("PIPELINE_REQUESTS", requests)),
             "warmup": 1,
         },
     }
@@ -170,20 +175,27 @@ def fidelity(engine, shape: str) -> None:
 def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     MODELS.mkdir(parents=True, exist_ok=True)
-    log("writing models in the background")
-    writer = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "gpu" / "make_models.py"),
-            str(MODELS),
-            "--shape",
-            SHAPE_8B,
-            "--shape",
-            SHAPE_27B,
-        ],
-        stdout=(RESULTS / "make_models.log").open("w"),
-        stderr=subprocess.STDOUT,
-    )
+    wanted = [
+        MODELS / f"{shape}-random-{suffix}.gguf"
+        for shape in {SHAPE_8B, SHAPE_27B}
+        for suffix in ("Q4_K_M", "dflash-Q8_0")
+    ]
+    writer = None
+    if not all(path.exists() for path in wanted):
+        log("writing models in the background")
+        writer = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "gpu" / "make_models.py"),
+                str(MODELS),
+                "--shape",
+                SHAPE_8B,
+                "--shape",
+                SHAPE_27B,
+            ],
+            stdout=(RESULTS / "make_models.log").open("w"),
+            stderr=subprocess.STDOUT,
+        )
     engine = step("engine", locate, backend=BACKEND, log=log)
     if engine is None:
         return
@@ -192,7 +204,7 @@ def main() -> None:
         not (MODELS / f"{SHAPE_8B}-random-dflash-Q8_0.gguf").exists()
         or not (MODELS / f"{SHAPE_27B}-random-Q4_K_M.gguf").exists()
     ):
-        if writer.poll() is not None and writer.returncode != 0:
+        if writer is None or (writer.poll() is not None and writer.returncode != 0):
             log("model writer failed")
             return
         time.sleep(2)
@@ -224,7 +236,8 @@ def main() -> None:
     step("8b-llama-bench", llama_bench, "8b-llama-bench", engine, SHAPE_8B)
     step("fidelity-8b", fidelity, engine, SHAPE_8B)
 
-    writer.wait()
+    if writer is not None:
+        writer.wait()
     log("27B models ready")
     step(
         "27b-dflash15-depth",

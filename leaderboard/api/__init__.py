@@ -1,0 +1,1 @@
+"""Specboard's REST API (Django REST framework), mounted at /api/v1/."""

@@ -1,0 +1,110 @@
+"""One command for a fresh machine: database, demo models, llama-server, workers and the web server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.celery import DB_QUEUE, gpu_queue
+from runner.engine import locate
+from runner.errors import RunnerError
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+class Command(BaseCommand):
+    help = (
+        "Migrate, register the tiny demo models, build (or reuse) llama-server, queue a demo "
+        "benchmark, then run a db worker, a GPU worker and the web server until interrupted."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
+        parser.add_argument(
+            "--skip-engine", action="store_true", help="Let the first job build llama-server."
+        )
+        parser.add_argument(
+            "--no-seed",
+            action="store_true",
+            help="Do not register demo models or queue a demo job.",
+        )
+
+    def handle(self, *args, **options) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        if not settings.DEBUG:
+            call_command("collectstatic", interactive=False, verbosity=0)
+        if not options["skip_engine"]:
+            self.stdout.write("locating llama-server (the first build takes several minutes)…")
+            try:
+                engine = locate(log=self.stdout.write)
+            except RunnerError as error:
+                raise CommandError(str(error)) from None
+            self.stdout.write(
+                f"llama-server {engine.release} ({engine.backend}): {engine.server_path}"
+            )
+        if not options["no_seed"]:
+            call_command("seed_demo")
+        # Every process must use the broker this one chose, even if Redis comes or goes meanwhile.
+        env = os.environ | {"CELERY_BROKER_URL": settings.CELERY_BROKER_URL}
+        celery = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "leaderboard",
+            "worker",
+            "--loglevel",
+            "INFO",
+        ]
+        commands = [
+            celery + ["-Q", DB_QUEUE, "--concurrency", "1", "--hostname", "db@%h"],
+            # The threads pool lets a running benchmark see its cancellation (a revoke).
+            celery
+            + [
+                "-Q",
+                gpu_queue(settings.SPECBOARD_HARDWARE_SLUG),
+                "--pool",
+                "threads",
+                "--concurrency",
+                "1",
+                "--hostname",
+                "gpu@%h",
+            ],
+            [sys.executable, "manage.py", "runserver", options["addrport"], "--noreload"],
+        ]
+        environments = [env, env | {"SPECBOARD_ROLE": "gpu-worker"}, env]
+        processes = [
+            subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)
+            for command, environment in zip(commands, environments, strict=True)
+        ]
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Specboard on http://{options['addrport']}/ (broker {settings.CELERY_BROKER_URL.split('@')[-1]}); "
+                "sign in as demo / specboard-demo. Ctrl-C stops everything."
+            )
+        )
+        signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            while all(process.poll() is None for process in processes):
+                time.sleep(1)
+            raise CommandError("a process of the stack exited; stopping the others")
+        except KeyboardInterrupt:
+            pass
+        finally:
+            for process in processes:
+                if process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+            for process in processes:
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()

@@ -1,0 +1,317 @@
+"""Specboard's data: registered models, hardware, configs, jobs, runs and leaderboard rows.
+
+Models hold data only; every write goes through `leaderboard.services`.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class ModelFile(models.Model):
+    """A GGUF file registered by an admin; submissions may only pick these."""
+
+    class Role(models.TextChoices):
+        TARGET = "target", "target"
+        DRAFT = "draft", "draft"
+
+    name = models.CharField(max_length=200, unique=True)
+    path = models.CharField(
+        max_length=255, unique=True, help_text="Relative to SPECBOARD_MODELS_DIR."
+    )
+    sha256 = models.CharField(max_length=64)
+    size_bytes = models.BigIntegerField()
+    architecture = models.CharField(max_length=64)
+    metadata = models.JSONField(default=dict, help_text="The runner's ModelInfo for this file.")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    registered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Hardware(models.Model):
+    """One kind of machine: a normalised GPU name and memory, served by one worker queue."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    gpu_name = models.CharField(max_length=200)
+    memory_bytes = models.BigIntegerField(null=True, blank=True)
+    driver = models.CharField(max_length=64, blank=True)
+    cuda = models.CharField(max_length=32, blank=True)
+    host = models.CharField(max_length=200, blank=True)
+    queue_name = models.CharField(
+        max_length=120, blank=True, help_text="Empty when no worker serves it (self-reported)."
+    )
+    self_reported = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["gpu_name"]
+        verbose_name_plural = "hardware"
+
+    def __str__(self) -> str:
+        return self.gpu_name
+
+
+class EngineBuild(models.Model):
+    """A llama.cpp release seen in results; an admin retires the results of a bad build."""
+
+    release = models.CharField(max_length=64, unique=True)
+    retired = models.BooleanField(default=False)
+    note = models.CharField(max_length=300, blank=True)
+    first_seen = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-first_seen"]
+
+    def __str__(self) -> str:
+        return self.release
+
+
+class Config(models.Model):
+    """One distinct benchmark config: the runner's canonical JSON and its key."""
+
+    key = models.CharField(max_length=16, unique=True)
+    canonical = models.JSONField()
+    label = models.CharField(max_length=200)
+    target = models.ForeignKey(
+        ModelFile, null=True, blank=True, on_delete=models.PROTECT, related_name="target_configs"
+    )
+    draft = models.ForeignKey(
+        ModelFile, null=True, blank=True, on_delete=models.PROTECT, related_name="draft_configs"
+    )
+    target_name = models.CharField(max_length=200, db_index=True)
+    spec_label = models.CharField(max_length=200, default="none", db_index=True)
+    protocol = models.CharField(max_length=32, db_index=True)
+    n_max = models.PositiveIntegerField(null=True, blank=True)
+    ctx_size = models.PositiveIntegerField(null=True, blank=True)
+    synthetic = models.BooleanField(default=False)
+    self_reported = models.BooleanField(default=False)
+    baseline = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="speculative_configs"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["label"]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def is_speculative(self) -> bool:
+        return self.spec_label != "none"
+
+
+class Job(models.Model):
+    """One request to measure a config on one hardware kind; status changes by guarded UPDATE."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="jobs"
+    )
+    config = models.ForeignKey(Config, on_delete=models.PROTECT, related_name="jobs")
+    hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="jobs")
+    engine_release = models.CharField(max_length=64)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    progress = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    log_tail = models.TextField(blank=True)
+    task_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    baseline_for = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="baseline_jobs"
+    )
+    auto_scheduled = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class Run(models.Model):
+    """One batch of measured requests of a config: a job's result, or one imported CSV row."""
+
+    class Definition(models.TextChoices):
+        DECODE = "decode", "decode (server timings)"
+        END_TO_END = "end-to-end", "end-to-end (client wall time)"
+
+    job = models.OneToOneField(
+        Job, null=True, blank=True, on_delete=models.CASCADE, related_name="run"
+    )
+    config = models.ForeignKey(Config, on_delete=models.PROTECT, related_name="runs")
+    hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="runs")
+    engine_release = models.CharField(max_length=64, db_index=True)
+    engine_backend = models.CharField(max_length=32, blank=True)
+    tps_definition = models.CharField(max_length=16, choices=Definition.choices)
+    n = models.PositiveIntegerField(default=0)
+    decode_mean = models.FloatField(null=True, blank=True)
+    decode_median = models.FloatField(null=True, blank=True)
+    decode_stdev = models.FloatField(null=True, blank=True)
+    decode_min = models.FloatField(null=True, blank=True)
+    decode_max = models.FloatField(null=True, blank=True)
+    decode_ci95_low = models.FloatField(null=True, blank=True)
+    decode_ci95_high = models.FloatField(null=True, blank=True)
+    e2e_mean = models.FloatField(null=True, blank=True)
+    e2e_median = models.FloatField(null=True, blank=True)
+    e2e_stdev = models.FloatField(null=True, blank=True)
+    e2e_min = models.FloatField(null=True, blank=True)
+    e2e_max = models.FloatField(null=True, blank=True)
+    e2e_ci95_low = models.FloatField(null=True, blank=True)
+    e2e_ci95_high = models.FloatField(null=True, blank=True)
+    ttft_ms_mean = models.FloatField(null=True, blank=True)
+    acceptance_rate = models.FloatField(null=True, blank=True)
+    tau = models.FloatField(null=True, blank=True)
+    draft_tokens = models.BigIntegerField(default=0)
+    draft_accepted = models.BigIntegerField(default=0)
+    verify_steps = models.BigIntegerField(default=0)
+    speedup = models.FloatField(
+        null=True, blank=True, help_text="Measured within the run, if paired."
+    )
+    lossless = models.BooleanField(null=True, blank=True)
+    synthetic = models.BooleanField(default=False)
+    degenerate = models.BooleanField(default=False)
+    self_reported = models.BooleanField(default=False)
+    peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
+    memory_kind = models.CharField(max_length=16, blank=True)
+    gpu_seconds = models.FloatField(default=0.0)
+    run_name = models.CharField(max_length=200, blank=True)
+    import_fingerprint = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    provenance = models.JSONField(default=dict, blank=True)
+    raw_result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.config}"
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        """The batch's average tok/s in its own definition (decode, or end-to-end for imports)."""
+        return self.decode_mean if self.tps_definition == self.Definition.DECODE else self.e2e_mean
+
+    @property
+    def ci95(self) -> tuple[float | None, float | None]:
+        if self.tps_definition == self.Definition.DECODE:
+            return self.decode_ci95_low, self.decode_ci95_high
+        return self.e2e_ci95_low, self.e2e_ci95_high
+
+    @property
+    def command(self) -> str:
+        return self.provenance.get("command", "")
+
+
+class RequestRecord(models.Model):
+    """One measured request of a run, as the runner reported it."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="requests")
+    index = models.PositiveIntegerField()
+    phase = models.CharField(max_length=16, default="measure")
+    point = models.PositiveIntegerField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    prompt_n = models.PositiveIntegerField(default=0)
+    prompt_ms = models.FloatField(null=True, blank=True)
+    predicted_n = models.PositiveIntegerField(default=0)
+    predicted_ms = models.FloatField(null=True, blank=True)
+    decode_tokens_per_second = models.FloatField(null=True, blank=True)
+    end_to_end_tokens_per_second = models.FloatField(null=True, blank=True)
+    ttft_ms = models.FloatField(null=True, blank=True)
+    wall_ms = models.FloatField(null=True, blank=True)
+    draft_n = models.PositiveIntegerField(default=0)
+    draft_n_accepted = models.PositiveIntegerField(default=0)
+    verify_steps = models.PositiveIntegerField(default=0)
+    tau = models.FloatField(null=True, blank=True)
+    accepted_per_position = models.JSONField(default=list, blank=True)
+    output_sha256 = models.CharField(max_length=64, blank=True)
+    first_divergence = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="one_record_per_request_index")
+        ]
+
+    def __str__(self) -> str:
+        return f"request {self.index} of run {self.run_id}"
+
+
+class LeaderboardEntry(models.Model):
+    """A config's standing on one hardware and engine release: its best average over runs.
+
+    Maintained by `services.refresh_leaderboard_entry` when a run is recorded, never on page view.
+    """
+
+    config = models.ForeignKey(Config, on_delete=models.CASCADE, related_name="entries")
+    hardware = models.ForeignKey(Hardware, on_delete=models.CASCADE, related_name="entries")
+    engine_release = models.CharField(max_length=64)
+    best_run = models.ForeignKey(Run, null=True, on_delete=models.SET_NULL, related_name="+")
+    runs_count = models.PositiveIntegerField(default=0)
+    tps_definition = models.CharField(max_length=16, choices=Run.Definition.choices)
+    tokens_per_second = models.FloatField(db_index=True)
+    n = models.PositiveIntegerField(default=0)
+    stdev = models.FloatField(null=True)
+    median = models.FloatField(null=True)
+    ci95_low = models.FloatField(null=True)
+    ci95_high = models.FloatField(null=True)
+    end_to_end_tokens_per_second = models.FloatField(null=True)
+    baseline_entry = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="paired_entries"
+    )
+    speedup = models.FloatField(null=True, db_index=True)
+    acceptance_rate = models.FloatField(null=True)
+    tau = models.FloatField(null=True)
+    lossless = models.BooleanField(null=True)
+    synthetic = models.BooleanField(default=False)
+    self_reported = models.BooleanField(default=False)
+    degenerate = models.BooleanField(default=False)
+    retired = models.BooleanField(default=False)
+    peak_memory_bytes = models.BigIntegerField(null=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "leaderboard entries"
+        ordering = ["-tokens_per_second"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["config", "hardware", "engine_release"],
+                name="one_entry_per_config_hardware_release",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.config} on {self.hardware} ({self.engine_release})"
+
+    @property
+    def is_baseline(self) -> bool:
+        return not self.config.is_speculative

@@ -1,0 +1,301 @@
+"""Settings for Specboard, read from the environment; `.env.example` lists every variable."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import sys
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+from runner.engine import DEFAULT_RELEASE
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    if value.lower() in ("1", "true", "yes", "on"):
+        return True
+    if value.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), not {value!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def database_from_url(url: str) -> dict:
+    """A DATABASES entry from postgres://user:password@host:port/name?option=value or sqlite:///path."""
+    parts = urlsplit(url)
+    if parts.scheme in ("postgres", "postgresql", "pgsql"):
+        name = unquote(parts.path.lstrip("/"))
+        if not name:
+            raise ImproperlyConfigured("DATABASE_URL names no database")
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+            "OPTIONS": dict(parse_qsl(parts.query)),
+            "CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60),
+            "CONN_HEALTH_CHECKS": True,
+        }
+    if parts.scheme == "sqlite":
+        path = unquote(parts.path)
+        if path.startswith("//"):
+            path = path[1:]
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": path or ":memory:"}
+    raise ImproperlyConfigured(f"DATABASE_URL scheme {parts.scheme!r} is not postgres or sqlite")
+
+
+def redis_answers(url: str, timeout: float = 0.3) -> bool:
+    """Whether a Redis server answers PING at the URL's host and port."""
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection(
+            (parts.hostname or "127.0.0.1", parts.port or 6379), timeout
+        ) as s:
+            s.settimeout(timeout)
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith((b"+PONG", b"-NOAUTH"))
+    except OSError:
+        return False
+
+
+DEBUG = env_bool("DEBUG")
+# A GPU worker runs benchmarks only: it gets the broker URL, never database credentials.
+ROLE = env_str("SPECBOARD_ROLE", "web")
+if ROLE not in ("web", "gpu-worker"):
+    raise ImproperlyConfigured(f"SPECBOARD_ROLE must be 'web' or 'gpu-worker', not {ROLE!r}")
+
+# A test run (pytest or `manage.py test`) signs only throwaway data, like DEBUG.
+TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if DEBUG or TESTING or ROLE == "gpu-worker":
+        # Nothing lasting is signed with it: DEBUG and test sessions are throwaway, a GPU worker has none.
+        SECRET_KEY = "insecure-" + secrets.token_hex(24)
+    else:
+        raise ImproperlyConfigured("SECRET_KEY must be set unless DEBUG=1")
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" + (",*" if DEBUG else ""))
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "leaderboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "leaderboard.urls"
+WSGI_APPLICATION = "leaderboard.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = env_str("DATABASE_URL")
+if ROLE == "gpu-worker":
+    # The dummy backend raises on any query, which proves the GPU side never touches the database.
+    DATABASES: dict = {"default": {"ENGINE": "django.db.backends.dummy"}}
+elif DATABASE_URL:
+    DATABASES = {"default": database_from_url(DATABASE_URL)}
+else:
+    VAR_DIR.mkdir(exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "specboard.sqlite3",
+            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL;", "timeout": 20},
+            # A file, not memory, so that worker processes in end-to-end tests share it.
+            "TEST": {"NAME": str(VAR_DIR / "test-specboard.sqlite3")},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CACHE_URL = env_str("CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    if CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "leaderboard"
+LOGOUT_REDIRECT_URL = "leaderboard"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG or not env_bool("STATIC_MANIFEST", True)
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+# Security headers. Scripts and styles come from our own static files only: no inline code.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+if env_bool("BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # One line per benchmark request is noise in a worker's log.
+    "loggers": {"httpx": {"level": "WARNING"}},
+}
+
+# Specboard.
+SPECBOARD_MODELS_DIR = Path(env_str("SPECBOARD_MODELS_DIR", str(VAR_DIR / "models"))).resolve()
+# The hardware kind of this host's GPU worker: it consumes the queue gpu.<slug>.
+SPECBOARD_HARDWARE_SLUG = env_str("SPECBOARD_HARDWARE_SLUG", "local")
+# The llama.cpp release the workers run; jobs and their paired baselines are matched on it.
+SPECBOARD_ENGINE_RELEASE = env_str("SPECBOARD_ENGINE_RELEASE", f"b{DEFAULT_RELEASE}")
+SPECBOARD_MAX_JOB_SECONDS = env_int("SPECBOARD_MAX_JOB_SECONDS", 6 * 3600)
+SPECBOARD_MAX_ATTEMPTS = env_int("SPECBOARD_MAX_ATTEMPTS", 3)
+SPECBOARD_SUBMISSION_RATE = env_str("SPECBOARD_SUBMISSION_RATE", "30/hour")
+SPECBOARD_IMPORT_RATE = env_str("SPECBOARD_IMPORT_RATE", "20/hour")
+SPECBOARD_MAX_IMPORT_BYTES = env_int("SPECBOARD_MAX_IMPORT_BYTES", 5 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES
+
+# Celery: Redis when one answers, otherwise kombu's filesystem transport (no server needed).
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or (
+    DEFAULT_REDIS_URL if redis_answers(DEFAULT_REDIS_URL) else "filesystem://"
+)
+BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
+    # Longer than the longest job, so a job in progress is never handed to a second worker.
+    "visibility_timeout": SPECBOARD_MAX_JOB_SECONDS * 2,
+}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(
+        data_folder_in=str(BROKER_DIR / "messages"),
+        data_folder_out=str(BROKER_DIR / "messages"),
+        processed_folder=str(BROKER_DIR / "processed"),
+        control_folder=str(BROKER_DIR / "control"),
+        store_processed=False,
+    )
+    for folder in ("messages", "processed", "control"):
+        (BROKER_DIR / folder).mkdir(parents=True, exist_ok=True)
+CELERY_TASK_DEFAULT_QUEUE = "db"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TASK_ALWAYS_EAGER = False
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "leaderboard.api.views.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Specboard API",
+    "DESCRIPTION": "Submit speculative-decoding benchmark configs and read the leaderboard.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}

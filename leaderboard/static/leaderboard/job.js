@@ -1,0 +1,34 @@
+// Polls the job's JSON API while it runs and updates the status panel; reloads once it finishes.
+(function () {
+  "use strict";
+  var panel = document.getElementById("job-status");
+  if (!panel || panel.getAttribute("data-active") !== "true") return;
+  var url = panel.getAttribute("data-status-url");
+
+  function show(job) {
+    var progress = job.progress || {};
+    var values = {
+      status: job.status, phase: progress.phase || "–", done: progress.done, total: progress.total || "?",
+      tokens: progress.tokens, elapsed_s: progress.elapsed_s == null ? 0 : Math.round(progress.elapsed_s)
+    };
+    Object.keys(values).forEach(function (name) {
+      var element = panel.querySelector('[data-field="' + name + '"]');
+      if (element) element.textContent = values[name];
+    });
+    var bar = panel.querySelector("progress");
+    if (bar) bar.value = progress.percent || 0;
+  }
+
+  function poll() {
+    fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (job) {
+        if (!job) return setTimeout(poll, 5000);
+        show(job);
+        if (job.status === "queued" || job.status === "running") setTimeout(poll, 2000);
+        else window.location.reload();
+      })
+      .catch(function () { setTimeout(poll, 5000); });
+  }
+  setTimeout(poll, 1000);
+})();

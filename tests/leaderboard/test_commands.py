@@ -1,0 +1,58 @@
+"""Management commands: seed_demo, import_runs, create_api_token, register_hardware."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.authtoken.models import Token
+
+from leaderboard.models import Hardware, Job, LeaderboardEntry, ModelFile
+
+SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_seed_demo_registers_models_and_queues_demo_jobs_with_one_shared_baseline(
+    db, enqueued, settings, tmp_path
+):
+    settings.SPECBOARD_MODELS_DIR = tmp_path
+    run("seed_demo", "--hardware-slug", "local")
+
+    assert ModelFile.objects.count() == 5 and (tmp_path / "tiny-qwen3.gguf").is_file()
+    assert Hardware.objects.get(slug="local").queue_name == "gpu.local"
+    assert Job.objects.filter(auto_scheduled=False).count() == 2
+    assert Job.objects.filter(auto_scheduled=True).count() == 1
+
+    run("seed_demo", "--hardware-slug", "local")
+    assert Job.objects.count() == 3
+
+
+def test_import_runs_reads_the_seed_csv(db):
+    output = run("import_runs", str(SEED_CSV), "--hardware", "RTX PRO 6000 Blackwell 96GB")
+
+    assert "imported 22 runs" in output and "baseline qwen3.6-27B" in output
+    assert LeaderboardEntry.objects.count() == 16
+    with pytest.raises(CommandError):
+        run("import_runs", str(SEED_CSV), "--hardware", "x", "--baseline", "no-such-run")
+
+
+def test_create_api_token_prints_a_stable_token(db):
+    with pytest.raises(CommandError):
+        run("create_api_token", "nobody")
+    first = run("create_api_token", "ci-bot", "--create").strip()
+    assert first == run("create_api_token", "ci-bot").strip() == Token.objects.get().key
+
+
+def test_register_hardware_names_the_queue(db):
+    assert (
+        run("register_hardware", "NVIDIA H200", "--memory-gib", "141").strip()
+        == "h200-141gb\tgpu.h200-141gb"
+    )

@@ -1,0 +1,58 @@
+"""docker-compose.yml and .env.example agree with what the code reads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from leaderboard.settings import database_from_url
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+ENV_READ = re.compile(r'(?:os\.environ\.get|env_(?:str|bool|int|list))\(\s*"([A-Z][A-Z0-9_]+)"')
+
+
+def variables_read_by_the_code() -> set[str]:
+    sources = [*REPOSITORY.glob("leaderboard/**/*.py"), *REPOSITORY.glob("runner/**/*.py")]
+    return {name for path in sources for name in ENV_READ.findall(path.read_text())}
+
+
+def documented_variables() -> set[str]:
+    text = (REPOSITORY / ".env.example").read_text()
+    return set(re.findall(r"^([A-Z][A-Z0-9_]+)=", text, flags=re.MULTILINE))
+
+
+def compose() -> dict:
+    return yaml.safe_load((REPOSITORY / "docker-compose.yml").read_text())
+
+
+def test_env_example_lists_every_variable_the_code_reads():
+    assert variables_read_by_the_code() - documented_variables() == set()
+
+
+def test_the_gpu_worker_gets_the_broker_and_models_but_no_database_credentials():
+    worker = compose()["services"]["worker-gpu"]
+    environment = worker["environment"]
+    assert environment["SPECBOARD_ROLE"] == "gpu-worker"
+    assert environment["SPECBOARD_LLAMA_BACKEND"] == "cuda"
+    assert {"CELERY_BROKER_URL", "SPECBOARD_MODELS_DIR"} <= set(environment)
+    assert not {"DATABASE_URL", "SECRET_KEY", "POSTGRES_PASSWORD"} & set(environment)
+    assert "models:/models:ro" in worker["volumes"]
+    assert worker["deploy"]["resources"]["reservations"]["devices"][0]["driver"] == "nvidia"
+
+
+def test_compose_services_use_variables_the_settings_understand():
+    services = compose()["services"]
+    assert set(services) == {"redis", "db", "web", "worker-db", "worker-gpu"}
+    assert "--appendonly" in services["redis"]["command"]
+    web = services["web"]["environment"]
+    url = web["DATABASE_URL"].replace(
+        "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD in .env}", "secret"
+    )
+    assert database_from_url(url)["HOST"] == "db"
+    assert set(web) <= documented_variables()
+    assert set(services["worker-gpu"]["environment"]) <= documented_variables()
+    assert (
+        services["worker-db"]["command"][services["worker-db"]["command"].index("-Q") + 1] == "db"
+    )

@@ -1,0 +1,204 @@
+"""End to end: an API submission, real Celery workers on the real broker, a real llama-server.
+
+The GPU worker runs with SPECBOARD_ROLE=gpu-worker, whose settings have no database at all:
+its results reach the database only through the broker and the db worker.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+from django.db import connection
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from leaderboard import services
+from leaderboard.celery import app
+from leaderboard.models import Job, LeaderboardEntry
+from leaderboard.settings import redis_answers
+from runner.engine import locate
+
+pytestmark = [pytest.mark.e2e, pytest.mark.engine]
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+# A Redis database of its own (flushed by the test), so that no other worker takes our messages.
+E2E_REDIS = os.environ.get("SPECBOARD_E2E_BROKER_URL", "redis://127.0.0.1:6379/14")
+CONFIG = {
+    "target_model": "tiny-qwen3.gguf",
+    "draft_model": "tiny-qwen3.gguf",
+    "spec_types": ["draft-simple"],
+    "n_max": 4,
+    "threads": 2,
+    "protocol": {"name": "quick", "n_predict": 48, "runs": 3, "warmup": 1},
+}
+
+
+def database_url() -> str:
+    entry = connection.settings_dict
+    if entry["ENGINE"].endswith("sqlite3"):
+        if str(entry["NAME"]).startswith((":memory:", "file:memorydb")):
+            pytest.skip("the worker processes cannot share an in-memory SQLite database")
+        return f"sqlite:///{entry['NAME']}"
+    password = f":{entry['PASSWORD']}" if entry["PASSWORD"] else ""
+    return f"postgres://{entry['USER']}{password}@{entry['HOST'] or '127.0.0.1'}:{entry['PORT'] or 5432}/{entry['NAME']}"
+
+
+@pytest.fixture
+def broker(monkeypatch):
+    if not redis_answers(E2E_REDIS):
+        pytest.skip(f"no Redis answers at {E2E_REDIS}")
+    # The database is this test's own: drop messages that an interrupted earlier run left behind.
+    redis.Redis.from_url(E2E_REDIS).flushdb()
+    previous = app.conf.broker_url
+    app.conf.broker_url = E2E_REDIS
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield E2E_REDIS
+    app.conf.broker_url = previous
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def workers(broker, tiny_models, hardware):
+    locate()  # builds llama-server once, or finds the cached build
+    base = os.environ | {
+        "CELERY_BROKER_URL": broker,
+        "SPECBOARD_MODELS_DIR": str(next(iter(tiny_models.values())).parent),
+        "SECRET_KEY": "end-to-end-test",
+    }
+    celery = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "leaderboard",
+        "worker",
+        "--loglevel",
+        "INFO",
+        "--without-heartbeat",
+        "--without-mingle",
+        "--without-gossip",
+    ]
+    name = uuid.uuid4().hex[:8]
+    processes = [
+        subprocess.Popen(
+            [*celery, "-Q", "db", "--concurrency", "1", "--hostname", f"db-{name}@%h"],
+            env=base | {"DATABASE_URL": database_url()},
+            cwd=REPOSITORY,
+        ),
+        subprocess.Popen(
+            [
+                *celery,
+                "-Q",
+                hardware.queue_name,
+                "--pool",
+                "threads",
+                "--concurrency",
+                "1",
+                "--hostname",
+                f"gpu-{name}@%h",
+            ],
+            env=base | {"SPECBOARD_ROLE": "gpu-worker"},
+            cwd=REPOSITORY,
+        ),
+    ]
+    yield processes
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture
+def hardware(transactional_db):
+    return services.register_hardware(gpu_name="CPU end-to-end", slug=f"e2e-{uuid.uuid4().hex[:8]}")
+
+
+def wait_for_jobs(timeout_s: float = 600) -> list[Job]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        jobs = list(Job.objects.order_by("id"))
+        if jobs and not any(job.is_active for job in jobs):
+            return jobs
+        time.sleep(1)
+    pytest.fail(
+        f"jobs still running after {timeout_s} s: {[(j.pk, j.status, j.progress) for j in Job.objects.all()]}"
+    )
+
+
+def test_a_submission_is_measured_by_real_workers_and_ranked_with_its_automatic_baseline(
+    transactional_db, models, hardware, user, workers
+):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+
+    response = client.post(
+        "/api/v1/submissions", {"hardware": hardware.slug, "config": CONFIG}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+
+    jobs = wait_for_jobs()
+    assert [(job.status, job.error) for job in jobs] == [("succeeded", ""), ("succeeded", "")]
+    speculative = LeaderboardEntry.objects.get(config__spec_label="draft-simple")
+    baseline = LeaderboardEntry.objects.get(config__spec_label="none")
+    run = speculative.best_run
+    assert run.requests.count() == 3 and run.engine_release == "b11434"
+    assert speculative.tokens_per_second == pytest.approx(run.decode_mean)
+    assert (
+        speculative.n == 3
+        and speculative.ci95_low <= speculative.tokens_per_second <= speculative.ci95_high
+    )
+    assert speculative.baseline_entry == baseline
+    assert speculative.speedup == pytest.approx(
+        speculative.tokens_per_second / baseline.tokens_per_second
+    )
+    assert speculative.acceptance_rate > 0.5 and speculative.lossless is not None
+    assert (
+        run.command.startswith(run.provenance["argv"][0])
+        and "--spec-type draft-simple" in run.command
+    )
+    status = client.get(f"/api/v1/jobs/{jobs[0].pk}").json()
+    assert status["status"] == "succeeded" and status["run_id"] == run.pk
+
+
+def test_cancelling_a_running_job_stops_its_benchmark_and_frees_the_worker(
+    transactional_db, models, hardware, user, workers
+):
+    client = APIClient()
+    client.force_authenticate(user)
+    long_baseline = {
+        "target_model": "tiny-qwen3.gguf",
+        "threads": 2,
+        "protocol": {"name": "quick", "n_predict": 1024, "runs": 200, "warmup": 0},
+    }
+    submit = {"hardware": hardware.slug}
+    job_id = client.post(
+        "/api/v1/submissions", submit | {"config": long_baseline}, format="json"
+    ).json()["id"]
+    # Queued behind it on the same worker: a short config and its automatic baseline.
+    assert (
+        client.post("/api/v1/submissions", submit | {"config": CONFIG}, format="json").status_code
+        == 201
+    )
+
+    deadline = time.monotonic() + 300
+    while Job.objects.get(pk=job_id).progress.get("done", 0) < 1:
+        assert time.monotonic() < deadline, "the job never started measuring"
+        time.sleep(0.5)
+    assert client.post(f"/api/v1/jobs/{job_id}/cancel").status_code == 200
+
+    jobs = wait_for_jobs(timeout_s=180)
+    assert [job.status for job in jobs] == ["cancelled", "succeeded", "succeeded"]
+    assert jobs[0].progress["done"] < 200
+    assert not hasattr(jobs[0], "run")

@@ -1,0 +1,105 @@
+"""Leaderboard rows: each config's best average over its runs, and speedup against its baseline."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard import selectors, services
+from leaderboard.models import Job, LeaderboardEntry
+
+DRAFT_SIMPLE = {
+    "target_model": "tiny-qwen3.gguf",
+    "draft_model": "tiny-qwen3.gguf",
+    "spec_types": ["draft-simple"],
+    "n_max": 4,
+    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+}
+
+
+def finish(job: Job, result: dict):
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    return services.record_result(job_id=job.pk, result=result)
+
+
+@pytest.fixture
+def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
+    speculative = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    return speculative, speculative.baseline_jobs.get()
+
+
+def test_the_entry_shows_the_best_average_over_runs(jobs, user, hardware, make_result):
+    speculative, _ = jobs
+    again = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    finish(
+        speculative,
+        make_result(speculative.config.key, [90.0, 100.0, 110.0], draft=(300, 150), tau=2.5),
+    )
+    finish(again, make_result(again.config.key, [130.0, 140.0, 150.0], draft=(300, 60), tau=1.8))
+
+    entry = LeaderboardEntry.objects.get(config=speculative.config)
+    assert entry.runs_count == 2
+    assert entry.tokens_per_second == pytest.approx(140.0)
+    assert entry.tps_definition == "decode"
+    assert entry.n == 3 and entry.ci95_low < 140.0 < entry.ci95_high
+    assert entry.acceptance_rate == pytest.approx(0.2) and entry.tau == pytest.approx(1.8)
+    assert entry.best_run == again.run
+
+
+def test_speedup_is_against_the_paired_baseline_whichever_finishes_first(jobs, make_result):
+    speculative, baseline = jobs
+    finish(speculative, make_result(speculative.config.key, [150.0, 150.0], outputs=["a", "b"]))
+    assert LeaderboardEntry.objects.get(config=speculative.config).speedup is None
+
+    finish(baseline, make_result(baseline.config.key, [50.0, 50.0], outputs=["a", "b"]))
+
+    entry = LeaderboardEntry.objects.get(config=speculative.config)
+    assert entry.speedup == pytest.approx(3.0)
+    assert entry.baseline_entry.config == baseline.config
+    assert entry.lossless is True
+
+
+def test_output_that_differs_from_the_baseline_is_not_lossless(jobs, make_result):
+    speculative, baseline = jobs
+    finish(baseline, make_result(baseline.config.key, [50.0, 50.0], outputs=["a", "b"]))
+    finish(speculative, make_result(speculative.config.key, [100.0, 100.0], outputs=["a", "c"]))
+
+    assert LeaderboardEntry.objects.get(config=speculative.config).lossless is False
+
+
+def test_a_baseline_result_means_later_submissions_schedule_no_baseline(
+    jobs, user, hardware, make_result
+):
+    _, baseline = jobs
+    finish(baseline, make_result(baseline.config.key, [50.0]))
+
+    services.submit_config(
+        owner=user, data=DRAFT_SIMPLE | {"n_max": 2}, hardware_slug=hardware.slug
+    )
+
+    assert Job.objects.filter(auto_scheduled=True).count() == 1
+
+
+def test_leaderboard_filters_and_sorting(jobs, make_result):
+    speculative, baseline = jobs
+    finish(baseline, make_result(baseline.config.key, [50.0]))
+    finish(speculative, make_result(speculative.config.key, [100.0], draft=(10, 5)))
+
+    by_speed = list(selectors.leaderboard_entries())
+    assert [e.config for e in by_speed] == [speculative.config, baseline.config]
+    assert [e.config for e in selectors.leaderboard_entries(spec_type="none")] == [baseline.config]
+    assert [e.config for e in selectors.leaderboard_entries(spec_type="draft-simple")] == [
+        speculative.config
+    ]
+    assert list(selectors.leaderboard_entries(spec_type="draft-dflash")) == []
+    by_acceptance = list(selectors.leaderboard_entries(ordering="acceptance_rate"))
+    assert by_acceptance[0].config == speculative.config
+    assert list(selectors.leaderboard_entries(source="self-reported")) == []
+
+
+def test_retiring_an_engine_build_takes_its_rows_off_the_board(jobs, make_result):
+    speculative, _ = jobs
+    finish(speculative, make_result(speculative.config.key, [100.0]))
+
+    assert services.retire_engine_build(release="b11434") == 1
+    assert list(selectors.leaderboard_entries()) == []
+    assert len(selectors.leaderboard_entries(include_retired=True)) == 1

@@ -1,0 +1,192 @@
+"""Pages people see: leaderboard, config detail with its chart data, submit form, job page."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from leaderboard import services
+from leaderboard.models import Job
+
+SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
+DRAFT_SIMPLE = {
+    "target_model": "tiny-qwen3.gguf",
+    "draft_model": "tiny-qwen3.gguf",
+    "spec_types": ["draft-simple"],
+    "n_max": 4,
+    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+}
+
+
+@pytest.fixture
+def measured(user, models, hardware, enqueued, make_result) -> Job:
+    job = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    baseline = job.baseline_jobs.get()
+    services.record_result(
+        job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0])
+    )
+    services.record_result(
+        job_id=job.pk, result=make_result(job.config.key, [100.0, 104.0], draft=(40, 30), tau=2.2)
+    )
+    job.refresh_from_db()
+    return job
+
+
+def text(response) -> str:
+    return re.sub(r"\s+", " ", response.content.decode())
+
+
+def test_the_leaderboard_shows_rows_with_their_numbers_and_badges(client, measured):
+    db_import = services.import_leaderboard_csv(
+        content=SEED_CSV.read_bytes(), hardware_name="RTX PRO 6000"
+    )
+    page = text(client.get("/"))
+
+    assert "tiny-qwen3 · draft-simple · self-draft · n_max 4" in page
+    assert "102.00" in page and "2.00×" in page and "75.0%" in page
+    assert "qwen36-dflash15" in page and "3.60×" in page and "self-reported" in page
+    assert "end-to-end (client wall time)" in page and "decode (server timings)" in page
+    assert db_import.runs_created == 22
+
+
+def test_the_leaderboard_filters_by_spec_type_and_sorts(client, measured):
+    page = text(client.get("/", {"spec_type": "none", "ordering": "speedup"}))
+    assert "tiny-qwen3 · baseline" in page
+    assert "draft-simple · self-draft" not in page
+    assert client.get("/", {"spec_type": "<script>", "ordering": "nonsense"}).status_code == 200
+
+
+def test_pages_carry_a_strict_content_security_policy(client, measured):
+    response = client.get(f"/configs/{measured.config.key}/")
+    policy = response.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert re.search(r"<script>(?!\s*</script>)", response.content.decode()) is None
+
+
+def test_config_detail_embeds_chart_data_the_command_and_a_table(client, measured):
+    response = client.get(f"/configs/{measured.config.key}/")
+    page = response.content.decode()
+
+    data = json.loads(
+        re.search(r'<script id="tps-data" type="application/json">(.*?)</script>', page).group(1)
+    )
+    assert data["mean"] == [pytest.approx(102.0)] and data["definition"] == "decode"
+    assert 'data-chart-source="tps-data"' in page
+    assert "leaderboard/vendor/chart.umd.min.js" in page and "leaderboard/charts.js" in page
+    assert (
+        '<pre id="server-command">llama-server -m tiny-qwen3.gguf --spec-type draft-simple</pre>'
+        in page
+    )
+    assert 'id="runs-table"' in page and "lossless" in page
+
+
+def test_the_chart_library_is_served_from_our_static_files(client):
+    response = client.get("/static/leaderboard/vendor/chart.umd.min.js")
+    assert response.status_code == 200
+    assert b"Chart.js v4" in b"".join(response.streaming_content)[:300]
+
+
+def test_the_submit_form_needs_a_signed_in_user(client, models, hardware):
+    response = client.get("/submit/")
+    assert response.status_code == 302 and "/accounts/login/" in response.headers["Location"]
+
+
+def test_the_submit_form_shows_an_inline_error_and_creates_no_job(client, user, models, hardware):
+    client.force_login(user)
+    form = {
+        "hardware": hardware.slug,
+        "target_model": "tiny-qwen3.gguf",
+        "draft_model": "tiny-dflash.gguf",
+        "spec_types": ["draft-dflash"],
+        "n_max": "16",
+        "protocol": "quick",
+        "runs": "3",
+        "n_predict": "64",
+        "flash_attn": "auto",
+        "cache_type_k": "f16",
+        "cache_type_v": "f16",
+    }
+    response = client.post("/submit/", form)
+    page = text(response)
+
+    assert response.status_code == 200
+    assert re.search(r'id="field-n_max">.*?out of range for draft-dflash', page)
+    assert not Job.objects.exists()
+
+    premerge = text(
+        client.post(
+            "/submit/", form | {"n_max": "8", "draft_model": "tiny-dflash-draft-premerge.gguf"}
+        )
+    )
+    assert re.search(r'id="field-draft_model">.*?pre-merge DFlash file', premerge)
+
+
+def test_a_valid_form_submission_redirects_to_the_job_page(
+    client, user, models, hardware, enqueued
+):
+    client.force_login(user)
+    form = {
+        "hardware": hardware.slug, "target_model": "tiny-qwen3.gguf", "draft_model": "tiny-qwen3.gguf",
+        "spec_types": ["draft-simple"], "n_max": "4", "protocol": "quick", "runs": "3", "n_predict": "64",
+        "warmup": "1", "flash_attn": "auto", "cache_type_k": "f16", "cache_type_v": "f16",
+    }  # fmt: skip
+    response = client.post("/submit/", form)
+
+    job = Job.objects.get(auto_scheduled=False)
+    assert response.status_code == 302 and response.headers["Location"] == f"/jobs/{job.pk}/"
+    assert job.config.canonical["protocol"]["n_predict"] == 64
+    assert Job.objects.filter(auto_scheduled=True, baseline_for=job).exists()
+
+
+def test_the_job_page_shows_progress_while_running(client, user, models, hardware, enqueued):
+    job = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    services.record_progress(
+        job_id=job.pk, progress={"phase": "measuring", "done": 2, "total": 4, "tokens": 170}
+    )
+    page = text(client.get(f"/jobs/{job.pk}/"))
+
+    assert 'data-field="status">running' in page
+    assert '<progress max="100" value="50"' in page
+    assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in page
+    assert "leaderboard/job.js" in page
+
+
+def test_the_job_page_shows_the_error_and_log_tail_of_a_failure(
+    client, user, models, hardware, enqueued
+):
+    job = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    services.record_failure(
+        job_id=job.pk, error="engine crashed: exit code 134", log_tail="GGML_ASSERT(x) failed"
+    )
+    page = text(client.get(f"/jobs/{job.pk}/"))
+
+    assert "engine crashed: exit code 134" in page and "GGML_ASSERT(x) failed" in page
+    assert "http-equiv" not in page
+
+
+def test_owners_cancel_from_the_job_page(client, user, models, hardware, enqueued):
+    job = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    client.force_login(user)
+    assert "Cancel job" in text(client.get(f"/jobs/{job.pk}/"))
+
+    response = client.post(f"/jobs/{job.pk}/cancel/")
+
+    job.refresh_from_db()
+    assert response.status_code == 302 and job.status == Job.Status.CANCELLED
+
+
+def test_sign_in_page_renders(client):
+    assert client.get("/accounts/login/").status_code == 200
+
+
+def test_a_finished_job_page_shows_its_result_and_its_automatic_baseline(client, measured):
+    page = text(client.get(f"/jobs/{measured.pk}/"))
+
+    assert "Result: <strong>102.00</strong> decode tok/s over 2 requests" in page
+    assert "acceptance 75.0%" in page
+    baseline = measured.baseline_jobs.get()
+    assert f'<a href="/jobs/{baseline.pk}/">job {baseline.pk}</a> (succeeded)' in page

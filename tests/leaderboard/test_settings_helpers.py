@@ -1,0 +1,44 @@
+"""The settings helpers reject malformed values and parse DATABASE_URL."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from leaderboard import settings as site_settings
+
+
+def test_a_postgres_url_becomes_a_database_entry():
+    entry = site_settings.database_from_url(
+        "postgres://spec%40board:p%2Fss@db.example:6543/specboard?sslmode=require"
+    )
+    assert entry["ENGINE"] == "django.db.backends.postgresql"
+    assert (entry["NAME"], entry["USER"], entry["PASSWORD"]) == ("specboard", "spec@board", "p/ss")
+    assert (entry["HOST"], entry["PORT"], entry["OPTIONS"]) == (
+        "db.example",
+        "6543",
+        {"sslmode": "require"},
+    )
+
+
+def test_a_sqlite_url_and_bad_schemes():
+    assert site_settings.database_from_url("sqlite:////tmp/x.sqlite3")["NAME"] == "/tmp/x.sqlite3"
+    with pytest.raises(ImproperlyConfigured):
+        site_settings.database_from_url("mysql://x@y/z")
+    with pytest.raises(ImproperlyConfigured):
+        site_settings.database_from_url("postgres://x@y/")
+
+
+def test_booleans_and_integers_are_strict(monkeypatch):
+    monkeypatch.setenv("SOME_FLAG", "maybe")
+    monkeypatch.setenv("SOME_NUMBER", "12x")
+    with pytest.raises(ImproperlyConfigured):
+        site_settings.env_bool("SOME_FLAG")
+    with pytest.raises(ImproperlyConfigured):
+        site_settings.env_int("SOME_NUMBER", 1)
+    monkeypatch.setenv("SOME_FLAG", "off")
+    assert site_settings.env_bool("SOME_FLAG", True) is False
+
+
+def test_no_redis_means_no_answer():
+    assert site_settings.redis_answers("redis://127.0.0.1:1/0") is False

@@ -1,0 +1,123 @@
+"""Celery tasks: the GPU task runs the runner without a database; the db tasks call services."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard import services, tasks
+from leaderboard.celery import app
+from leaderboard.models import Job
+from runner.errors import EngineCrashedError
+
+CONFIG = {
+    "target_model": "tiny-qwen3.gguf",
+    "protocol": {"name": "quick", "n_predict": 64, "runs": 2},
+}
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict, str]]:
+    """Messages the GPU task sends back to the db queue, captured."""
+    messages: list[tuple[str, dict, str]] = []
+    for task in (tasks.record_progress_task, tasks.record_result_task, tasks.record_failure_task):
+        monkeypatch.setattr(
+            task,
+            "apply_async",
+            lambda kwargs, queue, name=task.name: messages.append(
+                (name.split(".")[-1], kwargs, queue)
+            ),
+        )
+    return messages
+
+
+def run_task(payload: dict) -> None:
+    tasks.run_benchmark_job.apply(kwargs=payload).get()
+
+
+def test_the_gpu_task_sends_progress_and_result_to_the_db_queue_without_touching_the_database(
+    monkeypatch, sent, make_result, tiny_models
+):
+    def fake_run(config, *, models_dir, progress, should_cancel, **_):
+        assert models_dir == tiny_models["tiny-qwen3.gguf"].parent and not should_cancel()
+        progress({"phase": "loading", "done": 0, "total": 2, "tokens": 0, "elapsed_s": 0.1})
+        progress({"phase": "measuring", "done": 2, "total": 2, "tokens": 128, "elapsed_s": 1.0})
+        return make_result(config.key, [10.0, 11.0])
+
+    monkeypatch.setattr(tasks, "run_benchmark", fake_run)
+    # No django_db mark: any query here would fail the test.
+    run_task(
+        {
+            "job_id": 7,
+            "config": CONFIG,
+            "models": {"target": {"path": "tiny-qwen3.gguf", "sha256": "a" * 64}},
+        }
+    )
+
+    assert [name for name, _, _ in sent] == [
+        "record_progress_task",
+        "record_progress_task",
+        "record_progress_task",
+        "record_result_task",
+    ]
+    assert {queue for _, _, queue in sent} == {"db"}
+    assert sent[0][1] == {"job_id": 7, "progress": {"phase": "started"}}
+    assert sent[-1][1]["result"]["summary"]["decode_tokens_per_second"]["mean"] == pytest.approx(
+        10.5
+    )
+
+
+def test_an_engine_crash_is_sent_as_a_failure_with_its_log_tail(monkeypatch, sent):
+    def crash(config, **_):
+        raise EngineCrashedError("engine crashed: exit code 134", "GGML_ASSERT failed")
+
+    monkeypatch.setattr(tasks, "run_benchmark", crash)
+    run_task({"job_id": 7, "config": CONFIG, "models": {}})
+
+    assert sent[-1] == (
+        "record_failure_task",
+        {"job_id": 7, "error": "engine crashed: exit code 134", "log_tail": "GGML_ASSERT failed"},
+        "db",
+    )
+
+
+def test_an_invalid_config_fails_the_job_instead_of_raising(sent):
+    run_task({"job_id": 7, "config": {"target_model": "x"}, "models": {}})
+    assert sent[-1][0] == "record_failure_task" and "invalid config" in sent[-1][1]["error"]
+
+
+def test_a_model_file_that_differs_on_the_worker_is_a_failure(monkeypatch, sent, make_result):
+    monkeypatch.setattr(
+        tasks,
+        "run_benchmark",
+        lambda config, **_: make_result(config.key, [1.0], target_sha256="b" * 64),
+    )
+    run_task(
+        {
+            "job_id": 7,
+            "config": CONFIG,
+            "models": {"target": {"path": "tiny-qwen3.gguf", "sha256": "a" * 64}},
+        }
+    )
+    assert sent[-1][0] == "record_failure_task" and "differs" in sent[-1][1]["error"]
+
+
+def test_the_db_tasks_record_through_the_services(user, models, hardware, enqueued, make_result):
+    job = services.submit_config(owner=user, data=CONFIG, hardware_slug=hardware.slug)
+    tasks.record_progress_task.apply(
+        kwargs={"job_id": job.pk, "progress": {"phase": "started"}}
+    ).get()
+    tasks.record_result_task.apply(
+        kwargs={"job_id": job.pk, "result": make_result(job.config.key, [5.0])}
+    ).get()
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED and job.run.decode_mean == 5.0
+
+
+def test_the_celery_app_is_configured_for_long_gpu_jobs(settings):
+    assert app.conf.worker_prefetch_multiplier == 1
+    assert app.conf.task_acks_late and app.conf.task_reject_on_worker_lost
+    assert (
+        app.conf.broker_transport_options["visibility_timeout"] > settings.SPECBOARD_MAX_JOB_SECONDS
+    )
+    assert app.conf.task_default_queue == "db"
