@@ -31,3 +31,7 @@ class EngineTimeoutError(EngineCrashedError):
 
 class BenchmarkCancelled(RunnerError):
     """The caller asked the benchmark to stop."""
+
+
+class EngineResponseError(RunnerError):
+    """llama-server answered, but not with a usable completion (an error, or no timings)."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from runner.errors import EngineResponseError
 from runner.protocols import RequestSpec
 
 _METRIC_LINE = re.compile(r'^llamacpp:(\w+)(?:\{position="(\d+)"\})?\s+([0-9.eE+\-]+)$')
@@ -89,6 +90,7 @@ def measure_request(
     tokens: list[int] = []
     timings: dict = {}
     first_token_at: float | None = None
+    last_chunk: dict | None = None
     started = time.perf_counter()
     if spec.stream:
         with client.stream(
@@ -99,6 +101,9 @@ def measure_request(
                 if not line.startswith("data: "):
                     continue
                 chunk = json.loads(line[6:])
+                last_chunk = chunk
+                if chunk.get("error"):
+                    raise EngineResponseError(f"llama-server reported an error: {chunk['error']}")
                 if chunk.get("tokens"):
                     if first_token_at is None:
                         first_token_at = time.perf_counter()
@@ -109,8 +114,16 @@ def measure_request(
         response = client.post(f"{base_url}/completion", json=spec.body(), timeout=timeout_s)
         _raise_for_status(response)
         body = response.json()
+        last_chunk = body
         tokens = list(body.get("tokens") or [])
         timings = body.get("timings") or {}
+    if not timings or "predicted_ms" not in timings:
+        # Seen with -bs on CUDA in b11434: a stream that ends with no tokens and no timings.
+        # A request without server timings cannot be measured; never record it as a result.
+        shown = json.dumps(last_chunk)[:300] if last_chunk else "nothing"
+        raise EngineResponseError(
+            f"llama-server returned no timings for a request; last message: {shown}"
+        )
     finished = time.perf_counter()
     delta = scrape(client, base_url).minus(before)
     return build_record(

@@ -118,3 +118,22 @@ def test_runner_never_imports_django():
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "ok"
+
+
+def test_a_response_without_timings_is_an_error_not_a_result():
+    import httpx
+
+    from runner.errors import EngineResponseError
+    from runner.measure import measure_request
+    from runner.protocols import RequestSpec
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/metrics":
+            return httpx.Response(200, text=METRICS)
+        # What -bs on CUDA produced in b11434: an event stream with no tokens and no timings.
+        return httpx.Response(200, text='data: {"content": "", "stop": true}\n\n')
+
+    client = httpx.Client(transport=httpx.MockTransport(answer))
+    spec = RequestSpec("measure", 0, None, 16, "hello", 1)
+    with pytest.raises(EngineResponseError, match="no timings"):
+        measure_request(client, "http://server", spec, timeout_s=5)
