@@ -6,11 +6,13 @@ free port; its log goes to a file whose tail is attached to every error.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +25,17 @@ from runner.engine import Engine
 from runner.errors import EngineCrashedError, EngineTimeoutError
 
 LOG_TAIL_BYTES = 4000
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, get SIGKILL when the process that started us dies.
+
+    A worker killed mid-run (SIGKILL, OOM) must not leave llama-server holding the GPU.
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port() -> int:
@@ -148,6 +161,7 @@ class LlamaServer:
             stdin=subprocess.DEVNULL,
             env=environment,
             start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl call, no Python state
         )
         log_file.close()
         try:

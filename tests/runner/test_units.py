@@ -137,3 +137,43 @@ def test_a_response_without_timings_is_an_error_not_a_result():
     spec = RequestSpec("measure", 0, None, 16, "hello", 1)
     with pytest.raises(EngineResponseError, match="no timings"):
         measure_request(client, "http://server", spec, timeout_s=5)
+
+
+def test_llama_server_dies_with_the_process_that_started_it(tmp_path):
+    # A stand-in parent starts a long-lived child through LlamaServer's launch path and is then
+    # SIGKILLed, as a worker can be; the child must not outlive it.
+    script = tmp_path / "parent.py"
+    pid_file = tmp_path / "child.pid"
+    script.write_text(
+        "import subprocess, sys, time\n"
+        "from runner.server import _die_with_parent\n"
+        "child = subprocess.Popen(['sleep', '300'], start_new_session=True,\n"
+        "                         preexec_fn=_die_with_parent)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(300)\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], cwd=Path(__file__).parents[2])
+    import os
+    import signal
+    import time
+
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child_pid = int(pid_file.read_text())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child_pid, 0)
+        except ProcessLookupError:
+            break
+        # A killed child stays a zombie until reaped by init; treat "Z" as gone.
+        status = Path(f"/proc/{child_pid}/stat").read_text().split()[2]
+        if status == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child_pid, signal.SIGKILL)
+        raise AssertionError("the child outlived its killed parent")

@@ -1,0 +1,52 @@
+"""Importing runner result files measured outside the queue (the H200 pipeline's output)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from leaderboard import services
+from leaderboard.models import LeaderboardEntry, Run
+
+H200 = Path(__file__).resolve().parents[2] / "docs/gpu-results/h200-run2"
+
+
+@pytest.fixture
+def h200(db):
+    return services.register_hardware(gpu_name="NVIDIA H200", memory_bytes=141 * 2**30)
+
+
+@pytest.fixture
+def owner(db):
+    return get_user_model().objects.create(username="maintainer")
+
+
+def test_a_paired_result_imports_as_its_baseline_and_its_speculative_run(h200, owner):
+    result = json.loads((H200 / "8b-dflash15-depth.json").read_text())
+    runs = services.import_runner_result(owner=owner, hardware=h200, result=result, source="test")
+    baseline, dflash = runs
+    assert baseline.config.spec_label == "none" and dflash.config.spec_label == "draft-dflash"
+    assert dflash.synthetic and not baseline.synthetic
+    assert dflash.decode_mean == pytest.approx(
+        result["summary"]["decode_tokens_per_second"]["mean"]
+    )
+    assert dflash.provenance["source"] == "test"
+    entry = LeaderboardEntry.objects.get(config=dflash.config, hardware=h200)
+    assert entry.synthetic
+    assert entry.speedup == pytest.approx(dflash.decode_mean / baseline.decode_mean)
+
+
+def test_importing_the_same_file_twice_adds_nothing(h200, owner):
+    result = json.loads((H200 / "8b-nmax12.json").read_text())
+    services.import_runner_result(owner=owner, hardware=h200, result=result, source="test")
+    services.import_runner_result(owner=owner, hardware=h200, result=result, source="test")
+    assert Run.objects.count() == 1
+
+
+def test_a_file_that_is_not_a_runner_result_is_refused(h200, owner):
+    with pytest.raises(services.ServiceError):
+        services.import_runner_result(
+            owner=owner, hardware=h200, result={"rows": []}, source="test"
+        )
+    assert Run.objects.count() == 0
