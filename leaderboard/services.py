@@ -13,6 +13,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -904,3 +905,297 @@ def _create_imported_run(
         for i, value in enumerate(row["samples"])
     )
     return run
+
+
+# Runner results measured outside the queue (the GPU pipeline in bench/gpu/).
+
+
+def _imported_model_file(info: dict, *, role: str) -> ModelFile:
+    """The registry row of a model known only from a result's provenance (not runnable here)."""
+    existing = ModelFile.objects.filter(sha256=info["sha256"]).first()
+    if existing is not None:
+        return existing
+    file_name = Path(info["path"]).name
+    name = Path(file_name).stem
+    if ModelFile.objects.filter(name=name).exists():
+        name = f"{name}-{info['sha256'][:8]}"
+    return ModelFile.objects.create(
+        name=name,
+        path=f"imported/{info['sha256'][:12]}/{file_name}",
+        sha256=info["sha256"],
+        size_bytes=info.get("size_bytes") or 0,
+        architecture=info.get("architecture") or "",
+        metadata=info,
+        role=role,
+    )
+
+
+def _result_sections(result: dict) -> list[dict]:
+    """A result and its paired baseline as two complete results, baseline first."""
+    shared = {"schema_version": result.get("schema_version"), "engine": result.get("engine")}
+    system = (result.get("provenance") or {}).get("system")
+    sections = []
+    if result.get("baseline"):
+        baseline = dict(result["baseline"]) | shared
+        baseline["provenance"] = dict(baseline.get("provenance") or {}) | {"system": system}
+        sections.append(baseline)
+    sections.append({k: v for k, v in result.items() if k != "baseline"})
+    return sections
+
+
+def import_runner_result(
+    *, owner: AbstractBaseUser, hardware: Hardware, result: dict, source: str
+) -> list[Run]:
+    """Record a runner result file (and its paired baseline) as runs on a hardware kind.
+
+    For results measured by the project's own runner outside the queue; `source` says how,
+    and is kept in each run's provenance. Importing the same file twice adds nothing.
+    """
+    if result.get("schema_version") != 1 or not isinstance(result.get("summary"), dict):
+        raise ServiceError({"result": ["not a runner result (schema_version 1 expected)"]})
+    runs = []
+    for section in _result_sections(result):
+        fingerprint = hashlib.sha256(
+            json.dumps(section, sort_keys=True, default=str).encode()
+        ).hexdigest()
+        existing = Run.objects.filter(import_fingerprint=fingerprint).first()
+        if existing is not None:
+            runs.append(existing)
+            continue
+        try:
+            config = BenchmarkConfig.model_validate(section["config"])
+        except (ValidationError, KeyError, TypeError) as error:
+            raise ServiceError({"config": [f"the result's config is invalid: {error}"]}) from None
+        models = (section.get("provenance") or {}).get("models") or {}
+        if not models.get("target"):
+            raise ServiceError({"provenance": ["the result names no target model"]})
+        target = _imported_model_file(models["target"], role=ModelFile.Role.TARGET)
+        draft = (
+            _imported_model_file(models["draft"], role=ModelFile.Role.DRAFT)
+            if models.get("draft")
+            else None
+        )
+        section = dict(section)
+        section["provenance"] = dict(section.get("provenance") or {}) | {"source": source}
+        with transaction.atomic():
+            row = _config_row(config, target=target, draft=draft)
+            job = Job.objects.create(
+                owner=owner,
+                config=row,
+                hardware=hardware,
+                engine_release=(section.get("engine") or {}).get("release") or "unknown",
+                status=Job.Status.RUNNING,
+                started_at=timezone.now(),
+            )
+            run = record_result(job_id=job.pk, result=section)
+            if run is None:
+                job.refresh_from_db()
+                raise ServiceError({"result": [job.error or "the result could not be recorded"]})
+            Run.objects.filter(pk=run.pk).update(import_fingerprint=fingerprint)
+        runs.append(run)
+    return runs
+
+
+# Keeping the broker honest: the database is the source of truth for what must run.
+
+
+def _send_job(job: Job) -> None:
+    """Send a job's message (again) under its own task id; the guarded claim makes repeats safe."""
+    from leaderboard.tasks import run_benchmark_job
+
+    run_benchmark_job.apply_async(
+        kwargs=job_payload(job), queue=job.hardware.queue_name, task_id=str(job.task_id)
+    )
+
+
+def requeue_lost_jobs(*, held_task_ids: set[str], older_than_s: float) -> list[int]:
+    """Re-send queued jobs that the broker no longer holds (lost in a restart, or never sent)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    waiting = Job.objects.filter(status=Job.Status.QUEUED, created_at__lt=cutoff)
+    lost_ids = [
+        job_id
+        for job_id, task_id in waiting.values_list("id", "task_id")
+        if str(task_id) not in held_task_ids
+    ]
+    lost = Job.objects.filter(id__in=lost_ids, status=Job.Status.QUEUED).select_related(
+        "config__target", "config__draft", "hardware"
+    )
+    for job in lost:
+        logger.warning("job %s is queued but the broker lost it: sending it again", job.pk)
+        _send_job(job)
+    return [job.pk for job in lost]
+
+
+def requeue_orphaned_jobs(*, orphaned_task_ids: set[str], older_than_s: float) -> list[str]:
+    """Put running jobs whose worker died back in the queue, or fail them after too many tries.
+
+    Returns the task ids it dealt with, whose old messages the broker should now forget.
+    """
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    orphans = Job.objects.filter(
+        status=Job.Status.RUNNING,
+        started_at__lt=cutoff,
+        task_id__in=list(orphaned_task_ids),
+    ).select_related("config__target", "config__draft", "hardware")
+    handled = []
+    for job in orphans:
+        if job.attempts >= settings.SPECBOARD_MAX_ATTEMPTS:
+            if record_failure(
+                job_id=job.pk,
+                error=f"worker lost: gave up after {job.attempts} attempts whose worker died",
+            ):
+                handled.append(str(job.task_id))
+        elif Job.objects.filter(id=job.pk, status=Job.Status.RUNNING).update(
+            status=Job.Status.QUEUED, progress={"phase": "requeued"}
+        ):
+            logger.warning("job %s lost its worker mid-run: queueing it again", job.pk)
+            _send_job(job)
+            handled.append(str(job.task_id))
+    return handled
+
+
+def fail_stuck_jobs(*, max_seconds: int) -> list[int]:
+    """Fail jobs still running past the time limit, and stop their benchmark if it still runs."""
+    from leaderboard.celery import app
+
+    cutoff = timezone.now() - timedelta(seconds=max_seconds)
+    stuck = list(
+        Job.objects.filter(status=Job.Status.RUNNING, started_at__lt=cutoff).values_list(
+            "id", "task_id"
+        )
+    )
+    failed = []
+    for job_id, task_id in stuck:
+        if record_failure(
+            job_id=job_id,
+            error=f"timed out: still running {max_seconds} s after it started "
+            "(its worker stopped or hung); stopped by the sweeper",
+        ):
+            app.control.revoke(str(task_id))
+            failed.append(job_id)
+    return failed
+
+
+# Self-reported runner results, uploaded through the API: kept apart from measured results.
+
+SELF_REPORTED_UPLOAD_SOURCE = "self-reported-upload"
+
+
+class DuplicateUploadError(ServiceError):
+    """The same result file was already uploaded for this hardware; nothing was created."""
+
+
+def _uploaded_config(
+    config: BenchmarkConfig, *, baseline: Config | None, uploaded_by: str | None
+) -> Config:
+    """A self-reported config row: its own key, so it never shares a row with measured results."""
+    canonical = config.canonical()
+    identity = {"source": SELF_REPORTED_UPLOAD_SOURCE, "config": canonical}
+    key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+    target_name = Path(config.target_model).stem
+    parts = [target_name, config.spec_label if config.is_speculative else "baseline"]
+    if config.draft_model:
+        parts.append(f"draft {Path(config.draft_model).stem}")
+    if config.n_max is not None:
+        parts.append(f"n_max {config.n_max}")
+    parts.append("self-reported")
+    row, _ = Config.objects.get_or_create(
+        key=key,
+        defaults={
+            "canonical": canonical | {"source": SELF_REPORTED_UPLOAD_SOURCE},
+            "label": " · ".join(parts)[:200],
+            "target_name": target_name[:200],
+            "spec_label": config.spec_label,
+            "protocol": config.protocol.name,
+            "n_max": config.n_max,
+            "ctx_size": config.effective_ctx_size,
+            "synthetic": config.is_synthetic,
+            "self_reported": True,
+            "baseline": baseline,
+        },
+    )
+    return row
+
+
+def _create_uploaded_run(
+    section: dict, *, config: Config, hardware: Hardware, fingerprint: str, uploaded_by: str | None
+) -> Run:
+    summary = section.get("summary") or {}
+    engine = section.get("engine") or {}
+    provenance = dict(section.get("provenance") or {})
+    provenance |= {"source": SELF_REPORTED_UPLOAD_SOURCE, "uploaded_by": uploaded_by}
+    decode = summary.get("decode_tokens_per_second") or {}
+    run = Run.objects.create(
+        config=config,
+        hardware=hardware,
+        engine_release=(engine.get("release") or SELF_REPORTED_RELEASE)[:64],
+        engine_backend=(engine.get("backend") or "")[:32],
+        tps_definition=Run.Definition.DECODE,
+        n=decode.get("n") or 0,
+        **_stats("decode", decode),
+        **_stats("e2e", summary.get("end_to_end_tokens_per_second")),
+        ttft_ms_mean=(summary.get("ttft_ms") or {}).get("mean"),
+        acceptance_rate=summary.get("acceptance_rate"),
+        tau=summary.get("tau"),
+        draft_tokens=summary.get("draft_tokens") or 0,
+        draft_accepted=summary.get("draft_accepted") or 0,
+        verify_steps=summary.get("verify_steps") or 0,
+        speedup=summary.get("speedup"),
+        lossless=summary.get("lossless"),
+        synthetic=bool(section.get("synthetic")),
+        degenerate=bool(summary.get("degenerate")),
+        self_reported=True,
+        peak_memory_bytes=summary.get("peak_memory_bytes"),
+        memory_kind=(summary.get("memory_kind") or "")[:16],
+        gpu_seconds=summary.get("gpu_seconds") or 0.0,
+        import_fingerprint=fingerprint,
+        provenance=provenance,
+        raw_result=section,
+    )
+    RequestRecord.objects.bulk_create(
+        _request_record(run, i, row) for i, row in enumerate(section.get("requests") or [])
+    )
+    return run
+
+
+def record_self_reported_result(
+    *, result: dict, hardware_name: str, uploaded_by: AbstractBaseUser | None = None
+) -> list[Run]:
+    """Store a runner result file (already shape-checked) as self-reported runs, baseline first."""
+    if not hardware_name.strip():
+        raise ServiceError({"hardware": ["name the hardware these results were measured on"]})
+    username = getattr(uploaded_by, "username", None)
+    with transaction.atomic():
+        hardware = register_hardware(gpu_name=hardware_name.strip()[:200], self_reported=True)
+        runs: list[Run] = []
+        baseline_row: Config | None = None
+        for section in _result_sections(result):
+            fingerprint = hashlib.sha256(
+                json.dumps([hardware.slug, section], sort_keys=True, default=str).encode()
+            ).hexdigest()
+            if Run.objects.filter(import_fingerprint=fingerprint).exists():
+                raise DuplicateUploadError(
+                    {"file": ["this result was already uploaded for this hardware"]}
+                )
+            config = BenchmarkConfig.model_validate(section["config"])
+            row = _uploaded_config(
+                config,
+                baseline=baseline_row if config.is_speculative else None,
+                uploaded_by=username,
+            )
+            if not config.is_speculative:
+                baseline_row = row
+            runs.append(
+                _create_uploaded_run(
+                    section,
+                    config=row,
+                    hardware=hardware,
+                    fingerprint=fingerprint,
+                    uploaded_by=username,
+                )
+            )
+        for run in runs:
+            refresh_leaderboard_entry(
+                config=run.config, hardware=run.hardware, engine_release=run.engine_release
+            )
+    return runs

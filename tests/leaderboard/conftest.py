@@ -11,7 +11,8 @@ from leaderboard import services, tasks
 from leaderboard.models import Hardware, ModelFile
 from runner.fixtures import write_fixtures
 
-SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
+# shared/ lies beside the checkout, in a developer's tree and in CI's fresh clone alike.
+SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from leaderboard import services
 from leaderboard.models import Job
 
-SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
+SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 VALID = {
     "hardware": "h200-141gb",
     "config": {

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from leaderboard.models import Hardware, Job, LeaderboardEntry, ModelFile
 
-SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
+SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 
 
 def run(*args: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 from leaderboard import services
 from leaderboard.models import Job
 
-SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
+SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
     "draft_model": "tiny-qwen3.gguf",

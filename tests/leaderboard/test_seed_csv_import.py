@@ -9,7 +9,7 @@ import pytest
 from leaderboard import selectors, services
 from leaderboard.models import Config, LeaderboardEntry, RequestRecord, Run
 
-SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
+SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 
 
 @pytest.fixture
