@@ -3,7 +3,8 @@
 # (benchmarks on an NVIDIA GPU; builds llama-server with CUDA once, into the engine-cache volume).
 
 ARG PYTHON_IMAGE=python:3.12-slim-bookworm
-ARG CUDA_IMAGE=nvidia/cuda:12.8.1-devel-ubuntu24.04
+# CUDA 13.0 with sm_90 is what ran on the H200 (docs/GPU_RESULTS.md).
+ARG CUDA_IMAGE=nvidia/cuda:13.0.0-devel-ubuntu24.04
 
 FROM ${PYTHON_IMAGE} AS web
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
