@@ -14,21 +14,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from runner import protocols
 from runner.config import BenchmarkConfig
 from runner.engine import Engine, locate
-from runner.errors import (
-    BenchmarkCancelled,
-    EngineCrashedError,
-    EngineTimeoutError,
-    ModelCheckError,
-)
+from runner.errors import BenchmarkCancelled, ModelCheckError
 from runner.gguf_inspect import ModelInfo, check_speculative_pair, inspect_model, max_dflash_n_max
-from runner.measure import measure_request
 from runner.provenance import MemorySampler, system_info
-from runner.server import LlamaServer, display_command, free_port, server_argv
+from runner.sessions import open_session
 from runner.stats import ratio, summarize
 
 RESULT_SCHEMA_VERSION = 1
@@ -105,75 +97,49 @@ def _run_one_config(
     request_timeout_s: float,
     start_timeout_s: float,
 ) -> dict:
-    argv = server_argv(
+    session = open_session(
         config,
         engine=engine,
-        target_path=Path(target.path),
-        draft_path=Path(draft.path) if draft else None,
-        port=free_port(),
+        target=target,
+        draft=draft,
+        request_timeout_s=request_timeout_s,
+        start_timeout_s=start_timeout_s,
     )
     progress.report("loading")
-    server = LlamaServer(
-        argv,
-        port=int(argv[argv.index("--port") + 1]),
-        start_timeout_s=start_timeout_s,
-        # Builds keep libllama and libggml beside the binary, as release archives do.
-        library_dir=str(Path(engine.server_path).parent),
-    )
     held_from = time.monotonic()
     records = []
     request_seconds = 0.0
     try:
-        server.start()
-        sampler = MemorySampler(server.pid or 0).start()
+        session.start()
+        sampler = MemorySampler(session.pid).start()
         try:
-            # llama-server may close an idle keep-alive connection just as we reuse it; a
-            # fresh loopback connection per call costs microseconds and never races.
-            no_keepalive = httpx.Limits(max_keepalive_connections=0)
-            with httpx.Client(timeout=request_timeout_s, limits=no_keepalive) as client:
-                for spec in plan:
-                    if should_cancel and should_cancel():
-                        raise BenchmarkCancelled("benchmark cancelled")
-                    try:
-                        record = measure_request(
-                            client, server.base_url, spec, timeout_s=request_timeout_s
-                        )
-                    except httpx.TimeoutException as error:
-                        server.raise_if_dead()
-                        raise EngineTimeoutError(
-                            f"a request did not finish within {request_timeout_s:.0f} s",
-                            server.log_tail(),
-                        ) from error
-                    except httpx.HTTPError as error:
-                        server.raise_if_dead()
-                        raise EngineCrashedError(
-                            f"engine crashed: request failed: {error}", server.log_tail()
-                        ) from error
-                    request_seconds += record["wall_ms"] / 1000.0
-                    progress.done += 1
-                    progress.tokens += record["predicted_n"] + record["prompt_n"]
-                    progress.report("warmup" if spec.phase == "warmup" else phase)
-                    if spec.phase == "measure":
-                        records.append(record)
+            for spec in plan:
+                if should_cancel and should_cancel():
+                    raise BenchmarkCancelled("benchmark cancelled")
+                record = session.measure(spec)
+                request_seconds += record["wall_ms"] / 1000.0
+                progress.done += 1
+                progress.tokens += record["predicted_n"] + record["prompt_n"]
+                progress.report("warmup" if spec.phase == "warmup" else phase)
+                if spec.phase == "measure":
+                    records.append(record)
         finally:
             peak = sampler.stop()
             kind = sampler.kind
     finally:
-        server.stop()
+        session.stop()
         held = time.monotonic() - held_from
-        log = server.log_text()
-        server.cleanup()
     return {
-        "argv": argv,
-        "command": display_command(argv),
+        "argv": session.argv,
+        "command": session.command,
         "records": records,
         "peak_memory_bytes": peak or None,
         "memory_kind": kind,
-        "load_seconds": server.load_seconds,
+        "load_seconds": session.load_seconds,
         "held_seconds": held,
         # What the runner itself adds beyond model load and generation (checks, scrapes, stop).
-        "harness_overhead_seconds": held - (server.load_seconds or 0.0) - request_seconds,
-        "log_tail": log[-4000:],
+        "harness_overhead_seconds": held - (session.load_seconds or 0.0) - request_seconds,
+        "log_tail": session.log_text()[-4000:],
     }
 
 

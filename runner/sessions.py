@@ -1,0 +1,140 @@
+"""Engine sessions: one loaded model that answers measured requests, whatever the engine.
+
+Two implementations share one interface, so every protocol, metric and result field is the same:
+- ``ServerSession``: a real llama-server process over HTTP (all speculative types; the default).
+- ``InProcessSession`` (runner.inprocess): llama-cpp-python in this process (baseline and
+  prompt-lookup drafting only; an optional extra).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import httpx
+
+from runner.config import BenchmarkConfig
+from runner.engine import Engine
+from runner.errors import EngineCrashedError, EngineTimeoutError
+from runner.gguf_inspect import ModelInfo
+from runner.measure import measure_request
+from runner.protocols import RequestSpec
+from runner.server import LlamaServer, display_command, free_port, server_argv
+
+
+class EngineSession(Protocol):
+    argv: list[str]
+    command: str
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def load_seconds(self) -> float | None: ...
+
+    def start(self) -> None: ...
+
+    def measure(self, spec: RequestSpec) -> dict: ...
+
+    def stop(self) -> None: ...
+
+    def log_text(self) -> str: ...
+
+
+class ServerSession:
+    """One llama-server process for one config, measured over loopback HTTP."""
+
+    def __init__(
+        self,
+        config: BenchmarkConfig,
+        *,
+        engine: Engine,
+        target: ModelInfo,
+        draft: ModelInfo | None,
+        request_timeout_s: float,
+        start_timeout_s: float,
+    ) -> None:
+        port = free_port()
+        self.argv = server_argv(
+            config,
+            engine=engine,
+            target_path=Path(target.path),
+            draft_path=Path(draft.path) if draft else None,
+            port=port,
+        )
+        self.command = display_command(self.argv)
+        self.request_timeout_s = request_timeout_s
+        self.server = LlamaServer(
+            self.argv,
+            port=port,
+            start_timeout_s=start_timeout_s,
+            # Builds keep libllama and libggml beside the binary, as release archives do.
+            library_dir=str(Path(engine.server_path).parent),
+        )
+        # llama-server may close an idle keep-alive connection just as we reuse it; a fresh
+        # loopback connection per call costs microseconds and never races.
+        self.client = httpx.Client(
+            timeout=request_timeout_s, limits=httpx.Limits(max_keepalive_connections=0)
+        )
+        self._log = ""
+
+    @property
+    def pid(self) -> int:
+        return self.server.pid or 0
+
+    @property
+    def load_seconds(self) -> float | None:
+        return self.server.load_seconds
+
+    def start(self) -> None:
+        self.server.start()
+
+    def measure(self, spec: RequestSpec) -> dict:
+        try:
+            return measure_request(
+                self.client, self.server.base_url, spec, timeout_s=self.request_timeout_s
+            )
+        except httpx.TimeoutException as error:
+            self.server.raise_if_dead()
+            raise EngineTimeoutError(
+                f"a request did not finish within {self.request_timeout_s:.0f} s",
+                self.server.log_tail(),
+            ) from error
+        except httpx.HTTPError as error:
+            self.server.raise_if_dead()
+            raise EngineCrashedError(
+                f"engine crashed: request failed: {error}", self.server.log_tail()
+            ) from error
+
+    def stop(self) -> None:
+        self.client.close()
+        self.server.stop()
+        self._log = self.server.log_text()
+        self.server.cleanup()
+
+    def log_text(self) -> str:
+        return self._log or self.server.log_text()
+
+
+def open_session(
+    config: BenchmarkConfig,
+    *,
+    engine: Engine,
+    target: ModelInfo,
+    draft: ModelInfo | None,
+    request_timeout_s: float,
+    start_timeout_s: float,
+) -> EngineSession:
+    """The session for the config's engine."""
+    if config.engine == "llama-cpp-python":
+        from runner.inprocess import InProcessSession
+
+        return InProcessSession(config, target=target)
+    return ServerSession(
+        config,
+        engine=engine,
+        target=target,
+        draft=draft,
+        request_timeout_s=request_timeout_s,
+        start_timeout_s=start_timeout_s,
+    )
