@@ -273,7 +273,12 @@ def run_benchmark(
     """Measure a config on a real llama-server; with_baseline also runs its paired baseline."""
     started_at = datetime.now(UTC)
     target, draft = check_models(config, models_dir=Path(models_dir))
-    engine = engine or locate()
+    if config.engine == "llama-cpp-python":
+        from runner.inprocess import describe_engine
+
+        engine = describe_engine()
+    else:
+        engine = engine or locate()
     plan = protocols.plan_requests(config, vocab_size=target.vocab_size or 256)
     pair = with_baseline and config.is_speculative
     tracker = _Progress(len(plan) * (2 if pair else 1), progress)

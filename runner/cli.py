@@ -31,6 +31,10 @@ def _load_config(path: str):
 
 
 def _command_engine(args: argparse.Namespace) -> int:
+    if args.inprocess:
+        version = engine_module.ensure_inprocess(log=_stderr)
+        print(f"{engine_module.INPROCESS_PACKAGE}\t{version}")
+        return 0
     engine = engine_module.locate(server=args.server, backend=args.backend, log=_stderr)
     print(f"{engine.server_path}\t{engine.release}\t{engine.backend}")
     return 0
@@ -64,7 +68,11 @@ def _command_run(args: argparse.Namespace) -> int:
         f"config {config.key}: {config.spec_label}, protocol {config.protocol.name}, "
         f"{budget['requests']} requests, about {budget['total_tokens']} tokens"
     )
-    engine = engine_module.locate(server=args.server, log=_stderr)
+    engine = (
+        None
+        if config.engine != "llama-server"
+        else engine_module.locate(server=args.server, log=_stderr)
+    )
 
     def progress(event: dict) -> None:
         _stderr(
@@ -105,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     engine = commands.add_parser("engine", help="build or locate llama-server")
     engine.add_argument("--server", help="use this llama-server binary instead of building")
     engine.add_argument("--backend", choices=["cpu", "cuda"], help="build backend (default cpu)")
+    engine.add_argument(
+        "--inprocess", action="store_true", help="build and install llama-cpp-python instead"
+    )
     engine.set_defaults(handler=_command_engine)
 
     fixtures = commands.add_parser("fixtures", help="write tiny random-weight GGUF test models")

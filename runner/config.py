@@ -27,6 +27,9 @@ DRAFT_MODEL_TYPES = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspa
 SELF_DRAFT_TYPES = ("draft-mtp",)
 NGRAM_TYPES = ("ngram-cache", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod")
 SPEC_TYPES = DRAFT_MODEL_TYPES + SELF_DRAFT_TYPES + NGRAM_TYPES
+# llama-cpp-python's own drafting (LlamaPromptLookupDecoding); its only speculative type.
+PROMPT_LOOKUP = "prompt-lookup"
+ENGINES = ("llama-server", "llama-cpp-python")
 KV_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
 ENGINE_DEFAULT_N_MAX = 3  # --spec-draft-n-max when not given
@@ -132,7 +135,7 @@ Protocol = Annotated[
 class BenchmarkConfig(_Strict):
     """Everything that decides what llama-server runs and how it is measured."""
 
-    engine: Literal["llama-server"] = "llama-server"
+    engine: Literal["llama-server", "llama-cpp-python"] = "llama-server"
     target_model: str = Field(min_length=6, max_length=255)
     draft_model: str | None = Field(default=None, min_length=6, max_length=255)
     spec_types: list[str] = Field(default_factory=list, max_length=4)
@@ -178,7 +181,7 @@ class BenchmarkConfig(_Strict):
         if types == ["none"]:
             return []
         for name in types:
-            if name not in SPEC_TYPES:
+            if name not in SPEC_TYPES + (PROMPT_LOOKUP,):
                 raise ValueError(
                     f"unknown speculative type {name!r}; known: {', '.join(SPEC_TYPES)}"
                 )
@@ -201,6 +204,13 @@ class BenchmarkConfig(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> BenchmarkConfig:
         types = set(self.spec_types)
+        if self.engine == "llama-cpp-python":
+            self._check_in_process(types)
+        elif PROMPT_LOOKUP in types:
+            raise ValueError(
+                "spec_types: prompt-lookup is llama-cpp-python's drafting; llama-server's "
+                "n-gram types are ngram-simple, ngram-mod, ngram-map-k, ..."
+            )
         model_types = types & set(DRAFT_MODEL_TYPES)
         if model_types and self.draft_model is None:
             raise ValueError(f"draft_model: {sorted(model_types)[0]} needs a draft model")
@@ -253,6 +263,24 @@ class BenchmarkConfig(_Strict):
                 f"protocol: the protocol needs {needed} tokens of context, above {MAX_CONTEXT}"
             )
         return self
+
+    def _check_in_process(self, types: set[str]) -> None:
+        if types - {PROMPT_LOOKUP}:
+            raise ValueError(
+                "spec_types: llama-cpp-python runs only the baseline and prompt-lookup drafting; "
+                f"{', '.join(sorted(types - {PROMPT_LOOKUP}))} needs engine llama-server"
+            )
+        unsupported = {
+            "spec_synth_len": self.spec_synth_len,
+            "spec_synth_rates": self.spec_synth_rates,
+            "draft_model": self.draft_model,
+            "draft_n_gpu_layers": self.draft_n_gpu_layers,
+        }
+        for field, value in unsupported.items():
+            if value is not None:
+                raise ValueError(f"{field}: not available with engine llama-cpp-python")
+        if self.backend_sampling:
+            raise ValueError("backend_sampling: not available with engine llama-cpp-python")
 
     @property
     def is_speculative(self) -> bool:

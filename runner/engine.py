@@ -247,3 +247,49 @@ def locate(
     if not build_if_missing:
         raise EngineBuildError("no cached llama-server build; run `python -m runner engine`")
     return build(release=release, backend=chosen_backend, cuda_architectures=architectures, log=log)
+
+
+INPROCESS_PACKAGE = "llama-cpp-python"
+INPROCESS_VERSION = "0.3.36"
+INPROCESS_CMAKE_ARGS = (
+    "-DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF "
+    "-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+)
+
+
+def ensure_inprocess(*, log=None) -> str:
+    """Install llama-cpp-python into this Python, from a wheel built once from its sdist and cached."""
+    try:
+        from importlib import metadata
+
+        installed = metadata.version(INPROCESS_PACKAGE)
+        if installed == INPROCESS_VERSION:
+            return installed
+    except metadata.PackageNotFoundError:
+        pass
+    wheels = cache_root() / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    pattern = f"llama_cpp_python-{INPROCESS_VERSION}-*.whl"
+    if not list(wheels.glob(pattern)):
+        if log:
+            log(f"building {INPROCESS_PACKAGE} {INPROCESS_VERSION} from its sdist (once)")
+        environment = dict(
+            os.environ,
+            CMAKE_ARGS=INPROCESS_CMAKE_ARGS,
+            CMAKE_BUILD_PARALLEL_LEVEL=str(os.cpu_count() or 2),
+        )
+        argv = [
+            sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-binary", INPROCESS_PACKAGE,
+            f"{INPROCESS_PACKAGE}=={INPROCESS_VERSION}", "-w", str(wheels),
+        ]  # fmt: skip
+        completed = subprocess.run(argv, capture_output=True, text=True, env=environment)
+        if completed.returncode != 0:
+            tail = (completed.stdout + completed.stderr)[-2000:]
+            raise EngineBuildError(f"could not build {INPROCESS_PACKAGE}:\n{tail}")
+    wheel = sorted(wheels.glob(pattern))[-1]
+    # Its pure-Python requirements come from the index as usual; the compiled part is ours.
+    argv = [sys.executable, "-m", "pip", "install", "-q", str(wheel)]
+    completed = subprocess.run(argv, capture_output=True, text=True)
+    if completed.returncode != 0:
+        raise EngineBuildError(f"could not install {wheel.name}: {completed.stderr[-1500:]}")
+    return INPROCESS_VERSION

@@ -1,0 +1,189 @@
+"""llama-cpp-python in this process: the second engine, measured by the same protocols.
+
+Its Python API has no draft-model or DFlash speculative decoding, only prompt-lookup drafting,
+so it runs the baseline and `prompt-lookup` configs. Timings follow the server's definitions:
+prompt time until the first generated token, then predicted_n tokens over the time from the
+first token to the last; decode tok/s = predicted_n / predicted_ms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from typing import Any
+
+from runner.config import PROMPT_LOOKUP, BenchmarkConfig
+from runner.engine import Engine
+from runner.errors import EngineBuildError
+from runner.gguf_inspect import ModelInfo
+from runner.measure import SpecCounters, build_record
+from runner.protocols import RequestSpec
+
+PACKAGE_HINT = (
+    "engine llama-cpp-python needs the optional extra: pip install 'specboard[inprocess]' "
+    "(it builds llama-cpp-python from its source distribution)"
+)
+
+
+def _load_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError:
+        raise EngineBuildError(PACKAGE_HINT) from None
+    return llama_cpp
+
+
+def describe_engine() -> Engine:
+    """The in-process engine as results record it: the binding's version and its backend."""
+    llama_cpp = _load_llama_cpp()
+    version = getattr(llama_cpp, "__version__", "unknown")
+    offload = bool(llama_cpp.llama_supports_gpu_offload())
+    return Engine(
+        server_path="(in process)",
+        release=f"llama-cpp-python-{version}",
+        backend="gpu" if offload else "cpu",
+        build_flags=[],
+        source="python",
+    )
+
+
+class _CountingDraft:
+    """Wraps the prompt-lookup drafter to count drafts; the verify loop itself is the library's."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls = 0
+        self.drafted = 0
+
+    def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
+        draft = self.inner(input_ids, **kwargs)
+        self.calls += 1
+        self.drafted += len(draft)
+        return draft
+
+
+class InProcessSession:
+    """One llama_cpp.Llama for one config, measured in this process."""
+
+    def __init__(self, config: BenchmarkConfig, *, target: ModelInfo) -> None:
+        self.config = config
+        self.target = target
+        self.llama_cpp = _load_llama_cpp()
+        self.argv = ["llama_cpp.Llama", *self._describe()]
+        self.command = "python: " + " ".join(self.argv)
+        self._load_seconds: float | None = None
+        self._llm: Any = None
+        self._draft: _CountingDraft | None = None
+
+    def _describe(self) -> list[str]:
+        config = self.config
+        parts = [
+            f"model_path={self.target.path}",
+            f"n_ctx={config.effective_ctx_size}",
+            f"n_threads={config.threads}",
+            f"n_gpu_layers={config.n_gpu_layers or 0}",
+            f"flash_attn={config.flash_attn == 'on'}",
+        ]
+        if PROMPT_LOOKUP in config.spec_types:
+            parts.append(
+                f"draft_model=LlamaPromptLookupDecoding(num_pred_tokens={config.n_max or 10})"
+            )
+        return parts
+
+    @property
+    def pid(self) -> int:
+        return os.getpid()
+
+    @property
+    def load_seconds(self) -> float | None:
+        return self._load_seconds
+
+    def start(self) -> None:
+        config = self.config
+        draft = None
+        if PROMPT_LOOKUP in config.spec_types:
+            from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+            self._draft = _CountingDraft(
+                LlamaPromptLookupDecoding(num_pred_tokens=config.n_max or 10)
+            )
+            draft = self._draft
+        started = time.monotonic()
+        self._llm = self.llama_cpp.Llama(
+            model_path=self.target.path,
+            n_ctx=config.effective_ctx_size,
+            n_threads=config.threads,
+            n_gpu_layers=config.n_gpu_layers or 0,
+            flash_attn=config.flash_attn == "on",
+            draft_model=draft,
+            verbose=False,
+        )
+        self._load_seconds = time.monotonic() - started
+
+    def measure(self, spec: RequestSpec) -> dict:
+        llm = self._llm
+        prompt = (
+            list(spec.prompt)
+            if isinstance(spec.prompt, list)
+            else llm.tokenize(spec.prompt.encode(), add_bos=True)
+        )
+        # Prompt cache off: forget every cached token before each request.
+        llm.reset()
+        calls_before = self._draft.calls if self._draft else 0
+        drafted_before = self._draft.drafted if self._draft else 0
+        tokens: list[int] = []
+        started = time.perf_counter()
+        first_at = started
+        generator = llm.generate(
+            prompt, top_k=1, top_p=1.0, min_p=0.0, temp=0.0, repeat_penalty=1.0, reset=True
+        )
+        for token in generator:
+            if not tokens:
+                first_at = time.perf_counter()
+            tokens.append(int(token))
+            if len(tokens) >= spec.output_tokens:
+                break
+        generator.close()
+        finished = time.perf_counter()
+        counters = SpecCounters()
+        if self._draft is not None:
+            steps = self._draft.calls - calls_before
+            # Each verify step yields its accepted drafts plus the target's own token.
+            accepted = max(0, len(tokens) - 1 - steps)
+            counters = SpecCounters(
+                draft_tokens=float(self._draft.drafted - drafted_before),
+                accepted_tokens=float(accepted),
+                verify_steps=float(steps),
+            )
+        timings = {
+            "prompt_n": len(prompt),
+            "prompt_ms": (first_at - started) * 1000.0,
+            "predicted_n": len(tokens),
+            "predicted_ms": (finished - first_at) * 1000.0,
+        }
+        if counters.draft_tokens:
+            timings |= {
+                "draft_n": int(counters.draft_tokens),
+                "draft_n_accepted": int(counters.accepted_tokens),
+            }
+        record = build_record(
+            spec=spec,
+            timings=timings,
+            tokens=tokens,
+            wall_s=finished - started,
+            ttft_s=first_at - started,
+            counters=counters,
+            ttft_source="in process",
+        )
+        record["output_sha256"] = hashlib.sha256(json.dumps(tokens).encode()).hexdigest()
+        return record
+
+    def stop(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
+
+    def log_text(self) -> str:
+        return ""
