@@ -143,11 +143,19 @@ def _run_one_config(
     }
 
 
+def _accepted_for_tau(records: list[dict]) -> int:
+    """Accepted drafts as /metrics counts them per position; engines without it give the total."""
+    return sum(
+        sum(r["accepted_per_position"]) if r["accepted_per_position"] else r["draft_n_accepted"]
+        for r in records
+    )
+
+
 def _pooled_summary(records: list[dict], part: dict, *, engine: Engine) -> dict:
     draft = sum(r["draft_n"] for r in records)
     accepted = sum(r["draft_n_accepted"] for r in records)
     steps = sum(r["verify_steps"] for r in records)
-    metric_accepted = sum(sum(r["accepted_per_position"]) for r in records)
+    metric_accepted = _accepted_for_tau(records)
     positions = max((len(r["accepted_per_position"]) for r in records), default=0)
     per_position = [
         sum(r["accepted_per_position"][i] for r in records if i < len(r["accepted_per_position"]))
@@ -199,7 +207,7 @@ def _points(config: BenchmarkConfig, records: list[dict]) -> list[dict]:
         mine = [r for r in records if r["point"] == index]
         draft = sum(r["draft_n"] for r in mine)
         steps = sum(r["verify_steps"] for r in mine)
-        accepted = sum(sum(r["accepted_per_position"]) for r in mine)
+        accepted = _accepted_for_tau(mine)
         points.append(
             {
                 "input_tokens": input_tokens,

@@ -56,11 +56,14 @@ class _CountingDraft:
         self.inner = inner
         self.calls = 0
         self.drafted = 0
+        self.verify_steps = 0
 
     def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
         draft = self.inner(input_ids, **kwargs)
         self.calls += 1
         self.drafted += len(draft)
+        # A non-empty draft is verified by the target's next batch: one verify step.
+        self.verify_steps += bool(len(draft))
         return draft
 
 
@@ -133,6 +136,7 @@ class InProcessSession:
         llm.reset()
         calls_before = self._draft.calls if self._draft else 0
         drafted_before = self._draft.drafted if self._draft else 0
+        steps_before = self._draft.verify_steps if self._draft else 0
         tokens: list[int] = []
         started = time.perf_counter()
         first_at = started
@@ -149,13 +153,14 @@ class InProcessSession:
         finished = time.perf_counter()
         counters = SpecCounters()
         if self._draft is not None:
-            steps = self._draft.calls - calls_before
-            # Each verify step yields its accepted drafts plus the target's own token.
-            accepted = max(0, len(tokens) - 1 - steps)
+            # Every target batch (the prompt's, then one per draft call) yields one token of
+            # its own plus the drafts it accepted; the rest of the tokens are accepted drafts.
+            batches = 1 + self._draft.calls - calls_before
+            accepted = max(0, len(tokens) - batches)
             counters = SpecCounters(
                 draft_tokens=float(self._draft.drafted - drafted_before),
                 accepted_tokens=float(accepted),
-                verify_steps=float(steps),
+                verify_steps=float(self._draft.verify_steps - steps_before),
             )
         timings = {
             "prompt_n": len(prompt),

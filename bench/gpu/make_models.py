@@ -49,6 +49,8 @@ SHAPES = {
     "qwen3-27b": Shape(
         "qwen3-27b", 151936, 5120, 54, 64, 8, 128, 25600, 40960, 5, 17408, (2, 14, 27, 40, 53)
     ),
+    # Qwen3-0.6B's shapes: small enough to decode on a 2-core CPU, real vocabulary and depth.
+    "qwen3-0.6b": Shape("qwen3-0.6b", 151936, 1024, 28, 16, 8, 128, 3072, 40960, 2, 3072, (2, 27)),
     "tiny": Shape("tiny", 512, 256, 4, 4, 2, 64, 512, 8192, 2, 512, (1, 3)),
 }
 
