@@ -130,3 +130,65 @@ class CsvImportForm(forms.Form):
     target_name = forms.CharField(
         max_length=200, required=False, help_text="Default: the baseline's name."
     )
+
+
+class CompareForm(forms.Form):
+    """Two to four config keys, comma-separated, as in /compare/?keys=a,b,c."""
+
+    keys = forms.CharField(
+        label="Config keys",
+        max_length=200,
+        help_text="Two to four config keys, separated by commas (the first is the reference).",
+    )
+
+    def clean_keys(self) -> list[str]:
+        keys = list(
+            dict.fromkeys(k.strip() for k in self.cleaned_data["keys"].split(",") if k.strip())
+        )
+        if not 2 <= len(keys) <= 4:
+            raise forms.ValidationError("Give two to four different config keys.")
+        found = {c.key: c for c in (selectors.config_by_key(key=k) for k in keys) if c}
+        missing = [k for k in keys if k not in found]
+        if missing:
+            raise forms.ValidationError(f"Unknown config keys: {', '.join(missing)}.")
+        self.cleaned_data["configs"] = [found[k] for k in keys]
+        return keys
+
+
+class BestConfigForm(forms.Form):
+    """A target model and either a hardware kind or a memory size in GB."""
+
+    target = forms.ChoiceField(label="Target model")
+    hardware = forms.ChoiceField(label="My GPU", required=False)
+    memory_gb = forms.FloatField(
+        label="or memory (GB)",
+        required=False,
+        min_value=0.1,
+        max_value=10_000,
+        help_text="GPU memory available, in GB (10^9 bytes); used when no GPU is picked.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = [
+            (t["name"], t["name"]) for t in selectors.target_summaries()
+        ]
+        self.fields["hardware"].choices = [("", "any (enter memory)")] + [
+            (h.slug, f"{h.gpu_name} ({h.slug})")
+            for h in selectors.hardware_summaries()
+            if h.memory_bytes
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        slug = cleaned.get("hardware")
+        cleaned["hardware_row"] = selectors.hardware_by_slug(slug=slug) if slug else None
+        if not slug and cleaned.get("memory_gb") is None and "memory_gb" not in self.errors:
+            self.add_error("memory_gb", "Pick a GPU or enter its memory in GB.")
+        return cleaned
+
+    def memory_bytes(self) -> int:
+        hardware = self.cleaned_data.get("hardware_row")
+        if hardware is not None:
+            return hardware.memory_bytes
+        return int(self.cleaned_data["memory_gb"] * 1e9)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import csv
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard import selectors, services
-from leaderboard.forms import SubmitForm
+from leaderboard.forms import BestConfigForm, CompareForm, SubmitForm
 from leaderboard.models import Job
 
 FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
+PAGE_SIZE = 50
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 @require_GET
@@ -23,21 +28,60 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     filters = {
         name: value if value in dict(choices[name]) else "" for name, value in filters.items()
     }
+    search = request.GET.get("q", "").strip()[:100]
+    include_all = request.GET.get("all") == "1"
+    selection = {
+        "target": filters["target"],
+        "hardware": filters["hardware"],
+        "spec_type": filters["spec_type"],
+        "protocol": filters["protocol"],
+        "source": filters["source"] or "all",
+        "search": search,
+    }
+    ordering = filters["ordering"] or "tokens_per_second"
     entries = selectors.leaderboard_entries(
-        target=filters["target"],
-        hardware=filters["hardware"],
-        spec_type=filters["spec_type"],
-        protocol=filters["protocol"],
-        source=filters["source"] or "all",
-        ordering=filters["ordering"] or "tokens_per_second",
+        **selection, ordering=ordering, ranked_only=not include_all, include_retired=include_all
     )
-    page = Paginator(entries, 50).get_page(request.GET.get("page"))
+    page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
+    newest = selectors.newest_release_number()
+    rows = selectors.leaderboard_rows(
+        entries=list(page.object_list), ranks=selectors.ranking(entries), newest=newest
+    )
+    kept_off = (
+        []
+        if include_all
+        else selectors.leaderboard_rows(
+            entries=list(
+                selectors.leaderboard_entries(**selection, include_retired=True).exclude(
+                    selectors.RANKED
+                )[:PAGE_SIZE]
+            ),
+            ranks={},
+            newest=newest,
+        )
+    )
     query = request.GET.copy()
     query.pop("page", None)
+    toggle = request.GET.copy()
+    toggle.pop("page", None)
+    if include_all:
+        toggle.pop("all", None)
+    else:
+        toggle["all"] = "1"
     return render(
         request,
         "leaderboard/leaderboard.html",
-        {"page": page, "choices": choices, "filters": filters, "query": query.urlencode()},
+        {
+            "page": page,
+            "rows": rows,
+            "kept_off": kept_off,
+            "include_all": include_all,
+            "search": search,
+            "choices": choices,
+            "filters": filters,
+            "query": query.urlencode(),
+            "toggle_query": toggle.urlencode(),
+        },
     )
 
 
@@ -48,16 +92,216 @@ def config_detail(request: HttpRequest, key: str) -> HttpResponse:
         raise Http404("no such config")
     runs = list(selectors.config_runs(config=config))
     best = max(runs, key=lambda r: r.tokens_per_second or 0.0) if runs else None
+    entries = list(selectors.config_entries(config=config))
+    newest = selectors.newest_release_number()
+    top = selectors.best_entry(config=config)
+    memory = (
+        selectors.memory_tradeoff(target_name=config.target_name, hardware=top.hardware)
+        if top is not None and config.is_speculative
+        else []
+    )
+    acceptance = selectors.acceptance_by_position(run=best)
     return render(
         request,
         "leaderboard/config_detail.html",
         {
             "config": config,
-            "entries": selectors.config_entries(config=config),
+            "entries": selectors.leaderboard_rows(entries=entries, ranks={}, newest=newest),
             "runs": runs,
             "provenance_run": best,
             "chart": selectors.config_chart_data(runs=runs),
+            "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
+            "memory": {"points": memory, "highlight": config.key},
+            "memory_hardware": top.hardware if top else None,
         },
+    )
+
+
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.run_by_id(run_id=run_id)
+    if run is None:
+        raise Http404("no such run")
+    return render(
+        request,
+        "leaderboard/run_detail.html",
+        {
+            "run": run,
+            "records": selectors.request_records(run=run),
+            "stale": selectors.is_stale(run.engine_release, selectors.newest_release_number()),
+        },
+    )
+
+
+def _neutralised(value: object) -> object:
+    """A CSV cell that a spreadsheet would read as a formula gets a leading apostrophe."""
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        value = json.dumps(value)
+    text = str(value)
+    return "'" + text if text[:1] in FORMULA_PREFIXES else value
+
+
+@require_GET
+def run_requests_csv(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.run_by_id(run_id=run_id)
+    if run is None:
+        raise Http404("no such run")
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-requests.csv"'
+    writer = csv.writer(response)
+    writer.writerow(selectors.REQUEST_EXPORT_FIELDS)
+    for record in selectors.request_records(run=run):
+        writer.writerow(_neutralised(record[name]) for name in selectors.REQUEST_EXPORT_FIELDS)
+    return response
+
+
+@require_GET
+def run_requests_json(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = selectors.run_by_id(run_id=run_id)
+    if run is None:
+        raise Http404("no such run")
+    response = JsonResponse(
+        {
+            "run": run.pk,
+            "config_key": run.config.key,
+            "hardware": run.hardware.slug,
+            "engine_release": run.engine_release,
+            "tokens_per_second_definition": run.tps_definition,
+            "provenance": run.provenance,
+            "requests": selectors.request_records(run=run),
+        }
+    )
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-requests.json"'
+    return response
+
+
+@require_GET
+def nmax(request: HttpRequest) -> HttpResponse:
+    pairs = selectors.nmax_targets()
+    target = request.GET.get("target", "")
+    hardware = request.GET.get("hardware", "")
+    if (target, hardware) not in {(t, h) for t, h, _ in pairs} and pairs:
+        target, hardware = "", ""
+    if not target and pairs:
+        target, hardware = pairs[0][0], pairs[0][1]
+    sweep = selectors.nmax_sweep(target_name=target, hardware_slug=hardware) if target else None
+    return render(
+        request,
+        "leaderboard/nmax.html",
+        {
+            "pairs": pairs,
+            "targets": sorted({t for t, _, _ in pairs}),
+            "hardware_choices": sorted({(h, name) for _, h, name in pairs}),
+            "target": target,
+            "hardware": hardware,
+            "sweep": sweep,
+        },
+    )
+
+
+@require_GET
+def context(request: HttpRequest) -> HttpResponse:
+    choices = selectors.leaderboard_filter_choices()
+    target = request.GET.get("target", "")
+    hardware = request.GET.get("hardware", "")
+    target = target if target in dict(choices["target"]) else ""
+    hardware = hardware if hardware in dict(choices["hardware"]) else ""
+    lines = selectors.context_series(target_name=target, hardware_slug=hardware)
+    depths = sorted({depth for line in lines for depth in line["depths"]})
+    for line in lines:
+        values = zip(line["speedup"], line["tokens_per_second"], strict=True)
+        by_depth = dict(zip(line["depths"], values, strict=True))
+        line["cells"] = [
+            {"speedup": by_depth[d][0], "tokens_per_second": by_depth[d][1]}
+            if d in by_depth
+            else None
+            for d in depths
+        ]
+    return render(
+        request,
+        "leaderboard/context.html",
+        {
+            "choices": choices,
+            "target": target,
+            "hardware": hardware,
+            "lines": lines,
+            "depths": depths,
+            "chart": {"depths": depths, "lines": lines},
+        },
+    )
+
+
+@require_GET
+def compare(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.GET or None)
+    result = None
+    if form.is_bound and form.is_valid():
+        result = selectors.comparison(configs=form.cleaned_data["configs"])
+    return render(request, "leaderboard/compare.html", {"form": form, "result": result})
+
+
+@require_GET
+def hardware_list(request: HttpRequest) -> HttpResponse:
+    return render(
+        request, "leaderboard/hardware_list.html", {"hardware": selectors.hardware_summaries()}
+    )
+
+
+@require_GET
+def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    hardware = selectors.hardware_by_slug(slug=slug)
+    if hardware is None:
+        raise Http404("no such hardware")
+    entries = selectors.leaderboard_entries(hardware=slug, ranked_only=True)
+    rows = selectors.leaderboard_rows(
+        entries=list(entries[:PAGE_SIZE]),
+        ranks=selectors.ranking(entries),
+        newest=selectors.newest_release_number(),
+    )
+    return render(request, "leaderboard/hardware_detail.html", {"hardware": hardware, "rows": rows})
+
+
+@require_GET
+def model_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "leaderboard/model_list.html", {"targets": selectors.target_summaries()})
+
+
+@require_GET
+def model_detail(request: HttpRequest, name: str) -> HttpResponse:
+    entries = selectors.leaderboard_entries(target=name, ranked_only=True)
+    if not selectors.leaderboard_entries(target=name, include_retired=True).exists():
+        raise Http404("no results for this model")
+    rows = selectors.leaderboard_rows(
+        entries=list(entries[:PAGE_SIZE]),
+        ranks=selectors.ranking(entries),
+        newest=selectors.newest_release_number(),
+    )
+    return render(request, "leaderboard/model_detail.html", {"name": name, "rows": rows})
+
+
+@require_GET
+def best_config(request: HttpRequest) -> HttpResponse:
+    form = BestConfigForm(request.GET or None)
+    matches = None
+    if form.is_bound and form.is_valid():
+        matches = list(
+            selectors.best_config_for(
+                target_name=form.cleaned_data["target"],
+                memory_bytes=form.memory_bytes(),
+                hardware=form.cleaned_data.get("hardware_row"),
+            )[:10]
+        )
+    tied = [
+        match
+        for match in (matches or [])[1:]
+        if selectors.overlaps(
+            match.ci95_low, match.ci95_high, matches[0].ci95_low, matches[0].ci95_high
+        )
+    ]
+    return render(
+        request, "leaderboard/best.html", {"form": form, "matches": matches, "tied": tied}
     )
 
 
@@ -90,12 +334,14 @@ def _job_or_404(job_id: int) -> Job:
 @require_GET
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = _job_or_404(job_id)
+    status = selectors.job_status(job=job)
     return render(
         request,
         "leaderboard/job.html",
         {
             "job": job,
-            "status": selectors.job_status(job=job),
+            "status": status,
+            "remaining_s": selectors.job_remaining_seconds(status=status),
             "can_cancel": job.is_active and (request.user == job.owner or request.user.is_staff),
         },
     )

@@ -38,3 +38,9 @@ def as_json(value: object) -> str:
     import json
 
     return json.dumps(value, indent=2, sort_keys=True)
+
+
+@register.filter
+def signed(value: float | None, digits: int = 1) -> str:
+    """A difference with its sign, so '+3.2' and '−1.0' read as gains and losses."""
+    return "–" if value is None else f"{value:+,.{digits}f}".replace("-", "−")

@@ -2,15 +2,55 @@
 (function () {
   "use strict";
   if (typeof window.Chart === "undefined") return;
+  var Chart = window.Chart;
+  var PALETTE = ["#1f4fa3", "#c0392b", "#1d7a46", "#9a5b00", "#6c3fa0", "#0f7c8c", "#b03a7a", "#4d4d4d"];
 
   function readData(id) {
     var element = document.getElementById(id);
     return element ? JSON.parse(element.textContent) : null;
   }
 
+  function color(i) { return PALETTE[i % PALETTE.length]; }
+
+  function baseOptions(xTitle, yTitle) {
+    return {
+      responsive: true,
+      maintainAspectRatio: false,
+      animation: false,
+      scales: {
+        x: { title: { display: true, text: xTitle } },
+        y: { title: { display: true, text: yTitle } }
+      },
+      plugins: { legend: { position: "bottom" } }
+    };
+  }
+
+  // Prints a text next to each point of the datasets that carry `pointText` (e.g. acceptance %).
+  var pointTextPlugin = {
+    id: "pointText",
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx;
+      ctx.save();
+      ctx.font = "11px system-ui, sans-serif";
+      ctx.textAlign = "center";
+      chart.data.datasets.forEach(function (dataset, index) {
+        if (!dataset.pointText || !chart.isDatasetVisible(index)) return;
+        chart.getDatasetMeta(index).data.forEach(function (point, i) {
+          var text = dataset.pointText[i];
+          if (text == null) return;
+          ctx.fillStyle = dataset.borderColor;
+          ctx.fillText(text, point.x, point.y - 10);
+        });
+      });
+      ctx.restore();
+    }
+  };
+
+  function percent(value) { return value == null ? null : Math.round(value * 100) + "%"; }
+
   function tokensPerRun(canvas, data) {
     var unit = data.definition === "end-to-end" ? "end-to-end tok/s" : "decode tok/s";
-    return new window.Chart(canvas, {
+    return new Chart(canvas, {
       type: "line",
       data: {
         labels: data.labels,
@@ -20,20 +60,185 @@
           { label: "average " + unit, data: data.mean, borderColor: "#1f4fa3", backgroundColor: "#1f4fa3", pointRadius: 4, showLine: data.mean.length > 1 }
         ]
       },
-      options: {
-        responsive: true,
-        maintainAspectRatio: false,
-        animation: false,
-        scales: { y: { title: { display: true, text: unit } }, x: { title: { display: true, text: "run (batch)" } } },
-        plugins: { legend: { position: "bottom" } }
-      }
+      options: (function () {
+        var options = baseOptions("run (batch)", unit);
+        options.scales.x.offset = true;  // a single run sits in the middle, not on the axis
+        return options;
+      })()
     });
   }
 
-  var drawers = { "tps-data": tokensPerRun };
+  function acceptance(canvas, data) {
+    var options = baseOptions("draft position", "accepted (share of verify steps)");
+    options.scales.y.min = 0;
+    options.scales.y.max = 1;
+    options.plugins.legend.display = false;
+    return new Chart(canvas, {
+      type: "bar",
+      data: { labels: data.positions, datasets: [{ label: "accepted", data: data.rate, backgroundColor: "#1f4fa3" }] },
+      options: options
+    });
+  }
+
+  function memory(canvas, data) {
+    var options = baseOptions("extra GPU memory over the baseline (GiB)", "speedup (×)");
+    options.scales.x.type = "linear";
+    options.scales.x.beginAtZero = true;
+    options.scales.y.beginAtZero = true;
+    options.plugins.legend.display = false;
+    options.plugins.tooltip = { callbacks: { label: function (item) { return data.points[item.dataIndex].label + ": " + item.parsed.y.toFixed(2) + "×, +" + item.parsed.x.toFixed(2) + " GiB"; } } };
+    return new Chart(canvas, {
+      type: "scatter",
+      data: {
+        datasets: [{
+          label: "configs",
+          data: data.points.map(function (p) { return { x: p.extra_gib, y: p.speedup }; }),
+          pointRadius: data.points.map(function (p) { return p.key === data.highlight ? 8 : 4; }),
+          backgroundColor: data.points.map(function (p) { return p.key === data.highlight ? "#c0392b" : "#1f4fa3"; })
+        }]
+      },
+      options: options
+    });
+  }
+
+  function nmax(canvas, data) {
+    var datasets = [];
+    data.types.forEach(function (type, i) {
+      var points = type.n_max.map(function (n, j) { return { x: n, y: type.tokens_per_second[j] }; });
+      datasets.push({
+        label: type.label + " tok/s", data: points, borderColor: color(i), backgroundColor: color(i), yAxisID: "y",
+        pointText: type.acceptance.map(percent),
+        pointStyle: type.n_max.map(function (n) { return n === type.best_n_max ? "star" : "circle"; }),
+        pointRadius: type.n_max.map(function (n) { return n === type.best_n_max ? 10 : 4; }),
+        pointBorderWidth: type.n_max.map(function (n) { return n === type.best_n_max ? 2 : 1; })
+      });
+      datasets.push({
+        label: type.label + " tau", data: type.n_max.map(function (n, j) { return { x: n, y: type.tau[j] }; }),
+        borderColor: color(i), backgroundColor: color(i), borderDash: [6, 4], pointRadius: 2, yAxisID: "tau"
+      });
+    });
+    if (data.baseline_tokens_per_second) {
+      var all = [].concat.apply([], data.types.map(function (t) { return t.n_max; }));
+      var low = Math.min.apply(null, all), high = Math.max.apply(null, all);
+      datasets.push({
+        label: "baseline tok/s", data: [{ x: low, y: data.baseline_tokens_per_second }, { x: high, y: data.baseline_tokens_per_second }],
+        borderColor: "#888", pointRadius: 0, borderWidth: 1, yAxisID: "y"
+      });
+    }
+    var options = baseOptions("n_max (draft tokens per step)", "decode tok/s");
+    options.scales.x.type = "linear";
+    options.scales.x.ticks = { stepSize: 1 };
+    options.scales.tau = { position: "right", title: { display: true, text: "tau (tokens per verify pass)" }, grid: { drawOnChartArea: false }, min: 0 };
+    options.layout = { padding: { top: 16, right: 12 } };
+    return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: options, plugins: [pointTextPlugin] });
+  }
+
+  function context(canvas, data) {
+    var options = baseOptions("input tokens (context depth)", "speedup over baseline (×)");
+    options.scales.x.type = "logarithmic";
+    // Ticks at the measured depths only, labelled 512, 4K, 12K, 36K.
+    options.scales.x.afterBuildTicks = function (axis) { axis.ticks = data.depths.map(function (d) { return { value: d }; }); };
+    options.scales.x.ticks = { callback: function (value) { return value >= 1024 ? Math.round(value / 1024) + "K" : value; } };
+    options.scales.y.suggestedMin = 1;
+    return new Chart(canvas, {
+      type: "line",
+      data: {
+        datasets: data.lines.map(function (line, i) {
+          return {
+            label: line.short_label,
+            data: line.depths.map(function (d, j) { return { x: d, y: line.speedup[j] }; }),
+            borderColor: color(i), backgroundColor: color(i), pointRadius: 4,
+            pointText: line.speedup.map(function (s) { return s == null ? null : s.toFixed(2) + "×"; })
+          };
+        })
+      },
+      options: options,
+      plugins: [pointTextPlugin]
+    });
+  }
+
+  function compareTps(canvas, data) {
+    var options = baseOptions("best average tok/s (bar) and its 95% interval (dark band)", "config");
+    options.indexAxis = "y";
+    options.plugins.legend.display = false;
+    options.scales.x.min = 0;
+    options.scales.y.title.display = false;
+    return new Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: data.labels,
+        datasets: [
+          // Drawn first so the tok/s bars sit under it; both share one slot per config.
+          {
+            label: "95% CI", order: 0, grouped: false, barPercentage: 0.25, backgroundColor: "rgba(20, 20, 20, 0.75)",
+            data: data.ci95_low.map(function (low, i) { return low == null ? null : [Math.max(low, 0), data.ci95_high[i]]; })
+          },
+          { label: "tok/s", order: 1, grouped: false, data: data.tokens_per_second, backgroundColor: data.labels.map(function (_, i) { return color(i); }) }
+        ]
+      },
+      options: options
+    });
+  }
+
+  function compareAcceptance(canvas, data) {
+    var width = Math.max.apply(null, data.acceptance_by_position.map(function (a) { return a.length; }).concat([0]));
+    var labels = [];
+    for (var i = 1; i <= width; i++) labels.push(i);
+    var options = baseOptions("draft position", "accepted (share of verify steps)");
+    options.scales.y.min = 0;
+    options.scales.y.max = 1;
+    return new Chart(canvas, {
+      type: "line",
+      data: {
+        labels: labels,
+        datasets: data.labels.map(function (label, i) {
+          return { label: label, data: data.acceptance_by_position[i], borderColor: color(i), backgroundColor: color(i), pointRadius: 3 };
+        })
+      },
+      options: options
+    });
+  }
+
+  function compareDepths(canvas, data) {
+    var options = baseOptions("input tokens (context depth)", "decode tok/s");
+    options.scales.x.type = "logarithmic";
+    var depths = [];
+    data.depths.forEach(function (series) { series.depths.forEach(function (d) { if (depths.indexOf(d) < 0) depths.push(d); }); });
+    options.scales.x.afterBuildTicks = function (axis) { axis.ticks = depths.map(function (d) { return { value: d }; }); };
+    options.scales.x.ticks = { callback: function (value) { return value >= 1024 ? Math.round(value / 1024) + "K" : value; } };
+    return new Chart(canvas, {
+      type: "line",
+      data: {
+        datasets: data.labels.map(function (label, i) {
+          var series = data.depths[i];
+          return {
+            label: label, borderColor: color(i), backgroundColor: color(i), pointRadius: 4,
+            data: series.depths.map(function (d, j) { return { x: d, y: series.tokens_per_second[j] }; })
+          };
+        })
+      },
+      options: options
+    });
+  }
+
+  var drawers = {
+    "tps-data": tokensPerRun,
+    "acceptance-data": acceptance,
+    "memory-data": memory,
+    "nmax-data": nmax,
+    "context-data": context,
+    "compare-data:tps": compareTps,
+    "compare-data:acceptance": compareAcceptance,
+    "compare-data:depths": compareDepths
+  };
   document.querySelectorAll("canvas[data-chart-source]").forEach(function (canvas) {
     var source = canvas.getAttribute("data-chart-source");
+    var kind = canvas.getAttribute("data-chart-kind");
+    var drawer = drawers[kind ? source + ":" + kind : source];
     var data = readData(source);
-    if (data && drawers[source]) drawers[source](canvas, data);
+    if (data && drawer) {
+      drawer(canvas, data);
+      canvas.setAttribute("data-drawn", "true");
+    }
   });
 })();

@@ -5,11 +5,18 @@
   if (!panel || panel.getAttribute("data-active") !== "true") return;
   var url = panel.getAttribute("data-status-url");
 
+  // A linear estimate, as the server renders it: elapsed per request done, times requests to go.
+  function remaining(progress) {
+    if (!progress.done || !progress.total || progress.elapsed_s == null || progress.done >= progress.total) return "?";
+    return Math.round(progress.elapsed_s / progress.done * (progress.total - progress.done));
+  }
+
   function show(job) {
     var progress = job.progress || {};
     var values = {
       status: job.status, phase: progress.phase || "–", done: progress.done, total: progress.total || "?",
-      tokens: progress.tokens, elapsed_s: progress.elapsed_s == null ? 0 : Math.round(progress.elapsed_s)
+      tokens: progress.tokens, elapsed_s: progress.elapsed_s == null ? 0 : Math.round(progress.elapsed_s),
+      remaining_s: remaining(progress)
     };
     Object.keys(values).forEach(function (name) {
       var element = panel.querySelector('[data-field="' + name + '"]');

@@ -1,0 +1,238 @@
+"""The pages in Debian's Chromium, driven by Playwright against a live server.
+
+Browse, filter, open a config and see its charts drawn, the n_max, context and compare views,
+an invalid then a valid submission followed on its job page to the result. Screenshots of every
+page, at desktop and phone widths, go to test-artifacts/screenshots/.
+
+The submission's Celery enqueue is captured (the `enqueued` fixture) and the test plays the
+worker through the same services the db worker calls; the real broker, workers and
+llama-server are covered end to end by test_end_to_end.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from h200_results import load_h200_results
+from playwright.sync_api import expect
+
+from leaderboard import services
+from leaderboard.models import Job
+
+pytestmark = [pytest.mark.browser]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+PASSWORD = "correct-horse-battery"
+# Counts the canvas's non-transparent pixels: a drawn chart has thousands, a blank one none.
+PAINTED_PIXELS = """canvas => {
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let painted = 0;
+  for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) painted++;
+  return painted;
+}"""
+
+# Playwright's sync API runs an event loop in this thread; the test's own ORM calls are safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+@pytest.fixture
+def site(transactional_db, user, models, hardware, enqueued, make_result):
+    """Measured configs (two of them tied), a seed CSV import and the H200 results."""
+    keys = []
+    for n_max, decode in ((4, [100.0, 104.0]), (3, [99.0, 103.0]), (2, [60.0, 60.5])):
+        job = services.submit_config(
+            owner=user,
+            data={
+                "target_model": "tiny-qwen3.gguf",
+                "draft_model": "tiny-qwen3.gguf",
+                "spec_types": ["draft-simple"],
+                "n_max": n_max,
+                "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+            },
+            hardware_slug=hardware.slug,
+        )
+        for baseline in job.baseline_jobs.all():
+            services.record_result(
+                job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0])
+            )
+        services.record_result(
+            job_id=job.pk, result=make_result(job.config.key, decode, draft=(40, 30), tau=2.2)
+        )
+        keys.append(job.config.key)
+    load_h200_results(owner=user, hardware=hardware)
+    return {"keys": keys, "hardware": hardware, "user": user}
+
+
+def shoot(page, name: str) -> None:
+    """Full-page screenshots at desktop and phone width; the page is left at desktop width."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.wait_for_timeout(150)  # Chart.js redraws on resize.
+        page.screenshot(path=SCREENSHOTS / f"{name}-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+
+
+def assert_charts_drawn(page, expected: int) -> None:
+    canvases = page.locator("canvas[data-chart-source]")
+    assert canvases.count() == expected
+    for index in range(expected):
+        canvas = canvases.nth(index)
+        canvas.scroll_into_view_if_needed()
+        assert canvas.get_attribute("data-drawn") == "true"
+        assert canvas.evaluate(PAINTED_PIXELS) > 1000
+        assert len(canvas.evaluate("c => c.toDataURL()")) > 5000
+
+
+def test_browse_filter_and_open_a_config_with_its_charts_drawn(live_server, page, site):
+    page.goto(live_server.url + "/")
+    ranking = page.locator("#ranking")
+    assert ranking.locator("tbody tr").count() == 4
+    assert ranking.locator(".badge.tie").count() == 1
+    assert page.locator("#kept-off-table").get_by_text("synthetic").first.is_visible()
+    shoot(page, "leaderboard")
+
+    page.select_option("select[name=spec_type]", "none")
+    page.get_by_role("button", name="Apply").click()
+    page.wait_for_url(re.compile(r"spec_type=none"))
+    assert page.locator("#ranking tbody tr").count() == 1
+    page.get_by_role("link", name="Include synthetic, self-reported").click()
+    page.wait_for_url(re.compile(r"all=1"))
+    assert page.locator("#ranking tbody tr").count() == 3
+
+    page.goto(live_server.url + "/")
+    page.locator("#ranking").get_by_role("link", name=re.compile("n_max 4")).click()
+    page.wait_for_url(re.compile(r"/configs/"))
+    assert_charts_drawn(page, 2)
+    assert page.locator("#server-command").inner_text().startswith("llama-server")
+    shoot(page, "config-measured")
+
+    page.goto(live_server.url + "/configs/8bddd103171a857f/")
+    assert_charts_drawn(page, 3)
+    shoot(page, "config-h200-27b")
+    page.get_by_role("link", name="run 1", exact=True).click()
+    page.wait_for_url(re.compile(r"/runs/\d+/"))
+    assert page.get_by_role("link", name="requests.csv").is_visible()
+    shoot(page, "run")
+
+
+def test_nmax_context_compare_and_other_pages_draw_and_read_on_a_phone(live_server, page, site):
+    page.goto(live_server.url + "/nmax/")
+    assert_charts_drawn(page, 1)
+    assert "n_max 12 at 46% acceptance" in page.locator(".finding").first.inner_text()
+    shoot(page, "nmax")
+
+    page.goto(live_server.url + "/context/")
+    assert_charts_drawn(page, 1)
+    assert page.locator("#context-table tbody tr").count() == 2
+    shoot(page, "context")
+
+    page.goto(live_server.url + "/compare/")
+    page.fill("#id_keys", ",".join(site["keys"][:2]) + ",8bddd103171a857f")
+    page.get_by_role("button", name="Compare").click()
+    page.wait_for_url(re.compile(r"keys="))
+    assert_charts_drawn(page, 3)
+    assert page.locator("#compare-depth-table").is_visible()
+    assert "not distinguishable" in page.locator("#compare-table").inner_text()
+    shoot(page, "compare")
+
+    for path, name in (
+        ("/hardware/", "hardware-list"),
+        (f"/hardware/{site['hardware'].slug}/", "hardware"),
+        ("/models/", "models"),
+        ("/models/tiny-qwen3/", "model"),
+        ("/best/?target=tiny-qwen3&memory_gb=8", "best"),
+    ):
+        page.goto(live_server.url + path)
+        shoot(page, name)
+    assert page.locator("#best-answer").get_by_role("link").inner_text().endswith("n_max 4")
+
+    page.set_viewport_size(PHONE)
+    page.goto(live_server.url + "/")
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, "the page scrolls sideways on a phone"
+
+
+def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(live_server, page, site):
+    page.goto(live_server.url + "/submit/")
+    page.fill("#id_username", site["user"].username)
+    page.fill("#id_password", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r"/submit/$"))
+
+    page.select_option("#id_target_model", "tiny-qwen3.gguf")
+    page.select_option("#id_draft_model", "tiny-dflash.gguf")
+    page.check("input[name=spec_types][value=draft-dflash]")
+    page.fill("#id_n_max", "16")
+    page.fill("#id_runs", "3")
+    page.fill("#id_n_predict", "64")
+    page.get_by_role("button", name="Submit").click()
+    error = page.locator("#field-n_max .errors")
+    assert "out of range for draft-dflash" in error.inner_text()
+    shoot(page, "submit-invalid")
+
+    page.fill("#id_n_max", "8")
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_url(re.compile(r"/jobs/\d+/$"))
+    job = Job.objects.get(pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
+    assert page.get_by_role("button", name="Cancel job").is_visible()
+
+    # Play the worker: progress events, then the result, through the db worker's services.
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    services.record_progress(
+        job_id=job.pk,
+        progress={"phase": "measuring", "done": 1, "total": 4, "tokens": 64, "elapsed_s": 3.0},
+    )
+    expect(page.locator('[data-field="done"]')).to_have_text("1", timeout=10_000)
+    expect(page.locator('[data-field="remaining_s"]')).to_have_text("9")
+    assert page.evaluate("() => document.querySelector('progress').value") == 25
+    shoot(page, "job-running")
+
+    result = site_result(job)
+    services.record_result(job_id=job.pk, result=result)
+    page.wait_for_selector("text=See it on the config's page", timeout=10_000)
+    assert "succeeded" in page.locator('[data-field="status"]').inner_text()
+    assert page.locator("progress").get_attribute("value") == "100"
+    shoot(page, "job-done")
+
+
+def site_result(job: Job) -> dict:
+    from conftest import fake_result
+
+    return fake_result(job.config.key, [150.0, 151.0, 149.0, 152.0], draft=(80, 60), tau=3.1)
