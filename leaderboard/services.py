@@ -1026,17 +1026,30 @@ def requeue_lost_jobs(*, held_task_ids: set[str], older_than_s: float) -> list[i
     return [job.pk for job in lost]
 
 
-def requeue_orphaned_jobs(*, orphaned_task_ids: set[str], older_than_s: float) -> list[str]:
+def requeue_orphaned_jobs(
+    *,
+    executing_task_ids: set[str],
+    waiting_task_ids: set[str],
+    finishing_job_ids: set[int],
+    older_than_s: float,
+) -> list[str]:
     """Put running jobs whose worker died back in the queue, or fail them after too many tries.
 
-    Returns the task ids it dealt with, whose old messages the broker should now forget.
+    A running job is orphaned when no live worker executes it, its message waits nowhere and no
+    result or failure for it is on its way. Returns the task ids it dealt with, whose old
+    (unacked) messages the broker should now forget.
     """
     cutoff = timezone.now() - timedelta(seconds=older_than_s)
-    orphans = Job.objects.filter(
-        status=Job.Status.RUNNING,
-        started_at__lt=cutoff,
-        task_id__in=list(orphaned_task_ids),
-    ).select_related("config__target", "config__draft", "hardware")
+    running = Job.objects.filter(status=Job.Status.RUNNING, started_at__lt=cutoff)
+    orphan_ids = [
+        job_id
+        for job_id, task_id in running.values_list("id", "task_id")
+        if str(task_id) not in executing_task_ids | waiting_task_ids
+        and job_id not in finishing_job_ids
+    ]
+    orphans = Job.objects.filter(id__in=orphan_ids).select_related(
+        "config__target", "config__draft", "hardware"
+    )
     handled = []
     for job in orphans:
         if job.attempts >= settings.SPECBOARD_MAX_ATTEMPTS:

@@ -244,6 +244,8 @@ SPECBOARD_IMPORT_RATE = env_str("SPECBOARD_IMPORT_RATE", "20/hour")
 SPECBOARD_MAX_IMPORT_BYTES = env_int("SPECBOARD_MAX_IMPORT_BYTES", 5 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES
+# A JSON request body (a config and its prompt) is small; larger ones are refused with a 413.
+SPECBOARD_MAX_JSON_BYTES = 256 * 1024
 
 # Celery: Redis when one answers, otherwise kombu's filesystem transport (no server needed).
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -283,6 +285,11 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "leaderboard.api.parsers.LimitedJSONParser",
+        "leaderboard.api.parsers.LimitedFormParser",
+        "leaderboard.api.parsers.LimitedMultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -298,4 +305,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "leaderboard.api.schema.add_config_and_errors",
+    ],
 }

@@ -1,10 +1,25 @@
 from django.conf import settings
-from django.urls import path
+from django.urls import path, re_path, register_converter
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from leaderboard.api import views
+
+
+class IdConverter:
+    """A database id: digits that fit a 64-bit integer; anything else is a JSON 404."""
+
+    regex = "[0-9]{1,18}"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
+register_converter(IdConverter, "id")
 
 # Swagger UI sets inline styles; scripts stay our own files (the split view serves its init script).
 docs_view = csp_override(settings.SECURE_CSP | {"style-src": [CSP.SELF, CSP.UNSAFE_INLINE]})(
@@ -12,17 +27,46 @@ docs_view = csp_override(settings.SECURE_CSP | {"style-src": [CSP.SELF, CSP.UNSA
 )
 
 urlpatterns = [
-    path("models", views.ModelList.as_view(), name="api-models"),
+    path("models", views.ModelListCreate.as_view(), name="api-models"),
     path("hardware", views.HardwareList.as_view(), name="api-hardware"),
+    path("builds", views.BuildList.as_view(), name="api-builds"),
+    re_path(
+        r"^builds/(?P<release>[A-Za-z0-9._-]{1,64})/retire$",
+        views.BuildRetire.as_view(),
+        name="api-build-retire",
+    ),
     path("configs", views.ConfigList.as_view(), name="api-configs"),
-    path("configs/<str:key>", views.ConfigDetail.as_view(), name="api-config"),
+    re_path(
+        r"^configs/(?P<key>[A-Za-z0-9_-]{1,64})$", views.ConfigDetail.as_view(), name="api-config"
+    ),
+    path("compare", views.Compare.as_view(), name="api-compare"),
     path("leaderboard", views.LeaderboardList.as_view(), name="api-leaderboard"),
     path("runs", views.RunList.as_view(), name="api-runs"),
-    path("runs/<int:pk>", views.RunDetail.as_view(), name="api-run"),
+    path("runs/<id:pk>", views.RunDetail.as_view(), name="api-run"),
     path("submissions", views.SubmissionListCreate.as_view(), name="api-submissions"),
-    path("jobs/<int:pk>", views.JobDetail.as_view(), name="api-job"),
-    path("jobs/<int:pk>/cancel", views.JobCancel.as_view(), name="api-job-cancel"),
+    path("jobs/<id:pk>", views.JobDetail.as_view(), name="api-job"),
+    path("jobs/<id:pk>/cancel", views.JobCancel.as_view(), name="api-job-cancel"),
     path("imports", views.ImportCreate.as_view(), name="api-imports"),
+    path("uploads", views.UploadCreate.as_view(), name="api-uploads"),
+    path(
+        "exports/leaderboard.csv", views.LeaderboardCsv.as_view(), name="api-export-leaderboard-csv"
+    ),
+    path(
+        "exports/leaderboard.json",
+        views.LeaderboardJson.as_view(),
+        name="api-export-leaderboard-json",
+    ),
+    path(
+        "exports/runs/<id:pk>/requests.csv",
+        views.RunRequestsCsv.as_view(),
+        name="api-export-requests-csv",
+    ),
+    path(
+        "exports/runs/<id:pk>/requests.json",
+        views.RunRequestsJson.as_view(),
+        name="api-export-requests-json",
+    ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", docs_view, name="api-docs"),
+    re_path(r"^(?P<unmatched>.*)$", views.not_found, name="api-not-found"),
 ]
