@@ -177,6 +177,8 @@ def main() -> int:
     broker = Redis(scratch)
     broker.start()
     atexit.register(broker.stop)
+    # A SIGTERM must still stop the workers and Redis this script started.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     environment = os.environ | {
         "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
         "DATABASE_URL": args.database_url,
@@ -215,6 +217,7 @@ def main() -> int:
     def measuring(job: Job) -> Callable[[], bool]:
         return lambda: Job.objects.get(pk=job.pk).progress.get("done", 0) >= 1
 
+    atexit.register(workers.stop)
     try:
         workers.start_db()
         workers.start_gpu()

@@ -15,17 +15,32 @@ from celery.worker import state as worker_state
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from leaderboard import services
-from leaderboard.celery import DB_QUEUE
-from runner.benchmark import run_benchmark
+from leaderboard import selectors, services
+from leaderboard.celery import (
+    DB_QUEUE,
+    RECONCILE_EVERY_S,
+    active_task_ids,
+    broker_holdings,
+    forget_unacked,
+)
+from runner.benchmark import resolve_model, run_benchmark
 from runner.config import parse_config
 from runner.errors import BenchmarkCancelled, RunnerError
+from runner.gguf_inspect import sha256_file
 
 logger = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL_S = 1.0
 # Only infrastructure trouble is retried; a benchmark that fails is a result, not an exception.
 TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+# A result must outlive a database outage: retry forever, at most a minute apart.
+RECORD_RETRY = {
+    "autoretry_for": TRANSIENT_DB_ERRORS,
+    "retry_backoff": True,
+    "retry_backoff_max": 60,
+    "retry_jitter": False,
+    "max_retries": None,
+}
 
 
 class _ProgressSender:
@@ -68,6 +83,17 @@ def _model_mismatch(result: dict, models: dict) -> str | None:
     return None
 
 
+def _changed_model_file(models: dict) -> str | None:
+    base = Path(settings.SPECBOARD_MODELS_DIR)
+    for role, expected in models.items():
+        if expected and sha256_file(resolve_model(expected["path"], base)) != expected["sha256"]:
+            return (
+                f"{role} model {expected['path']} on this worker differs from the registered "
+                "file (sha256 mismatch): it was changed after registration"
+            )
+    return None
+
+
 @shared_task(bind=True, acks_late=True, ignore_result=True)
 def run_benchmark_job(self, *, job_id: int, config: dict, models: dict) -> None:
     """Run one job's config on this worker's llama-server and send the result to the db queue."""
@@ -75,6 +101,10 @@ def run_benchmark_job(self, *, job_id: int, config: dict, models: dict) -> None:
     send_progress = _ProgressSender(job_id)
     send_progress({"phase": "started"})
     try:
+        # The registered hash, checked before the run: a changed file must not cost a benchmark.
+        if problem := _changed_model_file(models):
+            _send_failure(job_id, problem)
+            return
         result = run_benchmark(
             parse_config(config),
             models_dir=Path(settings.SPECBOARD_MODELS_DIR),
@@ -110,25 +140,44 @@ def record_progress_task(*, job_id: int, progress: dict) -> None:
     services.record_progress(job_id=job_id, progress=progress)
 
 
-@shared_task(
-    acks_late=True,
-    ignore_result=True,
-    autoretry_for=TRANSIENT_DB_ERRORS,
-    retry_backoff=True,
-    max_retries=8,
-)
+@shared_task(acks_late=True, ignore_result=True, **RECORD_RETRY)
 def record_result_task(*, job_id: int, result: dict) -> None:
     """Store a worker's result and refresh the leaderboard."""
     services.record_result(job_id=job_id, result=result)
 
 
-@shared_task(
-    acks_late=True,
-    ignore_result=True,
-    autoretry_for=TRANSIENT_DB_ERRORS,
-    retry_backoff=True,
-    max_retries=8,
-)
+@shared_task(acks_late=True, ignore_result=True, **RECORD_RETRY)
 def record_failure_task(*, job_id: int, error: str, log_tail: str = "") -> None:
     """Store a worker's failure with the engine's log tail."""
     services.record_failure(job_id=job_id, error=error, log_tail=log_tail)
+
+
+@shared_task(ignore_result=True)
+def reconcile_jobs_task() -> dict:
+    """Re-send jobs the broker lost: queued ones it no longer holds, running ones whose worker died."""
+    queues = list(selectors.servable_hardware().values_list("queue_name", flat=True))
+    holdings = broker_holdings(queues)
+    if holdings is None:
+        logger.info("the broker cannot be inspected; reconciling skipped")
+        return {}
+    requeued = services.requeue_lost_jobs(
+        held_task_ids=holdings.task_ids, older_than_s=RECONCILE_EVERY_S
+    )
+    # Running, yet no live worker executes it and nothing will finish it: its worker died.
+    executing = active_task_ids()
+    orphaned: list[str] = []
+    if executing is not None:
+        orphaned = services.requeue_orphaned_jobs(
+            executing_task_ids=executing,
+            waiting_task_ids=holdings.waiting,
+            finishing_job_ids=holdings.finishing_job_ids,
+            older_than_s=RECONCILE_EVERY_S,
+        )
+        forget_unacked([holdings.unacked[t] for t in orphaned if t in holdings.unacked])
+    return {"requeued": requeued, "orphaned_task_ids": orphaned}
+
+
+@shared_task(ignore_result=True)
+def sweep_stuck_jobs_task() -> list[int]:
+    """Fail jobs still running past SPECBOARD_MAX_JOB_SECONDS."""
+    return services.fail_stuck_jobs(max_seconds=settings.SPECBOARD_MAX_JOB_SECONDS)

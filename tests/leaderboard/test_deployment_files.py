@@ -44,7 +44,8 @@ def test_the_gpu_worker_gets_the_broker_and_models_but_no_database_credentials()
 
 def test_compose_services_use_variables_the_settings_understand():
     services = compose()["services"]
-    assert set(services) == {"redis", "db", "web", "worker-db", "worker-gpu"}
+    assert set(services) == {"redis", "db", "web", "worker-db", "beat", "worker-gpu"}
+    assert services["beat"]["command"][:4] == ["celery", "-A", "leaderboard", "beat"]
     assert "--appendonly" in services["redis"]["command"]
     web = services["web"]["environment"]
     url = web["DATABASE_URL"].replace(

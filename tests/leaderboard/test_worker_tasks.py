@@ -8,6 +8,7 @@ from leaderboard import services, tasks
 from leaderboard.celery import app
 from leaderboard.models import Job
 from runner.errors import EngineCrashedError
+from runner.gguf_inspect import sha256_file
 
 CONFIG = {
     "target_model": "tiny-qwen3.gguf",
@@ -49,7 +50,12 @@ def test_the_gpu_task_sends_progress_and_result_to_the_db_queue_without_touching
         {
             "job_id": 7,
             "config": CONFIG,
-            "models": {"target": {"path": "tiny-qwen3.gguf", "sha256": "a" * 64}},
+            "models": {
+                "target": {
+                    "path": "tiny-qwen3.gguf",
+                    "sha256": sha256_file(tiny_models["tiny-qwen3.gguf"]),
+                }
+            },
         }
     )
 
@@ -85,12 +91,13 @@ def test_an_invalid_config_fails_the_job_instead_of_raising(sent):
     assert sent[-1][0] == "record_failure_task" and "invalid config" in sent[-1][1]["error"]
 
 
-def test_a_model_file_that_differs_on_the_worker_is_a_failure(monkeypatch, sent, make_result):
-    monkeypatch.setattr(
-        tasks,
-        "run_benchmark",
-        lambda config, **_: make_result(config.key, [1.0], target_sha256="b" * 64),
-    )
+def test_a_model_file_that_differs_on_the_worker_is_a_failure_before_any_benchmark_runs(
+    monkeypatch, sent
+):
+    def must_not_run(config, **_):
+        raise AssertionError("a changed model file must fail before the benchmark")
+
+    monkeypatch.setattr(tasks, "run_benchmark", must_not_run)
     run_task(
         {
             "job_id": 7,
@@ -98,7 +105,8 @@ def test_a_model_file_that_differs_on_the_worker_is_a_failure(monkeypatch, sent,
             "models": {"target": {"path": "tiny-qwen3.gguf", "sha256": "a" * 64}},
         }
     )
-    assert sent[-1][0] == "record_failure_task" and "differs" in sent[-1][1]["error"]
+    assert sent[-1][0] == "record_failure_task"
+    assert "sha256 mismatch" in sent[-1][1]["error"] and "tiny-qwen3.gguf" in sent[-1][1]["error"]
 
 
 def test_the_db_tasks_record_through_the_services(user, models, hardware, enqueued, make_result):

@@ -66,7 +66,10 @@ class Command(BaseCommand):
             "INFO",
         ]
         commands = [
-            celery + ["-Q", DB_QUEUE, "--concurrency", "1", "--hostname", "db@%h"],
+            # -B embeds beat: the reconciler and the sweeper run on the db worker's schedule.
+            celery
+            + ["-Q", DB_QUEUE, "--concurrency", "1", "--hostname", "db@%h", "-B"]
+            + ["--schedule", str(settings.VAR_DIR / "celerybeat-schedule")],
             # The threads pool lets a running benchmark see its cancellation (a revoke).
             celery
             + [

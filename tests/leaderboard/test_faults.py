@@ -1,0 +1,289 @@
+"""Faults with real processes: a private Redis, real Celery workers with beat, a real llama-server.
+
+Each test starts its own redis-server on a free port (never the shared one), a db worker that
+also runs beat (the reconciler and the sweeper every few seconds) and a GPU worker, then breaks
+one part: the GPU worker or llama-server killed mid-run, Redis restarted, a job stuck running.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import psutil
+import pytest
+import redis
+from django.db import connection
+from django.utils import timezone
+
+from leaderboard import services
+from leaderboard.celery import app
+from leaderboard.models import Job, RequestRecord, Run
+from runner.engine import locate
+
+pytestmark = [pytest.mark.e2e, pytest.mark.engine]
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+PERIODIC_S = 2
+QUICK = {
+    "target_model": "tiny-qwen3.gguf",
+    "threads": 2,
+    "protocol": {"name": "quick", "n_predict": 16, "runs": 2, "warmup": 0},
+}
+
+
+def long_baseline(runs: int, tokens: int = 512) -> dict:
+    return QUICK | {"protocol": {"name": "quick", "n_predict": tokens, "runs": runs, "warmup": 0}}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def database_url() -> str:
+    entry = connection.settings_dict
+    if entry["ENGINE"].endswith("sqlite3"):
+        if str(entry["NAME"]).startswith((":memory:", "file:memorydb")):
+            pytest.skip("the worker processes cannot share an in-memory SQLite database")
+        return f"sqlite:///{entry['NAME']}"
+    password = f":{entry['PASSWORD']}" if entry["PASSWORD"] else ""
+    host = entry["HOST"] or "127.0.0.1"
+    return f"postgres://{entry['USER']}{password}@{host}:{entry['PORT'] or 5432}/{entry['NAME']}"
+
+
+class PrivateRedis:
+    """A throwaway redis-server without persistence, so a restart loses every message."""
+
+    def __init__(self, directory: Path) -> None:
+        self.port = free_port()
+        self.directory = directory
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+            + ["--appendonly", "no", "--dir", str(self.directory)],
+            stdout=subprocess.DEVNULL,
+        )
+        client = redis.Redis.from_url(self.url)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                return
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[PrivateRedis]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    server = PrivateRedis(tmp_path)
+    server.start()
+    previous = app.conf.broker_url
+    app.conf.broker_url = server.url
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield server
+    app.conf.broker_url = previous
+    app._pool = None
+    app.amqp._producer_pool = None
+    server.stop()
+
+
+@pytest.fixture
+def hardware(transactional_db):
+    return services.register_hardware(gpu_name="CPU faults", slug=f"faults-{uuid.uuid4().hex[:8]}")
+
+
+class Stack:
+    """The worker processes of one test; GPU workers can be killed and started again."""
+
+    def __init__(self, broker: PrivateRedis, models_dir: Path, queue: str, beat: Path) -> None:
+        self.environment = os.environ | {
+            "CELERY_BROKER_URL": broker.url,
+            "SPECBOARD_MODELS_DIR": str(models_dir),
+            "SECRET_KEY": "faults-test",
+            "SPECBOARD_RECONCILE_EVERY_S": str(PERIODIC_S),
+            "SPECBOARD_SWEEP_EVERY_S": str(PERIODIC_S),
+        }
+        self.queue = queue
+        self.beat = beat
+        self.processes: list[subprocess.Popen] = []
+
+    def _celery(self, *arguments: str, environment: dict) -> subprocess.Popen:
+        command = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker"]
+        command += ["--loglevel", "WARNING", "--without-heartbeat", "--without-mingle"]
+        command += ["--without-gossip", *arguments]
+        process = subprocess.Popen(command, env=environment, cwd=REPOSITORY)
+        self.processes.append(process)
+        return process
+
+    def start_db_worker(self, **environment: str) -> subprocess.Popen:
+        return self._celery(
+            *("-Q", "db", "--concurrency", "1", "-B", "--schedule", str(self.beat)),
+            *("--hostname", f"db-{uuid.uuid4().hex[:6]}@%h"),
+            environment=self.environment | {"DATABASE_URL": database_url()} | environment,
+        )
+
+    def start_gpu_worker(self) -> subprocess.Popen:
+        return self._celery(
+            *("-Q", self.queue, "--pool", "threads", "--concurrency", "1"),
+            *("--hostname", f"gpu-{uuid.uuid4().hex[:6]}@%h"),
+            environment=self.environment | {"SPECBOARD_ROLE": "gpu-worker"},
+        )
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+@pytest.fixture
+def stack(broker, tiny_models, hardware, tmp_path) -> Iterator[Stack]:
+    locate()  # builds llama-server once, or finds the cached build
+    workers = Stack(
+        broker,
+        next(iter(tiny_models.values())).parent,
+        hardware.queue_name,
+        tmp_path / "celerybeat-schedule",
+    )
+    yield workers
+    workers.stop()
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            states = [(j.pk, j.status, j.attempts, j.progress, j.error) for j in Job.objects.all()]
+            pytest.fail(f"{what} did not happen within {timeout_s} s: {states}")
+        time.sleep(0.2)
+
+
+def measuring(job: Job) -> Callable[[], bool]:
+    return lambda: Job.objects.get(pk=job.pk).progress.get("done", 0) >= 1
+
+
+def finished(*jobs: Job) -> Callable[[], bool]:
+    return lambda: not Job.objects.filter(pk__in=[j.pk for j in jobs], status__in=Job.ACTIVE)
+
+
+def llama_servers(worker: subprocess.Popen) -> list[psutil.Process]:
+    return [
+        child
+        for child in psutil.Process(worker.pid).children(recursive=True)
+        if "llama-server" in child.name()
+    ]
+
+
+def submit(user, hardware, config: dict) -> Job:
+    return services.submit_config(owner=user, data=config, hardware_slug=hardware.slug)
+
+
+def test_a_gpu_worker_killed_mid_run_has_its_job_redelivered_and_recorded_exactly_once(
+    transactional_db, models, hardware, user, stack
+):
+    stack.start_db_worker()
+    worker = stack.start_gpu_worker()
+    job = submit(user, hardware, long_baseline(runs=5, tokens=192))
+    wait_until(measuring(job), 120, "the first measured request")
+
+    engines = llama_servers(worker)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=10)
+    # Nothing reaps a dead worker's llama-server on this machine; a GPU host's supervisor would.
+    for engine in engines:
+        engine.kill()
+    stack.start_gpu_worker()
+
+    wait_until(finished(job), 180, "the redelivered job to finish")
+    job.refresh_from_db()
+    assert (job.status, job.error, job.attempts) == ("succeeded", "", 2)
+    assert Run.objects.filter(config=job.config).count() == 1
+    assert RequestRecord.objects.filter(run__job=job).count() == 5
+
+
+def test_llama_server_killed_mid_request_fails_the_job_with_its_log_tail_and_frees_the_worker(
+    transactional_db, models, hardware, user, stack
+):
+    stack.start_db_worker()
+    worker = stack.start_gpu_worker()
+    doomed = submit(user, hardware, long_baseline(runs=200))
+    queued_next = submit(user, hardware, QUICK)
+    wait_until(measuring(doomed), 120, "the first measured request")
+
+    killed_at = time.monotonic()
+    for engine in llama_servers(worker):
+        engine.kill()
+    wait_until(finished(doomed), 30, "the crash to be recorded")
+    recorded_after_s = time.monotonic() - killed_at
+
+    doomed.refresh_from_db()
+    assert doomed.status == Job.Status.FAILED and recorded_after_s < 10
+    assert doomed.error.startswith("engine crashed") and doomed.log_tail.strip()
+    wait_until(finished(queued_next), 120, "the next job")
+    assert Job.objects.get(pk=queued_next.pk).status == Job.Status.SUCCEEDED
+
+
+def test_jobs_queued_when_redis_restarts_are_sent_again_and_none_is_lost(
+    transactional_db, models, hardware, user, stack, broker
+):
+    stack.start_db_worker()
+    jobs = [
+        submit(user, hardware, QUICK | {"protocol": QUICK["protocol"] | {"n_predict": n}})
+        for n in (8, 12, 16)
+    ]
+    messages = redis.Redis.from_url(broker.url)
+    assert messages.llen(hardware.queue_name) == 3
+
+    broker.restart()
+    assert messages.llen(hardware.queue_name) == 0
+    stack.start_gpu_worker()
+
+    wait_until(finished(*jobs), 180, "every queued job to finish")
+    assert [Job.objects.get(pk=j.pk).status for j in jobs] == ["succeeded"] * 3
+    assert Run.objects.count() == 3
+
+
+def test_a_job_stuck_running_past_its_time_limit_is_failed_by_the_periodic_sweeper(
+    transactional_db, models, hardware, user, stack
+):
+    stack.start_db_worker(SPECBOARD_MAX_JOB_SECONDS="60")
+    job = submit(user, hardware, QUICK)
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, attempts=1, started_at=timezone.now() - timedelta(minutes=5)
+    )
+
+    wait_until(finished(job), 30, "the sweeper")
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.error.startswith("timed out")
