@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -151,3 +154,33 @@ def fake_result(
 def make_result():
     """Builds fake runner results: make_result(config_key, [decode tok/s per request], ...)."""
     return fake_result
+
+
+@contextmanager
+def celery_broker(url: str) -> Iterator[str]:
+    """Point this process's Celery app at another broker for the length of a test.
+
+    Celery reads CELERY_BROKER_URL from the environment before its own configuration, so the
+    variable (which ./specboard test sets) must step aside too.
+    """
+    from leaderboard.celery import app
+
+    saved_env = os.environ.pop("CELERY_BROKER_URL", None)
+    previous = app.conf.broker_url
+    app.conf.broker_url = url
+    app._pool = None
+    app.amqp._producer_pool = None
+    try:
+        yield url
+    finally:
+        app.conf.broker_url = previous
+        app._pool = None
+        app.amqp._producer_pool = None
+        if saved_env is not None:
+            os.environ["CELERY_BROKER_URL"] = saved_env
+
+
+@pytest.fixture
+def switch_broker():
+    """celery_broker, for tests that start real workers on a broker of their own."""
+    return celery_broker

@@ -20,7 +20,6 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
-from leaderboard.celery import app
 from leaderboard.models import Job, LeaderboardEntry
 from leaderboard.settings import redis_answers
 from runner.engine import locate
@@ -51,19 +50,13 @@ def database_url() -> str:
 
 
 @pytest.fixture
-def broker(monkeypatch):
+def broker(switch_broker):
     if not redis_answers(E2E_REDIS):
         pytest.skip(f"no Redis answers at {E2E_REDIS}")
     # The database is this test's own: drop messages that an interrupted earlier run left behind.
     redis.Redis.from_url(E2E_REDIS).flushdb()
-    previous = app.conf.broker_url
-    app.conf.broker_url = E2E_REDIS
-    app._pool = None
-    app.amqp._producer_pool = None
-    yield E2E_REDIS
-    app.conf.broker_url = previous
-    app._pool = None
-    app.amqp._producer_pool = None
+    with switch_broker(E2E_REDIS):
+        yield E2E_REDIS
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from django.db import connection
 from django.utils import timezone
 
 from leaderboard import services
-from leaderboard.celery import app
 from leaderboard.models import Job, RequestRecord, Run
 from runner.engine import locate
 
@@ -99,19 +98,13 @@ class PrivateRedis:
 
 
 @pytest.fixture
-def broker(tmp_path: Path) -> Iterator[PrivateRedis]:
+def broker(tmp_path: Path, switch_broker) -> Iterator[PrivateRedis]:
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed")
     server = PrivateRedis(tmp_path)
     server.start()
-    previous = app.conf.broker_url
-    app.conf.broker_url = server.url
-    app._pool = None
-    app.amqp._producer_pool = None
-    yield server
-    app.conf.broker_url = previous
-    app._pool = None
-    app.amqp._producer_pool = None
+    with switch_broker(server.url):
+        yield server
     server.stop()
 
 
