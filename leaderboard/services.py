@@ -463,6 +463,33 @@ def _stats(prefix: str, summary: dict | None) -> dict:
     return {f"{prefix}_{name}": summary.get(name) for name in names}
 
 
+def _run_fields(result: dict) -> dict:
+    """The Run columns that a runner result fills, with the definitions the runner used."""
+    summary = result.get("summary") or {}
+    engine = result.get("engine") or {}
+    decode = summary.get("decode_tokens_per_second") or {}
+    return {
+        "engine_backend": (engine.get("backend") or "")[:32],
+        "tps_definition": Run.Definition.DECODE,
+        "n": decode.get("n") or 0,
+        **_stats("decode", decode),
+        **_stats("e2e", summary.get("end_to_end_tokens_per_second")),
+        "ttft_ms_mean": (summary.get("ttft_ms") or {}).get("mean"),
+        "acceptance_rate": summary.get("acceptance_rate"),
+        "tau": summary.get("tau"),
+        "draft_tokens": summary.get("draft_tokens") or 0,
+        "draft_accepted": summary.get("draft_accepted") or 0,
+        "verify_steps": summary.get("verify_steps") or 0,
+        "speedup": summary.get("speedup"),
+        "lossless": summary.get("lossless"),
+        "synthetic": bool(result.get("synthetic")),
+        "degenerate": bool(summary.get("degenerate")),
+        "peak_memory_bytes": summary.get("peak_memory_bytes"),
+        "memory_kind": (summary.get("memory_kind") or "")[:16],
+        "gpu_seconds": summary.get("gpu_seconds") or 0.0,
+    }
+
+
 def _request_record(run: Run, index: int, row: dict) -> RequestRecord:
     return RequestRecord(
         run=run,
@@ -525,7 +552,6 @@ def record_result(*, job_id: int, result: dict) -> Run | None:
     if result.get("config_key") != job.config.key:
         record_failure(job_id=job_id, error="the worker returned a result for another config")
         return None
-    summary = result.get("summary") or {}
     engine = result.get("engine") or {}
     provenance = result.get("provenance") or {}
     with transaction.atomic():
@@ -538,30 +564,12 @@ def record_result(*, job_id: int, result: dict) -> Run | None:
         )
         if not finished:
             return None
-        decode = summary.get("decode_tokens_per_second") or {}
         run = Run.objects.create(
             job=job,
             config=job.config,
             hardware=job.hardware,
             engine_release=engine.get("release") or job.engine_release,
-            engine_backend=engine.get("backend", ""),
-            tps_definition=Run.Definition.DECODE,
-            n=decode.get("n") or 0,
-            **_stats("decode", decode),
-            **_stats("e2e", summary.get("end_to_end_tokens_per_second")),
-            ttft_ms_mean=(summary.get("ttft_ms") or {}).get("mean"),
-            acceptance_rate=summary.get("acceptance_rate"),
-            tau=summary.get("tau"),
-            draft_tokens=summary.get("draft_tokens") or 0,
-            draft_accepted=summary.get("draft_accepted") or 0,
-            verify_steps=summary.get("verify_steps") or 0,
-            speedup=summary.get("speedup"),
-            lossless=summary.get("lossless"),
-            synthetic=bool(result.get("synthetic")),
-            degenerate=bool(summary.get("degenerate")),
-            peak_memory_bytes=summary.get("peak_memory_bytes"),
-            memory_kind=summary.get("memory_kind") or "",
-            gpu_seconds=summary.get("gpu_seconds") or 0.0,
+            **_run_fields(result),
             provenance=provenance,
             raw_result=result,
         )
@@ -1133,34 +1141,15 @@ def _uploaded_config(
 def _create_uploaded_run(
     section: dict, *, config: Config, hardware: Hardware, fingerprint: str, uploaded_by: str | None
 ) -> Run:
-    summary = section.get("summary") or {}
     engine = section.get("engine") or {}
     provenance = dict(section.get("provenance") or {})
     provenance |= {"source": SELF_REPORTED_UPLOAD_SOURCE, "uploaded_by": uploaded_by}
-    decode = summary.get("decode_tokens_per_second") or {}
     run = Run.objects.create(
         config=config,
         hardware=hardware,
         engine_release=(engine.get("release") or SELF_REPORTED_RELEASE)[:64],
-        engine_backend=(engine.get("backend") or "")[:32],
-        tps_definition=Run.Definition.DECODE,
-        n=decode.get("n") or 0,
-        **_stats("decode", decode),
-        **_stats("e2e", summary.get("end_to_end_tokens_per_second")),
-        ttft_ms_mean=(summary.get("ttft_ms") or {}).get("mean"),
-        acceptance_rate=summary.get("acceptance_rate"),
-        tau=summary.get("tau"),
-        draft_tokens=summary.get("draft_tokens") or 0,
-        draft_accepted=summary.get("draft_accepted") or 0,
-        verify_steps=summary.get("verify_steps") or 0,
-        speedup=summary.get("speedup"),
-        lossless=summary.get("lossless"),
-        synthetic=bool(section.get("synthetic")),
-        degenerate=bool(summary.get("degenerate")),
+        **_run_fields(section),
         self_reported=True,
-        peak_memory_bytes=summary.get("peak_memory_bytes"),
-        memory_kind=(summary.get("memory_kind") or "")[:16],
-        gpu_seconds=summary.get("gpu_seconds") or 0.0,
         import_fingerprint=fingerprint,
         provenance=provenance,
         raw_result=section,
