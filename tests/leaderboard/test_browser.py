@@ -189,7 +189,9 @@ def test_nmax_context_compare_and_other_pages_draw_and_read_on_a_phone(live_serv
     assert overflow <= 0, "the page scrolls sideways on a phone"
 
 
-def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(live_server, page, site):
+def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(
+    live_server, page, site, make_result
+):
     page.goto(live_server.url + "/submit/")
     page.fill("#id_username", site["user"].username)
     page.fill("#id_password", PASSWORD)
@@ -224,15 +226,9 @@ def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(live_server, p
     assert page.evaluate("() => document.querySelector('progress').value") == 25
     shoot(page, "job-running")
 
-    result = site_result(job)
+    result = make_result(job.config.key, [150.0, 151.0, 149.0, 152.0], draft=(80, 60), tau=3.1)
     services.record_result(job_id=job.pk, result=result)
     page.wait_for_selector("text=See it on the config's page", timeout=10_000)
     assert "succeeded" in page.locator('[data-field="status"]').inner_text()
     assert page.locator("progress").get_attribute("value") == "100"
     shoot(page, "job-done")
-
-
-def site_result(job: Job) -> dict:
-    from conftest import fake_result
-
-    return fake_result(job.config.key, [150.0, 151.0, 149.0, 152.0], draft=(80, 60), tau=3.1)

@@ -271,12 +271,19 @@ def test_jobs_queued_when_redis_restarts_are_sent_again_and_none_is_lost(
 def test_a_job_stuck_running_past_its_time_limit_is_failed_by_the_periodic_sweeper(
     transactional_db, models, hardware, user, stack
 ):
-    stack.start_db_worker(SPECBOARD_MAX_JOB_SECONDS="60")
+    # A periodic message expires after one period: keep the reconciler (which waits on worker
+    # replies) out of the sweeper's way, so every sweep is executed before it expires.
+    stack.start_db_worker(
+        SPECBOARD_MAX_JOB_SECONDS="60",
+        SPECBOARD_RECONCILE_EVERY_S="60",
+        SPECBOARD_SWEEP_EVERY_S="5",
+    )
     job = submit(user, hardware, QUICK)
     Job.objects.filter(pk=job.pk).update(
         status=Job.Status.RUNNING, attempts=1, started_at=timezone.now() - timedelta(minutes=5)
     )
 
-    wait_until(finished(job), 30, "the sweeper")
+    # Generous: the db worker with beat may take a while to start on a loaded 2-core machine.
+    wait_until(finished(job), 120, "the sweeper")
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED and job.error.startswith("timed out")
