@@ -143,11 +143,19 @@ def _run_one_config(
     }
 
 
-def _accepted_for_tau(records: list[dict]) -> int:
-    """Accepted drafts as /metrics counts them per position; engines without it give the total."""
-    return sum(
+def _acceptance_and_tau(records: list[dict]) -> tuple[float | None, float | None]:
+    """Pooled acceptance rate and tau (1 + accepted drafts per verify step) of some requests."""
+    draft = sum(r["draft_n"] for r in records)
+    accepted = sum(r["draft_n_accepted"] for r in records)
+    steps = sum(r["verify_steps"] for r in records)
+    # /metrics counts accepted drafts per position; engines without it give the total only.
+    metric_accepted = sum(
         sum(r["accepted_per_position"]) if r["accepted_per_position"] else r["draft_n_accepted"]
         for r in records
+    )
+    return (
+        accepted / draft if draft else None,
+        1.0 + metric_accepted / steps if steps else None,
     )
 
 
@@ -155,7 +163,7 @@ def _pooled_summary(records: list[dict], part: dict, *, engine: Engine) -> dict:
     draft = sum(r["draft_n"] for r in records)
     accepted = sum(r["draft_n_accepted"] for r in records)
     steps = sum(r["verify_steps"] for r in records)
-    metric_accepted = _accepted_for_tau(records)
+    acceptance_rate, tau = _acceptance_and_tau(records)
     positions = max((len(r["accepted_per_position"]) for r in records), default=0)
     per_position = [
         sum(r["accepted_per_position"][i] for r in records if i < len(r["accepted_per_position"]))
@@ -174,9 +182,9 @@ def _pooled_summary(records: list[dict], part: dict, *, engine: Engine) -> dict:
             ]
         ),
         "ttft_ms": summarize([r["ttft_ms"] for r in records if r["ttft_ms"] is not None]),
-        "acceptance_rate": accepted / draft if draft else None,
+        "acceptance_rate": acceptance_rate,
         # tau counts the target's own token: 1 + accepted drafts per verify step.
-        "tau": 1.0 + metric_accepted / steps if steps else None,
+        "tau": tau,
         "draft_tokens": draft,
         "draft_accepted": accepted,
         "verify_steps": steps,
@@ -205,9 +213,7 @@ def _points(config: BenchmarkConfig, records: list[dict]) -> list[dict]:
     points = []
     for index, input_tokens, output_tokens in specs:
         mine = [r for r in records if r["point"] == index]
-        draft = sum(r["draft_n"] for r in mine)
-        steps = sum(r["verify_steps"] for r in mine)
-        accepted = _accepted_for_tau(mine)
+        acceptance_rate, tau = _acceptance_and_tau(mine)
         points.append(
             {
                 "input_tokens": input_tokens,
@@ -215,10 +221,8 @@ def _points(config: BenchmarkConfig, records: list[dict]) -> list[dict]:
                 "decode_tokens_per_second": summarize(
                     [r["decode_tokens_per_second"] for r in mine if r["decode_tokens_per_second"]]
                 ),
-                "acceptance_rate": sum(r["draft_n_accepted"] for r in mine) / draft
-                if draft
-                else None,
-                "tau": 1.0 + accepted / steps if steps else None,
+                "acceptance_rate": acceptance_rate,
+                "tau": tau,
                 "speedup": None,
             }
         )

@@ -52,6 +52,11 @@ class Engine:
         return asdict(self)
 
 
+def _read_manifest(manifest: Path) -> Engine:
+    """The Engine a build of ours wrote beside its binaries."""
+    return Engine(**json.loads(manifest.read_text()))
+
+
 def cache_root() -> Path:
     """Where sources and builds are cached: ``SPECBOARD_CACHE`` or ``~/.cache/specboard``."""
     configured = os.environ.get("SPECBOARD_CACHE")
@@ -137,7 +142,7 @@ def build(
     target_dir = build_dir_for(release=release, flags=flags)
     manifest = target_dir / "engine.json"
     if manifest.exists():
-        return Engine(**json.loads(manifest.read_text()))
+        return _read_manifest(manifest)
     for tool in ("cmake", "c++"):
         if shutil.which(tool) is None:
             raise EngineBuildError(f"building llama-server needs {tool!r} on PATH")
@@ -197,7 +202,7 @@ def from_binary(path: str, *, release: str | None = None, backend: str | None = 
     manifest = binary.parent.parent / "engine.json"
     if manifest.exists():
         # A build of ours, named by path: it knows its own release and flags.
-        return Engine(**json.loads(manifest.read_text()))
+        return _read_manifest(manifest)
     version = release or _release_from_binary(binary) or "unknown"
     bench = binary.with_name("llama-bench")
     return Engine(
@@ -243,7 +248,7 @@ def locate(
     flags = build_flags(backend=chosen_backend, cuda_architectures=architectures)
     manifest = build_dir_for(release=release, flags=flags) / "engine.json"
     if manifest.exists():
-        return Engine(**json.loads(manifest.read_text()))
+        return _read_manifest(manifest)
     if not build_if_missing:
         raise EngineBuildError("no cached llama-server build; run `python -m runner engine`")
     return build(release=release, backend=chosen_backend, cuda_architectures=architectures, log=log)

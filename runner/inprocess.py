@@ -8,8 +8,6 @@ first token to the last; decode tok/s = predicted_n / predicted_ms.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
 from typing import Any
@@ -173,7 +171,7 @@ class InProcessSession:
                 "draft_n": int(counters.draft_tokens),
                 "draft_n_accepted": int(counters.accepted_tokens),
             }
-        record = build_record(
+        return build_record(
             spec=spec,
             timings=timings,
             tokens=tokens,
@@ -182,8 +180,6 @@ class InProcessSession:
             counters=counters,
             ttft_source="in process",
         )
-        record["output_sha256"] = hashlib.sha256(json.dumps(tokens).encode()).hexdigest()
-        return record
 
     def stop(self) -> None:
         if self._llm is not None:
