@@ -315,3 +315,16 @@ class LeaderboardEntry(models.Model):
     @property
     def is_baseline(self) -> bool:
         return not self.config.is_speculative
+
+
+class BoardVersion(models.Model):
+    """A counter the services raise whenever leaderboard rows change; cached pages key on it.
+
+    One row (id 1). Raised in the same transaction as the change, so a page read after the commit
+    never finds an older page under the new number.
+    """
+
+    value = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"leaderboard version {self.value}"

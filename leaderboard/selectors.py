@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-import bisect
+import hashlib
+import json
 import math
 import re
+from collections.abc import Callable
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, F, Max, Q, QuerySet
-from django.db.models.functions import Coalesce
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count, F, Max, Q, QuerySet, Window
+from django.db.models.functions import Coalesce, Rank
 
-from leaderboard.models import Config, EngineBuild, Hardware, Job, LeaderboardEntry, ModelFile, Run
+from leaderboard.models import (
+    BoardVersion,
+    Config,
+    EngineBuild,
+    Hardware,
+    Job,
+    LeaderboardEntry,
+    ModelFile,
+    Run,
+)
 from runner.config import SPEC_TYPES
 from runner.stats import t_critical_95
 
@@ -28,6 +42,27 @@ SOURCES = {
 PROTOCOLS = ("quick", "context-sweep", "depth")
 # The rows that compete in the main ranking: measured by our workers on a good build, real output.
 RANKED = Q(synthetic=False, self_reported=False, degenerate=False, retired=False)
+_MISSING = object()
+
+
+def board_version() -> int:
+    """The leaderboard's change counter (services.raise_board_version raises it)."""
+    return BoardVersion.objects.filter(pk=1).values_list("value", flat=True).first() or 0
+
+
+def board_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
+    """A leaderboard read, computed once per change of the rows and kept in the cache.
+
+    The key carries the board version, so a recorded run, a retired build or a re-ranked row
+    makes every cached page miss at once; the timeout only bounds edits made outside the services.
+    """
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
+    key = f"board:{board_version()}:{name}:{digest[:32]}"
+    value = cache.get(key, _MISSING)
+    if value is _MISSING:
+        value = compute()
+        cache.set(key, value, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+    return value
 
 
 def spec_type_q(spec_type: str) -> Q:
@@ -90,11 +125,30 @@ def leaderboard_entries(
 
 def leaderboard_filter_choices() -> dict[str, list[tuple[str, str]]]:
     """The values that the leaderboard's filters offer, from the data present."""
-    targets = LeaderboardEntry.objects.values_list("config__target_name", flat=True).distinct()
-    hardware = (
-        Hardware.objects.filter(entries__isnull=False).distinct().values_list("slug", "gpu_name")
+    return board_cached("filter-choices", {}, _filter_choices)
+
+
+def _filter_choices() -> dict[str, list[tuple[str, str]]]:
+    # order_by() drops the model's default ordering, which DISTINCT would otherwise include
+    # (one target name per row instead of one per name).
+    targets = (
+        Config.objects.filter(entries__isnull=False)
+        .order_by()
+        .values_list("target_name", flat=True)
+        .distinct()
     )
-    labels = LeaderboardEntry.objects.values_list("config__spec_label", flat=True).distinct()
+    hardware = (
+        Hardware.objects.filter(entries__isnull=False)
+        .order_by()
+        .distinct()
+        .values_list("slug", "gpu_name")
+    )
+    labels = (
+        Config.objects.filter(entries__isnull=False)
+        .order_by()
+        .values_list("spec_label", flat=True)
+        .distinct()
+    )
     present = sorted({part for label in labels for part in label.split(",")} - {"none"})
     spec_types = [("none", "none (baseline)")] + [(t, t) for t in present]
     spec_types += [(t, t) for t in SPEC_TYPES if t not in present]
@@ -205,10 +259,17 @@ def release_number(release: str) -> int | None:
 
 def newest_release_number() -> int | None:
     """The newest engine release that any current (non-retired) leaderboard row was measured with."""
-    releases = LeaderboardEntry.objects.filter(retired=False).values_list(
-        "engine_release", flat=True
+    return board_cached("newest-release", {}, _newest_release_number)
+
+
+def _newest_release_number() -> int | None:
+    releases = (
+        LeaderboardEntry.objects.filter(retired=False)
+        .order_by()
+        .values_list("engine_release", flat=True)
+        .distinct()
     )
-    numbers = [n for n in map(release_number, set(releases)) if n is not None]
+    numbers = [n for n in map(release_number, releases) if n is not None]
     return max(numbers, default=None)
 
 
@@ -224,27 +285,76 @@ def overlaps(low: float | None, high: float | None, other_low, other_high) -> bo
     return low <= other_high and other_low <= high
 
 
-def ranking(entries: QuerySet[LeaderboardEntry]) -> dict[int, tuple[int, bool]]:
-    """Rank by decode tok/s within the filtered rows: {entry id: (rank, tied with the leader)}.
+def page_ranks(
+    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int, ordering: str
+) -> dict[int, tuple[int, bool]]:
+    """Rank a page's rows by decode tok/s within the filtered rows: {id: (rank, tied with leader)}.
 
     Rows whose 95% interval overlaps the leader's share its rank 1; the others take the usual
-    competition rank (one more than the number of rows faster than them).
+    competition rank (one more than the number of rows faster than them). Only the page's rows
+    are ranked, in the database, never every filtered row in Python.
     """
-    rows = sorted(
-        entries.values_list("id", "tokens_per_second", "ci95_low", "ci95_high", "tps_definition"),
-        key=lambda row: -row[1],
-    )
-    if not rows:
+    if not page:
         return {}
-    leader = rows[0]
-    # Negated speeds in ascending order: bisect counts the faster rows in O(log n), not O(n).
-    negated_speeds = [-row[1] for row in rows]
-    ranks: dict[int, tuple[int, bool]] = {leader[0]: (1, False)}
-    for row in rows[1:]:
-        tied = row[4] == leader[4] and overlaps(row[2], row[3], leader[2], leader[3])
-        faster = bisect.bisect_left(negated_speeds, -row[1])
-        ranks[row[0]] = (1, True) if tied else (faster + 1, False)
+    leader = (
+        entries.order_by(F("tokens_per_second").desc(), "id")
+        .values_list("id", "tokens_per_second", "ci95_low", "ci95_high", "tps_definition")
+        .first()
+    )
+    if leader is None:
+        return {}
+    if ordering == "tokens_per_second":
+        faster = _faster_counts_on_a_speed_page(entries, page, offset=offset)
+    else:
+        faster = _faster_counts(entries, [entry.pk for entry in page])
+    ranks = {}
+    for entry in page:
+        tied = (
+            entry.pk != leader[0]
+            and entry.tps_definition == leader[4]
+            and overlaps(entry.ci95_low, entry.ci95_high, leader[2], leader[3])
+        )
+        ranks[entry.pk] = (1, True) if tied else (faster[entry.pk] + 1, False)
     return ranks
+
+
+def _faster_counts_on_a_speed_page(
+    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int
+) -> dict[int, int]:
+    """Rows faster than each row of a page sorted by tok/s, from the page's offset.
+
+    Every row before the page is at least as fast as its first row, so it is faster than any
+    page row that is slower than that one; only the rows tied with the first need one count.
+    """
+    top = page[0].tokens_per_second
+    strictly_faster_than_top = (
+        entries.filter(tokens_per_second__gt=top).order_by().count() if offset else 0
+    )
+    counts = {}
+    for index, entry in enumerate(page):
+        before_page = offset if entry.tokens_per_second < top else strictly_faster_than_top
+        on_page = sum(
+            1 for other in page[:index] if other.tokens_per_second > entry.tokens_per_second
+        )
+        counts[entry.pk] = before_page + on_page
+    return counts
+
+
+def _faster_counts(entries: QuerySet[LeaderboardEntry], ids: list[int]) -> dict[int, int]:
+    """Rows faster than each of these rows, by a window over the filtered rows in one query."""
+    ranked = (
+        entries.order_by()
+        .annotate(speed_rank=Window(Rank(), order_by=F("tokens_per_second").desc()))
+        .values_list("id", "speed_rank")
+    )
+    sql, params = ranked.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT ranked.id, ranked.speed_rank FROM ({sql}) ranked "
+            f"WHERE ranked.id IN ({', '.join(['%s'] * len(ids))})",
+            [*params, *ids],
+        )
+        return {entry_id: rank - 1 for entry_id, rank in cursor.fetchall()}
 
 
 def leaderboard_rows(
@@ -260,6 +370,16 @@ def leaderboard_rows(
         }
         for entry in entries
     ]
+
+
+def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:
+    """The first `limit` rows of a tok/s-ordered selection, ranked, with staleness."""
+    page = list(entries[:limit])
+    return leaderboard_rows(
+        entries=page,
+        ranks=page_ranks(entries, page, offset=0, ordering="tokens_per_second"),
+        newest=newest_release_number(),
+    )
 
 
 def acceptance_by_position(*, run: Run | None) -> list[float]:

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from leaderboard.celery import gpu_queue
 from leaderboard.models import (
+    BoardVersion,
     Config,
     EngineBuild,
     Hardware,
@@ -199,8 +200,19 @@ def register_model(
 
 def retire_engine_build(*, release: str, note: str = "") -> int:
     """Mark an engine release as bad; its leaderboard rows leave the ranking. Returns rows retired."""
-    EngineBuild.objects.update_or_create(release=release, defaults={"retired": True, "note": note})
-    return LeaderboardEntry.objects.filter(engine_release=release).update(retired=True)
+    with transaction.atomic():
+        EngineBuild.objects.update_or_create(
+            release=release, defaults={"retired": True, "note": note}
+        )
+        retired = LeaderboardEntry.objects.filter(engine_release=release).update(retired=True)
+        raise_board_version()
+    return retired
+
+
+def raise_board_version() -> None:
+    """Tell cached leaderboard pages that rows changed; call after the change, in its transaction."""
+    if not BoardVersion.objects.filter(pk=1).update(value=F("value") + 1):
+        BoardVersion.objects.get_or_create(pk=1, defaults={"value": 1})
 
 
 # Submissions and jobs.
@@ -618,6 +630,15 @@ def refresh_leaderboard_entry(
     *, config: Config, hardware: Hardware, engine_release: str
 ) -> LeaderboardEntry | None:
     """Recompute one leaderboard row from its runs, and the speedups of rows paired with it."""
+    with transaction.atomic():
+        entry = _refresh_entry(config=config, hardware=hardware, engine_release=engine_release)
+        raise_board_version()
+    return entry
+
+
+def _refresh_entry(
+    *, config: Config, hardware: Hardware, engine_release: str
+) -> LeaderboardEntry | None:
     same = {"hardware": hardware, "engine_release": engine_release}
     runs = list(Run.objects.filter(config=config, **same))
     if not runs:
@@ -666,7 +687,7 @@ def refresh_leaderboard_entry(
     for paired in LeaderboardEntry.objects.filter(config__baseline=config, **same).select_related(
         "config"
     ):
-        refresh_leaderboard_entry(config=paired.config, **same)
+        _refresh_entry(config=paired.config, **same)
     return entry
 
 

@@ -246,6 +246,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES
 # A JSON request body (a config and its prompt) is small; larger ones are refused with a 413.
 SPECBOARD_MAX_JSON_BYTES = 256 * 1024
+# Cached leaderboard pages are keyed on the board version, which every recorded run raises; the
+# timeout only bounds how long an edit made outside the services (the admin) can go unseen.
+SPECBOARD_BOARD_CACHE_SECONDS = env_int("SPECBOARD_BOARD_CACHE_SECONDS", 300)
 
 # Celery: Redis when one answers, otherwise kombu's filesystem transport (no server needed).
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"

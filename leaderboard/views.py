@@ -8,8 +8,10 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard import selectors, services
@@ -28,8 +30,24 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     filters = {
         name: value if value in dict(choices[name]) else "" for name, value in filters.items()
     }
-    search = request.GET.get("q", "").strip()[:100]
-    include_all = request.GET.get("all") == "1"
+    page_number = request.GET.get("page", "")
+    view = {
+        "filters": filters,
+        "search": request.GET.get("q", "").strip()[:100],
+        "include_all": request.GET.get("all") == "1",
+        "page": int(page_number) if page_number.isdigit() else 1,
+    }
+    # The board (filters, table, pager) is rendered once per change of the leaderboard rows and
+    # served from the cache until then; only the site header around it is rendered per request.
+    board = selectors.board_cached(
+        "leaderboard-page", view, lambda: _leaderboard_board(view=view, choices=choices)
+    )
+    return render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
+
+
+def _leaderboard_board(*, view: dict, choices: dict) -> str:
+    """The leaderboard's filters, ranked page and kept-off rows as HTML, from validated input."""
+    filters, search, include_all = view["filters"], view["search"], view["include_all"]
     selection = {
         "target": filters["target"],
         "hardware": filters["hardware"],
@@ -42,11 +60,13 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     entries = selectors.leaderboard_entries(
         **selection, ordering=ordering, ranked_only=not include_all, include_retired=include_all
     )
-    page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(entries, PAGE_SIZE).get_page(view["page"])
     newest = selectors.newest_release_number()
-    rows = selectors.leaderboard_rows(
-        entries=list(page.object_list), ranks=selectors.ranking(entries), newest=newest
+    page_entries = list(page.object_list)
+    ranks = selectors.page_ranks(
+        entries, page_entries, offset=page.start_index() - 1, ordering=ordering
     )
+    rows = selectors.leaderboard_rows(entries=page_entries, ranks=ranks, newest=newest)
     kept_off = (
         []
         if include_all
@@ -60,17 +80,17 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             newest=newest,
         )
     )
-    query = request.GET.copy()
-    query.pop("page", None)
-    toggle = request.GET.copy()
-    toggle.pop("page", None)
+    query = QueryDict(mutable=True)
+    query.update({name: value for name, value in filters.items() if value})
+    if search:
+        query["q"] = search
+    toggle = query.copy()
     if include_all:
-        toggle.pop("all", None)
+        query["all"] = "1"
     else:
         toggle["all"] = "1"
-    return render(
-        request,
-        "leaderboard/leaderboard.html",
+    return render_to_string(
+        "leaderboard/_leaderboard_board.html",
         {
             "page": page,
             "rows": rows,
@@ -254,11 +274,8 @@ def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
     hardware = selectors.hardware_by_slug(slug=slug)
     if hardware is None:
         raise Http404("no such hardware")
-    entries = selectors.leaderboard_entries(hardware=slug, ranked_only=True)
-    rows = selectors.leaderboard_rows(
-        entries=list(entries[:PAGE_SIZE]),
-        ranks=selectors.ranking(entries),
-        newest=selectors.newest_release_number(),
+    rows = selectors.ranked_rows(
+        selectors.leaderboard_entries(hardware=slug, ranked_only=True), limit=PAGE_SIZE
     )
     return render(request, "leaderboard/hardware_detail.html", {"hardware": hardware, "rows": rows})
 
@@ -273,11 +290,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     entries = selectors.leaderboard_entries(target=name, ranked_only=True)
     if not selectors.leaderboard_entries(target=name, include_retired=True).exists():
         raise Http404("no results for this model")
-    rows = selectors.leaderboard_rows(
-        entries=list(entries[:PAGE_SIZE]),
-        ranks=selectors.ranking(entries),
-        newest=selectors.newest_release_number(),
-    )
+    rows = selectors.ranked_rows(entries, limit=PAGE_SIZE)
     return render(request, "leaderboard/model_detail.html", {"name": name, "rows": rows})
 
 

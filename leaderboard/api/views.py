@@ -205,6 +205,18 @@ class LeaderboardList(generics.ListAPIView):
     def get_queryset(self):
         return selectors.leaderboard_entries(**_leaderboard_query(self.request))
 
+    def list(self, request: Request, *args, **kwargs) -> Response:
+        _leaderboard_query(request)  # a bad query is a 400, never a cached page
+        # The page (rows, count and links) is computed once per change of the leaderboard rows.
+        page = {
+            "query": sorted(request.query_params.lists()),
+            "base": request.build_absolute_uri("/"),
+        }
+        data = selectors.board_cached(
+            "api-leaderboard", page, lambda: super(LeaderboardList, self).list(request).data
+        )
+        return Response(data)
+
 
 @extend_schema(parameters=[s.RunQuerySerializer])
 class RunList(generics.ListAPIView):

@@ -1,0 +1,144 @@
+"""The leaderboard at scale: ranks computed for a page only, and pages cached per board version."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from leaderboard import selectors, services
+from leaderboard.models import Config, Hardware, LeaderboardEntry
+
+ORDERINGS = list(selectors.LEADERBOARD_ORDERINGS)
+
+
+@pytest.fixture
+def many_entries(db) -> list[LeaderboardEntry]:
+    """Sixty rows with repeated speeds, missing speedups and intervals that reach the leader's."""
+    rng = random.Random(3)
+    hardware = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    entries = []
+    for index in range(60):
+        config = Config.objects.create(
+            key=f"{index:016x}",
+            canonical={"index": index},
+            label=f"config {index}",
+            target_name=f"target-{index % 3}",
+            spec_label=("draft-simple", "ngram", "none")[index % 3],
+            protocol="quick",
+        )
+        speed = float(rng.choice([50, 60, 70, 80, 90, 99, 100]) + rng.choice([0, 0.5]))
+        half_width = rng.choice([0.2, 1.0, 3.0])
+        entries.append(
+            LeaderboardEntry.objects.create(
+                config=config,
+                hardware=hardware,
+                engine_release="b11434",
+                tps_definition=rng.choice(["decode", "decode", "e2e"]),
+                tokens_per_second=speed,
+                ci95_low=speed - half_width,
+                ci95_high=speed + half_width,
+                speedup=rng.choice([None, 1.2, 1.5, 2.0, 2.5]),
+                acceptance_rate=rng.random(),
+                tau=rng.choice([None, 2.0, 3.0]),
+            )
+        )
+    return entries
+
+
+def full_ranking(rows: list[LeaderboardEntry]) -> dict[int, tuple[int, bool]]:
+    """The definition, spelled out over every row: competition rank by tok/s, ties with the leader."""
+    leader = min(rows, key=lambda row: (-row.tokens_per_second, row.pk))
+    ranks = {}
+    for row in rows:
+        tied = (
+            row.pk != leader.pk
+            and row.tps_definition == leader.tps_definition
+            and row.ci95_low <= leader.ci95_high
+            and leader.ci95_low <= row.ci95_high
+        )
+        faster = sum(other.tokens_per_second > row.tokens_per_second for other in rows)
+        ranks[row.pk] = (1, True) if tied else (faster + 1, False)
+    return ranks
+
+
+@pytest.mark.parametrize("ordering", ORDERINGS)
+@pytest.mark.parametrize("target", ["", "target-1"])
+def test_ranks_computed_for_one_page_match_the_ranking_of_every_row(
+    many_entries, ordering, target
+):
+    entries = selectors.leaderboard_entries(target=target, ordering=ordering)
+    expected = full_ranking(list(entries))
+    assert any(tied for _, tied in expected.values()), "the fixture should have ties"
+    everything = list(entries)
+    for offset in range(0, len(everything), 7):
+        page = everything[offset : offset + 7]
+        ranks = selectors.page_ranks(entries, page, offset=offset, ordering=ordering)
+        assert ranks == {row.pk: expected[row.pk] for row in page}, (ordering, offset)
+
+
+def test_filter_choices_list_each_target_once(many_entries):
+    choices = selectors.leaderboard_filter_choices()
+    assert [value for value, _ in choices["target"]] == ["target-0", "target-1", "target-2"]
+    assert [value for value, _ in choices["hardware"]] == ["gpu-a"]
+
+
+def ranked_labels(page: str) -> list[str]:
+    ranking = re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S)
+    return re.findall(r'<a href="/configs/[0-9a-f]+/">([^<]+)</a>', ranking.group(1))
+
+
+def measure(owner, hardware, make_result, n_max: int, decode: list[float]):
+    data = {
+        "target_model": "tiny-qwen3.gguf",
+        "draft_model": "tiny-qwen3.gguf",
+        "spec_types": ["draft-simple"],
+        "n_max": n_max,
+        "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+    }
+    job = services.submit_config(owner=owner, data=data, hardware_slug=hardware.slug)
+    for baseline in job.baseline_jobs.all():
+        services.record_result(
+            job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0])
+        )
+    services.record_result(job_id=job.pk, result=make_result(job.config.key, decode))
+
+
+def test_a_cached_leaderboard_shows_a_new_result_as_soon_as_it_is_recorded(
+    client, user, models, hardware, enqueued, make_result
+):
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    before_html = ranked_labels(client.get("/").content.decode())
+    before_api = [row["label"] for row in client.get("/api/v1/leaderboard").json()["results"]]
+    assert any("n_max 4" in label for label in before_html)
+
+    measure(user, hardware, make_result, 7, [300.0, 304.0])
+
+    after_html = ranked_labels(client.get("/").content.decode())
+    after_api = [row["label"] for row in client.get("/api/v1/leaderboard").json()["results"]]
+    assert "n_max 7" in after_html[0] and "n_max 7" in after_api[0]
+    assert len(after_html) == len(before_html) + 1 and len(after_api) == len(before_api) + 1
+
+
+def test_a_cached_page_is_served_without_reading_the_rows_again(
+    client, user, models, hardware, enqueued, make_result
+):
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    for url in ("/", "/api/v1/leaderboard"):
+        with CaptureQueriesContext(connection) as first:
+            first_body = client.get(url).content
+        with CaptureQueriesContext(connection) as second:
+            second_body = client.get(url).content
+        assert second_body == first_body
+        # Only the board version is read (once per cached piece), never the leaderboard rows.
+        assert all("leaderboard_boardversion" in q["sql"] for q in second.captured_queries), url
+        assert len(second.captured_queries) < len(first.captured_queries), url
+
+
+def test_a_bad_leaderboard_query_is_refused_before_any_cached_page(client, db):
+    response = client.get("/api/v1/leaderboard", {"ordering": "'; DROP TABLE x"})
+    assert response.status_code == 400
+    assert client.get("/api/v1/leaderboard").status_code == 200
