@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import re
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -45,9 +46,30 @@ RANKED = Q(synthetic=False, self_reported=False, degenerate=False, retired=False
 _MISSING = object()
 
 
+# The counter as this process last read it, and when: (monotonic seconds, value).
+_board_version_seen: tuple[float, int] | None = None
+
+
 def board_version() -> int:
-    """The leaderboard's change counter (services.raise_board_version raises it)."""
-    return BoardVersion.objects.filter(pk=1).values_list("value", flat=True).first() or 0
+    """The leaderboard's change counter (services.raise_board_version raises it).
+
+    Read from the database at most once per SPECBOARD_BOARD_VERSION_SECONDS in each process, so
+    a cached page costs no query; a change made by another process shows within that time.
+    """
+    global _board_version_seen
+    now = time.monotonic()
+    seen = _board_version_seen
+    if seen is not None and now - seen[0] < settings.SPECBOARD_BOARD_VERSION_SECONDS:
+        return seen[1]
+    value = BoardVersion.objects.filter(pk=1).values_list("value", flat=True).first() or 0
+    _board_version_seen = (now, value)
+    return value
+
+
+def forget_board_version() -> None:
+    """Make this process read the counter again (after it raised it itself)."""
+    global _board_version_seen
+    _board_version_seen = None
 
 
 def board_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:

@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from pydantic import ValidationError
 
+from leaderboard import selectors
 from leaderboard.celery import gpu_queue
 from leaderboard.models import (
     BoardVersion,
@@ -213,6 +214,7 @@ def raise_board_version() -> None:
     """Tell cached leaderboard pages that rows changed; call after the change, in its transaction."""
     if not BoardVersion.objects.filter(pk=1).update(value=F("value") + 1):
         BoardVersion.objects.get_or_create(pk=1, defaults={"value": 1})
+    selectors.forget_board_version()
 
 
 # Submissions and jobs.

@@ -43,6 +43,16 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
 
 
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, not {value!r}") from None
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -249,6 +259,9 @@ SPECBOARD_MAX_JSON_BYTES = 256 * 1024
 # Cached leaderboard pages are keyed on the board version, which every recorded run raises; the
 # timeout only bounds how long an edit made outside the services (the admin) can go unseen.
 SPECBOARD_BOARD_CACHE_SECONDS = env_int("SPECBOARD_BOARD_CACHE_SECONDS", 300)
+# How long a web process trusts the version it last read: a run recorded by another process
+# shows on the pages within this time, and a cached page costs no database query meanwhile.
+SPECBOARD_BOARD_VERSION_SECONDS = env_float("SPECBOARD_BOARD_VERSION_SECONDS", 1.0)
 
 # Celery: Redis when one answers, otherwise kombu's filesystem transport (no server needed).
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"

@@ -8,6 +8,7 @@ binary instead (for example the official CUDA Docker image's).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -146,8 +147,22 @@ def build(
     for tool in ("cmake", "c++"):
         if shutil.which(tool) is None:
             raise EngineBuildError(f"building llama-server needs {tool!r} on PATH")
-    sdist = _download_sdist(release)
     target_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Two processes that need the same build (a worker and the test command, say) build it once:
+    # the second waits for the first and then finds its manifest.
+    with open(target_dir.parent / f".{target_dir.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if manifest.exists():
+            return _read_manifest(manifest)
+        return _build_into(
+            target_dir, release=release, backend=backend, flags=flags, jobs=jobs, log=log
+        )
+
+
+def _build_into(
+    target_dir: Path, *, release: int, backend: str, flags: list[str], jobs: int | None, log
+) -> Engine:
+    sdist = _download_sdist(release)
     jobs = jobs or os.cpu_count() or 2
     with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as scratch:
         source = _extract_llama_cpp(sdist, Path(scratch))

@@ -1,5 +1,6 @@
 """Unit tests of the pure parts: statistics, protocols, /metrics parsing, argv."""
 
+import json
 import math
 import subprocess
 import sys
@@ -177,3 +178,34 @@ def test_llama_server_dies_with_the_process_that_started_it(tmp_path):
     else:
         os.kill(child_pid, signal.SIGKILL)
         raise AssertionError("the child outlived its killed parent")
+
+
+def test_two_processes_needing_the_same_engine_build_it_once(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from runner import engine as engine_module
+
+    monkeypatch.setenv("SPECBOARD_CACHE", str(tmp_path))
+    builds = []
+
+    def slow_build(target_dir, **options):
+        builds.append(target_dir)
+        time.sleep(0.3)
+        target_dir.mkdir(parents=True)
+        made = Engine(server_path=str(target_dir / "llama-server"), release="b11434", backend="cpu")
+        (target_dir / "engine.json").write_text(json.dumps(made.as_dict()))
+        return made
+
+    monkeypatch.setattr(engine_module, "_build_into", slow_build)
+    found = []
+    workers = [
+        threading.Thread(target=lambda: found.append(engine_module.build(backend="cpu")))
+        for _ in range(3)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(builds) == 1
+    assert len(found) == 3 and {e.server_path for e in found} == {found[0].server_path}
