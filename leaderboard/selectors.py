@@ -12,9 +12,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db import connection
-from django.db.models import Count, F, Max, Q, QuerySet, Window
-from django.db.models.functions import Coalesce, Rank
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
+from django.db.models.functions import Coalesce
 
 from leaderboard.models import (
     BoardVersion,
@@ -151,25 +150,21 @@ def leaderboard_filter_choices() -> dict[str, list[tuple[str, str]]]:
 
 
 def _filter_choices() -> dict[str, list[tuple[str, str]]]:
-    # order_by() drops the model's default ordering, which DISTINCT would otherwise include
-    # (one target name per row instead of one per name).
-    targets = (
-        Config.objects.filter(entries__isnull=False)
+    # One pass over the configs on the board for both lists; order_by() drops the default
+    # ordering, which DISTINCT would otherwise include (one value per row, not per name).
+    on_board = Exists(LeaderboardEntry.objects.filter(config=OuterRef("pk")))
+    pairs = set(
+        Config.objects.filter(on_board)
         .order_by()
-        .values_list("target_name", flat=True)
+        .values_list("target_name", "spec_label")
         .distinct()
     )
+    targets = {target for target, _ in pairs}
+    labels = {label for _, label in pairs}
     hardware = (
-        Hardware.objects.filter(entries__isnull=False)
-        .order_by()
-        .distinct()
+        Hardware.objects.filter(Exists(LeaderboardEntry.objects.filter(hardware=OuterRef("pk"))))
+        .order_by("slug")
         .values_list("slug", "gpu_name")
-    )
-    labels = (
-        Config.objects.filter(entries__isnull=False)
-        .order_by()
-        .values_list("spec_label", flat=True)
-        .distinct()
     )
     present = sorted({part for label in labels for part in label.split(",")} - {"none"})
     spec_types = [("none", "none (baseline)")] + [(t, t) for t in present]
@@ -285,12 +280,11 @@ def newest_release_number() -> int | None:
 
 
 def _newest_release_number() -> int | None:
-    releases = (
-        LeaderboardEntry.objects.filter(retired=False)
-        .order_by()
-        .values_list("engine_release", flat=True)
-        .distinct()
+    # The builds table is small; EXISTS asks the rows only whether each release is still in use.
+    in_use = Exists(
+        LeaderboardEntry.objects.filter(engine_release=OuterRef("release"), retired=False)
     )
+    releases = EngineBuild.objects.filter(in_use).values_list("release", flat=True)
     numbers = [n for n in map(release_number, releases) if n is not None]
     return max(numbers, default=None)
 
@@ -328,7 +322,7 @@ def page_ranks(
     if ordering == "tokens_per_second":
         faster = _faster_counts_on_a_speed_page(entries, page, offset=offset)
     else:
-        faster = _faster_counts(entries, [entry.pk for entry in page])
+        faster = _faster_counts(entries, page)
     ranks = {}
     for entry in page:
         tied = (
@@ -362,21 +356,19 @@ def _faster_counts_on_a_speed_page(
     return counts
 
 
-def _faster_counts(entries: QuerySet[LeaderboardEntry], ids: list[int]) -> dict[int, int]:
-    """Rows faster than each of these rows, by a window over the filtered rows in one query."""
-    ranked = (
-        entries.order_by()
-        .annotate(speed_rank=Window(Rank(), order_by=F("tokens_per_second").desc()))
-        .values_list("id", "speed_rank")
+def _faster_counts(
+    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry]
+) -> dict[int, int]:
+    """Rows faster than each page row, for pages in another order: one pass over the rows."""
+    speeds = sorted({entry.tokens_per_second for entry in page})
+    counts = entries.order_by().aggregate(
+        **{
+            f"faster_{index}": Count("pk", filter=Q(tokens_per_second__gt=speed))
+            for index, speed in enumerate(speeds)
+        }
     )
-    sql, params = ranked.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT ranked.id, ranked.speed_rank FROM ({sql}) ranked "
-            f"WHERE ranked.id IN ({', '.join(['%s'] * len(ids))})",
-            [*params, *ids],
-        )
-        return {entry_id: rank - 1 for entry_id, rank in cursor.fetchall()}
+    by_speed = {speed: counts[f"faster_{index}"] for index, speed in enumerate(speeds)}
+    return {entry.pk: by_speed[entry.tokens_per_second] for entry in page}
 
 
 def leaderboard_rows(

@@ -648,6 +648,8 @@ def _refresh_entry(
         return None
     best = _best_run(runs)
     low, high = best.ci95
+    # Every release on the board has its build row (staleness and retirement are read there).
+    build, _ = EngineBuild.objects.get_or_create(release=engine_release)
     stdev, median = (
         (best.decode_stdev, best.decode_median)
         if best.tps_definition == Run.Definition.DECODE
@@ -680,7 +682,7 @@ def _refresh_entry(
             "degenerate": best.degenerate,
             "peak_memory_bytes": best.peak_memory_bytes,
             "baseline_entry": baseline,
-            "retired": EngineBuild.objects.filter(release=engine_release, retired=True).exists(),
+            "retired": build.retired,
             "updated_at": timezone.now(),
         },
     )
