@@ -25,7 +25,9 @@ from leaderboard.models import (
     ModelFile,
     Run,
 )
-from runner.config import SPEC_TYPES
+from runner.config import SPEC_TYPES, parse_config
+from runner.errors import ConfigError
+from runner.protocols import token_budget
 from runner.stats import t_critical_95
 
 LEADERBOARD_ORDERINGS = {
@@ -215,7 +217,9 @@ def config_chart_data(*, runs: list[Run]) -> dict:
 
 def user_jobs(*, user: AbstractBaseUser) -> QuerySet[Job]:
     return (
-        Job.objects.filter(owner=user).select_related("config", "hardware").order_by("-created_at")
+        Job.objects.filter(owner=user)
+        .select_related("config", "hardware", "run")
+        .order_by("-created_at")
     )
 
 
@@ -248,9 +252,30 @@ def job_status(*, job: Job) -> dict:
         # What the job cost: seconds the GPU (or, on CPU builds, the engine) was held.
         "gpu_seconds": run.gpu_seconds if run else None,
         "engine_seconds": job_engine_seconds(run=run),
+        # What it will cost, known before it runs: requests and tokens, warm-ups included.
+        "token_budget": job_token_budget(job=job),
         "created_at": job.created_at.isoformat(),
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+    }
+
+
+def job_token_budget(*, job: Job) -> dict[str, int] | None:
+    """The runner's token budget for a job's config; None for configs it did not write."""
+    try:
+        return token_budget(parse_config(job.config.canonical))
+    except ConfigError:
+        return None
+
+
+def job_cost(*, job: Job) -> dict:
+    """A job with its token budget and, once it ran, the GPU-seconds (or engine-seconds) it took."""
+    run = getattr(job, "run", None) if job.status == Job.Status.SUCCEEDED else None
+    return {
+        "job": job,
+        "token_budget": job_token_budget(job=job),
+        "gpu_seconds": run.gpu_seconds if run else None,
+        "engine_seconds": job_engine_seconds(run=run),
     }
 
 

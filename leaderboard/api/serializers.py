@@ -124,29 +124,64 @@ class RunDetailSerializer(RunSerializer):
     requests = RequestRecordSerializer(many=True, read_only=True)
 
 
+class TokenBudgetSerializer(serializers.Serializer):
+    requests = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    generated_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+
+
 class JobSerializer(serializers.ModelSerializer):
     config_key = serializers.CharField(source="config.key", read_only=True)
     hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     progress = serializers.SerializerMethodField()
     run_id = serializers.SerializerMethodField()
+    gpu_seconds = serializers.SerializerMethodField(
+        help_text="Seconds the GPU was held for the run (None until it succeeded)."
+    )
+    engine_seconds = serializers.SerializerMethodField(
+        help_text="Seconds llama-server was held, paired baseline included (GPU or not)."
+    )
+    token_budget = serializers.SerializerMethodField(
+        help_text="Requests and tokens the protocol will cost, warm-ups included, before it runs."
+    )
 
     class Meta:
         model = Job
         fields = [
             "id", "status", "progress", "config_key", "hardware", "engine_release", "auto_scheduled",
-            "baseline_for", "attempts", "error", "log_tail", "run_id", "created_at", "started_at",
-            "finished_at",
+            "baseline_for", "attempts", "error", "log_tail", "run_id", "gpu_seconds",
+            "engine_seconds", "token_budget", "created_at", "started_at", "finished_at",
         ]  # fmt: skip
         read_only_fields = fields
 
+    def _status(self, job: Job) -> dict:
+        # One status per job, however many fields read it.
+        cached = getattr(self, "_statuses", None)
+        if cached is None:
+            cached = self._statuses = {}
+        if job.pk not in cached:
+            cached[job.pk] = selectors.job_status(job=job)
+        return cached[job.pk]
+
     def get_progress(self, job: Job) -> dict:
-        status = selectors.job_status(job=job)
+        status = self._status(job)
         return {
             key: status[key] for key in ("phase", "done", "total", "tokens", "elapsed_s", "percent")
         }
 
     def get_run_id(self, job: Job) -> int | None:
-        return selectors.job_status(job=job)["run_id"]
+        return self._status(job)["run_id"]
+
+    def get_gpu_seconds(self, job: Job) -> float | None:
+        return self._status(job)["gpu_seconds"]
+
+    def get_engine_seconds(self, job: Job) -> float | None:
+        return self._status(job)["engine_seconds"]
+
+    @extend_schema_field(TokenBudgetSerializer(allow_null=True))
+    def get_token_budget(self, job: Job) -> dict | None:
+        return self._status(job)["token_budget"]
 
 
 # The runner's pydantic schema, converted to OpenAPI 3.0 by leaderboard.api.schema's hook.

@@ -192,3 +192,28 @@ def test_a_finished_job_shows_its_gpu_and_engine_seconds(job, make_result):
     status = selectors.job_status(job=selectors.job_by_id(job_id=job.pk))
 
     assert status["gpu_seconds"] == 12.5 and status["engine_seconds"] == 14.0
+
+
+def test_a_job_shows_its_token_budget_before_it_runs_and_its_cost_after(
+    client, user, job, make_result
+):
+    from runner.config import parse_config
+    from runner.protocols import token_budget
+
+    expected = token_budget(parse_config(job.config.canonical))
+    client.force_login(user)
+
+    queued = client.get(f"/api/v1/jobs/{job.pk}").json()
+    assert queued["status"] == "queued"
+    assert queued["token_budget"] == expected and expected["total_tokens"] > 0
+    assert queued["gpu_seconds"] is None
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert f"about {expected['total_tokens']} tokens" in page and "GPU-seconds" not in page
+
+    services.record_result(job_id=job.pk, result=make_result(job.config.key, [100.0]))
+
+    finished = client.get(f"/api/v1/jobs/{job.pk}").json()
+    assert finished["gpu_seconds"] == 12.5 and finished["token_budget"] == expected
+    assert "12.5 GPU-seconds" in client.get(f"/jobs/{job.pk}/").content.decode()
+    listing = client.get("/jobs/").content.decode()
+    assert "12.5 GPU-s" in listing and str(expected["total_tokens"]) in listing
