@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from runner.benchmark import run_benchmark  # noqa: E402
 from runner.config import BenchmarkConfig, parse_config  # noqa: E402
 from runner.engine import locate  # noqa: E402
+from runner.errors import RunnerError  # noqa: E402
 from runner.fixtures import write_fixtures  # noqa: E402
 
 
@@ -82,7 +83,13 @@ def runner_decode(
     result = run_benchmark(parse_config(data), models_dir=models_dir, engine=engine)
     total = time.monotonic() - started
     summary = result["summary"]
-    return summary["decode_tokens_per_second"]["mean"], summary["harness_overhead_seconds"], total
+    outputs = [r["output_sha256"] for r in result["requests"] if r["phase"] == "measure"]
+    return (
+        summary["decode_tokens_per_second"]["mean"],
+        summary["harness_overhead_seconds"],
+        total,
+        outputs,
+    )
 
 
 def main() -> None:
@@ -108,36 +115,48 @@ def main() -> None:
         overheads = []
         fields = BenchmarkConfig.model_fields
         defaults = (fields["backend_sampling"].default, fields["stream"].default)
+        reference_outputs: dict[int, list[str]] = {}
         for depth in args.depths:
             bench = llama_bench_tg(
                 engine, model, depth=depth, tokens=args.tokens, reps=args.reps, args=args
             )
             for bs, stream in ((False, True), (True, True), (False, False), (True, False)):
-                decode, overhead, total = runner_decode(
-                    model.name,
-                    model.parent,
-                    engine,
-                    depth=depth,
-                    tokens=args.tokens,
-                    reps=args.reps,
-                    args=args,
-                    bs=bs,
-                    stream=stream,
-                )
+                label = ("-bs" if bs else "plain") + (" stream" if stream else " no-stream")
+                try:
+                    decode, overhead, total, outputs = runner_decode(
+                        model.name,
+                        model.parent,
+                        engine,
+                        depth=depth,
+                        tokens=args.tokens,
+                        reps=args.reps,
+                        args=args,
+                        bs=bs,
+                        stream=stream,
+                    )
+                except RunnerError as error:
+                    # An option set the engine cannot serve is a finding, not the end of the run.
+                    print(f"depth {depth:>6} {label:>15}: failed: {str(error)[:300]}", flush=True)
+                    continue
                 ratio = decode / bench
                 overheads.append(overhead)
-                label = ("-bs" if bs else "plain") + (" stream" if stream else " no-stream")
+                # Greedy output must not depend on how it is requested: the same prompts give
+                # the same tokens under every option set.
+                reference = reference_outputs.setdefault(depth, outputs)
+                same = "same output" if outputs == reference else "OUTPUT DIFFERS"
                 print(
                     f"depth {depth:>6} {label:>15}: runner {decode:9.2f} tok/s, llama-bench "
                     f"{bench:9.2f} tok/s, ratio {ratio:.3f}, harness overhead {overhead:.3f} s "
-                    f"(config total {total:.1f} s)"
+                    f"(config total {total:.1f} s), {same}",
+                    flush=True,
                 )
                 if (bs, stream) == defaults:
                     ratios.append(ratio)
-        print(f"harness_overhead_s_median={statistics.median(overheads):.3f}")
+        if overheads:
+            print(f"harness_overhead_s_median={statistics.median(overheads):.3f}")
         # The headline is the runner's default options at the worst depth; the other option
         # sets are printed above so a change of defaults can be argued from the same run.
-        print(f"fidelity_ratio={min(ratios):.3f}")
+        print(f"fidelity_ratio={min(ratios):.3f}" if ratios else "fidelity_ratio=nan")
 
 
 if __name__ == "__main__":
