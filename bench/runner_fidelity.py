@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.benchmark import run_benchmark  # noqa: E402
-from runner.config import BenchmarkConfig, parse_config  # noqa: E402
+from runner.config import parse_config  # noqa: E402
 from runner.engine import locate  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
 from runner.fixtures import write_fixtures  # noqa: E402
@@ -92,6 +92,12 @@ def runner_decode(
     )
 
 
+OPTION_SETS = {
+    "all": ((False, True), (True, True), (False, False), (True, False)),
+    "streaming": ((False, True), (True, True)),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="GGUF file (default: the tiny qwen3 fixture)")
@@ -102,6 +108,12 @@ def main() -> None:
     parser.add_argument("--ngl", type=int)
     parser.add_argument("--fa", default="on", choices=["on", "off"])
     parser.add_argument("--server", help="llama-server binary (llama-bench beside it)")
+    parser.add_argument(
+        "--option-sets",
+        choices=sorted(OPTION_SETS),
+        default="all",
+        help="which (GPU-side sampling, streaming) pairs to measure",
+    )
     args = parser.parse_args()
 
     engine = locate(server=args.server)
@@ -113,14 +125,14 @@ def main() -> None:
         print(f"engine {engine.release} ({engine.backend}), model {model.name}")
         ratios = []
         overheads = []
-        fields = BenchmarkConfig.model_fields
-        defaults = (fields["backend_sampling"].default, fields["stream"].default)
+        plain = parse_config({"target_model": model.name})
+        defaults = (plain.effective_backend_sampling, plain.stream)
         reference_outputs: dict[int, list[str]] = {}
         for depth in args.depths:
             bench = llama_bench_tg(
                 engine, model, depth=depth, tokens=args.tokens, reps=args.reps, args=args
             )
-            for bs, stream in ((False, True), (True, True), (False, False), (True, False)):
+            for bs, stream in OPTION_SETS[args.option_sets]:
                 label = ("-bs" if bs else "plain") + (" stream" if stream else " no-stream")
                 try:
                     decode, overhead, total, outputs = runner_decode(

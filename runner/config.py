@@ -149,7 +149,10 @@ class BenchmarkConfig(_Strict):
     cache_type_k: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
     cache_type_v: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
     threads: int | None = Field(default=None, ge=1, le=512)
-    backend_sampling: bool = False
+    # Greedy sampling on the GPU (llama-server's -bs): only the chosen token comes back, not the
+    # vocabulary's logits, so per-token time is the engine's (0.96-0.97 of llama-bench on an H200
+    # against 0.88-0.90 without, same tokens; docs/PERFORMANCE.md). None: on for llama-server.
+    backend_sampling: bool | None = None
     # Streaming gives the client's time to first token but costs the server work per token;
     # without it, time to first token is the server's prompt time.
     stream: bool = True
@@ -303,10 +306,17 @@ class BenchmarkConfig(_Strict):
     def spec_label(self) -> str:
         return ",".join(self.spec_types) if self.spec_types else "none"
 
+    @property
+    def effective_backend_sampling(self) -> bool:
+        if self.backend_sampling is not None:
+            return self.backend_sampling
+        return self.engine == "llama-server"
+
     def canonical(self) -> dict[str, Any]:
         """The identity of this config as plain JSON data, defaults filled in."""
         data = self.model_dump(mode="json")
         data["ctx_size"] = self.effective_ctx_size
+        data["backend_sampling"] = self.effective_backend_sampling
         return data
 
     def canonical_json(self) -> str:

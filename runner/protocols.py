@@ -22,12 +22,18 @@ class RequestSpec:
     stream: bool = True
 
     def body(self) -> dict:
-        """The /completion request body: greedy, fixed length, prompt cache off."""
+        """The /completion request body: greedy, fixed length, prompt cache off.
+
+        Greedy is a one-sampler chain, top-k with k = 1: the same tokens as the full default
+        chain at temperature 0, and the chain that GPU-side sampling (-bs) runs without fault
+        (b11434's full chain there sometimes yields token 2^31-1 and a server error).
+        """
         return {
             "prompt": self.prompt,
             "n_predict": self.output_tokens,
             "ignore_eos": True,
             "cache_prompt": False,
+            "samplers": ["top_k"],
             "temperature": 0.0,
             "top_k": 1,
             "top_p": 1.0,

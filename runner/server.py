@@ -79,7 +79,7 @@ def server_argv(
         argv += ["-ngl", str(config.n_gpu_layers)]
     if config.threads is not None:
         argv += ["-t", str(config.threads)]
-    if config.backend_sampling:
+    if config.effective_backend_sampling:
         argv.append("-bs")
     if config.spec_types:
         argv += ["--spec-type", ",".join(config.spec_types)]

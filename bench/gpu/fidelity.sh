@@ -2,7 +2,8 @@
 # On the lent H200, in one call: build the CUDA engine (while the 8B-shaped model is written),
 # probe which server options and request bodies decode closest to llama-bench with unchanged
 # tokens (bench/gpu/sampling_probe.py), then measure the runner itself against llama-bench
-# (bench/runner_fidelity.py, four option sets, two depths). Figures land in $OUT as they come.
+# (bench/runner_fidelity.py, two depths), and with SPEC_CHECK=1 speculative decoding with the
+# runner's defaults (bench/gpu/backend_sampling_check.py). Figures land in $OUT as they come.
 set -u
 OUT=${OUT:-/tmp/fidelity-out}
 mkdir -p "$OUT"
@@ -26,9 +27,17 @@ echo "engine: $server ($SECONDS s)"
 wait "$models"
 cat "$OUT/make_models.log"
 model="$MODELS/qwen3-8b-random-Q4_K_M.gguf"
-python3 bench/gpu/sampling_probe.py --server "$server" --model "$model" --depth 512 \
-    --tokens 256 --reps 2 --threads 8 2>&1 | tee "$OUT/probe.txt"
-echo "probe done ($SECONDS s)"
+if [[ "${PROBE:-1}" == 1 ]]; then
+    python3 bench/gpu/sampling_probe.py --server "$server" --model "$model" --depth 512 \
+        --tokens 256 --reps 2 --threads 8 2>&1 | tee "$OUT/probe.txt"
+    echo "probe done ($SECONDS s)"
+fi
 python3 bench/runner_fidelity.py --server "$server" --model "$model" --depths 512 4096 \
-    --ngl 999 --fa on --tokens 256 --reps 3 --threads 8 2>&1 | tee "$OUT/fidelity.txt"
+    --ngl 999 --fa on --tokens 256 --reps 3 --threads 8 --option-sets "${OPTION_SETS:-all}" \
+    2>&1 | tee "$OUT/fidelity.txt"
 echo "fidelity done ($SECONDS s)"
+if [[ "${SPEC_CHECK:-0}" == 1 ]]; then
+    python3 bench/gpu/backend_sampling_check.py --server "$server" --models "$MODELS" \
+        --shape qwen3-8b --depth 512 2>&1 | tee "$OUT/backend_sampling_check.txt"
+    echo "speculative check done ($SECONDS s)"
+fi

@@ -1,0 +1,76 @@
+"""Speculative decoding with GPU-side sampling (the runner's default): does it run and stay lossless?
+
+Runs, with the runner's defaults, a self-draft config (draft-simple with the target as its own
+draft: every draft token should be accepted and the output must equal the baseline's token for
+token) and a DFlash config with synthetic acceptance, each with its paired baseline.
+
+    python bench/gpu/backend_sampling_check.py --models DIR --shape qwen3-8b --depth 512
+The last line is the headline: self_draft_lossless=<True|False>.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from runner.benchmark import run_benchmark  # noqa: E402
+from runner.config import parse_config  # noqa: E402
+from runner.engine import locate  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=Path, required=True)
+    parser.add_argument("--shape", default="qwen3-8b")
+    parser.add_argument("--depth", type=int, default=512)
+    parser.add_argument("--server")
+    args = parser.parse_args()
+    engine = locate(server=args.server)
+    target = f"{args.shape}-random-Q4_K_M.gguf"
+    common = {
+        "target_model": target,
+        "n_gpu_layers": 999,
+        "draft_n_gpu_layers": 999,
+        "flash_attn": "on",
+        "protocol": {
+            "name": "depth",
+            "depths": [args.depth],
+            "output_tokens": 256,
+            "requests": 3,
+            "warmup": 1,
+        },
+    }
+    configs = {
+        "self-draft n_max 4": common
+        | {"draft_model": target, "spec_types": ["draft-simple"], "n_max": 4},
+        "dflash n_max 12, synthetic": common
+        | {
+            "draft_model": f"{args.shape}-random-dflash-Q8_0.gguf",
+            "spec_types": ["draft-dflash"],
+            "n_max": 12,
+            "spec_synth_rates": [round(0.881 ** (i + 1), 4) for i in range(12)],
+        },
+    }
+    lossless = None
+    for name, data in configs.items():
+        config = parse_config(data)
+        result = run_benchmark(config, models_dir=args.models, engine=engine, with_baseline=True)
+        summary = result["summary"]
+        print(
+            f"{name}: -bs {config.effective_backend_sampling}, decode "
+            f"{summary['decode_tokens_per_second']['mean']:.1f} tok/s, baseline "
+            f"{summary['baseline_decode_tokens_per_second']:.1f}, speedup {summary['speedup']:.2f}x, "
+            f"acceptance {summary['acceptance_rate']}, lossless {summary['lossless']}, "
+            f"degenerate {summary['degenerate']}",
+            flush=True,
+        )
+        if name.startswith("self-draft"):
+            lossless = summary["lossless"]
+    print(f"self_draft_lossless={lossless}")
+
+
+if __name__ == "__main__":
+    main()
