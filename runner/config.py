@@ -145,6 +145,9 @@ class BenchmarkConfig(_Strict):
     ctx_size: int | None = Field(default=None, ge=MIN_CONTEXT, le=MAX_CONTEXT)
     n_gpu_layers: int | None = Field(default=None, ge=0, le=999)
     draft_n_gpu_layers: int | None = Field(default=None, ge=0, le=999)
+    # The draft's own sampling on the GPU (llama-server's --[no-]spec-draft-backend-sampling);
+    # None leaves the engine's default (on in b11434).
+    draft_backend_sampling: bool | None = None
     flash_attn: Literal["auto", "on", "off"] = "auto"
     cache_type_k: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
     cache_type_v: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
@@ -228,10 +231,17 @@ class BenchmarkConfig(_Strict):
                 f"{DFLASH_MAX_N_MAX} (the engine would silently clamp it)"
             )
         if not types and any(
-            v is not None for v in (self.n_max, self.n_min, self.p_min, self.draft_n_gpu_layers)
+            v is not None
+            for v in (
+                self.n_max,
+                self.n_min,
+                self.p_min,
+                self.draft_n_gpu_layers,
+                self.draft_backend_sampling,
+            )
         ):
             raise ValueError(
-                "spec_types: n_max, n_min, p_min and draft GPU layers need a speculative type"
+                "spec_types: n_max, n_min, p_min and the draft's GPU options need a speculative type"
             )
         if self.n_min is not None and self.n_max is not None and self.n_min > self.n_max:
             raise ValueError(f"n_min: {self.n_min} is larger than n_max {self.n_max}")
@@ -278,6 +288,7 @@ class BenchmarkConfig(_Strict):
             "spec_synth_rates": self.spec_synth_rates,
             "draft_model": self.draft_model,
             "draft_n_gpu_layers": self.draft_n_gpu_layers,
+            "draft_backend_sampling": self.draft_backend_sampling,
         }
         for field, value in unsupported.items():
             if value is not None:
@@ -337,6 +348,7 @@ class BenchmarkConfig(_Strict):
                 "n_min": None,
                 "p_min": None,
                 "draft_n_gpu_layers": None,
+                "draft_backend_sampling": None,
                 "spec_synth_len": None,
                 "spec_synth_rates": None,
                 "ctx_size": self.effective_ctx_size,

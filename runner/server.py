@@ -93,6 +93,12 @@ def server_argv(
         argv += ["--spec-draft-p-min", repr(config.p_min)]
     if config.draft_n_gpu_layers is not None:
         argv += ["-ngld", str(config.draft_n_gpu_layers)]
+    if config.draft_backend_sampling is not None:
+        argv.append(
+            "--spec-draft-backend-sampling"
+            if config.draft_backend_sampling
+            else "--no-spec-draft-backend-sampling"
+        )
     if config.spec_synth_len is not None:
         argv += ["--spec-synth-len", repr(config.spec_synth_len)]
     if config.spec_synth_rates is not None:

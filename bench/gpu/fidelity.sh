@@ -32,7 +32,7 @@ if [[ "${PROBE:-1}" == 1 ]]; then
         --tokens 256 --reps 2 --threads 8 2>&1 | tee "$OUT/probe.txt"
     echo "probe done ($SECONDS s)"
 fi
-python3 bench/runner_fidelity.py --server "$server" --model "$model" --depths 512 4096 \
+python3 bench/runner_fidelity.py --server "$server" --model "$model" --depths ${DEPTHS:-512 4096} \
     --ngl 999 --fa on --tokens 256 --reps 3 --threads 8 --option-sets "${OPTION_SETS:-all}" \
     2>&1 | tee "$OUT/fidelity.txt"
 echo "fidelity done ($SECONDS s)"
