@@ -153,12 +153,14 @@ class BenchmarkConfig(_Strict):
     cache_type_v: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
     threads: int | None = Field(default=None, ge=1, le=512)
     # Greedy sampling on the GPU (llama-server's -bs): only the chosen token comes back, not the
-    # vocabulary's logits, so per-token time is the engine's (0.96-0.97 of llama-bench on an H200
-    # against 0.88-0.90 without, same tokens; docs/PERFORMANCE.md). None: on for llama-server.
+    # vocabulary's logits, so per-token time is the engine's (H200, 8B-shaped: 0.95-0.97 of
+    # llama-bench against 0.88-0.90 without, same tokens; docs/PERFORMANCE.md). None: on for
+    # llama-server.
     backend_sampling: bool | None = None
-    # Streaming gives the client's time to first token but costs the server work per token;
-    # without it, time to first token is the server's prompt time.
-    stream: bool = True
+    # Streaming gives the client's time to first token but costs the server work per token
+    # (about 1% of decode speed on the H200); without it, which is the default, time to first
+    # token is the server's own prompt time.
+    stream: bool = False
     spec_synth_len: float | None = Field(default=None, ge=1.0, le=64.0)
     spec_synth_rates: list[float] | None = Field(default=None, min_length=1, max_length=64)
     protocol: Protocol = Field(default_factory=QuickProtocol)

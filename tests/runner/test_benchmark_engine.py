@@ -256,11 +256,22 @@ def test_cli_error_is_one_line_and_non_zero(tmp_path):
     assert shutil.which("true")  # the test ran a real subprocess, not a stub
 
 
-def test_non_streaming_requests_give_the_same_greedy_tokens(models_dir, engine):
-    streamed = benchmark(models_dir, engine)
-    whole = benchmark(models_dir, engine, stream=False)
+def test_streaming_and_whole_responses_give_the_same_greedy_tokens(models_dir, engine):
+    streamed = benchmark(models_dir, engine, stream=True)
+    whole = benchmark(models_dir, engine)
     assert {r["output_sha256"] for r in whole["requests"]} == {
         r["output_sha256"] for r in streamed["requests"]
     }
     assert all(r["ttft_source"] == "server prompt time" for r in whole["requests"])
+    assert all(r["ttft_source"] == "client stream" for r in streamed["requests"])
     assert whole["config_key"] != streamed["config_key"]
+
+
+def test_gpu_side_sampling_gives_the_same_greedy_tokens_as_host_sampling(models_dir, engine):
+    on_gpu = benchmark(models_dir, engine)
+    on_host = benchmark(models_dir, engine, backend_sampling=False)
+    assert on_gpu["config"]["backend_sampling"] is True  # the default for llama-server
+    assert "-bs" in on_gpu["provenance"]["argv"] and "-bs" not in on_host["provenance"]["argv"]
+    assert [r["output_sha256"] for r in on_gpu["requests"]] == [
+        r["output_sha256"] for r in on_host["requests"]
+    ]

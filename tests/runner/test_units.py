@@ -131,7 +131,7 @@ def test_a_response_without_timings_is_an_error_not_a_result():
     def answer(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/metrics":
             return httpx.Response(200, text=METRICS)
-        # What -bs on CUDA produced in b11434: an event stream with no tokens and no timings.
+        # A stream with no tokens and no timings, as early -bs runs on CUDA (b11434) recorded.
         return httpx.Response(200, text='data: {"content": "", "stop": true}\n\n')
 
     client = httpx.Client(transport=httpx.MockTransport(answer))
