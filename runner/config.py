@@ -330,6 +330,9 @@ class BenchmarkConfig(_Strict):
         data = self.model_dump(mode="json")
         data["ctx_size"] = self.effective_ctx_size
         data["backend_sampling"] = self.effective_backend_sampling
+        # Left out when unset, so configs written before the option existed keep their keys.
+        if data["draft_backend_sampling"] is None:
+            del data["draft_backend_sampling"]
         return data
 
     def canonical_json(self) -> str:

@@ -143,3 +143,20 @@ def test_synthetic_rates_need_one_rate_per_draft_position():
     errors = errors_of({**DFLASH, "n_max": 2, "spec_synth_rates": [0.9, 0.8, 0.7]})
     assert "exactly n_max = 2 rates" in errors["spec_synth_rates"][0]
     assert parse_config({**DFLASH, "n_max": 2, "spec_synth_rates": [0.9, 0.8]}).is_synthetic
+
+
+def test_draft_gpu_sampling_changes_the_key_only_when_it_is_set():
+    base = {
+        "target_model": "t.gguf",
+        "draft_model": "d.gguf",
+        "spec_types": ["draft-simple"],
+        "n_max": 4,
+    }
+    unset = parse_config(base)
+    off = parse_config(base | {"draft_backend_sampling": False})
+    assert "draft_backend_sampling" not in unset.canonical()
+    assert off.canonical()["draft_backend_sampling"] is False and off.key != unset.key
+    # A baseline never carries it, and it needs a speculative type.
+    assert "draft_backend_sampling" not in off.baseline().canonical()
+    with pytest.raises(ConfigError, match="draft's GPU options need a speculative type"):
+        parse_config({"target_model": "t.gguf", "draft_backend_sampling": False})
