@@ -49,6 +49,7 @@ logger = logging.getLogger(__name__)
 
 DRAFT_ARCHITECTURES = frozenset({"dflash", "dflash-draft", "eagle3"})
 PROGRESS_KEYS = ("phase", "done", "total", "tokens", "elapsed_s")
+LIVE_LOG_CHARS = 4000
 SELF_REPORTED_RELEASE = "unreported"
 SEED_CSV_COLUMNS = (
     "run_name", "api", "model", "runs", "avg_tps", "median_tps", "min_tps", "max_tps",
@@ -366,7 +367,9 @@ def _enqueue_on_commit(job: Job) -> None:
 
 def _schedule_baseline(job: Job) -> Job | None:
     """Queue the paired baseline unless it has a result or a job in flight on this hardware and release."""
-    baseline = job.config.baseline
+    # Two submissions that share a baseline take turns here: the row lock makes the second wait
+    # for the first's commit, so it sees the baseline job the first queued (PostgreSQL).
+    baseline = Config.objects.select_for_update().get(pk=job.config.baseline_id)
     same = {"config": baseline, "hardware": job.hardware, "engine_release": job.engine_release}
     if Run.objects.filter(**same, self_reported=False).exists():
         return None
@@ -425,12 +428,16 @@ def record_progress(*, job_id: int, progress: dict) -> bool:
             return True
         return False
     clean = {key: progress[key] for key in PROGRESS_KEYS if key in progress}
+    # The running engine's recent log, shown live on the job page (kept if a failure follows).
+    live_log = progress.get("log_tail")
+    log = {"log_tail": live_log[-LIVE_LOG_CHARS:]} if isinstance(live_log, str) else {}
     # Progress may arrive after the result (the db queue has several consumers): guard on status.
     return bool(
         Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(
             status=Job.Status.RUNNING,
             progress=clean,
             started_at=Coalesce(F("started_at"), Value(timezone.now())),
+            **log,
         )
     )
 

@@ -70,18 +70,21 @@ class _Progress:
         self.tokens = 0
         self.started = time.monotonic()
         self.callback = callback
+        # The running engine's recent log, so a job page can show it live; None between engines.
+        self.recent_log: Callable[[], str] | None = None
 
     def report(self, phase: str) -> None:
         if self.callback:
-            self.callback(
-                {
-                    "phase": phase,
-                    "done": self.done,
-                    "total": self.total,
-                    "tokens": self.tokens,
-                    "elapsed_s": round(time.monotonic() - self.started, 3),
-                }
-            )
+            event = {
+                "phase": phase,
+                "done": self.done,
+                "total": self.total,
+                "tokens": self.tokens,
+                "elapsed_s": round(time.monotonic() - self.started, 3),
+            }
+            if self.recent_log is not None:
+                event["log_tail"] = self.recent_log()
+            self.callback(event)
 
 
 def _run_one_config(
@@ -105,6 +108,7 @@ def _run_one_config(
         request_timeout_s=request_timeout_s,
         start_timeout_s=start_timeout_s,
     )
+    progress.recent_log = session.recent_log
     progress.report("loading")
     held_from = time.monotonic()
     records = []
@@ -127,6 +131,7 @@ def _run_one_config(
             peak = sampler.stop()
             kind = sampler.kind
     finally:
+        progress.recent_log = None
         session.stop()
         held = time.monotonic() - held_from
     return {

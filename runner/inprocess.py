@@ -188,3 +188,6 @@ class InProcessSession:
 
     def log_text(self) -> str:
         return ""
+
+    def recent_log(self) -> str:
+        return ""

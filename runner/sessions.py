@@ -21,6 +21,9 @@ from runner.measure import measure_request
 from runner.protocols import RequestSpec
 from runner.server import LlamaServer, display_command, free_port, server_argv
 
+# How much of a running engine's log a progress event carries.
+LIVE_LOG_BYTES = 2000
+
 
 class EngineSession(Protocol):
     argv: list[str]
@@ -39,6 +42,8 @@ class EngineSession(Protocol):
     def stop(self) -> None: ...
 
     def log_text(self) -> str: ...
+
+    def recent_log(self) -> str: ...
 
 
 class ServerSession:
@@ -114,6 +119,12 @@ class ServerSession:
 
     def log_text(self) -> str:
         return self._log or self.server.log_text()
+
+    def recent_log(self) -> str:
+        """The end of the engine's log while it runs (read from the file's end, not whole)."""
+        if self._log:
+            return self._log[-LIVE_LOG_BYTES:]
+        return self.server.log_tail(LIVE_LOG_BYTES)
 
 
 def open_session(

@@ -217,3 +217,53 @@ def test_a_job_shows_its_token_budget_before_it_runs_and_its_cost_after(
     assert "12.5 GPU-seconds" in client.get(f"/jobs/{job.pk}/").content.decode()
     listing = client.get("/jobs/").content.decode()
     assert "12.5 GPU-s" in listing and str(expected["total_tokens"]) in listing
+
+
+def test_simultaneous_submissions_that_share_a_baseline_queue_it_once(
+    transactional_db, user, models, hardware, enqueued
+):
+    import threading
+
+    from django.db import connection, connections
+
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL (CI runs on it)")
+    # The first submission creates the shared baseline config; the race is over its job.
+    Job.objects.all().delete()
+    services.submit_config(owner=user, data=DFLASH | {"n_max": 1}, hardware_slug=hardware.slug)
+    Job.objects.all().delete()
+    start = threading.Barrier(6)
+    errors = []
+
+    def submit(n_max: int) -> None:
+        try:
+            start.wait()
+            services.submit_config(
+                owner=user, data=DFLASH | {"n_max": n_max}, hardware_slug=hardware.slug
+            )
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit, args=(n,)) for n in range(2, 8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert Job.objects.filter(auto_scheduled=False).count() == 6
+    assert Job.objects.filter(auto_scheduled=True).count() == 1
+
+
+def test_a_running_job_shows_the_engines_recent_log_live(client, job):
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    services.record_progress(
+        job_id=job.pk,
+        progress={"phase": "measuring", "done": 1, "total": 4, "log_tail": "slot 0: prompt done"},
+    )
+
+    assert client.get(f"/api/v1/jobs/{job.pk}").json()["log_tail"] == "slot 0: prompt done"
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "live, while it runs" in page and "slot 0: prompt done" in page

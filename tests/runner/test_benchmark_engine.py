@@ -275,3 +275,18 @@ def test_gpu_side_sampling_gives_the_same_greedy_tokens_as_host_sampling(models_
     assert [r["output_sha256"] for r in on_gpu["requests"]] == [
         r["output_sha256"] for r in on_host["requests"]
     ]
+
+
+def test_progress_events_carry_the_running_engines_recent_log(models_dir, engine):
+    events = []
+    run_benchmark(
+        parse_config({"target_model": "tiny-qwen3.gguf", "protocol": QUICK, "threads": 2}),
+        models_dir=models_dir,
+        engine=engine,
+        progress=events.append,
+    )
+    logged = [event["log_tail"] for event in events if event.get("log_tail")]
+    assert logged, events
+    # The tail is llama-server's own output, and it grows as requests are served.
+    assert "llama" in logged[-1].lower() or "slot" in logged[-1].lower()
+    assert len(logged[-1]) <= 2000

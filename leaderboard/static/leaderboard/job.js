@@ -24,6 +24,13 @@
     });
     var bar = panel.querySelector("progress");
     if (bar) bar.value = progress.percent || 0;
+    // The engine's recent log, as the worker last sent it.
+    var log = document.querySelector("#engine-log [data-log]");
+    if (log && job.log_tail) {
+      log.textContent = job.log_tail;
+      log.parentNode.hidden = false;
+      log.scrollTop = log.scrollHeight;
+    }
   }
 
   function poll() {
