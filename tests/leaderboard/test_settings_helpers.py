@@ -36,8 +36,13 @@ def test_booleans_and_integers_are_strict(monkeypatch):
         site_settings.env_bool("SOME_FLAG")
     with pytest.raises(ImproperlyConfigured):
         site_settings.env_int("SOME_NUMBER", 1)
+    with pytest.raises(ImproperlyConfigured, match="SOME_NUMBER must be a number"):
+        site_settings.env_float("SOME_NUMBER", 1.0)
     monkeypatch.setenv("SOME_FLAG", "off")
     assert site_settings.env_bool("SOME_FLAG", True) is False
+    monkeypatch.setenv("SOME_NUMBER", "0.25")
+    assert site_settings.env_float("SOME_NUMBER", 1.0) == 0.25
+    assert site_settings.env_int("UNSET_NUMBER", 7) == 7
 
 
 def test_no_redis_means_no_answer():
