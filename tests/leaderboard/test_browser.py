@@ -219,10 +219,20 @@ def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(
     services.record_progress(job_id=job.pk, progress={"phase": "started"})
     services.record_progress(
         job_id=job.pk,
-        progress={"phase": "measuring", "done": 1, "total": 4, "tokens": 64, "elapsed_s": 3.0},
+        progress={
+            "phase": "measuring",
+            "done": 1,
+            "total": 4,
+            "tokens": 64,
+            "elapsed_s": 3.0,
+            "log_tail": "slot update_slots: id  0 | task 2 | prompt done, n_tokens = 26",
+        },  # fmt: skip
     )
     expect(page.locator('[data-field="done"]')).to_have_text("1", timeout=10_000)
     expect(page.locator('[data-field="remaining_s"]')).to_have_text("9")
+    # The engine's recent log appears without a reload, as the worker sends it.
+    expect(page.locator("#engine-log [data-log]")).to_contain_text("prompt done, n_tokens = 26")
+    assert page.locator("#engine-log").is_visible()
     assert page.evaluate("() => document.querySelector('progress').value") == 25
     shoot(page, "job-running")
 
