@@ -34,8 +34,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -316,6 +318,12 @@ def main() -> int:
     parser.add_argument(
         "--pages-only", action="store_true", help="measure the pages; skip submissions and workers"
     )
+    parser.add_argument(
+        "--write-every",
+        type=float,
+        default=1.0,
+        help="seconds between simulated recorded runs in the pages-under-writes figures",
+    )
     args = parser.parse_args()
     ensure_wrk()
 
@@ -398,6 +406,14 @@ def main() -> int:
             wrk(url, seconds=2, connections=4)  # warm the workers' connections and caches
             measured[name] = wrk(url, seconds=args.seconds, connections=args.connections)
             log(f"{name}: {measured[name]}")
+        # The same two pages while results keep arriving: each recorded run raises the board
+        # version, and every web process pays one cache miss for it.
+        for name, url in list(site.items())[:2]:
+            with board_changes(every_s=args.write_every):
+                figure = wrk(url, seconds=args.seconds, connections=args.connections)
+            label = f"{name.split(' (')[0]}, a run recorded every {args.write_every:g} s"
+            measured[label] = figure
+            log(f"{label}: {figure}")
         # A GROUP BY over every run takes seconds: with 32 connections on 3 workers each request
         # would wait past any timeout. As many connections as workers keep them all busy, so the
         # requests/s are the server's throughput for this page, comparable with the others.
@@ -494,6 +510,29 @@ def main() -> int:
     )
     report(figures, measured, speedup, cold, args)
     return 0
+
+
+@contextmanager
+def board_changes(*, every_s: float):
+    """Raise the board version every `every_s` seconds, as recorded runs do, while in the block."""
+    from django.db import connection
+
+    from leaderboard import services
+
+    stop = threading.Event()
+
+    def keep_changing() -> None:
+        while not stop.wait(every_s):
+            services.raise_board_version()
+        connection.close()
+
+    changer = threading.Thread(target=keep_changing, daemon=True)
+    changer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        changer.join()
 
 
 def cache_miss_costs(samples: int = 5) -> dict[str, float]:

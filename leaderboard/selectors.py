@@ -12,8 +12,10 @@ from collections.abc import Callable
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
+from django.core.paginator import Paginator
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
+from django.utils.functional import cached_property
 
 from leaderboard.models import (
     BoardVersion,
@@ -47,12 +49,13 @@ RANKED = Q(synthetic=False, self_reported=False, degenerate=False, retired=False
 _MISSING = object()
 
 
-# The counter as this process last read it, and when: (monotonic seconds, value).
-_board_version_seen: tuple[float, int] | None = None
+# The counter as this process last read it, and when: (monotonic seconds, (value, layout)).
+_board_version_seen: tuple[float, tuple[int, int]] | None = None
 
 
-def board_version() -> int:
-    """The leaderboard's change counter (services.raise_board_version raises it).
+def board_version() -> tuple[int, int]:
+    """The leaderboard's change counters (services.raise_board_version raises them): every
+    change, and changes of the layout (rows that come, go or leave the ranking) alone.
 
     Read from the database at most once per SPECBOARD_BOARD_VERSION_SECONDS in each process, so
     a cached page costs no query; a change made by another process shows within that time.
@@ -62,7 +65,8 @@ def board_version() -> int:
     seen = _board_version_seen
     if seen is not None and now - seen[0] < settings.SPECBOARD_BOARD_VERSION_SECONDS:
         return seen[1]
-    value = BoardVersion.objects.filter(pk=1).values_list("value", flat=True).first() or 0
+    row = BoardVersion.objects.filter(pk=1).values_list("value", "layout").first()
+    value = (row[0], row[1]) if row else (0, 0)
     _board_version_seen = (now, value)
     return value
 
@@ -73,19 +77,39 @@ def forget_board_version() -> None:
     _board_version_seen = None
 
 
-def board_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
+def board_cached[T](
+    name: str, params: dict, compute: Callable[[], T], *, layout_only: bool = False
+) -> T:
     """A leaderboard read, computed once per change of the rows and kept in the cache.
 
     The key carries the board version, so a recorded run, a retired build or a re-ranked row
-    makes every cached page miss at once; the timeout only bounds edits made outside the services.
+    makes every cached page miss at once; `layout_only` reads (row counts, filter choices) miss
+    only when rows come, go or leave the ranking. The timeout only bounds edits made outside the
+    services.
     """
+    value, layout = board_version()
+    version = f"layout-{layout}" if layout_only else f"{value}"
     digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
-    key = f"board:{board_version()}:{name}:{digest[:32]}"
-    value = cache.get(key, _MISSING)
-    if value is _MISSING:
-        value = compute()
-        cache.set(key, value, settings.SPECBOARD_BOARD_CACHE_SECONDS)
-    return value
+    key = f"board:{version}:{name}:{digest[:32]}"
+    found = cache.get(key, _MISSING)
+    if found is _MISSING:
+        found = compute()
+        cache.set(key, found, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+    return found
+
+
+class BoardPaginator(Paginator):
+    """A paginator whose row count is cached with the board's layout, not recounted per change."""
+
+    @cached_property
+    def count(self) -> int:
+        sql, params = self.object_list.query.sql_with_params()
+        return board_cached(
+            "row-count",
+            {"sql": sql, "params": params},
+            lambda: Paginator.count.func(self),  # type: ignore[attr-defined]
+            layout_only=True,
+        )
 
 
 def spec_type_q(spec_type: str) -> Q:
@@ -148,7 +172,7 @@ def leaderboard_entries(
 
 def leaderboard_filter_choices() -> dict[str, list[tuple[str, str]]]:
     """The values that the leaderboard's filters offer, from the data present."""
-    return board_cached("filter-choices", {}, _filter_choices)
+    return board_cached("filter-choices", {}, _filter_choices, layout_only=True)
 
 
 def _filter_choices() -> dict[str, list[tuple[str, str]]]:
@@ -301,7 +325,7 @@ def release_number(release: str) -> int | None:
 
 def newest_release_number() -> int | None:
     """The newest engine release that any current (non-retired) leaderboard row was measured with."""
-    return board_cached("newest-release", {}, _newest_release_number)
+    return board_cached("newest-release", {}, _newest_release_number, layout_only=True)
 
 
 def _newest_release_number() -> int | None:

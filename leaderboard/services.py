@@ -207,14 +207,19 @@ def retire_engine_build(*, release: str, note: str = "") -> int:
             release=release, defaults={"retired": True, "note": note}
         )
         retired = LeaderboardEntry.objects.filter(engine_release=release).update(retired=True)
-        raise_board_version()
+        raise_board_version(layout=True)
     return retired
 
 
-def raise_board_version() -> None:
-    """Tell cached leaderboard pages that rows changed; call after the change, in its transaction."""
-    if not BoardVersion.objects.filter(pk=1).update(value=F("value") + 1):
-        BoardVersion.objects.get_or_create(pk=1, defaults={"value": 1})
+def raise_board_version(*, layout: bool = False) -> None:
+    """Tell cached leaderboard pages that rows changed; call after the change, in its transaction.
+
+    `layout`: rows appeared, went or changed what keeps them off the ranking, so counts and
+    filter choices change too (they are cached on this part of the counter alone).
+    """
+    changes = {"value": F("value") + 1} | ({"layout": F("layout") + 1} if layout else {})
+    if not BoardVersion.objects.filter(pk=1).update(**changes):
+        BoardVersion.objects.get_or_create(pk=1, defaults={"value": 1, "layout": 1})
     selectors.forget_board_version()
 
 
@@ -640,19 +645,29 @@ def refresh_leaderboard_entry(
 ) -> LeaderboardEntry | None:
     """Recompute one leaderboard row from its runs, and the speedups of rows paired with it."""
     with transaction.atomic():
-        entry = _refresh_entry(config=config, hardware=hardware, engine_release=engine_release)
-        raise_board_version()
+        entry, layout = _refresh_entry(
+            config=config, hardware=hardware, engine_release=engine_release
+        )
+        raise_board_version(layout=layout)
     return entry
+
+
+# What decides whether a row is on the board and in the main ranking.
+LAYOUT_FLAGS = ("synthetic", "self_reported", "degenerate", "retired")
 
 
 def _refresh_entry(
     *, config: Config, hardware: Hardware, engine_release: str
-) -> LeaderboardEntry | None:
+) -> tuple[LeaderboardEntry | None, bool]:
+    """The row recomputed, and whether the board's layout changed (a row came, went or moved
+    between the ranking and the kept-off rows)."""
     same = {"hardware": hardware, "engine_release": engine_release}
+    before = LeaderboardEntry.objects.filter(config=config, **same).values_list(*LAYOUT_FLAGS)
+    layout_before = before.first()
     runs = list(Run.objects.filter(config=config, **same))
     if not runs:
         LeaderboardEntry.objects.filter(config=config, **same).delete()
-        return None
+        return None, layout_before is not None
     best = _best_run(runs)
     low, high = best.ci95
     # Every release on the board has its build row (staleness and retirement are read there).
@@ -695,11 +710,12 @@ def _refresh_entry(
     )
     entry.speedup = _speedup(entry, baseline)
     entry.save(update_fields=["speedup"])
+    layout = layout_before != tuple(getattr(entry, flag) for flag in LAYOUT_FLAGS)
     for paired in LeaderboardEntry.objects.filter(config__baseline=config, **same).select_related(
         "config"
     ):
-        _refresh_entry(config=paired.config, **same)
-    return entry
+        layout |= _refresh_entry(config=paired.config, **same)[1]
+    return entry, layout
 
 
 # Community results: the seed kit's leaderboard_runs.csv.

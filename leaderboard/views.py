@@ -60,7 +60,7 @@ def _leaderboard_board(*, view: dict, choices: dict) -> str:
     entries = selectors.leaderboard_entries(
         **selection, ordering=ordering, ranked_only=not include_all, include_retired=include_all
     )
-    page = Paginator(entries, PAGE_SIZE).get_page(view["page"])
+    page = selectors.BoardPaginator(entries, PAGE_SIZE).get_page(view["page"])
     newest = selectors.newest_release_number()
     page_entries = list(page.object_list)
     ranks = selectors.page_ranks(

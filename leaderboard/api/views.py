@@ -16,6 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, status
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAdminUser, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -197,11 +198,18 @@ def _leaderboard_query(request: Request) -> dict:
     return query.validated_data
 
 
+class BoardPagination(PageNumberPagination):
+    """Page numbers, with the row count cached until the board's layout changes."""
+
+    django_paginator_class = selectors.BoardPaginator
+
+
 @extend_schema(parameters=[s.LeaderboardQuerySerializer])
 class LeaderboardList(generics.ListAPIView):
     """Leaderboard rows: each config's best average per hardware and engine release."""
 
     serializer_class = s.LeaderboardEntrySerializer
+    pagination_class = BoardPagination
 
     def get_queryset(self):
         return selectors.leaderboard_entries(**_leaderboard_query(self.request))

@@ -158,8 +158,52 @@ def test_a_run_recorded_by_another_process_shows_once_the_version_is_read_again(
     saved = selectors._board_version_seen
     measure(user, hardware, make_result, 7, [300.0, 304.0])
     selectors._board_version_seen = saved
-    assert BoardVersion.objects.get(pk=1).value > saved[1]
+    assert BoardVersion.objects.get(pk=1).value > saved[1][0]
 
     assert ranked_labels(client.get("/").content.decode()) == first
     clock[0] += 1.5
     assert "n_max 7" in ranked_labels(client.get("/").content.decode())[0]
+
+
+def test_only_rows_that_come_go_or_leave_the_ranking_change_the_boards_layout(
+    client, user, models, hardware, enqueued, make_result
+):
+    from leaderboard.models import BoardVersion, Job
+
+    def counters() -> tuple[int, int]:
+        row = BoardVersion.objects.get(pk=1)
+        return row.value, row.layout
+
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    value, layout = counters()
+    assert client.get("/api/v1/leaderboard").json()["count"] == 2
+
+    # A faster batch of a row already on the board: new ranks, same rows.
+    again = services.submit_config(
+        owner=user,
+        data={
+            "target_model": "tiny-qwen3.gguf",
+            "draft_model": "tiny-qwen3.gguf",
+            "spec_types": ["draft-simple"],
+            "n_max": 4,
+            "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+        },
+        hardware_slug=hardware.slug,
+    )
+    services.record_result(job_id=again.pk, result=make_result(again.config.key, [200.0, 204.0]))
+    assert counters()[0] > value and counters()[1] == layout
+    page = client.get("/api/v1/leaderboard").json()
+    assert page["count"] == 2 and page["results"][0]["tokens_per_second"] == 202.0
+
+    # A new row, then a retired build: the count follows both.
+    measure(user, hardware, make_result, 7, [300.0, 304.0])
+    assert counters()[1] > layout
+    assert client.get("/api/v1/leaderboard").json()["count"] == 3
+    assert Job.objects.filter(status="succeeded").count() == 4
+    services.retire_engine_build(release="b11434", note="bad build")
+    assert client.get("/api/v1/leaderboard").json()["count"] == 0
+    everything = client.get("/api/v1/leaderboard", {"include_retired": "true"}).json()
+    assert everything["count"] == 3 and all(row["retired"] for row in everything["results"])
+    assert client.get("/api/v1/leaderboard", {"ordering": "speedup"}).status_code == 200
+    html = client.get("/").content.decode()
+    assert "No ranked results match" in html
