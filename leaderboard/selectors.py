@@ -361,8 +361,9 @@ def page_ranks(
     """
     if not page:
         return {}
+    # NULLS LAST as the tok/s index is built, so the leader is read from it, not sorted for.
     leader = (
-        entries.order_by(F("tokens_per_second").desc(), "id")
+        entries.order_by(F("tokens_per_second").desc(nulls_last=True), "id")
         .values_list("id", "tokens_per_second", "ci95_low", "ci95_high", "tps_definition")
         .first()
     )
