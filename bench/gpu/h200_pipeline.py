@@ -61,7 +61,7 @@ def step(name: str, function, *args, **kwargs):
         return None
 
 
-def config_for(shape: str, *, spec: bool, n_max: int = 15, depths=DEPTHS, requests=3, bs=False):
+def config_for(shape: str, *, spec: bool, n_max: int = 15, depths=DEPTHS, requests=3, bs=None):
     data = {
         "target_model": f"{shape}-random-Q4_K_M.gguf",
         "n_gpu_layers": 999,
@@ -96,7 +96,7 @@ def run_config(name: str, engine, config, *, with_baseline: bool = False) -> dic
             config, models_dir=MODELS, engine=engine, with_baseline=with_baseline, progress=progress
         )
     except RunnerError:
-        if not config.backend_sampling:
+        if not config.effective_backend_sampling:
             raise
         # Backend sampling is experimental in b11434: if it fails, measure without it, labelled.
         log(f"  {name}: failed with -bs, retrying without")
