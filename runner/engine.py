@@ -230,6 +230,40 @@ def from_binary(path: str, *, release: str | None = None, backend: str | None = 
     )
 
 
+def llama_bench(
+    engine: Engine,
+    model: Path,
+    *,
+    depths: list[int],
+    tokens: int,
+    reps: int,
+    flash_attn: str = "on",
+    n_gpu_layers: int | None = None,
+    threads: int | None = None,
+    timeout_s: float | None = None,
+) -> list[dict]:
+    """llama-bench's token generation on this build, one JSON row per depth (`avg_ts` is tok/s).
+
+    The cross-check for the runner's own decode figures: same model, depths and build.
+    """
+    if engine.bench_path is None:
+        raise EngineBuildError(f"no llama-bench beside {engine.server_path}")
+    argv = [engine.bench_path, "-m", str(model), "-p", "0", "-n", str(tokens)]
+    argv += ["-d", ",".join(map(str, depths)), "-r", str(reps), "-o", "json"]
+    argv += ["-fa", {"on": "1", "off": "0"}.get(flash_attn, "1")]
+    if threads:
+        argv += ["-t", str(threads)]
+    if n_gpu_layers is not None:
+        argv += ["-ngl", str(n_gpu_layers)]
+    environment = dict(os.environ, LD_LIBRARY_PATH=str(Path(engine.bench_path).parent))
+    completed = subprocess.run(
+        argv, capture_output=True, text=True, env=environment, timeout=timeout_s
+    )
+    if completed.returncode != 0:
+        raise EngineBuildError(f"llama-bench failed: {completed.stderr[-2000:]}")
+    return json.loads(completed.stdout)
+
+
 def _release_from_binary(binary: Path) -> str | None:
     try:
         completed = subprocess.run(

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from runner.benchmark import run_benchmark  # noqa: E402
 from runner.config import parse_config  # noqa: E402
-from runner.engine import locate  # noqa: E402
+from runner.engine import llama_bench, locate  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
 
 RESULTS = Path(os.environ.get("RESULTS", "/tmp/gpu-results"))
@@ -115,32 +115,18 @@ def run_config(name: str, engine, config, *, with_baseline: bool = False) -> dic
     return result
 
 
-def llama_bench(name: str, engine, shape: str) -> None:
-    argv = [
-        engine.bench_path,
-        "-m",
-        str(MODELS / f"{shape}-random-Q4_K_M.gguf"),
-        "-p",
-        "0",
-        "-n",
-        "128",
-        "-d",
-        ",".join(str(d) for d in DEPTHS),
-        "-r",
-        "2",
-        "-fa",
-        "1",
-        "-ngl",
-        "999",
-        "-o",
-        "json",
-    ]
-    env = dict(os.environ, LD_LIBRARY_PATH=str(Path(engine.bench_path).parent))
-    completed = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
-    (RESULTS / f"{name}.json").write_text(completed.stdout)
-    if completed.returncode != 0:
-        raise RuntimeError(completed.stderr[-2000:])
-    for row in json.loads(completed.stdout):
+def llama_bench_step(name: str, engine, shape: str) -> None:
+    rows = llama_bench(
+        engine,
+        MODELS / f"{shape}-random-Q4_K_M.gguf",
+        depths=DEPTHS,
+        tokens=128,
+        reps=2,
+        n_gpu_layers=999,
+        timeout_s=900,
+    )
+    (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2))
+    for row in rows:
         log(f"  {name}: depth {row.get('n_depth')}: {row['avg_ts']:.1f} tok/s")
 
 
@@ -233,7 +219,7 @@ def main() -> None:
             engine,
             config_for(SHAPE_8B, spec=True, n_max=n_max, depths=[512], requests=3),
         )
-    step("8b-llama-bench", llama_bench, "8b-llama-bench", engine, SHAPE_8B)
+    step("8b-llama-bench", llama_bench_step, "8b-llama-bench", engine, SHAPE_8B)
     step("fidelity-8b", fidelity, engine, SHAPE_8B)
 
     if writer is not None:
@@ -254,7 +240,7 @@ def main() -> None:
         engine,
         config_for(SHAPE_27B, spec=True, n_max=12),
     )
-    step("27b-llama-bench", llama_bench, "27b-llama-bench", engine, SHAPE_27B)
+    step("27b-llama-bench", llama_bench_step, "27b-llama-bench", engine, SHAPE_27B)
     log("PIPELINE FINISHED")
 
 

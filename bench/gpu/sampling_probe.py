@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from runner.engine import from_binary, llama_bench  # noqa: E402
 from runner.gguf_inspect import inspect_model  # noqa: E402
 from runner.protocols import RequestSpec  # noqa: E402
 from runner.server import free_port  # noqa: E402
@@ -102,15 +103,6 @@ def measure(base: str, body: dict, reps: int) -> dict:
     }
 
 
-def llama_bench(server: str, model: Path, *, depth: int, tokens: int, ngl: str, threads: int):
-    bench = str(Path(server).parent / "llama-bench")
-    argv = [bench, "-m", str(model), "-p", "0", "-n", str(tokens), "-d", str(depth), "-r", "3"]
-    argv += ["-o", "json", "-fa", "1", "-ngl", ngl, "-t", str(threads)]
-    env = dict(os.environ, LD_LIBRARY_PATH=str(Path(server).parent))
-    out = subprocess.run(argv, capture_output=True, text=True, check=True, env=env).stdout
-    return float(json.loads(out)[0]["avg_ts"])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True)
@@ -149,10 +141,11 @@ def main() -> None:
         warnings = [line for line in log.read_text().splitlines() if "sampl" in line.lower()][:8]
         for line in warnings:
             print(f"    log: {line[:200]}")
-    bench = llama_bench(
-        args.server, args.model, depth=args.depth, tokens=args.tokens, ngl=args.ngl,
-        threads=args.threads,
+    rows = llama_bench(
+        from_binary(args.server), args.model, depths=[args.depth], tokens=args.tokens, reps=3,
+        n_gpu_layers=int(args.ngl), threads=args.threads,
     )  # fmt: skip
+    bench = float(rows[0]["avg_ts"])
     print(f"llama-bench tg{args.tokens} at depth {args.depth}: {bench:.2f} tok/s")
     reference = results.get(("plain", "runner"), {}).get("hash")
     best = 0.0

@@ -290,3 +290,19 @@ def test_progress_events_carry_the_running_engines_recent_log(models_dir, engine
     # The tail is llama-server's own output, and it grows as requests are served.
     assert "llama" in logged[-1].lower() or "slot" in logged[-1].lower()
     assert len(logged[-1]) <= 2000
+
+
+def test_llama_bench_cross_checks_token_generation_at_each_depth(models_dir, engine):
+    from dataclasses import replace
+
+    from runner.engine import llama_bench
+    from runner.errors import EngineBuildError
+
+    rows = llama_bench(
+        engine, models_dir / "tiny-qwen3.gguf", depths=[0, 64], tokens=16, reps=2, threads=2
+    )
+    assert [row["n_depth"] for row in rows] == [0, 64]
+    assert all(row["n_gen"] == 16 and row["avg_ts"] > 0 for row in rows)
+    with pytest.raises(EngineBuildError, match="no llama-bench"):
+        llama_bench(replace(engine, bench_path=None), models_dir / "tiny-qwen3.gguf",
+                    depths=[0], tokens=4, reps=1)  # fmt: skip
