@@ -257,7 +257,7 @@ def job_status(*, job: Job) -> dict:
     """What the job page and its JSON show: status, progress as a fraction, error and log tail."""
     progress = job.progress or {}
     total = progress.get("total") or 0
-    run = getattr(job, "run", None) if job.status == Job.Status.SUCCEEDED else None
+    run = _succeeded_run(job)
     return {
         "id": job.pk,
         "status": job.status,
@@ -273,15 +273,15 @@ def job_status(*, job: Job) -> dict:
         "log_tail": job.log_tail,
         "config_key": job.config.key,
         "run_id": run.pk if run else None,
-        # What the job cost: seconds the GPU (or, on CPU builds, the engine) was held.
-        "gpu_seconds": run.gpu_seconds if run else None,
-        "engine_seconds": job_engine_seconds(run=run),
-        # What it will cost, known before it runs: requests and tokens, warm-ups included.
-        "token_budget": job_token_budget(job=job),
+        **job_cost(job=job),
         "created_at": job.created_at.isoformat(),
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
     }
+
+
+def _succeeded_run(job: Job) -> Run | None:
+    return getattr(job, "run", None) if job.status == Job.Status.SUCCEEDED else None
 
 
 def job_token_budget(*, job: Job) -> dict[str, int] | None:
@@ -293,10 +293,10 @@ def job_token_budget(*, job: Job) -> dict[str, int] | None:
 
 
 def job_cost(*, job: Job) -> dict:
-    """A job with its token budget and, once it ran, the GPU-seconds (or engine-seconds) it took."""
-    run = getattr(job, "run", None) if job.status == Job.Status.SUCCEEDED else None
+    """What a job will cost, known before it runs (requests and tokens, warm-ups included), and
+    once it succeeded what it took: seconds the GPU (or, on CPU builds, the engine) was held."""
+    run = _succeeded_run(job)
     return {
-        "job": job,
         "token_budget": job_token_budget(job=job),
         "gpu_seconds": run.gpu_seconds if run else None,
         "engine_seconds": job_engine_seconds(run=run),
@@ -716,6 +716,18 @@ def welch_difference(
     return {"difference": difference, "low": difference - half, "high": difference + half, "df": df}
 
 
+def entry_difference(*, entry: LeaderboardEntry, reference: LeaderboardEntry) -> dict | None:
+    """Two leaderboard rows' tok/s difference (entry - reference) with its 95% Welch interval."""
+    return welch_difference(
+        mean_a=entry.tokens_per_second,
+        stdev_a=entry.stdev,
+        n_a=entry.n,
+        mean_b=reference.tokens_per_second,
+        stdev_b=reference.stdev,
+        n_b=reference.n,
+    )
+
+
 def best_entry(*, config: Config) -> LeaderboardEntry | None:
     return (
         config.entries.select_related("hardware", "best_run", "baseline_entry")
@@ -743,14 +755,7 @@ def comparison(*, configs: list[Config]) -> dict:
     for column in columns:
         entry = column["entry"]
         column["difference"] = (
-            welch_difference(
-                mean_a=entry.tokens_per_second,
-                stdev_a=entry.stdev,
-                n_a=entry.n,
-                mean_b=reference.tokens_per_second,
-                stdev_b=reference.stdev,
-                n_b=reference.n,
-            )
+            entry_difference(entry=entry, reference=reference)
             if entry is not None and reference is not None and entry is not reference
             else None
         )

@@ -375,5 +375,5 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 @require_GET
 def my_jobs(request: HttpRequest) -> HttpResponse:
     page = Paginator(selectors.user_jobs(user=request.user), 50).get_page(request.GET.get("page"))
-    rows = [selectors.job_cost(job=job) for job in page.object_list]
+    rows = [{"job": job, **selectors.job_cost(job=job)} for job in page.object_list]
     return render(request, "leaderboard/my_jobs.html", {"page": page, "rows": rows})

@@ -300,14 +300,7 @@ def _difference(entry, reference, reference_key: str, key: str) -> dict:
     if entry.tps_definition != reference.tps_definition:
         return item | {"note": "the two results use different tok/s definitions"}
     item["difference"] = entry.tokens_per_second - reference.tokens_per_second
-    welch = selectors.welch_difference(
-        mean_a=entry.tokens_per_second,
-        stdev_a=entry.stdev,
-        n_a=entry.n,
-        mean_b=reference.tokens_per_second,
-        stdev_b=reference.stdev,
-        n_b=reference.n,
-    )
+    welch = selectors.entry_difference(entry=entry, reference=reference)
     if welch is None:
         item["note"] = "fewer than two requests in a batch: no interval"
     else:
