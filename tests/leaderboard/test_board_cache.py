@@ -8,6 +8,7 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from measured_configs import draft_simple, measure
 
 from leaderboard import selectors, services
 from leaderboard.models import Config, Hardware, LeaderboardEntry
@@ -89,22 +90,6 @@ def ranked_labels(page: str) -> list[str]:
     return re.findall(r'<a href="/configs/[0-9a-f]+/">([^<]+)</a>', ranking.group(1))
 
 
-def measure(owner, hardware, make_result, n_max: int, decode: list[float]):
-    data = {
-        "target_model": "tiny-qwen3.gguf",
-        "draft_model": "tiny-qwen3.gguf",
-        "spec_types": ["draft-simple"],
-        "n_max": n_max,
-        "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-    }
-    job = services.submit_config(owner=owner, data=data, hardware_slug=hardware.slug)
-    for baseline in job.baseline_jobs.all():
-        services.record_result(
-            job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0])
-        )
-    services.record_result(job_id=job.pk, result=make_result(job.config.key, decode))
-
-
 def test_a_cached_leaderboard_shows_a_new_result_as_soon_as_it_is_recorded(
     client, user, models, hardware, enqueued, make_result
 ):
@@ -179,17 +164,7 @@ def test_only_rows_that_come_go_or_leave_the_ranking_change_the_boards_layout(
     assert client.get("/api/v1/leaderboard").json()["count"] == 2
 
     # A faster batch of a row already on the board: new ranks, same rows.
-    again = services.submit_config(
-        owner=user,
-        data={
-            "target_model": "tiny-qwen3.gguf",
-            "draft_model": "tiny-qwen3.gguf",
-            "spec_types": ["draft-simple"],
-            "n_max": 4,
-            "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-        },
-        hardware_slug=hardware.slug,
-    )
+    again = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
     services.record_result(job_id=again.pk, result=make_result(again.config.key, [200.0, 204.0]))
     assert counters()[0] > value and counters()[1] == layout
     page = client.get("/api/v1/leaderboard").json()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from h200_results import load_h200_results
+from measured_configs import measure
 from playwright.sync_api import expect
 
 from leaderboard import services
@@ -76,25 +77,7 @@ def site(transactional_db, user, models, hardware, enqueued, make_result):
     """Measured configs (two of them tied), a seed CSV import and the H200 results."""
     keys = []
     for n_max, decode in ((4, [100.0, 104.0]), (3, [99.0, 103.0]), (2, [60.0, 60.5])):
-        job = services.submit_config(
-            owner=user,
-            data={
-                "target_model": "tiny-qwen3.gguf",
-                "draft_model": "tiny-qwen3.gguf",
-                "spec_types": ["draft-simple"],
-                "n_max": n_max,
-                "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-            },
-            hardware_slug=hardware.slug,
-        )
-        for baseline in job.baseline_jobs.all():
-            services.record_result(
-                job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0])
-            )
-        services.record_result(
-            job_id=job.pk, result=make_result(job.config.key, decode, draft=(40, 30), tau=2.2)
-        )
-        keys.append(job.config.key)
+        keys.append(measure(user, hardware, make_result, n_max, decode).config.key)
     load_h200_results(owner=user, hardware=hardware)
     return {"keys": keys, "hardware": hardware, "user": user}
 

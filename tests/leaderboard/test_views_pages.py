@@ -11,36 +11,12 @@ from pathlib import Path
 
 import pytest
 from h200_results import DEPTH_FILES, load_h200_results
+from measured_configs import draft_simple, measure
 
 from leaderboard import services
 from leaderboard.models import Job, RequestRecord, Run
 
 SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
-
-
-def draft_simple(n_max: int) -> dict:
-    return {
-        "target_model": "tiny-qwen3.gguf",
-        "draft_model": "tiny-qwen3.gguf",
-        "spec_types": ["draft-simple"],
-        "n_max": n_max,
-        "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-    }
-
-
-def measure(owner, hardware, make_result, n_max: int, decode: list[float], **options) -> Job:
-    """Submit a config, then store results for it and (if still missing) its baseline."""
-    job = services.submit_config(owner=owner, data=draft_simple(n_max), hardware_slug=hardware.slug)
-    for baseline in job.baseline_jobs.all():
-        services.record_result(
-            job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0], **options)
-        )
-    services.record_result(
-        job_id=job.pk,
-        result=make_result(job.config.key, decode, draft=(40, 30), tau=2.2, **options),
-    )
-    job.refresh_from_db()
-    return job
 
 
 def text(response) -> str:
