@@ -14,9 +14,6 @@ from leaderboard import services, tasks
 from leaderboard.models import Hardware, ModelFile
 from runner.fixtures import write_fixtures
 
-# shared/ lies beside the checkout, in a developer's tree and in CI's fresh clone alike.
-SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
-
 
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+from seed_kit import SEED_CSV
 
 from leaderboard import services
 from leaderboard.models import Job
 
-SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 VALID = {
     "hardware": "h200-141gb",
     "config": {

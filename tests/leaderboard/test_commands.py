@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
+from seed_kit import SEED_CSV
 
 from leaderboard.models import Hardware, Job, LeaderboardEntry, ModelFile
-
-SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 
 
 def run(*args: str) -> str:

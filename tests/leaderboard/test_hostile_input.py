@@ -12,12 +12,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+from seed_kit import SEED_CSV
 
 from leaderboard import services
 from leaderboard.models import Config, Hardware, Job, LeaderboardEntry, RequestRecord, Run
 
 ROOT = Path(__file__).resolve().parents[2]
-SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
 CONFIG = {
     "target_model": "tiny-qwen3.gguf",
     "draft_model": "tiny-dflash.gguf",

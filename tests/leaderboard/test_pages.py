@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from seed_kit import SEED_CSV
 
 from leaderboard import services
 from leaderboard.models import Job
 
-SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
     "draft_model": "tiny-qwen3.gguf",

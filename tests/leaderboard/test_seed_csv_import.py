@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from seed_kit import SEED_CSV
 
 from leaderboard import selectors, services
 from leaderboard.models import Config, LeaderboardEntry, RequestRecord, Run
-
-SEED_CSV = Path(__file__).resolve().parents[3] / "shared/fixtures/seed-repo/leaderboard_runs.csv"
 
 
 @pytest.fixture

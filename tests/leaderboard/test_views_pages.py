@@ -7,16 +7,14 @@ import csv
 import io
 import json
 import re
-from pathlib import Path
 
 import pytest
 from h200_results import DEPTH_FILES, load_h200_results
 from measured_configs import draft_simple, measure
+from seed_kit import SEED_CSV
 
 from leaderboard import services
 from leaderboard.models import Job, RequestRecord, Run
-
-SEED_CSV = Path("/work/shared/fixtures/seed-repo/leaderboard_runs.csv")
 
 
 def text(response) -> str:
