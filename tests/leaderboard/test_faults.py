@@ -208,7 +208,9 @@ def test_a_gpu_worker_killed_mid_run_has_its_job_redelivered_and_recorded_exactl
 ):
     stack.start_db_worker()
     worker = stack.start_gpu_worker()
-    job = submit(user, hardware, long_baseline(runs=5, tokens=192))
+    # Long enough requests that the kill lands mid-run: with GPU-side sampling and whole
+    # responses the tiny model decodes about 4,000 tok/s here, 192 tokens took 50 ms.
+    job = submit(user, hardware, long_baseline(runs=5, tokens=2048))
     wait_until(measuring(job), 120, "the first measured request")
 
     engines = llama_servers(worker)
