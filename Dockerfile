@@ -35,4 +35,4 @@ COPY leaderboard leaderboard
 COPY templates templates
 RUN pip install --no-cache-dir -e ".[service,gpu]"
 # The worker builds llama-server on its first start (it needs the driver's libcuda), then reuses it.
-CMD ["sh", "-c", "python -m runner engine && exec celery -A leaderboard worker -Q gpu.${SPECBOARD_HARDWARE_SLUG:-local} --pool threads --concurrency 1 --hostname gpu@%h --loglevel INFO"]
+CMD ["sh", "-c", "python -m runner engine && exec python -m leaderboard.workers gpu ${SPECBOARD_HARDWARE_SLUG:-local}"]

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.benchmark import run_benchmark  # noqa: E402
 from runner.config import parse_config  # noqa: E402
-from runner.fixtures import write_fixtures  # noqa: E402
+from runner.gguf.tiny_models import write_fixtures  # noqa: E402
 
 
 def measure(model: Path, args, **config) -> dict:
@@ -29,7 +29,7 @@ def measure(model: Path, args, **config) -> dict:
     }
     if args.ngl is not None:
         data["n_gpu_layers"] = args.ngl
-    return run_benchmark(parse_config(data), models_dir=model.parent)
+    return run_benchmark(parse_config(data), models_dir=model.parent).model_dump(mode="json")
 
 
 def line(label: str, result: dict) -> float:

@@ -88,33 +88,42 @@ class Redis:
 
 
 class Workers:
-    def __init__(self, environment: dict, queue: str, beat: str) -> None:
+    def __init__(self, environment: dict, hardware_slug: str, beat: str) -> None:
         self.environment = environment
-        self.queue = queue
+        self.hardware_slug = hardware_slug
         self.beat = beat
         self.all: list[subprocess.Popen] = []
         self.gpu: subprocess.Popen | None = None
 
-    def _celery(self, *arguments: str, environment: dict) -> subprocess.Popen:
-        command = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker"]
-        command += ["--loglevel", "ERROR", "--without-heartbeat", "--without-mingle"]
-        command += ["--without-gossip", *arguments]
-        process = subprocess.Popen(command, env=environment, cwd=REPOSITORY)
+    def _start(self, argv: list[str], environment: dict) -> subprocess.Popen:
+        process = subprocess.Popen(argv, env=environment, cwd=REPOSITORY)
         self.all.append(process)
         return process
 
     def start_db(self) -> None:
-        self._celery(
-            *("-Q", "db", "--concurrency", "1", "-B", "--schedule", self.beat),
-            *("--hostname", f"db-{uuid.uuid4().hex[:6]}@%h"),
-            environment=self.environment,
+        from leaderboard.workers import db_worker_argv
+
+        self._start(
+            db_worker_argv(
+                beat_schedule=self.beat,
+                hostname=f"db-{uuid.uuid4().hex[:6]}@%h",
+                loglevel="ERROR",
+                quiet=True,
+            ),
+            self.environment,
         )
 
     def start_gpu(self) -> None:
-        self.gpu = self._celery(
-            *("-Q", self.queue, "--pool", "threads", "--concurrency", "1"),
-            *("--hostname", f"gpu-{uuid.uuid4().hex[:6]}@%h"),
-            environment=self.environment | {"SPECBOARD_ROLE": "gpu-worker"},
+        from leaderboard.workers import gpu_worker_argv
+
+        self.gpu = self._start(
+            gpu_worker_argv(
+                hardware_slug=self.hardware_slug,
+                hostname=f"gpu-{uuid.uuid4().hex[:6]}@%h",
+                loglevel="ERROR",
+                quiet=True,
+            ),
+            self.environment | {"SPECBOARD_ROLE": "gpu-worker"},
         )
 
     def engines(self) -> list:
@@ -170,7 +179,7 @@ def main() -> int:
         parser.error("redis-server is not installed")
 
     scratch = tempfile.mkdtemp(prefix="specboard-faults-")
-    from runner.fixtures import write_fixtures
+    from runner.gguf.tiny_models import write_fixtures
 
     models_dir = next(iter(write_fixtures(Path(scratch) / "models").values())).parent
     fresh_database(args.database_url)
@@ -198,14 +207,14 @@ def main() -> int:
 
     from leaderboard import services
     from leaderboard.models import Job, Run
-    from runner.engine import locate
+    from runner.engines.build import locate
 
     call_command("migrate", verbosity=0)
     locate()
     owner = get_user_model().objects.create_user(username="faults")
     services.register_model(path="tiny-qwen3.gguf")
     hardware = services.register_hardware(gpu_name="CPU faults bench", slug="faults-bench")
-    workers = Workers(environment, hardware.queue_name, str(Path(scratch) / "beat"))
+    workers = Workers(environment, hardware.slug, str(Path(scratch) / "beat"))
     jobs: list[int] = []
     faults = {"worker SIGKILL": 0, "llama-server kill": 0, "redis restart": 0}
 

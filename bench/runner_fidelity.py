@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.benchmark import run_benchmark  # noqa: E402
 from runner.config import parse_config  # noqa: E402
-from runner.engine import llama_bench, locate  # noqa: E402
+from runner.engines.build import llama_bench, locate  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
-from runner.fixtures import write_fixtures  # noqa: E402
+from runner.gguf.tiny_models import write_fixtures  # noqa: E402
 
 
 def llama_bench_tg(engine, model: Path, *, depth: int, tokens: int, reps: int, args) -> float:
@@ -63,7 +63,9 @@ def runner_decode(
     if args.ngl is not None:
         data["n_gpu_layers"] = args.ngl
     started = time.monotonic()
-    result = run_benchmark(parse_config(data), models_dir=models_dir, engine=engine)
+    result = run_benchmark(parse_config(data), models_dir=models_dir, engine=engine).model_dump(
+        mode="json"
+    )
     total = time.monotonic() - started
     summary = result["summary"]
     outputs = [r["output_sha256"] for r in result["requests"] if r["phase"] == "measure"]

@@ -137,6 +137,12 @@ def seed(*, runs: int, configs: int, hardware_kinds: int) -> None:
                 + (spec, "quick", n_max, 4096, False, False, now, baselines[f"target-{target}"])
             )
         _copy(cursor, "leaderboard_config", [*columns, "baseline_id"], speculative)
+        # One row per speculative type, as the services store them for exact-match filters.
+        cursor.execute(
+            "INSERT INTO leaderboard_configspectype (config_id, name) "
+            "SELECT id, unnest(string_to_array(spec_label, ',')) FROM leaderboard_config "
+            "WHERE spec_label <> 'none'"
+        )
         cursor.execute("SELECT id FROM leaderboard_config ORDER BY id")
         config_ids = [row[0] for row in cursor.fetchall()]
         # Each config runs on a few hardware kinds, several batches each.
@@ -328,7 +334,7 @@ def main() -> int:
     ensure_wrk()
 
     scratch = tempfile.mkdtemp(prefix="specboard-site-")
-    from runner.fixtures import write_fixtures
+    from runner.gguf.tiny_models import write_fixtures
 
     models_dir = next(iter(write_fixtures(Path(scratch) / "models").values())).parent
     redis_port = free_port()
@@ -450,21 +456,22 @@ def main() -> int:
         accepted = statuses.count(201)
 
         # An idle worker: a db worker and a GPU worker on a real llama-server, one job at a time.
-        celery = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker", "--loglevel"]
-        celery += ["WARNING", "--without-heartbeat", "--without-mingle", "--without-gossip"]
+        from leaderboard.workers import db_worker_argv, gpu_worker_argv
+
         redis.Redis.from_url(broker_url).delete(local.queue_name)
         Job.objects.filter(hardware=local).update(status=Job.Status.CANCELLED)
         processes.append(
             subprocess.Popen(
-                [*celery, "-Q", "db", "--concurrency", "1", "--hostname", "db-site@%h"],
+                db_worker_argv(hostname="db-site@%h", loglevel="WARNING", quiet=True),
                 env=environment,
                 cwd=REPOSITORY,
             )
         )
         processes.append(
             subprocess.Popen(
-                [*celery, "-Q", local.queue_name, "--pool", "threads", "--concurrency", "1"]
-                + ["--hostname", "gpu-site@%h"],
+                gpu_worker_argv(
+                    hardware_slug=local.slug, hostname="gpu-site@%h", loglevel="WARNING", quiet=True
+                ),
                 env=environment | {"SPECBOARD_ROLE": "gpu-worker"},
                 cwd=REPOSITORY,
             )

@@ -65,7 +65,7 @@ class SubmitForm(forms.Form):
         self.fields["draft_model"].choices = [("", "none")] + [
             (m.path, f"{m.name} ({m.architecture})") for m in drafts
         ]
-        self.submission: services.Submission | None = None
+        self.submission: services.ValidatedConfig | None = None
 
     def config_data(self) -> dict[str, Any]:
         """The runner config the cleaned fields describe; empty fields take the schema's defaults."""

@@ -113,6 +113,21 @@ class Config(models.Model):
         return self.spec_label != "none"
 
 
+class ConfigSpecType(models.Model):
+    """One speculative type of a config, so that filtering by type is an exact match."""
+
+    config = models.ForeignKey(Config, on_delete=models.CASCADE, related_name="spec_types")
+    name = models.CharField(max_length=64, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["config", "name"], name="one_row_per_config_spec_type")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Job(models.Model):
     """One request to measure a config on one hardware kind; status changes by guarded UPDATE."""
 

@@ -15,18 +15,14 @@ from celery.worker import state as worker_state
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from leaderboard import selectors, services
-from leaderboard.celery import (
-    DB_QUEUE,
-    RECONCILE_EVERY_S,
-    active_task_ids,
-    broker_holdings,
-    forget_unacked,
-)
+from leaderboard import dispatch, selectors, services
+from leaderboard.broker import active_task_ids, broker_holdings, forget_unacked
+from leaderboard.celery import RECONCILE_EVERY_S
 from runner.benchmark import resolve_model, run_benchmark
 from runner.config import parse_config
 from runner.errors import BenchmarkCancelled, RunnerError
-from runner.gguf_inspect import sha256_file
+from runner.gguf.inspect import sha256_file
+from runner.results import BenchmarkResult
 
 logger = logging.getLogger(__name__)
 
@@ -61,22 +57,14 @@ class _ProgressSender:
         ):
             return
         self.last_phase, self.last_sent = event.get("phase"), now
-        record_progress_task.apply_async(
-            kwargs={"job_id": self.job_id, "progress": event}, queue=DB_QUEUE
-        )
+        dispatch.send_progress(job_id=self.job_id, progress=event)
 
 
-def _send_failure(job_id: int, error: str, log_tail: str = "") -> None:
-    record_failure_task.apply_async(
-        kwargs={"job_id": job_id, "error": error, "log_tail": log_tail}, queue=DB_QUEUE
-    )
-
-
-def _model_mismatch(result: dict, models: dict) -> str | None:
-    reported = (result.get("provenance") or {}).get("models") or {}
-    for role, expected in models.items():
-        found = (reported.get(role) or {}).get("sha256")
-        if expected and found and found != expected["sha256"]:
+def _model_mismatch(result: BenchmarkResult, models: dict) -> str | None:
+    reported = result.provenance.models
+    for role, found in (("target", reported.target), ("draft", reported.draft)):
+        expected = models.get(role)
+        if expected and found and found.sha256 != expected["sha256"]:
             return (
                 f"{role} model {expected['path']} on this worker differs from the registered file"
             )
@@ -103,7 +91,7 @@ def run_benchmark_job(self, *, job_id: int, config: dict, models: dict) -> None:
     try:
         # The registered hash, checked before the run: a changed file must not cost a benchmark.
         if problem := _changed_model_file(models):
-            _send_failure(job_id, problem)
+            dispatch.send_failure(job_id=job_id, error=problem)
             return
         result = run_benchmark(
             parse_config(config),
@@ -116,16 +104,20 @@ def run_benchmark_job(self, *, job_id: int, config: dict, models: dict) -> None:
         logger.info("job %s cancelled", job_id)
         return
     except RunnerError as error:
-        _send_failure(job_id, str(error), getattr(error, "log_tail", ""))
+        dispatch.send_failure(
+            job_id=job_id, error=str(error), log_tail=getattr(error, "log_tail", "")
+        )
         return
     except Exception as error:
         logger.exception("job %s failed inside the worker", job_id)
-        _send_failure(job_id, f"internal worker error: {type(error).__name__}: {error}")
+        dispatch.send_failure(
+            job_id=job_id, error=f"internal worker error: {type(error).__name__}: {error}"
+        )
         return
     if problem := _model_mismatch(result, models):
-        _send_failure(job_id, problem)
+        dispatch.send_failure(job_id=job_id, error=problem)
         return
-    record_result_task.apply_async(kwargs={"job_id": job_id, "result": result}, queue=DB_QUEUE)
+    dispatch.send_result(job_id=job_id, result=result.model_dump(mode="json"))
 
 
 @shared_task(

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import csv
-import json
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard import selectors, services
+from leaderboard import comparisons, exports, selectors, services
 from leaderboard.forms import BestConfigForm, CompareForm, SubmitForm
 from leaderboard.models import Job
 
 FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
 PAGE_SIZE = 50
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 @require_GET
@@ -153,28 +149,16 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     )
 
 
-def _neutralised(value: object) -> object:
-    """A CSV cell that a spreadsheet would read as a formula gets a leading apostrophe."""
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        value = json.dumps(value)
-    text = str(value)
-    return "'" + text if text[:1] in FORMULA_PREFIXES else value
-
-
 @require_GET
 def run_requests_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
         raise Http404("no such run")
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-requests.csv"'
-    writer = csv.writer(response)
-    writer.writerow(selectors.REQUEST_EXPORT_FIELDS)
-    for record in selectors.request_records(run=run):
-        writer.writerow(_neutralised(record[name]) for name in selectors.REQUEST_EXPORT_FIELDS)
-    return response
+    return exports.csv_response(
+        selectors.request_records(run=run),
+        selectors.REQUEST_EXPORT_FIELDS,
+        f"run-{run.pk}-requests.csv",
+    )
 
 
 @require_GET
@@ -182,19 +166,16 @@ def run_requests_json(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
         raise Http404("no such run")
-    response = JsonResponse(
-        {
-            "run": run.pk,
-            "config_key": run.config.key,
-            "hardware": run.hardware.slug,
-            "engine_release": run.engine_release,
-            "tokens_per_second_definition": run.tps_definition,
-            "provenance": run.provenance,
-            "requests": selectors.request_records(run=run),
-        }
-    )
-    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-requests.json"'
-    return response
+    body = {
+        "run": run.pk,
+        "config_key": run.config.key,
+        "hardware": run.hardware.slug,
+        "engine_release": run.engine_release,
+        "tokens_per_second_definition": run.tps_definition,
+        "provenance": run.provenance,
+        "requests": selectors.request_records(run=run),
+    }
+    return exports.json_response(body, f"run-{run.pk}-requests.json")
 
 
 @require_GET
@@ -258,7 +239,10 @@ def compare(request: HttpRequest) -> HttpResponse:
     form = CompareForm(request.GET or None)
     result = None
     if form.is_bound and form.is_valid():
-        result = selectors.comparison(configs=form.cleaned_data["configs"])
+        try:
+            result = comparisons.compare_configs(keys=form.cleaned_data["keys"])
+        except comparisons.ComparisonRefused as refusal:
+            form.add_error("keys", refusal.message)
     return render(request, "leaderboard/compare.html", {"form": form, "result": result})
 
 

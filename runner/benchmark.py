@@ -1,30 +1,44 @@
-"""Run one benchmark config (and its paired baseline) on a real llama-server.
+"""Run one benchmark config (and its paired baseline) on a real engine: the runner's entry point.
 
-``run_benchmark`` is the runner's one entry point: the CLI and the service's GPU workers both
-call it. Its result is plain JSON data; RESULT_SCHEMA_VERSION changes when the shape does.
+``run_benchmark`` is what the CLI and the service's GPU workers both call. This module owns the
+orchestration only: check the models, plan the protocol's requests, measure each config in its
+own engine session (reporting progress, honouring cancellation) and assemble the validated
+``runner.results.BenchmarkResult``. The figures come from ``runner.stats``, the comparison with
+the baseline from ``runner.pairing``, and the result's shape from ``runner.results``.
 """
 
 from __future__ import annotations
 
 import functools
-import math
-import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from runner import protocols
+from pydantic import BaseModel, ValidationError
+
+from runner import protocols, stats
+from runner.compatibility import check_pair
 from runner.config import BenchmarkConfig
-from runner.engine import Engine, locate
-from runner.errors import BenchmarkCancelled, ModelCheckError
-from runner.gguf_inspect import ModelInfo, check_speculative_pair, inspect_model, max_dflash_n_max
+from runner.engines.build import Engine, locate
+from runner.engines.session import open_session
+from runner.errors import BenchmarkCancelled, EngineBuildError, ModelCheckError, RunnerError
+from runner.gguf.inspect import ModelInfo, inspect_model
+from runner.pairing import Pairing, pair_with_baseline
 from runner.provenance import MemorySampler, system_info
-from runner.sessions import open_session
-from runner.stats import ratio, summarize
+from runner.results import (
+    RESULT_SCHEMA_VERSION,
+    BenchmarkResult,
+    EngineInfo,
+    ModelFileInfo,
+    load_result,
+    result_error_message,
+)
 
-RESULT_SCHEMA_VERSION = 1
-DEGENERATE_DISTINCT_RATIO = 0.1
+# How much of an engine's log a result keeps.
+LOG_TAIL_CHARS = 4000
 
 ProgressCallback = Callable[[dict], None]
 
@@ -48,19 +62,20 @@ def check_models(
     draft = (
         inspect_model(resolve_model(config.draft_model, models_dir)) if config.draft_model else None
     )
-    check_speculative_pair(target=target, draft=draft, spec_types=config.spec_types)
-    if "draft-dflash" in config.spec_types and draft is not None and config.n_max is not None:
-        limit = max_dflash_n_max(draft)
-        if config.n_max > limit:
-            raise ModelCheckError(
-                f"n_max {config.n_max} is above this DFlash draft's limit of {limit} (block size - 1)"
-            )
-    if target.context_length and config.effective_ctx_size > target.context_length:
-        raise ModelCheckError(
-            f"context {config.effective_ctx_size} is above the target's training context "
-            f"of {target.context_length} tokens"
-        )
+    check_pair(config, target, draft)
+    for info in (target, draft):
+        if info is not None:
+            _recordable(ModelFileInfo, info.as_dict(), ModelCheckError, f"model {info.path}")
     return target, draft
+
+
+def _recordable(model: type[BaseModel], data: dict, error: type[RunnerError], what: str) -> None:
+    """Refuse, before anything runs, what the result could not record at the end."""
+    try:
+        model.model_validate(data)
+    except ValidationError as invalid:
+        detail = result_error_message(invalid).removeprefix("invalid result: ")
+        raise error(f"{what} cannot be recorded in a result: {detail}") from None
 
 
 class _Progress:
@@ -87,6 +102,22 @@ class _Progress:
             self.callback(event)
 
 
+@dataclass(frozen=True)
+class _Measured:
+    """One config's engine session: its command, measured records and where the time went."""
+
+    argv: list[str]
+    command: str
+    records: list[dict]
+    peak_memory_bytes: int | None
+    memory_kind: str
+    load_seconds: float | None
+    held_seconds: float
+    # What the runner itself adds beyond model load and generation (checks, scrapes, stop).
+    harness_overhead_seconds: float
+    log_tail: str
+
+
 def _run_one_config(
     config: BenchmarkConfig,
     *,
@@ -99,7 +130,7 @@ def _run_one_config(
     should_cancel: Callable[[], bool] | None,
     request_timeout_s: float,
     start_timeout_s: float,
-) -> dict:
+) -> _Measured:
     session = open_session(
         config,
         engine=engine,
@@ -134,144 +165,64 @@ def _run_one_config(
         progress.recent_log = None
         session.stop()
         held = time.monotonic() - held_from
-    return {
-        "argv": session.argv,
-        "command": session.command,
-        "records": records,
-        "peak_memory_bytes": peak or None,
-        "memory_kind": kind,
-        "load_seconds": session.load_seconds,
-        "held_seconds": held,
-        # What the runner itself adds beyond model load and generation (checks, scrapes, stop).
-        "harness_overhead_seconds": held - (session.load_seconds or 0.0) - request_seconds,
-        "log_tail": session.log_text()[-4000:],
-    }
-
-
-def _acceptance_and_tau(records: list[dict]) -> tuple[float | None, float | None]:
-    """Pooled acceptance rate and tau (1 + accepted drafts per verify step) of some requests."""
-    draft = sum(r["draft_n"] for r in records)
-    accepted = sum(r["draft_n_accepted"] for r in records)
-    steps = sum(r["verify_steps"] for r in records)
-    # /metrics counts accepted drafts per position; engines without it give the total only.
-    metric_accepted = sum(
-        sum(r["accepted_per_position"]) if r["accepted_per_position"] else r["draft_n_accepted"]
-        for r in records
+    return _Measured(
+        argv=session.argv,
+        command=session.command,
+        records=records,
+        peak_memory_bytes=peak or None,
+        memory_kind=kind,
+        load_seconds=session.load_seconds,
+        held_seconds=held,
+        harness_overhead_seconds=held - (session.load_seconds or 0.0) - request_seconds,
+        # A result's text never carries NUL characters, whatever a crashing engine printed.
+        log_tail=session.log_text()[-LOG_TAIL_CHARS:].replace("\x00", ""),
     )
-    return (
-        accepted / draft if draft else None,
-        1.0 + metric_accepted / steps if steps else None,
-    )
-
-
-def _pooled_summary(records: list[dict], part: dict, *, engine: Engine) -> dict:
-    draft = sum(r["draft_n"] for r in records)
-    accepted = sum(r["draft_n_accepted"] for r in records)
-    steps = sum(r["verify_steps"] for r in records)
-    acceptance_rate, tau = _acceptance_and_tau(records)
-    positions = max((len(r["accepted_per_position"]) for r in records), default=0)
-    per_position = [
-        sum(r["accepted_per_position"][i] for r in records if i < len(r["accepted_per_position"]))
-        for i in range(positions)
-    ]
-    ratios = [r["distinct_4gram_ratio"] for r in records]
-    return {
-        "decode_tokens_per_second": summarize(
-            [r["decode_tokens_per_second"] for r in records if r["decode_tokens_per_second"]]
-        ),
-        "end_to_end_tokens_per_second": summarize(
-            [
-                r["end_to_end_tokens_per_second"]
-                for r in records
-                if r["end_to_end_tokens_per_second"]
-            ]
-        ),
-        "ttft_ms": summarize([r["ttft_ms"] for r in records if r["ttft_ms"] is not None]),
-        "acceptance_rate": acceptance_rate,
-        # tau counts the target's own token: 1 + accepted drafts per verify step.
-        "tau": tau,
-        "draft_tokens": draft,
-        "draft_accepted": accepted,
-        "verify_steps": steps,
-        # Share of verify steps in which draft position i was accepted.
-        "acceptance_by_position": [count / steps for count in per_position] if steps else None,
-        "peak_memory_bytes": part["peak_memory_bytes"],
-        "memory_kind": part["memory_kind"],
-        "degenerate": any(r["stopped_early"] for r in records)
-        or (bool(ratios) and statistics.median(ratios) < DEGENERATE_DISTINCT_RATIO),
-        "gpu_seconds": part["held_seconds"] if engine.backend == "cuda" else 0.0,
-        "engine_seconds": part["held_seconds"],
-        "load_seconds": part["load_seconds"],
-        "harness_overhead_seconds": part["harness_overhead_seconds"],
-    }
-
-
-def _points(config: BenchmarkConfig, records: list[dict]) -> list[dict]:
-    specs: list[tuple[int, int | None, int]]
-    if config.protocol.name == "quick":
-        specs = [(0, None, config.protocol.n_predict)]  # type: ignore[union-attr]
-    else:
-        specs = [
-            (i, p.input_tokens, p.output_tokens)
-            for i, p in enumerate(config.protocol.points)  # type: ignore[union-attr]
-        ]
-    points = []
-    for index, input_tokens, output_tokens in specs:
-        mine = [r for r in records if r["point"] == index]
-        acceptance_rate, tau = _acceptance_and_tau(mine)
-        points.append(
-            {
-                "input_tokens": input_tokens,
-                "output_tokens": output_tokens,
-                "decode_tokens_per_second": summarize(
-                    [r["decode_tokens_per_second"] for r in mine if r["decode_tokens_per_second"]]
-                ),
-                "acceptance_rate": acceptance_rate,
-                "tau": tau,
-                "speedup": None,
-            }
-        )
-    return points
-
-
-def _first_divergence(tokens: list[int], reference: list[int]) -> int | None:
-    for index, (mine, theirs) in enumerate(zip(tokens, reference, strict=False)):
-        if mine != theirs:
-            return index
-    return None if len(tokens) == len(reference) else min(len(tokens), len(reference))
-
-
-def _public_records(records: list[dict]) -> list[dict]:
-    public = []
-    for index, record in enumerate(records):
-        row = {k: v for k, v in record.items() if k != "output_tokens"}
-        row["index"] = index
-        row["first_divergence"] = None
-        public.append(row)
-    return public
 
 
 def _section(
     config: BenchmarkConfig,
-    part: dict,
+    measured: _Measured,
     *,
     engine: Engine,
     target: ModelInfo,
     draft: ModelInfo | None,
-) -> dict:
-    records = part["records"]
+    points: list[dict[str, Any]],
+    pairing: Pairing | None,
+) -> dict[str, Any]:
+    """One measured config as the plain data of a result section."""
+    if pairing is not None:
+        points = [
+            point | {"speedup": speedup}
+            for point, speedup in zip(points, pairing.point_speedups, strict=True)
+        ]
+    divergences = pairing.first_divergences if pairing else [None] * len(measured.records)
+    requests = [
+        {k: v for k, v in record.items() if k != "output_tokens"}
+        | {"index": index, "first_divergence": divergence}
+        for index, (record, divergence) in enumerate(
+            zip(measured.records, divergences, strict=True)
+        )
+    ]
+    summary = stats.pooled_figures(measured.records) | {
+        "peak_memory_bytes": measured.peak_memory_bytes,
+        "memory_kind": measured.memory_kind,
+        "gpu_seconds": measured.held_seconds if engine.backend == "cuda" else 0.0,
+        "engine_seconds": measured.held_seconds,
+        "load_seconds": measured.load_seconds,
+        "harness_overhead_seconds": measured.harness_overhead_seconds,
+    }
     return {
         "config": config.canonical(),
         "config_key": config.key,
         "synthetic": config.is_synthetic,
-        "summary": _pooled_summary(records, part, engine=engine),
-        "points": _points(config, records),
-        "requests": _public_records(records),
+        "summary": summary,
+        "points": points,
+        "requests": requests,
         "provenance": {
-            "argv": part["argv"],
-            "command": part["command"],
+            "argv": measured.argv,
+            "command": measured.command,
             "models": {"target": target.as_dict(), "draft": draft.as_dict() if draft else None},
-            "engine_log_tail": part["log_tail"],
+            "engine_log_tail": measured.log_tail,
         },
     }
 
@@ -286,16 +237,17 @@ def run_benchmark(
     should_cancel: Callable[[], bool] | None = None,
     request_timeout_s: float = 1800.0,
     start_timeout_s: float = 900.0,
-) -> dict:
+) -> BenchmarkResult:
     """Measure a config on a real llama-server; with_baseline also runs its paired baseline."""
     started_at = datetime.now(UTC)
     target, draft = check_models(config, models_dir=Path(models_dir))
     if config.engine == "llama-cpp-python":
-        from runner.inprocess import describe_engine
+        from runner.engines.llama_cpp_python import describe_engine
 
         engine = describe_engine()
     else:
         engine = engine or locate()
+    _recordable(EngineInfo, engine.as_dict(), EngineBuildError, f"engine {engine.server_path}")
     plan = protocols.plan_requests(config, vocab_size=target.vocab_size or 256)
     pair = with_baseline and config.is_speculative
     tracker = _Progress(len(plan) * (2 if pair else 1), progress)
@@ -309,66 +261,51 @@ def run_benchmark(
         request_timeout_s=request_timeout_s,
         start_timeout_s=start_timeout_s,
     )
-    baseline_part = None
+    section = functools.partial(_section, engine=engine, target=target)
     baseline_config = config.baseline()
+    baseline = baseline_measured = None
     if pair:
-        baseline_part = run_one(baseline_config, draft=None, phase="baseline")
-    main_part = run_one(config, draft=draft, phase="measuring")
-
-    result = _section(config, main_part, engine=engine, target=target, draft=draft)
-    result["schema_version"] = RESULT_SCHEMA_VERSION
-    result["engine"] = engine.as_dict()
-    summary = result["summary"]
-    summary.update(
-        speedup=None, lossless=None, baseline_decode_tokens_per_second=None, lossless_note=None
-    )
-    result["baseline"] = None
-    if baseline_part is not None:
-        baseline = _section(
-            baseline_config, baseline_part, engine=engine, target=target, draft=None
+        baseline_measured = run_one(baseline_config, draft=None, phase="baseline")
+        baseline = section(
+            baseline_config,
+            baseline_measured,
+            draft=None,
+            points=stats.depth_points(baseline_config, baseline_measured.records),
+            pairing=None,
         )
-        result["baseline"] = baseline
-        _pair_with_baseline(result, main_part["records"], baseline_part["records"], config)
-        summary["gpu_seconds"] += baseline["summary"]["gpu_seconds"]
-    result["provenance"].update(
-        engine=engine.as_dict(),
-        system=system_info(),
-        started_at=started_at.isoformat(),
-        finished_at=datetime.now(UTC).isoformat(),
-        token_budget=protocols.token_budget(config, with_baseline=pair),
-    )
-    return result
+    measured = run_one(config, draft=draft, phase="measuring")
 
-
-def _pair_with_baseline(
-    result: dict, records: list[dict], baseline_records: list[dict], config: BenchmarkConfig
-) -> None:
-    summary = result["summary"]
-    baseline = result["baseline"]
-    baseline_mean = baseline["summary"]["decode_tokens_per_second"]["mean"]
-    summary["baseline_decode_tokens_per_second"] = baseline_mean
-    for point, base_point in zip(result["points"], baseline["points"], strict=True):
-        point["speedup"] = ratio(
-            point["decode_tokens_per_second"]["mean"],
-            base_point["decode_tokens_per_second"]["mean"],
+    points = stats.depth_points(config, measured.records)
+    pairing = None
+    if baseline is not None and baseline_measured is not None:
+        pairing = pair_with_baseline(
+            points=points,
+            baseline_points=baseline["points"],
+            outputs=[r["output_tokens"] for r in measured.records],
+            baseline_outputs=[r["output_tokens"] for r in baseline_measured.records],
+            synthetic=config.is_synthetic,
         )
-    speedups = [p["speedup"] for p in result["points"] if p["speedup"]]
-    if len(speedups) == 1:
-        summary["speedup"] = speedups[0]
-    elif speedups:
-        # Across depths, the geometric mean of the per-depth speedups; each depth is shown too.
-        summary["speedup"] = math.exp(statistics.fmean(math.log(s) for s in speedups))
-    divergences = []
-    for public, record, reference in zip(
-        result["requests"], records, baseline_records, strict=True
-    ):
-        public["first_divergence"] = _first_divergence(
-            record["output_tokens"], reference["output_tokens"]
-        )
-        divergences.append(public["first_divergence"])
-    if config.is_synthetic:
-        summary["lossless_note"] = "synthetic acceptance: output is not the model's own"
-    else:
-        summary["lossless"] = all(index is None for index in divergences)
-        if not summary["lossless"]:
-            summary["lossless_note"] = "output differs from the baseline's greedy output"
+    result = section(config, measured, draft=draft, points=points, pairing=pairing)
+    result["summary"] |= {
+        "speedup": pairing.speedup if pairing else None,
+        "lossless": pairing.lossless if pairing else None,
+        "baseline_decode_tokens_per_second": (
+            baseline["summary"]["decode_tokens_per_second"]["mean"] if baseline else None
+        ),
+        "lossless_note": pairing.lossless_note if pairing else None,
+    }
+    if baseline is not None:
+        result["summary"]["gpu_seconds"] += baseline["summary"]["gpu_seconds"]
+    result["provenance"] |= {
+        "engine": engine.as_dict(),
+        "system": system_info(),
+        "started_at": started_at.isoformat(),
+        "finished_at": datetime.now(UTC).isoformat(),
+        "token_budget": protocols.token_budget(config, with_baseline=pair),
+    }
+    result |= {
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "engine": engine.as_dict(),
+        "baseline": baseline,
+    }
+    return load_result(result)

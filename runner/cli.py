@@ -1,4 +1,7 @@
-"""Command-line interface: `python -m runner engine|fixtures|budget|run`."""
+"""Command-line interface: `python -m runner engine|fixtures|budget|run|schema`.
+
+Each command wraps one runner function and prints its answer; errors are one line on stderr.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from runner import engine as engine_module
+from runner.engines import build as engine_build
 from runner.errors import RunnerError
 
 MODELS_DIR_VARIABLE = "SPECBOARD_MODELS_DIR"
@@ -32,16 +35,16 @@ def _load_config(path: str):
 
 def _command_engine(args: argparse.Namespace) -> int:
     if args.inprocess:
-        version = engine_module.ensure_inprocess(log=_stderr)
-        print(f"{engine_module.INPROCESS_PACKAGE}\t{version}")
+        version = engine_build.ensure_inprocess(log=_stderr)
+        print(f"{engine_build.INPROCESS_PACKAGE}\t{version}")
         return 0
-    engine = engine_module.locate(server=args.server, backend=args.backend, log=_stderr)
+    engine = engine_build.locate(server=args.server, backend=args.backend, log=_stderr)
     print(f"{engine.server_path}\t{engine.release}\t{engine.backend}")
     return 0
 
 
 def _command_fixtures(args: argparse.Namespace) -> int:
-    from runner.fixtures import write_fixtures
+    from runner.gguf.tiny_models import write_fixtures
 
     for name, path in sorted(write_fixtures(Path(args.directory)).items()):
         print(f"{name}\t{path}")
@@ -71,7 +74,7 @@ def _command_run(args: argparse.Namespace) -> int:
     engine = (
         None
         if config.engine != "llama-server"
-        else engine_module.locate(server=args.server, log=_stderr)
+        else engine_build.locate(server=args.server, log=_stderr)
     )
 
     def progress(event: dict) -> None:
@@ -89,18 +92,25 @@ def _command_run(args: argparse.Namespace) -> int:
         request_timeout_s=args.request_timeout,
         start_timeout_s=args.start_timeout,
     )
-    Path(args.out).write_text(json.dumps(result, indent=2))
-    summary = result["summary"]
-    decode = summary["decode_tokens_per_second"]
+    Path(args.out).write_text(result.model_dump_json(indent=2))
+    summary = result.summary
+    decode = summary.decode_tokens_per_second
     line = (
-        f"decode tok/s (server timings, n={decode['n']}): mean {decode['mean']:.2f}, "
-        f"95% CI [{decode['ci95_low']:.2f}, {decode['ci95_high']:.2f}]"
+        f"decode tok/s (server timings, n={decode.n}): mean {decode.mean or 0.0:.2f}, "
+        f"95% CI [{decode.ci95_low or 0.0:.2f}, {decode.ci95_high or 0.0:.2f}]"
     )
-    if summary["speedup"] is not None:
-        line += f"; speedup {summary['speedup']:.2f}x; lossless {summary['lossless']}"
-    if summary["tau"] is not None:
-        line += f"; tau {summary['tau']:.2f}"
+    if summary.speedup is not None:
+        line += f"; speedup {summary.speedup:.2f}x; lossless {summary.lossless}"
+    if summary.tau is not None:
+        line += f"; tau {summary.tau:.2f}"
     _stderr(line)
+    return 0
+
+
+def _command_schema(args: argparse.Namespace) -> int:
+    from runner.results import BenchmarkResult
+
+    print(json.dumps(BenchmarkResult.model_json_schema(), indent=2))
     return 0
 
 
@@ -136,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--request-timeout", type=float, default=1800.0)
     run.add_argument("--start-timeout", type=float, default=900.0)
     run.set_defaults(handler=_command_run)
+
+    schema = commands.add_parser("schema", help="print the result file's JSON Schema")
+    schema.set_defaults(handler=_command_schema)
     return parser
 
 

@@ -335,6 +335,22 @@ class BenchmarkConfig(_Strict):
             del data["draft_backend_sampling"]
         return data
 
+    @classmethod
+    def from_canonical(cls, data: dict[str, Any]) -> BenchmarkConfig:
+        """The config a canonical dict (a result's, a stored config's) describes: the same key.
+
+        canonical() writes the derived context, below MIN_CONTEXT for short protocols; a ctx_size
+        equal to the one the protocol derives is read as unset, so such a config parses again.
+        """
+        if isinstance(data.get("ctx_size"), int):
+            try:
+                unset = cls.model_validate(data | {"ctx_size": None})
+            except ValidationError:
+                unset = None
+            if unset is not None and unset.effective_ctx_size == data["ctx_size"]:
+                return unset
+        return cls.model_validate(data)
+
     def canonical_json(self) -> str:
         return json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
 

@@ -35,3 +35,7 @@ class BenchmarkCancelled(RunnerError):
 
 class EngineResponseError(RunnerError):
     """llama-server answered, but not with a usable completion (an error, or no timings)."""
+
+
+class ResultError(RunnerError):
+    """A benchmark result does not match the result schema (runner.results)."""

@@ -1,8 +1,14 @@
-"""Where a result came from: the machine, its GPU, and the software versions."""
+"""Where a result came from: the machine, its GPU, and the software versions.
+
+This module owns what the runner records of its host (``system_info``), the one spelling of a
+GPU's name (``normalise_gpu_name``, which the service uses for its hardware registry too), and
+the peak-memory sampler that runs beside an engine.
+"""
 
 from __future__ import annotations
 
 import platform
+import re
 import socket
 import sys
 import threading
@@ -34,10 +40,19 @@ def _package_versions() -> dict[str, str]:
     return versions
 
 
+_TRADEMARK_SIGNS = re.compile(r"\((?:R|TM)\)|[®™]", re.IGNORECASE)
+_VENDOR_WORDS = re.compile(r"\b(?:NVIDIA|GeForce|Corporation)\b", re.IGNORECASE)
+
+
 def normalise_gpu_name(raw: str) -> str:
-    """One spelling per GPU: vendor prefixes dropped, whitespace collapsed."""
-    name = " ".join(raw.replace("NVIDIA ", "").replace("GeForce ", "GeForce ").split())
-    return name.strip()
+    """One spelling per GPU: vendor words and trademark signs removed, spaces collapsed.
+
+    "NVIDIA GeForce RTX 4090" and "GeForce RTX(TM) 4090" are both "RTX 4090"; an empty or
+    vendor-only name is "unknown".
+    """
+    name = _TRADEMARK_SIGNS.sub(" ", raw)
+    name = _VENDOR_WORDS.sub(" ", name)
+    return " ".join(name.split()) or "unknown"
 
 
 def gpu_info() -> dict | None:
@@ -85,6 +100,9 @@ def system_info() -> dict:
         "gpu_memory_bytes": None,
         "driver": None,
         "cuda": None,
+        # Filled in by gpu_info; present on every host so a result has one shape.
+        "gpu_raw_name": None,
+        "gpu_count": None,
     }
     gpu = gpu_info()
     if gpu:

@@ -1,10 +1,21 @@
-"""Summary statistics with a Student-t 95% confidence interval of the mean."""
+"""The statistics of measured requests: summaries, pooled acceptance and per-depth points.
+
+This module owns ``summarize`` (n, mean, median, stdev, min, max and a Student-t 95% confidence
+interval of the mean), the pooled acceptance rate and tau of a set of requests, the figures of a
+section's summary that its request records decide, and the per-depth points of a protocol.
+"""
 
 from __future__ import annotations
 
 import math
 import statistics
 from collections.abc import Sequence
+from typing import Any
+
+from runner.config import BenchmarkConfig, QuickProtocol
+
+# A median distinct-4-gram ratio below this marks output that collapsed into repetition.
+DEGENERATE_DISTINCT_RATIO = 0.1
 
 # Two-sided 95% critical values of Student's t by degrees of freedom.
 _T95 = {
@@ -90,6 +101,87 @@ def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """numerator / denominator, or None where either is missing or the denominator is 0."""
     if numerator is None or not denominator:
         return None
     return numerator / denominator
+
+
+def acceptance_and_tau(records: Sequence[dict]) -> tuple[float | None, float | None]:
+    """Pooled acceptance rate and tau (1 + accepted drafts per verify step) of some requests."""
+    draft = sum(r["draft_n"] for r in records)
+    accepted = sum(r["draft_n_accepted"] for r in records)
+    steps = sum(r["verify_steps"] for r in records)
+    # /metrics counts accepted drafts per position; engines without it give the total only.
+    metric_accepted = sum(
+        sum(r["accepted_per_position"]) if r["accepted_per_position"] else r["draft_n_accepted"]
+        for r in records
+    )
+    return (
+        accepted / draft if draft else None,
+        1.0 + metric_accepted / steps if steps else None,
+    )
+
+
+def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
+    """The part of a section's summary that its measured request records alone decide."""
+    draft = sum(r["draft_n"] for r in records)
+    accepted = sum(r["draft_n_accepted"] for r in records)
+    steps = sum(r["verify_steps"] for r in records)
+    acceptance_rate, tau = acceptance_and_tau(records)
+    positions = max((len(r["accepted_per_position"]) for r in records), default=0)
+    per_position = [
+        sum(r["accepted_per_position"][i] for r in records if i < len(r["accepted_per_position"]))
+        for i in range(positions)
+    ]
+    ratios = [r["distinct_4gram_ratio"] for r in records]
+    return {
+        "decode_tokens_per_second": summarize(
+            [r["decode_tokens_per_second"] for r in records if r["decode_tokens_per_second"]]
+        ),
+        "end_to_end_tokens_per_second": summarize(
+            [
+                r["end_to_end_tokens_per_second"]
+                for r in records
+                if r["end_to_end_tokens_per_second"]
+            ]
+        ),
+        "ttft_ms": summarize([r["ttft_ms"] for r in records if r["ttft_ms"] is not None]),
+        "acceptance_rate": acceptance_rate,
+        # tau counts the target's own token: 1 + accepted drafts per verify step.
+        "tau": tau,
+        "draft_tokens": draft,
+        "draft_accepted": accepted,
+        "verify_steps": steps,
+        # Share of verify steps in which draft position i was accepted.
+        "acceptance_by_position": [count / steps for count in per_position] if steps else None,
+        "degenerate": any(r["stopped_early"] for r in records)
+        or (bool(ratios) and statistics.median(ratios) < DEGENERATE_DISTINCT_RATIO),
+    }
+
+
+def depth_points(config: BenchmarkConfig, records: Sequence[dict]) -> list[dict[str, Any]]:
+    """Per-depth figures of a protocol (one point for the quick protocol); speedup left None."""
+    protocol = config.protocol
+    specs: list[tuple[int, int | None, int]]
+    if isinstance(protocol, QuickProtocol):
+        specs = [(0, None, protocol.n_predict)]
+    else:
+        specs = [(i, p.input_tokens, p.output_tokens) for i, p in enumerate(protocol.points)]
+    points = []
+    for index, input_tokens, output_tokens in specs:
+        mine = [r for r in records if r["point"] == index]
+        acceptance_rate, tau = acceptance_and_tau(mine)
+        points.append(
+            {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "decode_tokens_per_second": summarize(
+                    [r["decode_tokens_per_second"] for r in mine if r["decode_tokens_per_second"]]
+                ),
+                "acceptance_rate": acceptance_rate,
+                "tau": tau,
+                "speedup": None,
+            }
+        )
+    return points

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from runner.benchmark import run_benchmark  # noqa: E402
 from runner.config import parse_config  # noqa: E402
-from runner.engine import locate  # noqa: E402
+from runner.engines.build import locate  # noqa: E402
 
 
 def main() -> None:
@@ -57,7 +57,7 @@ def main() -> None:
     for name, data in configs.items():
         config = parse_config(data)
         result = run_benchmark(config, models_dir=args.models, engine=engine, with_baseline=True)
-        summary = result["summary"]
+        summary = result.model_dump(mode="json")["summary"]
         print(
             f"{name}: -bs {config.effective_backend_sampling}, decode "
             f"{summary['decode_tokens_per_second']['mean']:.1f} tok/s, baseline "

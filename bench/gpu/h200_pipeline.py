@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from runner.benchmark import run_benchmark  # noqa: E402
 from runner.config import parse_config  # noqa: E402
-from runner.engine import llama_bench, locate  # noqa: E402
+from runner.engines.build import llama_bench, locate  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
 
 RESULTS = Path(os.environ.get("RESULTS", "/tmp/gpu-results"))
@@ -92,7 +92,7 @@ def run_config(name: str, engine, config, *, with_baseline: bool = False) -> dic
             log(f"  {name}: {event['phase']} {event['done']}/{event['total']}")
 
     try:
-        result = run_benchmark(
+        measured = run_benchmark(
             config, models_dir=MODELS, engine=engine, with_baseline=with_baseline, progress=progress
         )
     except RunnerError:
@@ -101,9 +101,10 @@ def run_config(name: str, engine, config, *, with_baseline: bool = False) -> dic
         # Backend sampling is experimental in b11434: if it fails, measure without it, labelled.
         log(f"  {name}: failed with -bs, retrying without")
         config = config.model_copy(update={"backend_sampling": False})
-        result = run_benchmark(
+        measured = run_benchmark(
             config, models_dir=MODELS, engine=engine, with_baseline=with_baseline, progress=progress
         )
+    result = measured.model_dump(mode="json")
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
     summary = result["summary"]
     points = ", ".join(

@@ -27,10 +27,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runner.engine import from_binary, llama_bench  # noqa: E402
-from runner.gguf_inspect import inspect_model  # noqa: E402
+from runner.engines.build import from_binary, llama_bench  # noqa: E402
+from runner.engines.server import free_port  # noqa: E402
+from runner.gguf.inspect import inspect_model  # noqa: E402
 from runner.protocols import RequestSpec  # noqa: E402
-from runner.server import free_port  # noqa: E402
 
 SERVER_OPTIONS = {
     "plain": [],

@@ -1,10 +1,13 @@
+"""The API's routes under /api/v1/: one path per resource, and a JSON 404 for any other path."""
+
 from django.conf import settings
 from django.urls import path, re_path, register_converter
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from leaderboard.api import views
+from leaderboard.api.errors import not_found
+from leaderboard.api.views import board, catalogue, jobs, runs, submissions
 
 
 class IdConverter:
@@ -27,46 +30,48 @@ docs_view = csp_override(settings.SECURE_CSP | {"style-src": [CSP.SELF, CSP.UNSA
 )
 
 urlpatterns = [
-    path("models", views.ModelListCreate.as_view(), name="api-models"),
-    path("hardware", views.HardwareList.as_view(), name="api-hardware"),
-    path("builds", views.BuildList.as_view(), name="api-builds"),
+    path("models", catalogue.ModelListCreate.as_view(), name="api-models"),
+    path("hardware", catalogue.HardwareList.as_view(), name="api-hardware"),
+    path("builds", catalogue.BuildList.as_view(), name="api-builds"),
     re_path(
         r"^builds/(?P<release>[A-Za-z0-9._-]{1,64})/retire$",
-        views.BuildRetire.as_view(),
+        catalogue.BuildRetire.as_view(),
         name="api-build-retire",
     ),
-    path("configs", views.ConfigList.as_view(), name="api-configs"),
+    path("configs", catalogue.ConfigList.as_view(), name="api-configs"),
     re_path(
-        r"^configs/(?P<key>[A-Za-z0-9_-]{1,64})$", views.ConfigDetail.as_view(), name="api-config"
+        r"^configs/(?P<key>[A-Za-z0-9_-]{1,64})$",
+        catalogue.ConfigDetail.as_view(),
+        name="api-config",
     ),
-    path("compare", views.Compare.as_view(), name="api-compare"),
-    path("leaderboard", views.LeaderboardList.as_view(), name="api-leaderboard"),
-    path("runs", views.RunList.as_view(), name="api-runs"),
-    path("runs/<id:pk>", views.RunDetail.as_view(), name="api-run"),
-    path("submissions", views.SubmissionListCreate.as_view(), name="api-submissions"),
-    path("jobs/<id:pk>", views.JobDetail.as_view(), name="api-job"),
-    path("jobs/<id:pk>/cancel", views.JobCancel.as_view(), name="api-job-cancel"),
-    path("imports", views.ImportCreate.as_view(), name="api-imports"),
-    path("uploads", views.UploadCreate.as_view(), name="api-uploads"),
+    path("compare", board.Compare.as_view(), name="api-compare"),
+    path("leaderboard", board.LeaderboardList.as_view(), name="api-leaderboard"),
+    path("runs", runs.RunList.as_view(), name="api-runs"),
+    path("runs/<id:pk>", runs.RunDetail.as_view(), name="api-run"),
+    path("submissions", submissions.SubmissionListCreate.as_view(), name="api-submissions"),
+    path("jobs/<id:pk>", jobs.JobDetail.as_view(), name="api-job"),
+    path("jobs/<id:pk>/cancel", jobs.JobCancel.as_view(), name="api-job-cancel"),
+    path("imports", submissions.ImportCreate.as_view(), name="api-imports"),
+    path("uploads", submissions.UploadCreate.as_view(), name="api-uploads"),
     path(
-        "exports/leaderboard.csv", views.LeaderboardCsv.as_view(), name="api-export-leaderboard-csv"
+        "exports/leaderboard.csv", board.LeaderboardCsv.as_view(), name="api-export-leaderboard-csv"
     ),
     path(
         "exports/leaderboard.json",
-        views.LeaderboardJson.as_view(),
+        board.LeaderboardJson.as_view(),
         name="api-export-leaderboard-json",
     ),
     path(
         "exports/runs/<id:pk>/requests.csv",
-        views.RunRequestsCsv.as_view(),
+        runs.RunRequestsCsv.as_view(),
         name="api-export-requests-csv",
     ),
     path(
         "exports/runs/<id:pk>/requests.json",
-        views.RunRequestsJson.as_view(),
+        runs.RunRequestsJson.as_view(),
         name="api-export-requests-json",
     ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", docs_view, name="api-docs"),
-    re_path(r"^(?P<unmatched>.*)$", views.not_found, name="api-not-found"),
+    re_path(r"^(?P<unmatched>.*)$", not_found, name="api-not-found"),
 ]

@@ -51,9 +51,7 @@ def result_file(make_result, config: dict, decode: list[float]) -> dict:
     """A runner result as `python -m runner run --out` writes it, for the given config."""
     parsed = BenchmarkConfig.model_validate(config)
     outputs = [hashlib.sha256(f"out-{i}".encode()).hexdigest() for i in range(len(decode))]
-    result = make_result(parsed.key, decode, outputs=outputs)
-    result["config"] = parsed.canonical()
-    return result
+    return make_result(parsed, decode, outputs=outputs)
 
 
 def upload(api: APIClient, result: object, hardware: str = "RTX 4090"):

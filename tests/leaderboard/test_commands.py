@@ -1,4 +1,5 @@
-"""Management commands: seed_demo, import_runs, create_api_token, register_hardware."""
+"""Management commands: seed_demo, import_seed_csv (alias import_runs), import_runner_results
+(alias import_results), create_api_token, register_hardware."""
 
 from __future__ import annotations
 
@@ -33,13 +34,22 @@ def test_seed_demo_registers_models_and_queues_demo_jobs_with_one_shared_baselin
     assert Job.objects.count() == 3
 
 
-def test_import_runs_reads_the_seed_csv(db):
-    output = run("import_runs", str(SEED_CSV), "--hardware", "RTX PRO 6000 Blackwell 96GB")
+def test_import_seed_csv_reads_the_seed_csv(db):
+    output = run("import_seed_csv", str(SEED_CSV), "--hardware", "RTX PRO 6000 Blackwell 96GB")
 
     assert "imported 22 runs" in output and "baseline qwen3.6-27B" in output
     assert LeaderboardEntry.objects.count() == 16
     with pytest.raises(CommandError):
-        run("import_runs", str(SEED_CSV), "--hardware", "x", "--baseline", "no-such-run")
+        run("import_seed_csv", str(SEED_CSV), "--hardware", "x", "--baseline", "no-such-run")
+
+
+def test_the_old_import_command_names_still_work(db, tmp_path):
+    output = run("import_runs", str(SEED_CSV), "--hardware", "RTX PRO 6000 Blackwell 96GB")
+    assert "imported 22 runs" in output
+    with pytest.raises(CommandError, match="Expecting value"):
+        bad = tmp_path / "bad.json"
+        bad.write_text("not json")
+        run("import_results", str(bad), "--hardware", "NVIDIA H200")
 
 
 def test_create_api_token_prints_a_stable_token(db):

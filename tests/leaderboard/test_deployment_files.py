@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from leaderboard.settings import database_from_url
+from leaderboard.workers import argv_for
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 ENV_READ = re.compile(r'(?:os\.environ\.get|env_(?:str|bool|int|list))\(\s*"([A-Z][A-Z0-9_]+)"')
@@ -25,6 +26,13 @@ def documented_variables() -> set[str]:
 
 def compose() -> dict:
     return yaml.safe_load((REPOSITORY / "docker-compose.yml").read_text())
+
+
+def celery_command(service: dict) -> list[str]:
+    """What a compose service runs: `python -m leaderboard.workers ...` resolved to its argv."""
+    command = service["command"]
+    assert command[:3] == ["python", "-m", "leaderboard.workers"]
+    return argv_for(command[3:])[1:]  # without the interpreter
 
 
 def test_env_example_lists_every_variable_the_code_reads():
@@ -45,7 +53,7 @@ def test_the_gpu_worker_gets_the_broker_and_models_but_no_database_credentials()
 def test_compose_services_use_variables_the_settings_understand():
     services = compose()["services"]
     assert set(services) == {"redis", "db", "web", "worker-db", "beat", "worker-gpu"}
-    assert services["beat"]["command"][:4] == ["celery", "-A", "leaderboard", "beat"]
+    assert celery_command(services["beat"])[:5] == ["-m", "celery", "-A", "leaderboard", "beat"]
     assert "--appendonly" in services["redis"]["command"]
     web = services["web"]["environment"]
     url = web["DATABASE_URL"].replace(
@@ -54,6 +62,15 @@ def test_compose_services_use_variables_the_settings_understand():
     assert database_from_url(url)["HOST"] == "db"
     assert set(web) <= documented_variables()
     assert set(services["worker-gpu"]["environment"]) <= documented_variables()
-    assert (
-        services["worker-db"]["command"][services["worker-db"]["command"].index("-Q") + 1] == "db"
-    )
+    worker_db = celery_command(services["worker-db"])
+    assert worker_db[worker_db.index("-Q") + 1] == "db"
+
+
+def test_the_gpu_image_starts_its_worker_from_the_one_argv_builder():
+    assert "exec python -m leaderboard.workers gpu" in (REPOSITORY / "Dockerfile").read_text()
+    argv = argv_for(["gpu", "h200-141gb"])
+    assert argv[argv.index("-Q") + 1] == "gpu.h200-141gb"
+    assert argv[argv.index("--pool") + 1] == "threads"
+    assert argv[argv.index("--concurrency") + 1] == "1"
+    db = argv_for(["db", "--beat-schedule", "/tmp/schedule"])
+    assert db[db.index("--schedule") + 1] == "/tmp/schedule" and "-B" in db

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -22,7 +21,8 @@ from rest_framework.test import APIClient
 from leaderboard import services
 from leaderboard.models import Job, LeaderboardEntry
 from leaderboard.settings import redis_answers
-from runner.engine import locate
+from leaderboard.workers import db_worker_argv, gpu_worker_argv
+from runner.engines.build import locate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
 
@@ -67,38 +67,15 @@ def workers(broker, tiny_models, hardware):
         "SPECBOARD_MODELS_DIR": str(next(iter(tiny_models.values())).parent),
         "SECRET_KEY": "end-to-end-test",
     }
-    celery = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "leaderboard",
-        "worker",
-        "--loglevel",
-        "INFO",
-        "--without-heartbeat",
-        "--without-mingle",
-        "--without-gossip",
-    ]
     name = uuid.uuid4().hex[:8]
     processes = [
         subprocess.Popen(
-            [*celery, "-Q", "db", "--concurrency", "1", "--hostname", f"db-{name}@%h"],
+            db_worker_argv(hostname=f"db-{name}@%h", quiet=True),
             env=base | {"DATABASE_URL": database_url()},
             cwd=REPOSITORY,
         ),
         subprocess.Popen(
-            [
-                *celery,
-                "-Q",
-                hardware.queue_name,
-                "--pool",
-                "threads",
-                "--concurrency",
-                "1",
-                "--hostname",
-                f"gpu-{name}@%h",
-            ],
+            gpu_worker_argv(hardware_slug=hardware.slug, hostname=f"gpu-{name}@%h", quiet=True),
             env=base | {"SPECBOARD_ROLE": "gpu-worker"},
             cwd=REPOSITORY,
         ),

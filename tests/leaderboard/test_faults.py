@@ -12,7 +12,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -27,7 +26,8 @@ from django.utils import timezone
 
 from leaderboard import services
 from leaderboard.models import Job, RequestRecord, Run
-from runner.engine import locate
+from leaderboard.workers import db_worker_argv, gpu_worker_argv
+from runner.engines.build import locate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
 
@@ -116,7 +116,9 @@ def hardware(transactional_db):
 class Stack:
     """The worker processes of one test; GPU workers can be killed and started again."""
 
-    def __init__(self, broker: PrivateRedis, models_dir: Path, queue: str, beat: Path) -> None:
+    def __init__(
+        self, broker: PrivateRedis, models_dir: Path, hardware_slug: str, beat: Path
+    ) -> None:
         self.environment = os.environ | {
             "CELERY_BROKER_URL": broker.url,
             "SPECBOARD_MODELS_DIR": str(models_dir),
@@ -124,30 +126,35 @@ class Stack:
             "SPECBOARD_RECONCILE_EVERY_S": str(PERIODIC_S),
             "SPECBOARD_SWEEP_EVERY_S": str(PERIODIC_S),
         }
-        self.queue = queue
+        self.hardware_slug = hardware_slug
         self.beat = beat
         self.processes: list[subprocess.Popen] = []
 
-    def _celery(self, *arguments: str, environment: dict) -> subprocess.Popen:
-        command = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker"]
-        command += ["--loglevel", "WARNING", "--without-heartbeat", "--without-mingle"]
-        command += ["--without-gossip", *arguments]
-        process = subprocess.Popen(command, env=environment, cwd=REPOSITORY)
+    def _start(self, argv: list[str], environment: dict) -> subprocess.Popen:
+        process = subprocess.Popen(argv, env=environment, cwd=REPOSITORY)
         self.processes.append(process)
         return process
 
     def start_db_worker(self, **environment: str) -> subprocess.Popen:
-        return self._celery(
-            *("-Q", "db", "--concurrency", "1", "-B", "--schedule", str(self.beat)),
-            *("--hostname", f"db-{uuid.uuid4().hex[:6]}@%h"),
-            environment=self.environment | {"DATABASE_URL": database_url()} | environment,
+        return self._start(
+            db_worker_argv(
+                beat_schedule=str(self.beat),
+                hostname=f"db-{uuid.uuid4().hex[:6]}@%h",
+                loglevel="WARNING",
+                quiet=True,
+            ),
+            self.environment | {"DATABASE_URL": database_url()} | environment,
         )
 
     def start_gpu_worker(self) -> subprocess.Popen:
-        return self._celery(
-            *("-Q", self.queue, "--pool", "threads", "--concurrency", "1"),
-            *("--hostname", f"gpu-{uuid.uuid4().hex[:6]}@%h"),
-            environment=self.environment | {"SPECBOARD_ROLE": "gpu-worker"},
+        return self._start(
+            gpu_worker_argv(
+                hardware_slug=self.hardware_slug,
+                hostname=f"gpu-{uuid.uuid4().hex[:6]}@%h",
+                loglevel="WARNING",
+                quiet=True,
+            ),
+            self.environment | {"SPECBOARD_ROLE": "gpu-worker"},
         )
 
     def stop(self) -> None:
@@ -167,7 +174,7 @@ def stack(broker, tiny_models, hardware, tmp_path) -> Iterator[Stack]:
     workers = Stack(
         broker,
         next(iter(tiny_models.values())).parent,
-        hardware.queue_name,
+        hardware.slug,
         tmp_path / "celerybeat-schedule",
     )
     yield workers

@@ -91,6 +91,9 @@ def test_leaderboard_filters_and_sorting(jobs, make_result):
         speculative.config
     ]
     assert list(selectors.leaderboard_entries(spec_type="draft-dflash")) == []
+    # An exact match on the stored types: no prefix or substring of a type matches.
+    assert list(selectors.leaderboard_entries(spec_type="draft")) == []
+    assert list(selectors.leaderboard_entries(spec_type="simple")) == []
     by_acceptance = list(selectors.leaderboard_entries(ordering="acceptance_rate"))
     assert by_acceptance[0].config == speculative.config
     assert list(selectors.leaderboard_entries(source="self-reported")) == []

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import services, tasks
+from leaderboard import dispatch, services, tasks
 from leaderboard.celery import app
 from leaderboard.models import Job
 from runner.errors import EngineCrashedError
-from runner.gguf_inspect import sha256_file
+from runner.gguf.inspect import sha256_file
+from runner.results import BenchmarkResult
 
 CONFIG = {
     "target_model": "tiny-qwen3.gguf",
@@ -20,14 +21,13 @@ CONFIG = {
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict, str]]:
     """Messages the GPU task sends back to the db queue, captured."""
     messages: list[tuple[str, dict, str]] = []
-    for task in (tasks.record_progress_task, tasks.record_result_task, tasks.record_failure_task):
-        monkeypatch.setattr(
-            task,
-            "apply_async",
-            lambda kwargs, queue, name=task.name: messages.append(
-                (name.split(".")[-1], kwargs, queue)
-            ),
-        )
+    monkeypatch.setattr(
+        dispatch,
+        "send",
+        lambda name, *, kwargs, queue, task_id=None: messages.append(
+            (name.split(".")[-1], kwargs, queue)
+        ),
+    )
     return messages
 
 
@@ -42,7 +42,7 @@ def test_the_gpu_task_sends_progress_and_result_to_the_db_queue_without_touching
         assert models_dir == tiny_models["tiny-qwen3.gguf"].parent and not should_cancel()
         progress({"phase": "loading", "done": 0, "total": 2, "tokens": 0, "elapsed_s": 0.1})
         progress({"phase": "measuring", "done": 2, "total": 2, "tokens": 128, "elapsed_s": 1.0})
-        return make_result(config.key, [10.0, 11.0])
+        return BenchmarkResult.model_validate(make_result(config, [10.0, 11.0]))
 
     monkeypatch.setattr(tasks, "run_benchmark", fake_run)
     # No django_db mark: any query here would fail the test.

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.fixtures import write_fixtures
+from runner.gguf.tiny_models import write_fixtures
 
 
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The tiny GGUF models from runner.fixtures, written once per test session."""
+    """The tiny GGUF models from runner.gguf.tiny_models, written once per test session."""
     return write_fixtures(tmp_path_factory.mktemp("tiny-models"))

@@ -160,3 +160,18 @@ def test_draft_gpu_sampling_changes_the_key_only_when_it_is_set():
     assert "draft_backend_sampling" not in off.baseline().canonical()
     with pytest.raises(ConfigError, match="draft's GPU options need a speculative type"):
         parse_config({"target_model": "t.gguf", "draft_backend_sampling": False})
+
+
+def test_a_canonical_config_of_a_short_protocol_parses_back_to_the_same_key():
+    config = parse_config(
+        {
+            "target_model": "t.gguf",
+            "protocol": {"name": "depth", "depths": [32], "output_tokens": 16, "requests": 1},
+        }
+    )
+    assert config.canonical()["ctx_size"] < 256  # the derived context, below MIN_CONTEXT
+    assert BenchmarkConfig.from_canonical(config.canonical()).key == config.key
+    explicit = parse_config({**config.canonical(), "ctx_size": 4096})
+    assert BenchmarkConfig.from_canonical(explicit.canonical()).ctx_size == 4096
+    baseline = parse_config({**DFLASH, "ctx_size": 8192}).baseline()
+    assert BenchmarkConfig.from_canonical(baseline.canonical()).key == baseline.key

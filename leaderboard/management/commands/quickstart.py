@@ -11,9 +11,9 @@ import time
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from runner.engines.build import locate
 
-from leaderboard.celery import DB_QUEUE, gpu_queue
-from runner.engine import locate
+from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.errors import RunnerError
 
 
@@ -55,33 +55,10 @@ class Command(BaseCommand):
             call_command("seed_demo")
         # Every process must use the broker this one chose, even if Redis comes or goes meanwhile.
         env = os.environ | {"CELERY_BROKER_URL": settings.CELERY_BROKER_URL}
-        celery = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "leaderboard",
-            "worker",
-            "--loglevel",
-            "INFO",
-        ]
         commands = [
-            # -B embeds beat: the reconciler and the sweeper run on the db worker's schedule.
-            celery
-            + ["-Q", DB_QUEUE, "--concurrency", "1", "--hostname", "db@%h", "-B"]
-            + ["--schedule", str(settings.VAR_DIR / "celerybeat-schedule")],
-            # The threads pool lets a running benchmark see its cancellation (a revoke).
-            celery
-            + [
-                "-Q",
-                gpu_queue(settings.SPECBOARD_HARDWARE_SLUG),
-                "--pool",
-                "threads",
-                "--concurrency",
-                "1",
-                "--hostname",
-                "gpu@%h",
-            ],
+            # Beat embedded: the reconciler and the sweeper run on the db worker's schedule.
+            db_worker_argv(beat_schedule=str(settings.VAR_DIR / "celerybeat-schedule")),
+            gpu_worker_argv(hardware_slug=settings.SPECBOARD_HARDWARE_SLUG),
             [sys.executable, "manage.py", "runserver", options["addrport"], "--noreload"],
         ]
         environments = [env, env | {"SPECBOARD_ROLE": "gpu-worker"}, env]

@@ -13,7 +13,7 @@ from django.db import transaction
 from leaderboard import services
 from leaderboard.models import Job
 from runner.config import parse_config
-from runner.fixtures import FIXTURE_NAMES, write_fixtures
+from runner.gguf.tiny_models import FIXTURE_NAMES, write_fixtures
 from runner.provenance import system_info
 
 DEMO_PROTOCOL = {"name": "quick", "n_predict": 128, "runs": 3, "warmup": 1}

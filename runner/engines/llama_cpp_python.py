@@ -13,10 +13,10 @@ import time
 from typing import Any
 
 from runner.config import PROMPT_LOOKUP, BenchmarkConfig
-from runner.engine import Engine
+from runner.engines.build import Engine
+from runner.engines.measure import SpecCounters, build_record
 from runner.errors import EngineBuildError
-from runner.gguf_inspect import ModelInfo
-from runner.measure import SpecCounters, build_record
+from runner.gguf.inspect import ModelInfo
 from runner.protocols import RequestSpec
 
 PACKAGE_HINT = (

@@ -6,6 +6,7 @@ from pydantic import ValidationError
 from runner.benchmark import run_benchmark
 from runner.config import BenchmarkConfig, field_errors, parse_config
 from runner.protocols import RequestSpec
+from runner.results import load_result
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,7 @@ def test_in_process_baseline_fills_the_same_result_schema(llama_cpp, models_dir)
         {"engine": "llama-cpp-python", "target_model": "tiny-qwen3.gguf", "threads": 2,
          "protocol": QUICK}
     )  # fmt: skip
-    result = run_benchmark(config, models_dir=models_dir)
+    result = run_benchmark(config, models_dir=models_dir).model_dump(mode="json")
     decode = result["summary"]["decode_tokens_per_second"]
     assert decode["n"] == 3 and decode["mean"] > 0
     assert all(r["predicted_n"] == 48 for r in result["requests"])
@@ -34,11 +35,13 @@ def test_in_process_baseline_fills_the_same_result_schema(llama_cpp, models_dir)
     assert result["provenance"]["command"].startswith("python: llama_cpp.Llama")
     # Greedy decoding in process is deterministic too.
     assert len({r["output_sha256"] for r in result["requests"]}) == 1
+    assert all(r["ttft_source"] == "in process" for r in result["requests"])
+    assert load_result(result).model_dump(mode="json") == result
 
 
 def test_prompt_lookup_drafts_are_accepted_on_repeating_output(llama_cpp, tiny_models):
-    from runner.gguf_inspect import inspect_model
-    from runner.inprocess import InProcessSession
+    from runner.engines.llama_cpp_python import InProcessSession
+    from runner.gguf.inspect import inspect_model
 
     config = parse_config(
         {"engine": "llama-cpp-python", "target_model": "tiny-mtp.gguf", "threads": 2,

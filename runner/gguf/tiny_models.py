@@ -1,8 +1,9 @@
 """Tiny random-weight GGUF models for tests: one per speculative path, written locally, no downloads.
 
-All files use llama.cpp's built-in ``test`` tokenizer (text is hashed into token ids in chunks of
-five bytes, tokens print as their id in hex), F32 weights and a fixed numpy seed, so the bytes and
-hence the sha256 of every file are the same on each run.
+This module owns the writers behind ``python -m runner fixtures``. All files use llama.cpp's
+built-in ``test`` tokenizer (text is hashed into token ids in chunks of five bytes, tokens print
+as their id in hex), F32 weights and a fixed numpy seed, so the bytes and hence the sha256 of
+every file are the same on each run.
 """
 
 from pathlib import Path

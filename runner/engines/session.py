@@ -2,8 +2,10 @@
 
 Two implementations share one interface, so every protocol, metric and result field is the same:
 - ``ServerSession``: a real llama-server process over HTTP (all speculative types; the default).
-- ``InProcessSession`` (runner.inprocess): llama-cpp-python in this process (baseline and
-  prompt-lookup drafting only; an optional extra).
+- ``InProcessSession`` (runner.engines.llama_cpp_python): llama-cpp-python in this process
+  (baseline and prompt-lookup drafting only; an optional extra).
+
+``open_session`` picks the one a config asks for.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from typing import Protocol
 import httpx
 
 from runner.config import BenchmarkConfig
-from runner.engine import Engine
+from runner.engines.build import Engine
+from runner.engines.measure import measure_request
+from runner.engines.server import LlamaServer, display_command, free_port, server_argv
 from runner.errors import EngineCrashedError, EngineTimeoutError
-from runner.gguf_inspect import ModelInfo
-from runner.measure import measure_request
+from runner.gguf.inspect import ModelInfo
 from runner.protocols import RequestSpec
-from runner.server import LlamaServer, display_command, free_port, server_argv
 
 # How much of a running engine's log a progress event carries.
 LIVE_LOG_BYTES = 2000
@@ -138,7 +140,7 @@ def open_session(
 ) -> EngineSession:
     """The session for the config's engine."""
     if config.engine == "llama-cpp-python":
-        from runner.inprocess import InProcessSession
+        from runner.engines.llama_cpp_python import InProcessSession
 
         return InProcessSession(config, target=target)
     return ServerSession(

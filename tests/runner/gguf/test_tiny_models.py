@@ -1,11 +1,13 @@
+"""The tiny random-weight GGUF models (runner.gguf.tiny_models): small, fast, reproducible."""
+
 import time
 from pathlib import Path
 
 import numpy as np
 from gguf import GGUFReader
 
-from runner import fixtures
-from runner.gguf_inspect import inspect_model, sha256_file
+from runner.gguf import tiny_models as fixtures
+from runner.gguf.inspect import inspect_model, sha256_file
 
 
 def test_write_fixtures_writes_every_named_model(tiny_models):

@@ -1,4 +1,10 @@
-"""Read GGUF metadata and check that a target and draft can run together before starting a server."""
+"""Read a GGUF file's metadata: what the runner (and the service's model registry) knows of a model.
+
+This module owns ``ModelInfo`` and ``inspect_model``: the header and tensor table are read with
+the ``gguf`` package, a short or corrupt file is refused with one readable line, and the file's
+sha256 is cached by path, size and mtime. Whether two models can run together is
+``runner.compatibility``'s business.
+"""
 
 import hashlib
 import os
@@ -11,11 +17,6 @@ from gguf import GGUFReader, LlamaFileType
 from runner.errors import ModelCheckError
 
 GGUF_MAGIC = b"GGUF"
-DEFAULT_DFLASH_BLOCK_SIZE = 16
-# llama.cpp accepts a draft whose vocabulary differs by up to this many tokens (Qwen2.5 family)
-SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128
-DRAFT_MODEL_SPEC_TYPES = frozenset({"draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark"})
-DFLASH_SPEC_TYPES = frozenset({"draft-dflash", "draft-dspark"})
 
 _sha_cache: dict[tuple[str, int, int], str] = {}
 
@@ -159,69 +160,3 @@ def inspect_model(path: str | Path) -> ModelInfo:
     except Exception as e:
         raise ModelCheckError(f"{path} is truncated or corrupt: {_one_line(e)}") from e
     return info
-
-
-def max_dflash_n_max(draft: ModelInfo) -> int:
-    """Largest useful --spec-draft-n-max for a DFlash draft: its block size minus one."""
-    return (draft.dflash_block_size or DEFAULT_DFLASH_BLOCK_SIZE) - 1
-
-
-def check_speculative_pair(
-    *, target: ModelInfo, draft: ModelInfo | None, spec_types: list[str]
-) -> None:
-    """Raise ModelCheckError if llama-server cannot run this target/draft with these spec types."""
-    types = set(spec_types)
-    if "draft-mtp" in types and not target.nextn_predict_layers:
-        raise ModelCheckError(
-            f"draft-mtp needs a target with an MTP head, but {target.path} "
-            f"({target.architecture}) has no nextn_predict_layers"
-        )
-    needs_draft = sorted(types & DRAFT_MODEL_SPEC_TYPES)
-    if needs_draft and draft is None:
-        raise ModelCheckError(f"{needs_draft[0]} needs a draft model (-md), but none was given")
-    if draft is None:
-        return
-    if draft.architecture == "dflash-draft":
-        raise ModelCheckError(
-            f"{draft.path} is a pre-merge DFlash file (architecture dflash-draft) that llama.cpp "
-            "cannot load; use a draft converted with architecture 'dflash'"
-        )
-    if types & DFLASH_SPEC_TYPES:
-        _check_dflash(target, draft)
-    elif needs_draft:
-        _check_vocab(target, draft, exact=False)
-
-
-def _check_dflash(target: ModelInfo, draft: ModelInfo) -> None:
-    if draft.architecture != "dflash":
-        raise ModelCheckError(
-            f"draft-dflash needs a draft with architecture 'dflash', but {draft.path} "
-            f"is '{draft.architecture}'"
-        )
-    if not draft.dflash_target_layers:
-        raise ModelCheckError(f"DFlash draft {draft.path} has no dflash.target_layers key")
-    n_layers = target.main_layers
-    if n_layers is not None:
-        bad = [layer for layer in draft.dflash_target_layers if not 0 <= layer < n_layers]
-        if bad:
-            raise ModelCheckError(
-                f"DFlash draft {draft.path} reads target layers {draft.dflash_target_layers}, "
-                f"but target {target.path} has only {n_layers} layers (layer {bad[0]} is out of range)"
-            )
-    if draft.n_embd != target.n_embd:
-        raise ModelCheckError(
-            f"DFlash draft {draft.path} has n_embd {draft.n_embd} but target {target.path} "
-            f"has {target.n_embd}; the draft must be trained for this target"
-        )
-    _check_vocab(target, draft, exact=True)
-
-
-def _check_vocab(target: ModelInfo, draft: ModelInfo, *, exact: bool) -> None:
-    if target.vocab_size is None or draft.vocab_size is None:
-        return
-    diff = abs(target.vocab_size - draft.vocab_size)
-    if diff > (0 if exact else SPEC_VOCAB_MAX_SIZE_DIFFERENCE):
-        raise ModelCheckError(
-            f"draft {draft.path} has a vocabulary of {draft.vocab_size} tokens but target "
-            f"{target.path} has {target.vocab_size}; they must share a tokenizer"
-        )

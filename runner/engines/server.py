@@ -1,7 +1,8 @@
 """Start, watch and always stop one llama-server process for one config.
 
-Only argument lists reach the process (never a shell). The server listens on 127.0.0.1 on a
-free port; its log goes to a file whose tail is attached to every error.
+This module owns the llama-server command line (``server_argv``) and the process
+(``LlamaServer``). Only argument lists reach the process (never a shell). The server listens on
+127.0.0.1 on a free port; its log goes to a file whose tail is attached to every error.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from types import TracebackType
 import httpx
 
 from runner.config import BenchmarkConfig
-from runner.engine import Engine
+from runner.engines.build import Engine
 from runner.errors import EngineCrashedError, EngineTimeoutError
 
 LOG_TAIL_BYTES = 4000

@@ -1,4 +1,9 @@
-"""Send one request to llama-server and read what it did: timings, tokens, /metrics deltas."""
+"""Send one request to llama-server and read what it did: timings, tokens, /metrics deltas.
+
+This module owns the per-request record (``build_record``): the project's definitions of decode
+and end-to-end tokens per second, time to first token, tau and the output's fingerprint, shared
+by both engines. ``runner.results.RequestRecord`` is its validated, public form.
+"""
 
 from __future__ import annotations
 

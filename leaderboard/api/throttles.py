@@ -1,0 +1,35 @@
+"""Per-user rate limits on the writes that cost a GPU or a file: submissions, imports, uploads.
+
+Each rate is read from settings at request time (SPECBOARD_SUBMISSION_RATE and
+SPECBOARD_IMPORT_RATE, as "10/hour"), so a deployment or a test changes it without touching
+DRF's cached settings. A throttled request is a 429 with Retry-After.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework.throttling import UserRateThrottle
+
+
+class SettingsRateThrottle(UserRateThrottle):
+    """A per-user throttle whose rate is read from the setting named by `setting`."""
+
+    setting = ""
+
+    def get_rate(self) -> str:
+        return getattr(settings, self.setting)
+
+
+class SubmissionThrottle(SettingsRateThrottle):
+    scope = "submissions"
+    setting = "SPECBOARD_SUBMISSION_RATE"
+
+
+class ImportThrottle(SettingsRateThrottle):
+    scope = "imports"
+    setting = "SPECBOARD_IMPORT_RATE"
+
+
+class UploadThrottle(SettingsRateThrottle):
+    scope = "uploads"
+    setting = "SPECBOARD_IMPORT_RATE"

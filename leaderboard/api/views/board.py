@@ -1,0 +1,114 @@
+"""The leaderboard: its paginated rows, the same rows as CSV or JSON downloads, and compare.
+
+The list is rendered once per change of the leaderboard rows and served from the board cache
+until then. The exports take the list's filters but no pages, up to `EXPORT_ROW_LIMIT` rows,
+with formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by
+side under the rules in `leaderboard.comparisons`, the same ones as the compare page.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard import comparisons, exports, selectors
+from leaderboard.api import serializers as s
+from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
+
+EXPORT_ROW_LIMIT = 10_000
+
+
+def leaderboard_query(request: Request) -> dict:
+    """The leaderboard filters from the query string, validated (a 400 otherwise)."""
+    query = s.LeaderboardQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data
+
+
+class BoardPagination(PageNumberPagination):
+    """Page numbers, with the row count cached until the board's layout changes."""
+
+    django_paginator_class = selectors.BoardPaginator
+
+
+@extend_schema(parameters=[s.LeaderboardQuerySerializer])
+class LeaderboardList(generics.ListAPIView):
+    """Leaderboard rows: each config's best average per hardware and engine release."""
+
+    serializer_class = s.LeaderboardEntrySerializer
+    pagination_class = BoardPagination
+
+    def get_queryset(self):
+        return selectors.leaderboard_entries(**leaderboard_query(self.request))
+
+    def list(self, request: Request, *args, **kwargs) -> HttpResponse:
+        # The page (rows, count and links) is computed once per change of the leaderboard rows
+        # and kept rendered: a cached page costs no query, no serializer and no JSON encoding.
+        # A bad query raises its 400 inside the computation, so it is never cached.
+        page = {
+            "query": sorted(request.query_params.lists()),
+            "base": request.build_absolute_uri("/"),
+        }
+        body = selectors.board_cached(
+            "api-leaderboard",
+            page,
+            lambda: JSONRenderer().render(super(LeaderboardList, self).list(request).data),
+        )
+        return HttpResponse(body, content_type="application/json")
+
+
+def _leaderboard_rows(request: Request) -> list[dict]:
+    entries = selectors.leaderboard_entries(**leaderboard_query(request))[:EXPORT_ROW_LIMIT]
+    return s.LeaderboardEntrySerializer(entries, many=True).data
+
+
+class LeaderboardCsv(ExportView):
+    """The leaderboard as CSV, with the page's filters; cells that look like formulas are quoted."""
+
+    @extend_schema(parameters=[s.LeaderboardQuerySerializer], responses=CSV_RESPONSE)
+    def get(self, request: Request) -> HttpResponse:
+        columns = list(s.LeaderboardEntrySerializer.Meta.fields)
+        return exports.csv_response(_leaderboard_rows(request), columns, "leaderboard.csv")
+
+
+class LeaderboardJson(ExportView):
+    """The whole filtered leaderboard as one JSON list (no pagination)."""
+
+    @extend_schema(
+        parameters=[s.LeaderboardQuerySerializer],
+        responses={200: s.LeaderboardEntrySerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(_leaderboard_rows(request))
+
+
+class Compare(APIView):
+    """Two to four configs side by side, with differences of mean tok/s to the first (95% Welch)."""
+
+    @extend_schema(
+        parameters=[s.CompareQuerySerializer],
+        responses={200: s.CompareSerializer, 404: OpenApiResponse(description="Unknown keys.")},
+    )
+    def get(self, request: Request) -> Response:
+        query = s.CompareQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            result = comparisons.compare_configs(keys=query.validated_data["keys"])
+        except comparisons.UnknownKeys as refusal:
+            return Response(
+                {"keys": [f"unknown config keys: {', '.join(refusal.keys)}"]},
+                status=status.HTTP_404_NOT_FOUND,
+            )
+        except comparisons.WrongNumberOfKeys:
+            return Response(
+                {"keys": ["give two to four distinct config keys"]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        body = {"configs": result["columns"], "differences": result["differences"]}
+        return Response(s.CompareSerializer(body).data)

@@ -1,0 +1,122 @@
+"""What users send in: configs to be measured, seed-kit CSV imports, and runner result files.
+
+A submission queues a job on our hardware (POST /submissions, throttled per user). An import
+(a seed-kit leaderboard_runs.csv) and an upload (a runner result file measured on the user's own
+GPU) are listed as self-reported. Files larger than SPECBOARD_MAX_IMPORT_BYTES are a 413; a
+result file is parsed and its shape checked here, then recorded by the services.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, generics, status
+from rest_framework.parsers import FormParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard import selectors, services
+from leaderboard.api import serializers as s
+from leaderboard.api.parsers import LimitedMultiPartParser, parse_json_bytes
+from leaderboard.api.throttles import ImportThrottle, SubmissionThrottle, UploadThrottle
+
+
+class SubmissionListCreate(generics.ListAPIView):
+    """Your submissions (GET), or submit a config to be measured (POST)."""
+
+    serializer_class = s.JobSerializer
+    permission_classes = [IsAuthenticated]
+
+    def get_queryset(self):
+        return selectors.user_jobs(user=self.request.user)
+
+    def get_throttles(self):
+        return [SubmissionThrottle()] if self.request.method == "POST" else super().get_throttles()
+
+    @extend_schema(request=s.SubmissionInputSerializer, responses={201: s.JobSerializer})
+    def post(self, request: Request) -> Response:
+        incoming = s.SubmissionInputSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            job = services.submit_config(
+                owner=request.user,
+                data=incoming.validated_data["config"],
+                hardware_slug=incoming.validated_data.get("hardware"),
+            )
+        except services.SubmissionError as error:
+            errors = dict(error.errors)
+            body = {"hardware": errors.pop("hardware")} if "hardware" in errors else {}
+            if errors:
+                body["config"] = errors
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        return Response(s.JobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+def _too_large(upload) -> Response | None:
+    if upload.size > settings.SPECBOARD_MAX_IMPORT_BYTES:
+        return Response(
+            {"file": [f"the file is larger than {settings.SPECBOARD_MAX_IMPORT_BYTES} bytes"]},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    return None
+
+
+class ImportCreate(APIView):
+    """Import a seed-kit leaderboard_runs.csv as self-reported results (multipart upload)."""
+
+    permission_classes = [IsAuthenticated]
+    parser_classes = [LimitedMultiPartParser, FormParser]
+    throttle_classes = [ImportThrottle]
+
+    @extend_schema(request=s.ImportInputSerializer, responses={201: s.ImportReportSerializer})
+    def post(self, request: Request) -> Response:
+        incoming = s.ImportInputSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        if refusal := _too_large(data["file"]):
+            return refusal
+        report = services.import_leaderboard_csv(
+            content=data["file"].read(),
+            hardware_name=data["hardware"],
+            uploaded_by=request.user,
+            baseline_run_name=data.get("baseline_run_name") or None,
+            target_name=data.get("target_name") or None,
+        )
+        return Response(s.ImportReportSerializer(report).data, status=status.HTTP_201_CREATED)
+
+
+class UploadCreate(APIView):
+    """Upload a runner result file measured on your own GPU; it is listed as self-reported."""
+
+    permission_classes = [IsAuthenticated]
+    parser_classes = [LimitedMultiPartParser, FormParser]
+    throttle_classes = [UploadThrottle]
+
+    @extend_schema(request=s.UploadInputSerializer, responses={201: s.UploadReportSerializer})
+    def post(self, request: Request) -> Response:
+        incoming = s.UploadInputSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        upload = incoming.validated_data["file"]
+        if refusal := _too_large(upload):
+            return refusal
+        try:
+            result = parse_json_bytes(upload.read())
+        except exceptions.ParseError as error:
+            return Response({"file": [str(error.detail)]}, status=status.HTTP_400_BAD_REQUEST)
+        if not isinstance(result, dict):
+            return Response(
+                {"file": ["a runner result file holds one JSON object"]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        shape = s.ResultFileSerializer(data=result)
+        if not shape.is_valid():
+            return Response({"file": shape.errors}, status=status.HTTP_400_BAD_REQUEST)
+        runs = services.record_self_reported_result(
+            result=result,
+            hardware_name=incoming.validated_data["hardware"],
+            uploaded_by=request.user,
+        )
+        report = {"hardware": runs[0].hardware.slug, "self_reported": True, "runs": runs}
+        return Response(s.UploadReportSerializer(report).data, status=status.HTTP_201_CREATED)

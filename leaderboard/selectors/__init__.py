@@ -1,0 +1,134 @@
+"""Every read Specboard's pages and API make: typed functions returning querysets or plain data.
+
+The reads are grouped by what they are about, one module each:
+
+- `board`: the leaderboard's rows, filters and their choices, ordering, ranks with ties, staleness
+  and the rows a page shows; the board's vocabulary (`LEADERBOARD_ORDERINGS`, `SOURCES`,
+  `PROTOCOLS`, `RANKED`).
+- `cache`: the page cache keyed on the board's change counter (`board_cached`).
+- `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
+  trade-off, n_max sweep, context depth).
+- `compare`: interval overlap, Welch differences and the compare page's side-by-side columns.
+- `jobs`: a job's status, cost and time left, and a user's jobs.
+- `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
+
+Callers write `from leaderboard import selectors` and `selectors.leaderboard_entries(...)`; every
+public read is named here, so they need not know which module holds it. The counter itself lives
+in `leaderboard.board_version`.
+"""
+
+from leaderboard.selectors.board import (
+    LEADERBOARD_ORDERINGS,
+    PROTOCOLS,
+    RANKED,
+    SOURCES,
+    BoardPaginator,
+    best_config_for,
+    is_stale,
+    leaderboard_entries,
+    leaderboard_filter_choices,
+    leaderboard_from_runs,
+    leaderboard_rows,
+    newest_release_number,
+    page_ranks,
+    ranked_rows,
+    release_number,
+    spec_type_q,
+)
+from leaderboard.selectors.cache import (
+    board_cache_key,
+    board_cached,
+    board_version,
+    forget_board_version,
+)
+from leaderboard.selectors.catalogue import (
+    REQUEST_EXPORT_FIELDS,
+    best_entry,
+    config_by_key,
+    config_entries,
+    config_runs,
+    engine_builds,
+    hardware_by_slug,
+    hardware_summaries,
+    registered_models,
+    request_records,
+    run_by_id,
+    servable_hardware,
+    target_summaries,
+)
+from leaderboard.selectors.charts import (
+    acceptance_by_position,
+    config_chart_data,
+    context_series,
+    memory_tradeoff,
+    nmax_sweep,
+    nmax_targets,
+)
+from leaderboard.selectors.compare import (
+    comparison,
+    entry_difference,
+    overlaps,
+    welch_difference,
+)
+from leaderboard.selectors.jobs import (
+    job_by_id,
+    job_cost,
+    job_engine_seconds,
+    job_remaining_seconds,
+    job_status,
+    job_token_budget,
+    user_jobs,
+)
+
+__all__ = [
+    "LEADERBOARD_ORDERINGS",
+    "PROTOCOLS",
+    "RANKED",
+    "REQUEST_EXPORT_FIELDS",
+    "SOURCES",
+    "BoardPaginator",
+    "acceptance_by_position",
+    "best_config_for",
+    "best_entry",
+    "board_cache_key",
+    "board_cached",
+    "board_version",
+    "comparison",
+    "config_by_key",
+    "config_chart_data",
+    "config_entries",
+    "config_runs",
+    "context_series",
+    "engine_builds",
+    "entry_difference",
+    "forget_board_version",
+    "hardware_by_slug",
+    "hardware_summaries",
+    "is_stale",
+    "job_by_id",
+    "job_cost",
+    "job_engine_seconds",
+    "job_remaining_seconds",
+    "job_status",
+    "job_token_budget",
+    "leaderboard_entries",
+    "leaderboard_filter_choices",
+    "leaderboard_from_runs",
+    "leaderboard_rows",
+    "memory_tradeoff",
+    "newest_release_number",
+    "nmax_sweep",
+    "nmax_targets",
+    "overlaps",
+    "page_ranks",
+    "ranked_rows",
+    "registered_models",
+    "release_number",
+    "request_records",
+    "run_by_id",
+    "servable_hardware",
+    "spec_type_q",
+    "target_summaries",
+    "user_jobs",
+    "welch_difference",
+]

@@ -1,0 +1,313 @@
+"""The leaderboard itself: which rows a page shows, in what order, with what rank.
+
+It owns the board's vocabulary (orderings, sources, protocols and `RANKED`, the rows that
+compete), the filtered and sorted `leaderboard_entries` with the choices its filters offer, the
+cached-count `BoardPaginator`, ranks with ties to the leader (`page_ranks`, computed for the
+shown page only, in the database), staleness against the newest engine release in use, the
+rows a page renders (`leaderboard_rows`, `ranked_rows`), the memory-fit recommendation
+`best_config_for`, and `leaderboard_from_runs`, the read-time aggregate kept for benchmarks.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.core.paginator import Paginator
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
+from django.db.models.functions import Coalesce
+from django.utils.functional import cached_property
+
+from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
+from leaderboard.selectors.cache import board_cached
+from leaderboard.selectors.compare import overlaps
+from runner.config import SPEC_TYPES
+
+LEADERBOARD_ORDERINGS = {
+    "tokens_per_second": "tok/s",
+    "speedup": "speedup",
+    "acceptance_rate": "acceptance",
+    "tau": "tau",
+}
+SOURCES = {
+    "all": "all results",
+    "measured": "measured by our workers",
+    "self-reported": "self-reported",
+}
+PROTOCOLS = ("quick", "context-sweep", "depth")
+# The rows that compete in the main ranking: measured by our workers on a good build, real output.
+RANKED = Q(synthetic=False, self_reported=False, degenerate=False, retired=False)
+
+
+class BoardPaginator(Paginator):
+    """A paginator whose row count is cached with the board's layout, not recounted per change."""
+
+    @cached_property
+    def count(self) -> int:
+        sql, params = self.object_list.query.sql_with_params()
+        return board_cached(
+            "row-count",
+            {"sql": sql, "params": params},
+            lambda: Paginator.count.func(self),  # type: ignore[attr-defined]
+            layout_only=True,
+        )
+
+
+def spec_type_q(spec_type: str) -> Q:
+    """Rows whose config uses this speculative type (an exact match on its stored types);
+    "none" means the baselines."""
+    if spec_type == "none":
+        return Q(config__spec_label="none")
+    return Q(config__spec_types__name=spec_type)
+
+
+def leaderboard_entries(
+    *,
+    target: str = "",
+    hardware: str = "",
+    spec_type: str = "",
+    protocol: str = "",
+    source: str = "all",
+    ordering: str = "tokens_per_second",
+    include_retired: bool = False,
+    search: str = "",
+    ranked_only: bool = False,
+) -> QuerySet[LeaderboardEntry]:
+    """Leaderboard rows, filtered and sorted best first; rows without the sort value come last.
+
+    `ranked_only` keeps synthetic, self-reported, degenerate and retired rows out.
+    """
+    entries = LeaderboardEntry.objects.select_related(
+        "config", "config__target", "config__draft", "hardware", "baseline_entry"
+    )
+    if not include_retired:
+        entries = entries.filter(retired=False)
+    if ranked_only:
+        entries = entries.filter(RANKED)
+    if search:
+        entries = entries.filter(
+            Q(config__label__icontains=search)
+            | Q(config__target_name__icontains=search)
+            | Q(hardware__gpu_name__icontains=search)
+            | Q(engine_release__icontains=search)
+            | Q(config__key__startswith=search)
+        )
+    if target:
+        entries = entries.filter(config__target_name=target)
+    if hardware:
+        entries = entries.filter(hardware__slug=hardware)
+    if spec_type:
+        entries = entries.filter(spec_type_q(spec_type))
+    if protocol:
+        entries = entries.filter(config__protocol=protocol)
+    if source == "measured":
+        entries = entries.filter(self_reported=False)
+    elif source == "self-reported":
+        entries = entries.filter(self_reported=True)
+    field = ordering if ordering in LEADERBOARD_ORDERINGS else "tokens_per_second"
+    return entries.order_by(F(field).desc(nulls_last=True), "-tokens_per_second", "id")
+
+
+def leaderboard_filter_choices() -> dict[str, list[tuple[str, str]]]:
+    """The values that the leaderboard's filters offer, from the data present."""
+    return board_cached("filter-choices", {}, _filter_choices, layout_only=True)
+
+
+def _filter_choices() -> dict[str, list[tuple[str, str]]]:
+    # One pass over the configs on the board for both lists; order_by() drops the default
+    # ordering, which DISTINCT would otherwise include (one value per row, not per name).
+    on_board = Exists(LeaderboardEntry.objects.filter(config=OuterRef("pk")))
+    pairs = set(
+        Config.objects.filter(on_board)
+        .order_by()
+        .values_list("target_name", "spec_label")
+        .distinct()
+    )
+    targets = {target for target, _ in pairs}
+    labels = {label for _, label in pairs}
+    hardware = (
+        Hardware.objects.filter(Exists(LeaderboardEntry.objects.filter(hardware=OuterRef("pk"))))
+        .order_by("slug")
+        .values_list("slug", "gpu_name")
+    )
+    present = sorted({part for label in labels for part in label.split(",")} - {"none"})
+    spec_types = [("none", "none (baseline)")] + [(t, t) for t in present]
+    spec_types += [(t, t) for t in SPEC_TYPES if t not in present]
+    return {
+        "target": [(t, t) for t in sorted(targets)],
+        "hardware": [(slug, f"{name} ({slug})") for slug, name in hardware],
+        "spec_type": spec_types,
+        "protocol": [(p, p) for p in PROTOCOLS],
+        "source": list(SOURCES.items()),
+        "ordering": list(LEADERBOARD_ORDERINGS.items()),
+    }
+
+
+_RELEASE_NUMBER = re.compile(r"(\d+)")
+
+
+def release_number(release: str) -> int | None:
+    """llama.cpp releases are numbered builds (b11434); None for anything else ('unreported')."""
+    match = _RELEASE_NUMBER.search(release or "")
+    return int(match.group(1)) if match else None
+
+
+def newest_release_number() -> int | None:
+    """The newest engine release that any current (non-retired) leaderboard row was measured with."""
+    return board_cached("newest-release", {}, _newest_release_number, layout_only=True)
+
+
+def _newest_release_number() -> int | None:
+    # The builds table is small; EXISTS asks the rows only whether each release is still in use.
+    in_use = Exists(
+        LeaderboardEntry.objects.filter(engine_release=OuterRef("release"), retired=False)
+    )
+    releases = EngineBuild.objects.filter(in_use).values_list("release", flat=True)
+    numbers = [n for n in map(release_number, releases) if n is not None]
+    return max(numbers, default=None)
+
+
+def is_stale(release: str, newest: int | None) -> bool:
+    number = release_number(release)
+    return newest is not None and number is not None and number < newest
+
+
+def page_ranks(
+    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int, ordering: str
+) -> dict[int, tuple[int, bool]]:
+    """Rank a page's rows by decode tok/s within the filtered rows: {id: (rank, tied with leader)}.
+
+    Rows whose 95% interval overlaps the leader's share its rank 1; the others take the usual
+    competition rank (one more than the number of rows faster than them). Only the page's rows
+    are ranked, in the database, never every filtered row in Python.
+    """
+    if not page:
+        return {}
+    # NULLS LAST as the tok/s index is built, so the leader is read from it, not sorted for.
+    leader = (
+        entries.order_by(F("tokens_per_second").desc(nulls_last=True), "id")
+        .values_list("id", "tokens_per_second", "ci95_low", "ci95_high", "tps_definition")
+        .first()
+    )
+    if leader is None:
+        return {}
+    if ordering == "tokens_per_second":
+        faster = _faster_counts_on_a_speed_page(entries, page, offset=offset)
+    else:
+        faster = _faster_counts(entries, page)
+    ranks = {}
+    for entry in page:
+        tied = (
+            entry.pk != leader[0]
+            and entry.tps_definition == leader[4]
+            and overlaps(entry.ci95_low, entry.ci95_high, leader[2], leader[3])
+        )
+        ranks[entry.pk] = (1, True) if tied else (faster[entry.pk] + 1, False)
+    return ranks
+
+
+def _faster_counts_on_a_speed_page(
+    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int
+) -> dict[int, int]:
+    """Rows faster than each row of a page sorted by tok/s, from the page's offset.
+
+    Every row before the page is at least as fast as its first row, so it is faster than any
+    page row that is slower than that one; only the rows tied with the first need one count.
+    """
+    top = page[0].tokens_per_second
+    strictly_faster_than_top = (
+        entries.filter(tokens_per_second__gt=top).order_by().count() if offset else 0
+    )
+    counts = {}
+    for index, entry in enumerate(page):
+        before_page = offset if entry.tokens_per_second < top else strictly_faster_than_top
+        on_page = sum(
+            1 for other in page[:index] if other.tokens_per_second > entry.tokens_per_second
+        )
+        counts[entry.pk] = before_page + on_page
+    return counts
+
+
+def _faster_counts(
+    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry]
+) -> dict[int, int]:
+    """Rows faster than each page row, for pages in another order: one pass over the rows."""
+    speeds = sorted({entry.tokens_per_second for entry in page})
+    counts = entries.order_by().aggregate(
+        **{
+            f"faster_{index}": Count("pk", filter=Q(tokens_per_second__gt=speed))
+            for index, speed in enumerate(speeds)
+        }
+    )
+    by_speed = {speed: counts[f"faster_{index}"] for index, speed in enumerate(speeds)}
+    return {entry.pk: by_speed[entry.tokens_per_second] for entry in page}
+
+
+def leaderboard_rows(
+    *, entries: list[LeaderboardEntry], ranks: dict[int, tuple[int, bool]], newest: int | None
+) -> list[dict]:
+    """The rows a page shows: each entry with its rank, tie with the leader and staleness."""
+    return [
+        {
+            "entry": entry,
+            "rank": ranks.get(entry.pk, (None, False))[0],
+            "tied": ranks.get(entry.pk, (None, False))[1],
+            "stale": is_stale(entry.engine_release, newest),
+        }
+        for entry in entries
+    ]
+
+
+def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:
+    """The first `limit` rows of a tok/s-ordered selection, ranked, with staleness."""
+    page = list(entries[:limit])
+    return leaderboard_rows(
+        entries=page,
+        ranks=page_ranks(entries, page, offset=0, ordering="tokens_per_second"),
+        newest=newest_release_number(),
+    )
+
+
+def best_config_for(
+    *, target_name: str, memory_bytes: int, hardware: Hardware | None = None
+) -> QuerySet[LeaderboardEntry]:
+    """Rows that fit the memory, fastest first: lossless (or plain baseline), measured, not synthetic."""
+    entries = LeaderboardEntry.objects.filter(
+        RANKED,
+        Q(lossless=True) | Q(config__spec_label="none"),
+        config__target_name=target_name,
+        peak_memory_bytes__isnull=False,
+        peak_memory_bytes__lte=memory_bytes,
+    ).select_related("config", "hardware")
+    if hardware is not None:
+        entries = entries.filter(hardware=hardware)
+    return entries.order_by("-tokens_per_second", "id")
+
+
+def leaderboard_from_runs(*, limit: int = 50) -> list[dict]:
+    """The leaderboard's first page aggregated from every run at read time.
+
+    Only for comparison (bench/site_load.py): the site reads the maintained LeaderboardEntry rows.
+    """
+    groups = list(
+        Run.objects.filter(degenerate=False)
+        .values("config_id", "hardware_id", "engine_release")
+        .annotate(
+            tokens_per_second=Max(Coalesce("decode_mean", "e2e_mean")), runs_count=Count("id")
+        )
+        .order_by(F("tokens_per_second").desc(nulls_last=True), "config_id", "hardware_id")[:limit]
+    )
+    configs = Config.objects.in_bulk({row["config_id"] for row in groups})
+    hardware = Hardware.objects.in_bulk({row["hardware_id"] for row in groups})
+    return [
+        {
+            "config": configs[row["config_id"]].key,
+            "label": configs[row["config_id"]].label,
+            "target_name": configs[row["config_id"]].target_name,
+            "spec_label": configs[row["config_id"]].spec_label,
+            "hardware": hardware[row["hardware_id"]].slug,
+            "engine_release": row["engine_release"],
+            "tokens_per_second": row["tokens_per_second"],
+            "runs_count": row["runs_count"],
+        }
+        for row in groups
+    ]

@@ -1,0 +1,91 @@
+"""The catalogue: configs, runs and their request records, models, hardware, targets and builds.
+
+It owns the plain lookups behind the detail pages, the forms and the API's resources: a config
+by key with its leaderboard rows, runs and best row (`best_entry`), a run by id and its raw
+per-request records (`request_records`, with the columns `REQUEST_EXPORT_FIELDS` exports), the
+registered model files, the hardware that can serve jobs and each hardware's and target's
+number of rows, and the engine builds seen.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Count, QuerySet
+
+from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, ModelFile, Run
+
+
+def config_by_key(*, key: str) -> Config | None:
+    return Config.objects.select_related("target", "draft", "baseline").filter(key=key).first()
+
+
+def config_entries(*, config: Config) -> QuerySet[LeaderboardEntry]:
+    return config.entries.select_related("hardware", "baseline_entry__config").order_by(
+        "-tokens_per_second"
+    )
+
+
+def config_runs(*, config: Config) -> QuerySet[Run]:
+    return (
+        config.runs.select_related("hardware", "job")
+        .prefetch_related("requests")
+        .order_by("created_at", "id")
+    )
+
+
+def best_entry(*, config: Config) -> LeaderboardEntry | None:
+    return (
+        config.entries.select_related("hardware", "best_run", "baseline_entry")
+        .order_by("retired", "-tokens_per_second")
+        .first()
+    )
+
+
+def run_by_id(*, run_id: int) -> Run | None:
+    return Run.objects.select_related("config", "hardware", "job").filter(id=run_id).first()
+
+
+REQUEST_EXPORT_FIELDS = (
+    "index", "phase", "point", "input_tokens", "prompt_n", "prompt_ms", "predicted_n",
+    "predicted_ms", "decode_tokens_per_second", "end_to_end_tokens_per_second", "ttft_ms",
+    "wall_ms", "draft_n", "draft_n_accepted", "verify_steps", "tau", "accepted_per_position",
+    "output_sha256", "first_divergence",
+)  # fmt: skip
+
+
+def request_records(*, run: Run) -> list[dict]:
+    """The run's raw per-request records, as plain dicts in the order they were measured."""
+    return list(run.requests.order_by("index").values(*REQUEST_EXPORT_FIELDS))
+
+
+def registered_models(*, role: str | None = None) -> QuerySet[ModelFile]:
+    models = ModelFile.objects.all()
+    return models.filter(role=role) if role else models
+
+
+def servable_hardware() -> QuerySet[Hardware]:
+    return Hardware.objects.exclude(queue_name="").order_by("gpu_name")
+
+
+def hardware_summaries() -> QuerySet[Hardware]:
+    return Hardware.objects.annotate(results=Count("entries")).order_by("gpu_name", "slug")
+
+
+def hardware_by_slug(*, slug: str) -> Hardware | None:
+    return Hardware.objects.filter(slug=slug).first()
+
+
+def target_summaries() -> list[dict]:
+    """Each target model with its number of leaderboard rows and hardware kinds."""
+    rows = (
+        LeaderboardEntry.objects.values("config__target_name")
+        .annotate(results=Count("id"), hardware=Count("hardware", distinct=True))
+        .order_by("config__target_name")
+    )
+    return [
+        {"name": r["config__target_name"], "results": r["results"], "hardware": r["hardware"]}
+        for r in rows
+    ]
+
+
+def engine_builds() -> QuerySet[EngineBuild]:
+    return EngineBuild.objects.order_by("-first_seen", "release")

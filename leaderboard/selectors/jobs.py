@@ -1,0 +1,106 @@
+"""Jobs as their owners see them: one job's status, what it costs and how long it has left.
+
+It owns the reads of the job pages and the jobs API: a user's jobs and one job by id, the
+status a job page polls (`job_status`: phase, progress as a fraction, error and log tail), its
+cost known before it runs (`job_token_budget`, from the runner's own budget for the config) and
+after it succeeded (`job_engine_seconds`, GPU seconds), and a linear estimate of the time left
+(`job_remaining_seconds`).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from leaderboard.models import Job, Run
+from runner.config import parse_config
+from runner.errors import ConfigError
+from runner.protocols import token_budget
+
+
+def user_jobs(*, user: AbstractBaseUser) -> QuerySet[Job]:
+    return (
+        Job.objects.filter(owner=user)
+        .select_related("config", "hardware", "run")
+        .order_by("-created_at")
+    )
+
+
+def job_by_id(*, job_id: int) -> Job | None:
+    return (
+        Job.objects.select_related("config", "hardware", "owner", "run").filter(id=job_id).first()
+    )
+
+
+def job_status(*, job: Job) -> dict:
+    """What the job page and its JSON show: status, progress as a fraction, error and log tail."""
+    progress = job.progress or {}
+    total = progress.get("total") or 0
+    run = _succeeded_run(job)
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "active": job.is_active,
+        "phase": progress.get("phase", ""),
+        "done": progress.get("done", 0),
+        "total": total,
+        "tokens": progress.get("tokens", 0),
+        "elapsed_s": progress.get("elapsed_s"),
+        # A stored result means every request was measured, whatever the last progress event said.
+        "percent": 100 if run else (round(100 * progress.get("done", 0) / total) if total else 0),
+        "error": job.error,
+        "log_tail": job.log_tail,
+        "config_key": job.config.key,
+        "run_id": run.pk if run else None,
+        **job_cost(job=job),
+        "created_at": job.created_at.isoformat(),
+        "started_at": job.started_at.isoformat() if job.started_at else None,
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+    }
+
+
+def _succeeded_run(job: Job) -> Run | None:
+    return getattr(job, "run", None) if job.status == Job.Status.SUCCEEDED else None
+
+
+def job_token_budget(*, job: Job) -> dict[str, int] | None:
+    """The runner's token budget for a job's config; None for configs it did not write."""
+    try:
+        return token_budget(parse_config(job.config.canonical))
+    except ConfigError:
+        return None
+
+
+def job_cost(*, job: Job) -> dict:
+    """What a job will cost, known before it runs (requests and tokens, warm-ups included), and
+    once it succeeded what it took: seconds the GPU (or, on CPU builds, the engine) was held."""
+    run = _succeeded_run(job)
+    return {
+        "token_budget": job_token_budget(job=job),
+        "gpu_seconds": run.gpu_seconds if run else None,
+        "engine_seconds": job_engine_seconds(run=run),
+    }
+
+
+def job_remaining_seconds(*, status: dict) -> float | None:
+    """A linear estimate of the time left: elapsed per request done, times requests to go."""
+    done, total, elapsed = (
+        status.get("done") or 0,
+        status.get("total") or 0,
+        status.get("elapsed_s"),
+    )
+    if not status.get("active") or not done or not total or elapsed is None or done >= total:
+        return None
+    return elapsed / done * (total - done)
+
+
+def job_engine_seconds(*, run: Run | None) -> float | None:
+    """Seconds llama-server was held for a run (GPU or not), as the runner reported them."""
+    if run is None:
+        return None
+    summary = (run.raw_result or {}).get("summary") or {}
+    seconds = summary.get("engine_seconds")
+    baseline = ((run.raw_result or {}).get("baseline") or {}).get("summary") or {}
+    if seconds is not None and baseline.get("engine_seconds") is not None:
+        seconds += baseline["engine_seconds"]
+    return seconds

@@ -1,0 +1,91 @@
+"""Every write Specboard makes: typed functions with keyword-only arguments, by sub-domain.
+
+Views, forms, serializers, admin actions, commands and Celery tasks call these and nothing else;
+this package's names are the public face (`services.submit_config`), the modules say who owns what:
+
+- `registry`: hardware kinds, model files, engine builds.
+- `configs`: Config rows, measured and self-reported.
+- `submissions`: a raw config validated and queued as a job (form and API alike).
+- `jobs`: claims, progress, failures, cancels, and the sweeps that keep the broker honest.
+- `results`: one road for every runner result (worker, result file, upload) into Run rows.
+- `board`: the maintained leaderboard rows and the board's version.
+- `community_imports`: the seed kit's results CSV.
+
+No module here imports `leaderboard.tasks`: tasks are sent by name through `leaderboard.dispatch`.
+"""
+
+from leaderboard.services.board import raise_board_version, refresh_leaderboard_entry
+from leaderboard.services.community_imports import (
+    SEED_CSV_COLUMNS,
+    ImportReport,
+    import_leaderboard_csv,
+)
+from leaderboard.services.configs import SELF_REPORTED_RELEASE, SELF_REPORTED_UPLOAD_SOURCE
+from leaderboard.services.errors import (
+    CsvImportError,
+    DuplicateUploadError,
+    RegistrationError,
+    ServiceError,
+    SubmissionError,
+)
+from leaderboard.services.jobs import (
+    cancel_job,
+    claim_job,
+    fail_stuck_jobs,
+    job_payload,
+    record_failure,
+    record_progress,
+    requeue_lost_jobs,
+    requeue_orphaned_jobs,
+)
+from leaderboard.services.registry import (
+    register_hardware,
+    register_model,
+    retire_engine_build,
+)
+from leaderboard.services.results import (
+    import_runner_result,
+    record_result,
+    record_self_reported_result,
+)
+from leaderboard.services.submissions import (
+    ValidatedConfig,
+    queue_submission,
+    submit_config,
+    validate_submission,
+)
+from runner.provenance import normalise_gpu_name
+
+__all__ = [
+    "SEED_CSV_COLUMNS",
+    "SELF_REPORTED_RELEASE",
+    "SELF_REPORTED_UPLOAD_SOURCE",
+    "CsvImportError",
+    "DuplicateUploadError",
+    "ImportReport",
+    "RegistrationError",
+    "ServiceError",
+    "ValidatedConfig",
+    "SubmissionError",
+    "cancel_job",
+    "claim_job",
+    "fail_stuck_jobs",
+    "import_leaderboard_csv",
+    "import_runner_result",
+    "job_payload",
+    "normalise_gpu_name",
+    "raise_board_version",
+    "record_failure",
+    "record_progress",
+    "record_result",
+    "queue_submission",
+    "record_self_reported_result",
+    "refresh_leaderboard_entry",
+    "register_hardware",
+    "register_model",
+    "requeue_lost_jobs",
+    "requeue_orphaned_jobs",
+    "retire_engine_build",
+    "submit_config",
+    "validate_submission",
+]

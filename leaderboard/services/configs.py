@@ -1,0 +1,150 @@
+"""Config rows: the one place that turns a validated runner config (or a self-reported
+identity) into a `Config` row with its label and its paired baseline.
+
+Measured configs are keyed by the runner's config key; self-reported ones (seed CSV imports and
+uploads) get keys of their own, so they never share a row with measured results."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from leaderboard.models import Config, ConfigSpecType, ModelFile
+from runner.config import BenchmarkConfig
+
+# What self-reported rows carry instead of a measured engine release, and where uploads come from.
+SELF_REPORTED_RELEASE = "unreported"
+SELF_REPORTED_UPLOAD_SOURCE = "self-reported-upload"
+
+
+def _config_label(config: BenchmarkConfig, target: ModelFile, draft: ModelFile | None) -> str:
+    parts = [target.name]
+    if config.is_speculative:
+        parts.append(config.spec_label)
+        if draft and draft != target:
+            parts.append(f"draft {draft.name}")
+        elif draft:
+            parts.append("self-draft")
+        if config.n_max is not None:
+            parts.append(f"n_max {config.n_max}")
+    else:
+        parts.append("baseline")
+    if config.is_synthetic:
+        parts.append("synthetic")
+    return " · ".join(parts)
+
+
+def digest(value: object) -> str:
+    """The sha256 of a value's canonical JSON: config keys of self-reported rows and the
+    fingerprints that make a repeated import or upload add nothing."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _stored_config(*, key: str, spec_label: str, **fields: object) -> Config:
+    """The one writer of Config rows: found by key, or created with one row per speculative type."""
+    row, created = Config.objects.get_or_create(
+        key=key, defaults={"spec_label": spec_label, **fields}
+    )
+    if created and spec_label != "none":
+        ConfigSpecType.objects.bulk_create(
+            ConfigSpecType(config=row, name=name)
+            for name in dict.fromkeys(part for part in spec_label.split(",") if part)
+        )
+    return row
+
+
+def config_row(config: BenchmarkConfig, *, target: ModelFile, draft: ModelFile | None) -> Config:
+    baseline = (
+        config_row(config.baseline(), target=target, draft=None) if config.is_speculative else None
+    )
+    return _stored_config(
+        key=config.key,
+        canonical=config.canonical(),
+        label=_config_label(config, target, draft),
+        target=target,
+        draft=draft,
+        target_name=target.name,
+        spec_label=config.spec_label,
+        protocol=config.protocol.name,
+        n_max=config.n_max,
+        ctx_size=config.effective_ctx_size,
+        synthetic=config.is_synthetic,
+        baseline=baseline,
+    )
+
+
+def imported_config(
+    *, run_name: str, target_name: str, baseline: Config | None, prompt: str
+) -> Config:
+    """A self-reported config: identified by its run name, target and the baseline it is paired with."""
+    spec_label, n_max = ("none", None) if baseline is None else inferred_spec(run_name)
+    identity = {
+        "source": "seed-leaderboard-csv",
+        "run_name": run_name,
+        "target_name": target_name,
+        "baseline_run_name": baseline.label if baseline else None,
+    }
+    return _stored_config(
+        key=digest(identity)[:16],
+        canonical=identity
+        | {
+            "spec_label_inferred": spec_label,
+            "n_max_inferred": n_max,
+            "prompt_preview": prompt[:200],
+        },
+        label=run_name,
+        target_name=target_name,
+        spec_label=spec_label,
+        protocol="quick",
+        n_max=n_max,
+        self_reported=True,
+        baseline=baseline,
+    )
+
+
+def uploaded_config(
+    config: BenchmarkConfig, *, baseline: Config | None, uploaded_by: str | None
+) -> Config:
+    """A self-reported config row: its own key, so it never shares a row with measured results."""
+    canonical = config.canonical()
+    identity = {"source": SELF_REPORTED_UPLOAD_SOURCE, "config": canonical}
+    target_name = Path(config.target_model).stem
+    parts = [target_name, config.spec_label if config.is_speculative else "baseline"]
+    if config.draft_model:
+        parts.append(f"draft {Path(config.draft_model).stem}")
+    if config.n_max is not None:
+        parts.append(f"n_max {config.n_max}")
+    parts.append("self-reported")
+    return _stored_config(
+        key=digest(identity)[:16],
+        canonical=canonical | {"source": SELF_REPORTED_UPLOAD_SOURCE},
+        label=" · ".join(parts)[:200],
+        target_name=target_name[:200],
+        spec_label=config.spec_label,
+        protocol=config.protocol.name,
+        n_max=config.n_max,
+        ctx_size=config.effective_ctx_size,
+        synthetic=config.is_synthetic,
+        self_reported=True,
+        baseline=baseline,
+    )
+
+
+def inferred_spec(run_name: str) -> tuple[str, int | None]:
+    """The speculative type and n_max that a seed-kit run name suggests (e.g. qwen36-dflash12)."""
+    lowered = run_name.lower()
+    types = [
+        label
+        for marker, label in (
+            ("dflash", "draft-dflash"),
+            ("mtp", "draft-mtp"),
+            ("eagle", "draft-eagle3"),
+        )
+        if marker in lowered
+    ]
+    if "ngram" in lowered:
+        types.append("ngram")
+    match = re.search(r"(?:dflash|mtp|eagle3?)[-_]?(\d+)", lowered)
+    return (",".join(types) or "none"), int(match.group(1)) if match else None

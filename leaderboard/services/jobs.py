@@ -1,0 +1,204 @@
+"""Job state: claims, progress, failures, cancels and the sweeps that keep the broker honest.
+
+Every status change is a guarded conditional UPDATE, so two workers can never both move a job;
+the database, not the broker, is the source of truth for what must run."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from leaderboard import dispatch
+from leaderboard.models import (
+    Job,
+    ModelFile,
+)
+
+logger = logging.getLogger(__name__)
+
+
+PROGRESS_KEYS = ("phase", "done", "total", "tokens", "elapsed_s")
+
+
+LIVE_LOG_CHARS = 4000
+
+
+def job_payload(job: Job) -> dict:
+    """All a GPU worker needs to run a job: plain JSON, no database access."""
+
+    def model(row: ModelFile | None) -> dict | None:
+        return {"path": row.path, "sha256": row.sha256} if row else None
+
+    return {
+        "job_id": job.pk,
+        "config": job.config.canonical,
+        "models": {"target": model(job.config.target), "draft": model(job.config.draft)},
+    }
+
+
+def enqueue_on_commit(job: Job) -> None:
+    """Send a new job's benchmark message to its hardware's queue once the job is committed."""
+    dispatch.send_benchmark_on_commit(
+        payload=job_payload(job), queue=job.hardware.queue_name, task_id=str(job.task_id)
+    )
+
+
+def claim_job(*, job_id: int) -> bool:
+    """Move a queued job to running; False if another worker claimed it or it was cancelled."""
+    return (
+        Job.objects.filter(id=job_id, status=Job.Status.QUEUED).update(
+            status=Job.Status.RUNNING,
+            started_at=timezone.now(),
+            attempts=F("attempts") + 1,
+            progress={"phase": "started"},
+        )
+        == 1
+    )
+
+
+def record_progress(*, job_id: int, progress: dict) -> bool:
+    """Store a worker's progress event; the first ("started") claims the job."""
+    if progress.get("phase") == "started":
+        if claim_job(job_id=job_id):
+            return True
+        # A redelivered job (its worker was lost) starts again: count the attempt.
+        if Job.objects.filter(id=job_id, status=Job.Status.RUNNING).update(
+            attempts=F("attempts") + 1
+        ):
+            attempts = Job.objects.filter(id=job_id).values_list("attempts", flat=True).first() or 0
+            if attempts > settings.SPECBOARD_MAX_ATTEMPTS:
+                record_failure(job_id=job_id, error=f"gave up after {attempts - 1} lost workers")
+                return False
+            return True
+        return False
+    clean = {key: progress[key] for key in PROGRESS_KEYS if key in progress}
+    # The running engine's recent log, shown live on the job page (kept if a failure follows).
+    live_log = progress.get("log_tail")
+    log = {"log_tail": live_log[-LIVE_LOG_CHARS:]} if isinstance(live_log, str) else {}
+    # Progress may arrive after the result (the db queue has several consumers): guard on status.
+    return bool(
+        Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(
+            status=Job.Status.RUNNING,
+            progress=clean,
+            started_at=Coalesce(F("started_at"), Value(timezone.now())),
+            **log,
+        )
+    )
+
+
+def record_failure(*, job_id: int, error: str, log_tail: str = "") -> bool:
+    """Finish a job as failed with the reason and the engine's log tail; ignored once finished."""
+    return bool(
+        Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(
+            status=Job.Status.FAILED,
+            error=error.strip()[:2000] or "failed",
+            log_tail=log_tail[-8000:],
+            finished_at=timezone.now(),
+        )
+    )
+
+
+def cancel_job(*, job: Job, user: AbstractBaseUser) -> bool:
+    """Cancel a queued or running job for its owner; False if it has already finished."""
+    if job.owner_id != user.pk and not user.is_staff:
+        raise PermissionDenied("only the job's owner can cancel it")
+    cancelled = Job.objects.filter(id=job.pk, status__in=Job.ACTIVE).update(
+        status=Job.Status.CANCELLED, finished_at=timezone.now()
+    )
+    if cancelled:
+        # Workers skip a revoked task, and a running one sees it through should_cancel.
+        dispatch.revoke_on_commit(str(job.task_id))
+    return bool(cancelled)
+
+
+def _send_job(job: Job) -> None:
+    """Send a job's message (again) under its own task id; the guarded claim makes repeats safe."""
+    dispatch.send_benchmark(
+        payload=job_payload(job), queue=job.hardware.queue_name, task_id=str(job.task_id)
+    )
+
+
+def requeue_lost_jobs(*, held_task_ids: set[str], older_than_s: float) -> list[int]:
+    """Re-send queued jobs that the broker no longer holds (lost in a restart, or never sent)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    waiting = Job.objects.filter(status=Job.Status.QUEUED, created_at__lt=cutoff)
+    lost_ids = [
+        job_id
+        for job_id, task_id in waiting.values_list("id", "task_id")
+        if str(task_id) not in held_task_ids
+    ]
+    lost = Job.objects.filter(id__in=lost_ids, status=Job.Status.QUEUED).select_related(
+        "config__target", "config__draft", "hardware"
+    )
+    for job in lost:
+        logger.warning("job %s is queued but the broker lost it: sending it again", job.pk)
+        _send_job(job)
+    return [job.pk for job in lost]
+
+
+def requeue_orphaned_jobs(
+    *,
+    executing_task_ids: set[str],
+    waiting_task_ids: set[str],
+    finishing_job_ids: set[int],
+    older_than_s: float,
+) -> list[str]:
+    """Put running jobs whose worker died back in the queue, or fail them after too many tries.
+
+    A running job is orphaned when no live worker executes it, its message waits nowhere and no
+    result or failure for it is on its way. Returns the task ids it dealt with, whose old
+    (unacked) messages the broker should now forget.
+    """
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    running = Job.objects.filter(status=Job.Status.RUNNING, started_at__lt=cutoff)
+    orphan_ids = [
+        job_id
+        for job_id, task_id in running.values_list("id", "task_id")
+        if str(task_id) not in executing_task_ids | waiting_task_ids
+        and job_id not in finishing_job_ids
+    ]
+    orphans = Job.objects.filter(id__in=orphan_ids).select_related(
+        "config__target", "config__draft", "hardware"
+    )
+    handled = []
+    for job in orphans:
+        if job.attempts >= settings.SPECBOARD_MAX_ATTEMPTS:
+            if record_failure(
+                job_id=job.pk,
+                error=f"worker lost: gave up after {job.attempts} attempts whose worker died",
+            ):
+                handled.append(str(job.task_id))
+        elif Job.objects.filter(id=job.pk, status=Job.Status.RUNNING).update(
+            status=Job.Status.QUEUED, progress={"phase": "requeued"}
+        ):
+            logger.warning("job %s lost its worker mid-run: queueing it again", job.pk)
+            _send_job(job)
+            handled.append(str(job.task_id))
+    return handled
+
+
+def fail_stuck_jobs(*, max_seconds: int) -> list[int]:
+    """Fail jobs still running past the time limit, and stop their benchmark if it still runs."""
+    cutoff = timezone.now() - timedelta(seconds=max_seconds)
+    stuck = list(
+        Job.objects.filter(status=Job.Status.RUNNING, started_at__lt=cutoff).values_list(
+            "id", "task_id"
+        )
+    )
+    failed = []
+    for job_id, task_id in stuck:
+        if record_failure(
+            job_id=job_id,
+            error=f"timed out: still running {max_seconds} s after it started "
+            "(its worker stopped or hung); stopped by the sweeper",
+        ):
+            dispatch.revoke(str(task_id))
+            failed.append(job_id)
+    return failed

@@ -1,0 +1,378 @@
+"""Results into the database: one road for every runner result.
+
+A worker's result for a job, a runner result file an admin imports and a self-reported upload
+are all validated by the runner's one result model (`runner.results`) at the door, and every
+Run row, these and the seed CSV's alike, is written by `record_run`. The paired baseline's greedy
+output decides lossless, and the leaderboard row is refreshed in the same transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.models import Config, EngineBuild, Hardware, Job, ModelFile, RequestRecord, Run
+from leaderboard.services.board import refresh_leaderboard_entry
+from leaderboard.services.configs import (
+    SELF_REPORTED_RELEASE,
+    SELF_REPORTED_UPLOAD_SOURCE,
+    config_row,
+    digest,
+    uploaded_config,
+)
+from leaderboard.services.errors import DuplicateUploadError, ServiceError
+from leaderboard.services.jobs import record_failure
+from leaderboard.services.registry import register_hardware
+from runner.errors import ResultError
+from runner.results import (
+    BenchmarkResult,
+    EngineInfo,
+    ModelFileInfo,
+    ResultSummary,
+    Section,
+    Statistics,
+    SystemInfo,
+    load_result,
+)
+
+logger = logging.getLogger(__name__)
+
+STATISTICS = ("mean", "median", "stdev", "min", "max", "ci95_low", "ci95_high")
+REQUEST_FIELDS = (
+    "index", "phase", "point", "input_tokens", "prompt_n", "prompt_ms", "predicted_n",
+    "predicted_ms", "decode_tokens_per_second", "end_to_end_tokens_per_second", "ttft_ms",
+    "wall_ms", "draft_n", "draft_n_accepted", "verify_steps", "tau", "accepted_per_position",
+    "output_sha256", "first_divergence",
+)  # fmt: skip
+
+
+def record_run(
+    *,
+    config: Config,
+    hardware: Hardware,
+    engine_release: str,
+    fields: dict[str, Any],
+    requests: Iterable[dict[str, Any]],
+    provenance: dict[str, Any],
+    raw_result: dict[str, Any],
+    job: Job | None = None,
+    self_reported: bool = False,
+    fingerprint: str | None = None,
+    run_name: str = "",
+) -> Run:
+    """The one writer of Run rows and their request records (call inside a transaction)."""
+    run = Run.objects.create(
+        job=job,
+        config=config,
+        hardware=hardware,
+        engine_release=engine_release[:64],
+        **fields,
+        self_reported=self_reported,
+        import_fingerprint=fingerprint,
+        run_name=run_name[:200],
+        provenance=provenance,
+        raw_result=raw_result,
+    )
+    RequestRecord.objects.bulk_create(RequestRecord(run=run, **row) for row in requests)
+    EngineBuild.objects.get_or_create(release=run.engine_release)
+    return run
+
+
+def _statistics(prefix: str, statistics: Statistics) -> dict[str, float | None]:
+    return {f"{prefix}_{name}": getattr(statistics, name) for name in STATISTICS}
+
+
+def section_fields(section: Section, *, engine: EngineInfo) -> dict[str, Any]:
+    """The Run columns a result section fills, with the definitions the runner used."""
+    summary = section.summary
+    paired = summary if isinstance(summary, ResultSummary) else None
+    return {
+        "engine_backend": engine.backend[:32],
+        "tps_definition": Run.Definition.DECODE,
+        "n": summary.decode_tokens_per_second.n,
+        **_statistics("decode", summary.decode_tokens_per_second),
+        **_statistics("e2e", summary.end_to_end_tokens_per_second),
+        "ttft_ms_mean": summary.ttft_ms.mean,
+        "acceptance_rate": summary.acceptance_rate,
+        "tau": summary.tau,
+        "draft_tokens": summary.draft_tokens,
+        "draft_accepted": summary.draft_accepted,
+        "verify_steps": summary.verify_steps,
+        "speedup": paired.speedup if paired else None,
+        "lossless": paired.lossless if paired else None,
+        # The model checked it against the config: synthetic acceptance is never the model's own.
+        "synthetic": section.synthetic,
+        "degenerate": summary.degenerate,
+        "peak_memory_bytes": summary.peak_memory_bytes,
+        "memory_kind": summary.memory_kind or "",
+        "gpu_seconds": summary.gpu_seconds,
+    }
+
+
+def section_requests(section: Section) -> list[dict[str, Any]]:
+    """The request records of a section, as RequestRecord columns."""
+    return [record.model_dump(include=set(REQUEST_FIELDS)) for record in section.requests]
+
+
+def _sections(result: BenchmarkResult) -> list[tuple[Section, dict[str, Any]]]:
+    """The result's sections, baseline first, each with the JSON it is stored and known by.
+
+    A baseline section carries the run-wide parts (schema version, engine, host) of its result,
+    so that each stored run is complete on its own.
+    """
+    whole = result.model_dump(mode="json", exclude_unset=True)
+    main = {key: value for key, value in whole.items() if key != "baseline"}
+    sections: list[tuple[Section, dict[str, Any]]] = []
+    if result.baseline is not None:
+        shared = {"schema_version": whole["schema_version"], "engine": whole["engine"]}
+        baseline = dict(whole["baseline"]) | shared
+        system = whole["provenance"].get("system")
+        baseline["provenance"] = dict(baseline["provenance"]) | {"system": system}
+        sections.append((result.baseline, baseline))
+    sections.append((result, main))
+    return sections
+
+
+def _model_mismatch(job: Job, section: Section) -> str | None:
+    models = section.provenance.models
+    for role, row, reported in (
+        ("target", job.config.target, models.target),
+        ("draft", job.config.draft, models.draft),
+    ):
+        if row is not None and reported is not None and reported.sha256 != row.sha256:
+            return f"the worker's {role} model {row.path} differs from the registered file (sha256)"
+    return None
+
+
+def _same_output(run: Run, baseline_run: Run) -> bool | None:
+    """Whether a speculative run produced the baseline's greedy output, request by request."""
+    mine = list(run.requests.values_list("output_sha256", flat=True))
+    theirs = list(baseline_run.requests.values_list("output_sha256", flat=True))
+    if not mine or not theirs or "" in mine or "" in theirs:
+        return None
+    return mine == theirs
+
+
+def _update_hardware_from(hardware: Hardware, system: SystemInfo | None) -> None:
+    if system is None:
+        return
+    changes: dict[str, Any] = {
+        name: str(value)
+        for name, value in (
+            ("driver", system.driver),
+            ("cuda", system.cuda),
+            ("host", system.hostname),
+        )
+        if value and not getattr(hardware, name)
+    }
+    if not hardware.memory_bytes and system.gpu_memory_bytes:
+        changes["memory_bytes"] = system.gpu_memory_bytes
+    if changes:
+        Hardware.objects.filter(pk=hardware.pk).update(**changes)
+
+
+def record_result(*, job_id: int, result: dict[str, Any]) -> Run | None:
+    """Store a worker's result for a job as its one Run; repeats and invalid results are ignored
+    (an invalid result fails the job with the model's one-line reason)."""
+    try:
+        typed = load_result(result)
+    except ResultError as error:
+        record_failure(job_id=job_id, error=str(error))
+        return None
+    section, stored = _sections(typed)[-1]
+    return _record_job_run(job_id=job_id, section=section, stored=stored, result=typed)
+
+
+def _record_job_run(
+    *, job_id: int, section: Section, stored: dict[str, Any], result: BenchmarkResult
+) -> Run | None:
+    job = (
+        Job.objects.select_related("config__target", "config__draft", "hardware")
+        .filter(id=job_id)
+        .first()
+    )
+    if job is None or not job.is_active:
+        logger.info("ignoring a result for job %s: unknown or already finished", job_id)
+        return None
+    if problem := _model_mismatch(job, section):
+        record_failure(job_id=job_id, error=problem)
+        return None
+    if section.config_key != job.config.key:
+        record_failure(job_id=job_id, error="the worker returned a result for another config")
+        return None
+    with transaction.atomic():
+        finished = Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(
+            status=Job.Status.SUCCEEDED,
+            finished_at=timezone.now(),
+            error="",
+            log_tail="",
+            progress=job.progress | {"phase": "done"},
+        )
+        if not finished:
+            return None
+        run = record_run(
+            job=job,
+            config=job.config,
+            hardware=job.hardware,
+            engine_release=result.engine.release or job.engine_release,
+            fields=section_fields(section, engine=result.engine),
+            requests=section_requests(section),
+            provenance=stored["provenance"],
+            raw_result=stored,
+        )
+        _update_hardware_from(job.hardware, result.provenance.system)
+        _pair_lossless(run)
+        refresh_leaderboard_entry(
+            config=run.config, hardware=run.hardware, engine_release=run.engine_release
+        )
+    return run
+
+
+def _pair_lossless(run: Run) -> None:
+    """Compare greedy outputs with the paired baseline run, in whichever order they arrive."""
+    config = run.config
+    same = {"hardware": run.hardware, "engine_release": run.engine_release, "self_reported": False}
+    if config.baseline_id is not None:
+        if run.lossless is None and not run.synthetic:
+            baseline_run = Run.objects.filter(config=config.baseline, **same).last()
+            if baseline_run is not None:
+                run.lossless = _same_output(run, baseline_run)
+                Run.objects.filter(pk=run.pk).update(lossless=run.lossless)
+        return
+    for speculative in Run.objects.filter(
+        config__baseline=config, lossless=None, synthetic=False, **same
+    ):
+        Run.objects.filter(pk=speculative.pk).update(lossless=_same_output(speculative, run))
+
+
+def _imported_model_file(info: ModelFileInfo, *, role: str) -> ModelFile:
+    """The registry row of a model known only from a result's provenance (not runnable here)."""
+    existing = ModelFile.objects.filter(sha256=info.sha256).first()
+    if existing is not None:
+        return existing
+    file_name = Path(info.path).name
+    name = Path(file_name).stem
+    if ModelFile.objects.filter(name=name).exists():
+        name = f"{name}-{info.sha256[:8]}"
+    return ModelFile.objects.create(
+        name=name,
+        path=f"imported/{info.sha256[:12]}/{file_name}",
+        sha256=info.sha256,
+        size_bytes=info.size_bytes,
+        architecture=info.architecture,
+        metadata=info.model_dump(mode="json", exclude_unset=True),
+        role=role,
+    )
+
+
+def _typed(result: BenchmarkResult | dict[str, Any]) -> BenchmarkResult:
+    if isinstance(result, BenchmarkResult):
+        return result
+    try:
+        return load_result(result)
+    except ResultError as error:
+        raise ServiceError({"result": [str(error)]}) from None
+
+
+def import_runner_result(
+    *,
+    owner: AbstractBaseUser,
+    hardware: Hardware,
+    result: BenchmarkResult | dict[str, Any],
+    source: str,
+) -> list[Run]:
+    """Record a runner result file (and its paired baseline) as runs on a hardware kind.
+
+    For results measured by the project's own runner outside the queue; `source` says how,
+    and is kept in each run's provenance. Importing the same file twice adds nothing.
+    """
+    typed = _typed(result)
+    runs = []
+    for section, stored in _sections(typed):
+        fingerprint = digest(stored)
+        existing = Run.objects.filter(import_fingerprint=fingerprint).first()
+        if existing is not None:
+            runs.append(existing)
+            continue
+        models = section.provenance.models
+        target = _imported_model_file(models.target, role=ModelFile.Role.TARGET)
+        draft = (
+            _imported_model_file(models.draft, role=ModelFile.Role.DRAFT) if models.draft else None
+        )
+        stored = stored | {"provenance": stored["provenance"] | {"source": source}}
+        with transaction.atomic():
+            row = config_row(section.config, target=target, draft=draft)
+            job = Job.objects.create(
+                owner=owner,
+                config=row,
+                hardware=hardware,
+                engine_release=typed.engine.release or "unknown",
+                status=Job.Status.RUNNING,
+                started_at=timezone.now(),
+            )
+            run = _record_job_run(job_id=job.pk, section=section, stored=stored, result=typed)
+            if run is None:
+                job.refresh_from_db()
+                raise ServiceError({"result": [job.error or "the result could not be recorded"]})
+            Run.objects.filter(pk=run.pk).update(import_fingerprint=fingerprint)
+        runs.append(run)
+    return runs
+
+
+def record_self_reported_result(
+    *,
+    result: BenchmarkResult | dict[str, Any],
+    hardware_name: str,
+    uploaded_by: AbstractBaseUser | None = None,
+) -> list[Run]:
+    """Store an uploaded runner result file as self-reported runs, baseline first."""
+    if not hardware_name.strip():
+        raise ServiceError({"hardware": ["name the hardware these results were measured on"]})
+    typed = _typed(result)
+    username = getattr(uploaded_by, "username", None)
+    with transaction.atomic():
+        hardware = register_hardware(gpu_name=hardware_name.strip()[:200], self_reported=True)
+        runs: list[Run] = []
+        baseline_row: Config | None = None
+        for section, stored in _sections(typed):
+            fingerprint = digest([hardware.slug, stored])
+            if Run.objects.filter(import_fingerprint=fingerprint).exists():
+                raise DuplicateUploadError(
+                    {"file": ["this result was already uploaded for this hardware"]}
+                )
+            config = section.config
+            row = uploaded_config(
+                config,
+                baseline=baseline_row if config.is_speculative else None,
+                uploaded_by=username,
+            )
+            if not config.is_speculative:
+                baseline_row = row
+            provenance = stored["provenance"] | {
+                "source": SELF_REPORTED_UPLOAD_SOURCE,
+                "uploaded_by": username,
+            }
+            runs.append(
+                record_run(
+                    config=row,
+                    hardware=hardware,
+                    engine_release=typed.engine.release or SELF_REPORTED_RELEASE,
+                    fields=section_fields(section, engine=typed.engine),
+                    requests=section_requests(section),
+                    provenance=provenance,
+                    raw_result=stored,
+                    self_reported=True,
+                    fingerprint=fingerprint,
+                )
+            )
+        for run in runs:
+            refresh_leaderboard_entry(
+                config=run.config, hardware=run.hardware, engine_release=run.engine_release
+            )
+    return runs

@@ -1,0 +1,139 @@
+"""Submissions: a raw config checked with the runner's schema and the model registry,
+recorded as a Config row and queued as a Job, with its paired baseline scheduled when missing.
+
+The HTML form and the API call the same `submit_config`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from pydantic import ValidationError
+
+from leaderboard.models import (
+    Config,
+    Hardware,
+    Job,
+    ModelFile,
+    Run,
+)
+from leaderboard.services.configs import config_row
+from leaderboard.services.errors import SubmissionError
+from leaderboard.services.jobs import enqueue_on_commit
+from leaderboard.services.registry import model_info
+from runner.compatibility import pair_problems
+from runner.config import BenchmarkConfig, field_errors
+
+
+@dataclass(frozen=True)
+class ValidatedConfig:
+    """A submitted config that passed the runner's schema and the model registry, with the rows it
+    refers to: what a job is made of."""
+
+    config: BenchmarkConfig
+    hardware: Hardware
+    target: ModelFile
+    draft: ModelFile | None
+
+
+def pair_errors(config: BenchmarkConfig, target: ModelFile, draft: ModelFile | None) -> dict:
+    """The runner's pair checks, on the metadata read at registration (no file access)."""
+    return pair_problems(config, model_info(target), model_info(draft) if draft else None)
+
+
+def _choose_hardware(hardware_slug: str | None, errors: dict[str, list[str]]) -> Hardware | None:
+    servable = Hardware.objects.exclude(queue_name="")
+    if hardware_slug:
+        hardware = servable.filter(slug=hardware_slug).first()
+        if hardware is None:
+            known = ", ".join(servable.values_list("slug", flat=True)) or "none yet"
+            errors["hardware"] = [f"unknown hardware {hardware_slug!r}; served: {known}"]
+        return hardware
+    choices = list(servable[:2])
+    if len(choices) == 1:
+        return choices[0]
+    errors["hardware"] = [
+        "choose the hardware to run on" if choices else "no hardware is served yet"
+    ]
+    return None
+
+
+def validate_submission(*, data: Any, hardware_slug: str | None = None) -> ValidatedConfig:
+    """Check raw config data with the runner's schema and the model registry; raise SubmissionError."""
+    errors: dict[str, list[str]] = {}
+    hardware = _choose_hardware(hardware_slug, errors)
+    if not isinstance(data, dict):
+        errors["non_field_errors"] = ["the config must be a JSON object"]
+        raise SubmissionError(errors)
+    config = None
+    try:
+        config = BenchmarkConfig.model_validate(data)
+    except ValidationError as error:
+        for name, messages in field_errors(error).items():
+            errors.setdefault(name, []).extend(messages)
+    references = {
+        name: data.get(name)
+        for name in ("target_model", "draft_model")
+        if isinstance(data.get(name), str) and name not in errors
+    }
+    registered = {m.path: m for m in ModelFile.objects.filter(path__in=references.values())}
+    for name, reference in references.items():
+        if reference not in registered:
+            errors[name] = [
+                f"{reference!r} is not a registered model; choose one of the registered files"
+            ]
+    target = registered.get(references.get("target_model"))
+    if target is not None and target.role != ModelFile.Role.TARGET:
+        errors["target_model"] = [f"{target.name} is registered as a draft, not a target model"]
+    if errors or config is None:
+        raise SubmissionError(errors)
+    draft = registered.get(config.draft_model) if config.draft_model else None
+    if problems := pair_errors(config, target, draft):
+        raise SubmissionError(problems)
+    return ValidatedConfig(config=config, hardware=hardware, target=target, draft=draft)
+
+
+def _schedule_baseline(job: Job) -> Job | None:
+    """Queue the paired baseline unless it has a result or a job in flight on this hardware and release."""
+    # Two submissions that share a baseline take turns here: the row lock makes the second wait
+    # for the first's commit, so it sees the baseline job the first queued (PostgreSQL).
+    baseline = Config.objects.select_for_update().get(pk=job.config.baseline_id)
+    same = {"config": baseline, "hardware": job.hardware, "engine_release": job.engine_release}
+    if Run.objects.filter(**same, self_reported=False).exists():
+        return None
+    if Job.objects.filter(**same, status__in=Job.ACTIVE).exists():
+        return None
+    baseline_job = Job.objects.create(
+        owner=job.owner, auto_scheduled=True, baseline_for=job, **same
+    )
+    enqueue_on_commit(baseline_job)
+    return baseline_job
+
+
+def submit_config(*, owner: AbstractBaseUser, data: Any, hardware_slug: str | None = None) -> Job:
+    """Validate a config, record it and queue its job (and its paired baseline's, when missing)."""
+    return queue_submission(
+        owner=owner, submission=validate_submission(data=data, hardware_slug=hardware_slug)
+    )
+
+
+def queue_submission(*, owner: AbstractBaseUser, submission: ValidatedConfig) -> Job:
+    """Record an already validated config and queue its job (and its baseline's, when missing).
+
+    The submit form validates once, in its clean(), and hands its ValidatedConfig here.
+    """
+    with transaction.atomic():
+        config = config_row(submission.config, target=submission.target, draft=submission.draft)
+        job = Job.objects.create(
+            owner=owner,
+            config=config,
+            hardware=submission.hardware,
+            engine_release=settings.SPECBOARD_ENGINE_RELEASE,
+        )
+        enqueue_on_commit(job)
+        if config.baseline is not None:
+            _schedule_baseline(job)
+    return job

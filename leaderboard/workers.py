@@ -1,0 +1,99 @@
+"""The Celery worker command lines: the one place that spells them out.
+
+Quick start, docker-compose, the Dockerfile, the tests and the benches all start their workers
+from these argument lists (docker-compose and the Dockerfile through
+`python -m leaderboard.workers db|gpu SLUG|beat`, which execs the same list). The db worker
+records results and runs the reconciler and the sweeper when it embeds beat; a GPU worker
+consumes its hardware's queue one benchmark at a time, in the threads pool, so a running
+benchmark sees its cancellation (a revoke).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from leaderboard.celery import DB_QUEUE, gpu_queue
+
+_CELERY = ["-m", "celery", "-A", "leaderboard"]
+# Test and bench workers skip the cluster chatter that only slows their start and stop.
+_QUIET = ["--without-heartbeat", "--without-mingle", "--without-gossip"]
+
+
+def _worker(*, queue: str, hostname: str, loglevel: str, quiet: bool) -> list[str]:
+    return [
+        sys.executable,
+        *_CELERY,
+        "worker",
+        "-Q",
+        queue,
+        "--hostname",
+        hostname,
+        "--loglevel",
+        loglevel,
+        *(_QUIET if quiet else []),
+    ]
+
+
+def db_worker_argv(
+    *,
+    concurrency: int = 1,
+    hostname: str = "db@%h",
+    beat_schedule: str | None = None,
+    loglevel: str = "INFO",
+    quiet: bool = False,
+) -> list[str]:
+    """The db-side worker; with beat_schedule it also runs the periodic tasks (embedded beat)."""
+    argv = _worker(queue=DB_QUEUE, hostname=hostname, loglevel=loglevel, quiet=quiet)
+    argv += ["--concurrency", str(concurrency)]
+    if beat_schedule is not None:
+        argv += ["-B", "--schedule", beat_schedule]
+    return argv
+
+
+def gpu_worker_argv(
+    *, hardware_slug: str, hostname: str = "gpu@%h", loglevel: str = "INFO", quiet: bool = False
+) -> list[str]:
+    """A GPU host's worker: its hardware's queue, one benchmark at a time, threads pool."""
+    argv = _worker(
+        queue=gpu_queue(hardware_slug), hostname=hostname, loglevel=loglevel, quiet=quiet
+    )
+    return [*argv, "--pool", "threads", "--concurrency", "1"]
+
+
+def beat_argv(*, schedule: str, loglevel: str = "INFO") -> list[str]:
+    """A standalone beat process (for deployments whose db workers do not embed it)."""
+    return [sys.executable, *_CELERY, "beat", "--schedule", schedule, "--loglevel", loglevel]
+
+
+def argv_for(arguments: list[str]) -> list[str]:
+    """The command line that `python -m leaderboard.workers ARGUMENTS` runs."""
+    parser = argparse.ArgumentParser(prog="python -m leaderboard.workers")
+    roles = parser.add_subparsers(dest="role", required=True)
+    db = roles.add_parser("db", help="the db-side worker")
+    db.add_argument("--concurrency", type=int, default=1)
+    db.add_argument("--beat-schedule", help="also run the periodic tasks, scheduled in this file")
+    gpu = roles.add_parser("gpu", help="a GPU worker for one hardware kind")
+    gpu.add_argument("hardware_slug")
+    beat = roles.add_parser("beat", help="the periodic tasks alone")
+    beat.add_argument("--schedule", default="/tmp/celerybeat-schedule")
+    options = parser.parse_args(arguments)
+    if options.role == "db":
+        argv = db_worker_argv(concurrency=options.concurrency, beat_schedule=options.beat_schedule)
+    elif options.role == "gpu":
+        argv = gpu_worker_argv(hardware_slug=options.hardware_slug)
+    else:
+        argv = beat_argv(schedule=options.schedule)
+    return argv
+
+
+def main() -> None:
+    """Exec the worker that the deployment's command line asks for."""
+    argv = argv_for(sys.argv[1:])
+    sys.stdout.flush()
+    os.execv(argv[0], argv)
+
+
+if __name__ == "__main__":
+    main()

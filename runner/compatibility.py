@@ -1,0 +1,124 @@
+"""Can llama-server run this config with this target and draft? The one set of pair checks.
+
+This module owns every check that needs both a config and the models' GGUF metadata: the
+speculative type against the target and draft (MTP head, DFlash architecture, target layers,
+hidden size, vocabulary), a DFlash draft's n_max limit, and the context against the target's
+training context. ``pair_problems`` returns them keyed by the config field they are about, for
+the service's forms and API (which build ``ModelInfo`` from registered metadata, no file access);
+``check_pair`` raises them as one ``ModelCheckError`` line, for the runner before it starts a
+server. Every message is a whole sentence, readable beside its field or on its own.
+"""
+
+from __future__ import annotations
+
+from runner.config import BenchmarkConfig
+from runner.errors import ModelCheckError
+from runner.gguf.inspect import ModelInfo
+
+DEFAULT_DFLASH_BLOCK_SIZE = 16
+# llama.cpp accepts a draft whose vocabulary differs by up to this many tokens (Qwen2.5 family)
+SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128
+DRAFT_MODEL_SPEC_TYPES = frozenset({"draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark"})
+DFLASH_SPEC_TYPES = frozenset({"draft-dflash", "draft-dspark"})
+
+
+def max_dflash_n_max(draft: ModelInfo) -> int:
+    """Largest useful --spec-draft-n-max for a DFlash draft: its block size minus one."""
+    return (draft.dflash_block_size or DEFAULT_DFLASH_BLOCK_SIZE) - 1
+
+
+def pair_problems(
+    config: BenchmarkConfig, target: ModelInfo, draft: ModelInfo | None
+) -> dict[str, list[str]]:
+    """Why llama-server cannot run config with these models, by config field; empty if it can.
+
+    Keys: ``draft_model`` (or ``spec_types`` when there is no draft) for the pair itself,
+    ``n_max`` for a DFlash draft's limit, ``ctx_size`` for the target's training context.
+    """
+    problems: dict[str, list[str]] = {}
+    pair = speculative_pair_problem(target=target, draft=draft, spec_types=config.spec_types)
+    if pair is not None:
+        problems["draft_model" if draft is not None else "spec_types"] = [pair]
+    if "draft-dflash" in config.spec_types and draft is not None and config.n_max is not None:
+        limit = max_dflash_n_max(draft)
+        if config.n_max > limit:
+            problems["n_max"] = [
+                f"n_max {config.n_max} is above this DFlash draft's limit of {limit} "
+                "(its block size minus one)"
+            ]
+    if target.context_length and config.effective_ctx_size > target.context_length:
+        problems["ctx_size"] = [
+            f"context {config.effective_ctx_size} is above the target's training context "
+            f"of {target.context_length} tokens"
+        ]
+    return problems
+
+
+def check_pair(config: BenchmarkConfig, target: ModelInfo, draft: ModelInfo | None) -> None:
+    """Raise ModelCheckError, one line, if llama-server cannot run config with these models."""
+    problems = pair_problems(config, target, draft)
+    if problems:
+        raise ModelCheckError("; ".join(m for messages in problems.values() for m in messages))
+
+
+def speculative_pair_problem(
+    *, target: ModelInfo, draft: ModelInfo | None, spec_types: list[str]
+) -> str | None:
+    """The first reason these speculative types cannot run on this target and draft, or None."""
+    types = set(spec_types)
+    if "draft-mtp" in types and not target.nextn_predict_layers:
+        return (
+            f"draft-mtp needs a target with an MTP head, but {target.path} "
+            f"({target.architecture}) has no nextn_predict_layers"
+        )
+    needs_draft = sorted(types & DRAFT_MODEL_SPEC_TYPES)
+    if needs_draft and draft is None:
+        return f"{needs_draft[0]} needs a draft model (-md), but none was given"
+    if draft is None:
+        return None
+    if draft.architecture == "dflash-draft":
+        return (
+            f"{draft.path} is a pre-merge DFlash file (architecture dflash-draft) that llama.cpp "
+            "cannot load; use a draft converted with architecture 'dflash'"
+        )
+    if types & DFLASH_SPEC_TYPES:
+        return _dflash_problem(target, draft)
+    if needs_draft:
+        return _vocab_problem(target, draft, exact=False)
+    return None
+
+
+def _dflash_problem(target: ModelInfo, draft: ModelInfo) -> str | None:
+    if draft.architecture != "dflash":
+        return (
+            f"draft-dflash needs a draft with architecture 'dflash', but {draft.path} "
+            f"is '{draft.architecture}'"
+        )
+    if not draft.dflash_target_layers:
+        return f"DFlash draft {draft.path} has no dflash.target_layers key"
+    n_layers = target.main_layers
+    if n_layers is not None:
+        bad = [layer for layer in draft.dflash_target_layers if not 0 <= layer < n_layers]
+        if bad:
+            return (
+                f"DFlash draft {draft.path} reads target layers {draft.dflash_target_layers}, "
+                f"but target {target.path} has only {n_layers} layers (layer {bad[0]} is out of range)"
+            )
+    if draft.n_embd != target.n_embd:
+        return (
+            f"DFlash draft {draft.path} has n_embd {draft.n_embd} but target {target.path} "
+            f"has {target.n_embd}; the draft must be trained for this target"
+        )
+    return _vocab_problem(target, draft, exact=True)
+
+
+def _vocab_problem(target: ModelInfo, draft: ModelInfo, *, exact: bool) -> str | None:
+    if target.vocab_size is None or draft.vocab_size is None:
+        return None
+    diff = abs(target.vocab_size - draft.vocab_size)
+    if diff > (0 if exact else SPEC_VOCAB_MAX_SIZE_DIFFERENCE):
+        return (
+            f"draft {draft.path} has a vocabulary of {draft.vocab_size} tokens but target "
+            f"{target.path} has {target.vocab_size}; they must share a tokenizer"
+        )
+    return None

@@ -1,0 +1,387 @@
+"""The runner's result as pydantic models: the one description of a benchmark result.
+
+``BenchmarkResult`` is what ``run_benchmark`` returns and ``python -m runner run --out`` writes;
+the service reads worker results, result files and uploads through ``load_result``. The models
+are strict: unknown fields are refused, numbers are finite, counts non-negative and bounded,
+strings bounded and free of NUL characters, and what can be derived is checked against its
+evidence (a config's key, whether it is synthetic, which config the baseline must be).
+
+The shape is RESULT_SCHEMA_VERSION 1, the plain JSON data results were before these models:
+``model_dump(mode="json")`` gives the same keys, nesting and field order. Fields that runner
+versions added over time are optional with None defaults, so an older file still validates;
+dumped plainly, such a result shows them as null, and ``model_dump(mode="json",
+exclude_unset=True)`` gives back exactly the keys that were read. The baseline section has no
+pairing fields (speedup, lossless, ...) and no run-wide provenance (engine, system, times), so
+the whole result's summary and provenance are subclasses of a section's.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+from runner.config import MAX_N_MAX, BenchmarkConfig
+from runner.errors import ResultError
+
+RESULT_SCHEMA_VERSION = 1
+
+MAX_TOKENS = 10**9  # one request's tokens
+MAX_TOTAL_TOKENS = 10**12  # a whole run's tokens
+MAX_BYTES = 2**53
+MAX_FIGURE = 1e15
+MAX_REQUESTS = 100_000
+MAX_POINTS = 64
+MAX_LOG_CHARS = 65_536
+SHOWN_ERRORS = 3
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain a NUL character")
+    return value
+
+
+def _aware_timestamp(value: str) -> str:
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("must be an ISO 8601 date and time") from None
+    if moment.tzinfo is None:
+        raise ValueError("must carry its time zone")
+    return value
+
+
+ShortText = Annotated[str, StringConstraints(max_length=256), AfterValidator(_no_nul)]
+Text = Annotated[str, StringConstraints(max_length=4096), AfterValidator(_no_nul)]
+LongText = Annotated[str, StringConstraints(max_length=MAX_LOG_CHARS), AfterValidator(_no_nul)]
+Timestamp = Annotated[str, StringConstraints(max_length=64), AfterValidator(_aware_timestamp)]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+ConfigKey = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_FIGURE, le=MAX_FIGURE)]
+# Seconds, milliseconds, tokens per second, tau, speedup: finite and never negative.
+Amount = Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_FIGURE)]
+Share = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)]
+TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+TokenTotal = Annotated[int, Field(ge=0, le=MAX_TOTAL_TOKENS)]
+ByteCount = Annotated[int, Field(ge=0, le=MAX_BYTES)]
+# Sizes read from a model's metadata: layers, widths, vocabulary, context.
+Count = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Statistics(_Strict):
+    """n, mean, median, stdev, min, max and the Student-t 95% interval of the mean.
+
+    As ``runner.stats.summarize`` computes them: every figure is null when n is 0.
+    """
+
+    n: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
+    mean: Amount | None
+    median: Amount | None
+    stdev: Amount | None
+    min: Amount | None
+    max: Amount | None
+    ci95_low: FiniteFloat | None
+    ci95_high: FiniteFloat | None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Statistics:
+        figures = (
+            self.mean,
+            self.median,
+            self.stdev,
+            self.min,
+            self.max,
+            self.ci95_low,
+            self.ci95_high,
+        )
+        if self.n == 0 and any(figure is not None for figure in figures):
+            raise ValueError("statistics of no values must all be null")
+        if self.n > 0 and any(figure is None for figure in figures):
+            raise ValueError(f"statistics of {self.n} values need every figure")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        low, high = self.ci95_low, self.ci95_high
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"ci95_low {low} is above ci95_high {high}")
+        return self
+
+
+class RequestRecord(_Strict):
+    """One measured request, as ``runner.engines.measure.build_record`` defines its figures."""
+
+    phase: Literal["warmup", "measure"]
+    point: Annotated[int, Field(ge=0, lt=MAX_POINTS)]
+    input_tokens: TokenCount | None
+    output_tokens_requested: TokenCount
+    prompt_n: TokenCount
+    prompt_ms: Amount
+    predicted_n: TokenCount
+    predicted_ms: Amount
+    decode_tokens_per_second: Amount | None
+    server_predicted_per_second: Amount | None
+    end_to_end_tokens_per_second: Amount | None
+    ttft_ms: Amount | None
+    ttft_source: Literal["client stream", "server prompt time", "in process"] | None = None
+    wall_ms: Amount
+    draft_n: TokenCount
+    draft_n_accepted: TokenCount
+    verify_steps: TokenCount
+    tau: Amount | None
+    accepted_per_position: Annotated[list[TokenCount], Field(max_length=MAX_N_MAX)]
+    output_sha256: Sha256
+    distinct_4gram_ratio: Share
+    stopped_early: bool
+    index: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)]
+    first_divergence: TokenCount | None
+
+    @model_validator(mode="after")
+    def _accepted_were_drafted(self) -> RequestRecord:
+        if self.draft_n_accepted > self.draft_n:
+            raise ValueError(
+                f"draft_n_accepted {self.draft_n_accepted} is above draft_n {self.draft_n}"
+            )
+        return self
+
+
+class Point(_Strict):
+    """One context depth of a protocol (the quick protocol has one, with no input length)."""
+
+    input_tokens: TokenCount | None
+    output_tokens: TokenCount
+    decode_tokens_per_second: Statistics
+    acceptance_rate: Share | None
+    tau: Amount | None
+    speedup: Amount | None
+
+
+class Summary(_Strict):
+    """A section's pooled figures: speed, acceptance, memory and where the time went."""
+
+    decode_tokens_per_second: Statistics
+    end_to_end_tokens_per_second: Statistics
+    ttft_ms: Statistics
+    acceptance_rate: Share | None
+    tau: Amount | None
+    draft_tokens: TokenTotal
+    draft_accepted: TokenTotal
+    verify_steps: TokenTotal
+    acceptance_by_position: Annotated[list[Share], Field(max_length=MAX_N_MAX)] | None
+    peak_memory_bytes: ByteCount | None
+    memory_kind: Literal["gpu", "process"] | None
+    degenerate: bool
+    gpu_seconds: Amount
+    engine_seconds: Amount
+    load_seconds: Amount | None
+    # What the runner adds beyond load and generation; a difference of clocks, so not bounded at 0.
+    harness_overhead_seconds: FiniteFloat | None = None
+
+    @model_validator(mode="after")
+    def _accepted_were_drafted(self) -> Summary:
+        if self.draft_accepted > self.draft_tokens:
+            raise ValueError(
+                f"draft_accepted {self.draft_accepted} is above draft_tokens {self.draft_tokens}"
+            )
+        return self
+
+
+class ResultSummary(Summary):
+    """The measured config's summary, with what pairing it with its baseline found."""
+
+    speedup: Amount | None
+    lossless: bool | None
+    baseline_decode_tokens_per_second: Amount | None
+    lossless_note: ShortText | None
+
+
+class ModelFileInfo(_Strict):
+    """One GGUF file as ``runner.gguf.inspect.ModelInfo.as_dict()`` describes it."""
+
+    path: Text
+    sha256: Sha256
+    size_bytes: ByteCount
+    architecture: ShortText
+    file_type: ShortText | Annotated[int, Field(ge=0, le=2**32)] | None = None
+    n_embd: Count | None = None
+    block_count: Count | None = None
+    vocab_size: Count | None = None
+    context_length: Count | None = None
+    name: Text | None = None
+    dflash_target_layers: Annotated[list[Count], Field(max_length=1024)] | None = None
+    dflash_block_size: Count | None = None
+    nextn_predict_layers: Count | None = None
+
+
+class ModelPair(_Strict):
+    """The target and, where the config has one, the draft model."""
+
+    target: ModelFileInfo
+    draft: ModelFileInfo | None
+
+
+class EngineInfo(_Strict):
+    """The engine that measured: ``runner.engines.build.Engine.as_dict()``."""
+
+    server_path: Text
+    release: ShortText
+    backend: ShortText
+    build_flags: Annotated[list[Text], Field(max_length=256)]
+    bench_path: Text | None = None
+    source: ShortText | None = None
+
+
+class SystemInfo(_Strict):
+    """The host, as ``runner.provenance.system_info`` reads it; every field may be unknown."""
+
+    hostname: ShortText | None = None
+    platform: ShortText | None = None
+    cpu: ShortText | None = None
+    cpu_count: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    memory_bytes: ByteCount | None = None
+    python: ShortText | None = None
+    packages: Annotated[dict[ShortText, ShortText], Field(max_length=64)] | None = None
+    gpu: ShortText | None = None
+    gpu_memory_bytes: ByteCount | None = None
+    driver: ShortText | None = None
+    cuda: ShortText | None = None
+    gpu_raw_name: ShortText | None = None
+    gpu_count: Annotated[int, Field(ge=0, le=1024)] | None = None
+
+
+class TokenBudget(_Strict):
+    """``runner.protocols.token_budget``: what the protocol cost, warm-ups included."""
+
+    requests: TokenTotal
+    prompt_tokens: TokenTotal
+    generated_tokens: TokenTotal
+    total_tokens: TokenTotal
+
+
+class Provenance(_Strict):
+    """How a section was measured: the exact command, the models and the engine's log tail."""
+
+    argv: Annotated[list[Text], Field(max_length=500)]
+    command: LongText
+    models: ModelPair
+    engine_log_tail: LongText
+
+
+class ResultProvenance(Provenance):
+    """The measured config's provenance, with the run's engine, host, times and token budget."""
+
+    engine: EngineInfo
+    system: SystemInfo
+    started_at: Timestamp
+    finished_at: Timestamp
+    token_budget: TokenBudget
+
+
+class Section(_Strict):
+    """One measured config: the config, its summary, per-depth points and per-request records.
+
+    ``config`` is the runner's own ``BenchmarkConfig``, dumped as its canonical dict;
+    ``config_key`` and ``synthetic`` must be what that config says they are.
+    """
+
+    config: BenchmarkConfig
+    config_key: ConfigKey
+    synthetic: bool
+    summary: Summary
+    points: Annotated[list[Point], Field(max_length=MAX_POINTS)]
+    requests: Annotated[list[RequestRecord], Field(max_length=MAX_REQUESTS)]
+    provenance: Provenance
+
+    @field_validator("config", mode="before")
+    @classmethod
+    def _config_from_canonical(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            try:
+                return BenchmarkConfig.from_canonical(value)
+            except ValidationError:
+                pass  # The field's own validation names every error, with its path.
+        return value
+
+    @field_serializer("config")
+    def _canonical_config(self, config: BenchmarkConfig) -> dict[str, Any]:
+        return config.canonical()
+
+    @field_validator("config_key")
+    @classmethod
+    def _key_of_the_config(cls, key: str, info: ValidationInfo) -> str:
+        config = info.data.get("config")
+        if isinstance(config, BenchmarkConfig) and config.key != key:
+            raise ValueError(f"does not match the config, whose key is {config.key}")
+        return key
+
+    @field_validator("synthetic")
+    @classmethod
+    def _synthetic_as_the_config_says(cls, synthetic: bool, info: ValidationInfo) -> bool:
+        config = info.data.get("config")
+        if isinstance(config, BenchmarkConfig) and config.is_synthetic != synthetic:
+            raise ValueError(f"is {synthetic}, but the config says {config.is_synthetic}")
+        return synthetic
+
+
+class BenchmarkResult(Section):
+    """A whole result: the measured config's section, the engine, and its paired baseline."""
+
+    summary: ResultSummary
+    provenance: ResultProvenance
+    schema_version: Literal[1]
+    engine: EngineInfo
+    baseline: Section | None = None
+
+    @field_validator("baseline")
+    @classmethod
+    def _the_paired_baseline(cls, baseline: Section | None, info: ValidationInfo) -> Section | None:
+        config = info.data.get("config")
+        if baseline is None or not isinstance(config, BenchmarkConfig):
+            return baseline
+        if baseline.config.is_speculative:
+            raise ValueError("the baseline config is speculative")
+        expected = config.baseline().key
+        if baseline.config_key != expected:
+            raise ValueError(
+                f"its config (key {baseline.config_key}) is not the config's paired baseline "
+                f"(key {expected})"
+            )
+        return baseline
+
+
+def result_error_message(error: ValidationError) -> str:
+    """A result's validation errors as one line: the first few, each with its field path."""
+    items = error.errors(include_url=False)
+    parts = []
+    for item in items[:SHOWN_ERRORS]:
+        location = ".".join(str(part) for part in item["loc"])
+        message = " ".join(item["msg"].removeprefix("Value error, ").split())
+        parts.append(f"{location}: {message}" if location else message)
+    more = f" (and {len(items) - SHOWN_ERRORS} more)" if len(items) > SHOWN_ERRORS else ""
+    return "invalid result: " + " | ".join(parts) + more
+
+
+def load_result(data: bytes | str | dict[str, Any]) -> BenchmarkResult:
+    """Validate a result from JSON text or parsed JSON data; raise ResultError in one line."""
+    try:
+        if isinstance(data, bytes | str):
+            return BenchmarkResult.model_validate_json(data)
+        return BenchmarkResult.model_validate(data)
+    except ValidationError as error:
+        raise ResultError(result_error_message(error)) from None

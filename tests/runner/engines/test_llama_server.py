@@ -1,0 +1,69 @@
+"""The llama-server command line and process (runner.engines.server), without a real server."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from runner.config import parse_config
+from runner.engines.build import Engine
+from runner.engines.server import server_argv
+
+
+def test_argv_uses_current_flags_and_never_removed_ones():
+    config = parse_config(
+        {
+            "target_model": "t.gguf",
+            "draft_model": "d.gguf",
+            "spec_types": "draft-dflash",
+            "n_max": 12,
+            "spec_synth_len": 6,
+        }
+    )
+    engine = Engine(server_path="/x/llama-server", release="b11434", backend="cpu")
+    argv = server_argv(
+        config, engine=engine, target_path=Path("/m/t.gguf"), draft_path=Path("/m/d.gguf"), port=9
+    )
+    assert argv[argv.index("--spec-draft-n-max") + 1] == "12"
+    assert argv[argv.index("--spec-type") + 1] == "draft-dflash"
+    assert argv[argv.index("-md") + 1] == "/m/d.gguf"
+    assert argv[argv.index("--spec-synth-len") + 1] == "6.0"
+    assert not {"--draft-max", "--draft-min", "--draft"} & set(argv)
+
+
+def test_llama_server_dies_with_the_process_that_started_it(tmp_path):
+    # A stand-in parent starts a long-lived child through LlamaServer's launch path and is then
+    # SIGKILLed, as a worker can be; the child must not outlive it.
+    script = tmp_path / "parent.py"
+    pid_file = tmp_path / "child.pid"
+    script.write_text(
+        "import subprocess, sys, time\n"
+        "from runner.engines.server import _die_with_parent\n"
+        "child = subprocess.Popen(['sleep', '300'], start_new_session=True,\n"
+        "                         preexec_fn=_die_with_parent)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(300)\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], cwd=Path(__file__).parents[3])
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child_pid = int(pid_file.read_text())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child_pid, 0)
+        except ProcessLookupError:
+            break
+        # A killed child stays a zombie until reaped by init; treat "Z" as gone.
+        status = Path(f"/proc/{child_pid}/stat").read_text().split()[2]
+        if status == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child_pid, signal.SIGKILL)
+        raise AssertionError("the child outlived its killed parent")

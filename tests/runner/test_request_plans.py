@@ -1,0 +1,26 @@
+"""Turning a protocol into requests (runner.protocols): exact prompts and the token budget."""
+
+from runner.config import parse_config
+from runner.protocols import plan_requests, token_budget
+
+
+def test_sweep_prompts_have_exact_lengths_and_are_reproducible():
+    config = parse_config(
+        {
+            "target_model": "t.gguf",
+            "protocol": {"name": "depth", "depths": [64, 128], "output_tokens": 8, "requests": 2},
+        }
+    )
+    plan = plan_requests(config, vocab_size=256)
+    assert [len(r.prompt) for r in plan] == [64, 64, 64, 128, 128, 128]
+    assert [r.phase for r in plan[:3]] == ["warmup", "measure", "measure"]
+    assert plan == plan_requests(config, vocab_size=256)
+    assert all(64 <= token < 255 for r in plan for token in r.prompt)
+
+
+def test_token_budget_counts_warmups_and_doubles_with_the_baseline():
+    config = parse_config({"target_model": "t.gguf", "protocol": {"name": "context-sweep"}})
+    budget = token_budget(config)
+    assert budget["requests"] == 48 + 6
+    assert budget["generated_tokens"] == 512 * 32 + 4096 * 12 + 12288 * 6 + 36864 * 4
+    assert token_budget(config, with_baseline=True)["total_tokens"] == 2 * budget["total_tokens"]

@@ -1,0 +1,216 @@
+"""The result model (runner.results): every stored result validates, dumps as it was, and
+anything malformed, non-finite, negative, NUL-bearing or inconsistent is refused in one line."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from runner.errors import ResultError
+from runner.results import BenchmarkResult, load_result
+
+RESULTS_DIR = Path(__file__).parents[2] / "docs" / "gpu-results"
+
+
+def stored_results() -> list[Path]:
+    """Every JSON file under docs/gpu-results that is a runner result (it has schema_version)."""
+    found = []
+    for path in sorted(RESULTS_DIR.rglob("*.json")):
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and "schema_version" in data:
+            found.append(path)
+    return found
+
+
+STORED = stored_results()
+WITH_BASELINE = next(p for p in STORED if json.loads(p.read_text())["baseline"] is not None)
+
+
+@pytest.fixture
+def stored() -> dict:
+    """A stored H200 result with its baseline, as plain JSON data (a fresh copy per test)."""
+    return json.loads(WITH_BASELINE.read_text())
+
+
+def refusal(data) -> str:
+    with pytest.raises(ResultError) as caught:
+        load_result(data)
+    message = str(caught.value)
+    assert message.startswith("invalid result: ") and "\n" not in message
+    return message
+
+
+def test_the_stored_results_are_found():
+    assert len(STORED) >= 9
+
+
+@pytest.mark.parametrize("path", STORED, ids=lambda p: str(p.relative_to(RESULTS_DIR)))
+def test_every_stored_result_validates(path):
+    result = load_result(path.read_bytes())
+    assert isinstance(result, BenchmarkResult)
+    assert result.config_key == result.config.key
+    assert load_result(json.loads(path.read_text())) == result
+
+
+@pytest.mark.parametrize("path", STORED, ids=lambda p: str(p.relative_to(RESULTS_DIR)))
+def test_a_stored_result_dumps_as_the_dict_it_was(path):
+    data = json.loads(path.read_text())
+    result = load_result(data)
+    assert result.model_dump(mode="json") == data
+    assert result.model_dump(mode="json", exclude_unset=True) == data
+    # Same field order too, so a rewritten file reads like the runner's own.
+    assert json.dumps(result.model_dump(mode="json")) == json.dumps(data)
+    assert json.loads(result.model_dump_json()) == data
+
+
+def test_an_older_result_without_later_fields_validates_and_dumps_them_as_null(stored):
+    del stored["summary"]["harness_overhead_seconds"]
+    for record in stored["requests"]:
+        del record["ttft_source"]
+    del stored["provenance"]["system"]["gpu_raw_name"]
+    del stored["provenance"]["engine"]["source"]
+    result = load_result(stored)
+    assert result.summary.harness_overhead_seconds is None
+    assert result.requests[0].ttft_source is None
+    dumped = result.model_dump(mode="json")
+    assert dumped["summary"]["harness_overhead_seconds"] is None
+    assert dumped["provenance"]["system"]["gpu_raw_name"] is None
+    assert result.model_dump(mode="json", exclude_unset=True) == stored
+
+
+def test_the_baseline_section_has_no_pairing_fields(stored):
+    result = load_result(stored)
+    dumped = result.model_dump(mode="json")
+    assert "speedup" in dumped["summary"] and "speedup" not in dumped["baseline"]["summary"]
+    assert "system" in dumped["provenance"] and "system" not in dumped["baseline"]["provenance"]
+
+
+def test_results_from_json_text_bytes_and_data_are_the_same(stored):
+    text = json.dumps(stored)
+    assert load_result(text) == load_result(text.encode()) == load_result(stored)
+
+
+def test_an_unknown_field_is_refused_wherever_it_is(stored):
+    top = copy.deepcopy(stored) | {"comment": "hi"}
+    assert refusal(top) == "invalid result: comment: Extra inputs are not permitted"
+    stored["requests"][1]["extra"] = 1
+    assert "requests.1.extra: Extra inputs are not permitted" in refusal(stored)
+
+
+def test_a_nan_is_refused_with_its_field_path(stored):
+    text = json.dumps(stored).replace(
+        f'"mean": {json.dumps(stored["summary"]["decode_tokens_per_second"]["mean"])}',
+        '"mean": NaN',
+        1,
+    )
+    assert refusal(text) == (
+        "invalid result: summary.decode_tokens_per_second.mean: Input should be a finite number"
+    )
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_non_finite_numbers_are_refused_in_parsed_data_too(stored, value):
+    stored["requests"][0]["predicted_ms"] = value
+    assert "requests.0.predicted_ms: Input should be a finite number" in refusal(stored)
+
+
+def test_a_negative_count_is_refused(stored):
+    stored["requests"][0]["predicted_n"] = -1
+    assert "requests.0.predicted_n: Input should be greater than or equal to 0" in refusal(stored)
+
+
+def test_an_absurd_count_is_refused(stored):
+    stored["summary"]["draft_tokens"] = 10**15
+    assert "summary.draft_tokens: Input should be less than or equal to" in refusal(stored)
+
+
+def test_a_nul_character_in_a_string_is_refused(stored):
+    stored["provenance"]["engine_log_tail"] = "server listening\x00"
+    assert refusal(stored) == (
+        "invalid result: provenance.engine_log_tail: must not contain a NUL character"
+    )
+
+
+def test_an_overlong_string_is_refused(stored):
+    stored["provenance"]["engine_log_tail"] = "x" * 100_000
+    assert "provenance.engine_log_tail: String should have at most" in refusal(stored)
+
+
+def test_too_many_draft_positions_are_refused(stored):
+    stored["requests"][0]["accepted_per_position"] = [0] * 65
+    assert "requests.0.accepted_per_position: List should have at most 64 items" in refusal(stored)
+
+
+def test_a_config_key_that_is_not_the_configs_is_refused(stored):
+    real = stored["config_key"]
+    stored["config_key"] = "0123456789abcdef"
+    assert refusal(stored) == (
+        f"invalid result: config_key: does not match the config, whose key is {real}"
+    )
+
+
+def test_a_config_the_runner_would_refuse_is_refused(stored):
+    stored["config"]["n_max"] = 99
+    assert "config.n_max: Input should be less than or equal to 64" in refusal(stored)
+
+
+def test_a_synthetic_flag_that_contradicts_the_config_is_refused(stored):
+    stored["synthetic"] = not stored["synthetic"]
+    assert "synthetic: is" in refusal(stored)
+
+
+def test_a_baseline_that_is_not_the_configs_paired_baseline_is_refused(stored):
+    stored["baseline"] = copy.deepcopy(
+        {k: stored[k] for k in ("config", "config_key", "synthetic", "points", "requests")}
+    ) | {
+        "summary": stored["baseline"]["summary"],
+        "provenance": stored["baseline"]["provenance"],
+    }
+    assert "baseline: the baseline config is speculative" in refusal(stored)
+
+
+def test_more_accepted_than_drafted_tokens_is_refused(stored):
+    stored["summary"]["draft_accepted"] = stored["summary"]["draft_tokens"] + 1
+    assert "summary: draft_accepted" in refusal(stored)
+
+
+def test_statistics_of_no_values_must_be_all_null(stored):
+    stored["summary"]["ttft_ms"]["n"] = 0
+    assert "summary.ttft_ms: statistics of no values must all be null" in refusal(stored)
+
+
+def test_a_timestamp_without_a_time_zone_is_refused(stored):
+    stored["provenance"]["started_at"] = "2026-01-01T00:00:00"
+    assert "provenance.started_at: must carry its time zone" in refusal(stored)
+
+
+def test_a_wrong_schema_version_or_a_string_for_a_number_is_refused(stored):
+    assert "schema_version" in refusal(stored | {"schema_version": 2})
+    stored["requests"][0]["prompt_n"] = "20"
+    assert "requests.0.prompt_n: Input should be a valid integer" in refusal(stored)
+
+
+def test_not_json_and_not_an_object_are_refused_in_one_line():
+    assert refusal(b"{not json").startswith("invalid result: Invalid JSON")
+    assert "Input should be" in refusal("[1, 2]")
+
+
+def test_many_errors_are_summarised_after_the_first_few(stored):
+    for record in stored["requests"]:
+        record["prompt_n"] = -1
+    message = refusal(stored)
+    assert message.count("prompt_n") == 3 and message.endswith("more)")
+
+
+def test_an_in_process_engine_is_described_like_any_other(stored):
+    engine = {
+        "server_path": "(in process)",
+        "release": "llama-cpp-python-0.3.36",
+        "backend": "cpu",
+        "build_flags": [],
+        "bench_path": None,
+        "source": "python",
+    }
+    stored["engine"] = stored["provenance"]["engine"] = engine
+    assert load_result(stored).engine.server_path == "(in process)"
