@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from leaderboard import selectors, services
+from leaderboard import comparisons, selectors, services
 from runner.config import KV_CACHE_TYPES, SPEC_TYPES
 
 PROTOCOL_CHOICES = [
@@ -142,17 +142,8 @@ class CompareForm(forms.Form):
     )
 
     def clean_keys(self) -> list[str]:
-        keys = list(
-            dict.fromkeys(k.strip() for k in self.cleaned_data["keys"].split(",") if k.strip())
-        )
-        if not 2 <= len(keys) <= 4:
-            raise forms.ValidationError("Give two to four different config keys.")
-        found = {c.key: c for c in (selectors.config_by_key(key=k) for k in keys) if c}
-        missing = [k for k in keys if k not in found]
-        if missing:
-            raise forms.ValidationError(f"Unknown config keys: {', '.join(missing)}.")
-        self.cleaned_data["configs"] = [found[k] for k in keys]
-        return keys
+        # The rules (how many, which exist) are leaderboard.comparisons', shared with the API.
+        return comparisons.requested_keys(self.cleaned_data["keys"])
 
 
 class BestConfigForm(forms.Form):

@@ -306,18 +306,10 @@ def best_config(request: HttpRequest) -> HttpResponse:
 def submit(request: HttpRequest) -> HttpResponse:
     form = SubmitForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            job = services.submit_config(
-                owner=request.user,
-                data=form.config_data(),
-                hardware_slug=form.cleaned_data["hardware"],
-            )
-        except services.SubmissionError as error:
-            for message in (m for messages_ in error.errors.values() for m in messages_):
-                form.add_error(None, message)
-        else:
-            messages.success(request, f"Job {job.pk} is queued.")
-            return redirect("job", job_id=job.pk)
+        # The form validated the config once, in its clean(): queue what it validated.
+        job = services.queue_submission(owner=request.user, submission=form.submission)
+        messages.success(request, f"Job {job.pk} is queued.")
+        return redirect("job", job_id=job.pk)
     return render(request, "leaderboard/submit.html", {"form": form})
 
 

@@ -61,6 +61,14 @@ class QuickProtocol(_Strict):
     n_predict: int = Field(default=1500, ge=1, le=MAX_REQUEST_TOKENS)
     seed: int = Field(default=1234, ge=0, le=2**31 - 1)
 
+    @field_validator("prompt")
+    @classmethod
+    def _no_nul(cls, prompt: str) -> str:
+        # Neither a result file nor PostgreSQL's jsonb can carry a NUL character.
+        if "\x00" in prompt:
+            raise ValueError("must not contain a NUL character")
+        return prompt
+
     def required_context(self) -> int:
         # The prompt is short; leave it generous room (roughly 4 characters a token, plus slack).
         return self.n_predict + len(self.prompt) // 2 + 64
@@ -378,8 +386,11 @@ class BenchmarkConfig(_Strict):
 
 
 def parse_config(data: Any) -> BenchmarkConfig:
-    """Validate raw JSON data into a config, or raise ConfigError with one readable line."""
+    """Validate raw JSON data (a config, or one's canonical dict) into a config, or raise
+    ConfigError with one readable line."""
     try:
+        if isinstance(data, dict):
+            return BenchmarkConfig.from_canonical(data)
         return BenchmarkConfig.model_validate(data)
     except ValidationError as error:
         raise ConfigError(format_validation_error(error)) from None
@@ -394,14 +405,10 @@ def field_errors(error: ValidationError) -> dict[str, list[str]]:
         if not location:
             # Cross-field checks name the field they are about as "field: message".
             field, _, rest = message.partition(": ")
-            location, message = (
-                (field, rest)
-                if field in BenchmarkConfig.model_fields
-                else (
-                    "non_field_errors",
-                    message,
-                )
-            )
+            if field in BenchmarkConfig.model_fields:
+                location, message = field, rest
+            else:
+                location = "non_field_errors"
         errors.setdefault(location, []).append(message)
     return errors
 

@@ -38,4 +38,12 @@ class EngineResponseError(RunnerError):
 
 
 class ResultError(RunnerError):
-    """A benchmark result does not match the result schema (runner.results)."""
+    """A benchmark result does not match the result schema (runner.results).
+
+    `errors` holds every problem by top-level field (the message names the whole path), for an
+    API to answer with; the error's text is the first few on one line.
+    """
+
+    def __init__(self, message: str, errors: dict[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or {}

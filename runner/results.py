@@ -340,7 +340,11 @@ class Section(_Strict):
 
 
 class BenchmarkResult(Section):
-    """A whole result: the measured config's section, the engine, and its paired baseline."""
+    """A whole result: the measured config's section, the engine, and its paired baseline.
+
+    ``model_dump(mode="json")`` is the plain dict results always were; fields an older file
+    lacked dump as null, and ``exclude_unset=True`` leaves them out (see the module docstring).
+    """
 
     summary: ResultSummary
     provenance: ResultProvenance
@@ -377,6 +381,16 @@ def result_error_message(error: ValidationError) -> str:
     return "invalid result: " + " | ".join(parts) + more
 
 
+def result_field_errors(error: ValidationError) -> dict[str, list[str]]:
+    """Every validation error, grouped by the top-level field it is in, with its whole path."""
+    errors: dict[str, list[str]] = {}
+    for item in error.errors(include_url=False):
+        location = [str(part) for part in item["loc"]] or ["non_field_errors"]
+        message = " ".join(item["msg"].removeprefix("Value error, ").split())
+        errors.setdefault(location[0], []).append(f"{'.'.join(location)}: {message}")
+    return errors
+
+
 def load_result(data: bytes | str | dict[str, Any]) -> BenchmarkResult:
     """Validate a result from JSON text or parsed JSON data; raise ResultError in one line."""
     try:
@@ -384,4 +398,4 @@ def load_result(data: bytes | str | dict[str, Any]) -> BenchmarkResult:
             return BenchmarkResult.model_validate_json(data)
         return BenchmarkResult.model_validate(data)
     except ValidationError as error:
-        raise ResultError(result_error_message(error)) from None
+        raise ResultError(result_error_message(error), result_field_errors(error)) from None

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema_field
-from pydantic import ValidationError as PydanticValidationError
 from rest_framework import serializers
 
-from leaderboard import selectors
+from leaderboard import comparisons, selectors
 from leaderboard.models import (
     Config,
     EngineBuild,
@@ -17,7 +16,6 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
-from runner.config import BenchmarkConfig, field_errors
 
 
 class ModelFileSerializer(serializers.ModelSerializer):
@@ -270,10 +268,8 @@ class CompareQuerySerializer(serializers.Serializer):
     )
 
     def validate_keys(self, value: str) -> list[str]:
-        keys = list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
-        if not 2 <= len(keys) <= 4:
-            raise serializers.ValidationError("give two to four distinct config keys")
-        return keys
+        # How many and which exist are leaderboard.comparisons' rules, shared with the page.
+        return comparisons.requested_keys(value)
 
 
 class DifferenceSerializer(serializers.Serializer):
@@ -296,157 +292,6 @@ class CompareColumnSerializer(serializers.Serializer):
 class CompareSerializer(serializers.Serializer):
     configs = CompareColumnSerializer(many=True)
     differences = DifferenceSerializer(many=True)
-
-
-# Self-reported result files: the shape of runner.benchmark.run_benchmark's result, checked strictly.
-
-_INT32 = 2**31 - 1
-_INT64 = 2**63 - 1
-
-
-def _number(**options) -> serializers.FloatField:
-    return serializers.FloatField(min_value=0, max_value=1e12, **options)
-
-
-def _count(**options) -> serializers.IntegerField:
-    return serializers.IntegerField(min_value=0, max_value=_INT32, **options)
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuses keys it does not know, naming them, unless `allow_extra` is set."""
-
-    allow_extra = False
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict) and not self.allow_extra:
-            unknown = sorted(str(key) for key in data if key not in self.fields)
-            if unknown:
-                raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
-        return super().to_internal_value(data)
-
-
-class StatsSerializer(StrictSerializer):
-    n = _count()
-    mean = _number(allow_null=True)
-    median = _number(allow_null=True)
-    stdev = _number(allow_null=True)
-    min = _number(allow_null=True)
-    max = _number(allow_null=True)
-    ci95_low = serializers.FloatField(allow_null=True, min_value=-1e12, max_value=1e12)
-    ci95_high = serializers.FloatField(allow_null=True, min_value=-1e12, max_value=1e12)
-
-
-class SummarySerializer(StrictSerializer):
-    allow_extra = True
-
-    decode_tokens_per_second = StatsSerializer()
-    end_to_end_tokens_per_second = StatsSerializer()
-    ttft_ms = StatsSerializer(required=False, allow_null=True)
-    acceptance_rate = serializers.FloatField(
-        min_value=0, max_value=1, allow_null=True, required=False
-    )
-    tau = _number(allow_null=True, required=False)
-    draft_tokens = serializers.IntegerField(min_value=0, max_value=_INT64, required=False)
-    draft_accepted = serializers.IntegerField(min_value=0, max_value=_INT64, required=False)
-    verify_steps = serializers.IntegerField(min_value=0, max_value=_INT64, required=False)
-    peak_memory_bytes = serializers.IntegerField(
-        min_value=0, max_value=_INT64, allow_null=True, required=False
-    )
-    memory_kind = serializers.CharField(
-        max_length=16, allow_blank=True, allow_null=True, required=False
-    )
-    speedup = _number(allow_null=True, required=False)
-    lossless = serializers.BooleanField(allow_null=True, required=False)
-    degenerate = serializers.BooleanField(required=False)
-    gpu_seconds = _number(required=False)
-
-    def validate(self, data: dict) -> dict:
-        if (data.get("draft_accepted") or 0) > (data.get("draft_tokens") or 0):
-            raise serializers.ValidationError({"draft_accepted": ["larger than draft_tokens"]})
-        return data
-
-
-class RequestRowSerializer(StrictSerializer):
-    allow_extra = True
-
-    index = _count()
-    phase = serializers.CharField(max_length=16, required=False)
-    point = _count(allow_null=True, required=False)
-    input_tokens = _count(allow_null=True, required=False)
-    prompt_n = _count()
-    prompt_ms = _number(allow_null=True, required=False)
-    predicted_n = _count()
-    predicted_ms = _number(allow_null=True, required=False)
-    decode_tokens_per_second = _number(allow_null=True)
-    end_to_end_tokens_per_second = _number(allow_null=True, required=False)
-    ttft_ms = _number(allow_null=True, required=False)
-    wall_ms = _number(allow_null=True, required=False)
-    draft_n = _count(required=False)
-    draft_n_accepted = _count(required=False)
-    verify_steps = _count(required=False)
-    tau = _number(allow_null=True, required=False)
-    accepted_per_position = serializers.ListField(child=_count(), max_length=256, required=False)
-    output_sha256 = serializers.RegexField(r"^[0-9a-f]{0,64}$", allow_blank=True, required=False)
-    first_divergence = _count(allow_null=True, required=False)
-
-
-class EngineInfoSerializer(StrictSerializer):
-    allow_extra = True
-
-    release = serializers.CharField(max_length=64)
-    backend = serializers.CharField(max_length=32, allow_blank=True, required=False)
-
-
-class ProvenanceSerializer(StrictSerializer):
-    allow_extra = True
-
-    command = serializers.CharField(max_length=20_000, allow_blank=True, required=False)
-    argv = serializers.ListField(
-        child=serializers.CharField(max_length=4096, allow_blank=True),
-        max_length=500,
-        required=False,
-    )
-
-
-class ResultSectionSerializer(StrictSerializer):
-    """One measured config in a result file: its config, summary and per-request records."""
-
-    config = RunnerConfigField()
-    config_key = serializers.RegexField(r"^[0-9a-f]{16}$")
-    synthetic = serializers.BooleanField()
-    summary = SummarySerializer()
-    points = serializers.ListField(child=serializers.DictField(), max_length=64, required=False)
-    requests = RequestRowSerializer(many=True, max_length=10_000)
-    provenance = ProvenanceSerializer()
-
-    def validate(self, data: dict) -> dict:
-        config = data["config"]
-        if not isinstance(config, dict):
-            raise serializers.ValidationError({"config": ["must be a JSON object"]})
-        try:
-            parsed = BenchmarkConfig.model_validate(config)
-        except PydanticValidationError as error:
-            raise serializers.ValidationError({"config": field_errors(error)}) from None
-        if parsed.key != data["config_key"]:
-            raise serializers.ValidationError(
-                {"config_key": [f"does not match the config (its key is {parsed.key})"]}
-            )
-        return data
-
-
-class ResultFileSerializer(ResultSectionSerializer):
-    """A whole result file as `python -m runner run ... --out RESULT.json` writes it."""
-
-    schema_version = serializers.ChoiceField(choices=[1])
-    engine = EngineInfoSerializer()
-    baseline = ResultSectionSerializer(allow_null=True, required=False)
-
-    def validate(self, data: dict) -> dict:
-        data = super().validate(data)
-        baseline = data.get("baseline")
-        if baseline and BenchmarkConfig.model_validate(baseline["config"]).is_speculative:
-            raise serializers.ValidationError({"baseline": ["the baseline config is speculative"]})
-        return data
 
 
 class UploadInputSerializer(serializers.Serializer):

@@ -114,7 +114,7 @@ def fake_result(
     """A runner result for a config (or a stored config's key) with the given per-request decode
     tok/s, built and checked by the runner's own result model, as JSON data."""
     if isinstance(config, str):
-        config = BenchmarkConfig.model_validate(Config.objects.get(key=config).canonical)
+        config = BenchmarkConfig.from_canonical(Config.objects.get(key=config).canonical)
     outputs = outputs or [f"out-{i}" for i in range(len(decode))]
     count = max(len(decode), 1)
     requests = [

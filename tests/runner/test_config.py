@@ -175,3 +175,10 @@ def test_a_canonical_config_of_a_short_protocol_parses_back_to_the_same_key():
     assert BenchmarkConfig.from_canonical(explicit.canonical()).ctx_size == 4096
     baseline = parse_config({**DFLASH, "ctx_size": 8192}).baseline()
     assert BenchmarkConfig.from_canonical(baseline.canonical()).key == baseline.key
+
+
+def test_a_prompt_with_a_nul_character_is_refused():
+    errors = errors_of(
+        {"target_model": "t.gguf", "protocol": {"name": "quick", "prompt": "a\x00b"}}
+    )
+    assert errors == {"protocol.quick.prompt": ["must not contain a NUL character"]}

@@ -3,7 +3,8 @@
 A submission queues a job on our hardware (POST /submissions, throttled per user). An import
 (a seed-kit leaderboard_runs.csv) and an upload (a runner result file measured on the user's own
 GPU) are listed as self-reported. Files larger than SPECBOARD_MAX_IMPORT_BYTES are a 413; a
-result file is parsed and its shape checked here, then recorded by the services.
+result file is parsed here and checked by the runner's one result model, then recorded by the
+services.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from leaderboard import selectors, services
 from leaderboard.api import serializers as s
 from leaderboard.api.parsers import LimitedMultiPartParser, parse_json_bytes
 from leaderboard.api.throttles import ImportThrottle, SubmissionThrottle, UploadThrottle
+from runner.errors import ResultError
+from runner.results import load_result
 
 
 class SubmissionListCreate(generics.ListAPIView):
@@ -110,11 +113,12 @@ class UploadCreate(APIView):
                 {"file": ["a runner result file holds one JSON object"]},
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        shape = s.ResultFileSerializer(data=result)
-        if not shape.is_valid():
-            return Response({"file": shape.errors}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            typed = load_result(result)
+        except ResultError as error:
+            return Response({"file": error.errors}, status=status.HTTP_400_BAD_REQUEST)
         runs = services.record_self_reported_result(
-            result=result,
+            result=typed,
             hardware_name=incoming.validated_data["hardware"],
             uploaded_by=request.user,
         )

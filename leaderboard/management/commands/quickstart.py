@@ -11,9 +11,9 @@ import time
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
-from runner.engines.build import locate
 
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
+from runner.engines.build import locate
 from runner.errors import RunnerError
 
 
