@@ -247,6 +247,15 @@ class Run(models.Model):
         return self.provenance.get("command", "")
 
 
+# The columns of a request record that a runner result fills and the raw downloads export.
+REQUEST_RECORD_FIELDS = (
+    "index", "phase", "point", "input_tokens", "prompt_n", "prompt_ms", "predicted_n",
+    "predicted_ms", "decode_tokens_per_second", "end_to_end_tokens_per_second", "ttft_ms",
+    "wall_ms", "draft_n", "draft_n_accepted", "verify_steps", "tau", "accepted_per_position",
+    "output_sha256", "first_divergence",
+)  # fmt: skip
+
+
 class RequestRecord(models.Model):
     """One measured request of a run, as the runner reported it."""
 

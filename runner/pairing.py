@@ -60,6 +60,14 @@ def lossless_verdict(
     return lossless, None if lossless else DIVERGED_NOTE
 
 
+def same_outputs(hashes: Sequence[str], baseline_hashes: Sequence[str]) -> bool | None:
+    """Whether two runs' greedy outputs match request by request, from their output hashes;
+    None when either run has no outputs or a request without a hash (nothing to compare)."""
+    if not hashes or not baseline_hashes or "" in hashes or "" in baseline_hashes:
+        return None
+    return list(hashes) == list(baseline_hashes)
+
+
 def pair_with_baseline(
     *,
     points: Sequence[dict[str, Any]],

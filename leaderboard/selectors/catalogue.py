@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from django.db.models import Count, QuerySet
 
-from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, ModelFile, Run
+from leaderboard.models import (
+    REQUEST_RECORD_FIELDS,
+    Config,
+    EngineBuild,
+    Hardware,
+    LeaderboardEntry,
+    ModelFile,
+    Run,
+)
 
 
 def config_by_key(*, key: str) -> Config | None:
@@ -44,12 +52,7 @@ def run_by_id(*, run_id: int) -> Run | None:
     return Run.objects.select_related("config", "hardware", "job").filter(id=run_id).first()
 
 
-REQUEST_EXPORT_FIELDS = (
-    "index", "phase", "point", "input_tokens", "prompt_n", "prompt_ms", "predicted_n",
-    "predicted_ms", "decode_tokens_per_second", "end_to_end_tokens_per_second", "ttft_ms",
-    "wall_ms", "draft_n", "draft_n_accepted", "verify_steps", "tau", "accepted_per_position",
-    "output_sha256", "first_divergence",
-)  # fmt: skip
+REQUEST_EXPORT_FIELDS = REQUEST_RECORD_FIELDS
 
 
 def request_records(*, run: Run) -> list[dict]:

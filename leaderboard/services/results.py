@@ -17,7 +17,16 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.models import Config, EngineBuild, Hardware, Job, ModelFile, RequestRecord, Run
+from leaderboard.models import (
+    REQUEST_RECORD_FIELDS,
+    Config,
+    EngineBuild,
+    Hardware,
+    Job,
+    ModelFile,
+    RequestRecord,
+    Run,
+)
 from leaderboard.services.board import refresh_leaderboard_entry
 from leaderboard.services.configs import (
     SELF_REPORTED_RELEASE,
@@ -30,6 +39,7 @@ from leaderboard.services.errors import DuplicateUploadError, ServiceError
 from leaderboard.services.jobs import record_failure
 from leaderboard.services.registry import register_hardware
 from runner.errors import ResultError
+from runner.pairing import same_outputs
 from runner.results import (
     BenchmarkResult,
     EngineInfo,
@@ -44,12 +54,6 @@ from runner.results import (
 logger = logging.getLogger(__name__)
 
 STATISTICS = ("mean", "median", "stdev", "min", "max", "ci95_low", "ci95_high")
-REQUEST_FIELDS = (
-    "index", "phase", "point", "input_tokens", "prompt_n", "prompt_ms", "predicted_n",
-    "predicted_ms", "decode_tokens_per_second", "end_to_end_tokens_per_second", "ttft_ms",
-    "wall_ms", "draft_n", "draft_n_accepted", "verify_steps", "tau", "accepted_per_position",
-    "output_sha256", "first_divergence",
-)  # fmt: skip
 
 
 def record_run(
@@ -117,7 +121,7 @@ def section_fields(section: Section, *, engine: EngineInfo) -> dict[str, Any]:
 
 def section_requests(section: Section) -> list[dict[str, Any]]:
     """The request records of a section, as RequestRecord columns."""
-    return [record.model_dump(include=set(REQUEST_FIELDS)) for record in section.requests]
+    return [record.model_dump(include=set(REQUEST_RECORD_FIELDS)) for record in section.requests]
 
 
 def _sections(result: BenchmarkResult) -> list[tuple[Section, dict[str, Any]]]:
@@ -152,11 +156,10 @@ def _model_mismatch(job: Job, section: Section) -> str | None:
 
 def _same_output(run: Run, baseline_run: Run) -> bool | None:
     """Whether a speculative run produced the baseline's greedy output, request by request."""
-    mine = list(run.requests.values_list("output_sha256", flat=True))
-    theirs = list(baseline_run.requests.values_list("output_sha256", flat=True))
-    if not mine or not theirs or "" in mine or "" in theirs:
-        return None
-    return mine == theirs
+    return same_outputs(
+        list(run.requests.values_list("output_sha256", flat=True)),
+        list(baseline_run.requests.values_list("output_sha256", flat=True)),
+    )
 
 
 def _update_hardware_from(hardware: Hardware, system: SystemInfo | None) -> None:

@@ -8,9 +8,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
-from seed_kit import SEED_CSV
 
 from leaderboard.models import Hardware, Job, LeaderboardEntry, ModelFile
+from tests.support.seed_kit import SEED_CSV
 
 
 def run(*args: str) -> str:

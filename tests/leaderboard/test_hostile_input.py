@@ -12,10 +12,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
-from seed_kit import SEED_CSV
 
 from leaderboard import services
 from leaderboard.models import Config, Hardware, Job, LeaderboardEntry, RequestRecord, Run
+from tests.support.seed_kit import SEED_CSV
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = {

@@ -6,10 +6,10 @@ import json
 import re
 
 import pytest
-from seed_kit import SEED_CSV
 
 from leaderboard import services
 from leaderboard.models import Job
+from tests.support.seed_kit import SEED_CSV
 
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",

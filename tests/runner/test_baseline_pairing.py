@@ -11,6 +11,7 @@ from runner.pairing import (
     first_divergence,
     lossless_verdict,
     pair_with_baseline,
+    same_outputs,
 )
 
 
@@ -61,3 +62,10 @@ def test_a_baseline_without_decode_figures_gives_no_speedup():
     )
     assert pairing.point_speedups == [None] and pairing.speedup is None
     assert pairing.lossless is True
+
+
+def test_outputs_are_the_same_only_when_every_request_hash_matches():
+    assert same_outputs(["a", "b"], ["a", "b"]) is True
+    assert same_outputs(["a", "b"], ["a", "c"]) is False
+    assert same_outputs([], ["a"]) is None
+    assert same_outputs(["a", ""], ["a", "b"]) is None

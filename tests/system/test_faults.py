@@ -21,13 +21,13 @@ from pathlib import Path
 import psutil
 import pytest
 import redis
-from django.db import connection
 from django.utils import timezone
 
 from leaderboard import services
 from leaderboard.models import Job, RequestRecord, Run
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
+from tests.support.brokers import database_url
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
 
@@ -48,17 +48,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def database_url() -> str:
-    entry = connection.settings_dict
-    if entry["ENGINE"].endswith("sqlite3"):
-        if str(entry["NAME"]).startswith((":memory:", "file:memorydb")):
-            pytest.skip("the worker processes cannot share an in-memory SQLite database")
-        return f"sqlite:///{entry['NAME']}"
-    password = f":{entry['PASSWORD']}" if entry["PASSWORD"] else ""
-    host = entry["HOST"] or "127.0.0.1"
-    return f"postgres://{entry['USER']}{password}@{host}:{entry['PORT'] or 5432}/{entry['NAME']}"
 
 
 class PrivateRedis:

@@ -8,10 +8,10 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from measured_configs import draft_simple, measure
 
 from leaderboard import board_version, selectors, services
 from leaderboard.models import Config, Hardware, LeaderboardEntry
+from tests.support.measured_configs import draft_simple, measure
 
 ORDERINGS = list(selectors.LEADERBOARD_ORDERINGS)
 

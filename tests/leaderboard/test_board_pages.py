@@ -1,4 +1,4 @@
-"""The issue-4 pages: ranking with ties and trust flags, n_max, context, compare, hardware and
+"""The board's pages: ranking with ties and trust flags, n_max, context, compare, hardware and
 model pages, best config for a GPU, run provenance and raw downloads, job progress."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import json
 import re
 
 import pytest
-from h200_results import DEPTH_FILES, load_h200_results
-from measured_configs import draft_simple, measure
-from seed_kit import SEED_CSV
 
 from leaderboard import services
 from leaderboard.models import Job, RequestRecord, Run
+from tests.support.h200_results import DEPTH_FILES, load_h200_results
+from tests.support.measured_configs import draft_simple, measure
+from tests.support.seed_kit import SEED_CSV
 
 
 def text(response) -> str:

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -23,6 +22,7 @@ from leaderboard.models import Job, LeaderboardEntry
 from leaderboard.settings import redis_answers
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
+from tests.support.brokers import database_url
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
 
@@ -37,16 +37,6 @@ CONFIG = {
     "threads": 2,
     "protocol": {"name": "quick", "n_predict": 48, "runs": 3, "warmup": 1},
 }
-
-
-def database_url() -> str:
-    entry = connection.settings_dict
-    if entry["ENGINE"].endswith("sqlite3"):
-        if str(entry["NAME"]).startswith((":memory:", "file:memorydb")):
-            pytest.skip("the worker processes cannot share an in-memory SQLite database")
-        return f"sqlite:///{entry['NAME']}"
-    password = f":{entry['PASSWORD']}" if entry["PASSWORD"] else ""
-    return f"postgres://{entry['USER']}{password}@{entry['HOST'] or '127.0.0.1'}:{entry['PORT'] or 5432}/{entry['NAME']}"
 
 
 @pytest.fixture

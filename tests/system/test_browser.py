@@ -16,12 +16,12 @@ import re
 from pathlib import Path
 
 import pytest
-from h200_results import load_h200_results
-from measured_configs import measure
 from playwright.sync_api import expect
 
 from leaderboard import services
 from leaderboard.models import Job
+from tests.support.h200_results import load_h200_results
+from tests.support.measured_configs import measure
 
 pytestmark = [pytest.mark.browser]
 

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from leaderboard import services
 from leaderboard.models import LeaderboardEntry, Run
 
-H200 = Path(__file__).resolve().parents[2] / "docs/gpu-results/h200-run2"
+H200 = Path(__file__).resolve().parents[3] / "docs/gpu-results/h200-run2"
 
 
 @pytest.fixture

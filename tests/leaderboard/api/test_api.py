@@ -6,10 +6,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
-from seed_kit import SEED_CSV
 
 from leaderboard import services
 from leaderboard.models import Job
+from tests.support.seed_kit import SEED_CSV
 
 VALID = {
     "hardware": "h200-141gb",

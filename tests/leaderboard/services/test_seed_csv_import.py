@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from seed_kit import SEED_CSV
 
 from leaderboard import selectors, services
 from leaderboard.models import Config, LeaderboardEntry, RequestRecord, Run
+from tests.support.seed_kit import SEED_CSV
 
 
 @pytest.fixture

@@ -1,0 +1,90 @@
+"""Pytest fixtures for the service's tests and the system tests: tiny real GGUF models,
+registered, a served hardware kind, a user, captured task messages, runner results and a
+broker switch. The conftest files of tests/leaderboard and tests/system import them."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+
+from leaderboard import dispatch, services
+from leaderboard.models import Hardware, ModelFile
+from runner.gguf.tiny_models import write_fixtures
+from tests.support.brokers import celery_broker
+from tests.support.results import fake_result
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The runner's tiny GGUF fixtures, written once per session."""
+    return write_fixtures(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="session")
+def static_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("staticfiles")
+
+
+@pytest.fixture(autouse=True)
+def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> None:
+    settings.SPECBOARD_MODELS_DIR = next(iter(tiny_models.values())).parent
+    settings.STATIC_ROOT = static_root
+    settings.WHITENOISE_USE_FINDERS = True
+    # Tests run with DEBUG off but without collectstatic: serve static names unhashed.
+    settings.STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.clear()
+
+
+@pytest.fixture
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Benchmark jobs sent to the broker, captured instead of sent."""
+    sent: list[dict] = []
+
+    def capture(name: str, *, kwargs: dict, queue: str, task_id: str | None = None) -> None:
+        assert name == dispatch.RUN_BENCHMARK
+        sent.append({"kwargs": kwargs, "queue": queue, "task_id": task_id})
+
+    monkeypatch.setattr(dispatch, "send", capture)
+    return sent
+
+
+@pytest.fixture
+def models(db) -> dict[str, ModelFile]:
+    """Every tiny fixture model, registered the way an admin would."""
+    names = (
+        "tiny-qwen3",
+        "tiny-dflash",
+        "tiny-dflash-draft-premerge",
+        "tiny-dflash-wide",
+        "tiny-mtp",
+    )
+    return {name: services.register_model(path=f"{name}.gguf") for name in names}
+
+
+@pytest.fixture
+def hardware(db) -> Hardware:
+    return services.register_hardware(gpu_name="NVIDIA H200", memory_bytes=141 * 2**30)
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user(username="ada", password="correct-horse-battery")
+
+
+@pytest.fixture
+def make_result(tiny_models: dict[str, Path]):
+    """Builds runner results: make_result(config or config key, [decode tok/s per request], ...)."""
+    return functools.partial(fake_result, models_dir=next(iter(tiny_models.values())).parent)
+
+
+@pytest.fixture
+def switch_broker():
+    """celery_broker, for tests that start real workers on a broker of their own."""
+    return celery_broker

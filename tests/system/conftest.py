@@ -1,0 +1,13 @@
+"""The shared fixtures (tests/support/fixtures.py) for the system tests (real processes)."""
+
+from tests.support.fixtures import (  # noqa: F401 (pytest finds fixtures by name)
+    enqueued,
+    hardware,
+    make_result,
+    models,
+    site_settings,
+    static_root,
+    switch_broker,
+    tiny_models,
+    user,
+)
