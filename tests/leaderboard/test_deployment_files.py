@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -74,3 +75,26 @@ def test_the_gpu_image_starts_its_worker_from_the_one_argv_builder():
     assert argv[argv.index("--concurrency") + 1] == "1"
     db = argv_for(["db", "--beat-schedule", "/tmp/schedule"])
     assert db[db.index("--schedule") + 1] == "/tmp/schedule" and "-B" in db
+
+
+def test_the_lock_pins_every_dependency_with_its_hashes():
+    lock = (REPOSITORY / "requirements.lock").read_text()
+    entries = re.findall(
+        r"^([A-Za-z0-9_.-]+)==(\S+)((?:\s*\\\n\s+--hash=sha256:[0-9a-f]{64})+)", lock, re.M
+    )
+    pinned = {name.lower().replace("_", "-") for name, _, _ in entries}
+    assert len(entries) == len(re.findall(r"^[A-Za-z0-9_.-]+==", lock, re.M)) > 50
+    project = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + [
+        requirement
+        for extra in ("service", "dev", "gpu")
+        for requirement in project["optional-dependencies"][extra]
+    ]
+    names = {re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-") for r in wanted}
+    assert names - pinned == set()
+
+
+def test_setup_and_the_images_install_from_the_lock_with_hashes():
+    for path in ("specboard", "Dockerfile"):
+        text = (REPOSITORY / path).read_text()
+        assert "--require-hashes --no-deps -r requirements.lock" in text, path
