@@ -56,10 +56,10 @@ class QuickProtocol(_Strict):
 
     name: Literal["quick"] = "quick"
     prompt: str = Field(default=QUICK_PROMPT, min_length=1, max_length=20_000)
-    runs: int = Field(default=10, ge=1, le=200)
-    warmup: int = Field(default=1, ge=0, le=20)
-    n_predict: int = Field(default=1500, ge=1, le=MAX_REQUEST_TOKENS)
-    seed: int = Field(default=1234, ge=0, le=2**31 - 1)
+    runs: int = Field(strict=True, default=10, ge=1, le=200)
+    warmup: int = Field(strict=True, default=1, ge=0, le=20)
+    n_predict: int = Field(strict=True, default=1500, ge=1, le=MAX_REQUEST_TOKENS)
+    seed: int = Field(strict=True, default=1234, ge=0, le=2**31 - 1)
 
     @field_validator("prompt")
     @classmethod
@@ -77,10 +77,10 @@ class QuickProtocol(_Strict):
 class SweepPoint(_Strict):
     """One context depth: exact input length, output length, measured and warm-up requests."""
 
-    input_tokens: int = Field(ge=1, le=MAX_REQUEST_TOKENS)
-    output_tokens: int = Field(ge=1, le=MAX_REQUEST_TOKENS)
-    requests: int = Field(ge=1, le=200)
-    warmup: int = Field(default=1, ge=0, le=20)
+    input_tokens: int = Field(strict=True, ge=1, le=MAX_REQUEST_TOKENS)
+    output_tokens: int = Field(strict=True, ge=1, le=MAX_REQUEST_TOKENS)
+    requests: int = Field(strict=True, ge=1, le=200)
+    warmup: int = Field(strict=True, default=1, ge=0, le=20)
 
 
 def _seed_sweep() -> list[SweepPoint]:
@@ -95,7 +95,7 @@ class ContextSweepProtocol(_Strict):
 
     name: Literal["context-sweep"] = "context-sweep"
     points: list[SweepPoint] = Field(default_factory=_seed_sweep, min_length=1, max_length=16)
-    seed: int = Field(default=42, ge=0, le=2**31 - 1)
+    seed: int = Field(strict=True, default=42, ge=0, le=2**31 - 1)
 
     def required_context(self) -> int:
         return max(p.input_tokens + p.output_tokens for p in self.points) + 16
@@ -105,11 +105,13 @@ class DepthProtocol(_Strict):
     """The cheap variant of the sweep: input length varies, output length is fixed."""
 
     name: Literal["depth"] = "depth"
-    depths: list[int] = Field(default=[512, 4096, 12288, 36864], min_length=1, max_length=16)
-    output_tokens: int = Field(default=256, ge=1, le=MAX_REQUEST_TOKENS)
-    requests: int = Field(default=5, ge=1, le=200)
-    warmup: int = Field(default=1, ge=0, le=20)
-    seed: int = Field(default=42, ge=0, le=2**31 - 1)
+    depths: list[Annotated[int, Field(strict=True)]] = Field(
+        default=[512, 4096, 12288, 36864], min_length=1, max_length=16
+    )
+    output_tokens: int = Field(strict=True, default=256, ge=1, le=MAX_REQUEST_TOKENS)
+    requests: int = Field(strict=True, default=5, ge=1, le=200)
+    warmup: int = Field(strict=True, default=1, ge=0, le=20)
+    seed: int = Field(strict=True, default=42, ge=0, le=2**31 - 1)
 
     @field_validator("depths")
     @classmethod
@@ -147,29 +149,29 @@ class BenchmarkConfig(_Strict):
     target_model: str = Field(min_length=6, max_length=255)
     draft_model: str | None = Field(default=None, min_length=6, max_length=255)
     spec_types: list[str] = Field(default_factory=list, max_length=4)
-    n_max: int | None = Field(default=None, ge=1, le=MAX_N_MAX)
-    n_min: int | None = Field(default=None, ge=0, le=MAX_N_MAX)
-    p_min: float | None = Field(default=None, ge=0.0, le=1.0)
-    ctx_size: int | None = Field(default=None, ge=MIN_CONTEXT, le=MAX_CONTEXT)
-    n_gpu_layers: int | None = Field(default=None, ge=0, le=999)
-    draft_n_gpu_layers: int | None = Field(default=None, ge=0, le=999)
+    n_max: int | None = Field(strict=True, default=None, ge=1, le=MAX_N_MAX)
+    n_min: int | None = Field(strict=True, default=None, ge=0, le=MAX_N_MAX)
+    p_min: float | None = Field(strict=True, default=None, ge=0.0, le=1.0)
+    ctx_size: int | None = Field(strict=True, default=None, ge=MIN_CONTEXT, le=MAX_CONTEXT)
+    n_gpu_layers: int | None = Field(strict=True, default=None, ge=0, le=999)
+    draft_n_gpu_layers: int | None = Field(strict=True, default=None, ge=0, le=999)
     # The draft's own sampling on the GPU (llama-server's --[no-]spec-draft-backend-sampling);
     # None leaves the engine's default (on in b11434).
-    draft_backend_sampling: bool | None = None
+    draft_backend_sampling: bool | None = Field(default=None, strict=True)
     flash_attn: Literal["auto", "on", "off"] = "auto"
     cache_type_k: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
     cache_type_v: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
-    threads: int | None = Field(default=None, ge=1, le=512)
+    threads: int | None = Field(strict=True, default=None, ge=1, le=512)
     # Greedy sampling on the GPU (llama-server's -bs): only the chosen token comes back, not the
     # vocabulary's logits, so per-token time is the engine's (H200, 8B-shaped: 0.95-0.97 of
     # llama-bench against 0.88-0.90 without, same tokens; docs/PERFORMANCE.md). None: on for
     # llama-server.
-    backend_sampling: bool | None = None
+    backend_sampling: bool | None = Field(default=None, strict=True)
     # Streaming gives the client's time to first token but costs the server work per token
     # (about 1% of decode speed on the H200); without it, which is the default, time to first
     # token is the server's own prompt time.
-    stream: bool = False
-    spec_synth_len: float | None = Field(default=None, ge=1.0, le=64.0)
+    stream: bool = Field(default=False, strict=True)
+    spec_synth_len: float | None = Field(strict=True, default=None, ge=1.0, le=64.0)
     spec_synth_rates: list[float] | None = Field(default=None, min_length=1, max_length=64)
     protocol: Protocol = Field(default_factory=QuickProtocol)
 

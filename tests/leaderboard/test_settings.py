@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -47,3 +52,35 @@ def test_booleans_and_integers_are_strict(monkeypatch):
 
 def test_no_redis_means_no_answer():
     assert site_settings.redis_answers("redis://127.0.0.1:1/0") is False
+
+
+def settings_seen_by_a_process(**environment: str) -> dict:
+    """The security settings a fresh process reads from this environment."""
+    script = (
+        "import json; from django.conf import settings as s; import django; django.setup(); "
+        "print(json.dumps([s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, "
+        "s.SECURE_PROXY_SSL_HEADER]))"
+    )
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SECURE_", "BEHIND_"))}
+    output = subprocess.run(
+        [sys.executable, "-c", script],
+        env=base
+        | {"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "SECRET_KEY": "x"}
+        | environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    redirect, hsts, header = json.loads(output)
+    return {"redirect": redirect, "hsts": hsts, "proxy_header": header}
+
+
+def test_behind_a_tls_proxy_the_site_redirects_to_https_and_sends_hsts_by_default():
+    assert settings_seen_by_a_process() == {"redirect": False, "hsts": 0, "proxy_header": None}
+    behind = settings_seen_by_a_process(BEHIND_TLS_PROXY="1")
+    assert behind == {
+        "redirect": True,
+        "hsts": 31_536_000,
+        "proxy_header": ["HTTP_X_FORWARDED_PROTO", "https"],
+    }
+    assert settings_seen_by_a_process(BEHIND_TLS_PROXY="1", SECURE_HSTS_SECONDS="60")["hsts"] == 60

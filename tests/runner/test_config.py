@@ -182,3 +182,23 @@ def test_a_prompt_with_a_nul_character_is_refused():
         {"target_model": "t.gguf", "protocol": {"name": "quick", "prompt": "a\x00b"}}
     )
     assert errors == {"protocol.quick.prompt": ["must not contain a NUL character"]}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"n_max": True},
+        {"n_max": "12"},
+        {"n_max": 12.0},
+        {"ctx_size": False},
+        {"backend_sampling": 1},
+        {"stream": "yes"},
+        {"protocol": {"name": "quick", "runs": True}},
+        {"protocol": {"name": "depth", "depths": [512, True]}},
+    ],
+)
+def test_numbers_and_flags_must_be_json_numbers_and_booleans_not_look_alikes(change):
+    base = {"target_model": "t.gguf", "draft_model": "d.gguf", "spec_types": ["draft-simple"]}
+    with pytest.raises(ValidationError):
+        BenchmarkConfig.model_validate(base | change)
+    assert BenchmarkConfig.model_validate(base | {"n_max": 12}).n_max == 12
