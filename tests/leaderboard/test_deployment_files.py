@@ -98,3 +98,13 @@ def test_setup_and_the_images_install_from_the_lock_with_hashes():
     for path in ("specboard", "Dockerfile"):
         text = (REPOSITORY / path).read_text()
         assert "--require-hashes --no-deps -r requirements.lock" in text, path
+
+
+def test_the_web_server_runs_asyncio_workers_from_the_project_configuration():
+    command = " ".join(compose()["services"]["web"]["command"])
+    assert "gunicorn leaderboard.asgi -c python:leaderboard.gunicorn_conf" in command
+    dockerfile = (REPOSITORY / "Dockerfile").read_text()
+    assert '"gunicorn", "leaderboard.asgi", "-c", "python:leaderboard.gunicorn_conf"' in dockerfile
+    from leaderboard import gunicorn_conf
+
+    assert gunicorn_conf.worker_class == "asgi"

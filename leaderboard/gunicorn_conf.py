@@ -1,0 +1,46 @@
+"""Gunicorn's settings for the web server: compose, the Dockerfile and the site bench use them.
+
+Asyncio workers (gunicorn's own ASGI worker, serving leaderboard.asgi): an idle or slow client's
+connection waits in the event loop until its whole request has arrived, so half-open connections
+can no longer hold the workers (three sync workers froze for 10 s on four of them; threaded
+workers hand each new connection to a thread at once, so 4 threads froze on 64 idle ones).
+Django runs the views in each process's thread as before. And the server
+refuses to start several processes on a per-process cache outside DEBUG: the API's throttles
+and the board's page cache would then count and cache per process.
+"""
+
+from __future__ import annotations
+
+import os
+
+bind = os.environ.get("SPECBOARD_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("WEB_WORKERS", "3"))
+worker_class = "asgi"
+threads = int(os.environ.get("WEB_THREADS", "16"))
+# Idle keep-alive connections are closed after this many seconds; requests time out after 60.
+keepalive = 5
+timeout = 60
+accesslog = "-"
+
+
+def per_process_cache_problem(*, workers: int) -> str | None:
+    """Why these settings cannot serve from several processes, or None."""
+    from django.conf import settings
+
+    backend = settings.CACHES["default"]["BACKEND"]
+    if workers > 1 and not settings.DEBUG and backend.endswith("LocMemCache"):
+        return (
+            f"{workers} web processes on a per-process cache ({backend}): throttles and cached "
+            "pages would count per process; set CACHE_URL to the shared Redis, or WEB_WORKERS=1"
+        )
+    return None
+
+
+def on_starting(server) -> None:
+    """Refuse a multi-process server on a per-process cache before any worker starts."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+    django.setup()
+    if problem := per_process_cache_problem(workers=server.cfg.workers):
+        raise SystemExit(f"specboard: refusing to start: {problem}")

@@ -1,0 +1,139 @@
+"""The web server as deployed (gunicorn with leaderboard/gunicorn_conf.py): idle clients cannot
+hold it, and it refuses to serve several processes from a per-process cache."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from leaderboard.gunicorn_conf import per_process_cache_problem
+from tests.support.brokers import database_url
+
+pytestmark = pytest.mark.e2e
+REPOSITORY = Path(__file__).resolve().parents[2]
+IDLE_CONNECTIONS = 64
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def server_environment(**extra: str) -> dict:
+    return (
+        os.environ
+        | {
+            "DATABASE_URL": database_url(),
+            "SECRET_KEY": "slow-clients-test",
+            "DEBUG": "0",
+            "STATIC_MANIFEST": "0",
+        }
+        | extra
+    )
+
+
+@contextmanager
+def web_server(application: str, *options: str, **environment: str) -> Iterator[str]:
+    """gunicorn on a free loopback port with the project's configuration, and these options."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            application,
+            "-c",
+            "python:leaderboard.gunicorn_conf",
+        ]
+        + ["--bind", f"127.0.0.1:{port}", *options],
+        env=server_environment(**environment),
+        cwd=REPOSITORY,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{url}/api/v1/hardware", timeout=2)
+                break
+            except httpx.HTTPError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the web server did not start") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def page_time_with_idle_clients(url: str, *, half_sent: int = 0) -> float:
+    """Seconds to fetch the leaderboard page while 64 clients hold idle connections open (and
+    `half_sent` more have sent half of a request's headers and stopped)."""
+    port = int(url.rsplit(":", 1)[1])
+    with ExitStack() as idle:
+        for index in range(IDLE_CONNECTIONS + half_sent):
+            client = idle.enter_context(socket.create_connection(("127.0.0.1", port), timeout=5))
+            if index >= IDLE_CONNECTIONS:
+                client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: slow")
+        time.sleep(0.5)  # let the server accept them all
+        started = time.monotonic()
+        try:
+            response = httpx.get(f"{url}/", timeout=3)
+        except httpx.TimeoutException:
+            return float("inf")
+        assert response.status_code == 200
+        return time.monotonic() - started
+
+
+def test_sixty_four_idle_connections_do_not_hold_the_web_server(transactional_db):
+    with web_server("leaderboard.asgi", "--workers", "1") as url:
+        assert page_time_with_idle_clients(url) < 1.0
+        assert page_time_with_idle_clients(url, half_sent=16) < 1.0
+
+
+def test_the_same_idle_connections_hold_sync_workers_which_is_why_they_are_gone(transactional_db):
+    with web_server(
+        "leaderboard.wsgi", "--workers", "1", "--worker-class", "sync", "--timeout", "10"
+    ) as url:
+        assert page_time_with_idle_clients(url) > 1.0
+
+
+def test_several_processes_on_a_per_process_cache_are_refused_at_start(transactional_db, settings):
+    settings.DEBUG = False
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    assert "per-process cache" in per_process_cache_problem(workers=3)
+    assert per_process_cache_problem(workers=1) is None
+    environment = {key: value for key, value in server_environment().items() if key != "CACHE_URL"}
+    started = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "leaderboard.wsgi",
+            "-c",
+            "python:leaderboard.gunicorn_conf",
+        ]
+        + ["--bind", f"127.0.0.1:{free_port()}", "--workers", "2"],
+        env=environment,
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode != 0
+    assert "refusing to start" in started.stdout + started.stderr
