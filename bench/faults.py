@@ -88,8 +88,12 @@ class Redis:
 
 
 class Workers:
-    def __init__(self, environment: dict, hardware_slug: str, beat: str) -> None:
+    def __init__(
+        self, environment: dict, hardware_slug: str, beat: str, gpu_environment: dict
+    ) -> None:
         self.environment = environment
+        # The GPU worker is a registered host: it signs what it sends back.
+        self.gpu_environment = gpu_environment
         self.hardware_slug = hardware_slug
         self.beat = beat
         self.all: list[subprocess.Popen] = []
@@ -123,7 +127,7 @@ class Workers:
                 loglevel="ERROR",
                 quiet=True,
             ),
-            self.environment | {"SPECBOARD_ROLE": "gpu-worker"},
+            self.environment | {"SPECBOARD_ROLE": "gpu-worker"} | self.gpu_environment,
         )
 
     def engines(self) -> list:
@@ -214,7 +218,9 @@ def main() -> int:
     owner = get_user_model().objects.create_user(username="faults")
     services.register_model(path="tiny-qwen3.gguf")
     hardware = services.register_hardware(gpu_name="CPU faults bench", slug="faults-bench")
-    workers = Workers(environment, hardware.slug, str(Path(scratch) / "beat"))
+    host, key = services.ensure_gpu_host(name="faults-bench", hardware_slug=hardware.slug)
+    gpu_environment = {"SPECBOARD_HOST_NAME": host.name, "SPECBOARD_HOST_KEY": key}
+    workers = Workers(environment, hardware.slug, str(Path(scratch) / "beat"), gpu_environment)
     jobs: list[int] = []
     faults = {"worker SIGKILL": 0, "llama-server kill": 0, "redis restart": 0}
 

@@ -458,6 +458,8 @@ def main() -> int:
         # An idle worker: a db worker and a GPU worker on a real llama-server, one job at a time.
         from leaderboard.workers import db_worker_argv, gpu_worker_argv
 
+        host, key = services.ensure_gpu_host(name="site-bench", hardware_slug=local.slug)
+        gpu_host_environment = {"SPECBOARD_HOST_NAME": host.name, "SPECBOARD_HOST_KEY": key}
         redis.Redis.from_url(broker_url).delete(local.queue_name)
         Job.objects.filter(hardware=local).update(status=Job.Status.CANCELLED)
         processes.append(
@@ -472,7 +474,7 @@ def main() -> int:
                 gpu_worker_argv(
                     hardware_slug=local.slug, hostname="gpu-site@%h", loglevel="WARNING", quiet=True
                 ),
-                env=environment | {"SPECBOARD_ROLE": "gpu-worker"},
+                env=environment | {"SPECBOARD_ROLE": "gpu-worker"} | gpu_host_environment,
                 cwd=REPOSITORY,
             )
         )

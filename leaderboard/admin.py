@@ -1,4 +1,5 @@
-"""Admin: register model files, import community CSVs and retire engine builds through services."""
+"""Admin: register model files (and mark test weights), import community CSVs and retire engine
+builds, all through services."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from leaderboard.models import (
     ModelFile,
     Run,
 )
+from leaderboard.services import board as board_services
 
 
 class RegisterModelForm(forms.Form):
@@ -62,19 +64,29 @@ def _service_form_view(
 
 @admin.register(ModelFile)
 class ModelFileAdmin(admin.ModelAdmin):
-    list_display = ["name", "path", "architecture", "role", "size_bytes", "created_at"]
-    list_filter = ["role", "architecture"]
+    list_display = [
+        "name",
+        "path",
+        "architecture",
+        "role",
+        "test_weights",
+        "size_bytes",
+        "created_at",
+    ]
+    list_filter = ["role", "architecture", "test_weights"]
     search_fields = ["name", "path", "sha256"]
+    # The mark moves rows off or onto the ranking: it changes through the actions (a service).
     readonly_fields = [
         "path",
         "sha256",
         "size_bytes",
         "architecture",
         "metadata",
+        "test_weights",
         "registered_by",
         "created_at",
     ]
-    actions = ["reinspect"]
+    actions = ["reinspect", "mark_test_weights", "clear_test_weights"]
 
     def get_urls(self):
         register = path(
@@ -116,6 +128,24 @@ class ModelFileAdmin(admin.ModelAdmin):
                 )
             except services.ServiceError as error:
                 self.message_user(request, f"{model.name}: {error}", messages.ERROR)
+
+    @admin.action(description="Mark as test weights (their results leave the main ranking)")
+    def mark_test_weights(self, request: HttpRequest, queryset) -> None:
+        rows = board_services.mark_test_weights(models=queryset, test_weights=True)
+        self.message_user(
+            request,
+            f"Marked as test weights: {', '.join(m.name for m in queryset)}. "
+            f"Leaderboard rows moved off the main ranking: {rows}.",
+        )
+
+    @admin.action(description="Clear the test-weights mark (their results may rank again)")
+    def clear_test_weights(self, request: HttpRequest, queryset) -> None:
+        rows = board_services.mark_test_weights(models=queryset, test_weights=False)
+        self.message_user(
+            request,
+            f"No longer test weights: {', '.join(m.name for m in queryset)}. "
+            f"Leaderboard rows that may rank again: {rows}.",
+        )
 
 
 @admin.register(Hardware)
@@ -228,10 +258,13 @@ class LeaderboardEntryAdmin(admin.ModelAdmin):
         "hardware",
         "engine_release",
         "tokens_per_second",
+        "runs_count",
         "speedup",
+        "pairing_note",
         "retired",
+        "test_weights",
     ]
-    list_filter = ["retired", "self_reported", "hardware"]
+    list_filter = ["retired", "self_reported", "test_weights", "hardware"]
 
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False

@@ -120,7 +120,12 @@ class SubmitForm(forms.Form):
 
 
 class CsvImportForm(forms.Form):
-    file = forms.FileField(help_text="leaderboard_runs.csv from the seed's benchmark kit.")
+    file = forms.FileField(
+        help_text=(
+            "leaderboard_runs.csv from the seed's benchmark kit; listed as self-reported, "
+            "protocol 'seed kit CSV (unverified)'."
+        )
+    )
     hardware = forms.CharField(max_length=200, help_text="The GPU the results were measured on.")
     baseline_run_name = forms.CharField(
         max_length=200,
@@ -128,7 +133,12 @@ class CsvImportForm(forms.Form):
         help_text="Default: the one run name without a draft marker.",
     )
     target_name = forms.CharField(
-        max_length=200, required=False, help_text="Default: the baseline's name."
+        max_length=200,
+        required=False,
+        help_text=(
+            "Default: the target the file's model column names, else the baseline's name. "
+            "A file whose model column names several targets pairs each with its own baseline."
+        ),
     )
 
 

@@ -28,6 +28,9 @@ class ModelFile(models.Model):
     architecture = models.CharField(max_length=64)
     metadata = models.JSONField(default=dict, help_text="The runner's ModelInfo for this file.")
     role = models.CharField(max_length=16, choices=Role.choices)
+    # Random or demo weights (the tiny fixtures, or what an admin marks): their rows never rank.
+    # Changed through `services.board.mark_test_weights`, which moves the rows too.
+    test_weights = models.BooleanField(default=False, db_default=False)
     registered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -128,6 +131,23 @@ class ConfigSpecType(models.Model):
         return self.name
 
 
+class GpuHost(models.Model):
+    """A GPU host that serves one hardware kind, with the key it signs its messages with."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="hosts")
+    # The HMAC key both sides hold (the host in SPECBOARD_HOST_KEY); shown once at registration.
+    key = models.CharField(max_length=64, editable=False)
+    revoked = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.hardware.slug})"
+
+
 class Job(models.Model):
     """One request to measure a config on one hardware kind; status changes by guarded UPDATE."""
 
@@ -161,6 +181,11 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The GPU host that claimed the job (its signed "started" event), and when it last spoke.
+    host = models.ForeignKey(
+        GpuHost, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    host_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -187,6 +212,9 @@ class Run(models.Model):
     hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="runs")
     engine_release = models.CharField(max_length=64, db_index=True)
     engine_backend = models.CharField(max_length=32, blank=True)
+    # `services.board.build_flags_key` of the engine's build flags; empty when none are known.
+    # A baseline pairs with a run only if both the backend and this key are the same.
+    build_flags_key = models.CharField(max_length=16, blank=True, default="", db_default="")
     tps_definition = models.CharField(max_length=16, choices=Definition.choices)
     n = models.PositiveIntegerField(default=0)
     decode_mean = models.FloatField(null=True, blank=True)
@@ -291,7 +319,8 @@ class RequestRecord(models.Model):
 
 
 class LeaderboardEntry(models.Model):
-    """A config's standing on one hardware and engine release: its best average over runs.
+    """A config's standing on one hardware and engine release: its best average over runs, with
+    what discloses that rule (how many batches it is the best of, the pooled figures of all).
 
     Maintained by `services.refresh_leaderboard_entry` when a run is recorded, never on page view.
     """
@@ -309,9 +338,21 @@ class LeaderboardEntry(models.Model):
     ci95_low = models.FloatField(null=True)
     ci95_high = models.FloatField(null=True)
     end_to_end_tokens_per_second = models.FloatField(null=True)
+    # Every request of every batch of the best one's tok/s definition, as one sample: the mean
+    # and interval that best-of-k inflates and narrows, shown beside it.
+    pooled_mean = models.FloatField(null=True)
+    pooled_n = models.PositiveIntegerField(default=0, db_default=0)
+    pooled_ci95_low = models.FloatField(null=True)
+    pooled_ci95_high = models.FloatField(null=True)
     baseline_entry = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="paired_entries"
     )
+    # The baseline batch the speedup is measured against (same backend, build flags and tok/s
+    # definition), and why there is no speedup when the pairing was refused.
+    baseline_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    pairing_note = models.CharField(max_length=200, blank=True, default="", db_default="")
     speedup = models.FloatField(null=True, db_index=True)
     acceptance_rate = models.FloatField(null=True)
     tau = models.FloatField(null=True)
@@ -320,6 +361,7 @@ class LeaderboardEntry(models.Model):
     self_reported = models.BooleanField(default=False)
     degenerate = models.BooleanField(default=False)
     retired = models.BooleanField(default=False)
+    test_weights = models.BooleanField(default=False, db_default=False)
     peak_memory_bytes = models.BigIntegerField(null=True)
     updated_at = models.DateTimeField(default=timezone.now)
 

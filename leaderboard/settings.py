@@ -6,6 +6,7 @@ import os
 import secrets
 import socket
 import sys
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -125,6 +126,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "leaderboard",
 ]
 
@@ -138,7 +140,23 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Failed sign-ins are counted in the database (so every web process sees them) per account and
+# per address, separately: after SPECBOARD_SIGNIN_FAILURES failures either one is locked out for
+# SPECBOARD_SIGNIN_COOLOFF_MINUTES, and the sign-in page says so.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("SPECBOARD_SIGNIN_FAILURES", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("SPECBOARD_SIGNIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "leaderboard.urls"
 WSGI_APPLICATION = "leaderboard.wsgi.application"
@@ -246,6 +264,13 @@ LOGGING = {
 SPECBOARD_MODELS_DIR = Path(env_str("SPECBOARD_MODELS_DIR", str(VAR_DIR / "models"))).resolve()
 # The hardware kind of this host's GPU worker: it consumes the queue gpu.<slug>.
 SPECBOARD_HARDWARE_SLUG = env_str("SPECBOARD_HARDWARE_SLUG", "local")
+# A GPU host's name and the key an admin issued for it (manage.py register_gpu_host): what the
+# host sends back is signed with it. The database side refuses unsigned messages unless told not to.
+SPECBOARD_HOST_NAME = env_str("SPECBOARD_HOST_NAME", "")
+SPECBOARD_HOST_KEY = env_str("SPECBOARD_HOST_KEY", "")
+SPECBOARD_REQUIRE_HOST_SIGNATURES = env_bool("SPECBOARD_REQUIRE_HOST_SIGNATURES", True)
+# Another host of the same kind may claim a running job whose host sent nothing for this long.
+SPECBOARD_HOST_RECLAIM_SECONDS = env_int("SPECBOARD_HOST_RECLAIM_SECONDS", 900)
 # The llama.cpp release the workers run; jobs and their paired baselines are matched on it.
 SPECBOARD_ENGINE_RELEASE = env_str("SPECBOARD_ENGINE_RELEASE", f"b{DEFAULT_RELEASE}")
 SPECBOARD_MAX_JOB_SECONDS = env_int("SPECBOARD_MAX_JOB_SECONDS", 6 * 3600)

@@ -127,21 +127,35 @@ def run_benchmark_job(self, *, job_id: int, config: dict, models: dict) -> None:
     retry_backoff=True,
     max_retries=8,
 )
-def record_progress_task(*, job_id: int, progress: dict) -> None:
-    """Store a worker's progress event."""
-    services.record_progress(job_id=job_id, progress=progress)
+def record_progress_task(
+    *, job_id: int, progress: dict, host: str = "", signature: str = ""
+) -> None:
+    """Store a GPU host's progress event, if that host may send it."""
+    if services.accept_host_message(
+        kind="progress", job_id=job_id, body=progress, host=host, signature=signature
+    ):
+        services.record_progress(job_id=job_id, progress=progress)
 
 
 @shared_task(acks_late=True, ignore_result=True, **RECORD_RETRY)
-def record_result_task(*, job_id: int, result: dict) -> None:
-    """Store a worker's result and refresh the leaderboard."""
-    services.record_result(job_id=job_id, result=result)
+def record_result_task(*, job_id: int, result: dict, host: str = "", signature: str = "") -> None:
+    """Store a GPU host's result and refresh the leaderboard, if that host claimed the job."""
+    if services.accept_host_message(
+        kind="result", job_id=job_id, body=result, host=host, signature=signature
+    ):
+        services.record_result(job_id=job_id, result=result)
 
 
 @shared_task(acks_late=True, ignore_result=True, **RECORD_RETRY)
-def record_failure_task(*, job_id: int, error: str, log_tail: str = "") -> None:
-    """Store a worker's failure with the engine's log tail."""
-    services.record_failure(job_id=job_id, error=error, log_tail=log_tail)
+def record_failure_task(
+    *, job_id: int, error: str, log_tail: str = "", host: str = "", signature: str = ""
+) -> None:
+    """Store a GPU host's failure with the engine's log tail, if that host claimed the job."""
+    failure = {"error": error, "log_tail": log_tail}
+    if services.accept_host_message(
+        kind="failure", job_id=job_id, body=failure, host=host, signature=signature
+    ):
+        services.record_failure(job_id=job_id, error=error, log_tail=log_tail)
 
 
 @shared_task(ignore_result=True)

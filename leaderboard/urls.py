@@ -1,29 +1,73 @@
+"""The site's pages, the API under /api/v1/ and the admin."""
+
+from urllib.parse import unquote
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, register_converter
 
 from leaderboard import views
 
+# The API's routes register the `id` converter (digits that fit a 64-bit integer), which the
+# pages use too: /runs/99999999999999999999999/ is a 404 before any query is made.
+from leaderboard.api import urls as api_urls
+
+
+class ModelNameConverter:
+    """A target model's name, which may hold slashes ("Qwen/Qwen3-8B"): /models/Qwen/Qwen3-8B/.
+
+    Names are free text from imports and uploads. A path segment "." or ".." would be resolved
+    away by the browser, so those segments are percent-escaped, and so is every "%" (a name may
+    hold one), which `to_python` undoes; names without either read as themselves."""
+
+    regex = ".+"
+
+    def to_python(self, value: str) -> str:
+        return unquote(value)
+
+    def to_url(self, value: str) -> str:
+        segments = value.replace("%", "%25").split("/")
+        return "/".join(
+            segment.replace(".", "%2E") if segment in (".", "..") else segment
+            for segment in segments
+        )
+
+
+class ConfigKeyConverter:
+    """A config key: the runner's 16 hex digits, or another short key of the same alphabet."""
+
+    regex = "[A-Za-z0-9_-]{1,64}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(ModelNameConverter, "model_name")
+register_converter(ConfigKeyConverter, "config_key")
+
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
-    path("configs/<str:key>/", views.config_detail, name="config"),
-    path("runs/<int:run_id>/", views.run_detail, name="run"),
-    path("runs/<int:run_id>/requests.csv", views.run_requests_csv, name="run-requests-csv"),
-    path("runs/<int:run_id>/requests.json", views.run_requests_json, name="run-requests-json"),
+    path("configs/<config_key:key>/", views.config_detail, name="config"),
+    path("runs/<id:run_id>/", views.run_detail, name="run"),
+    path("runs/<id:run_id>/requests.csv", views.run_requests_csv, name="run-requests-csv"),
+    path("runs/<id:run_id>/requests.json", views.run_requests_json, name="run-requests-json"),
     path("nmax/", views.nmax, name="nmax"),
     path("context/", views.context, name="context"),
     path("compare/", views.compare, name="compare"),
     path("hardware/", views.hardware_list, name="hardware-list"),
     path("hardware/<slug:slug>/", views.hardware_detail, name="hardware"),
     path("models/", views.model_list, name="model-list"),
-    path("models/<str:name>/", views.model_detail, name="model"),
+    path("models/<model_name:name>/", views.model_detail, name="model"),
     path("best/", views.best_config, name="best"),
     path("submit/", views.submit, name="submit"),
     path("jobs/", views.my_jobs, name="my-jobs"),
-    path("jobs/<int:job_id>/", views.job_detail, name="job"),
-    path("jobs/<int:job_id>/cancel/", views.job_cancel, name="job-cancel"),
+    path("jobs/<id:job_id>/", views.job_detail, name="job"),
+    path("jobs/<id:job_id>/cancel/", views.job_cancel, name="job-cancel"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/v1/", include("leaderboard.api.urls")),
+    path("api/v1/", include(api_urls)),
     path("admin/", admin.site.urls),
 ]

@@ -62,7 +62,13 @@ def _leaderboard_board(*, view: dict, choices: dict) -> str:
     ranks = selectors.page_ranks(
         entries, page_entries, offset=page.start_index() - 1, ordering=ordering
     )
-    rows = selectors.leaderboard_rows(entries=page_entries, ranks=ranks, newest=newest)
+    rows = selectors.leaderboard_rows(
+        entries=page_entries,
+        ranks=ranks,
+        newest=newest,
+        ordering=ordering,
+        definitions=selectors.board_definitions(entries),
+    )
     kept_off = (
         []
         if include_all
@@ -211,15 +217,13 @@ def context(request: HttpRequest) -> HttpResponse:
     hardware = hardware if hardware in dict(choices["hardware"]) else ""
     lines = selectors.context_series(target_name=target, hardware_slug=hardware)
     depths = sorted({depth for line in lines for depth in line["depths"]})
+    figures = ("speedup", "tokens_per_second", "ci95_low", "ci95_high", "n")
     for line in lines:
-        values = zip(line["speedup"], line["tokens_per_second"], strict=True)
-        by_depth = dict(zip(line["depths"], values, strict=True))
-        line["cells"] = [
-            {"speedup": by_depth[d][0], "tokens_per_second": by_depth[d][1]}
-            if d in by_depth
-            else None
-            for d in depths
-        ]
+        by_depth = {
+            depth: {name: line[name][index] for name in figures}
+            for index, depth in enumerate(line["depths"])
+        }
+        line["cells"] = [by_depth.get(depth) for depth in depths]
     return render(
         request,
         "leaderboard/context.html",
@@ -243,7 +247,11 @@ def compare(request: HttpRequest) -> HttpResponse:
             result = comparisons.compare_configs(keys=form.cleaned_data["keys"])
         except comparisons.ComparisonRefused as refusal:
             form.add_error("keys", refusal.message)
-    return render(request, "leaderboard/compare.html", {"form": form, "result": result})
+    return render(
+        request,
+        "leaderboard/compare.html",
+        {"form": form, "result": result, "legend": selectors.LEGEND},
+    )
 
 
 @require_GET
@@ -271,6 +279,10 @@ def model_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def model_detail(request: HttpRequest, name: str) -> HttpResponse:
+    if "\x00" in name:
+        # No stored name holds a NUL character (imports refuse them), and PostgreSQL cannot
+        # even compare against one.
+        raise Http404("no results for this model")
     entries = selectors.leaderboard_entries(target=name, ranked_only=True)
     if not selectors.leaderboard_entries(target=name, include_retired=True).exists():
         raise Http404("no results for this model")

@@ -9,6 +9,7 @@ the baseline from ``runner.pairing``, and the result's shape from ``runner.resul
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -23,10 +24,11 @@ from runner import protocols, stats
 from runner.compatibility import check_pair
 from runner.config import BenchmarkConfig
 from runner.engines.build import Engine, locate
-from runner.engines.session import open_session
+from runner.engines.session import EngineSession, open_session
 from runner.errors import BenchmarkCancelled, EngineBuildError, ModelCheckError, RunnerError
+from runner.fidelity import TopTwo
 from runner.gguf.inspect import ModelInfo, inspect_model
-from runner.pairing import Pairing, pair_with_baseline
+from runner.pairing import Pairing, margin_positions, pair_with_baseline
 from runner.provenance import MemorySampler, system_info
 from runner.results import (
     RESULT_SCHEMA_VERSION,
@@ -113,9 +115,40 @@ class _Measured:
     memory_kind: str
     load_seconds: float | None
     held_seconds: float
-    # What the runner itself adds beyond model load and generation (checks, scrapes, stop).
+    # What the runner itself adds beyond model load and generation (checks, scrapes, stop, and
+    # a baseline's margin pass).
     harness_overhead_seconds: float
     log_tail: str
+    # A paired baseline's top two at each speculative request's divergence (runner.pairing).
+    top_two: list[TopTwo | None] | None = None
+
+
+def _margin_pass(
+    session: EngineSession,
+    specs: list[protocols.RequestSpec],
+    records: list[dict],
+    reference_outputs: list[list[int]],
+) -> list[TopTwo | None]:
+    """The baseline's top two where each speculative request first diverged, unmeasured.
+
+    Each diverged request is generated again up to that position with n_probs; one prompt and
+    position is asked once. A pass that does not retrace the measured tokens gives no margin.
+    """
+    outputs = [record["output_tokens"] for record in records]
+    asked: dict[tuple[str, int], list[TopTwo]] = {}
+    found: list[TopTwo | None] = []
+    for spec, tokens, position in zip(
+        specs, outputs, margin_positions(reference_outputs, outputs), strict=True
+    ):
+        if position is None:
+            found.append(None)
+            continue
+        key = (spec.prompt_sha256, position)
+        if key not in asked:
+            asked[key] = session.top_two(dataclasses.replace(spec, output_tokens=position + 1))
+        retraced = [step.token for step in asked[key][: position + 1]] == tokens[: position + 1]
+        found.append(asked[key][position] if retraced else None)
+    return found
 
 
 def _run_one_config(
@@ -130,7 +163,10 @@ def _run_one_config(
     should_cancel: Callable[[], bool] | None,
     request_timeout_s: float,
     start_timeout_s: float,
+    reference_outputs: list[list[int]] | None = None,
 ) -> _Measured:
+    """Measure one config in its own engine session; with reference_outputs (a paired baseline's
+    speculative run) also take the baseline's margins where those outputs diverged."""
     session = open_session(
         config,
         engine=engine,
@@ -158,6 +194,11 @@ def _run_one_config(
                 progress.report("warmup" if spec.phase == "warmup" else phase)
                 if spec.phase == "measure":
                     records.append(record)
+            top_two = None
+            if reference_outputs is not None:
+                progress.report("baseline margins")
+                measured = [spec for spec in plan if spec.phase == "measure"]
+                top_two = _margin_pass(session, measured, records, reference_outputs)
         finally:
             peak = sampler.stop()
             kind = sampler.kind
@@ -176,6 +217,7 @@ def _run_one_config(
         harness_overhead_seconds=held - (session.load_seconds or 0.0) - request_seconds,
         # A result's text never carries NUL characters, whatever a crashing engine printed.
         log_tail=session.log_text()[-LOG_TAIL_CHARS:].replace("\x00", ""),
+        top_two=top_two,
     )
 
 
@@ -195,11 +237,22 @@ def _section(
             point | {"speedup": speedup}
             for point, speedup in zip(points, pairing.point_speedups, strict=True)
         ]
-    divergences = pairing.first_divergences if pairing else [None] * len(measured.records)
+    unpaired = [None] * len(measured.records)
+    divergences = zip(
+        pairing.first_divergences if pairing else unpaired,
+        pairing.divergences if pairing else unpaired,
+        pairing.divergence_margins if pairing else unpaired,
+        strict=True,
+    )
     requests = [
         {k: v for k, v in record.items() if k != "output_tokens"}
-        | {"index": index, "first_divergence": divergence}
-        for index, (record, divergence) in enumerate(
+        | {
+            "index": index,
+            "first_divergence": first,
+            "divergence": kind,
+            "divergence_margin": margin,
+        }
+        for index, (record, (first, kind, margin)) in enumerate(
             zip(measured.records, divergences, strict=True)
         )
     ]
@@ -262,10 +315,20 @@ def run_benchmark(
         start_timeout_s=start_timeout_s,
     )
     section = functools.partial(_section, engine=engine, target=target)
-    baseline_config = config.baseline()
-    baseline = baseline_measured = None
+    # The speculative config runs first, so that its baseline, still loaded afterwards, can take
+    # its top-2 margins exactly where the two outputs diverged (runner.fidelity).
+    measured = run_one(config, draft=draft, phase="measuring")
+    outputs = [record["output_tokens"] for record in measured.records]
+    points = stats.depth_points(config, measured.records)
+    baseline = pairing = None
     if pair:
-        baseline_measured = run_one(baseline_config, draft=None, phase="baseline")
+        baseline_config = config.baseline()
+        baseline_measured = run_one(
+            baseline_config,
+            draft=None,
+            phase="baseline",
+            reference_outputs=None if config.is_synthetic else outputs,
+        )
         baseline = section(
             baseline_config,
             baseline_measured,
@@ -273,17 +336,13 @@ def run_benchmark(
             points=stats.depth_points(baseline_config, baseline_measured.records),
             pairing=None,
         )
-    measured = run_one(config, draft=draft, phase="measuring")
-
-    points = stats.depth_points(config, measured.records)
-    pairing = None
-    if baseline is not None and baseline_measured is not None:
         pairing = pair_with_baseline(
             points=points,
             baseline_points=baseline["points"],
-            outputs=[r["output_tokens"] for r in measured.records],
+            outputs=outputs,
             baseline_outputs=[r["output_tokens"] for r in baseline_measured.records],
             synthetic=config.is_synthetic,
+            baseline_top_two=baseline_measured.top_two,
         )
     result = section(config, measured, draft=draft, points=points, pairing=pairing)
     result["summary"] |= {
@@ -293,6 +352,8 @@ def run_benchmark(
             baseline["summary"]["decode_tokens_per_second"]["mean"] if baseline else None
         ),
         "lossless_note": pairing.lossless_note if pairing else None,
+        "fidelity": pairing.fidelity.model_dump() if pairing and pairing.fidelity else None,
+        "repeated_prompt": protocols.repeated_prompt(config, result["requests"]),
     }
     if baseline is not None:
         result["summary"]["gpu_seconds"] += baseline["summary"]["gpu_seconds"]

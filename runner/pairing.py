@@ -1,10 +1,11 @@
-"""Pair a speculative run with its baseline: where output first diverged, speedup, lossless.
+"""Pair a speculative run with its baseline: where output first diverged, speedup, fidelity.
 
 This module owns what comparing a config with its paired baseline (same target, context,
-protocol and engine flags, no speculation) decides: each request's first divergence from the
-baseline's greedy tokens, the speedup at each depth and across depths (their geometric mean),
-and whether the run was lossless. The functions take plain values, so the service can derive
-the same figures from stored evidence instead of trusting a claim.
+protocol, prompts and engine flags, no speculation) decides: each request's first divergence
+from the baseline's greedy tokens and its class (``runner.fidelity``), the speedup at each depth
+and across depths (their geometric mean), the run's fidelity grade, and ``lossless``, kept as
+"every request identical". The functions take plain values, so the service can derive the same
+figures from stored evidence instead of trusting a claim.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from runner.fidelity import FidelityGrade, TopTwo, classify_divergence, fidelity_grade
 from runner.stats import ratio
 
 SYNTHETIC_NOTE = "synthetic acceptance: output is not the model's own"
@@ -23,13 +25,19 @@ DIVERGED_NOTE = "output differs from the baseline's greedy output"
 
 @dataclass(frozen=True)
 class Pairing:
-    """What the baseline says about a run: per-depth and overall speedup, divergence, lossless."""
+    """What the baseline says about a run: speedups, divergences, their classes and fidelity."""
 
     point_speedups: list[float | None]
     speedup: float | None
     first_divergences: list[int | None]
     lossless: bool | None
     lossless_note: str | None
+    # Per request: "near tie", "mismatch", "unclassified" or None (identical, or synthetic).
+    divergences: list[str | None]
+    # Per request: the baseline's top-2 log-probability gap at the first divergence, if known.
+    divergence_margins: list[float | None]
+    # None for synthetic acceptance, which claims nothing about the model's own output.
+    fidelity: FidelityGrade | None
 
 
 def first_divergence(tokens: Sequence[int], reference: Sequence[int]) -> int | None:
@@ -38,6 +46,21 @@ def first_divergence(tokens: Sequence[int], reference: Sequence[int]) -> int | N
         if mine != theirs:
             return index
     return None if len(tokens) == len(reference) else min(len(tokens), len(reference))
+
+
+def margin_positions(
+    outputs: Sequence[Sequence[int]], baseline_outputs: Sequence[Sequence[int]]
+) -> list[int | None]:
+    """Per request, the baseline position whose top-2 margin classifies its divergence.
+
+    None where the outputs are identical, or where one output ended first (no token to weigh).
+    """
+    positions = []
+    for tokens, reference in zip(outputs, baseline_outputs, strict=True):
+        index = first_divergence(tokens, reference)
+        shorter = index is not None and index >= min(len(tokens), len(reference))
+        positions.append(None if shorter else index)
+    return positions
 
 
 def combined_speedup(speedups: Sequence[float | None]) -> float | None:
@@ -60,11 +83,24 @@ def lossless_verdict(
     return lossless, None if lossless else DIVERGED_NOTE
 
 
-def same_outputs(hashes: Sequence[str], baseline_hashes: Sequence[str]) -> bool | None:
-    """Whether two runs' greedy outputs match request by request, from their output hashes;
-    None when either run has no outputs or a request without a hash (nothing to compare)."""
+def same_outputs(
+    hashes: Sequence[str],
+    baseline_hashes: Sequence[str],
+    *,
+    prompt_hashes: Sequence[str | None] | None = None,
+    baseline_prompt_hashes: Sequence[str | None] | None = None,
+) -> bool | None:
+    """Whether two runs' greedy outputs match request by request, from their output hashes.
+
+    None when either run has no outputs or a request without a hash (nothing to compare), or,
+    when both runs' prompt hashes are given, when their requests did not share the same prompts
+    (n-gram configs vary the prompt per run, a baseline run on its own does not).
+    """
     if not hashes or not baseline_hashes or "" in hashes or "" in baseline_hashes:
         return None
+    if prompt_hashes is not None and baseline_prompt_hashes is not None:
+        if None in prompt_hashes or list(prompt_hashes) != list(baseline_prompt_hashes):
+            return None
     return list(hashes) == list(baseline_hashes)
 
 
@@ -75,8 +111,13 @@ def pair_with_baseline(
     outputs: Sequence[Sequence[int]],
     baseline_outputs: Sequence[Sequence[int]],
     synthetic: bool,
+    baseline_top_two: Sequence[TopTwo | None] | None = None,
 ) -> Pairing:
-    """Compare a run's points and output tokens with its baseline's, request by request."""
+    """Compare a run's points and output tokens with its baseline's, request by request.
+
+    ``baseline_top_two`` holds, per request, the baseline's top two at the position
+    ``margin_positions`` names (None where it names none or the margin is unknown).
+    """
     point_speedups = [
         ratio(
             point["decode_tokens_per_second"]["mean"],
@@ -88,11 +129,35 @@ def pair_with_baseline(
         first_divergence(tokens, reference)
         for tokens, reference in zip(outputs, baseline_outputs, strict=True)
     ]
+    top_two = list(baseline_top_two) if baseline_top_two is not None else [None] * len(outputs)
+    kinds: list[str | None] = []
+    margins: list[float | None] = []
+    for index, tokens, reference, known in zip(
+        divergences, outputs, baseline_outputs, top_two, strict=True
+    ):
+        kind, margin = (
+            (None, None)
+            if synthetic
+            else classify_divergence(index, tokens=tokens, baseline_tokens=reference, top_two=known)
+        )
+        kinds.append(kind)
+        margins.append(margin)
     lossless, note = lossless_verdict(divergences, synthetic=synthetic)
+    fidelity = None
+    if not synthetic:
+        fidelity = fidelity_grade(
+            [
+                {"first_divergence": index, "divergence": kind, "predicted_n": len(tokens)}
+                for index, kind, tokens in zip(divergences, kinds, outputs, strict=True)
+            ]
+        )
     return Pairing(
         point_speedups=point_speedups,
         speedup=combined_speedup(point_speedups),
         first_divergences=divergences,
         lossless=lossless,
         lossless_note=note,
+        divergences=kinds,
+        divergence_margins=margins,
+        fidelity=fidelity,
     )

@@ -1,12 +1,25 @@
-"""Turn a protocol into the exact list of requests to send, and estimate its token budget."""
+"""Turn a protocol into the exact list of requests to send, and estimate its token budget.
+
+The quick protocol repeats one prompt, which is fair to every speculative type but the n-gram
+ones: their caches (``ngram-mod``'s hash pool, ``ngram-cache``, the n-gram maps) outlive a request
+in llama-server, which has no call to clear them, so by the second run they have learned the
+answer and draft it whole. For configs with an n-gram type every quick-protocol request therefore
+gets its own exact token-id prompt, drawn from the protocol's seed; the paired baseline runs the
+same plan. ``repeated_prompt`` says, from the records' prompt hashes, whether an n-gram result
+was still measured on a repeated prompt.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from runner.config import BenchmarkConfig, QuickProtocol
+from runner.config import NGRAM_TYPES, BenchmarkConfig, QuickProtocol
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,11 @@ class RequestSpec:
             "return_tokens": True,
         }
 
+    @property
+    def prompt_sha256(self) -> str:
+        """The sha256 of the exact prompt (its text, or its token ids as a JSON list)."""
+        return hashlib.sha256(json.dumps(self.prompt).encode()).hexdigest()
+
 
 def _token_prompt(length: int, *, vocab_size: int, rng: np.random.Generator) -> list[int]:
     # Skip the low ids, where tokenizers keep control and byte tokens.
@@ -49,14 +67,49 @@ def _token_prompt(length: int, *, vocab_size: int, rng: np.random.Generator) -> 
     return rng.integers(low, vocab_size - 1, size=length).tolist()
 
 
+def learns_across_requests(config: BenchmarkConfig) -> bool:
+    """Whether the config drafts from n-gram state that outlives a request in the engine."""
+    return any(name in NGRAM_TYPES for name in config.spec_types)
+
+
+def _quick_prompt_tokens(protocol: QuickProtocol) -> int:
+    # The text prompt's length in tokens as the token budget estimates it.
+    return max(1, len(protocol.prompt) // 4)
+
+
 def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSpec]:
-    """Every request of the protocol in order, warm-ups first at each depth."""
+    """Every request of the protocol in order, warm-ups first at each depth.
+
+    The quick protocol repeats its text prompt, except for configs with an n-gram type, whose
+    requests each get a distinct token-id prompt of about the text's length (see the module).
+    """
     protocol = config.protocol
     if isinstance(protocol, QuickProtocol):
         phases = ["warmup"] * protocol.warmup + ["measure"] * protocol.runs
+        if not learns_across_requests(config):
+            return [
+                RequestSpec(
+                    phase,
+                    0,
+                    None,
+                    protocol.n_predict,
+                    protocol.prompt,
+                    protocol.seed,
+                    config.stream,
+                )
+                for phase in phases
+            ]
+        rng = np.random.default_rng(protocol.seed)
+        length = _quick_prompt_tokens(protocol)
         return [
             RequestSpec(
-                phase, 0, None, protocol.n_predict, protocol.prompt, protocol.seed, config.stream
+                phase,
+                0,
+                length,
+                protocol.n_predict,
+                _token_prompt(length, vocab_size=vocab_size, rng=rng),
+                protocol.seed,
+                config.stream,
             )
             for phase in phases
         ]
@@ -84,7 +137,7 @@ def token_budget(config: BenchmarkConfig, *, with_baseline: bool = False) -> dic
     protocol = config.protocol
     if isinstance(protocol, QuickProtocol):
         count = protocol.warmup + protocol.runs
-        prompt_tokens = count * max(1, len(protocol.prompt) // 4)
+        prompt_tokens = count * _quick_prompt_tokens(protocol)
         generated = count * protocol.n_predict
     else:
         count = sum(p.warmup + p.requests for p in protocol.points)
@@ -97,3 +150,14 @@ def token_budget(config: BenchmarkConfig, *, with_baseline: bool = False) -> dic
         "generated_tokens": generated * factor,
         "total_tokens": (prompt_tokens + generated) * factor,
     }
+
+
+def repeated_prompt(config: BenchmarkConfig, requests: Sequence[Mapping[str, Any]]) -> bool | None:
+    """For an n-gram config: whether two measured requests shared a prompt (the n-gram state
+    could have learned the answer); None for other configs, or records without prompt hashes."""
+    if not learns_across_requests(config):
+        return None
+    hashes = [record.get("prompt_sha256") for record in requests]
+    if not hashes or None in hashes:
+        return None
+    return len(set(hashes)) < len(hashes)

@@ -4,15 +4,14 @@
 the service reads worker results, result files and uploads through ``load_result``. The models
 are strict: unknown fields are refused, numbers are finite, counts non-negative and bounded,
 strings bounded and free of NUL characters, and what can be derived is checked against its
-evidence (a config's key, whether it is synthetic, which config the baseline must be).
+evidence (a config's key, whether it is synthetic, which config the baseline must be, and every
+section's summary and points against its own measured requests, by ``runner.evidence``).
 
 The shape is RESULT_SCHEMA_VERSION 1, the plain JSON data results were before these models:
-``model_dump(mode="json")`` gives the same keys, nesting and field order. Fields that runner
-versions added over time are optional with None defaults, so an older file still validates;
-dumped plainly, such a result shows them as null, and ``model_dump(mode="json",
-exclude_unset=True)`` gives back exactly the keys that were read. The baseline section has no
-pairing fields (speedup, lossless, ...) and no run-wide provenance (engine, system, times), so
-the whole result's summary and provenance are subclasses of a section's.
+``model_dump(mode="json")`` gives the same keys, nesting and field order. Fields added over time
+are optional with None defaults, so an older file still validates (dumped as null, or left out
+with ``exclude_unset=True``). The baseline section has no pairing fields (speedup, lossless, ...)
+and no run-wide provenance (engine, system, times): the result's are subclasses of a section's.
 """
 
 from __future__ import annotations
@@ -35,6 +34,8 @@ from pydantic import (
 
 from runner.config import MAX_N_MAX, BenchmarkConfig
 from runner.errors import ResultError
+from runner.evidence import evidence_problem
+from runner.fidelity import DivergenceKind, FidelityGrade
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -46,6 +47,7 @@ MAX_REQUESTS = 100_000
 MAX_POINTS = 64
 MAX_LOG_CHARS = 65_536
 SHOWN_ERRORS = 3
+STATISTIC_FIGURES = ("mean", "median", "stdev", "min", "max", "ci95_low", "ci95_high")
 
 
 def _no_nul(value: str) -> str:
@@ -87,10 +89,8 @@ class _Strict(BaseModel):
 
 
 class Statistics(_Strict):
-    """n, mean, median, stdev, min, max and the Student-t 95% interval of the mean.
-
-    As ``runner.stats.summarize`` computes them: every figure is null when n is 0.
-    """
+    """n, mean, median, stdev, min, max and the Student-t 95% interval of the mean, as
+    ``runner.stats.summarize`` computes them: every figure is null when n is 0."""
 
     n: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
     mean: Amount | None
@@ -103,15 +103,7 @@ class Statistics(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Statistics:
-        figures = (
-            self.mean,
-            self.median,
-            self.stdev,
-            self.min,
-            self.max,
-            self.ci95_low,
-            self.ci95_high,
-        )
+        figures = [getattr(self, name) for name in STATISTIC_FIGURES]
         if self.n == 0 and any(figure is not None for figure in figures):
             raise ValueError("statistics of no values must all be null")
         if self.n > 0 and any(figure is None for figure in figures):
@@ -151,6 +143,12 @@ class RequestRecord(_Strict):
     stopped_early: bool
     index: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)]
     first_divergence: TokenCount | None
+    # Prompt hash and repeating tail (runner.engines.measure); divergence class (runner.fidelity).
+    prompt_sha256: Sha256 | None = None
+    repeat_period: TokenCount | None = None
+    repeated_tail_tokens: TokenCount | None = None
+    divergence: DivergenceKind | None = None
+    divergence_margin: Amount | None = None
 
     @model_validator(mode="after")
     def _accepted_were_drafted(self) -> RequestRecord:
@@ -209,6 +207,9 @@ class ResultSummary(Summary):
     lossless: bool | None
     baseline_decode_tokens_per_second: Amount | None
     lossless_note: ShortText | None
+    # runner.fidelity's grade; runner.protocols.repeated_prompt (n-gram configs only).
+    fidelity: FidelityGrade | None = None
+    repeated_prompt: bool | None = None
 
 
 class ModelFileInfo(_Strict):
@@ -368,6 +369,13 @@ class BenchmarkResult(Section):
             )
         return baseline
 
+    @model_validator(mode="after")
+    def _figures_from_the_requests(self) -> BenchmarkResult:
+        sections = {"summary", "points", "requests", "baseline"}
+        if problem := evidence_problem(self.model_dump(include=sections)):
+            raise ValueError(problem)
+        return self
+
 
 def result_error_message(error: ValidationError) -> str:
     """A result's validation errors as one line: the first few, each with its field path."""
@@ -385,9 +393,11 @@ def result_field_errors(error: ValidationError) -> dict[str, list[str]]:
     """Every validation error, grouped by the top-level field it is in, with its whole path."""
     errors: dict[str, list[str]] = {}
     for item in error.errors(include_url=False):
-        location = [str(part) for part in item["loc"]] or ["non_field_errors"]
+        location = [str(part) for part in item["loc"]]
         message = " ".join(item["msg"].removeprefix("Value error, ").split())
-        errors.setdefault(location[0], []).append(f"{'.'.join(location)}: {message}")
+        # A whole-result check names its own fields in its message.
+        shown = f"{'.'.join(location)}: {message}" if location else message
+        errors.setdefault(location[0] if location else "non_field_errors", []).append(shown)
     return errors
 
 

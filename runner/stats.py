@@ -1,21 +1,27 @@
 """The statistics of measured requests: summaries, pooled acceptance and per-depth points.
 
 This module owns ``summarize`` (n, mean, median, stdev, min, max and a Student-t 95% confidence
-interval of the mean), the pooled acceptance rate and tau of a set of requests, the figures of a
-section's summary that its request records decide, and the per-depth points of a protocol.
+interval of the mean), the pooled acceptance rate and tau of a set of requests, whether output
+degenerated (``is_degenerate``, which the service calls on uploaded records too), the figures of
+a section's summary that its request records decide, and the per-depth points of a protocol.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runner.config import BenchmarkConfig, QuickProtocol
 
 # A median distinct-4-gram ratio below this marks output that collapsed into repetition.
 DEGENERATE_DISTINCT_RATIO = 0.1
+# A request whose tail repeats one cycle at least this many times over, across at least this
+# share of its generated tokens, is looping: a 150-200 token cycle keeps the distinct 4-gram
+# ratio near 0.3, above the ratio's bound, while n-gram drafting accepts it whole.
+LOOP_MIN_REPEATS = 3
+LOOP_MIN_SHARE = 0.25
 
 # Two-sided 95% critical values of Student's t by degrees of freedom.
 _T95 = {
@@ -123,6 +129,26 @@ def acceptance_and_tau(records: Sequence[dict]) -> tuple[float | None, float | N
     )
 
 
+def is_looping(record: Mapping[str, Any]) -> bool:
+    """Whether one request's output ends in a loop (from its repeat_period and repeated tail)."""
+    period = record.get("repeat_period") or 0
+    tail = record.get("repeated_tail_tokens") or 0
+    generated = record.get("predicted_n") or tail
+    return period > 0 and tail >= LOOP_MIN_REPEATS * period and tail >= LOOP_MIN_SHARE * generated
+
+
+def is_degenerate(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether measured output degenerated: a request stopped early or looped, or the median
+    distinct 4-gram ratio collapsed. Records without the repeating-tail fields (older files)
+    are judged by the other two tests."""
+    ratios = [record["distinct_4gram_ratio"] for record in records]
+    return (
+        any(record["stopped_early"] for record in records)
+        or any(is_looping(record) for record in records)
+        or (bool(ratios) and statistics.median(ratios) < DEGENERATE_DISTINCT_RATIO)
+    )
+
+
 def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
     """The part of a section's summary that its measured request records alone decide."""
     draft = sum(r["draft_n"] for r in records)
@@ -134,7 +160,6 @@ def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
         sum(r["accepted_per_position"][i] for r in records if i < len(r["accepted_per_position"]))
         for i in range(positions)
     ]
-    ratios = [r["distinct_4gram_ratio"] for r in records]
     return {
         "decode_tokens_per_second": summarize(
             [r["decode_tokens_per_second"] for r in records if r["decode_tokens_per_second"]]
@@ -155,8 +180,7 @@ def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
         "verify_steps": steps,
         # Share of verify steps in which draft position i was accepted.
         "acceptance_by_position": [count / steps for count in per_position] if steps else None,
-        "degenerate": any(r["stopped_early"] for r in records)
-        or (bool(ratios) and statistics.median(ratios) < DEGENERATE_DISTINCT_RATIO),
+        "degenerate": is_degenerate(records),
     }
 
 

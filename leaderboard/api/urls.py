@@ -73,5 +73,5 @@ urlpatterns = [
     ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", docs_view, name="api-docs"),
-    re_path(r"^(?P<unmatched>.*)$", not_found, name="api-not-found"),
+    re_path(r"^(?P<unmatched>[\s\S]*)$", not_found, name="api-not-found"),
 ]

@@ -2,13 +2,17 @@
 
 The reads are grouped by what they are about, one module each:
 
-- `board`: the leaderboard's rows, filters and their choices, ordering, ranks with ties, staleness
-  and the rows a page shows; the board's vocabulary (`LEADERBOARD_ORDERINGS`, `SOURCES`,
-  `PROTOCOLS`, `RANKED`).
+- `board`: the leaderboard's rows, filters and their choices, staleness and the rows a page
+  shows; the board's vocabulary (`SOURCES`, `PROTOCOLS`, `RANKED`).
+- `ranks`: the orderings (`LEADERBOARD_ORDERINGS`) and each page row's rank by the sorted field,
+  within one tok/s definition, with ties to the leader.
+- `definitions`: what every number means (the sentences the pages and the API show), a config's
+  depths, per-depth speedups over the paired baseline, and the evidence behind a page's rows.
 - `cache`: the page cache keyed on the board's change counter (`board_cached`).
 - `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
   trade-off, n_max sweep, context depth).
-- `compare`: interval overlap, Welch differences and the compare page's side-by-side columns.
+- `intervals`: a row's 95% interval and how two lie (the one test behind ties and "beats").
+- `compare`: Welch differences and the compare page's side-by-side columns.
 - `jobs`: a job's status, cost and time left, and a user's jobs.
 - `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
 
@@ -18,19 +22,18 @@ in `leaderboard.board_version`.
 """
 
 from leaderboard.selectors.board import (
-    LEADERBOARD_ORDERINGS,
     PROTOCOLS,
     RANKED,
     SOURCES,
     BoardPaginator,
     best_config_for,
+    board_definitions,
     is_stale,
     leaderboard_entries,
     leaderboard_filter_choices,
     leaderboard_from_runs,
     leaderboard_rows,
     newest_release_number,
-    page_ranks,
     ranked_rows,
     release_number,
     spec_type_q,
@@ -64,12 +67,17 @@ from leaderboard.selectors.charts import (
     nmax_sweep,
     nmax_targets,
 )
-from leaderboard.selectors.compare import (
-    comparison,
-    entry_difference,
-    overlaps,
-    welch_difference,
+from leaderboard.selectors.compare import comparison, entry_difference, welch_difference
+from leaderboard.selectors.definitions import (
+    LEGEND,
+    TPS_DEFINITIONS,
+    depth_speedups,
+    protocol_depths,
+    protocol_summary,
+    row_definitions,
+    row_evidence,
 )
+from leaderboard.selectors.intervals import interval_of, interval_relation, overlaps
 from leaderboard.selectors.jobs import (
     job_by_id,
     job_cost,
@@ -79,31 +87,38 @@ from leaderboard.selectors.jobs import (
     job_token_budget,
     user_jobs,
 )
+from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
 
 __all__ = [
     "LEADERBOARD_ORDERINGS",
+    "LEGEND",
     "PROTOCOLS",
     "RANKED",
     "REQUEST_EXPORT_FIELDS",
     "SOURCES",
-    "BoardPaginator",
+    "TPS_DEFINITIONS",
     "acceptance_by_position",
     "best_config_for",
     "best_entry",
     "board_cache_key",
     "board_cached",
+    "board_definitions",
     "board_version",
+    "BoardPaginator",
     "comparison",
     "config_by_key",
     "config_chart_data",
     "config_entries",
     "config_runs",
     "context_series",
+    "depth_speedups",
     "engine_builds",
     "entry_difference",
     "forget_board_version",
     "hardware_by_slug",
     "hardware_summaries",
+    "interval_of",
+    "interval_relation",
     "is_stale",
     "job_by_id",
     "job_cost",
@@ -121,10 +136,14 @@ __all__ = [
     "nmax_targets",
     "overlaps",
     "page_ranks",
+    "protocol_depths",
+    "protocol_summary",
     "ranked_rows",
     "registered_models",
     "release_number",
     "request_records",
+    "row_definitions",
+    "row_evidence",
     "run_by_id",
     "servable_hardware",
     "spec_type_q",

@@ -1,16 +1,18 @@
 """The leaderboard itself: which rows a page shows, in what order, with what rank.
 
-It owns the board's vocabulary (orderings, sources, protocols and `RANKED`, the rows that
-compete), the filtered and sorted `leaderboard_entries` with the choices its filters offer, the
-cached-count `BoardPaginator`, ranks with ties to the leader (`page_ranks`, computed for the
-shown page only, in the database), staleness against the newest engine release in use, the
-rows a page renders (`leaderboard_rows`, `ranked_rows`), the memory-fit recommendation
+It owns the board's vocabulary (sources, protocols and `RANKED`, the rows that compete; the
+orderings live with the ranks), the filtered and sorted `leaderboard_entries` with the choices
+its filters offer, the cached-count `BoardPaginator`, the tok/s definitions among the filtered
+rows (`board_definitions`), staleness against the newest engine release measured by our
+workers, the rows a page renders (`leaderboard_rows`, `ranked_rows`: each with its rank from
+`selectors.ranks`, its numbers' definitions and their evidence), the memory-fit recommendation
 `best_config_for`, and `leaderboard_from_runs`, the read-time aggregate kept for benchmarks.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from django.core.paginator import Paginator
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
@@ -19,23 +21,24 @@ from django.utils.functional import cached_property
 
 from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
 from leaderboard.selectors.cache import board_cached
-from leaderboard.selectors.compare import overlaps
+from leaderboard.selectors.definitions import LEGEND, row_definitions, row_evidence
+from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, RANKED_WITHIN_DEFINITION, page_ranks
+from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.config import SPEC_TYPES
 
-LEADERBOARD_ORDERINGS = {
-    "tokens_per_second": "tok/s",
-    "speedup": "speedup",
-    "acceptance_rate": "acceptance",
-    "tau": "tau",
-}
 SOURCES = {
     "all": "all results",
     "measured": "measured by our workers",
     "self-reported": "self-reported",
 }
-PROTOCOLS = ("quick", "context-sweep", "depth")
-# The rows that compete in the main ranking: measured by our workers on a good build, real output.
-RANKED = Q(synthetic=False, self_reported=False, degenerate=False, retired=False)
+PROTOCOLS = ("quick", "context-sweep", "depth", SEED_CSV_PROTOCOL)
+# What a protocol value means to a reader; values not listed read as themselves.
+PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
+# The rows that compete in the main ranking: measured by our workers on a good build, the real
+# output of real model weights (test weights, such as the tiny random-weight fixtures, say nothing).
+RANKED = Q(
+    synthetic=False, self_reported=False, degenerate=False, retired=False, test_weights=False
+)
 
 
 class BoardPaginator(Paginator):
@@ -74,7 +77,7 @@ def leaderboard_entries(
 ) -> QuerySet[LeaderboardEntry]:
     """Leaderboard rows, filtered and sorted best first; rows without the sort value come last.
 
-    `ranked_only` keeps synthetic, self-reported, degenerate and retired rows out.
+    `ranked_only` keeps synthetic, test-weight, self-reported, degenerate and retired rows out.
     """
     entries = LeaderboardEntry.objects.select_related(
         "config", "config__target", "config__draft", "hardware", "baseline_entry"
@@ -136,7 +139,7 @@ def _filter_choices() -> dict[str, list[tuple[str, str]]]:
         "target": [(t, t) for t in sorted(targets)],
         "hardware": [(slug, f"{name} ({slug})") for slug, name in hardware],
         "spec_type": spec_types,
-        "protocol": [(p, p) for p in PROTOCOLS],
+        "protocol": [(p, PROTOCOL_LABELS.get(p, p)) for p in PROTOCOLS],
         "source": list(SOURCES.items()),
         "ordering": list(LEADERBOARD_ORDERINGS.items()),
     }
@@ -152,14 +155,17 @@ def release_number(release: str) -> int | None:
 
 
 def newest_release_number() -> int | None:
-    """The newest engine release that any current (non-retired) leaderboard row was measured with."""
+    """The newest engine release that a current measured row was measured with: a release string
+    in a self-reported upload is a claim, so it never makes measured rows stale."""
     return board_cached("newest-release", {}, _newest_release_number, layout_only=True)
 
 
 def _newest_release_number() -> int | None:
     # The builds table is small; EXISTS asks the rows only whether each release is still in use.
     in_use = Exists(
-        LeaderboardEntry.objects.filter(engine_release=OuterRef("release"), retired=False)
+        LeaderboardEntry.objects.filter(
+            engine_release=OuterRef("release"), retired=False, self_reported=False
+        )
     )
     releases = EngineBuild.objects.filter(in_use).values_list("release", flat=True)
     numbers = [n for n in map(release_number, releases) if n is not None]
@@ -167,94 +173,53 @@ def _newest_release_number() -> int | None:
 
 
 def is_stale(release: str, newest: int | None) -> bool:
+    """Whether a release is older than the newest measured one in use."""
     number = release_number(release)
     return newest is not None and number is not None and number < newest
 
 
-def page_ranks(
-    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int, ordering: str
-) -> dict[int, tuple[int, bool]]:
-    """Rank a page's rows by decode tok/s within the filtered rows: {id: (rank, tied with leader)}.
-
-    Rows whose 95% interval overlaps the leader's share its rank 1; the others take the usual
-    competition rank (one more than the number of rows faster than them). Only the page's rows
-    are ranked, in the database, never every filtered row in Python.
-    """
-    if not page:
-        return {}
-    # NULLS LAST as the tok/s index is built, so the leader is read from it, not sorted for.
-    leader = (
-        entries.order_by(F("tokens_per_second").desc(nulls_last=True), "id")
-        .values_list("id", "tokens_per_second", "ci95_low", "ci95_high", "tps_definition")
-        .first()
+def board_definitions(entries: QuerySet[LeaderboardEntry]) -> list[str]:
+    """The tok/s definitions among the filtered rows, cached with the board's layout."""
+    sql, params = entries.query.sql_with_params()
+    return board_cached(
+        "definitions",
+        {"sql": sql, "params": params},
+        lambda: sorted(set(entries.order_by().values_list("tps_definition", flat=True).distinct())),
+        layout_only=True,
     )
-    if leader is None:
-        return {}
-    if ordering == "tokens_per_second":
-        faster = _faster_counts_on_a_speed_page(entries, page, offset=offset)
-    else:
-        faster = _faster_counts(entries, page)
-    ranks = {}
-    for entry in page:
-        tied = (
-            entry.pk != leader[0]
-            and entry.tps_definition == leader[4]
-            and overlaps(entry.ci95_low, entry.ci95_high, leader[2], leader[3])
-        )
-        ranks[entry.pk] = (1, True) if tied else (faster[entry.pk] + 1, False)
-    return ranks
-
-
-def _faster_counts_on_a_speed_page(
-    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int
-) -> dict[int, int]:
-    """Rows faster than each row of a page sorted by tok/s, from the page's offset.
-
-    Every row before the page is at least as fast as its first row, so it is faster than any
-    page row that is slower than that one; only the rows tied with the first need one count.
-    """
-    top = page[0].tokens_per_second
-    strictly_faster_than_top = (
-        entries.filter(tokens_per_second__gt=top).order_by().count() if offset else 0
-    )
-    counts = {}
-    for index, entry in enumerate(page):
-        before_page = offset if entry.tokens_per_second < top else strictly_faster_than_top
-        on_page = sum(
-            1 for other in page[:index] if other.tokens_per_second > entry.tokens_per_second
-        )
-        counts[entry.pk] = before_page + on_page
-    return counts
-
-
-def _faster_counts(
-    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry]
-) -> dict[int, int]:
-    """Rows faster than each page row, for pages in another order: one pass over the rows."""
-    speeds = sorted({entry.tokens_per_second for entry in page})
-    counts = entries.order_by().aggregate(
-        **{
-            f"faster_{index}": Count("pk", filter=Q(tokens_per_second__gt=speed))
-            for index, speed in enumerate(speeds)
-        }
-    )
-    by_speed = {speed: counts[f"faster_{index}"] for index, speed in enumerate(speeds)}
-    return {entry.pk: by_speed[entry.tokens_per_second] for entry in page}
 
 
 def leaderboard_rows(
-    *, entries: list[LeaderboardEntry], ranks: dict[int, tuple[int, bool]], newest: int | None
+    *,
+    entries: list[LeaderboardEntry],
+    ranks: dict[int, tuple[int | None, bool]],
+    newest: int | None,
+    ordering: str = "tokens_per_second",
+    definitions: Sequence[str] = (),
 ) -> list[dict]:
-    """The rows a page shows: each entry with its rank, tie with the leader and staleness."""
-    return [
-        {
-            "entry": entry,
-            "rank": ranks.get(entry.pk, (None, False))[0],
-            "tied": ranks.get(entry.pk, (None, False))[1],
-            "stale": is_stale(entry.engine_release, newest),
-        }
-        for entry in entries
-    ]
+    """The rows a page shows: each entry with its rank, tie with the leader, staleness, what each
+    of its numbers means and, where the page mixes tok/s definitions, which ranking it is in."""
+    evidence = row_evidence(entries=entries)
+    within = ordering in RANKED_WITHIN_DEFINITION and len(set(definitions)) > 1
+    rows = []
+    for entry in entries:
+        rank, tied = ranks.get(entry.pk, (None, False))
+        rows.append(
+            {
+                "entry": entry,
+                "rank": rank,
+                "tied": tied,
+                "rank_scope": entry.tps_definition if within and rank is not None else "",
+                "unranked": (
+                    "no value for the sorted column" if entry.pk in ranks else "not ranked"
+                ),
+                "stale": is_stale(entry.engine_release, newest),
+                "evidence": evidence[entry.pk],
+                "definitions": row_definitions(entry, evidence[entry.pk]),
+                "legend": LEGEND,
+            }
+        )
+    return rows
 
 
 def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:
@@ -264,6 +229,7 @@ def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict
         entries=page,
         ranks=page_ranks(entries, page, offset=0, ordering="tokens_per_second"),
         newest=newest_release_number(),
+        definitions=board_definitions(entries),
     )
 
 

@@ -2,17 +2,28 @@
 
 It owns each chart's series: tok/s per run of one config (`config_chart_data`), the share of
 verify steps each draft position was accepted (`acceptance_by_position`), speedup against extra
-GPU memory (`memory_tradeoff`), the n_max sweep per speculative type with its "higher acceptance
-yet slower" findings (`nmax_targets`, `nmax_sweep`), and speedup against context depth from
-depth-sweep runs (`context_series`). Values come from leaderboard rows and runs' stored results;
-nothing here writes or caches.
+GPU memory (`memory_tradeoff`), the n_max sweep with one series per speculative type, protocol
+and tok/s definition, each against its own paired baseline, with its "higher acceptance yet
+slower" findings by the board's tie test (`nmax_targets`, `nmax_sweep`), and per-depth decode
+tok/s, intervals and speedups of depth-sweep rows (`context_series`). Values come from
+leaderboard rows and runs' stored results; nothing here writes or caches.
 """
 
 from __future__ import annotations
 
 from django.db.models import Count
 
-from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
+from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
+from leaderboard.selectors.definitions import (
+    DEPTH_PROTOCOLS,
+    TPS_DEFINITIONS,
+    depth_points,
+    is_across_depths,
+    protocol_depths,
+    protocol_summary,
+    row_evidence,
+)
+from leaderboard.selectors.intervals import interval_of, interval_relation
 
 
 def config_chart_data(*, runs: list[Run]) -> dict:
@@ -101,12 +112,106 @@ def nmax_targets() -> list[tuple[str, str, str]]:
     return [(r["config__target_name"], r["hardware__slug"], r["hardware__gpu_name"]) for r in rows]
 
 
-def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
-    """Decode tok/s, tau and acceptance against n_max for each speculative type on one hardware.
+def _beats(entry: LeaderboardEntry, other: LeaderboardEntry) -> bool:
+    """Whether a row is clearly faster than another: the board's tie test, the other way up."""
+    mine = interval_of(entry.ci95_low, entry.ci95_high, entry.n)
+    theirs = interval_of(other.ci95_low, other.ci95_high, other.n)
+    return interval_relation(mine, theirs) == "above"
 
-    Each (type, n_max) keeps its fastest row; the fastest n_max of each type is marked best, and
-    `findings` names, per type, the n_max values that had a higher acceptance rate than the best
-    one and were clearly slower (the best mean lies above their 95% interval).
+
+def _ties(entry: LeaderboardEntry, other: LeaderboardEntry) -> bool:
+    mine = interval_of(entry.ci95_low, entry.ci95_high, entry.n)
+    theirs = interval_of(other.ci95_low, other.ci95_high, other.n)
+    return interval_relation(mine, theirs) == "overlap"
+
+
+def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:
+    """The paired baseline row of a series' points when they share one, else None."""
+    baselines = {e.baseline_entry_id for e in points}
+    if len(baselines) != 1 or None in baselines:
+        return None
+    baseline = points[0].baseline_entry
+    return {
+        "key": baseline.config.key,
+        "tokens_per_second": baseline.tokens_per_second,
+        "ci95_low": baseline.ci95_low,
+        "ci95_high": baseline.ci95_high,
+        "definition": baseline.tps_definition,
+    }
+
+
+def _nmax_series(label: str, protocol: str, definition: str, points: list) -> tuple[dict, dict]:
+    """One series of the n_max page and its "lower acceptance, faster" finding (or None)."""
+    best = max(points, key=lambda e: e.tokens_per_second)
+    rows = [
+        {
+            "n_max": e.config.n_max,
+            "tokens_per_second": e.tokens_per_second,
+            "ci95_low": e.ci95_low,
+            "ci95_high": e.ci95_high,
+            "n": e.n,
+            "acceptance": e.acceptance_rate,
+            "tau": e.tau,
+            "speedup": e.speedup,
+            "baseline_tokens_per_second": e.baseline_entry.tokens_per_second
+            if e.baseline_entry_id
+            else None,
+            "key": e.config.key,
+            "flags": _flags(e),
+            "best": e is best,
+            "tied_with_best": e is not best and _ties(e, best),
+        }
+        for e in points
+    ]
+    series = {
+        "label": label,
+        "protocol": protocol,
+        "definition": definition,
+        "definition_text": TPS_DEFINITIONS.get(definition, definition),
+        "n_max": [e.config.n_max for e in points],
+        "tokens_per_second": [e.tokens_per_second for e in points],
+        "ci95_low": [e.ci95_low for e in points],
+        "ci95_high": [e.ci95_high for e in points],
+        "tau": [e.tau for e in points],
+        "acceptance": [e.acceptance_rate for e in points],
+        "keys": [e.config.key for e in points],
+        "flags": [_flags(e) for e in points],
+        "best_n_max": best.config.n_max,
+        # A depth run's one figure pools its depths; the table says so beside its interval.
+        "depths": len(protocol_depths(best.config)) if is_across_depths(best.config) else 0,
+        "baseline": _nmax_baseline(points),
+        "rows": rows,
+    }
+    slower = [
+        {"n_max": e.config.n_max, "acceptance": e.acceptance_rate, "tps": e.tokens_per_second}
+        for e in points
+        if e is not best
+        and best.acceptance_rate is not None
+        and e.acceptance_rate is not None
+        and e.acceptance_rate > best.acceptance_rate
+        # Only where the difference is not noise: by the same test as the board's ties.
+        and _beats(best, e)
+    ]
+    finding = {
+        "type": label,
+        "protocol": protocol,
+        "definition": definition,
+        "fast_n_max": best.config.n_max,
+        "fast_acceptance": best.acceptance_rate,
+        "fast_tps": best.tokens_per_second,
+        "slower": slower,
+    }
+    return series, finding
+
+
+def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
+    """tok/s, tau and acceptance against n_max, one series per speculative type and protocol.
+
+    A series never mixes protocols, depths or tok/s definitions; each (series, n_max) keeps its
+    fastest row, each row names its own paired baseline (same protocol, depth and context), and
+    a series draws a baseline only when all its points share that one. `findings` names, per
+    series, the n_max values with a higher acceptance rate than the fastest one that it clearly
+    beats: by the board's tie test (intervals apart, none for fewer than two requests).
     """
     entries = (
         LeaderboardEntry.objects.filter(
@@ -115,172 +220,93 @@ def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
             retired=False,
             config__n_max__isnull=False,
         )
-        .select_related("config")
-        .order_by("config__n_max", "-tokens_per_second")
+        .select_related("config", "baseline_entry", "baseline_entry__config")
+        .order_by("config__n_max", "-tokens_per_second", "id")
     )
-    series: dict[str, dict[int, LeaderboardEntry]] = {}
+    series: dict[tuple[str, str, str], dict[int, LeaderboardEntry]] = {}
     for entry in entries:
-        by_n_max = series.setdefault(_spec_series_label(entry.config), {})
+        slot = (_spec_series_label(entry.config), protocol_summary(entry.config))
+        by_n_max = series.setdefault((*slot, entry.tps_definition), {})
         by_n_max.setdefault(entry.config.n_max, entry)
-    types = []
-    findings = []
-    for label, by_n_max in sorted(series.items()):
-        points = [by_n_max[n] for n in sorted(by_n_max)]
-        best = max(points, key=lambda e: e.tokens_per_second)
-        types.append(
-            {
-                "label": label,
-                "n_max": [e.config.n_max for e in points],
-                "tokens_per_second": [e.tokens_per_second for e in points],
-                "ci95_low": [e.ci95_low for e in points],
-                "ci95_high": [e.ci95_high for e in points],
-                "tau": [e.tau for e in points],
-                "acceptance": [e.acceptance_rate for e in points],
-                "keys": [e.config.key for e in points],
-                "flags": [_flags(e) for e in points],
-                "best_n_max": best.config.n_max,
-                "rows": [
-                    {
-                        "n_max": e.config.n_max,
-                        "tokens_per_second": e.tokens_per_second,
-                        "ci95_low": e.ci95_low,
-                        "ci95_high": e.ci95_high,
-                        "acceptance": e.acceptance_rate,
-                        "tau": e.tau,
-                        "key": e.config.key,
-                        "flags": _flags(e),
-                        "best": e is best,
-                    }
-                    for e in points
-                ],
-            }
+    types, findings = [], []
+    for (label, protocol, definition), by_n_max in sorted(series.items()):
+        one, finding = _nmax_series(
+            label, protocol, definition, [by_n_max[n] for n in sorted(by_n_max)]
         )
-        slower = [
-            {"n_max": e.config.n_max, "acceptance": e.acceptance_rate, "tps": e.tokens_per_second}
-            for e in points
-            if e is not best
-            and best.acceptance_rate is not None
-            and e.acceptance_rate is not None
-            and e.acceptance_rate > best.acceptance_rate
-            # Only where the difference is not noise: the best mean lies above e's interval.
-            and e.ci95_high is not None
-            and best.tokens_per_second > e.ci95_high
-        ]
-        if slower:
-            findings.append(
-                {
-                    "type": label,
-                    "fast_n_max": best.config.n_max,
-                    "fast_acceptance": best.acceptance_rate,
-                    "fast_tps": best.tokens_per_second,
-                    "slower": slower,
-                }
-            )
-    baseline = (
-        LeaderboardEntry.objects.filter(
-            config__target_name=target_name,
-            hardware__slug=hardware_slug,
-            retired=False,
-            config__spec_label="none",
-        )
-        .order_by("-tokens_per_second")
-        .first()
-    )
+        types.append(one)
+        if finding["slower"]:
+            findings.append(finding)
     return {
         "types": types,
-        "baseline_tokens_per_second": baseline.tokens_per_second if baseline else None,
+        "definitions": sorted({t["definition"] for t in types}),
         "findings": findings,
     }
 
 
 def _flags(entry: LeaderboardEntry | Run) -> list[str]:
-    names = ("synthetic", "self_reported", "degenerate", "retired")
+    names = ("synthetic", "test_weights", "self_reported", "degenerate", "retired")
     return [name.replace("_", "-") for name in names if getattr(entry, name, False)]
 
 
 def _depth_points(run: Run) -> list[dict]:
-    return [
-        point
-        for point in (run.raw_result.get("points") or [])
-        if point.get("input_tokens") is not None
-    ]
+    return depth_points(run.raw_result.get("points"))
 
 
 def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[dict]:
-    """Speedup against context depth, one line per config and hardware, from depth-sweep runs.
+    """Speedup against context depth, one line per config and hardware, from depth-sweep rows.
 
-    A point's speedup is the runner's own pairing when the run measured its baseline; otherwise
-    it is paired with the baseline config's run at the same depth, hardware and release.
+    Each line is the config's fastest current row on that hardware: per depth its decode mean,
+    n, 95% interval and speedup over the paired baseline at the same depth (the baseline of the
+    same runner invocation, else the row's baseline batch), and across depths their geometric
+    mean, as the runner combines them.
     """
-    runs = Run.objects.filter(config__protocol__in=("depth", "context-sweep")).select_related(
-        "config", "hardware"
+    entries = (
+        LeaderboardEntry.objects.filter(
+            config__protocol__in=DEPTH_PROTOCOLS, retired=False, best_run__isnull=False
+        )
+        .exclude(config__spec_label="none")
+        .select_related("config", "hardware", "baseline_entry")
+        .order_by("-tokens_per_second", "id")
     )
     if target_name:
-        runs = runs.filter(config__target_name=target_name)
+        entries = entries.filter(config__target_name=target_name)
     if hardware_slug:
-        runs = runs.filter(hardware__slug=hardware_slug)
-    retired = set(EngineBuild.objects.filter(retired=True).values_list("release", flat=True))
-    best: dict[tuple[int, int], Run] = {}
-    for run in runs.exclude(config__spec_label="none").exclude(engine_release__in=retired):
-        if len(_depth_points(run)) < 2:
-            continue
-        slot = (run.config_id, run.hardware_id)
-        if slot not in best or (run.tokens_per_second or 0) > (best[slot].tokens_per_second or 0):
-            best[slot] = run
+        entries = entries.filter(hardware__slug=hardware_slug)
+    best: dict[tuple[int, int], LeaderboardEntry] = {}
+    for entry in entries:
+        best.setdefault((entry.config_id, entry.hardware_id), entry)
+    evidence = row_evidence(entries=list(best.values()))
     lines = []
-    for run in best.values():
-        points = _depth_points(run)
-        baseline_means = _baseline_depth_means(run)
-        speedups = []
-        for point in points:
-            mean = (point.get("decode_tokens_per_second") or {}).get("mean")
-            speedup = point.get("speedup")
-            if speedup is None and mean and baseline_means.get(point["input_tokens"]):
-                speedup = mean / baseline_means[point["input_tokens"]]
-            speedups.append(speedup)
+    for entry in best.values():
+        depths = evidence[entry.pk]["depths"]
+        if len(depths) < 2:
+            continue
+        config = entry.config
         lines.append(
             {
-                "key": run.config.key,
-                "run_id": run.pk,
-                "label": f"{run.config.label} · {run.hardware.gpu_name}",
+                "key": config.key,
+                "run_id": entry.best_run_id,
+                "label": f"{config.label} · {entry.hardware.gpu_name}",
                 "short_label": " · ".join(
                     part
                     for part in (
-                        run.config.target_name,
-                        _spec_series_label(run.config),
-                        f"n_max {run.config.n_max}" if run.config.n_max else "",
-                        run.hardware.gpu_name,
+                        config.target_name,
+                        _spec_series_label(config),
+                        f"n_max {config.n_max}" if config.n_max else "",
+                        entry.hardware.gpu_name,
                     )
                     if part
                 ),
-                "flags": _flags(run),
-                "depths": [p["input_tokens"] for p in points],
-                "speedup": speedups,
-                "tokens_per_second": [
-                    (p.get("decode_tokens_per_second") or {}).get("mean") for p in points
-                ],
-                "acceptance": [p.get("acceptance_rate") for p in points],
+                "flags": _flags(entry),
+                "engine_release": entry.engine_release,
+                "depths": [d["input_tokens"] for d in depths],
+                "speedup": [d["speedup"] for d in depths],
+                "tokens_per_second": [d["mean"] for d in depths],
+                "ci95_low": [d["ci95_low"] for d in depths],
+                "ci95_high": [d["ci95_high"] for d in depths],
+                "n": [d["n"] for d in depths],
+                "acceptance": [d["acceptance"] for d in depths],
+                "speedup_across_depths": evidence[entry.pk]["speedup_across_depths"],
             }
         )
     return sorted(lines, key=lambda line: line["label"])
-
-
-def _baseline_depth_means(run: Run) -> dict[int, float]:
-    paired = run.raw_result.get("baseline") or {}
-    points = paired.get("points") or []
-    if not points and run.config.baseline_id:
-        baseline_run = (
-            Run.objects.filter(
-                config_id=run.config.baseline_id,
-                hardware_id=run.hardware_id,
-                engine_release=run.engine_release,
-            )
-            .order_by("-created_at")
-            .first()
-        )
-        points = baseline_run.raw_result.get("points") or [] if baseline_run else []
-    return {
-        p["input_tokens"]: (p.get("decode_tokens_per_second") or {}).get("mean")
-        for p in points
-        if p.get("input_tokens") is not None
-    }

@@ -1,10 +1,9 @@
-"""Comparisons between measurements: do two intervals overlap, and by how much do two rows differ.
+"""Comparisons between measurements: by how much two rows differ, and configs side by side.
 
-It owns the statistics the board and the compare page share: `overlaps` (whether two 95%
-intervals share a value, which decides ties with the leader), `welch_difference` and
-`entry_difference` (a difference of means with its 95% Welch interval), and `comparison`, the
-two to four configs of the compare page side by side with their best rows, overlaid chart data
-and each one's difference to the first.
+It owns `welch_difference` and `entry_difference` (a difference of means with its 95% Welch
+interval) and `comparison`, the two to four configs of the compare page side by side with their
+best rows, overlaid chart data, each depth's figures and each one's difference to the first.
+How two intervals lie (ties and "beats") is `selectors.intervals`.
 """
 
 from __future__ import annotations
@@ -14,14 +13,8 @@ import math
 from leaderboard.models import Config, LeaderboardEntry
 from leaderboard.selectors.catalogue import best_entry
 from leaderboard.selectors.charts import _depth_points, acceptance_by_position
+from leaderboard.selectors.definitions import row_definitions, row_evidence
 from runner.stats import t_critical_95
-
-
-def overlaps(low: float | None, high: float | None, other_low, other_high) -> bool:
-    """Whether two 95% intervals share any value; a missing interval overlaps nothing."""
-    if None in (low, high, other_low, other_high):
-        return False
-    return low <= other_high and other_low <= high
 
 
 def welch_difference(
@@ -51,17 +44,25 @@ def entry_difference(*, entry: LeaderboardEntry, reference: LeaderboardEntry) ->
     )
 
 
+def _one_measurement(column: dict) -> bool:
+    return column["entry"] is not None and not column["evidence"]["depths"]
+
+
 def comparison(*, configs: list[Config]) -> dict:
     """Two to four configs side by side: best rows, overlaid chart data, differences to the first."""
     columns = []
-    for config in configs:
-        entry = best_entry(config=config)
+    entries = [best_entry(config=config) for config in configs]
+    evidence = row_evidence(entries=[entry for entry in entries if entry is not None])
+    for config, entry in zip(configs, entries, strict=True):
         run = entry.best_run if entry else None
+        found = evidence.get(entry.pk) if entry else None
         columns.append(
             {
                 "config": config,
                 "entry": entry,
                 "run": run,
+                "evidence": found,
+                "definitions": row_definitions(entry, found) if entry else {},
                 "acceptance_by_position": acceptance_by_position(run=run),
                 "depth_points": _depth_points(run) if run else [],
             }
@@ -79,8 +80,9 @@ def comparison(*, configs: list[Config]) -> dict:
         "tokens_per_second": [
             c["entry"].tokens_per_second if c["entry"] else None for c in columns
         ],
-        "ci95_low": [c["entry"].ci95_low if c["entry"] else None for c in columns],
-        "ci95_high": [c["entry"].ci95_high if c["entry"] else None for c in columns],
+        # A depth run's interval pools requests of different lengths: not drawn as one band.
+        "ci95_low": [c["entry"].ci95_low if _one_measurement(c) else None for c in columns],
+        "ci95_high": [c["entry"].ci95_high if _one_measurement(c) else None for c in columns],
         "acceptance_by_position": [c["acceptance_by_position"] for c in columns],
         "depths": [
             {

@@ -7,6 +7,7 @@ this package's names are the public face (`services.submit_config`), the modules
 - `configs`: Config rows, measured and self-reported.
 - `submissions`: a raw config validated and queued as a job (form and API alike).
 - `jobs`: claims, progress, failures, cancels, and the sweeps that keep the broker honest.
+- `hosts`: GPU hosts, their keys, and what a host may send back.
 - `results`: one road for every runner result (worker, result file, upload) into Run rows.
 - `board`: the maintained leaderboard rows and the board's version.
 - `community_imports`: the seed kit's results CSV.
@@ -27,6 +28,12 @@ from leaderboard.services.errors import (
     RegistrationError,
     ServiceError,
     SubmissionError,
+)
+from leaderboard.services.hosts import (
+    accept_host_message,
+    ensure_gpu_host,
+    register_gpu_host,
+    revoke_gpu_host,
 )
 from leaderboard.services.jobs import (
     cancel_job,
@@ -67,7 +74,9 @@ __all__ = [
     "ServiceError",
     "ValidatedConfig",
     "SubmissionError",
+    "accept_host_message",
     "cancel_job",
+    "ensure_gpu_host",
     "claim_job",
     "fail_stuck_jobs",
     "import_leaderboard_csv",
@@ -81,11 +90,13 @@ __all__ = [
     "queue_submission",
     "record_self_reported_result",
     "refresh_leaderboard_entry",
+    "register_gpu_host",
     "register_hardware",
     "register_model",
     "requeue_lost_jobs",
     "requeue_orphaned_jobs",
     "retire_engine_build",
+    "revoke_gpu_host",
     "submit_config",
     "validate_submission",
 ]

@@ -1,7 +1,10 @@
 """Community imports: the seed kit's leaderboard_runs.csv as self-reported results.
 
-Rows are end-to-end tok/s (completion tokens over client wall time), paired with the baseline
-run the uploader names (or the one run name without a speculative marker)."""
+Rows are end-to-end tok/s (completion tokens over client wall time), each paired with the
+baseline run of its own target: the one the uploader names, or the one run name without a
+speculative marker. Every number is checked at the door (finite and bounded) and no text may hold
+a NUL character, so whatever an import stores, every page and API resource can show. The configs'
+protocol is `seed-csv`, not `quick`: the kit's rows stopped before their token budget."""
 
 from __future__ import annotations
 
@@ -16,13 +19,14 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from leaderboard.models import (
-    Config,
-    Hardware,
-    Run,
-)
+from leaderboard.models import Config, Hardware, Run
 from leaderboard.services.board import refresh_leaderboard_entry
-from leaderboard.services.configs import SELF_REPORTED_RELEASE, digest, imported_config
+from leaderboard.services.configs import (
+    SEED_CSV_SOURCE,
+    SELF_REPORTED_RELEASE,
+    digest,
+    imported_config,
+)
 from leaderboard.services.errors import CsvImportError
 from leaderboard.services.registry import register_hardware
 from leaderboard.services.results import record_run
@@ -34,6 +38,20 @@ SEED_CSV_COLUMNS = (
     "prompt_preview", "draft_tokens", "draft_accepted",
 )  # fmt: skip
 
+# Bounds far beyond any real run, so that every stored figure stays finite through its sums.
+MAX_TOKENS_PER_SECOND = 1e6
+MAX_TOKEN_COUNT = 10**9
+MAX_SAMPLES = 100_000
+MAX_SECONDS = 1e7
+MAX_NAME_LENGTH = 200
+
+_SPEED_COLUMNS = ("avg_tps", "median_tps", "min_tps", "max_tps")
+_COUNT_COLUMNS = ("total_tokens", "draft_tokens", "draft_accepted")
+_LIST_BOUNDS = {
+    "samples": MAX_TOKENS_PER_SECOND,
+    "sample_tokens": MAX_TOKEN_COUNT,
+    "sample_elapsed_s": MAX_SECONDS,
+}
 
 # A run name with one of these markers is a speculative config, not the uploader's baseline.
 _SPECULATIVE_MARKER = re.compile(r"draft|dflash|mtp|eagle|ngram|spec|lookup", re.IGNORECASE)
@@ -41,82 +59,129 @@ _SPECULATIVE_MARKER = re.compile(r"draft|dflash|mtp|eagle|ngram|spec|lookup", re
 
 @dataclass
 class ImportReport:
-    """What an import of a results file created."""
+    """What an import of a results file created; `baselines` maps each target to its baseline."""
 
     hardware: Hardware
     baseline_run_name: str
     runs_created: int = 0
     runs_skipped: int = 0
     configs: list[Config] = field(default_factory=list)
+    baselines: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _TargetRows:
+    """One target model's rows of a file, with the run name of its baseline."""
+
+    target: str
+    baseline_name: str
+    rows: list[dict]
+
+
+def _refused(line: int, message: str) -> CsvImportError:
+    return CsvImportError({"file": [f"line {line}: {message}"]})
+
+
+def _bounded(value: Any, *, limit: float, column: str, line: int, whole: bool = False) -> float:
+    """A number of the file: finite, from 0 to `limit`, and whole where it counts something."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _refused(line, f"{column} must be a number")
+    # Compared before any conversion: a huge integer or an overflowed float (1e999 is infinity)
+    # fails here, and so does NaN, which compares false with everything.
+    if not 0 <= value <= limit:
+        raise _refused(line, f"{column} must be a finite, positive number of at most {limit:g}")
+    if whole and value != int(value):
+        raise _refused(line, f"{column} must be a whole number")
+    return float(value)
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(name)
 
 
 def _number_list(value: str, column: str, line: int) -> list[float]:
     try:
-        parsed = json.loads(value) if value.strip() else []
-        if not isinstance(parsed, list):
-            raise ValueError(column)
-        return [float(item) for item in parsed]
-    except (ValueError, TypeError):
-        raise CsvImportError(
-            {"file": [f"line {line}: {column} is not a JSON list of numbers"]}
-        ) from None
+        parsed = json.loads(value, parse_constant=_refuse_constant) if value.strip() else []
+    except (ValueError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, list):
+        raise _refused(line, f"{column} is not a JSON list of numbers")
+    if len(parsed) > MAX_SAMPLES:
+        raise _refused(line, f"{column} holds more than {MAX_SAMPLES} values")
+    whole = column == "sample_tokens"
+    return [
+        _bounded(item, limit=_LIST_BOUNDS[column], column=column, line=line, whole=whole)
+        for item in parsed
+    ]
+
+
+def _text(row: dict, column: str, line: int, *, limit: int | None = None) -> str:
+    value = (row.get(column) or "").strip()
+    if limit is not None and len(value) > limit:
+        raise _refused(line, f"{column} is longer than {limit} characters")
+    return value
 
 
 def _parse_seed_row(row: dict, line: int) -> dict:
-    def number(column: str) -> float:
+    for column, value in row.items():
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):
+            # PostgreSQL cannot store a NUL character in text or JSON.
+            raise _refused(line, f"{column or 'a cell'} contains a NUL character")
+
+    def number(column: str, limit: float, whole: bool = False) -> float:
         try:
             value = float(row.get(column) or 0)
         except (TypeError, ValueError):
-            raise CsvImportError({"file": [f"line {line}: {column} must be a number"]}) from None
-        if value != value or value in (float("inf"), float("-inf")) or value < 0:
-            raise CsvImportError(
-                {"file": [f"line {line}: {column} must be a finite, positive number"]}
-            )
-        return value
+            raise _refused(line, f"{column} must be a number") from None
+        return _bounded(value, limit=limit, column=column, line=line, whole=whole)
 
-    run_name = (row.get("run_name") or "").strip()
+    run_name = _text(row, "run_name", line, limit=MAX_NAME_LENGTH)
     if not run_name:
-        raise CsvImportError({"file": [f"line {line}: run_name is empty"]})
+        raise _refused(line, "run_name is empty")
     parsed: dict[str, Any] = {
-        "run_name": run_name[:200],
-        "model": (row.get("model") or "").strip()[:200],
+        "run_name": run_name,
+        "model": _text(row, "model", line, limit=MAX_NAME_LENGTH),
         "prompt_preview": (row.get("prompt_preview") or "")[:2000],
-        **{
-            c: number(c) for c in ("avg_tps", "median_tps", "min_tps", "max_tps", "total_elapsed_s")
-        },
-        **{c: int(number(c)) for c in ("runs", "total_tokens", "draft_tokens", "draft_accepted")},
-        **{
-            c: _number_list(row.get(c) or "", c, line)
-            for c in ("samples", "sample_tokens", "sample_elapsed_s")
-        },
+        **{c: number(c, MAX_TOKENS_PER_SECOND) for c in _SPEED_COLUMNS},
+        "total_elapsed_s": number("total_elapsed_s", MAX_SECONDS),
+        "runs": int(number("runs", MAX_SAMPLES, whole=True)),
+        **{c: int(number(c, MAX_TOKEN_COUNT, whole=True)) for c in _COUNT_COLUMNS},
+        **{c: _number_list(row.get(c) or "", c, line) for c in _LIST_BOUNDS},
     }
     if parsed["avg_tps"] <= 0 or parsed["runs"] < 1:
-        raise CsvImportError({"file": [f"line {line}: runs and avg_tps must be positive"]})
+        raise _refused(line, "runs and avg_tps must be positive")
     if parsed["draft_accepted"] > parsed["draft_tokens"]:
-        raise CsvImportError({"file": [f"line {line}: draft_accepted is larger than draft_tokens"]})
+        raise _refused(line, "draft_accepted is larger than draft_tokens")
+    parsed["sample_tokens"] = [int(tokens) for tokens in parsed["sample_tokens"]]
     return parsed
 
 
-def _read_seed_csv(content: bytes | str) -> list[dict]:
+def _read_seed_csv(content: bytes | str) -> list[tuple[int, dict]]:
+    """The file's rows, validated, each with the line it ends on."""
     if isinstance(content, bytes):
         try:
             content = content.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise CsvImportError({"file": ["the file is not UTF-8 text"]}) from None
+    # A cell may hold a list of up to MAX_SAMPLES numbers, more than the csv module's default
+    # field limit (128 KiB); the file as a whole is bounded by SPECBOARD_MAX_IMPORT_BYTES.
+    if csv.field_size_limit() < settings.SPECBOARD_MAX_IMPORT_BYTES:
+        csv.field_size_limit(settings.SPECBOARD_MAX_IMPORT_BYTES)
+    reader = csv.DictReader(io.StringIO(content))
     try:
-        reader = csv.DictReader(io.StringIO(content))
         missing = [c for c in SEED_CSV_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise CsvImportError({"file": [f"missing columns: {', '.join(missing)}"]})
-        rows = [_parse_seed_row(row, index + 2) for index, row in enumerate(reader)]
+        rows = [(reader.line_num, _parse_seed_row(row, reader.line_num)) for row in reader]
     except csv.Error as error:
-        raise CsvImportError({"file": [f"not a readable CSV file: {error}"]}) from None
+        raise _refused(reader.line_num, f"not a readable CSV file: {error}") from None
     if not rows:
         raise CsvImportError({"file": ["the file holds no result rows"]})
     return rows
 
 
-def _choose_baseline_name(names: list[str], chosen: str | None) -> str:
+def _choose_baseline_name(names: list[str], chosen: str | None, *, target: str = "") -> str:
     if chosen:
         if chosen not in names:
             raise CsvImportError(
@@ -126,10 +191,70 @@ def _choose_baseline_name(names: list[str], chosen: str | None) -> str:
     candidates = [name for name in names if not _SPECULATIVE_MARKER.search(name)]
     if len(candidates) != 1:
         found = ", ".join(candidates) or "none"
+        of_target = f"of target {target!r} " if target else ""
         raise CsvImportError(
-            {"baseline_run_name": [f"name the baseline run (plain decoding); candidates: {found}"]}
+            {
+                "baseline_run_name": [
+                    f"name the baseline run {of_target}(plain decoding); candidates: {found}"
+                ]
+            }
         )
     return candidates[0]
+
+
+def _declared_target(row: dict) -> str | None:
+    """The target a row's model column names; the kit writes the run name there by default."""
+    model = row["model"]
+    return model if model and model != row["run_name"] else None
+
+
+def _target_rows(
+    lines: list[tuple[int, dict]], *, target_name: str | None, baseline_run_name: str | None
+) -> list[_TargetRows]:
+    """The file's rows by target model, each target with its own baseline.
+
+    The kit's `model` column is the name it asked the server for, the run name unless the user
+    gave another: a file whose model column names one target (or none) is one target's results;
+    one that names several pairs each target's rows with that target's own baseline."""
+    rows = [row for _, row in lines]
+    declared = list(dict.fromkeys(t for row in rows if (t := _declared_target(row))))
+    if len(declared) <= 1:
+        names = list(dict.fromkeys(row["run_name"] for row in rows))
+        baseline = _choose_baseline_name(names, baseline_run_name)
+        target = (target_name or "").strip() or (declared[0] if declared else baseline)
+        return [_TargetRows(target=target[:MAX_NAME_LENGTH], baseline_name=baseline, rows=rows)]
+    targets = ", ".join(declared)
+    if target_name and target_name.strip():
+        raise CsvImportError(
+            {"target_name": [f"the file's model column names several targets: {targets}"]}
+        )
+    if undeclared := [str(line) for line, row in lines if row["model"] not in declared]:
+        raise CsvImportError(
+            {
+                "file": [
+                    f"the file holds several target models ({targets}); line "
+                    f"{', '.join(undeclared[:5])}: the model column names none of them"
+                ]
+            }
+        )
+    every_name = {row["run_name"] for row in rows}
+    if baseline_run_name and baseline_run_name not in every_name:
+        _choose_baseline_name(sorted(every_name), baseline_run_name)
+    groups = []
+    for target in declared:
+        own = [row for row in rows if row["model"] == target]
+        names = list(dict.fromkeys(row["run_name"] for row in own))
+        chosen = baseline_run_name if baseline_run_name in names else None
+        baseline = _choose_baseline_name(names, chosen, target=target)
+        groups.append(_TargetRows(target=target, baseline_name=baseline, rows=own))
+    return groups
+
+
+def _reporter_identity(uploaded_by: AbstractBaseUser | None, rows: list[tuple[int, dict]]) -> str:
+    """Who reported the rows: the uploader's account, or for an anonymous import its file."""
+    if uploaded_by is not None and uploaded_by.pk is not None:
+        return f"user:{uploaded_by.pk}"
+    return f"file:{digest([row for _, row in rows])[:16]}"
 
 
 def import_leaderboard_csv(
@@ -141,49 +266,67 @@ def import_leaderboard_csv(
     target_name: str | None = None,
 ) -> ImportReport:
     """Import the seed kit's leaderboard_runs.csv as self-reported, end-to-end tok/s results."""
+    typed = {
+        "hardware": hardware_name,
+        "baseline_run_name": baseline_run_name,
+        "target_name": target_name,
+    }
+    for name, value in typed.items():
+        if value and "\x00" in value:  # PostgreSQL cannot store it.
+            raise CsvImportError({name: ["must not contain a NUL character"]})
     if not hardware_name.strip():
         raise CsvImportError({"hardware": ["name the hardware these results were measured on"]})
     if len(content) > settings.SPECBOARD_MAX_IMPORT_BYTES:
         raise CsvImportError(
             {"file": [f"the file is larger than {settings.SPECBOARD_MAX_IMPORT_BYTES} bytes"]}
         )
-    rows = _read_seed_csv(content)
-    names = list(dict.fromkeys(row["run_name"] for row in rows))
-    baseline_name = _choose_baseline_name(names, baseline_run_name)
+    lines = _read_seed_csv(content)
+    groups = _target_rows(lines, target_name=target_name, baseline_run_name=baseline_run_name)
+    reporter = _reporter_identity(uploaded_by, lines)
     with transaction.atomic():
         hardware = register_hardware(gpu_name=hardware_name.strip()[:200], self_reported=True)
-        report = ImportReport(hardware=hardware, baseline_run_name=baseline_name)
-        target = (target_name or baseline_name).strip()[:200]
-        prompt = rows[0]["prompt_preview"]
-        baseline = imported_config(
-            run_name=baseline_name, target_name=target, baseline=None, prompt=prompt
+        report = ImportReport(
+            hardware=hardware,
+            baseline_run_name=", ".join(dict.fromkeys(g.baseline_name for g in groups)),
+            baselines={group.target: group.baseline_name for group in groups},
         )
-        configs = {baseline_name: baseline}
-        for name in names:
-            if name != baseline_name:
-                configs[name] = imported_config(
-                    run_name=name, target_name=target, baseline=baseline, prompt=prompt
+        for group in groups:
+            configs = _target_configs(group, reporter=reporter)
+            for row in group.rows:
+                config = configs[row["run_name"]]
+                fingerprint = digest([hardware.slug, config.key, row])
+                if Run.objects.filter(import_fingerprint=fingerprint).exists():
+                    report.runs_skipped += 1
+                    continue
+                _create_imported_run(
+                    row,
+                    config=config,
+                    hardware=hardware,
+                    fingerprint=fingerprint,
+                    uploaded_by=uploaded_by,
                 )
-        for row in rows:
-            fingerprint = digest([hardware.slug, target, baseline_name, row])
-            if Run.objects.filter(import_fingerprint=fingerprint).exists():
-                report.runs_skipped += 1
-                continue
-            _create_imported_run(
-                row,
-                config=configs[row["run_name"]],
-                hardware=hardware,
-                fingerprint=fingerprint,
-                uploaded_by=uploaded_by,
-            )
-            report.runs_created += 1
-        # The baseline first, so every paired row finds it when its speedup is computed.
-        for config in configs.values():
-            refresh_leaderboard_entry(
-                config=config, hardware=hardware, engine_release=SELF_REPORTED_RELEASE
-            )
-        report.configs = list(configs.values())
+                report.runs_created += 1
+            # The baseline first, so every paired row finds it when its speedup is computed.
+            for config in configs.values():
+                refresh_leaderboard_entry(
+                    config=config, hardware=hardware, engine_release=SELF_REPORTED_RELEASE
+                )
+            report.configs.extend(configs.values())
     return report
+
+
+def _target_configs(group: _TargetRows, *, reporter: str) -> dict[str, Config]:
+    """One config per run name of a target: the baseline's first, then those paired with it."""
+    configs: dict[str, Config] = {}
+    for name in dict.fromkeys([group.baseline_name, *(row["run_name"] for row in group.rows)]):
+        configs[name] = imported_config(
+            run_name=name,
+            target_name=group.target,
+            baseline=configs.get(group.baseline_name),
+            prompt=group.rows[0]["prompt_preview"],
+            reported_by=reporter,
+        )
+    return configs
 
 
 def _create_imported_run(
@@ -219,14 +362,14 @@ def _create_imported_run(
         requests=(
             {
                 "index": i,
-                "predicted_n": int(tokens[i]) if i < len(tokens) else 0,
-                "wall_ms": float(elapsed[i]) * 1000 if i < len(elapsed) else None,
+                "predicted_n": tokens[i] if i < len(tokens) else 0,
+                "wall_ms": elapsed[i] * 1000 if i < len(elapsed) else None,
                 "end_to_end_tokens_per_second": value,
             }
             for i, value in enumerate(row["samples"])
         ),
         provenance={
-            "source": "seed-leaderboard-csv",
+            "source": SEED_CSV_SOURCE,
             "uploaded_by": getattr(uploaded_by, "username", None),
             "model": row["model"],
             "prompt_preview": row["prompt_preview"],

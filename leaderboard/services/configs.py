@@ -2,7 +2,9 @@
 identity) into a `Config` row with its label and its paired baseline.
 
 Measured configs are keyed by the runner's config key; self-reported ones (seed CSV imports and
-uploads) get keys of their own, so they never share a row with measured results."""
+uploads) get keys of their own, so they never share a row with measured results. A self-reported
+key carries who reported it, so two people who name the same GPU never share a row either: the
+best-of rule only ever picks among one uploader's own batches."""
 
 from __future__ import annotations
 
@@ -17,6 +19,11 @@ from runner.config import BenchmarkConfig
 # What self-reported rows carry instead of a measured engine release, and where uploads come from.
 SELF_REPORTED_RELEASE = "unreported"
 SELF_REPORTED_UPLOAD_SOURCE = "self-reported-upload"
+SEED_CSV_SOURCE = "seed-leaderboard-csv"
+# The seed kit's rows stopped at 733-757 tokens of a 1500-token budget, so ignore-EOS was off and
+# the kit did not hold the quick protocol: its configs get a protocol of their own.
+SEED_CSV_PROTOCOL = "seed-csv"
+SEED_CSV_PROTOCOL_LABEL = "seed kit CSV (unverified)"
 
 
 def _config_label(config: BenchmarkConfig, target: ModelFile, draft: ModelFile | None) -> str:
@@ -76,15 +83,24 @@ def config_row(config: BenchmarkConfig, *, target: ModelFile, draft: ModelFile |
 
 
 def imported_config(
-    *, run_name: str, target_name: str, baseline: Config | None, prompt: str
+    *,
+    run_name: str,
+    target_name: str,
+    baseline: Config | None,
+    prompt: str,
+    reported_by: str | None,
 ) -> Config:
-    """A self-reported config: identified by its run name, target and the baseline it is paired with."""
+    """A self-reported config: identified by its run name, target, baseline and who reported it.
+
+    `reported_by` is the uploader's identity (or, for an anonymous import, the file's): the same
+    run name imported by someone else is a config of its own, never a batch of this one."""
     spec_label, n_max = ("none", None) if baseline is None else inferred_spec(run_name)
     identity = {
-        "source": "seed-leaderboard-csv",
+        "source": SEED_CSV_SOURCE,
         "run_name": run_name,
         "target_name": target_name,
         "baseline_run_name": baseline.label if baseline else None,
+        "reported_by": reported_by,
     }
     return _stored_config(
         key=digest(identity)[:16],
@@ -97,7 +113,7 @@ def imported_config(
         label=run_name,
         target_name=target_name,
         spec_label=spec_label,
-        protocol="quick",
+        protocol=SEED_CSV_PROTOCOL,
         n_max=n_max,
         self_reported=True,
         baseline=baseline,
@@ -107,9 +123,13 @@ def imported_config(
 def uploaded_config(
     config: BenchmarkConfig, *, baseline: Config | None, uploaded_by: str | None
 ) -> Config:
-    """A self-reported config row: its own key, so it never shares a row with measured results."""
+    """A self-reported config row: its own key per uploader, apart from measured results."""
     canonical = config.canonical()
-    identity = {"source": SELF_REPORTED_UPLOAD_SOURCE, "config": canonical}
+    identity = {
+        "source": SELF_REPORTED_UPLOAD_SOURCE,
+        "config": canonical,
+        "uploaded_by": uploaded_by,
+    }
     target_name = Path(config.target_model).stem
     parts = [target_name, config.spec_label if config.is_speculative else "baseline"]
     if config.draft_model:

@@ -176,7 +176,7 @@ def requeue_orphaned_jobs(
             ):
                 handled.append(str(job.task_id))
         elif Job.objects.filter(id=job.pk, status=Job.Status.RUNNING).update(
-            status=Job.Status.QUEUED, progress={"phase": "requeued"}
+            status=Job.Status.QUEUED, progress={"phase": "requeued"}, host=None
         ):
             logger.warning("job %s lost its worker mid-run: queueing it again", job.pk)
             _send_job(job)

@@ -5,6 +5,8 @@ its GPU workers consume; retiring an engine build takes its rows off the ranking
 
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 
 from django.conf import settings
@@ -20,7 +22,11 @@ from leaderboard.models import (
     LeaderboardEntry,
     ModelFile,
 )
-from leaderboard.services.board import raise_board_version
+from leaderboard.services.board import (
+    gguf_marks_test_weights,
+    mark_test_weights,
+    raise_board_version,
+)
 from leaderboard.services.errors import RegistrationError
 from runner.config import BenchmarkConfig, field_errors
 from runner.errors import ModelCheckError
@@ -28,6 +34,27 @@ from runner.gguf.inspect import ModelInfo, inspect_model
 from runner.provenance import normalise_gpu_name
 
 DRAFT_ARCHITECTURES = frozenset({"dflash", "dflash-draft", "eagle3"})
+
+
+# A hardware slug is at most 100 characters: room for the name, its digest and the suffix.
+_SLUG_NAME_LENGTH = 76
+_SELF_REPORTED_SUFFIX = "-self-reported"
+_FAITHFUL_NAME = re.compile(r"[A-Za-z0-9 -]+")
+
+
+def hardware_slug(*, gpu_name: str, memory_bytes: int | None = None, self_reported: bool) -> str:
+    """The slug of a hardware kind; a name that slugify would not keep whole gets its digest.
+
+    "RTX 4090" is `rtx-4090`; names that differ only in what slugify drops (punctuation, other
+    scripts, anything past its length) are different GPUs to their uploaders, so they must not
+    land on one kind: `显卡` and `图形卡` would both slugify to nothing."""
+    memory = f"-{round(memory_bytes / 2**30)}gb" if memory_bytes else ""
+    base = slugify(f"{gpu_name}{memory}")
+    faithful = _FAITHFUL_NAME.fullmatch(gpu_name) is not None and len(base) <= _SLUG_NAME_LENGTH
+    if not faithful:
+        name_digest = hashlib.sha256(gpu_name.encode()).hexdigest()[:8]
+        base = f"{base[:_SLUG_NAME_LENGTH].strip('-')}-{name_digest}".lstrip("-")
+    return base + (_SELF_REPORTED_SUFFIX if self_reported else "")
 
 
 def register_hardware(
@@ -41,10 +68,14 @@ def register_hardware(
     slug: str | None = None,
 ) -> Hardware:
     """Find or create a hardware kind; measured kinds get the queue their workers consume."""
+    if "\x00" in gpu_name:
+        # PostgreSQL cannot store a NUL character in text.
+        raise RegistrationError({"hardware": ["the hardware name contains a NUL character"]})
     normalised = normalise_gpu_name(gpu_name)
     if slug is None:
-        memory = f"-{round(memory_bytes / 2**30)}gb" if memory_bytes else ""
-        slug = slugify(f"{normalised}{memory}")[:90] + ("-self-reported" if self_reported else "")
+        slug = hardware_slug(
+            gpu_name=normalised, memory_bytes=memory_bytes, self_reported=self_reported
+        )
     hardware, created = Hardware.objects.get_or_create(
         slug=slug,
         defaults={
@@ -75,7 +106,11 @@ def register_model(
     name: str | None = None,
     registered_by: AbstractBaseUser | None = None,
 ) -> ModelFile:
-    """Read a GGUF file inside SPECBOARD_MODELS_DIR with the runner and register it."""
+    """Read a GGUF file inside SPECBOARD_MODELS_DIR with the runner and register it.
+
+    A file whose GGUF header says it holds test weights is marked so; reading a file again never
+    clears a mark an admin set.
+    """
     base = Path(settings.SPECBOARD_MODELS_DIR).resolve()
     candidate = Path(path)
     full = (candidate if candidate.is_absolute() else base / candidate).resolve()
@@ -116,6 +151,9 @@ def register_model(
             "registered_by": registered_by,
         },
     )
+    if not model.test_weights and gguf_marks_test_weights(full):
+        mark_test_weights(models=[model])
+        model.test_weights = True
     return model
 
 

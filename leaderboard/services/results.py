@@ -3,7 +3,7 @@
 A worker's result for a job, a runner result file an admin imports and a self-reported upload
 are all validated by the runner's one result model (`runner.results`) at the door, and every
 Run row, these and the seed CSV's alike, is written by `record_run`. The paired baseline's greedy
-output decides lossless, and the leaderboard row is refreshed in the same transaction.
+output decides lossless (never an upload's claim), and the row is refreshed in the same transaction.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
-from leaderboard.services.board import refresh_leaderboard_entry
+from leaderboard.services.board import build_flags_key, refresh_leaderboard_entry
 from leaderboard.services.configs import (
     SELF_REPORTED_RELEASE,
     SELF_REPORTED_UPLOAD_SOURCE,
@@ -39,6 +39,7 @@ from leaderboard.services.errors import DuplicateUploadError, ServiceError
 from leaderboard.services.jobs import record_failure
 from leaderboard.services.registry import register_hardware
 from runner.errors import ResultError
+from runner.evidence import derived_speedup
 from runner.pairing import same_outputs
 from runner.results import (
     BenchmarkResult,
@@ -98,6 +99,7 @@ def section_fields(section: Section, *, engine: EngineInfo) -> dict[str, Any]:
     paired = summary if isinstance(summary, ResultSummary) else None
     return {
         "engine_backend": engine.backend[:32],
+        "build_flags_key": build_flags_key(engine.build_flags),
         "tps_definition": Run.Definition.DECODE,
         "n": summary.decode_tokens_per_second.n,
         **_statistics("decode", summary.decode_tokens_per_second),
@@ -240,7 +242,14 @@ def _record_job_run(
 def _pair_lossless(run: Run) -> None:
     """Compare greedy outputs with the paired baseline run, in whichever order they arrive."""
     config = run.config
-    same = {"hardware": run.hardware, "engine_release": run.engine_release, "self_reported": False}
+    # Only a baseline measured on the same engine backend and build flags can judge the output.
+    same = {
+        "hardware": run.hardware,
+        "engine_release": run.engine_release,
+        "engine_backend": run.engine_backend,
+        "build_flags_key": run.build_flags_key,
+        "self_reported": False,
+    }
     if config.baseline_id is not None:
         if run.lossless is None and not run.synthetic:
             baseline_run = Run.objects.filter(config=config.baseline, **same).last()
@@ -328,13 +337,29 @@ def import_runner_result(
     return runs
 
 
+def _self_reported_fields(section: Section, *, result: BenchmarkResult) -> dict[str, Any]:
+    """An uploaded section's Run columns, with lossless unknown and the speedup derived."""
+    fields = section_fields(section, engine=result.engine) | {"lossless": None, "speedup": None}
+    if section is result:
+        fields["speedup"] = derived_speedup(
+            result.model_dump(include={"config", "requests", "baseline"})
+        )
+    return fields
+
+
 def record_self_reported_result(
     *,
     result: BenchmarkResult | dict[str, Any],
     hardware_name: str,
     uploaded_by: AbstractBaseUser | None = None,
 ) -> list[Run]:
-    """Store an uploaded runner result file as self-reported runs, baseline first."""
+    """Store an uploaded runner result file as self-reported runs, baseline first.
+
+    Derive, don't trust: the result model refused figures that disagree with the file's own
+    requests, and pairing claims are not copied. Lossless is None: the site compared no outputs
+    it measured (an upload's output hashes are claims too). The speedup is recomputed from the
+    file's baseline section, stored and shown as the baseline run (`derived_speedup`), or None.
+    """
     if not hardware_name.strip():
         raise ServiceError({"hardware": ["name the hardware these results were measured on"]})
     typed = _typed(result)
@@ -366,7 +391,7 @@ def record_self_reported_result(
                     config=row,
                     hardware=hardware,
                     engine_release=typed.engine.release or SELF_REPORTED_RELEASE,
-                    fields=section_fields(section, engine=typed.engine),
+                    fields=_self_reported_fields(section, result=typed),
                     requests=section_requests(section),
                     provenance=provenance,
                     raw_result=stored,

@@ -96,13 +96,38 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
     return ValidatedConfig(config=config, hardware=hardware, target=target, draft=draft)
 
 
+def _has_pairable_baseline(*, baseline: Config, hardware: Hardware, engine_release: str) -> bool:
+    """Whether this hardware's workers measured the baseline on the engine they measure with.
+
+    A baseline pairs only with runs of the same engine backend and build flags, so neither an
+    imported result nor one from an engine the workers no longer use will do. The workers'
+    engine is the one of their latest run on this hardware and release.
+    """
+    by_workers = Run.objects.filter(
+        hardware=hardware,
+        engine_release=engine_release,
+        self_reported=False,
+        job__isnull=False,
+        import_fingerprint__isnull=True,
+    )
+    latest = (
+        by_workers.order_by("-created_at", "-id")
+        .values("engine_backend", "build_flags_key")
+        .first()
+    )
+    return by_workers.filter(config=baseline, **(latest or {})).exists()
+
+
 def _schedule_baseline(job: Job) -> Job | None:
-    """Queue the paired baseline unless it has a result or a job in flight on this hardware and release."""
+    """Queue the paired baseline unless it has a pairable result or a job in flight on this
+    hardware and release."""
     # Two submissions that share a baseline take turns here: the row lock makes the second wait
     # for the first's commit, so it sees the baseline job the first queued (PostgreSQL).
     baseline = Config.objects.select_for_update().get(pk=job.config.baseline_id)
     same = {"config": baseline, "hardware": job.hardware, "engine_release": job.engine_release}
-    if Run.objects.filter(**same, self_reported=False).exists():
+    if _has_pairable_baseline(
+        baseline=baseline, hardware=job.hardware, engine_release=job.engine_release
+    ):
         return None
     if Job.objects.filter(**same, status__in=Job.ACTIVE).exists():
         return None

@@ -16,6 +16,7 @@ from runner.config import PROMPT_LOOKUP, BenchmarkConfig
 from runner.engines.build import Engine
 from runner.engines.measure import SpecCounters, build_record
 from runner.errors import EngineBuildError
+from runner.fidelity import MAX_MARGIN, TopTwo
 from runner.gguf.inspect import ModelInfo
 from runner.protocols import RequestSpec
 
@@ -123,13 +124,35 @@ class InProcessSession:
         )
         self._load_seconds = time.monotonic() - started
 
+    def _prompt_tokens(self, spec: RequestSpec) -> list[int]:
+        if isinstance(spec.prompt, list):
+            return list(spec.prompt)
+        return list(self._llm.tokenize(spec.prompt.encode(), add_bos=True))
+
+    def top_two(self, spec: RequestSpec) -> list[TopTwo]:
+        """The top two tokens at each position, decoding greedily one token a step as the
+        measured baseline does, reading each step's logits (an unmeasured pass)."""
+        import numpy as np
+
+        llm = self._llm
+        llm.reset()
+        llm.eval(self._prompt_tokens(spec))
+        positions = []
+        for _ in range(spec.output_tokens):
+            pointer = self.llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+            logits = np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),))
+            token = int(np.argmax(logits))
+            others = logits.copy()
+            others[token] = -np.inf
+            runner_up = int(np.argmax(others))
+            margin = min(float(logits[token] - logits[runner_up]), MAX_MARGIN)
+            positions.append(TopTwo(token, runner_up, margin))
+            llm.eval([token])
+        return positions
+
     def measure(self, spec: RequestSpec) -> dict:
         llm = self._llm
-        prompt = (
-            list(spec.prompt)
-            if isinstance(spec.prompt, list)
-            else llm.tokenize(spec.prompt.encode(), add_bos=True)
-        )
+        prompt = self._prompt_tokens(spec)
         # Prompt cache off: forget every cached token before each request.
         llm.reset()
         calls_before = self._draft.calls if self._draft else 0

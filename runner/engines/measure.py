@@ -1,12 +1,15 @@
 """Send one request to llama-server and read what it did: timings, tokens, /metrics deltas.
 
 This module owns the per-request record (``build_record``): the project's definitions of decode
-and end-to-end tokens per second, time to first token, tau and the output's fingerprint, shared
-by both engines. ``runner.results.RequestRecord`` is its validated, public form.
+and end-to-end tokens per second, time to first token, tau and the output's fingerprint (its hash,
+its distinct 4-gram ratio and its repeating tail), shared by both engines, and the baseline's
+unmeasured margin pass (``measure_top_two``). ``runner.results.RequestRecord`` is the record's
+validated, public form.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -14,9 +17,15 @@ import time
 from dataclasses import dataclass, field
 
 import httpx
+import numpy as np
 
 from runner.errors import EngineResponseError
+from runner.fidelity import MARGIN_CANDIDATES, TopTwo, top_two_from_probabilities
 from runner.protocols import RequestSpec
+
+# The longest cycle the repeating-tail check looks for: an output looping 150-200 tokens keeps a
+# high distinct 4-gram ratio, so the ratio alone misses it.
+MAX_REPEAT_PERIOD = 512
 
 _METRIC_LINE = re.compile(r'^llamacpp:(\w+)(?:\{position="(\d+)"\})?\s+([0-9.eE+\-]+)$')
 
@@ -75,6 +84,32 @@ def distinct_ngram_ratio(tokens: list[int], n: int = 4) -> float:
         return 1.0
     grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
     return len(set(grams)) / len(grams)
+
+
+def repeating_tail(
+    tokens: list[int], max_period: int = MAX_REPEAT_PERIOD
+) -> tuple[int | None, int]:
+    """(period, tokens): the output's longest tail that repeats one cycle of at most max_period
+    tokens at least twice over, and its shortest such cycle; (None, 0) when no tail does.
+
+    A tail of t tokens repeats with period p when each of its last t - p tokens equals the token
+    p places before it; a loop of period p also repeats with 2p, 3p, ... over the same tail.
+    """
+    values = np.asarray(tokens, dtype=np.int64)
+    n = len(values)
+    best_period, best_span = None, 0
+    if n < 2:
+        return best_period, best_span
+    periods = np.arange(1, min(max_period, n // 2) + 1)
+    # Only a period whose last token repeats can start a repeating tail.
+    for candidate in periods[values[n - 1 - periods] == values[-1]]:
+        period = int(candidate)
+        differs = np.flatnonzero(values[period:] != values[:-period])
+        repeated = n - period - (int(differs[-1]) + 1 if len(differs) else 0)
+        span = repeated + period
+        if repeated >= period and span > best_span:
+            best_period, best_span = period, span
+    return best_period, best_span
 
 
 def _raise_for_status(response: httpx.Response) -> None:
@@ -142,6 +177,23 @@ def measure_request(
     )
 
 
+def measure_top_two(
+    client: httpx.Client, base_url: str, spec: RequestSpec, *, timeout_s: float
+) -> list[TopTwo]:
+    """The baseline's top two tokens at each position of a request, in an unmeasured pass.
+
+    It asks for ``n_probs``, which b11434 serves only with host-side sampling (it turns the
+    request's GPU-side sampling off), so it never runs among the measured requests.
+    """
+    body = dataclasses.replace(spec, stream=False).body() | {"n_probs": MARGIN_CANDIDATES}
+    response = client.post(f"{base_url}/completion", json=body, timeout=timeout_s)
+    _raise_for_status(response)
+    probabilities = response.json().get("completion_probabilities")
+    if not isinstance(probabilities, list):
+        raise EngineResponseError("llama-server returned no completion_probabilities for n_probs")
+    return top_two_from_probabilities(probabilities)
+
+
 def build_record(
     *,
     spec: RequestSpec,
@@ -157,10 +209,12 @@ def build_record(
     predicted_ms = float(timings.get("predicted_ms", 0.0))
     steps = int(round(counters.verify_steps))
     accepted = int(round(counters.accepted_tokens))
+    period, repeated = repeating_tail(tokens)
     return {
         "phase": spec.phase,
         "point": spec.point,
         "input_tokens": spec.input_tokens,
+        "prompt_sha256": spec.prompt_sha256,
         "output_tokens_requested": spec.output_tokens,
         "prompt_n": int(timings.get("prompt_n", 0)),
         "prompt_ms": float(timings.get("prompt_ms", 0.0)),
@@ -188,5 +242,8 @@ def build_record(
         "output_tokens": tokens,
         "output_sha256": hashlib.sha256(json.dumps(tokens).encode()).hexdigest(),
         "distinct_4gram_ratio": distinct_ngram_ratio(tokens),
+        # The repeating tail (runner.stats.is_degenerate reads it): its cycle and its length.
+        "repeat_period": period,
+        "repeated_tail_tokens": repeated,
         "stopped_early": predicted_n < spec.output_tokens,
     }

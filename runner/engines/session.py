@@ -10,21 +10,25 @@ Two implementations share one interface, so every protocol, metric and result fi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import httpx
 
 from runner.config import BenchmarkConfig
 from runner.engines.build import Engine
-from runner.engines.measure import measure_request
+from runner.engines.measure import measure_request, measure_top_two
 from runner.engines.server import LlamaServer, display_command, free_port, server_argv
 from runner.errors import EngineCrashedError, EngineTimeoutError
+from runner.fidelity import TopTwo
 from runner.gguf.inspect import ModelInfo
 from runner.protocols import RequestSpec
 
 # How much of a running engine's log a progress event carries.
 LIVE_LOG_BYTES = 2000
+
+T = TypeVar("T")
 
 
 class EngineSession(Protocol):
@@ -40,6 +44,8 @@ class EngineSession(Protocol):
     def start(self) -> None: ...
 
     def measure(self, spec: RequestSpec) -> dict: ...
+
+    def top_two(self, spec: RequestSpec) -> list[TopTwo]: ...
 
     def stop(self) -> None: ...
 
@@ -97,8 +103,15 @@ class ServerSession:
         self.server.start()
 
     def measure(self, spec: RequestSpec) -> dict:
+        return self._call(measure_request, spec)
+
+    def top_two(self, spec: RequestSpec) -> list[TopTwo]:
+        """The top two tokens at each position of the request, in an unmeasured pass."""
+        return self._call(measure_top_two, spec)
+
+    def _call(self, function: Callable[..., T], spec: RequestSpec) -> T:
         try:
-            return measure_request(
+            return function(
                 self.client, self.server.base_url, spec, timeout_s=self.request_timeout_s
             )
         except httpx.TimeoutException as error:

@@ -3,7 +3,8 @@
 This module owns the writers behind ``python -m runner fixtures``. All files use llama.cpp's
 built-in ``test`` tokenizer (text is hashed into token ids in chunks of five bytes, tokens print
 as their id in hex), F32 weights and a fixed numpy seed, so the bytes and hence the sha256 of
-every file are the same on each run.
+every file are the same on each run. Every file carries ``TEST_WEIGHTS_KEY``: its weights are
+random, so what it measures never ranks.
 """
 
 from pathlib import Path
@@ -30,6 +31,10 @@ DFLASH_MASK_TOKEN = N_VOCAB - 1
 WIDE_N_EMBD = 32
 MTP_MAIN_LAYERS = 2
 
+# The project's own GGUF key saying a file holds test weights, so that the service keeps results
+# measured with it off the main ranking (llama.cpp ignores keys it does not know).
+TEST_WEIGHTS_KEY = "specboard.test_weights"
+
 FIXTURE_NAMES = (
     "tiny-qwen3.gguf",
     "tiny-dflash.gguf",
@@ -47,6 +52,7 @@ def _hparams(
     w: GGUFWriter, arch: str, *, n_embd: int, n_head: int, block_count: int, name: str
 ) -> None:
     w.add_name(name)
+    w.add_bool(TEST_WEIGHTS_KEY, True)
     w.add_file_type(LlamaFileType.ALL_F32)
     w.add_uint32(f"{arch}.context_length", CONTEXT_LENGTH)
     w.add_uint32(f"{arch}.embedding_length", n_embd)

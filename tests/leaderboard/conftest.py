@@ -5,6 +5,7 @@ from tests.support.fixtures import (  # noqa: F401 (pytest finds fixtures by nam
     hardware,
     make_result,
     models,
+    signed_by_host,
     site_settings,
     static_root,
     switch_broker,

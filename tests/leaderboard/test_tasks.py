@@ -19,15 +19,15 @@ CONFIG = {
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict, str]]:
-    """Messages the GPU task sends back to the db queue, captured."""
+    """Messages the GPU task sends back to the db queue, captured (without the host's signature,
+    which tests/leaderboard/services/test_gpu_hosts.py checks)."""
     messages: list[tuple[str, dict, str]] = []
-    monkeypatch.setattr(
-        dispatch,
-        "send",
-        lambda name, *, kwargs, queue, task_id=None: messages.append(
-            (name.split(".")[-1], kwargs, queue)
-        ),
-    )
+
+    def capture(name, *, kwargs, queue, task_id=None):
+        body = {k: v for k, v in kwargs.items() if k not in ("host", "signature")}
+        messages.append((name.split(".")[-1], body, queue))
+
+    monkeypatch.setattr(dispatch, "send", capture)
     return messages
 
 
@@ -109,13 +109,17 @@ def test_a_model_file_that_differs_on_the_worker_is_a_failure_before_any_benchma
     assert "sha256 mismatch" in sent[-1][1]["error"] and "tiny-qwen3.gguf" in sent[-1][1]["error"]
 
 
-def test_the_db_tasks_record_through_the_services(user, models, hardware, enqueued, make_result):
+def test_the_db_tasks_record_through_the_services(
+    user, models, hardware, enqueued, make_result, signed_by_host
+):
     job = services.submit_config(owner=user, data=CONFIG, hardware_slug=hardware.slug)
+    started = {"phase": "started"}
     tasks.record_progress_task.apply(
-        kwargs={"job_id": job.pk, "progress": {"phase": "started"}}
+        kwargs={"job_id": job.pk, "progress": started} | signed_by_host("progress", job.pk, started)
     ).get()
+    result = make_result(job.config.key, [5.0])
     tasks.record_result_task.apply(
-        kwargs={"job_id": job.pk, "result": make_result(job.config.key, [5.0])}
+        kwargs={"job_id": job.pk, "result": result} | signed_by_host("result", job.pk, result)
     ).get()
 
     job.refresh_from_db()

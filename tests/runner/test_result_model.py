@@ -23,7 +23,10 @@ def stored_results() -> list[Path]:
     return found
 
 
-STORED = stored_results()
+# The first H200 run's engine answered every request empty: no decode speed, so no result
+# (tests/runner/test_result_evidence.py proves it is refused); every other stored file is one.
+EMPTY_RESPONSES = RESULTS_DIR / "h200-run1" / "8b-dflash12-depth.json"
+STORED = [path for path in stored_results() if path != EMPTY_RESPONSES]
 WITH_BASELINE = next(p for p in STORED if json.loads(p.read_text())["baseline"] is not None)
 
 
@@ -42,7 +45,7 @@ def refusal(data) -> str:
 
 
 def test_the_stored_results_are_found():
-    assert len(STORED) >= 9
+    assert len(STORED) >= 8
 
 
 @pytest.mark.parametrize("path", STORED, ids=lambda p: str(p.relative_to(RESULTS_DIR)))
@@ -57,11 +60,12 @@ def test_every_stored_result_validates(path):
 def test_a_stored_result_dumps_as_the_dict_it_was(path):
     data = json.loads(path.read_text())
     result = load_result(data)
-    assert result.model_dump(mode="json") == data
     assert result.model_dump(mode="json", exclude_unset=True) == data
     # Same field order too, so a rewritten file reads like the runner's own.
-    assert json.dumps(result.model_dump(mode="json")) == json.dumps(data)
-    assert json.loads(result.model_dump_json()) == data
+    assert json.dumps(result.model_dump(mode="json", exclude_unset=True)) == json.dumps(data)
+    assert json.loads(result.model_dump_json(exclude_unset=True)) == data
+    # Fields added after the file was written (fidelity, repeating tails, ...) dump as null.
+    assert result.model_dump(mode="json")["summary"]["fidelity"] is None
 
 
 def test_an_older_result_without_later_fields_validates_and_dumps_them_as_null(stored):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -44,3 +45,18 @@ def database_url() -> str:
     password = f":{entry['PASSWORD']}" if entry["PASSWORD"] else ""
     host = entry["HOST"] or "127.0.0.1"
     return f"postgres://{entry['USER']}{password}@{host}:{entry['PORT'] or 5432}/{entry['NAME']}"
+
+
+def gpu_worker_environment(hardware) -> dict[str, str]:
+    """A GPU worker's environment as a registered host of this hardware kind: no database,
+    its own name and signing key."""
+    from leaderboard import services
+
+    host, key = services.register_gpu_host(
+        name=f"host-{uuid.uuid4().hex[:8]}", hardware_slug=hardware.slug
+    )
+    return {
+        "SPECBOARD_ROLE": "gpu-worker",
+        "SPECBOARD_HOST_NAME": host.name,
+        "SPECBOARD_HOST_KEY": key,
+    }

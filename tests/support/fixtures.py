@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 
-from leaderboard import dispatch, services
-from leaderboard.models import Hardware, ModelFile
+from leaderboard import dispatch, services, signing
+from leaderboard.models import Hardware, Job, ModelFile
 from runner.gguf.tiny_models import write_fixtures
 from tests.support.brokers import celery_broker
 from tests.support.results import fake_result
@@ -71,6 +71,23 @@ def models(db) -> dict[str, ModelFile]:
 @pytest.fixture
 def hardware(db) -> Hardware:
     return services.register_hardware(gpu_name="NVIDIA H200", memory_bytes=141 * 2**30)
+
+
+@pytest.fixture
+def signed_by_host(hardware):
+    """Signs messages as a registered GPU host of `hardware`, which claims the jobs it starts:
+    signed_by_host(kind, job_id, body) -> {"host": ..., "signature": ...}."""
+    host, key = services.register_gpu_host(name="test-host", hardware_slug=hardware.slug)
+
+    def sign(kind: str, job_id: int, body: object) -> dict[str, str]:
+        if kind != "progress":  # the host claims the job before it reports on it
+            Job.objects.filter(id=job_id, host=None).update(host=host)
+        return {
+            "host": host.name,
+            "signature": signing.sign(key=key, kind=kind, job_id=job_id, body=body),
+        }
+
+    return sign
 
 
 @pytest.fixture

@@ -18,11 +18,11 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
-from leaderboard.models import Job, LeaderboardEntry
+from leaderboard.models import Job, LeaderboardEntry, Run
 from leaderboard.settings import redis_answers
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
-from tests.support.brokers import database_url
+from tests.support.brokers import database_url, gpu_worker_environment
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
 
@@ -66,7 +66,7 @@ def workers(broker, tiny_models, hardware):
         ),
         subprocess.Popen(
             gpu_worker_argv(hardware_slug=hardware.slug, hostname=f"gpu-{name}@%h", quiet=True),
-            env=base | {"SPECBOARD_ROLE": "gpu-worker"},
+            env=base | gpu_worker_environment(hardware),
             cwd=REPOSITORY,
         ),
     ]
@@ -162,3 +162,39 @@ def test_cancelling_a_running_job_stops_its_benchmark_and_frees_the_worker(
     assert [job.status for job in jobs] == ["cancelled", "succeeded", "succeeded"]
     assert jobs[0].progress["done"] < 200
     assert not hasattr(jobs[0], "run")
+
+
+def test_a_rogue_gpu_host_cannot_record_a_result_for_a_job_another_host_runs(
+    transactional_db, models, hardware, user, workers, make_result
+):
+    from leaderboard import dispatch, signing
+    from leaderboard.celery import DB_QUEUE, app
+
+    job = services.submit_config(
+        owner=user,
+        data={
+            "target_model": "tiny-qwen3.gguf",
+            "threads": 2,
+            "protocol": {"name": "quick", "n_predict": 256, "runs": 6, "warmup": 0},
+        },
+        hardware_slug=hardware.slug,
+    )
+    deadline = time.monotonic() + 300
+    while Job.objects.get(pk=job.pk).host_id is None:
+        assert time.monotonic() < deadline, "no host claimed the job"
+        time.sleep(0.2)
+    honest = Job.objects.get(pk=job.pk).host
+    rogue, rogue_key = services.register_gpu_host(name="rogue", hardware_slug=hardware.slug)
+    forged = make_result(job.config.key, [99_999.0] * 3)
+    for name in (rogue.name, honest.name):  # under its own name, and posing as the honest host
+        signature = signing.sign(key=rogue_key, kind="result", job_id=job.pk, body=forged)
+        app.send_task(
+            dispatch.RECORD_RESULT,
+            kwargs={"job_id": job.pk, "result": forged, "host": name, "signature": signature},
+            queue=DB_QUEUE,
+        )
+
+    (finished,) = wait_for_jobs(timeout_s=300)
+    assert finished.status == "succeeded" and finished.host == honest
+    run = Run.objects.get()
+    assert run.job_id == job.pk and run.decode_mean < 99_999.0 and run.requests.count() == 6

@@ -27,7 +27,7 @@ from leaderboard import services
 from leaderboard.models import Job, RequestRecord, Run
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
-from tests.support.brokers import database_url
+from tests.support.brokers import database_url, gpu_worker_environment
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
 
@@ -105,9 +105,7 @@ def hardware(transactional_db):
 class Stack:
     """The worker processes of one test; GPU workers can be killed and started again."""
 
-    def __init__(
-        self, broker: PrivateRedis, models_dir: Path, hardware_slug: str, beat: Path
-    ) -> None:
+    def __init__(self, broker: PrivateRedis, models_dir: Path, hardware, beat: Path) -> None:
         self.environment = os.environ | {
             "CELERY_BROKER_URL": broker.url,
             "SPECBOARD_MODELS_DIR": str(models_dir),
@@ -115,7 +113,9 @@ class Stack:
             "SPECBOARD_RECONCILE_EVERY_S": str(PERIODIC_S),
             "SPECBOARD_SWEEP_EVERY_S": str(PERIODIC_S),
         }
-        self.hardware_slug = hardware_slug
+        self.hardware_slug = hardware.slug
+        # Every GPU worker of the stack is the same registered host (a restart, not a stranger).
+        self.gpu_environment = gpu_worker_environment(hardware)
         self.beat = beat
         self.processes: list[subprocess.Popen] = []
 
@@ -143,7 +143,7 @@ class Stack:
                 loglevel="WARNING",
                 quiet=True,
             ),
-            self.environment | {"SPECBOARD_ROLE": "gpu-worker"},
+            self.environment | self.gpu_environment,
         )
 
     def stop(self) -> None:
@@ -163,7 +163,7 @@ def stack(broker, tiny_models, hardware, tmp_path) -> Iterator[Stack]:
     workers = Stack(
         broker,
         next(iter(tiny_models.values())).parent,
-        hardware.slug,
+        hardware,
         tmp_path / "celerybeat-schedule",
     )
     yield workers

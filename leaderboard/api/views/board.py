@@ -1,8 +1,9 @@
 """The leaderboard: its paginated rows, the same rows as CSV or JSON downloads, and compare.
 
-The list is rendered once per change of the leaderboard rows and served from the board cache
-until then. The exports take the list's filters but no pages, up to `EXPORT_ROW_LIMIT` rows,
-with formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by
+The list is the page's main ranking unless the query names a source or asks for retired rows;
+it is rendered once per change of the leaderboard rows and served from the board cache until
+then. The exports take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT`
+rows, with formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by
 side under the rules in `leaderboard.comparisons`, the same ones as the compare page.
 """
 
@@ -39,7 +40,11 @@ class BoardPagination(PageNumberPagination):
 
 @extend_schema(parameters=[s.LeaderboardQuerySerializer])
 class LeaderboardList(generics.ListAPIView):
-    """Leaderboard rows: each config's best average per hardware and engine release."""
+    """Leaderboard rows: each config's best average per hardware and engine release.
+
+    By default the page's main ranking; naming a `source` or `include_retired=true` lists every
+    row those filters match (`LeaderboardQuerySerializer`).
+    """
 
     serializer_class = s.LeaderboardEntrySerializer
     pagination_class = BoardPagination

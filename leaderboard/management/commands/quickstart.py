@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from leaderboard import services
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
 from runner.errors import RunnerError
@@ -61,7 +62,16 @@ class Command(BaseCommand):
             gpu_worker_argv(hardware_slug=settings.SPECBOARD_HARDWARE_SLUG),
             [sys.executable, "manage.py", "runserver", options["addrport"], "--noreload"],
         ]
-        environments = [env, env | {"SPECBOARD_ROLE": "gpu-worker"}, env]
+        # The local GPU worker is a registered host like any other: it signs what it sends back.
+        host, key = services.ensure_gpu_host(
+            name="local-gpu-worker", hardware_slug=settings.SPECBOARD_HARDWARE_SLUG
+        )
+        gpu_env = env | {
+            "SPECBOARD_ROLE": "gpu-worker",
+            "SPECBOARD_HOST_NAME": host.name,
+            "SPECBOARD_HOST_KEY": key,
+        }
+        environments = [env, gpu_env, env]
         processes = [
             subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)
             for command, environment in zip(commands, environments, strict=True)

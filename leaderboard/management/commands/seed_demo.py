@@ -1,4 +1,8 @@
-"""Write the tiny test models, register them and queue a demo benchmark with its baseline."""
+"""Write the tiny test models, register them and queue a demo benchmark with its baseline.
+
+The tiny models hold random weights and are registered as test weights: the demo's rows appear
+beside the board's main ranking, never in it.
+"""
 
 from __future__ import annotations
 
@@ -51,7 +55,11 @@ class Command(BaseCommand):
             write_fixtures(models_dir)
         for name in FIXTURE_NAMES:
             model = services.register_model(path=name)
-            self.stdout.write(f"model {model.name}: {model.architecture}, {model.role}")
+            weights = ", test weights (its results stay off the main ranking)"
+            self.stdout.write(
+                f"model {model.name}: {model.architecture}, {model.role}"
+                + (weights if model.test_weights else "")
+            )
         system = system_info()
         hardware = services.register_hardware(
             gpu_name=system.get("gpu") or f"CPU {system.get('cpu') or 'unknown'}",

@@ -101,31 +101,36 @@
     });
   }
 
+  // One series per speculative type and protocol, each in its own tok/s definition and with its
+  // own paired baseline (drawn only when every point of the series shares it).
   function nmax(canvas, data) {
     var datasets = [];
     data.types.forEach(function (type, i) {
+      var name = type.label + " · " + type.protocol;
       var points = type.n_max.map(function (n, j) { return { x: n, y: type.tokens_per_second[j] }; });
       datasets.push({
-        label: type.label + " tok/s", data: points, borderColor: color(i), backgroundColor: color(i), yAxisID: "y",
+        label: name + " (" + type.definition + " tok/s)", data: points, borderColor: color(i), backgroundColor: color(i), yAxisID: "y",
         pointText: type.acceptance.map(percent),
         pointStyle: type.n_max.map(function (n) { return n === type.best_n_max ? "star" : "circle"; }),
         pointRadius: type.n_max.map(function (n) { return n === type.best_n_max ? 10 : 4; }),
         pointBorderWidth: type.n_max.map(function (n) { return n === type.best_n_max ? 2 : 1; })
       });
       datasets.push({
-        label: type.label + " tau", data: type.n_max.map(function (n, j) { return { x: n, y: type.tau[j] }; }),
+        label: name + " tau", data: type.n_max.map(function (n, j) { return { x: n, y: type.tau[j] }; }),
         borderColor: color(i), backgroundColor: color(i), borderDash: [6, 4], pointRadius: 2, yAxisID: "tau"
       });
+      if (type.baseline && type.baseline.tokens_per_second) {
+        // A one-point series still gets a visible stretch of its baseline around the point.
+        var low = Math.min.apply(null, type.n_max), high = Math.max.apply(null, type.n_max);
+        if (low === high) { low -= 0.5; high += 0.5; }
+        datasets.push({
+          label: name + " paired baseline", data: [{ x: low, y: type.baseline.tokens_per_second }, { x: high, y: type.baseline.tokens_per_second }],
+          borderColor: color(i), borderDash: [2, 3], pointRadius: 0, borderWidth: 1, yAxisID: "y"
+        });
+      }
     });
-    if (data.baseline_tokens_per_second) {
-      var all = [].concat.apply([], data.types.map(function (t) { return t.n_max; }));
-      var low = Math.min.apply(null, all), high = Math.max.apply(null, all);
-      datasets.push({
-        label: "baseline tok/s", data: [{ x: low, y: data.baseline_tokens_per_second }, { x: high, y: data.baseline_tokens_per_second }],
-        borderColor: "#888", pointRadius: 0, borderWidth: 1, yAxisID: "y"
-      });
-    }
-    var options = baseOptions("n_max (draft tokens per step)", "decode tok/s");
+    var unit = data.definitions.length === 1 ? data.definitions[0] + " tok/s" : "tok/s (each series' own definition)";
+    var options = baseOptions("n_max (draft tokens per step)", unit);
     options.scales.x.type = "linear";
     options.scales.x.ticks = { stepSize: 1 };
     options.scales.tau = { position: "right", title: { display: true, text: "tau (tokens per verify pass)" }, grid: { drawOnChartArea: false }, min: 0 };

@@ -11,14 +11,24 @@ from django.test.utils import CaptureQueriesContext
 
 from leaderboard import board_version, selectors, services
 from leaderboard.models import Config, Hardware, LeaderboardEntry
+from leaderboard.services.board import mark_test_weights
 from tests.support.measured_configs import draft_simple, measure
 
 ORDERINGS = list(selectors.LEADERBOARD_ORDERINGS)
 
 
 @pytest.fixture
+def models(models):
+    """The tiny fixture models, cleared of their test-weights mark as an admin could: these tests
+    are about the ranking, and test-weight rows never enter it (test_definitions_on_pages)."""
+    mark_test_weights(models=models.values(), test_weights=False)
+    return models
+
+
+@pytest.fixture
 def many_entries(db) -> list[LeaderboardEntry]:
-    """Sixty rows with repeated speeds, missing speedups and intervals that reach the leader's."""
+    """Sixty rows of two tok/s definitions with repeated speeds, missing speedups and taus,
+    intervals that reach the leader's, and batches too small to have an interval at all."""
     rng = random.Random(3)
     hardware = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
     entries = []
@@ -33,36 +43,60 @@ def many_entries(db) -> list[LeaderboardEntry]:
         )
         speed = float(rng.choice([50, 60, 70, 80, 90, 99, 100]) + rng.choice([0, 0.5]))
         half_width = rng.choice([0.2, 1.0, 3.0])
+        # One batch in five has a single request: its zero-width interval is no interval.
+        n = rng.choice([1, 5, 5, 5, 5])
         entries.append(
             LeaderboardEntry.objects.create(
                 config=config,
                 hardware=hardware,
                 engine_release="b11434",
-                tps_definition=rng.choice(["decode", "decode", "e2e"]),
+                tps_definition=rng.choice(["decode", "decode", "end-to-end"]),
                 tokens_per_second=speed,
-                ci95_low=speed - half_width,
-                ci95_high=speed + half_width,
+                n=n,
+                ci95_low=speed - half_width if n > 1 else speed,
+                ci95_high=speed + half_width if n > 1 else speed,
                 speedup=rng.choice([None, 1.2, 1.5, 2.0, 2.5]),
-                acceptance_rate=rng.random(),
+                acceptance_rate=rng.choice([None, rng.random()]),
                 tau=rng.choice([None, 2.0, 3.0]),
             )
         )
     return entries
 
 
-def full_ranking(rows: list[LeaderboardEntry]) -> dict[int, tuple[int, bool]]:
-    """The definition, spelled out over every row: competition rank by tok/s, ties with the leader."""
-    leader = min(rows, key=lambda row: (-row.tokens_per_second, row.pk))
-    ranks = {}
+# Speedup, like tok/s, is a figure of one tok/s definition; acceptance and tau are not.
+WITHIN_DEFINITION = {"tokens_per_second", "speedup"}
+
+
+def full_ranking(rows: list[LeaderboardEntry], ordering: str) -> dict[int, tuple[int | None, bool]]:
+    """The rules spelled out over every row: competition rank by the sorted field, among the
+    rows of the same tok/s definition for tok/s and speedup; no value, no rank; sorted by tok/s,
+    a row whose interval overlaps its definition's leader's is tied, and n < 2 ties with nothing."""
+    ranks: dict[int, tuple[int | None, bool]] = {}
     for row in rows:
-        tied = (
-            row.pk != leader.pk
-            and row.tps_definition == leader.tps_definition
-            and row.ci95_low <= leader.ci95_high
-            and leader.ci95_low <= row.ci95_high
+        value = getattr(row, ordering)
+        if value is None:
+            ranks[row.pk] = (None, False)
+            continue
+        peers = [
+            other
+            for other in rows
+            if ordering not in WITHIN_DEFINITION or other.tps_definition == row.tps_definition
+        ]
+        higher = sum(
+            getattr(other, ordering) is not None and getattr(other, ordering) > value
+            for other in peers
         )
-        faster = sum(other.tokens_per_second > row.tokens_per_second for other in rows)
-        ranks[row.pk] = (1, True) if tied else (faster + 1, False)
+        tied = False
+        if ordering == "tokens_per_second":
+            leader = min(peers, key=lambda other: (-other.tokens_per_second, other.pk))
+            tied = (
+                row.pk != leader.pk
+                and row.n >= 2
+                and leader.n >= 2
+                and row.ci95_low <= leader.ci95_high
+                and leader.ci95_low <= row.ci95_high
+            )
+        ranks[row.pk] = (1, True) if tied else (higher + 1, False)
     return ranks
 
 
@@ -70,13 +104,46 @@ def full_ranking(rows: list[LeaderboardEntry]) -> dict[int, tuple[int, bool]]:
 @pytest.mark.parametrize("target", ["", "target-1"])
 def test_ranks_computed_for_one_page_match_the_ranking_of_every_row(many_entries, ordering, target):
     entries = selectors.leaderboard_entries(target=target, ordering=ordering)
-    expected = full_ranking(list(entries))
-    assert any(tied for _, tied in expected.values()), "the fixture should have ties"
     everything = list(entries)
+    expected = full_ranking(everything, ordering)
+    assert {row.tps_definition for row in everything} == {"decode", "end-to-end"}
+    if ordering == "tokens_per_second":
+        assert any(tied for _, tied in expected.values()), "the fixture should have ties"
+    else:
+        assert any(rank is None for rank, _ in expected.values()), "and rows without the value"
     for offset in range(0, len(everything), 7):
         page = everything[offset : offset + 7]
         ranks = selectors.page_ranks(entries, page, offset=offset, ordering=ordering)
         assert ranks == {row.pk: expected[row.pk] for row in page}, (ordering, offset)
+
+
+def test_each_tok_s_definition_has_its_own_rank_one_and_one_batch_rows_tie_with_nothing(
+    many_entries,
+):
+    entries = selectors.leaderboard_entries(ordering="tokens_per_second")
+    everything = list(entries)
+    ranks = selectors.page_ranks(entries, everything, offset=0, ordering="tokens_per_second")
+
+    leaders = {
+        definition: min(
+            (row for row in everything if row.tps_definition == definition),
+            key=lambda row: (-row.tokens_per_second, row.pk),
+        )
+        for definition in ("decode", "end-to-end")
+    }
+    assert all(ranks[leader.pk] == (1, False) for leader in leaders.values())
+    # A one-request row at the leader's own speed sits inside its interval, and still is no tie.
+    inside = [
+        row
+        for row in everything
+        if row.n == 1
+        and row.pk != leaders[row.tps_definition].pk
+        and leaders[row.tps_definition].ci95_low
+        <= row.tokens_per_second
+        <= leaders[row.tps_definition].ci95_high
+    ]
+    assert inside and all(not ranks[row.pk][1] for row in inside)
+    assert all(ranks[row.pk][0] > 1 for row in inside if row.tokens_per_second < 100.5)
 
 
 def test_filter_choices_list_each_target_once(many_entries):

@@ -122,7 +122,9 @@ def test_the_sweeper_fails_jobs_running_past_their_time_limit(
     assert revoked == [str(stuck.task_id)]
 
 
-def test_a_result_is_recorded_once_the_database_answers_again(job, make_result, monkeypatch):
+def test_a_result_is_recorded_once_the_database_answers_again(
+    job, make_result, monkeypatch, signed_by_host
+):
     record = services.record_result
     outages = []
 
@@ -133,8 +135,9 @@ def test_a_result_is_recorded_once_the_database_answers_again(job, make_result, 
         return record(**kwargs)
 
     monkeypatch.setattr(services, "record_result", database_down_twice)
+    result = make_result(job.config.key, [50.0, 51.0])
     tasks.record_result_task.apply(
-        kwargs={"job_id": job.pk, "result": make_result(job.config.key, [50.0, 51.0])}
+        kwargs={"job_id": job.pk, "result": result} | signed_by_host("result", job.pk, result)
     ).get()
 
     job.refresh_from_db()

@@ -1,0 +1,292 @@
+"""What every number on the board means, and the evidence behind each one of a page's rows.
+
+It owns the definition sentences that the pages (title attributes and the legend) and the API
+(`definitions` of a leaderboard row) both show, the protocol's depths of a config
+(`protocol_depths`, `protocol_summary`), per-depth speedups against the paired baseline
+(`depth_speedups`, geometric mean across depths by `runner.pairing.combined_speedup`, as the
+runner computes it), and `row_evidence`: for a page's rows, in two queries, the draft counts
+behind acceptance and tau and each depth's mean, interval and speedup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
+from runner.pairing import combined_speedup
+from runner.stats import ratio
+
+TPS_DEFINITIONS = {
+    "decode": (
+        "decode tok/s: generated tokens over the server's own generation time "
+        "(llama-server timings), prefill excluded"
+    ),
+    "end-to-end": (
+        "end-to-end tok/s: completion tokens over the client's wall time, prefill and HTTP "
+        "included (the seed kit's definition, used by its CSV imports)"
+    ),
+}
+ACCEPTANCE = "acceptance: draft tokens accepted / draft tokens drafted, pooled over the batch"
+TAU = "tau: 1 + accepted draft tokens per verify step (target passes), pooled over the batch"
+SPEEDUP = (
+    "speedup: this row's mean tok/s over its paired baseline row's (same target, context, "
+    "protocol, hardware and release; the same tok/s definition)"
+)
+SPEEDUP_ACROSS_DEPTHS = (
+    "speedup of a depth run: at each depth, decode tok/s over the paired baseline's at the same depth; "
+    "across depths, the geometric mean of those ratios"
+)
+CI95 = "95% interval: Student-t confidence interval of the mean over the batch's requests"
+CI95_ACROSS_DEPTHS = (
+    "95% interval pooled across depths: requests of different input lengths, so not one "
+    "measurement; each depth's own interval is listed"
+)
+N = "n: measured requests in the batch shown (warm-ups excluded)"
+BEST_OF_BATCHES = (
+    "best of k batches: the row shows the batch with the best average (the seed's rule), "
+    "which inflates the mean and narrows the interval; the pooled mean over all k batches, "
+    "with its interval, is beside it"
+)
+STALE = "stale: measured with an engine release older than the newest our workers measured with"
+RANKS_WITHIN_DEFINITION = (
+    "ranks: by the sorted column, decode and end-to-end rows numbered separately; a row whose "
+    "95% interval overlaps its definition's leader shares rank 1 (sorted by tok/s), a row "
+    "without an interval (fewer than two requests) ties with nothing"
+)
+
+
+def _term(sentence: str) -> dict[str, str]:
+    term, _, text = sentence.partition(": ")
+    return {"term": term, "text": text}
+
+
+# The legend under every board table: each number's definition, one line away.
+LEGEND = [
+    _term(sentence)
+    for sentence in (
+        TPS_DEFINITIONS["decode"],
+        TPS_DEFINITIONS["end-to-end"],
+        N,
+        CI95,
+        CI95_ACROSS_DEPTHS,
+        SPEEDUP,
+        SPEEDUP_ACROSS_DEPTHS,
+        ACCEPTANCE,
+        TAU,
+        BEST_OF_BATCHES,
+        RANKS_WITHIN_DEFINITION,
+        STALE,
+    )
+]
+
+# The protocols whose results hold several input lengths, one point per depth.
+DEPTH_PROTOCOLS = ("depth", "context-sweep")
+
+
+def protocol_depths(config: Config) -> list[int]:
+    """The input lengths a config's protocol measures, from its canonical JSON ([] if none)."""
+    protocol = (config.canonical or {}).get("protocol")
+    if not isinstance(protocol, dict):
+        return []
+    if protocol.get("name") == "depth":
+        depths = protocol.get("depths") or []
+    elif protocol.get("name") == "context-sweep":
+        depths = [point.get("input_tokens") for point in protocol.get("points") or []]
+    else:
+        return []
+    return [depth for depth in depths if isinstance(depth, int)]
+
+
+def protocol_summary(config: Config) -> str:
+    """The protocol in a few words, with its depths where it has some: 'depth 512–36864 tokens
+    (4 depths)'; a seed kit CSV import says it is unverified."""
+    depths = protocol_depths(config)
+    if len(depths) == 1:
+        return f"{config.protocol} {depths[0]} tokens"
+    if depths:
+        return f"{config.protocol} {min(depths)}–{max(depths)} tokens ({len(depths)} depths)"
+    return SEED_CSV_PROTOCOL_LABEL if config.protocol == SEED_CSV_PROTOCOL else config.protocol
+
+
+def is_across_depths(config: Config) -> bool:
+    """Whether a config's one tok/s figure pools requests of several input lengths."""
+    return config.protocol in DEPTH_PROTOCOLS and len(protocol_depths(config)) > 1
+
+
+def _number(value: object) -> float | None:
+    """A stored figure as a number, or None for anything else (a page never breaks on it)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _decode_stats(point: dict) -> dict:
+    stats = point.get("decode_tokens_per_second")
+    return stats if isinstance(stats, dict) else {}
+
+
+def _decode_mean(point: dict) -> float | None:
+    return _number(_decode_stats(point).get("mean"))
+
+
+def depth_points(points: object) -> list[dict]:
+    """A result's per-depth points that name their depth, defensively read from stored JSON."""
+    if not isinstance(points, list):
+        return []
+    return [
+        point
+        for point in points
+        if isinstance(point, dict) and isinstance(point.get("input_tokens"), int)
+    ]
+
+
+def depth_speedups(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[float | None]:
+    """Per depth, decode tok/s over the paired baseline's at the same depth (None where that
+    depth has no baseline), derived from the stored means rather than a file's claimed ratio."""
+    baseline = {p["input_tokens"]: _decode_mean(p) for p in depth_points(list(baseline_points))}
+    return [
+        ratio(_decode_mean(p), baseline.get(p["input_tokens"])) for p in depth_points(list(points))
+    ]
+
+
+def depth_rows(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[dict]:
+    """Each depth's decode mean, n, 95% interval, speedup over the paired baseline, acceptance."""
+    rows = []
+    points = depth_points(list(points))
+    speedups = depth_speedups(points, baseline_points)
+    for point, speedup in zip(points, speedups, strict=True):
+        stats = _decode_stats(point)
+        n = _number(stats.get("n"))
+        # Fewer than two requests at a depth have no interval, as a row's batch has none.
+        interval = n is not None and n >= 2
+        rows.append(
+            {
+                "input_tokens": point["input_tokens"],
+                "n": int(n) if n is not None else None,
+                "mean": _decode_mean(point),
+                "ci95_low": _number(stats.get("ci95_low")) if interval else None,
+                "ci95_high": _number(stats.get("ci95_high")) if interval else None,
+                "speedup": speedup,
+                "acceptance": _number(point.get("acceptance_rate")),
+            }
+        )
+    return rows
+
+
+def _run_points(run_ids: Iterable[int]) -> dict[int, tuple[list[dict], list[dict]]]:
+    """Each run's depth points and its own paired baseline's, reading only those JSON keys."""
+    rows = Run.objects.filter(pk__in=set(run_ids)).values_list(
+        "pk", "raw_result__points", "raw_result__baseline__points"
+    )
+    return {pk: (depth_points(points), depth_points(paired)) for pk, points, paired in rows}
+
+
+def _baseline_run_id(entry: LeaderboardEntry) -> int | None:
+    """The baseline batch a row's speedup is measured against (its paired row's best batch on
+    rows recorded before the pairing kept its batch)."""
+    if entry.baseline_run_id:
+        return entry.baseline_run_id
+    return entry.baseline_entry.best_run_id if entry.baseline_entry_id else None
+
+
+def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
+    """For a page's rows: the best batch's draft counts, the baseline batch's tok/s and, for depth
+    rows, every depth's figures against the paired baseline at the same depth.
+
+    Two queries whatever the page's size: the best and baseline batches' counts, then the depth
+    points of the depth rows' best batches and of their baseline batches.
+    """
+    wanted = {entry.best_run_id for entry in entries} | {_baseline_run_id(e) for e in entries}
+    counts = {
+        row["pk"]: row
+        for row in Run.objects.filter(pk__in=wanted - {None}).values(
+            "pk", "draft_tokens", "draft_accepted", "verify_steps", "decode_mean", "e2e_mean"
+        )
+    }
+    across = [entry for entry in entries if entry.best_run_id and is_across_depths(entry.config)]
+    across_ids = {entry.pk for entry in across}
+    points = (
+        _run_points([e.best_run_id for e in across] + [_baseline_run_id(e) for e in across])
+        if across
+        else {}
+    )
+    evidence = {}
+    for entry in entries:
+        count = counts.get(entry.best_run_id, {})
+        baseline = counts.get(_baseline_run_id(entry), {})
+        item = {
+            "draft_tokens": count.get("draft_tokens"),
+            "draft_accepted": count.get("draft_accepted"),
+            "verify_steps": count.get("verify_steps"),
+            "baseline_tokens_per_second": baseline.get(
+                "decode_mean" if entry.tps_definition == "decode" else "e2e_mean"
+            ),
+            "depths": [],
+            "speedup_across_depths": None,
+        }
+        if entry.pk in across_ids:
+            own, paired = points.get(entry.best_run_id, ([], []))
+            # The runner's own baseline (the same invocation) first, else the baseline batch's.
+            reference = paired or points.get(_baseline_run_id(entry), ([], []))[0]
+            item["depths"] = depth_rows(own, reference)
+            item["speedup_across_depths"] = combined_speedup([d["speedup"] for d in item["depths"]])
+        evidence[entry.pk] = item
+    return evidence
+
+
+def _count(value: int | None) -> str:
+    return "–" if value is None else f"{value:,}"
+
+
+def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
+    """Each number of a row with its definition, n and interval, in one line each."""
+    definition = TPS_DEFINITIONS.get(entry.tps_definition, entry.tps_definition)
+    across = bool(evidence.get("depths"))
+    if across:
+        depths = "; ".join(
+            f"{d['input_tokens']} tokens: {_interval(d['ci95_low'], d['ci95_high'])} (n {d['n']})"
+            for d in evidence["depths"]
+        )
+        ci95 = f"{CI95_ACROSS_DEPTHS}: {depths}"
+    elif entry.n < 2 or entry.ci95_low is None or entry.ci95_high is None:
+        ci95 = "95% interval: none, fewer than two requests in the batch (it ties with nothing)"
+    else:
+        ci95 = f"{CI95} (n {entry.n})"
+    speedup = SPEEDUP_ACROSS_DEPTHS if across else SPEEDUP
+    baseline = evidence.get("baseline_tokens_per_second")
+    if entry.speedup is not None and baseline:
+        speedup += f": {entry.tokens_per_second:,.2f} over {baseline:,.2f} tok/s"
+    elif entry.speedup is None and entry.pairing_note:
+        speedup += f"; none here: {entry.pairing_note}"
+    pooled = (
+        f"; pooled over all of them: mean {entry.pooled_mean:,.2f} tok/s over "
+        f"{entry.pooled_n} requests, 95% interval "
+        f"{_interval(entry.pooled_ci95_low, entry.pooled_ci95_high)}"
+        if entry.pooled_mean is not None
+        else ""
+    )
+    return {
+        "tokens_per_second": f"{definition}; mean of the best batch's {entry.n} requests",
+        "ci95": ci95,
+        "n": N,
+        "speedup": speedup,
+        "acceptance_rate": (
+            f"{ACCEPTANCE}: {_count(evidence.get('draft_accepted'))} of "
+            f"{_count(evidence.get('draft_tokens'))} drafted"
+        ),
+        "tau": (
+            f"{TAU}: {_count(evidence.get('draft_accepted'))} accepted over "
+            f"{_count(evidence.get('verify_steps'))} verify steps"
+        ),
+        "runs_count": BEST_OF_BATCHES.replace(
+            "of k batches", f"of {_batches(entry.runs_count)}"
+        ).replace("all k batches", f"all {_batches(entry.runs_count)}")
+        + pooled,
+    }
+
+
+def _batches(count: int) -> str:
+    return f"{count} batch" if count == 1 else f"{count} batches"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "no interval" if low is None or high is None else f"{low:,.1f} – {high:,.1f}"

@@ -1,0 +1,130 @@
+"""What a result's own request records decide, checked against what its summary claims.
+
+Derive, don't trust: a section's summary statistics, draft counts and acceptance rate, and each
+depth point's figures, are what ``runner.stats`` computes from the section's measured requests
+(``phase: "measure"``, values the runner skips skipped alike), so a figure that disagrees with
+its requests beyond float noise is refused. The speedup is derived the same way from a result's
+own baseline section, with ``runner.pairing``'s definition. The functions take plain JSON data,
+so the result model and the service both use them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from runner import stats
+from runner.config import BenchmarkConfig
+from runner.pairing import combined_speedup
+
+# Float noise between two correct computations of the same figure, never a real difference.
+RELATIVE_TOLERANCE = 1e-6
+ABSOLUTE_TOLERANCE = 1e-9
+
+# The summary's figures checked against its measured requests. Tau, the per-position acceptance
+# and the degenerate flag are derivable too but not checked yet (issue 14 tracks them).
+SUMMARY_FIGURES = (
+    "decode_tokens_per_second",
+    "end_to_end_tokens_per_second",
+    "ttft_ms",
+    "draft_tokens",
+    "draft_accepted",
+    "verify_steps",
+    "acceptance_rate",
+)
+POINT_FIGURES = ("decode_tokens_per_second", "acceptance_rate")
+
+
+def measured_requests(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of the measured phase: the only ones a section's figures are computed from."""
+    return [record for record in requests if record["phase"] == "measure"]
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "null"
+    return f"{value:.10g}" if isinstance(value, float) else str(value)
+
+
+def _disagreement(path: str, claimed: Any, derived: Any) -> str | None:
+    """The first figure under path whose claim differs from what the requests give, or None."""
+    if isinstance(derived, dict):
+        for name, value in derived.items():
+            if found := _disagreement(f"{path}.{name}", claimed.get(name), value):
+                return found
+        return None
+    if claimed is None or derived is None or isinstance(derived, int):
+        # Counts are exact; only figures computed in floating point get a tolerance.
+        agree = claimed == derived
+    else:
+        agree = math.isclose(
+            claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE
+        )
+    if agree:
+        return None
+    return (
+        f"{path} is {_shown(claimed)}, but the section's measured requests give {_shown(derived)}"
+    )
+
+
+def evidence_problem(result: dict[str, Any]) -> str | None:
+    """The first claim of a result (each section's summary and points) that the section's own
+    measured requests contradict, prefixed "baseline: " for the baseline's; None if none does."""
+    problem = section_evidence_problem(result)
+    if problem is None and result.get("baseline") is not None:
+        problem = section_evidence_problem(result["baseline"])
+        return f"baseline: {problem}" if problem else None
+    return problem
+
+
+def section_evidence_problem(section: dict[str, Any]) -> str | None:
+    """The first claim of a section (summary, points) that its measured requests contradict."""
+    summary, points = section["summary"], section["points"]
+    records = measured_requests(section["requests"])
+    if not records:
+        return 'requests: a result needs at least one measured request (phase "measure")'
+    derived = stats.pooled_figures(records)
+    if derived["decode_tokens_per_second"]["n"] == 0:
+        return "requests: no measured request has a decode speed (decode_tokens_per_second)"
+    for name in SUMMARY_FIGURES:
+        if found := _disagreement(f"summary.{name}", summary[name], derived[name]):
+            return found
+    if not points:
+        return None  # A section without per-depth points claims no more figures to check.
+    by_point: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        by_point.setdefault(record["point"], []).append(record)
+    if (last := max(by_point)) >= len(points):
+        return f"requests: a measured request is at point {last}, past the points"
+    for index, point in enumerate(points):
+        figures = stats.pooled_figures(by_point.get(index, []))
+        for name in POINT_FIGURES:
+            if found := _disagreement(f"points.{index}.{name}", point[name], figures[name]):
+                return found
+    return None
+
+
+def derived_speedup(result: dict[str, Any]) -> float | None:
+    """A result's speedup from its own sections' measured requests, as the runner defines it (per
+    depth the ratio of mean decode tok/s to the baseline's, across depths their geometric mean);
+    None for a result without a baseline section."""
+    baseline = result.get("baseline")
+    if baseline is None:
+        return None
+    points, baseline_points = (
+        stats.depth_points(
+            BenchmarkConfig.from_canonical(section["config"]),
+            measured_requests(section["requests"]),
+        )
+        for section in (result, baseline)
+    )
+    return combined_speedup(
+        [
+            stats.ratio(
+                point["decode_tokens_per_second"]["mean"],
+                reference["decode_tokens_per_second"]["mean"],
+            )
+            for point, reference in zip(points, baseline_points, strict=True)
+        ]
+    )

@@ -1,0 +1,179 @@
+"""The fidelity grade of a speculative run: how closely its greedy output follows the baseline's.
+
+Greedy speculative decoding is lossless in exact arithmetic, but on real hardware the target's
+batched verification sums in another order than one-token decoding, so where the baseline's top
+two candidates are nearly tied the run can pick the other one, and the two outputs part from
+there. A bit-identity flag calls such a run lossy. This module grades it instead, per run: the
+share of requests identical to the baseline, the mean identical prefix (tokens before the first
+divergence; a whole request when identical), and each request's first divergence classified by
+the baseline's own top-2 margin at that position. The margin is the gap, in nats, between the
+baseline's two most likely tokens' log-probabilities there (their logit gap), read in a separate,
+unmeasured pass over the baseline (llama-server's ``n_probs``), so the measured baseline keeps
+its GPU-side sampling and its timings:
+
+- ``near tie``: the gap was below ``NEAR_TIE_MARGIN`` and the run chose the baseline's runner-up,
+  a flip that floating-point order explains;
+- ``mismatch``: anything else (a clear winner overruled, a token outside the baseline's top two,
+  outputs of different lengths), which numerics do not explain;
+- ``unclassified``: no margin is known for that position (an engine or file without the pass).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# Below this top-2 log-probability gap (nats), a flipped token counts as a near tie: the runner-up
+# was at least exp(-0.1) = 0.905 times as likely as the winner. Reordered float sums move a
+# model's logits by hundredths (fp16 and quantized kernels), not by tenths.
+NEAR_TIE_MARGIN = 0.1
+# The server writes log(0) as the lowest float; a gap this wide is as good as infinite.
+MAX_MARGIN = 1000.0
+# How many candidates per position the margin pass asks llama-server for.
+MARGIN_CANDIDATES = 2
+
+NEAR_TIE: Final = "near tie"
+MISMATCH: Final = "mismatch"
+UNCLASSIFIED: Final = "unclassified"
+DivergenceKind = Literal["near tie", "mismatch", "unclassified"]
+
+_Count = Annotated[int, Field(ge=0, le=100_000)]
+_Share = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1)]
+
+
+@dataclass(frozen=True)
+class TopTwo:
+    """The baseline at one output position: its greedy token, the runner-up and their gap."""
+
+    token: int
+    runner_up: int | None
+    margin: float | None
+
+
+class FidelityGrade(BaseModel):
+    """How a run's greedy output compares with its baseline's, request by request."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # identical: every request; near ties only: every divergence a near tie; mismatch: at least
+    # one real mismatch; unclassified: divergences whose margin is unknown, none a mismatch.
+    verdict: Literal["identical", "near ties only", "mismatch", "unclassified"]
+    requests: Annotated[int, Field(ge=1, le=100_000)]
+    identical_requests: _Count
+    identical_share: _Share
+    # Tokens before the first divergence, averaged over requests (a whole request if identical).
+    mean_identical_prefix_tokens: Annotated[float, Field(allow_inf_nan=False, ge=0, le=1e9)]
+    # The same prefix as a share of each request's generated tokens, averaged over requests.
+    mean_identical_prefix_share: _Share
+    near_ties: _Count
+    mismatches: _Count
+    unclassified: _Count
+    near_tie_margin: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MARGIN)]
+
+    @model_validator(mode="after")
+    def _counts_add_up(self) -> FidelityGrade:
+        counted = self.identical_requests + self.near_ties + self.mismatches + self.unclassified
+        if counted != self.requests:
+            raise ValueError(
+                f"identical, near-tie, mismatched and unclassified requests add up to {counted}, "
+                f"not {self.requests}"
+            )
+        if not math.isclose(self.identical_share, self.identical_requests / self.requests):
+            raise ValueError(f"identical_share {self.identical_share} is not identical / requests")
+        if self.verdict != _verdict(self.near_ties, self.mismatches, self.unclassified):
+            raise ValueError(f"verdict {self.verdict!r} does not follow from the counts")
+        return self
+
+
+def _verdict(near_ties: int, mismatches: int, unclassified: int) -> str:
+    if mismatches:
+        return "mismatch"
+    if unclassified:
+        return "unclassified"
+    return "near ties only" if near_ties else "identical"
+
+
+def top_two_from_probabilities(probabilities: Sequence[Mapping[str, Any]]) -> list[TopTwo]:
+    """Each position's top two from llama-server's ``completion_probabilities`` (n_probs >= 2).
+
+    Each entry is ``{"id", "logprob", "top_logprobs": [{"id", "logprob"}, ...]}``, the top list
+    sorted by logit, as b11434 returns it with ``post_sampling_probs`` off.
+    """
+    positions = []
+    for entry in probabilities:
+        token = int(entry["id"])
+        candidates = entry.get("top_logprobs") or []
+        others = [c for c in candidates if int(c["id"]) != token]
+        if len(candidates) < 2 or not others:
+            positions.append(TopTwo(token, None, None))
+            continue
+        runner_up = others[0]
+        best = max(float(c["logprob"]) for c in candidates)
+        margin = min(max(best - float(runner_up["logprob"]), 0.0), MAX_MARGIN)
+        positions.append(TopTwo(token, int(runner_up["id"]), margin))
+    return positions
+
+
+def classify_divergence(
+    position: int | None,
+    *,
+    tokens: Sequence[int],
+    baseline_tokens: Sequence[int],
+    top_two: TopTwo | None,
+) -> tuple[DivergenceKind | None, float | None]:
+    """(kind, margin) of a request's first divergence from the baseline; (None, None) if none."""
+    if position is None:
+        return None, None
+    if position >= len(tokens) or position >= len(baseline_tokens):
+        # One output stopped before the other: no token choice explains that.
+        return MISMATCH, None
+    # A margin pass that did not retrace the baseline's own token measured something else.
+    if top_two is None or top_two.token != baseline_tokens[position]:
+        return UNCLASSIFIED, None
+    if (
+        top_two.margin is not None
+        and top_two.margin < NEAR_TIE_MARGIN
+        and tokens[position] == top_two.runner_up
+    ):
+        return NEAR_TIE, top_two.margin
+    return MISMATCH, top_two.margin
+
+
+def fidelity_grade(records: Sequence[Mapping[str, Any]]) -> FidelityGrade | None:
+    """The grade of a run from its request records (first_divergence, divergence, predicted_n).
+
+    A record that diverged without a classification (an older file) counts as unclassified.
+    None for a run with no records.
+    """
+    if not records:
+        return None
+    prefixes: list[int] = []
+    shares: list[float] = []
+    kinds: list[str | None] = []
+    for record in records:
+        generated = int(record.get("predicted_n") or 0)
+        divergence = record.get("first_divergence")
+        prefix = generated if divergence is None else min(int(divergence), generated)
+        prefixes.append(prefix)
+        shares.append(prefix / generated if generated else 1.0)
+        kinds.append(None if divergence is None else (record.get("divergence") or UNCLASSIFIED))
+    identical = kinds.count(None)
+    near_ties, mismatches = kinds.count(NEAR_TIE), kinds.count(MISMATCH)
+    unclassified = kinds.count(UNCLASSIFIED)
+    return FidelityGrade(
+        verdict=_verdict(near_ties, mismatches, unclassified),  # type: ignore[arg-type]
+        requests=len(records),
+        identical_requests=identical,
+        identical_share=identical / len(records),
+        mean_identical_prefix_tokens=statistics.fmean(prefixes),
+        mean_identical_prefix_share=statistics.fmean(shares),
+        near_ties=near_ties,
+        mismatches=mismatches,
+        unclassified=unclassified,
+        near_tie_margin=NEAR_TIE_MARGIN,
+    )

@@ -1,0 +1,329 @@
+"""The best-average rule disclosed: best of k batches beside the pooled view over all of them,
+lossless only if no batch diverged, no interval below two requests, test weights kept off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from gguf import GGUFWriter
+from numpy import zeros
+
+from leaderboard import services
+from leaderboard.models import BoardVersion, Job, LeaderboardEntry, ModelFile
+from leaderboard.services.board import mark_test_weights
+from leaderboard.services.results import record_run
+from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
+from runner.stats import summarize
+
+DRAFT_SIMPLE = {
+    "target_model": "tiny-qwen3.gguf",
+    "draft_model": "tiny-qwen3.gguf",
+    "spec_types": ["draft-simple"],
+    "n_max": 4,
+    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+}
+
+
+def finish(job: Job, result: dict):
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    return services.record_result(job_id=job.pk, result=result)
+
+
+def submit(user, hardware) -> Job:
+    return services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+
+
+def row_of(job: Job) -> LeaderboardEntry:
+    return LeaderboardEntry.objects.get(config=job.config, hardware=job.hardware)
+
+
+@pytest.fixture
+def speculative(user, models, hardware, enqueued) -> Job:
+    return submit(user, hardware)
+
+
+def test_a_row_shows_its_best_batch_and_the_pooled_mean_of_all_its_batches(
+    speculative, user, hardware, make_result
+):
+    again = submit(user, hardware)
+    slow, fast = [90.0, 91.0, 92.0, 93.0, 94.0], [140.0, 141.0, 142.0, 143.0, 144.0]
+    finish(speculative, make_result(speculative.config.key, slow))
+    finish(again, make_result(again.config.key, fast))
+
+    row = row_of(speculative)
+    pooled = summarize(slow + fast)
+    assert (row.runs_count, row.tokens_per_second) == (2, pytest.approx(142.0))
+    assert row.pooled_mean == pytest.approx(117.0) and row.pooled_n == 10
+    assert row.pooled_ci95_low == pytest.approx(pooled["ci95_low"])
+    assert row.pooled_ci95_high == pytest.approx(pooled["ci95_high"])
+    # Best-of-k inflates the mean: the pooled interval does not even reach the best average.
+    assert row.pooled_ci95_high < row.tokens_per_second
+
+
+def test_the_pool_holds_only_batches_of_the_best_batchs_tok_s_definition(speculative, make_result):
+    finish(speculative, make_result(speculative.config.key, [100.0, 120.0]))
+    with_records = [{"index": i, "end_to_end_tokens_per_second": 30.0} for i in range(2)]
+    record_run(
+        config=speculative.config,
+        hardware=speculative.hardware,
+        engine_release="b11434",
+        fields={"tps_definition": "end-to-end", "n": 2, "e2e_mean": 30.0},
+        requests=with_records,
+        provenance={},
+        raw_result={},
+    )
+    row = services.refresh_leaderboard_entry(
+        config=speculative.config, hardware=speculative.hardware, engine_release="b11434"
+    )
+
+    assert row.runs_count == 2 and row.tps_definition == "decode"
+    assert row.pooled_mean == pytest.approx(110.0) and row.pooled_n == 2
+
+
+def test_a_batch_without_request_records_counts_its_mean_n_times_and_the_pool_has_no_interval(
+    speculative, make_result
+):
+    finish(speculative, make_result(speculative.config.key, [90.0, 100.0, 110.0]))
+    record_run(
+        config=speculative.config,
+        hardware=speculative.hardware,
+        engine_release="b11434",
+        fields={"tps_definition": "decode", "n": 4, "decode_mean": 200.0},
+        requests=[],
+        provenance={},
+        raw_result={},
+    )
+    row = services.refresh_leaderboard_entry(
+        config=speculative.config, hardware=speculative.hardware, engine_release="b11434"
+    )
+
+    assert row.tokens_per_second == pytest.approx(200.0)
+    assert row.pooled_n == 7 and row.pooled_mean == pytest.approx((300.0 + 800.0) / 7)
+    assert row.pooled_ci95_low is None and row.pooled_ci95_high is None
+
+
+def test_a_degenerate_batch_is_never_the_best_but_the_pool_holds_it_like_every_batch(
+    speculative, user, hardware, make_result
+):
+    looped = submit(user, hardware)
+    finish(speculative, make_result(speculative.config.key, [100.0, 110.0]))
+    result = make_result(looped.config.key, [900.0, 900.0])
+    for record in result["requests"]:
+        record["distinct_4gram_ratio"] = 0.01
+    result["summary"]["degenerate"] = True
+    finish(looped, result)
+
+    row = row_of(speculative)
+    assert row.runs_count == 2 and row.tokens_per_second == pytest.approx(105.0)
+    assert row.degenerate is False
+    assert row.pooled_mean == pytest.approx(502.5) and row.pooled_n == 4
+
+
+def test_one_diverged_batch_makes_the_row_lossy_though_its_best_batch_matched(
+    speculative, user, hardware, make_result
+):
+    again = submit(user, hardware)
+    baseline = speculative.baseline_jobs.get()
+    finish(baseline, make_result(baseline.config.key, [50.0, 50.0], outputs=["a", "b"]))
+    finish(speculative, make_result(speculative.config.key, [90.0, 90.0], outputs=["a", "c"]))
+    finish(again, make_result(again.config.key, [150.0, 150.0], outputs=["a", "b"]))
+
+    row = row_of(speculative)
+    assert row.best_run == again.run and again.run.lossless is True
+    assert row.lossless is False
+
+
+def test_a_row_is_lossless_only_when_every_compared_batch_matched(
+    speculative, user, hardware, make_result
+):
+    again = submit(user, hardware)
+    finish(speculative, make_result(speculative.config.key, [90.0, 90.0], outputs=["a", "b"]))
+    # Nothing was compared yet: no baseline measured.
+    assert row_of(speculative).lossless is None
+
+    baseline = speculative.baseline_jobs.get()
+    finish(baseline, make_result(baseline.config.key, [50.0, 50.0], outputs=["a", "b"]))
+    finish(again, make_result(again.config.key, [150.0, 150.0], outputs=["a", "b"]))
+
+    assert row_of(speculative).lossless is True
+
+
+def test_a_batch_of_one_request_has_no_interval_and_neither_has_a_pool_of_one(
+    speculative, user, hardware, make_result
+):
+    finish(speculative, make_result(speculative.config.key, [100.0]))
+
+    row = row_of(speculative)
+    assert row.n == 1 and row.tokens_per_second == pytest.approx(100.0)
+    assert (row.ci95_low, row.ci95_high, row.stdev) == (None, None, None)
+    assert row.pooled_n == 1 and (row.pooled_ci95_low, row.pooled_ci95_high) == (None, None)
+
+    again = submit(user, hardware)
+    finish(again, make_result(again.config.key, [120.0]))
+    row = row_of(speculative)
+    assert (row.ci95_low, row.ci95_high) == (None, None)
+    assert row.pooled_n == 2 and row.pooled_ci95_low < 110.0 < row.pooled_ci95_high
+
+
+def write_gguf(path: Path, *, tokenizer: str, marked: bool = False) -> Path:
+    """A minimal GGUF file that looks like a real model unless its tokenizer or mark says not."""
+    writer = GGUFWriter(path, "qwen3")
+    writer.add_name(path.stem)
+    if marked:
+        writer.add_bool(TEST_WEIGHTS_KEY, True)
+    writer.add_string("tokenizer.ggml.model", tokenizer)
+    writer.add_array("tokenizer.ggml.tokens", ["a", "b", "c", "d"])
+    writer.add_tensor("token_embd.weight", zeros((4, 8), "float32"))
+    writer.write_header_to_file(path)
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def test_registration_marks_the_tiny_fixtures_and_any_gguf_that_says_test_weights(
+    models, settings, tmp_path
+):
+    assert all(model.test_weights for model in models.values())
+    assert ModelFile.objects.filter(test_weights=False).count() == 0
+
+    settings.SPECBOARD_MODELS_DIR = tmp_path
+    real = services.register_model(path=write_gguf(tmp_path / "real.gguf", tokenizer="gpt2").name)
+    marked = write_gguf(tmp_path / "marked.gguf", tokenizer="gpt2", marked=True)
+    old_tiny = write_gguf(tmp_path / "old-tiny.gguf", tokenizer="test")
+
+    assert real.test_weights is False
+    assert services.register_model(path=marked.name).test_weights is True
+    assert services.register_model(path=old_tiny.name).test_weights is True
+    assert ModelFile.objects.get(name="real").test_weights is False
+
+
+def test_rows_of_test_weights_move_off_and_back_onto_the_ranking_with_the_mark(
+    speculative, models, make_result
+):
+    baseline = speculative.baseline_jobs.get()
+    finish(speculative, make_result(speculative.config.key, [100.0, 110.0]))
+    finish(baseline, make_result(baseline.config.key, [50.0, 55.0]))
+    assert row_of(speculative).test_weights is True and row_of(baseline).test_weights is True
+
+    layout = BoardVersion.objects.get(pk=1).layout
+    # The speculative row (tiny target and draft) and the baseline's (tiny target, no draft).
+    assert mark_test_weights(models=[models["tiny-qwen3"]], test_weights=False) == 2
+    assert row_of(speculative).test_weights is False and row_of(baseline).test_weights is False
+    assert BoardVersion.objects.get(pk=1).layout == layout + 1
+
+    assert mark_test_weights(models=[models["tiny-qwen3"]]) == 2
+    assert row_of(speculative).test_weights is True
+
+
+def test_a_row_stays_test_weights_while_its_draft_is_still_marked(
+    user, models, hardware, enqueued, settings, tmp_path, make_result
+):
+    mark_test_weights(models=[models["tiny-qwen3"]], test_weights=False)
+    dflash = services.submit_config(
+        owner=user,
+        data={
+            "target_model": "tiny-qwen3.gguf",
+            "draft_model": "tiny-dflash.gguf",
+            "spec_types": ["draft-dflash"],
+            "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+        },
+        hardware_slug=hardware.slug,
+    )
+    finish(dflash, make_result(dflash.config.key, [100.0, 110.0]))
+    assert row_of(dflash).test_weights is True
+
+    assert mark_test_weights(models=[models["tiny-qwen3"]], test_weights=False) == 0
+    assert row_of(dflash).test_weights is True
+    assert mark_test_weights(models=[models["tiny-dflash"]], test_weights=False) == 1
+    assert row_of(dflash).test_weights is False
+
+
+def test_an_admin_marks_a_model_as_test_weights_and_reading_it_again_keeps_the_mark(
+    client, django_user_model, settings, tmp_path, db
+):
+    settings.SPECBOARD_MODELS_DIR = tmp_path
+    model = services.register_model(path=write_gguf(tmp_path / "real.gguf", tokenizer="gpt2").name)
+    admin = django_user_model.objects.create_superuser(username="root", password="pw-for-tests")
+    client.force_login(admin)
+
+    page = client.post(
+        "/admin/leaderboard/modelfile/",
+        {"action": "mark_test_weights", "_selected_action": [model.pk]},
+        follow=True,
+    )
+
+    assert "Marked as test weights: real." in page.content.decode()
+    assert ModelFile.objects.get(pk=model.pk).test_weights is True
+    assert services.register_model(path="real.gguf").test_weights is True
+    # The change form cannot set the mark past the service that moves the rows.
+    form = client.get(f"/admin/leaderboard/modelfile/{model.pk}/change/").content.decode()
+    assert 'name="test_weights"' not in form
+
+
+@pytest.fixture
+def migrator(transactional_db):
+    """A migration executor; the schema is migrated back to the latest afterwards."""
+    executor = MigrationExecutor(connection)
+    yield executor
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_the_migration_marks_the_tiny_fixtures_and_fills_build_flag_keys_of_existing_rows(
+    migrator,
+):
+    executor = migrator
+    before = [("leaderboard", "0006_config_spec_types")]
+    after = [("leaderboard", "0007_best_of_batches_and_engine_pairing")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    tiny = old.get_model("leaderboard", "ModelFile").objects.create(
+        name="tiny-qwen3",
+        path="tiny-qwen3.gguf",
+        sha256="0" * 64,
+        size_bytes=1,
+        architecture="qwen3",
+        metadata={"name": "tiny-qwen3", "vocab_size": 256},
+        role="target",
+    )
+    real = old.get_model("leaderboard", "ModelFile").objects.create(
+        name="Qwen3-8B",
+        path="Qwen3-8B.gguf",
+        sha256="1" * 64,
+        size_bytes=1,
+        architecture="qwen3",
+        metadata={"name": "Qwen3 8B", "vocab_size": 151936},
+        role="target",
+    )
+    config = old.get_model("leaderboard", "Config").objects.create(
+        key="0" * 16, canonical={}, label="tiny", target=tiny, target_name="tiny", protocol="quick"
+    )
+    hardware = old.get_model("leaderboard", "Hardware").objects.create(slug="h", gpu_name="H")
+    engine = {"backend": "cuda", "build_flags": ["-DGGML_CUDA=ON"]}
+    run = old.get_model("leaderboard", "Run").objects.create(
+        config=config,
+        hardware=hardware,
+        engine_release="b1",
+        tps_definition="decode",
+        raw_result={"engine": engine},
+    )
+    old.get_model("leaderboard", "LeaderboardEntry").objects.create(
+        config=config, hardware=hardware, engine_release="b1", tokens_per_second=1.0
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    new = executor.loader.project_state(after).apps
+
+    models = new.get_model("leaderboard", "ModelFile").objects
+    assert models.get(pk=tiny.pk).test_weights and not models.get(pk=real.pk).test_weights
+    entry = new.get_model("leaderboard", "LeaderboardEntry").objects.get()
+    assert entry.test_weights is True
+    # Pooled figures wait for the row's next refresh.
+    assert (entry.pooled_mean, entry.pooled_n) == (None, 0)
+    stored = new.get_model("leaderboard", "Run").objects.get(pk=run.pk).build_flags_key
+    assert stored == services.board.build_flags_key(["-DGGML_CUDA=ON"]) != ""

@@ -1,0 +1,227 @@
+"""The seed CSV import's rules: its own protocol, one uploader's rows apart from another's, and
+each target model paired with its own baseline."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+
+import pytest
+
+from leaderboard import selectors, services
+from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
+from runner.config import BenchmarkConfig
+from tests.support.seed_kit import SEED_CSV
+
+GPU = "RTX 4090"
+SPECULATIVE = {
+    "target_model": "tiny-qwen3.gguf",
+    "draft_model": "tiny-dflash.gguf",
+    "spec_types": ["draft-dflash"],
+    "n_max": 8,
+    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+}
+
+
+def result_file(make_result, config: dict, decode: list[float]) -> dict:
+    """A runner result file of a config, as `python -m runner run --out` writes it."""
+    parsed = BenchmarkConfig.model_validate(config)
+    outputs = [hashlib.sha256(f"out-{i}".encode()).hexdigest() for i in range(len(decode))]
+    return make_result(parsed, decode, outputs=outputs)
+
+
+def seed_csv(rows: list[dict]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=services.SEED_CSV_COLUMNS)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: "" for c in services.SEED_CSV_COLUMNS} | {"runs": "1"} | row)
+    return buffer.getvalue().encode()
+
+
+def faster_kit_file() -> bytes:
+    """The kit's file as a stranger might have measured it: every dflash15 batch at 900 tok/s."""
+    rows = list(csv.DictReader(io.StringIO(SEED_CSV.read_text())))
+    for row in rows:
+        if row["run_name"] == "qwen36-dflash15":
+            row |= {"avg_tps": "900", "samples": "[899.0, 901.0]", "runs": "2"}
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=services.SEED_CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue().encode()
+
+
+@pytest.fixture
+def grace(django_user_model):
+    return django_user_model.objects.create_user(username="grace", password="x")
+
+
+def test_a_seed_csv_import_has_the_seed_csv_protocol_not_quick(db, client):
+    services.import_leaderboard_csv(content=SEED_CSV.read_bytes(), hardware_name=GPU)
+
+    assert set(Config.objects.values_list("protocol", flat=True)) == {"seed-csv"}
+    assert not selectors.leaderboard_entries(protocol="quick").exists()
+    assert selectors.leaderboard_entries(protocol="seed-csv").count() == 16
+    key = Config.objects.get(label="qwen36-dflash15").key
+    assert "protocol seed kit CSV (unverified)" in client.get(f"/configs/{key}/").content.decode()
+    quick_only = client.get("/", {"protocol": "quick"}).content.decode()
+    assert "qwen36-dflash15" not in quick_only
+
+
+def test_two_uploaders_naming_the_same_gpu_keep_separate_rows(db, user, grace):
+    first = services.import_leaderboard_csv(
+        content=SEED_CSV.read_bytes(), hardware_name=GPU, uploaded_by=user
+    )
+    second = services.import_leaderboard_csv(
+        content=faster_kit_file(), hardware_name=GPU, uploaded_by=grace
+    )
+
+    assert first.runs_created == second.runs_created == 22
+    rows = LeaderboardEntry.objects.filter(config__label="qwen36-dflash15")
+    by_uploader = {row.best_run.provenance["uploaded_by"]: row for row in rows}
+    assert set(by_uploader) == {"ada", "grace"}
+    # The stranger's faster batches are not ada's best: each row is its uploader's own best.
+    assert by_uploader["ada"].tokens_per_second == pytest.approx(253.2119518629)
+    assert round(by_uploader["ada"].speedup, 2) == 3.60
+    assert by_uploader["grace"].tokens_per_second == pytest.approx(900.0)
+    assert by_uploader["grace"].speedup == pytest.approx(900.0 / 70.3374475701)
+    baselines = {row.config.baseline.entries.get() for row in rows}
+    assert {b.best_run.provenance["uploaded_by"] for b in baselines} == {"ada", "grace"}
+    assert LeaderboardEntry.objects.count() == 32
+
+
+def test_the_same_file_from_the_same_uploader_again_adds_nothing(db, user):
+    services.import_leaderboard_csv(
+        content=SEED_CSV.read_bytes(), hardware_name=GPU, uploaded_by=user
+    )
+    again = services.import_leaderboard_csv(
+        content=SEED_CSV.read_bytes(), hardware_name=GPU, uploaded_by=user
+    )
+
+    assert again.runs_created == 0 and again.runs_skipped == 22
+    assert Run.objects.count() == 22 and LeaderboardEntry.objects.count() == 16
+
+
+def test_anonymous_imports_of_different_files_keep_separate_rows(db):
+    services.import_leaderboard_csv(content=SEED_CSV.read_bytes(), hardware_name=GPU)
+    services.import_leaderboard_csv(content=faster_kit_file(), hardware_name=GPU)
+
+    speeds = LeaderboardEntry.objects.filter(config__label="qwen36-dflash15").values_list(
+        "tokens_per_second", flat=True
+    )
+    assert sorted(speeds) == [pytest.approx(253.2119518629), pytest.approx(900.0)]
+    assert Hardware.objects.count() == 1
+
+
+def test_two_uploaders_of_the_same_runner_config_keep_separate_rows(db, user, grace, make_result):
+    for uploader, speeds in ((user, [100.0, 110.0]), (grace, [300.0, 310.0])):
+        services.record_self_reported_result(
+            result=result_file(make_result, SPECULATIVE, speeds),
+            hardware_name=GPU,
+            uploaded_by=uploader,
+        )
+
+    speeds = LeaderboardEntry.objects.filter(config__self_reported=True).values_list(
+        "tokens_per_second", flat=True
+    )
+    assert sorted(speeds) == [pytest.approx(105.0), pytest.approx(305.0)]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("显卡", "图形卡"), ("RTX 4090!", "RTX 4090?"), ("x" * 120 + "a", "x" * 120 + "b")],
+)
+def test_hardware_names_that_slugify_alike_stay_separate_kinds(db, one, other):
+    first = services.register_hardware(gpu_name=one, self_reported=True)
+    second = services.register_hardware(gpu_name=other, self_reported=True)
+
+    assert first != second
+    assert (first.gpu_name, second.gpu_name) == (one, other)
+    assert all(len(h.slug) <= 100 and h.slug.endswith("-self-reported") for h in (first, second))
+    assert services.register_hardware(gpu_name=one, self_reported=True) == first
+
+
+def test_plain_hardware_names_keep_their_readable_slugs(db):
+    assert services.register_hardware(gpu_name=GPU, self_reported=True).slug == (
+        "rtx-4090-self-reported"
+    )
+    measured = services.register_hardware(gpu_name="NVIDIA H200", memory_bytes=141 * 2**30)
+    assert measured.slug == "h200-141gb"
+
+
+TWO_TARGETS = [
+    {"run_name": "base", "model": "Qwen/Qwen3-8B", "avg_tps": "100"},
+    {"run_name": "dflash8", "model": "Qwen/Qwen3-8B", "avg_tps": "300"},
+    {"run_name": "base", "model": "Llama-3.1-8B", "avg_tps": "50"},
+    {"run_name": "dflash8", "model": "Llama-3.1-8B", "avg_tps": "200"},
+    {"run_name": "mtp4", "model": "Llama-3.1-8B", "avg_tps": "75"},
+]
+
+
+def test_a_file_with_several_targets_pairs_each_with_its_own_baseline(db):
+    report = services.import_leaderboard_csv(content=seed_csv(TWO_TARGETS), hardware_name=GPU)
+
+    assert report.baselines == {"Qwen/Qwen3-8B": "base", "Llama-3.1-8B": "base"}
+    speedups = {
+        (e.config.target_name, e.config.label): e.speedup
+        for e in LeaderboardEntry.objects.select_related("config")
+    }
+    assert speedups == {
+        ("Qwen/Qwen3-8B", "base"): None,
+        ("Qwen/Qwen3-8B", "dflash8"): pytest.approx(3.0),
+        ("Llama-3.1-8B", "base"): None,
+        ("Llama-3.1-8B", "dflash8"): pytest.approx(4.0),
+        ("Llama-3.1-8B", "mtp4"): pytest.approx(1.5),
+    }
+    for config in Config.objects.exclude(baseline=None):
+        assert config.baseline.target_name == config.target_name
+
+
+def test_the_kit_file_whose_model_column_repeats_the_run_name_is_one_target(db):
+    report = services.import_leaderboard_csv(content=SEED_CSV.read_bytes(), hardware_name=GPU)
+
+    assert report.baselines == {"qwen3.6-27B": "qwen3.6-27B"}
+    assert set(Config.objects.values_list("target_name", flat=True)) == {"qwen3.6-27B"}
+
+
+def test_a_model_column_naming_one_target_names_the_configs_target(db):
+    rows = [{**row, "model": "Qwen/Qwen3-8B"} for row in TWO_TARGETS[:2]]
+    services.import_leaderboard_csv(content=seed_csv(rows), hardware_name=GPU)
+
+    assert set(Config.objects.values_list("target_name", flat=True)) == {"Qwen/Qwen3-8B"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "options", "field", "message"),
+    [
+        (
+            [TWO_TARGETS[0], {"run_name": "dflash8", "model": "Llama-3.1-8B", "avg_tps": "9"}],
+            {},
+            "baseline_run_name",
+            "name the baseline run of target 'Llama-3.1-8B' (plain decoding); candidates: none",
+        ),
+        (
+            [*TWO_TARGETS, {"run_name": "stray-dflash", "model": "", "avg_tps": "9"}],
+            {},
+            "file",
+            "the file holds several target models (Qwen/Qwen3-8B, Llama-3.1-8B); line 7: the model column names none of them",
+        ),
+        (
+            TWO_TARGETS,
+            {"target_name": "Qwen3"},
+            "target_name",
+            "the file's model column names several targets: Qwen/Qwen3-8B, Llama-3.1-8B",
+        ),
+        (TWO_TARGETS, {"baseline_run_name": "nope"}, "baseline_run_name", "'nope' is not"),
+    ],
+)
+def test_a_file_with_several_targets_is_refused_when_a_pairing_is_unclear(
+    db, rows, options, field, message
+):
+    with pytest.raises(services.CsvImportError) as refused:
+        services.import_leaderboard_csv(content=seed_csv(rows), hardware_name=GPU, **options)
+
+    assert message in " ".join(refused.value.errors[field])
+    assert not Run.objects.exists() and not Config.objects.exists()

@@ -1,0 +1,180 @@
+"""Derive, don't trust (runner.evidence): a result whose summary or points disagree with its own
+measured requests is refused, naming the figure; one with no measured request is refused; the
+stored H200 results, whose figures the runner computed, all agree with their requests."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from runner.errors import ResultError
+from runner.evidence import derived_speedup
+from runner.results import load_result
+from runner.stats import summarize
+
+RESULTS_DIR = Path(__file__).parents[2] / "docs" / "gpu-results"
+# A depth sweep with four points and its paired baseline, and a quick run of two requests.
+DEPTH = RESULTS_DIR / "h200-run2" / "8b-dflash15-depth.json"
+QUICK = RESULTS_DIR / "h200-run2" / "8b-nmax8.json"
+# The first H200 run, whose engine answered every request with nothing (GPU_RESULTS.md).
+EMPTY_RESPONSES = RESULTS_DIR / "h200-run1" / "8b-dflash12-depth.json"
+
+
+def stored(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def refusal(data: dict) -> str:
+    with pytest.raises(ResultError) as caught:
+        load_result(data)
+    return str(caught.value)
+
+
+def mean_decode(records: list[dict]) -> float:
+    return summarize([r["decode_tokens_per_second"] for r in records])["mean"]
+
+
+def test_a_summary_mean_far_above_its_requests_is_refused_with_both_numbers():
+    data = stored(QUICK)
+    measured_mean = mean_decode(data["requests"])
+    data["summary"]["decode_tokens_per_second"]["mean"] = 5000.0
+
+    message = refusal(data)
+
+    assert message == (
+        "invalid result: summary.decode_tokens_per_second.mean is 5000, but the section's "
+        f"measured requests give {measured_mean:.10g}"
+    )
+
+
+def _set(data: dict, path: str, change) -> None:
+    *parents, last = path.split(".")
+    node = data
+    for part in parents:
+        node = node[int(part)] if part.isdigit() else node[part]
+    node[last] = change(node[last])
+
+
+@pytest.mark.parametrize(
+    ("path", "change"),
+    [
+        ("summary.decode_tokens_per_second.n", lambda n: n + 1),
+        ("summary.decode_tokens_per_second.median", lambda v: v * 1.01),
+        ("summary.decode_tokens_per_second.ci95_high", lambda v: v + 1.0),
+        ("summary.end_to_end_tokens_per_second.mean", lambda v: v * 2),
+        ("summary.end_to_end_tokens_per_second.stdev", lambda v: v / 2),
+        ("summary.ttft_ms.max", lambda v: v + 100.0),
+        ("summary.draft_tokens", lambda v: v + 1),
+        ("summary.draft_accepted", lambda v: v - 1),
+        ("summary.verify_steps", lambda v: v * 2),
+        ("summary.acceptance_rate", lambda v: min(1.0, v + 0.2)),
+        ("points.2.decode_tokens_per_second.mean", lambda v: v * 3),
+        ("points.3.acceptance_rate", lambda v: v / 2),
+        ("baseline.summary.decode_tokens_per_second.mean", lambda v: v / 3),
+        ("baseline.points.0.decode_tokens_per_second.max", lambda v: v + 50.0),
+    ],
+)
+def test_a_figure_that_disagrees_with_its_requests_is_refused_by_name(path, change):
+    data = stored(DEPTH)
+    _set(data, path, change)
+
+    message = refusal(data)
+
+    field = path.removeprefix("baseline.")
+    prefix = "baseline: " if path.startswith("baseline.") else ""
+    assert message.startswith(f"invalid result: {prefix}{field} is "), message
+    assert "but the section's measured requests give" in message
+
+
+def test_float_noise_within_a_millionth_passes_and_a_real_difference_does_not():
+    data = stored(DEPTH)
+    noisy = copy.deepcopy(data)
+    noisy["summary"]["decode_tokens_per_second"]["mean"] *= 1 + 1e-9
+    noisy["points"][1]["decode_tokens_per_second"]["stdev"] *= 1 - 1e-8
+    load_result(noisy)
+
+    data["summary"]["decode_tokens_per_second"]["mean"] *= 1 + 1e-5
+    assert "summary.decode_tokens_per_second.mean" in refusal(data)
+
+
+def test_requests_the_runner_leaves_out_of_a_figure_are_left_out_alike():
+    data = stored(QUICK)
+    silent = data["requests"][0] | {
+        "index": 2,
+        "decode_tokens_per_second": None,
+        "end_to_end_tokens_per_second": 0.0,
+        "ttft_ms": None,
+        "draft_n": 0,
+        "draft_n_accepted": 0,
+        "verify_steps": 0,
+    }
+    warmup = data["requests"][1] | {"index": 3, "phase": "warmup", "decode_tokens_per_second": 9e6}
+    data["requests"] += [silent, warmup]
+
+    # The summary still describes the two measured requests with figures: it validates.
+    assert load_result(data).summary.decode_tokens_per_second.n == 2
+
+    data["requests"][-1]["phase"] = "measure"
+    assert "summary.decode_tokens_per_second.n is 2" in refusal(data)
+
+
+def test_a_result_without_a_measured_request_is_refused():
+    data = stored(QUICK)
+    for record in data["requests"]:
+        record["phase"] = "warmup"
+    assert "a result needs at least one measured request" in refusal(data)
+
+    data["requests"] = []
+    assert "a result needs at least one measured request" in refusal(data)
+
+
+def test_a_baseline_without_a_measured_request_is_refused_as_the_baseline():
+    data = stored(DEPTH)
+    for record in data["baseline"]["requests"]:
+        record["phase"] = "warmup"
+    assert "baseline: requests: a result needs at least one measured request" in refusal(data)
+
+
+def test_a_result_whose_requests_all_came_back_empty_is_refused():
+    message = refusal(stored(EMPTY_RESPONSES))
+    assert message == (
+        "invalid result: requests: no measured request has a decode speed "
+        "(decode_tokens_per_second)"
+    )
+
+
+def test_a_measured_request_past_the_last_point_is_refused():
+    data = stored(QUICK)
+    data["requests"][1]["point"] = 1
+    assert "a measured request is at point 1, past the points" in refusal(data)
+
+
+def test_every_stored_result_but_the_empty_one_agrees_with_its_requests():
+    refused = set()
+    for path in sorted(RESULTS_DIR.rglob("*.json")):
+        data = stored(path)
+        if isinstance(data, dict) and "schema_version" in data:
+            try:
+                load_result(data)
+            except ResultError:
+                refused.add(path)
+    assert refused == {EMPTY_RESPONSES}
+
+
+@pytest.mark.parametrize("name", ["8b-dflash15-depth.json", "27b-dflash15-depth.json"])
+def test_the_speedup_derived_from_the_baseline_section_is_the_runners(name):
+    data = stored(RESULTS_DIR / "h200-run2" / name)
+    runners_speedup = data["summary"]["speedup"]
+    # The claim is never read: the figure comes from the two sections' requests alone.
+    data["summary"]["speedup"] = 50.0
+    data["points"][0]["speedup"] = 50.0
+
+    assert derived_speedup(data) == pytest.approx(runners_speedup, rel=1e-12)
+
+
+def test_a_result_without_a_baseline_section_has_no_derived_speedup():
+    data = stored(QUICK) | {"summary": stored(QUICK)["summary"] | {"speedup": 3.0}}
+    assert derived_speedup(data) is None
