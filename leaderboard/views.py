@@ -319,10 +319,15 @@ def submit(request: HttpRequest) -> HttpResponse:
     form = SubmitForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         # The form validated the config once, in its clean(): queue what it validated.
-        job = services.queue_submission(owner=request.user, submission=form.submission)
-        messages.success(request, f"Job {job.pk} is queued.")
-        return redirect("job", job_id=job.pk)
-    return render(request, "leaderboard/submit.html", {"form": form})
+        try:
+            job = services.queue_submission(owner=request.user, submission=form.submission)
+        except services.LimitReached as refusal:
+            form.add_error(None, refusal.errors["non_field_errors"][0])
+        else:
+            messages.success(request, f"Job {job.pk} is queued.")
+            return redirect("job", job_id=job.pk)
+    allowance = services.allowance(user=request.user)
+    return render(request, "leaderboard/submit.html", {"form": form, "allowance": allowance})
 
 
 def _job_or_404(job_id: int) -> Job:

@@ -259,6 +259,15 @@ class SubmissionInputSerializer(serializers.Serializer):
     )
 
 
+class AllowanceSerializer(serializers.Serializer):
+    submissions_limit = serializers.IntegerField(help_text="Submissions allowed per period.")
+    submissions_period_s = serializers.IntegerField(help_text="The period, in seconds.")
+    submissions_left = serializers.IntegerField()
+    job_tokens_limit = serializers.IntegerField(help_text="Tokens one job may use.")
+    daily_tokens_limit = serializers.IntegerField(help_text="Tokens a user may use in 24 hours.")
+    daily_tokens_left = serializers.IntegerField()
+
+
 class ImportInputSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="leaderboard_runs.csv in the seed kit's format.")
     hardware = serializers.CharField(

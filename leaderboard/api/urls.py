@@ -49,6 +49,7 @@ urlpatterns = [
     path("runs", runs.RunList.as_view(), name="api-runs"),
     path("runs/<id:pk>", runs.RunDetail.as_view(), name="api-run"),
     path("submissions", submissions.SubmissionListCreate.as_view(), name="api-submissions"),
+    path("allowance", submissions.AllowanceDetail.as_view(), name="api-allowance"),
     path("jobs/<id:pk>", jobs.JobDetail.as_view(), name="api-job"),
     path("jobs/<id:pk>/cancel", jobs.JobCancel.as_view(), name="api-job-cancel"),
     path("imports", submissions.ImportCreate.as_view(), name="api-imports"),

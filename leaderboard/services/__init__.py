@@ -8,6 +8,7 @@ this package's names are the public face (`services.submit_config`), the modules
 - `submissions`: a raw config validated and queued as a job (form and API alike).
 - `jobs`: claims, progress, failures, cancels, and the sweeps that keep the broker honest.
 - `hosts`: GPU hosts, their keys, and what a host may send back.
+- `limits`: what a user may still ask of the GPUs (submissions an hour, tokens a day).
 - `results`: one road for every runner result (worker, result file, upload) into Run rows.
 - `board`: the maintained leaderboard rows and the board's version.
 - `community_imports`: the seed kit's results CSV.
@@ -45,6 +46,7 @@ from leaderboard.services.jobs import (
     requeue_lost_jobs,
     requeue_orphaned_jobs,
 )
+from leaderboard.services.limits import Allowance, LimitReached, allowance
 from leaderboard.services.registry import (
     register_hardware,
     register_model,
@@ -67,14 +69,17 @@ __all__ = [
     "SEED_CSV_COLUMNS",
     "SELF_REPORTED_RELEASE",
     "SELF_REPORTED_UPLOAD_SOURCE",
+    "Allowance",
     "CsvImportError",
     "DuplicateUploadError",
     "ImportReport",
+    "LimitReached",
     "RegistrationError",
     "ServiceError",
     "ValidatedConfig",
     "SubmissionError",
     "accept_host_message",
+    "allowance",
     "cancel_job",
     "ensure_gpu_host",
     "claim_job",

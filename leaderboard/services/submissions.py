@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from pydantic import ValidationError
@@ -23,6 +24,7 @@ from leaderboard.models import (
 from leaderboard.services.configs import config_row
 from leaderboard.services.errors import SubmissionError
 from leaderboard.services.jobs import enqueue_on_commit
+from leaderboard.services.limits import check_allowance
 from leaderboard.services.registry import model_info
 from runner.compatibility import pair_problems
 from runner.config import BenchmarkConfig, field_errors
@@ -148,9 +150,14 @@ def submit_config(*, owner: AbstractBaseUser, data: Any, hardware_slug: str | No
 def queue_submission(*, owner: AbstractBaseUser, submission: ValidatedConfig) -> Job:
     """Record an already validated config and queue its job (and its baseline's, when missing).
 
-    The submit form validates once, in its clean(), and hands its ValidatedConfig here.
+    The submit form validates once, in its clean(), and hands its ValidatedConfig here. Raises
+    LimitReached when the user's allowance (services.limits) does not cover it.
     """
     with transaction.atomic():
+        # One user's submissions take turns (a row lock), so two web processes cannot both
+        # take the last slot of the allowance.
+        get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+        check_allowance(user=owner, config=submission.config)
         config = config_row(submission.config, target=submission.target, draft=submission.draft)
         job = Job.objects.create(
             owner=owner,

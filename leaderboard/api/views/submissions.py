@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 from leaderboard import selectors, services
 from leaderboard.api import serializers as s
 from leaderboard.api.parsers import LimitedMultiPartParser, parse_json_bytes
-from leaderboard.api.throttles import ImportThrottle, SubmissionThrottle, UploadThrottle
+from leaderboard.api.throttles import ImportThrottle, UploadThrottle
 from runner.errors import ResultError
 from runner.results import load_result
 
@@ -35,9 +35,6 @@ class SubmissionListCreate(generics.ListAPIView):
     def get_queryset(self):
         return selectors.user_jobs(user=self.request.user)
 
-    def get_throttles(self):
-        return [SubmissionThrottle()] if self.request.method == "POST" else super().get_throttles()
-
     @extend_schema(request=s.SubmissionInputSerializer, responses={201: s.JobSerializer})
     def post(self, request: Request) -> Response:
         incoming = s.SubmissionInputSerializer(data=request.data)
@@ -48,6 +45,14 @@ class SubmissionListCreate(generics.ListAPIView):
                 data=incoming.validated_data["config"],
                 hardware_slug=incoming.validated_data.get("hardware"),
             )
+        except services.LimitReached as refusal:
+            # The same limit as the submit form's, counted in the database across processes.
+            headers = {"Retry-After": str(refusal.retry_after_s)} if refusal.retry_after_s else {}
+            return Response(
+                {"detail": refusal.errors["non_field_errors"][0]},
+                status=status.HTTP_429_TOO_MANY_REQUESTS,
+                headers=headers,
+            )
         except services.SubmissionError as error:
             errors = dict(error.errors)
             body = {"hardware": errors.pop("hardware")} if "hardware" in errors else {}
@@ -55,6 +60,17 @@ class SubmissionListCreate(generics.ListAPIView):
                 body["config"] = errors
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
         return Response(s.JobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+class AllowanceDetail(APIView):
+    """Your limits and what is left of them: submissions this period, tokens per job and today."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: s.AllowanceSerializer})
+    def get(self, request: Request) -> Response:
+        allowance = services.allowance(user=request.user)
+        return Response(s.AllowanceSerializer(allowance.as_dict()).data)
 
 
 def _too_large(upload) -> Response | None:

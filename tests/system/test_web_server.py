@@ -1,5 +1,6 @@
 """The web server as deployed (gunicorn with leaderboard/gunicorn_conf.py): idle clients cannot
-hold it, and it refuses to serve several processes from a per-process cache."""
+hold it, it refuses to serve several processes from a per-process cache, and the submission
+allowance holds across its processes."""
 
 from __future__ import annotations
 
@@ -137,3 +138,43 @@ def test_several_processes_on_a_per_process_cache_are_refused_at_start(transacti
     )
     assert started.returncode != 0
     assert "refusing to start" in started.stdout + started.stderr
+
+
+def test_the_submission_allowance_holds_across_web_processes(
+    transactional_db, models, hardware, user
+):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rest_framework.authtoken.models import Token
+
+    from leaderboard.models import Job
+
+    token = Token.objects.create(user=user).key
+    with web_server(
+        "leaderboard.asgi",
+        "--workers",
+        "3",
+        SPECBOARD_SUBMISSION_RATE="5/hour",
+        CACHE_URL="redis://127.0.0.1:6379/11",
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/12",
+    ) as url:
+
+        def submit(index: int) -> int:
+            config = {
+                "target_model": "tiny-qwen3.gguf",
+                "threads": index + 1,
+                "protocol": {"name": "quick", "n_predict": 8},
+            }
+            # A new connection each time, so the requests spread over the processes.
+            with httpx.Client(timeout=30) as client:
+                return client.post(
+                    f"{url}/api/v1/submissions",
+                    json={"hardware": hardware.slug, "config": config},
+                    headers={"Authorization": f"Token {token}"},
+                ).status_code
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            codes = sorted(pool.map(submit, range(12)))
+
+    assert codes == [201] * 5 + [429] * 7
+    assert Job.objects.filter(owner=user, auto_scheduled=False).count() == 5
