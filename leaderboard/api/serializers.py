@@ -270,6 +270,9 @@ class AllowanceSerializer(serializers.Serializer):
 
 class ImportInputSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="leaderboard_runs.csv in the seed kit's format.")
+    publish_name = serializers.BooleanField(
+        default=False, help_text="Show your user name in the results' provenance (default: no)."
+    )
     hardware = serializers.CharField(
         max_length=200, help_text="The GPU the results were measured on."
     )
@@ -387,6 +390,9 @@ class CompareSerializer(serializers.Serializer):
 class UploadInputSerializer(serializers.Serializer):
     file = serializers.FileField(
         help_text="A runner result JSON file (python -m runner run ... --out RESULT.json)."
+    )
+    publish_name = serializers.BooleanField(
+        default=False, help_text="Show your user name in the results' provenance (default: no)."
     )
     hardware = serializers.CharField(
         max_length=200, help_text="The GPU the result was measured on, e.g. 'RTX 4090'."

@@ -34,8 +34,8 @@ SPEEDUP = (
     "protocol, hardware and release; the same tok/s definition)"
 )
 SPEEDUP_ACROSS_DEPTHS = (
-    "speedup of a depth run: at each depth, decode tok/s over the paired baseline's at the same depth; "
-    "across depths, the geometric mean of those ratios"
+    "speedup of a depth run: at each depth, decode tok/s over the paired baseline's at the "
+    "same depth; across depths, the geometric mean of those ratios"
 )
 CI95 = "95% interval: Student-t confidence interval of the mean over the batch's requests"
 CI95_ACROSS_DEPTHS = (

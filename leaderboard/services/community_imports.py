@@ -264,8 +264,10 @@ def import_leaderboard_csv(
     uploaded_by: AbstractBaseUser | None = None,
     baseline_run_name: str | None = None,
     target_name: str | None = None,
+    publish_name: bool = False,
 ) -> ImportReport:
-    """Import the seed kit's leaderboard_runs.csv as self-reported, end-to-end tok/s results."""
+    """Import the seed kit's leaderboard_runs.csv as self-reported, end-to-end tok/s results
+    (the uploader's user name is shown in provenance only when they chose to publish it)."""
     typed = {
         "hardware": hardware_name,
         "baseline_run_name": baseline_run_name,
@@ -303,7 +305,7 @@ def import_leaderboard_csv(
                     config=config,
                     hardware=hardware,
                     fingerprint=fingerprint,
-                    uploaded_by=uploaded_by,
+                    uploaded_by=uploaded_by if publish_name else None,
                 )
                 report.runs_created += 1
             # The baseline first, so every paired row finds it when its speedup is computed.

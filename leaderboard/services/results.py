@@ -51,6 +51,7 @@ from runner.results import (
     SystemInfo,
     load_result,
 )
+from runner.stats import is_degenerate
 
 logger = logging.getLogger(__name__)
 
@@ -156,11 +157,26 @@ def _model_mismatch(job: Job, section: Section) -> str | None:
     return None
 
 
+def _prompt_hashes(run: Run) -> list[str | None]:
+    """The prompts of a run's measured requests, as its result recorded them (None: unknown)."""
+    records = (run.raw_result or {}).get("requests") or []
+    return [r.get("prompt_sha256") for r in records if r.get("phase", "measure") == "measure"]
+
+
 def _same_output(run: Run, baseline_run: Run) -> bool | None:
-    """Whether a speculative run produced the baseline's greedy output, request by request."""
+    """Whether a speculative run produced the baseline's greedy output, request by request.
+
+    Unknown (None) when the two did not answer the same prompts: n-gram configs vary the prompt
+    per run, while a baseline measured on its own answers the protocol's fixed prompt.
+    """
+    mine, theirs = _prompt_hashes(run), _prompt_hashes(baseline_run)
+    prompts = {}
+    if any(mine) or any(theirs):
+        prompts = {"prompt_hashes": mine, "baseline_prompt_hashes": theirs}
     return same_outputs(
         list(run.requests.values_list("output_sha256", flat=True)),
         list(baseline_run.requests.values_list("output_sha256", flat=True)),
+        **prompts,
     )
 
 
@@ -340,6 +356,9 @@ def import_runner_result(
 def _self_reported_fields(section: Section, *, result: BenchmarkResult) -> dict[str, Any]:
     """An uploaded section's Run columns, with lossless unknown and the speedup derived."""
     fields = section_fields(section, engine=result.engine) | {"lossless": None, "speedup": None}
+    # Degenerate output is judged by the runner's own rule on the file's records, not its claim.
+    measured = [r.model_dump() for r in section.requests if r.phase == "measure"]
+    fields["degenerate"] = is_degenerate(measured)
     if section is result:
         fields["speedup"] = derived_speedup(
             result.model_dump(include={"config", "requests", "baseline"})
@@ -352,8 +371,11 @@ def record_self_reported_result(
     result: BenchmarkResult | dict[str, Any],
     hardware_name: str,
     uploaded_by: AbstractBaseUser | None = None,
+    publish_name: bool = False,
 ) -> list[Run]:
     """Store an uploaded runner result file as self-reported runs, baseline first.
+
+    The uploader's user name is shown in the runs' provenance only when they chose to publish it.
 
     Derive, don't trust: the result model refused figures that disagree with the file's own
     requests, and pairing claims are not copied. Lossless is None: the site compared no outputs
@@ -384,7 +406,7 @@ def record_self_reported_result(
                 baseline_row = row
             provenance = stored["provenance"] | {
                 "source": SELF_REPORTED_UPLOAD_SOURCE,
-                "uploaded_by": username,
+                "uploaded_by": username if publish_name else None,
             }
             runs.append(
                 record_run(

@@ -167,7 +167,9 @@ def page_text(url: str) -> str:
 
 
 def test_the_seed_kit_file_shows_on_every_page_with_the_seeds_figures(api):
-    response = post_csv(api, SEED_CSV.read_bytes(), hardware="NVIDIA RTX PRO 6000 Blackwell 96GB")
+    response = post_csv(
+        api, SEED_CSV.read_bytes(), hardware="NVIDIA RTX PRO 6000 Blackwell 96GB", publish_name=True
+    )
     assert response.status_code == 201, response.json()
 
     seen = assert_every_page_shows()

@@ -102,6 +102,7 @@ class ImportCreate(APIView):
             uploaded_by=request.user,
             baseline_run_name=data.get("baseline_run_name") or None,
             target_name=data.get("target_name") or None,
+            publish_name=data["publish_name"],
         )
         return Response(s.ImportReportSerializer(report).data, status=status.HTTP_201_CREATED)
 
@@ -137,6 +138,7 @@ class UploadCreate(APIView):
             result=typed,
             hardware_name=incoming.validated_data["hardware"],
             uploaded_by=request.user,
+            publish_name=incoming.validated_data["publish_name"],
         )
         report = {"hardware": runs[0].hardware.slug, "self_reported": True, "runs": runs}
         return Response(s.UploadReportSerializer(report).data, status=status.HTTP_201_CREATED)

@@ -9,6 +9,7 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -54,9 +55,9 @@ def result_file(make_result, config: dict, decode: list[float]) -> dict:
     return make_result(parsed, decode, outputs=outputs)
 
 
-def upload(api: APIClient, result: object, hardware: str = "RTX 4090"):
+def upload(api: APIClient, result: object, hardware: str = "RTX 4090", **fields: object):
     content = result if isinstance(result, bytes) else json.dumps(result).encode()
-    body = {"file": SimpleUploadedFile("result.json", content), "hardware": hardware}
+    body = {"file": SimpleUploadedFile("result.json", content), "hardware": hardware} | fields
     return api.post("/api/v1/uploads", body, format="multipart")
 
 
@@ -182,7 +183,7 @@ def test_a_result_upload_is_recorded_as_self_reported_apart_from_measured(
     services.record_result(job_id=job.pk, result=make_result(job.config.key, [100.0, 110.0]))
     result = result_file(make_result, SPECULATIVE, [300.0, 310.0, 320.0])
 
-    response = upload(client, result, hardware="NVIDIA H200")
+    response = upload(client, result, hardware="NVIDIA H200", publish_name=True)
 
     assert response.status_code == 201, response.json()
     body = response.json()
@@ -303,3 +304,18 @@ def test_request_records_stay_with_their_run(client, make_result, db):
     result = result_file(make_result, SPECULATIVE, [300.0, 310.0])
     assert upload(client, result).status_code == 201
     assert RequestRecord.objects.count() == 2
+
+
+def test_an_uploaders_name_is_not_published_unless_they_choose(client, make_result, db):
+    hidden = upload(client, result_file(make_result, SPECULATIVE, [300.0, 310.0]))
+    shown = upload(
+        client, result_file(make_result, SPECULATIVE, [200.0, 210.0]), "RTX 3090", publish_name=True
+    )
+
+    assert hidden.status_code == shown.status_code == 201
+    hidden_run = Run.objects.get(pk=hidden.json()["runs"][0]["id"])
+    shown_run = Run.objects.get(pk=shown.json()["runs"][0]["id"])
+    assert hidden_run.provenance["uploaded_by"] is None
+    assert shown_run.provenance["uploaded_by"] == "ada"
+    page = Client().get(f"/runs/{hidden_run.pk}/").content.decode()
+    assert "ada" not in page and "name not published" in page

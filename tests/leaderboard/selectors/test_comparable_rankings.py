@@ -349,3 +349,33 @@ def test_a_self_reported_release_string_cannot_make_measured_rows_stale(client, 
     services.raise_board_version(layout=True)
     assert selectors.newest_release_number() == 99999
     assert ">stale</span>" in text(client.get("/", {"all": "1"}))
+
+
+def test_depth_points_that_carry_strings_never_break_a_page(client, h200, hardware):
+    """Rows stored before the door checked their points (or edited since) still render."""
+    run = next(
+        r for r in Run.objects.filter(config__protocol="depth") if len(r.raw_result["points"]) == 4
+    )
+    points = run.raw_result["points"]
+    points[0]["decode_tokens_per_second"] = {
+        "n": "2",
+        "mean": "fast",
+        "ci95_low": "a",
+        "ci95_high": None,
+    }
+    points[1]["input_tokens"] = "4096"
+    points[2]["acceptance_rate"] = "most"
+    run.save(update_fields=["raw_result"])
+    services.raise_board_version()
+
+    other = Config.objects.exclude(pk=run.config_id).first()
+    pages = ("/", "/?all=1", "/context/", f"/compare/?keys={run.config.key},{other.key}",
+             f"/nmax/?target=qwen3-8b-random&hardware={hardware.slug}")  # fmt: skip
+    for url in pages:
+        assert client.get(url).status_code == 200, url
+    rows = client.get("/api/v1/leaderboard", {"source": "all"})
+    assert rows.status_code == 200
+    (shown,) = [r for r in json.loads(rows.content)["results"] if r["best_run_id"] == run.pk]
+    # The unreadable depths are left out, never guessed: 512 has no mean, 4096 no depth.
+    assert [d["input_tokens"] for d in shown["depths"]] == [512, 12288, 36864]
+    assert shown["depths"][0]["mean"] is None and shown["depths"][0]["speedup"] is None

@@ -72,10 +72,10 @@ def test_a_seed_csv_import_has_the_seed_csv_protocol_not_quick(db, client):
 
 def test_two_uploaders_naming_the_same_gpu_keep_separate_rows(db, user, grace):
     first = services.import_leaderboard_csv(
-        content=SEED_CSV.read_bytes(), hardware_name=GPU, uploaded_by=user
+        content=SEED_CSV.read_bytes(), hardware_name=GPU, uploaded_by=user, publish_name=True
     )
     second = services.import_leaderboard_csv(
-        content=faster_kit_file(), hardware_name=GPU, uploaded_by=grace
+        content=faster_kit_file(), hardware_name=GPU, uploaded_by=grace, publish_name=True
     )
 
     assert first.runs_created == second.runs_created == 22
