@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from leaderboard import comparisons, exports, selectors, services
 from leaderboard.forms import BestConfigForm, CompareForm, SubmitForm
@@ -19,7 +19,7 @@ FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
 PAGE_SIZE = 50
 
 
-@require_GET
+@require_safe
 def leaderboard(request: HttpRequest) -> HttpResponse:
     choices = selectors.leaderboard_filter_choices()
     filters = {name: request.GET.get(name, "") for name in FILTERS}
@@ -29,7 +29,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     page_number = request.GET.get("page", "")
     view = {
         "filters": filters,
-        "search": request.GET.get("q", "").strip()[:100],
+        # NUL cannot reach PostgreSQL in a query; a search term is plain text.
+        "search": request.GET.get("q", "").replace("\x00", "").strip()[:100],
         "include_all": request.GET.get("all") == "1",
         "page": int(page_number) if page_number.isdigit() else 1,
     }
@@ -107,7 +108,7 @@ def _leaderboard_board(*, view: dict, choices: dict) -> str:
     )
 
 
-@require_GET
+@require_safe
 def config_detail(request: HttpRequest, key: str) -> HttpResponse:
     config = selectors.config_by_key(key=key)
     if config is None:
@@ -139,7 +140,7 @@ def config_detail(request: HttpRequest, key: str) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
@@ -155,7 +156,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def run_requests_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
@@ -167,7 +168,7 @@ def run_requests_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def run_requests_json(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
@@ -184,7 +185,7 @@ def run_requests_json(request: HttpRequest, run_id: int) -> HttpResponse:
     return exports.json_response(body, f"run-{run.pk}-requests.json")
 
 
-@require_GET
+@require_safe
 def nmax(request: HttpRequest) -> HttpResponse:
     pairs = selectors.nmax_targets()
     target = request.GET.get("target", "")
@@ -208,7 +209,7 @@ def nmax(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def context(request: HttpRequest) -> HttpResponse:
     choices = selectors.leaderboard_filter_choices()
     target = request.GET.get("target", "")
@@ -238,7 +239,7 @@ def context(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def compare(request: HttpRequest) -> HttpResponse:
     form = CompareForm(request.GET or None)
     result = None
@@ -254,14 +255,14 @@ def compare(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def hardware_list(request: HttpRequest) -> HttpResponse:
     return render(
         request, "leaderboard/hardware_list.html", {"hardware": selectors.hardware_summaries()}
     )
 
 
-@require_GET
+@require_safe
 def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
     hardware = selectors.hardware_by_slug(slug=slug)
     if hardware is None:
@@ -272,12 +273,12 @@ def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "leaderboard/hardware_detail.html", {"hardware": hardware, "rows": rows})
 
 
-@require_GET
+@require_safe
 def model_list(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/model_list.html", {"targets": selectors.target_summaries()})
 
 
-@require_GET
+@require_safe
 def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     if "\x00" in name:
         # No stored name holds a NUL character (imports refuse them), and PostgreSQL cannot
@@ -290,7 +291,7 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "leaderboard/model_detail.html", {"name": name, "rows": rows})
 
 
-@require_GET
+@require_safe
 def best_config(request: HttpRequest) -> HttpResponse:
     form = BestConfigForm(request.GET or None)
     matches = None
@@ -337,7 +338,7 @@ def _job_or_404(job_id: int) -> Job:
     return job
 
 
-@require_GET
+@require_safe
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = _job_or_404(job_id)
     status = selectors.job_status(job=job)
@@ -365,7 +366,7 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def my_jobs(request: HttpRequest) -> HttpResponse:
     page = Paginator(selectors.user_jobs(user=request.user), 50).get_page(request.GET.get("page"))
     rows = [{"job": job, **selectors.job_cost(job=job)} for job in page.object_list]

@@ -83,6 +83,23 @@ def lossless_verdict(
     return lossless, None if lossless else DIVERGED_NOTE
 
 
+def speedup_over_depths(
+    points: Sequence[dict[str, Any]], baseline_points: Sequence[dict[str, Any]]
+) -> float | None:
+    """The runner's speedup from stored per-depth points: each depth's mean decode tok/s over
+    the baseline's at the same input length, then their geometric mean (None if none pair)."""
+
+    def mean(point: dict[str, Any]) -> float | None:
+        figures = point.get("decode_tokens_per_second")
+        value = figures.get("mean") if isinstance(figures, dict) else None
+        return value if isinstance(value, int | float) else None
+
+    reference = {point.get("input_tokens"): mean(point) for point in baseline_points}
+    return combined_speedup(
+        [ratio(mean(point), reference.get(point.get("input_tokens"))) for point in points]
+    )
+
+
 def same_outputs(
     hashes: Sequence[str],
     baseline_hashes: Sequence[str],

@@ -36,6 +36,7 @@ from leaderboard.models import (
     Run,
 )
 from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
+from runner.pairing import speedup_over_depths
 from runner.stats import ratio, summarize
 
 # What decides whether a row is on the board and in the main ranking.
@@ -248,6 +249,19 @@ def _pair(best: Run, *, config: Config, same: dict[str, Any]) -> Pairing:
     return Pairing(entry=baseline_entry, run=chosen)
 
 
+def _speedup(best: Run, baseline: Run) -> float | None:
+    """The row's speedup as the runner defines it: over several depths, the geometric mean of
+    the per-depth speedups (not the ratio of means pooled across depths); else the plain ratio."""
+    points = (best.raw_result or {}).get("points") or []
+    baseline_points = (baseline.raw_result or {}).get("points") or []
+    if isinstance(points, list) and isinstance(baseline_points, list) and len(points) > 1:
+        valid = [p for p in points if isinstance(p, dict)]
+        reference = [p for p in baseline_points if isinstance(p, dict)]
+        if (depths := speedup_over_depths(valid, reference)) is not None:
+            return depths
+    return ratio(best.tokens_per_second, baseline.tokens_per_second)
+
+
 def refresh_leaderboard_entry(
     *, config: Config, hardware: Hardware, engine_release: str
 ) -> LeaderboardEntry | None:
@@ -314,9 +328,7 @@ def _refresh_entry(
             "baseline_entry": pairing.entry,
             "baseline_run": pairing.run,
             "pairing_note": pairing.note,
-            "speedup": ratio(best.tokens_per_second, pairing.run.tokens_per_second)
-            if pairing.run
-            else None,
+            "speedup": _speedup(best, pairing.run) if pairing.run else None,
             "retired": build.retired,
             "updated_at": timezone.now(),
         },

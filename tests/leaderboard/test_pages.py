@@ -189,3 +189,14 @@ def test_a_finished_job_page_shows_its_result_and_its_automatic_baseline(client,
     assert "acceptance 75.0%" in page
     baseline = measured.baseline_jobs.get()
     assert f'<a href="/jobs/{baseline.pk}/">job {baseline.pk}</a> (succeeded)' in page
+
+
+@pytest.mark.parametrize("path", ["/", "/models/", "/hardware/", "/nmax/", "/context/", "/best/"])
+def test_html_pages_answer_head_requests_like_get(client, db, path):
+    head, get = client.head(path), client.get(path)
+    assert head.status_code == get.status_code == 200
+    assert head.content == b"" and head["Content-Type"] == get["Content-Type"]
+
+
+def test_a_nul_in_the_search_box_is_dropped_not_sent_to_the_database(client, db):
+    assert client.get("/", {"q": "a\x00b"}).status_code == 200
