@@ -1,7 +1,7 @@
 """The board's change counter: the one reader and the one writer of the `BoardVersion` row.
 
 The counter has two parts. `value` rises on every change of the leaderboard's rows (a recorded
-run, a re-ranked row, a retired build), so every cached page misses at once. `layout` rises only
+run, a re-ranked row, a retired build), so every cached page misses at once. `row_set` rises only
 when rows come, go or change what keeps them off the ranking, so the reads that depend on the
 board's shape alone (row counts, filter choices) stay cached across ordinary changes. Readers call
 `current()`, which each process memoises for SPECBOARD_BOARD_VERSION_SECONDS so that a cached page
@@ -17,12 +17,12 @@ from django.db.models import F
 
 from leaderboard.models import BoardVersion
 
-# The counter as this process last read it, and when: (monotonic seconds, (value, layout)).
+# The counter as this process last read it, and when: (monotonic seconds, (value, row_set)).
 _seen: tuple[float, tuple[int, int]] | None = None
 
 
 def current() -> tuple[int, int]:
-    """The leaderboard's change counters: every change, and changes of the layout alone.
+    """The leaderboard's change counters: every change, and changes of the row set alone (which rows are on the board and in the ranking).
 
     Read from the database at most once per SPECBOARD_BOARD_VERSION_SECONDS in each process, so
     a cached page costs no query; a change made by another process shows within that time.
@@ -32,7 +32,7 @@ def current() -> tuple[int, int]:
     seen = _seen
     if seen is not None and now - seen[0] < settings.SPECBOARD_BOARD_VERSION_SECONDS:
         return seen[1]
-    row = BoardVersion.objects.filter(pk=1).values_list("value", "layout").first()
+    row = BoardVersion.objects.filter(pk=1).values_list("value", "row_set").first()
     value = (row[0], row[1]) if row else (0, 0)
     _seen = (now, value)
     return value
@@ -44,13 +44,13 @@ def forget() -> None:
     _seen = None
 
 
-def raise_version(*, layout: bool = False) -> None:
+def raise_version(*, row_set: bool = False) -> None:
     """Tell cached leaderboard pages that rows changed; call after the change, in its transaction.
 
-    `layout`: rows appeared, went or changed what keeps them off the ranking, so counts and
+    `row_set`: rows appeared, went or changed what keeps them off the ranking, so counts and
     filter choices change too (they are cached on this part of the counter alone).
     """
-    changes = {"value": F("value") + 1} | ({"layout": F("layout") + 1} if layout else {})
+    changes = {"value": F("value") + 1} | ({"row_set": F("row_set") + 1} if row_set else {})
     if not BoardVersion.objects.filter(pk=1).update(**changes):
-        BoardVersion.objects.get_or_create(pk=1, defaults={"value": 1, "layout": 1})
+        BoardVersion.objects.get_or_create(pk=1, defaults={"value": 1, "row_set": 1})
     forget()

@@ -393,7 +393,7 @@ class BoardVersion(models.Model):
     value = models.PositiveBigIntegerField(default=0)
     # Raised only when rows come, go or change what keeps them off the ranking: row counts and
     # filter choices are cached on it, so a new measurement of a known row does not redo them.
-    layout = models.PositiveBigIntegerField(default=0)
+    row_set = models.PositiveBigIntegerField(default=0)
 
     def __str__(self) -> str:
-        return f"leaderboard version {self.value} (layout {self.layout})"
+        return f"leaderboard version {self.value} (row_set {self.row_set})"

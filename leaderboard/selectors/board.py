@@ -42,7 +42,7 @@ RANKED = Q(
 
 
 class BoardPaginator(Paginator):
-    """A paginator whose row count is cached with the board's layout, not recounted per change."""
+    """A paginator whose row count is cached with the board's row set, not recounted per change."""
 
     @cached_property
     def count(self) -> int:
@@ -51,7 +51,7 @@ class BoardPaginator(Paginator):
             "row-count",
             {"sql": sql, "params": params},
             lambda: Paginator.count.func(self),  # type: ignore[attr-defined]
-            layout_only=True,
+            row_set_only=True,
         )
 
 
@@ -112,7 +112,7 @@ def leaderboard_entries(
 
 def leaderboard_filter_choices() -> dict[str, list[tuple[str, str]]]:
     """The values that the leaderboard's filters offer, from the data present."""
-    return board_cached("filter-choices", {}, _filter_choices, layout_only=True)
+    return board_cached("filter-choices", {}, _filter_choices, row_set_only=True)
 
 
 def _filter_choices() -> dict[str, list[tuple[str, str]]]:
@@ -157,7 +157,7 @@ def release_number(release: str) -> int | None:
 def newest_release_number() -> int | None:
     """The newest engine release that a current measured row was measured with: a release string
     in a self-reported upload is a claim, so it never makes measured rows stale."""
-    return board_cached("newest-release", {}, _newest_release_number, layout_only=True)
+    return board_cached("newest-release", {}, _newest_release_number, row_set_only=True)
 
 
 def _newest_release_number() -> int | None:
@@ -179,13 +179,13 @@ def is_stale(release: str, newest: int | None) -> bool:
 
 
 def board_definitions(entries: QuerySet[LeaderboardEntry]) -> list[str]:
-    """The tok/s definitions among the filtered rows, cached with the board's layout."""
+    """The tok/s definitions among the filtered rows, cached with the board's row set."""
     sql, params = entries.query.sql_with_params()
     return board_cached(
         "definitions",
         {"sql": sql, "params": params},
         lambda: sorted(set(entries.order_by().values_list("tps_definition", flat=True).distinct())),
-        layout_only=True,
+        row_set_only=True,
     )
 
 

@@ -11,6 +11,7 @@ refused and the row says why. Rows of models marked as test weights stay off the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -40,16 +41,16 @@ from runner.pairing import speedup_over_depths
 from runner.stats import ratio, summarize
 
 # What decides whether a row is on the board and in the main ranking.
-LAYOUT_FLAGS = ("synthetic", "self_reported", "degenerate", "retired", "test_weights")
+ROW_SET_FLAGS = ("synthetic", "self_reported", "degenerate", "retired", "test_weights")
 
 
-def raise_board_version(*, layout: bool = False) -> None:
+def raise_board_version(*, row_set: bool = False) -> None:
     """Tell cached leaderboard pages that rows changed; call after the change, in its transaction.
 
-    `layout`: rows appeared, went or changed what keeps them off the ranking, so counts and
+    `row_set`: rows appeared, went or changed what keeps them off the ranking, so counts and
     filter choices change too (they are cached on this part of the counter alone).
     """
-    board_version.raise_version(layout=layout)
+    board_version.raise_version(row_set=row_set)
 
 
 def build_flags_key(flags: Sequence[str] | None) -> str:
@@ -62,6 +63,13 @@ def build_flags_key(flags: Sequence[str] | None) -> str:
 def gguf_marks_test_weights(path: Path) -> bool:
     """Whether a GGUF file says it holds test weights: the tiny writer's own key, or llama.cpp's
     built-in `test` tokenizer, which no real model uses (older tiny files have only that)."""
+    stat = path.stat()
+    return _marks_test_weights(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _marks_test_weights(path: str, size: int, modified_ns: int) -> bool:
+    """The header read once per file version (size and modification time are the key)."""
     reader = GGUFReader(path)
     mark = reader.get_field(TEST_WEIGHTS_KEY)
     if mark is not None and bool(mark.contents()):
@@ -84,7 +92,7 @@ def mark_test_weights(*, models: Iterable[ModelFile], test_weights: bool = True)
         moved = rows.filter(marked, test_weights=False).update(test_weights=True)
         moved += rows.exclude(marked).filter(test_weights=True).update(test_weights=False)
         if moved:
-            raise_board_version(layout=True)
+            raise_board_version(row_set=True)
     return moved
 
 
@@ -267,25 +275,25 @@ def refresh_leaderboard_entry(
 ) -> LeaderboardEntry | None:
     """Recompute one leaderboard row from its runs, and the speedups of rows paired with it."""
     with transaction.atomic():
-        entry, layout = _refresh_entry(
+        entry, row_set = _refresh_entry(
             config=config, hardware=hardware, engine_release=engine_release
         )
-        raise_board_version(layout=layout)
+        raise_board_version(row_set=row_set)
     return entry
 
 
 def _refresh_entry(
     *, config: Config, hardware: Hardware, engine_release: str
 ) -> tuple[LeaderboardEntry | None, bool]:
-    """The row recomputed, and whether the board's layout changed (a row came, went or moved
+    """The row recomputed, and whether the board's row set changed (a row came, went or moved
     between the ranking and the kept-off rows)."""
     same = {"hardware": hardware, "engine_release": engine_release}
-    before = LeaderboardEntry.objects.filter(config=config, **same).values_list(*LAYOUT_FLAGS)
-    layout_before = before.first()
+    before = LeaderboardEntry.objects.filter(config=config, **same).values_list(*ROW_SET_FLAGS)
+    row_set_before = before.first()
     runs = list(Run.objects.filter(config=config, **same).defer("raw_result"))
     if not runs:
         LeaderboardEntry.objects.filter(config=config, **same).delete()
-        return None, layout_before is not None
+        return None, row_set_before is not None
     _fill_build_flags_keys(runs)
     best = _best_run(runs)
     # One request has no spread: its interval (and stdev) would claim a certainty it lacks.
@@ -333,9 +341,9 @@ def _refresh_entry(
             "updated_at": timezone.now(),
         },
     )
-    layout = layout_before != tuple(getattr(entry, flag) for flag in LAYOUT_FLAGS)
+    row_set = row_set_before != tuple(getattr(entry, flag) for flag in ROW_SET_FLAGS)
     for paired in LeaderboardEntry.objects.filter(config__baseline=config, **same).select_related(
         "config"
     ):
-        layout |= _refresh_entry(config=paired.config, **same)[1]
-    return entry, layout
+        row_set |= _refresh_entry(config=paired.config, **same)[1]
+    return entry, row_set

@@ -164,7 +164,7 @@ def retire_engine_build(*, release: str, note: str = "") -> int:
             release=release, defaults={"retired": True, "note": note}
         )
         retired = LeaderboardEntry.objects.filter(engine_release=release).update(retired=True)
-        raise_board_version(layout=True)
+        raise_board_version(row_set=True)
     return retired
 
 

@@ -118,11 +118,28 @@ def _one_line(error: Exception) -> str:
     return text[:200]
 
 
+# Files already read, by path, size and modification time: a file that changes is read again.
+_READ: dict[tuple[str, int, int], ModelInfo] = {}
+_READ_LIMIT = 256
+
+
 def inspect_model(path: str | Path) -> ModelInfo:
     """Read a GGUF file's metadata; raise ModelCheckError if it is missing or unreadable."""
     path = Path(path)
     if not path.is_file():
         raise ModelCheckError(f"model file not found: {path}")
+    stat = path.stat()
+    seen = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if (known := _READ.get(seen)) is not None:
+        return known
+    info = _inspect(path)
+    if len(_READ) >= _READ_LIMIT:
+        _READ.clear()
+    _READ[seen] = info
+    return info
+
+
+def _inspect(path: Path) -> ModelInfo:
     reader = _read(path)
     try:
         arch = _field(reader, "general.architecture")

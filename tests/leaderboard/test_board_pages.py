@@ -179,7 +179,8 @@ def test_the_config_page_charts_acceptance_per_position_and_speedup_against_extr
     memory = json_data(page, "memory-data")
     (point,) = memory["points"]
     assert point["extra_gib"] == pytest.approx((29106372608 - 25583157248) / 2**30)
-    assert point["speedup"] == pytest.approx(2.7279, abs=1e-3)
+    # The runner's definition across depths (the file's own summary speedup), not pooled means.
+    assert point["speedup"] == pytest.approx(2.7296, abs=1e-3)
     assert 'id="memory-table"' in page and "3.28 GiB" in page
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache
 
-from leaderboard import dispatch, services, signing
+from leaderboard import board_version, dispatch, services, signing
 from leaderboard.models import Hardware, Job, ModelFile
 from runner.gguf.tiny_models import write_fixtures
 from tests.support.brokers import celery_broker
@@ -40,6 +40,8 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
+    # Each test has a database of its own: a counter read in an earlier test must not be reused.
+    board_version.forget()
 
 
 @pytest.fixture

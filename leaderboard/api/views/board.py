@@ -9,6 +9,7 @@ side under the rules in `leaderboard.comparisons`, the same ones as the compare 
 
 from __future__ import annotations
 
+from django.core.paginator import Paginator
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -33,9 +34,15 @@ def leaderboard_query(request: Request) -> dict:
 
 
 class BoardPagination(PageNumberPagination):
-    """Page numbers, with the row count cached until the board's layout changes."""
+    """Page numbers, with the row count cached until the board's row set changes (but not for a
+    query that is answered uncached: its count must not fill the cache either)."""
 
     django_paginator_class = selectors.BoardPaginator
+
+    def paginate_queryset(self, queryset, request, view=None):
+        if getattr(request, "board_uncached", False):
+            self.django_paginator_class = Paginator
+        return super().paginate_queryset(queryset, request, view)
 
 
 @extend_schema(parameters=[s.LeaderboardQuerySerializer])
@@ -55,17 +62,38 @@ class LeaderboardList(generics.ListAPIView):
     def list(self, request: Request, *args, **kwargs) -> HttpResponse:
         # The page (rows, count and links) is computed once per change of the leaderboard rows
         # and kept rendered: a cached page costs no query, no serializer and no JSON encoding.
-        # A bad query raises its 400 inside the computation, so it is never cached.
-        page = {
-            "query": sorted(request.query_params.lists()),
+        # It is cached under the validated query alone, and only for a query of known filters
+        # and values: junk parameters or unknown targets are answered uncached, so they cannot
+        # fill the cache (the Redis that is also the broker). A bad query is a 400, never cached.
+        def render() -> bytes:
+            return JSONRenderer().render(super(LeaderboardList, self).list(request).data)
+
+        key = self._cache_key(request)
+        if key is None:
+            request.board_uncached = True
+            return HttpResponse(render(), content_type="application/json")
+        body = selectors.board_cached("api-leaderboard", key, render)
+        return HttpResponse(body, content_type="application/json")
+
+    @staticmethod
+    def _cache_key(request: Request) -> dict | None:
+        query = leaderboard_query(request)
+        known = set(s.LeaderboardQuerySerializer().fields) | {"page"}
+        if set(request.query_params) - known:
+            return None
+        page = request.query_params.get("page", "1")
+        if not page.isdigit() or len(page) > 6:
+            return None
+        choices = selectors.leaderboard_filter_choices()
+        for name in ("target", "hardware", "spec_type"):
+            value = query.get(name)
+            if value and value not in {choice for choice, _ in choices[name]}:
+                return None
+        return {
+            "query": sorted((name, str(value)) for name, value in query.items()),
+            "page": int(page),
             "base": request.build_absolute_uri("/"),
         }
-        body = selectors.board_cached(
-            "api-leaderboard",
-            page,
-            lambda: JSONRenderer().render(super(LeaderboardList, self).list(request).data),
-        )
-        return HttpResponse(body, content_type="application/json")
 
 
 def _leaderboard_rows(request: Request) -> list[dict]:

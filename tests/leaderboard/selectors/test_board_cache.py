@@ -217,29 +217,29 @@ def test_a_run_recorded_by_another_process_shows_once_the_version_is_read_again(
     assert "n_max 7" in ranked_labels(client.get("/").content.decode())[0]
 
 
-def test_only_rows_that_come_go_or_leave_the_ranking_change_the_boards_layout(
+def test_only_rows_that_come_go_or_leave_the_ranking_change_the_boards_row_set(
     client, user, models, hardware, enqueued, make_result
 ):
     from leaderboard.models import BoardVersion, Job
 
     def counters() -> tuple[int, int]:
         row = BoardVersion.objects.get(pk=1)
-        return row.value, row.layout
+        return row.value, row.row_set
 
     measure(user, hardware, make_result, 4, [100.0, 104.0])
-    value, layout = counters()
+    value, row_set = counters()
     assert client.get("/api/v1/leaderboard").json()["count"] == 2
 
     # A faster batch of a row already on the board: new ranks, same rows.
     again = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
     services.record_result(job_id=again.pk, result=make_result(again.config.key, [200.0, 204.0]))
-    assert counters()[0] > value and counters()[1] == layout
+    assert counters()[0] > value and counters()[1] == row_set
     page = client.get("/api/v1/leaderboard").json()
     assert page["count"] == 2 and page["results"][0]["tokens_per_second"] == 202.0
 
     # A new row, then a retired build: the count follows both.
     measure(user, hardware, make_result, 7, [300.0, 304.0])
-    assert counters()[1] > layout
+    assert counters()[1] > row_set
     assert client.get("/api/v1/leaderboard").json()["count"] == 3
     assert Job.objects.filter(status="succeeded").count() == 4
     services.retire_engine_build(release="b11434", note="bad build")

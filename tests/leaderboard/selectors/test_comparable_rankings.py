@@ -346,7 +346,7 @@ def test_a_self_reported_release_string_cannot_make_measured_rows_stale(client, 
 
     # A measured row on the newer release does make the older one stale.
     row(gpu, "measured later", 80.0, engine_release="b99999")
-    services.raise_board_version(layout=True)
+    services.raise_board_version(row_set=True)
     assert selectors.newest_release_number() == 99999
     assert ">stale</span>" in text(client.get("/", {"all": "1"}))
 

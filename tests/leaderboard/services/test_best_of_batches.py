@@ -209,11 +209,11 @@ def test_rows_of_test_weights_move_off_and_back_onto_the_ranking_with_the_mark(
     finish(baseline, make_result(baseline.config.key, [50.0, 55.0]))
     assert row_of(speculative).test_weights is True and row_of(baseline).test_weights is True
 
-    layout = BoardVersion.objects.get(pk=1).layout
+    row_set = BoardVersion.objects.get(pk=1).row_set
     # The speculative row (tiny target and draft) and the baseline's (tiny target, no draft).
     assert mark_test_weights(models=[models["tiny-qwen3"]], test_weights=False) == 2
     assert row_of(speculative).test_weights is False and row_of(baseline).test_weights is False
-    assert BoardVersion.objects.get(pk=1).layout == layout + 1
+    assert BoardVersion.objects.get(pk=1).row_set == row_set + 1
 
     assert mark_test_weights(models=[models["tiny-qwen3"]]) == 2
     assert row_of(speculative).test_weights is True
