@@ -358,6 +358,7 @@ def main() -> int:
         "LOG_LEVEL": "WARNING",
         # The per-user throttle is policy, not capacity: this bench measures capacity.
         "SPECBOARD_SUBMISSION_RATE": "100000/hour",
+        "SPECBOARD_DAILY_TOKENS": str(10**12),
     }
     os.environ.update(environment)
     if not args.reuse:
