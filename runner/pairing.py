@@ -83,21 +83,30 @@ def lossless_verdict(
     return lossless, None if lossless else DIVERGED_NOTE
 
 
-def speedup_over_depths(
-    points: Sequence[dict[str, Any]], baseline_points: Sequence[dict[str, Any]]
-) -> float | None:
-    """The runner's speedup from stored per-depth points: each depth's mean decode tok/s over
-    the baseline's at the same input length, then their geometric mean (None if none pair)."""
+def depth_points(points: object) -> list[dict[str, Any]]:
+    """A result's per-depth points that name their depth, read defensively from stored JSON."""
+    if not isinstance(points, list):
+        return []
+    return [p for p in points if isinstance(p, dict) and isinstance(p.get("input_tokens"), int)]
 
-    def mean(point: dict[str, Any]) -> float | None:
-        figures = point.get("decode_tokens_per_second")
-        value = figures.get("mean") if isinstance(figures, dict) else None
-        return value if isinstance(value, int | float) else None
 
-    reference = {point.get("input_tokens"): mean(point) for point in baseline_points}
-    return combined_speedup(
-        [ratio(mean(point), reference.get(point.get("input_tokens"))) for point in points]
-    )
+def _decode_mean(point: dict[str, Any]) -> float | None:
+    figures = point.get("decode_tokens_per_second")
+    value = figures.get("mean") if isinstance(figures, dict) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def depth_speedups(points: object, baseline_points: object) -> list[float | None]:
+    """Per depth, mean decode tok/s over the baseline's at the same input length (None where that
+    depth has no baseline), from stored points rather than a file's claimed ratio."""
+    reference = {p["input_tokens"]: _decode_mean(p) for p in depth_points(baseline_points)}
+    return [ratio(_decode_mean(p), reference.get(p["input_tokens"])) for p in depth_points(points)]
+
+
+def speedup_over_depths(points: object, baseline_points: object) -> float | None:
+    """The runner's speedup from stored per-depth points: the geometric mean of the per-depth
+    speedups (None if no depth pairs)."""
+    return combined_speedup(depth_speedups(points, baseline_points))
 
 
 def same_outputs(

@@ -3,7 +3,7 @@
 It owns the definition sentences that the pages (title attributes and the legend) and the API
 (`definitions` of a leaderboard row) both show, the protocol's depths of a config
 (`protocol_depths`, `protocol_summary`), per-depth speedups against the paired baseline
-(`depth_speedups`, geometric mean across depths by `runner.pairing.combined_speedup`, as the
+(`runner.pairing.depth_speedups`, geometric mean across depths by `runner.pairing.combined_speedup`, as the
 runner computes it), and `row_evidence`: for a page's rows, in two queries, the draft counts
 behind acceptance and tau and each depth's mean, interval and speedup.
 """
@@ -14,8 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
-from runner.pairing import combined_speedup
-from runner.stats import ratio
+from runner.pairing import combined_speedup, depth_points, depth_speedups
 
 TPS_DEFINITIONS = {
     "decode": (
@@ -126,26 +125,6 @@ def _decode_stats(point: dict) -> dict:
 
 def _decode_mean(point: dict) -> float | None:
     return _number(_decode_stats(point).get("mean"))
-
-
-def depth_points(points: object) -> list[dict]:
-    """A result's per-depth points that name their depth, defensively read from stored JSON."""
-    if not isinstance(points, list):
-        return []
-    return [
-        point
-        for point in points
-        if isinstance(point, dict) and isinstance(point.get("input_tokens"), int)
-    ]
-
-
-def depth_speedups(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[float | None]:
-    """Per depth, decode tok/s over the paired baseline's at the same depth (None where that
-    depth has no baseline), derived from the stored means rather than a file's claimed ratio."""
-    baseline = {p["input_tokens"]: _decode_mean(p) for p in depth_points(list(baseline_points))}
-    return [
-        ratio(_decode_mean(p), baseline.get(p["input_tokens"])) for p in depth_points(list(points))
-    ]
 
 
 def depth_rows(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[dict]:

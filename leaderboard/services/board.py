@@ -37,7 +37,7 @@ from leaderboard.models import (
     Run,
 )
 from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
-from runner.pairing import speedup_over_depths
+from runner.pairing import depth_points, speedup_over_depths
 from runner.stats import ratio, summarize
 
 # What decides whether a row is on the board and in the main ranking.
@@ -260,12 +260,10 @@ def _pair(best: Run, *, config: Config, same: dict[str, Any]) -> Pairing:
 def _speedup(best: Run, baseline: Run) -> float | None:
     """The row's speedup as the runner defines it: over several depths, the geometric mean of
     the per-depth speedups (not the ratio of means pooled across depths); else the plain ratio."""
-    points = (best.raw_result or {}).get("points") or []
-    baseline_points = (baseline.raw_result or {}).get("points") or []
-    if isinstance(points, list) and isinstance(baseline_points, list) and len(points) > 1:
-        valid = [p for p in points if isinstance(p, dict)]
-        reference = [p for p in baseline_points if isinstance(p, dict)]
-        if (depths := speedup_over_depths(valid, reference)) is not None:
+    points = (best.raw_result or {}).get("points")
+    if len(depth_points(points)) > 1:
+        baseline_points = (baseline.raw_result or {}).get("points")
+        if (depths := speedup_over_depths(points, baseline_points)) is not None:
             return depths
     return ratio(best.tokens_per_second, baseline.tokens_per_second)
 
