@@ -6,10 +6,7 @@ person would: no response may be a 5xx, and every JSON body must parse as strict
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import html
-import io
 import json
 import re
 from urllib.parse import urljoin, urlsplit
@@ -22,9 +19,12 @@ from rest_framework.test import APIClient
 
 from leaderboard import services
 from leaderboard.models import Config, Hardware, LeaderboardEntry, RequestRecord, Run
-from runner.config import BenchmarkConfig
+from tests.support.results import result_file
 from tests.support.seed_kit import SEED_CSV
+from tests.support.seed_kit import seed_csv as kit_csv
 
+# Every generated row has two samples, so each run has an interval.
+HOSTILE_ROW_DEFAULTS = {"runs": "2", "samples": "[99.0, 101.0]", "sample_tokens": "[700, 710]"}
 # Pages that need a login, change state, or are not the data's pages.
 NOT_CRAWLED = ("/admin/", "/accounts/", "/api/v1/docs", "/api/v1/schema", "/submit/", "/jobs/")
 SPECULATIVE = {
@@ -34,13 +34,6 @@ SPECULATIVE = {
     "n_max": 8,
     "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
 }
-
-
-def result_file(make_result, config: dict, decode: list[float]) -> dict:
-    """A runner result file of a config, as `python -m runner run --out` writes it."""
-    parsed = BenchmarkConfig.model_validate(config)
-    outputs = [hashlib.sha256(f"out-{i}".encode()).hexdigest() for i in range(len(decode))]
-    return make_result(parsed, decode, outputs=outputs)
 
 
 HOSTILE_RUN_NAMES = [
@@ -60,16 +53,7 @@ def row_counts() -> dict[str, int]:
 
 
 def seed_csv(rows: list[dict]) -> bytes:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=services.SEED_CSV_COLUMNS)
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(
-            {c: "" for c in services.SEED_CSV_COLUMNS}
-            | {"runs": "2", "samples": "[99.0, 101.0]", "sample_tokens": "[700, 710]"}
-            | row
-        )
-    return buffer.getvalue().encode()
+    return kit_csv(rows, defaults=HOSTILE_ROW_DEFAULTS)
 
 
 def strict_json(body: bytes) -> object:

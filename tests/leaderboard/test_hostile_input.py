@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 import subprocess
 from pathlib import Path
@@ -15,7 +13,7 @@ from rest_framework.test import APIClient
 
 from leaderboard import services
 from leaderboard.models import Config, Hardware, Job, LeaderboardEntry, RequestRecord, Run
-from tests.support.seed_kit import SEED_CSV
+from tests.support.seed_kit import SEED_CSV, seed_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = {
@@ -62,15 +60,6 @@ def no_subprocess(monkeypatch: pytest.MonkeyPatch) -> list:
 
 def submit(client: APIClient, body) -> object:
     return client.post("/api/v1/submissions", body, format="json")
-
-
-def seed_csv(rows: list[dict]) -> bytes:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=services.SEED_CSV_COLUMNS)
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: "" for c in services.SEED_CSV_COLUMNS} | {"runs": "1"} | row)
-    return buffer.getvalue().encode()
 
 
 def post_csv(client: APIClient, content: bytes, **fields):

@@ -130,3 +130,10 @@ def fake_result(
         "baseline": None,
     }
     return BenchmarkResult.model_validate(result).model_dump(mode="json")
+
+
+def result_file(make_result, config: dict, decode: list[float]) -> dict:
+    """A runner result file of a config, as `python -m runner run --out` writes it."""
+    parsed = BenchmarkConfig.model_validate(config)
+    outputs = [hashlib.sha256(f"out-{i}".encode()).hexdigest() for i in range(len(decode))]
+    return make_result(parsed, decode, outputs=outputs)

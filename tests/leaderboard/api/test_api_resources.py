@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 
@@ -16,7 +15,7 @@ from rest_framework.test import APIClient
 
 from leaderboard import services
 from leaderboard.models import Config, LeaderboardEntry, ModelFile, RequestRecord, Run
-from runner.config import BenchmarkConfig
+from tests.support.results import result_file
 
 SPECULATIVE = {
     "target_model": "tiny-qwen3.gguf",
@@ -46,13 +45,6 @@ def client(user) -> APIClient:
 @pytest.fixture
 def admin(django_user_model) -> APIClient:
     return token_client(django_user_model.objects.create_user(username="root", is_staff=True))
-
-
-def result_file(make_result, config: dict, decode: list[float]) -> dict:
-    """A runner result as `python -m runner run --out` writes it, for the given config."""
-    parsed = BenchmarkConfig.model_validate(config)
-    outputs = [hashlib.sha256(f"out-{i}".encode()).hexdigest() for i in range(len(decode))]
-    return make_result(parsed, decode, outputs=outputs)
 
 
 def upload(api: APIClient, result: object, hardware: str = "RTX 4090", **fields: object):

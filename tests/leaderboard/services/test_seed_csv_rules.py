@@ -4,15 +4,14 @@ each target model paired with its own baseline."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 
 import pytest
 
 from leaderboard import selectors, services
 from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
-from runner.config import BenchmarkConfig
-from tests.support.seed_kit import SEED_CSV
+from tests.support.results import result_file
+from tests.support.seed_kit import SEED_CSV, seed_csv
 
 GPU = "RTX 4090"
 SPECULATIVE = {
@@ -22,22 +21,6 @@ SPECULATIVE = {
     "n_max": 8,
     "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
 }
-
-
-def result_file(make_result, config: dict, decode: list[float]) -> dict:
-    """A runner result file of a config, as `python -m runner run --out` writes it."""
-    parsed = BenchmarkConfig.model_validate(config)
-    outputs = [hashlib.sha256(f"out-{i}".encode()).hexdigest() for i in range(len(decode))]
-    return make_result(parsed, decode, outputs=outputs)
-
-
-def seed_csv(rows: list[dict]) -> bytes:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=services.SEED_CSV_COLUMNS)
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({c: "" for c in services.SEED_CSV_COLUMNS} | {"runs": "1"} | row)
-    return buffer.getvalue().encode()
 
 
 def faster_kit_file() -> bytes:
