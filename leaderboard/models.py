@@ -241,6 +241,9 @@ class Run(models.Model):
         null=True, blank=True, help_text="Measured within the run, if paired."
     )
     lossless = models.BooleanField(null=True, blank=True)
+    # runner.fidelity's verdict against the baseline measured in the same invocation ("identical",
+    # "near ties only", "mismatch", "unclassified"); empty when no such baseline ran.
+    fidelity = models.CharField(max_length=16, blank=True, default="", db_default="")
     synthetic = models.BooleanField(default=False)
     degenerate = models.BooleanField(default=False)
     self_reported = models.BooleanField(default=False)
@@ -357,6 +360,8 @@ class LeaderboardEntry(models.Model):
     acceptance_rate = models.FloatField(null=True)
     tau = models.FloatField(null=True)
     lossless = models.BooleanField(null=True)
+    # The worst fidelity verdict over the row's graded batches (Run.fidelity); empty if none.
+    fidelity = models.CharField(max_length=16, blank=True, default="", db_default="")
     synthetic = models.BooleanField(default=False)
     self_reported = models.BooleanField(default=False)
     degenerate = models.BooleanField(default=False)
