@@ -149,6 +149,8 @@ class RequestRecord(_Strict):
     repeated_tail_tokens: TokenCount | None = None
     divergence: DivergenceKind | None = None
     divergence_margin: Amount | None = None
+    # NVML's energy counter across the request (runner.energy); None off CUDA or without NVML.
+    energy_joules: Amount | None = None
 
     @model_validator(mode="after")
     def _accepted_were_drafted(self) -> RequestRecord:
@@ -168,6 +170,17 @@ class Point(_Strict):
     acceptance_rate: Share | None
     tau: Amount | None
     speedup: Amount | None
+
+
+class Roofline(_Strict):
+    """``runner.roofline``: a section's decode speed against the GPU's memory-bandwidth ceiling
+    (CUDA hosts only; checked against the section's own figures by ``runner.evidence``)."""
+
+    peak_bandwidth_bytes_per_second: Annotated[int, Field(gt=0, le=MAX_BYTES)]
+    bytes_per_token: Annotated[int, Field(gt=0, le=MAX_BYTES)]
+    ceiling_tokens_per_second: Amount
+    fraction: Amount | None
+    flag: Literal["above_ceiling", "far_below"] | None
 
 
 class Summary(_Strict):
@@ -190,6 +203,11 @@ class Summary(_Strict):
     load_seconds: Amount | None
     # What the runner adds beyond load and generation; a difference of clocks, so not bounded at 0.
     harness_overhead_seconds: FiniteFloat | None = None
+    # runner.energy's figures from the requests' energy_joules; runner.roofline's ceiling.
+    energy_joules: Amount | None = None
+    joules_per_token: Amount | None = None
+    joules_per_accepted_token: Amount | None = None
+    roofline: Roofline | None = None
 
     @model_validator(mode="after")
     def _accepted_were_drafted(self) -> Summary:
@@ -228,6 +246,8 @@ class ModelFileInfo(_Strict):
     dflash_target_layers: Annotated[list[Count], Field(max_length=1024)] | None = None
     dflash_block_size: Count | None = None
     nextn_predict_layers: Count | None = None
+    # runner.roofline: bytes of weights one generated token reads.
+    weight_bytes_per_token: ByteCount | None = None
 
 
 class ModelPair(_Strict):
@@ -264,6 +284,8 @@ class SystemInfo(_Strict):
     cuda: ShortText | None = None
     gpu_raw_name: ShortText | None = None
     gpu_count: Annotated[int, Field(ge=0, le=1024)] | None = None
+    # runner.roofline.peak_bandwidth of the GPUs the engine uses (NVML); None without NVML.
+    gpu_peak_bandwidth_bytes_per_second: ByteCount | None = None
 
 
 class TokenBudget(_Strict):
