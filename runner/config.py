@@ -16,11 +16,13 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from runner.errors import ConfigError
+from runner.prompts import load_suite
 
 # The engine's own names (llama.cpp b11434, common/speculative.cpp).
 DRAFT_MODEL_TYPES = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
@@ -38,6 +40,10 @@ MAX_N_MAX = 64
 MIN_CONTEXT = 256
 MAX_CONTEXT = 262_144
 MAX_REQUEST_TOKENS = 131_072
+# Slots (requests in flight at once) the concurrency protocol asks llama-server for at most; the
+# engine's own ceiling is LLAMA_MAX_SEQ = 256 sequences in b11434.
+MAX_CONCURRENCY = 64
+MAX_CONCURRENCY_LEVELS = 16
 
 QUICK_PROMPT = (
     "Write a Python program to find the nth Fibonacci number using recursion. "
@@ -137,8 +143,123 @@ class DepthProtocol(_Strict):
         ]
 
 
+class ConcurrencyProtocol(_Strict):
+    """Requests in flight at once: per level, that many slots and waves of that many requests.
+
+    For each level the engine runs with that many slots (``-np level``); each round is one wave
+    of ``level`` simultaneous requests with exact token-id prompts, distinct per request. The
+    context is per slot, and llama-server splits ``-c`` across its slots, so the engine gets the
+    per-slot context times the level.
+    """
+
+    name: Literal["concurrency"] = "concurrency"
+    input_tokens: int = Field(strict=True, default=512, ge=1, le=MAX_REQUEST_TOKENS)
+    output_tokens: int = Field(strict=True, default=256, ge=1, le=MAX_REQUEST_TOKENS)
+    # After the lengths, so that the levels' check can see the context they need.
+    levels: list[Annotated[int, Field(strict=True)]] = Field(
+        default=[1, 2, 4, 8, 16], max_length=MAX_CONCURRENCY_LEVELS
+    )
+    rounds: int = Field(strict=True, default=3, ge=1, le=100)
+    warmup: int = Field(strict=True, default=1, ge=0, le=20)
+    seed: int = Field(strict=True, default=42, ge=0, le=2**31 - 1)
+
+    @field_validator("levels")
+    @classmethod
+    def _levels_the_engine_can_run(cls, levels: list[int], info: ValidationInfo) -> list[int]:
+        if not levels:
+            raise ValueError("give at least one concurrency level")
+        for level in levels:
+            if not 1 <= level <= MAX_CONCURRENCY:
+                raise ValueError(
+                    f"level {level} is outside the engine's slot limit: levels must lie between "
+                    f"1 and {MAX_CONCURRENCY}"
+                )
+        if any(later <= earlier for earlier, later in zip(levels, levels[1:], strict=False)):
+            raise ValueError("levels must be strictly increasing, without duplicates")
+        if "input_tokens" in info.data and "output_tokens" in info.data:
+            per_slot = info.data["input_tokens"] + info.data["output_tokens"] + 16
+            total = per_slot * max(levels)
+            if total > MAX_CONTEXT:
+                raise ValueError(
+                    f"{max(levels)} slots of {per_slot} tokens need {total} tokens of context, "
+                    f"above {MAX_CONTEXT}"
+                )
+        return levels
+
+    @property
+    def slots(self) -> int:
+        """The most slots any level needs: the engine's total context is sized for these."""
+        return max(self.levels)
+
+    def required_context(self) -> int:
+        """Context per slot: one request's prompt and output, plus slack."""
+        return self.input_tokens + self.output_tokens + 16
+
+
+def _all_categories() -> list[str]:
+    return list(load_suite().names)
+
+
+class CategoriesProtocol(_Strict):
+    """The project's prompt suite by task category: per category, its prompts in turn.
+
+    Prompts are completion-style text (runner/prompts/categories.json); every measured request has
+    its own prompt, so n-gram state never sees a measured prompt twice.
+    """
+
+    name: Literal["categories"] = "categories"
+    categories: list[str] = Field(default_factory=_all_categories, max_length=64)
+    output_tokens: int = Field(strict=True, default=128, ge=1, le=MAX_REQUEST_TOKENS)
+    prompts_per_category: int = Field(strict=True, default=5, ge=1, le=100)
+    warmup: int = Field(strict=True, default=1, ge=0, le=20)
+    seed: int = Field(strict=True, default=7, ge=0, le=2**31 - 1)
+
+    @field_validator("categories")
+    @classmethod
+    def _known_categories(cls, categories: list[str]) -> list[str]:
+        known = load_suite().names
+        if not categories:
+            raise ValueError(f"choose at least one category; known: {', '.join(known)}")
+        for category in categories:
+            if category not in known:
+                raise ValueError(f"unknown category {category!r}; known: {', '.join(known)}")
+        if len(set(categories)) != len(categories):
+            raise ValueError("a category is listed twice")
+        # The suite's order: one set of categories is one config (and one run order).
+        return sorted(categories, key=known.index)
+
+    @field_validator("prompts_per_category")
+    @classmethod
+    def _prompts_exist(cls, count: int) -> int:
+        fewest = load_suite().fewest_prompts
+        if count > fewest:
+            raise ValueError(f"{count} is more than the suite has: every category has {fewest}")
+        return count
+
+    @field_validator("warmup")
+    @classmethod
+    def _warmups_exist(cls, count: int) -> int:
+        available = len(load_suite().warmup)
+        if count > available:
+            raise ValueError(f"{count} is more than the suite's {available} warm-up prompts")
+        return count
+
+    def required_context(self) -> int:
+        # Text prompts: at least two characters a token (the test tokenizer takes five bytes a
+        # token, real tokenizers about four characters), plus slack, as for the quick protocol.
+        suite = load_suite()
+        prompts = [p for c in self.categories for p in suite.categories[c]]
+        prompts += list(suite.warmup[: self.warmup])
+        return self.output_tokens + max(len(p.encode()) // 2 for p in prompts) + 64
+
+
 Protocol = Annotated[
-    QuickProtocol | ContextSweepProtocol | DepthProtocol, Field(discriminator="name")
+    QuickProtocol
+    | ContextSweepProtocol
+    | DepthProtocol
+    | ConcurrencyProtocol
+    | CategoriesProtocol,
+    Field(discriminator="name"),
 ]
 
 
@@ -278,7 +399,7 @@ class BenchmarkConfig(_Strict):
                 f"spec_synth_rates: give exactly n_max = {drafted} rates, one per draft position "
                 f"(got {len(self.spec_synth_rates)})"
             )
-        needed = self.protocol.required_context()
+        needed = self.required_total_context
         if self.ctx_size is not None and self.ctx_size < needed:
             raise ValueError(
                 f"ctx_size: {self.ctx_size} is too small for the protocol, which needs {needed} tokens"
@@ -290,6 +411,11 @@ class BenchmarkConfig(_Strict):
         return self
 
     def _check_in_process(self, types: set[str]) -> None:
+        if isinstance(self.protocol, ConcurrencyProtocol):
+            raise ValueError(
+                "protocol: the concurrency protocol needs engine llama-server "
+                "(llama-cpp-python answers one request at a time)"
+            )
         if types - {PROMPT_LOOKUP}:
             raise ValueError(
                 "spec_types: llama-cpp-python runs only the baseline and prompt-lookup drafting; "
@@ -323,7 +449,22 @@ class BenchmarkConfig(_Strict):
         if isinstance(self.protocol, QuickProtocol):
             # The seed's leaderboard protocol runs with a 3000-token context.
             return max(3000, self.protocol.required_context())
-        return self.protocol.required_context()
+        return self.required_total_context
+
+    @property
+    def slots(self) -> int:
+        """The most requests the protocol has in flight at once (the engine's -np at most)."""
+        return self.protocol.slots if isinstance(self.protocol, ConcurrencyProtocol) else 1
+
+    @property
+    def required_total_context(self) -> int:
+        """The engine's context the protocol needs: per slot, times the most slots it uses."""
+        return self.protocol.required_context() * self.slots
+
+    def context_for_slots(self, slots: int) -> int:
+        """The engine's -c for a session of ``slots`` slots: llama-server splits -c across its
+        slots, so each slot keeps the per-slot share of the context at the largest level."""
+        return self.effective_ctx_size // self.slots * slots
 
     @property
     def spec_label(self) -> str:

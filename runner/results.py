@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from runner.config import MAX_N_MAX, BenchmarkConfig
+from runner.config import MAX_CONCURRENCY, MAX_N_MAX, BenchmarkConfig
 from runner.errors import ResultError
 from runner.evidence import evidence_problem
 from runner.fidelity import DivergenceKind, FidelityGrade
@@ -151,6 +151,11 @@ class RequestRecord(_Strict):
     divergence_margin: Amount | None = None
     # NVML's energy counter across the request (runner.energy); None off CUDA or without NVML.
     energy_joules: Amount | None = None
+    # The concurrency protocol's wave (round) and requests in flight in it; the categories
+    # protocol's prompt category (runner.protocols, docs/PROTOCOLS.md).
+    round: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)] | None = None
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    category: ShortText | None = None
 
     @model_validator(mode="after")
     def _accepted_were_drafted(self) -> RequestRecord:
@@ -162,14 +167,24 @@ class RequestRecord(_Strict):
 
 
 class Point(_Strict):
-    """One context depth of a protocol (the quick protocol has one, with no input length)."""
+    """One context depth of a protocol (the quick protocol has one, with no input length), one
+    concurrency level, or one prompt category."""
 
     input_tokens: TokenCount | None
     output_tokens: TokenCount
     decode_tokens_per_second: Statistics
     acceptance_rate: Share | None
     tau: Amount | None
+    # Per depth and category: mean decode over the baseline's; per concurrency level: mean
+    # aggregate tok/s over the baseline's.
     speedup: Amount | None
+    # The concurrency protocol: requests in flight, and per round all generated tokens over the
+    # round's wall time (n = rounds); time to first token of the level's requests.
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    aggregate_tokens_per_second: Statistics | None = None
+    ttft_ms: Statistics | None = None
+    # The categories protocol: the prompt category.
+    category: ShortText | None = None
 
 
 class Roofline(_Strict):
@@ -228,6 +243,8 @@ class ResultSummary(Summary):
     # runner.fidelity's grade; runner.protocols.repeated_prompt (n-gram configs only).
     fidelity: FidelityGrade | None = None
     repeated_prompt: bool | None = None
+    # The concurrency protocol with a baseline: the lowest level whose speedup is below 1.
+    crossover_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
 
 
 class ModelFileInfo(_Strict):
@@ -393,7 +410,8 @@ class BenchmarkResult(Section):
 
     @model_validator(mode="after")
     def _figures_from_the_requests(self) -> BenchmarkResult:
-        sections = {"summary", "points", "requests", "baseline"}
+        # The config, engine and provenance too: the roofline is derived from them.
+        sections = {"config", "summary", "points", "requests", "baseline", "engine", "provenance"}
         if problem := evidence_problem(self.model_dump(include=sections)):
             raise ValueError(problem)
         return self
