@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from runner import protocols, stats
+from runner import energy, protocols, stats
 from runner.compatibility import check_pair
 from runner.config import BenchmarkConfig
 from runner.engines.build import Engine, locate
@@ -38,6 +38,7 @@ from runner.results import (
     load_result,
     result_error_message,
 )
+from runner.roofline import derived_roofline
 
 # How much of an engine's log a result keeps.
 LOG_TAIL_CHARS = 4000
@@ -183,11 +184,15 @@ def _run_one_config(
     try:
         session.start()
         sampler = MemorySampler(session.pid).start()
+        # NVML's energy counter of the engine's GPUs, read around each request (runner.energy).
+        meter = energy.EnergyMeter.open() if engine.backend == "cuda" else None
         try:
             for spec in plan:
                 if should_cancel and should_cancel():
                     raise BenchmarkCancelled("benchmark cancelled")
+                before = energy.read(meter)
                 record = session.measure(spec)
+                record["energy_joules"] = energy.joules_between(before, energy.read(meter))
                 request_seconds += record["wall_ms"] / 1000.0
                 progress.done += 1
                 progress.tokens += record["predicted_n"] + record["prompt_n"]
@@ -201,6 +206,8 @@ def _run_one_config(
                 top_two = _margin_pass(session, measured, records, reference_outputs)
         finally:
             peak = sampler.stop()
+            if meter is not None:
+                meter.close()
             kind = sampler.kind
     finally:
         progress.recent_log = None
@@ -264,6 +271,7 @@ def _section(
         "load_seconds": measured.load_seconds,
         "harness_overhead_seconds": measured.harness_overhead_seconds,
     }
+    summary |= energy.energy_figures(measured.records)
     return {
         "config": config.canonical(),
         "config_key": config.key,
@@ -369,4 +377,8 @@ def run_benchmark(
         "engine": engine.as_dict(),
         "baseline": baseline,
     }
+    # Each section's bandwidth roofline, from what the result records (runner.roofline).
+    for part in (result, baseline):
+        if part is not None:
+            part["summary"]["roofline"] = derived_roofline(part, run=result)
     return load_result(result)

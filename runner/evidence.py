@@ -4,7 +4,9 @@ Derive, don't trust: a section's summary statistics, draft counts and acceptance
 depth point's figures, are what ``runner.stats`` computes from the section's measured requests
 (``phase: "measure"``, values the runner skips skipped alike), so a figure that disagrees with
 its requests beyond float noise is refused. The speedup is derived the same way from a result's
-own baseline section, with ``runner.pairing``'s definition. The functions take plain JSON data,
+own baseline section, with ``runner.pairing``'s definition; the energy figures from the
+requests' ``energy_joules`` (``runner.energy``) and each section's roofline from the result's
+engine, host, model and decode speed (``runner.roofline``). The functions take plain JSON data,
 so the result model and the service both use them.
 """
 
@@ -16,7 +18,9 @@ from typing import Any
 
 from runner import stats
 from runner.config import BenchmarkConfig
+from runner.energy import ENERGY_FIGURES, energy_figures
 from runner.pairing import combined_speedup
+from runner.roofline import derived_roofline
 
 # Float noise between two correct computations of the same figure, never a real difference.
 RELATIVE_TOLERANCE = 1e-6
@@ -74,8 +78,37 @@ def evidence_problem(result: dict[str, Any]) -> str | None:
     problem = section_evidence_problem(result)
     if problem is None and result.get("baseline") is not None:
         problem = section_evidence_problem(result["baseline"])
-        return f"baseline: {problem}" if problem else None
-    return problem
+        return f"baseline: {problem}" if problem else roofline_problem(result)
+    return problem or roofline_problem(result)
+
+
+def roofline_problem(result: dict[str, Any]) -> str | None:
+    """The first section whose summary roofline is not what the result's own engine, host,
+    model and decode speed give (``runner.roofline.derived_roofline``); None if none is."""
+    sections = [("", result)]
+    if result.get("baseline") is not None:
+        sections.append(("baseline: ", result["baseline"]))
+    for prefix, section in sections:
+        claimed = section["summary"].get("roofline")
+        derived = derived_roofline(section, run=result)
+        if claimed is None or derived is None:
+            if claimed != derived:
+                given = "null" if claimed is None else "given"
+                gives = "null" if derived is None else "one"
+                return (
+                    f"{prefix}summary.roofline is {given}, but the result's engine, host and "
+                    f"model give {gives}"
+                )
+            continue
+        for name, value in derived.items():
+            path = f"{prefix}summary.roofline.{name}"
+            if name == "flag":
+                if claimed.get(name) != value:
+                    shown = _shown(claimed.get(name))
+                    return f"{path} is {shown}, but its fraction gives {_shown(value)}"
+            elif found := _disagreement(path, claimed.get(name), value):
+                return found.replace("the section's measured requests", "the result's own data")
+    return None
 
 
 def section_evidence_problem(section: dict[str, Any]) -> str | None:
@@ -89,6 +122,10 @@ def section_evidence_problem(section: dict[str, Any]) -> str | None:
         return "requests: no measured request has a decode speed (decode_tokens_per_second)"
     for name in SUMMARY_FIGURES:
         if found := _disagreement(f"summary.{name}", summary[name], derived[name]):
+            return found
+    energy = energy_figures(records)
+    for name in ENERGY_FIGURES:
+        if found := _disagreement(f"summary.{name}", summary.get(name), energy[name]):
             return found
     if not points:
         return None  # A section without per-depth points claims no more figures to check.

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import psutil
 
+from runner.roofline import peak_bandwidth
+
 PACKAGES = ("gguf", "numpy", "httpx", "pydantic", "psutil", "nvidia-ml-py")
 
 
@@ -107,6 +109,8 @@ def system_info() -> dict:
     gpu = gpu_info()
     if gpu:
         info.update(gpu)
+    # The peak memory bandwidth of the first GPU CUDA makes visible: the roofline's ceiling.
+    info["gpu_peak_bandwidth_bytes_per_second"] = peak_bandwidth()
     return info
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from gguf import GGUFReader, LlamaFileType
 
 from runner.errors import ModelCheckError
+from runner.roofline import weight_bytes_per_token
 
 GGUF_MAGIC = b"GGUF"
 
@@ -38,6 +39,8 @@ class ModelInfo:
     dflash_target_layers: list[int] | None
     dflash_block_size: int | None
     nextn_predict_layers: int | None
+    # runner.roofline.weight_bytes_per_token; None for metadata recorded before it existed.
+    weight_bytes_per_token: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the fields as a JSON-ready dict."""
@@ -157,6 +160,9 @@ def _inspect(path: Path) -> ModelInfo:
             vocab_size = int(embd.shape[-1]) if embd is not None else None
         target_layers = arch_key("target_layers")
         layers = [int(v) for v in target_layers] if target_layers is not None else None
+        block_count = _int_or_none(arch_key("block_count"))
+        nextn_layers = _int_or_none(arch_key("nextn_predict_layers"))
+        main_layers = block_count - nextn_layers if block_count and nextn_layers else None
         info = ModelInfo(
             path=str(path),
             sha256=sha256_file(path),
@@ -171,6 +177,7 @@ def _inspect(path: Path) -> ModelInfo:
             dflash_target_layers=layers,
             dflash_block_size=_int_or_none(arch_key("block_size")),
             nextn_predict_layers=_int_or_none(arch_key("nextn_predict_layers")),
+            weight_bytes_per_token=weight_bytes_per_token(reader.tensors, main_layers=main_layers),
         )
     except ModelCheckError:
         raise

@@ -1,0 +1,238 @@
+"""Energy per request from NVML's total energy counter, and a section's energy figures.
+
+This module owns how the runner measures energy: which GPUs count (``gpu_handles``), the meter
+read around each request (``EnergyMeter``), the split of a concurrent wave's energy among its
+requests (``share_by_tokens``) and the summary figures derived from the request records
+(``energy_figures``, which ``runner.evidence`` recomputes to check a result's claim).
+
+The counter is ``nvmlDeviceGetTotalEnergyConsumption``: millijoules since the driver loaded, one
+per GPU (Volta and newer). The meter sums it over every GPU that CUDA makes visible to the engine
+(``CUDA_VISIBLE_DEVICES``: indices or ``GPU-`` UUIDs, all GPUs when unset), so a model split
+over several GPUs is measured whole. It measures the whole GPU, not one process: what else runs
+on the same GPUs at the same time is counted too. NVML updates the counter every few tens of
+milliseconds, so a request of a second or more is measured to within a few percent.
+
+Where there is no figure there is None, never 0 or a guess: no ``pynvml`` (the ``nvidia-ml-py``
+package), no NVIDIA driver, no visible GPU, a GPU without the counter, a MIG instance (which has
+no counter of its own), a counter that went backwards (a driver reload), a failed read, or an
+engine that does not run on CUDA (the runner opens no meter then).
+
+Sequential requests (every protocol that sends one request at a time)::
+
+    meter = EnergyMeter.open()          # None where energy cannot be measured
+    before = read(meter)
+    record = session.measure(spec)
+    record["energy_joules"] = joules_between(before, read(meter))
+
+Concurrent requests (one wave of requests in flight at once): read the meter before the wave
+is sent and after its last request finished, then give each request its share in proportion
+to the tokens it generated::
+
+    before = read(meter)
+    records = run_wave(specs)
+    shares = share_by_tokens(
+        joules_between(before, read(meter)), [record["predicted_n"] for record in records]
+    )
+    for record, joules in zip(records, shares, strict=True):
+        record["energy_joules"] = joules
+
+Either way the section's ``energy_joules`` is the sum over its measured requests, so a wave's
+energy is counted once, and ``joules_per_token`` is the same whichever way it was split.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+# The summary fields energy_figures derives, in the order the result model lists them.
+ENERGY_FIGURES = ("energy_joules", "joules_per_token", "joules_per_accepted_token")
+
+MILLIJOULES_PER_JOULE = 1000.0
+
+# One reading: each metered GPU's counter in millijoules, in the order of the meter's GPUs.
+Reading = tuple[int, ...]
+
+
+def load_nvml() -> ModuleType | None:
+    """The ``pynvml`` module, imported on first use; None where nvidia-ml-py is not installed."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    return pynvml
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def visible_devices(environ: Mapping[str, str] | None = None) -> list[int | str] | None:
+    """``CUDA_VISIBLE_DEVICES`` as a list of indices and UUID prefixes; None when it is unset.
+
+    As CUDA does, the list ends at the first entry that names no GPU: ``-1`` (or an empty
+    value) hides every GPU, and a ``MIG-`` instance is not a whole GPU with its own counter.
+    """
+    value = (os.environ if environ is None else environ).get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return None
+    devices: list[int | str] = []
+    for entry in (part.strip() for part in value.split(",")):
+        if entry.isdigit():
+            devices.append(int(entry))
+        elif entry.startswith("GPU-"):
+            devices.append(entry)
+        else:
+            break
+    return devices
+
+
+def gpu_handles(nvml: ModuleType, environ: Mapping[str, str] | None = None) -> list[Any]:
+    """NVML handles of the GPUs visible to CUDA, each once, in CUDA's order.
+
+    CUDA's indices follow ``CUDA_DEVICE_ORDER`` (fastest first by default) and NVML's the PCI
+    bus; on a host of identical GPUs, such as the H200 boxes, the two orders are the same.
+    """
+    count = int(nvml.nvmlDeviceGetCount())
+    handles = [nvml.nvmlDeviceGetHandleByIndex(index) for index in range(count)]
+    wanted = visible_devices(environ)
+    if wanted is None:
+        return handles
+    uuids: list[str] | None = None
+    chosen: list[int] = []
+    for entry in wanted:
+        if isinstance(entry, int):
+            if entry >= count:
+                break
+            index = entry
+        else:
+            if uuids is None:
+                uuids = [_text(nvml.nvmlDeviceGetUUID(handle)) for handle in handles]
+            # CUDA accepts any unique prefix of a GPU's UUID.
+            matches = [i for i, uuid in enumerate(uuids) if uuid.startswith(entry)]
+            if len(matches) != 1:
+                break
+            index = matches[0]
+        if index not in chosen:
+            chosen.append(index)
+    return [handles[index] for index in chosen]
+
+
+class EnergyMeter:
+    """NVML's total energy counter of the GPUs the engine uses, read as often as asked."""
+
+    def __init__(self, nvml: ModuleType, handles: list[Any]) -> None:
+        self._nvml = nvml
+        self._handles = handles
+        self._open = True
+
+    @classmethod
+    def open(
+        cls, environ: Mapping[str, str] | None = None, *, nvml: ModuleType | None = None
+    ) -> EnergyMeter | None:
+        """A meter of the visible GPUs, or None where their energy cannot be read."""
+        nvml = nvml or load_nvml()
+        if nvml is None:
+            return None
+        try:
+            nvml.nvmlInit()
+        except Exception:  # noqa: BLE001 - no driver or library means no energy, not an error
+            return None
+        meter = None
+        try:
+            handles = gpu_handles(nvml, environ)
+            if handles:
+                meter = cls(nvml, handles)
+                if meter.read() is None:
+                    meter = None
+        except Exception:  # noqa: BLE001 - a GPU NVML cannot describe gives no energy
+            meter = None
+        if meter is None:
+            _shutdown(nvml)
+        return meter
+
+    @property
+    def gpu_count(self) -> int:
+        """How many GPUs the meter sums."""
+        return len(self._handles)
+
+    def read(self) -> Reading | None:
+        """Every metered GPU's counter in millijoules now; None if any of them cannot be read."""
+        if not self._open:
+            return None
+        try:
+            return tuple(
+                int(self._nvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+                for handle in self._handles
+            )
+        except Exception:  # noqa: BLE001 - a failed read loses one figure, never the benchmark
+            return None
+
+    def close(self) -> None:
+        """Release NVML (once; reads after this give None)."""
+        if self._open:
+            self._open = False
+            _shutdown(self._nvml)
+
+
+def _shutdown(nvml: ModuleType) -> None:
+    try:
+        nvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - nothing to release is not an error
+        pass
+
+
+def read(meter: EnergyMeter | None) -> Reading | None:
+    """The meter's reading now, or None without a meter."""
+    return meter.read() if meter is not None else None
+
+
+def joules_between(before: Reading | None, after: Reading | None) -> float | None:
+    """The energy the metered GPUs used between two readings, in joules.
+
+    None if either reading is missing, they are of different GPUs, or a counter went backwards
+    (the driver was reloaded between them, so the difference means nothing).
+    """
+    if before is None or after is None or len(before) != len(after):
+        return None
+    if any(end < start for start, end in zip(before, after, strict=True)):
+        return None
+    return sum(end - start for start, end in zip(before, after, strict=True)) / (
+        MILLIJOULES_PER_JOULE
+    )
+
+
+def share_by_tokens(joules: float | None, tokens: Sequence[int]) -> list[float | None]:
+    """A concurrent wave's energy split among its requests in proportion to generated tokens.
+
+    The shares add up to the wave's energy. A wave that generated no tokens at all is split
+    evenly; a wave without an energy figure gives every request None.
+    """
+    if joules is None:
+        return [None] * len(tokens)
+    total = sum(tokens)
+    if total == 0:
+        return [joules / len(tokens)] * len(tokens) if tokens else []
+    return [joules * count / total for count in tokens]
+
+
+def energy_figures(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """A section's energy summary from its measured requests' ``energy_joules``.
+
+    ``energy_joules`` is their sum, ``joules_per_token`` that over their generated tokens and
+    ``joules_per_accepted_token`` that over their accepted draft tokens (None without drafting
+    or without an accepted token). Every figure is None unless every request has its energy.
+    """
+    energies = [record.get("energy_joules") for record in records]
+    if not energies or any(joules is None for joules in energies):
+        return dict.fromkeys(ENERGY_FIGURES)
+    total = float(sum(energies))
+    generated = sum(record["predicted_n"] for record in records)
+    accepted = sum(record["draft_n_accepted"] for record in records)
+    return {
+        "energy_joules": total,
+        "joules_per_token": total / generated if generated else None,
+        "joules_per_accepted_token": total / accepted if accepted else None,
+    }
