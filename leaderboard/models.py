@@ -35,12 +35,58 @@ class ModelFile(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(default=timezone.now)
+    # A file registered by Hugging Face reference (services.hub_models): its repository, its
+    # path in the repository and the commit the revision resolved to. Empty for local files.
+    # GPU hosts fetch it on first use into their model cache (runner.model_cache).
+    hf_repo = models.CharField(max_length=200, blank=True, default="", db_default="")
+    hf_file = models.CharField(max_length=255, blank=True, default="", db_default="")
+    hf_revision = models.CharField(max_length=40, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def from_hub(self) -> bool:
+        return bool(self.hf_repo)
+
+
+class ModelRequest(models.Model):
+    """A signed-in user's request for a model on the Hugging Face Hub; an admin decides."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        REFUSED = "refused"
+
+    requester = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="model_requests"
+    )
+    hf_repo = models.CharField(max_length=200)
+    hf_file = models.CharField(max_length=255)
+    revision = models.CharField(max_length=255, blank=True, help_text="Empty: the main branch.")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    note = models.CharField(max_length=500, blank=True, help_text="The admin's word to the user.")
+    model = models.ForeignKey(
+        ModelFile, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests"
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="decided_model_requests",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.hf_repo}/{self.hf_file}"
 
 
 class Hardware(models.Model):
