@@ -142,8 +142,19 @@ def inspect_model(path: str | Path) -> ModelInfo:
     return info
 
 
-def _inspect(path: Path) -> ModelInfo:
+def inspect_header(path: str | Path, *, sha256: str) -> tuple[ModelInfo, int]:
+    """Read the metadata of a copy of a GGUF file's header (runner.hub: a remote file's first
+    bytes in a sparse file of the remote size), trusting the given sha256; returns the info and
+    the offset where the header ends (the tensor data starts)."""
+    path = Path(path)
     reader = _read(path)
+    return _inspect(path, sha256=sha256, reader=reader), int(reader.data_offset)
+
+
+def _inspect(
+    path: Path, *, sha256: str | None = None, reader: GGUFReader | None = None
+) -> ModelInfo:
+    reader = reader or _read(path)
     try:
         arch = _field(reader, "general.architecture")
         if not isinstance(arch, str):
@@ -165,7 +176,7 @@ def _inspect(path: Path) -> ModelInfo:
         main_layers = block_count - nextn_layers if block_count and nextn_layers else None
         info = ModelInfo(
             path=str(path),
-            sha256=sha256_file(path),
+            sha256=sha256 if sha256 is not None else sha256_file(path),
             size_bytes=path.stat().st_size,
             architecture=arch,
             file_type=_file_type_name(_int_or_none(_field(reader, "general.file_type"))),
