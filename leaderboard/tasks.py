@@ -83,8 +83,11 @@ def _changed_model_file(models: dict) -> str | None:
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
-def run_benchmark_job(self, *, job_id: int, config: dict, models: dict) -> None:
-    """Run one job's config on this worker's llama-server and send the result to the db queue."""
+def run_benchmark_job(
+    self, *, job_id: int, config: dict, models: dict, with_baseline: bool = False
+) -> None:
+    """Run one job's config on this worker's llama-server and send the result to the db queue;
+    with_baseline also measures its paired baseline in the same invocation (fidelity graded)."""
     task_id = self.request.id
     send_progress = _ProgressSender(job_id)
     send_progress({"phase": "started"})
@@ -96,6 +99,7 @@ def run_benchmark_job(self, *, job_id: int, config: dict, models: dict) -> None:
         result = run_benchmark(
             parse_config(config),
             models_dir=Path(settings.SPECBOARD_MODELS_DIR),
+            with_baseline=with_baseline,
             progress=send_progress,
             # Cancelling revokes the task; the threads and solo pools see that from inside a run.
             should_cancel=lambda: task_id in worker_state.revoked,

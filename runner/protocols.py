@@ -7,6 +7,11 @@ answer and draft it whole. For configs with an n-gram type every quick-protocol 
 gets its own exact token-id prompt, drawn from the protocol's seed; the paired baseline runs the
 same plan. ``repeated_prompt`` says, from the records' prompt hashes, whether an n-gram result
 was still measured on a repeated prompt.
+
+The concurrency protocol plans waves: per level, ``warmup`` then ``rounds`` waves of ``level``
+requests, each with its own exact token-id prompt; ``waves`` groups a plan back into them. The
+categories protocol plans the suite's text prompts (runner/prompts/categories.json) category by
+category, every prompt distinct, after warm-ups on prompts that belong to no category.
 """
 
 from __future__ import annotations
@@ -15,11 +20,19 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 import numpy as np
 
-from runner.config import NGRAM_TYPES, BenchmarkConfig, QuickProtocol
+from runner.config import (
+    NGRAM_TYPES,
+    BenchmarkConfig,
+    CategoriesProtocol,
+    ConcurrencyProtocol,
+    QuickProtocol,
+)
+from runner.prompts import load_suite
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,16 @@ class RequestSpec:
     prompt: str | list[int]
     seed: int
     stream: bool = True
+    # The concurrency protocol's wave and its size; the categories protocol's category.
+    round: int | None = None
+    concurrency: int | None = None
+    category: str | None = None
+
+    def labels(self) -> dict[str, Any]:
+        """What the request's record carries besides its measurements: round, concurrency and
+        category, where the protocol has them."""
+        labels = {"round": self.round, "concurrency": self.concurrency, "category": self.category}
+        return {name: value for name, value in labels.items() if value is not None}
 
     def body(self) -> dict:
         """The /completion request body: greedy, fixed length, prompt cache off.
@@ -74,7 +97,83 @@ def learns_across_requests(config: BenchmarkConfig) -> bool:
 
 def _quick_prompt_tokens(protocol: QuickProtocol) -> int:
     # The text prompt's length in tokens as the token budget estimates it.
-    return max(1, len(protocol.prompt) // 4)
+    return _text_tokens(protocol.prompt)
+
+
+def _text_tokens(prompt: str) -> int:
+    # A text prompt's length in tokens as the token budget estimates it: four characters a token.
+    return max(1, len(prompt) // 4)
+
+
+def category_prompts(protocol: CategoriesProtocol) -> list[tuple[int, str, str]]:
+    """(point, category, prompt) of every measured request: per category, prompts_per_category
+    of its prompts, drawn from the seed and kept in the suite's order."""
+    suite = load_suite()
+    rng = np.random.default_rng(protocol.seed)
+    chosen = []
+    for index, category in enumerate(protocol.categories):
+        prompts = suite.categories[category]
+        picked = sorted(rng.choice(len(prompts), size=protocol.prompts_per_category, replace=False))
+        chosen += [(index, category, prompts[int(i)]) for i in picked]
+    return chosen
+
+
+def _concurrency_plan(
+    config: BenchmarkConfig, protocol: ConcurrencyProtocol, *, vocab_size: int
+) -> list[RequestSpec]:
+    rng = np.random.default_rng(protocol.seed)
+    requests = []
+    for index, level in enumerate(protocol.levels):
+        rounds = [("warmup", r) for r in range(protocol.warmup)]
+        rounds += [("measure", r) for r in range(protocol.rounds)]
+        for phase, wave in rounds:
+            for _ in range(level):
+                prompt = _token_prompt(protocol.input_tokens, vocab_size=vocab_size, rng=rng)
+                requests.append(
+                    RequestSpec(
+                        phase,
+                        index,
+                        protocol.input_tokens,
+                        protocol.output_tokens,
+                        prompt,
+                        protocol.seed,
+                        config.stream,
+                        round=wave,
+                        concurrency=level,
+                    )
+                )
+    return requests
+
+
+def _categories_plan(config: BenchmarkConfig, protocol: CategoriesProtocol) -> list[RequestSpec]:
+    warmups = [
+        RequestSpec("warmup", 0, None, protocol.output_tokens, text, protocol.seed, config.stream)
+        for text in load_suite().warmup[: protocol.warmup]
+    ]
+    return warmups + [
+        RequestSpec(
+            "measure",
+            index,
+            None,
+            protocol.output_tokens,
+            text,
+            protocol.seed,
+            config.stream,
+            category=category,
+        )
+        for index, category, text in category_prompts(protocol)
+    ]
+
+
+def waves(plan: Sequence[RequestSpec]) -> list[list[RequestSpec]]:
+    """The plan as the groups sent at once: one wave per concurrency round, else one request."""
+    grouped: list[list[RequestSpec]] = []
+    for key, specs in groupby(plan, key=lambda s: (s.phase, s.point, s.round, s.concurrency)):
+        if key[3] is None:
+            grouped += [[spec] for spec in specs]
+        else:
+            grouped.append(list(specs))
+    return grouped
 
 
 def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSpec]:
@@ -84,6 +183,10 @@ def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSp
     requests each get a distinct token-id prompt of about the text's length (see the module).
     """
     protocol = config.protocol
+    if isinstance(protocol, ConcurrencyProtocol):
+        return _concurrency_plan(config, protocol, vocab_size=vocab_size)
+    if isinstance(protocol, CategoriesProtocol):
+        return _categories_plan(config, protocol)
     if isinstance(protocol, QuickProtocol):
         phases = ["warmup"] * protocol.warmup + ["measure"] * protocol.runs
         if not learns_across_requests(config):
@@ -139,6 +242,16 @@ def token_budget(config: BenchmarkConfig, *, with_baseline: bool = False) -> dic
         count = protocol.warmup + protocol.runs
         prompt_tokens = count * _quick_prompt_tokens(protocol)
         generated = count * protocol.n_predict
+    elif isinstance(protocol, ConcurrencyProtocol):
+        count = sum(level * (protocol.warmup + protocol.rounds) for level in protocol.levels)
+        prompt_tokens = count * protocol.input_tokens
+        generated = count * protocol.output_tokens
+    elif isinstance(protocol, CategoriesProtocol):
+        prompts = list(load_suite().warmup[: protocol.warmup])
+        prompts += [text for _, _, text in category_prompts(protocol)]
+        count = len(prompts)
+        prompt_tokens = sum(_text_tokens(text) for text in prompts)
+        generated = count * protocol.output_tokens
     else:
         count = sum(p.warmup + p.requests for p in protocol.points)
         prompt_tokens = sum((p.warmup + p.requests) * p.input_tokens for p in protocol.points)
@@ -161,3 +274,10 @@ def repeated_prompt(config: BenchmarkConfig, requests: Sequence[Mapping[str, Any
     if not hashes or None in hashes:
         return None
     return len(set(hashes)) < len(hashes)
+
+
+def job_token_budget(config: BenchmarkConfig) -> dict[str, int]:
+    """What a job of this config costs: with its paired baseline when it measures one beside it
+    (a speculative config with its own drafting: its fidelity is graded against that baseline;
+    synthetic acceptance claims nothing about output and shares a separate baseline job)."""
+    return token_budget(config, with_baseline=config.is_speculative and not config.is_synthetic)

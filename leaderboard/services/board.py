@@ -168,6 +168,17 @@ def _lossless(runs: Sequence[Run]) -> bool | None:
     return all(compared) if compared else None
 
 
+# runner.fidelity's verdicts, best first: a row shows the worst of its graded batches.
+FIDELITY_ORDER = ("identical", "near ties only", "unclassified", "mismatch")
+
+
+def _fidelity(runs: Sequence[Run]) -> str:
+    """The worst fidelity verdict over the row's graded batches (a baseline measured in the same
+    invocation graded them); empty when none was graded."""
+    graded = [run.fidelity for run in runs if run.fidelity in FIDELITY_ORDER and not run.synthetic]
+    return max(graded, key=FIDELITY_ORDER.index) if graded else ""
+
+
 def _fill_build_flags_keys(runs: Sequence[Run]) -> None:
     """Derive each run's build-flags key from the engine its stored result names, where missing."""
     missing = {run.pk: run for run in runs if not run.build_flags_key}
@@ -194,6 +205,11 @@ def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
     A result file's baseline section is stored as a run of its own; it is known by the engine
     and host it shares with the run and by the baseline mean the file's pairing used.
     """
+    if run.job_id is not None:
+        # A worker's job stores the baseline it measured beside itself with the job's id.
+        for baseline in baselines:
+            if _as_dict(baseline.provenance).get("measured_with_job") == run.job_id:
+                return baseline
     raw = _as_dict(run.raw_result)
     claimed = _as_dict(raw.get("summary")).get("baseline_decode_tokens_per_second")
     if not isinstance(claimed, int | float) or isinstance(claimed, bool):
@@ -326,6 +342,7 @@ def _refresh_entry(
             "acceptance_rate": best.acceptance_rate,
             "tau": best.tau,
             "lossless": _lossless(runs),
+            "fidelity": _fidelity(runs),
             "synthetic": best.synthetic,
             "self_reported": best.self_reported,
             "degenerate": best.degenerate,

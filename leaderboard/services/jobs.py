@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from leaderboard import dispatch
 from leaderboard.models import (
+    Config,
     Job,
     ModelFile,
 )
@@ -40,7 +41,17 @@ def job_payload(job: Job) -> dict:
         "job_id": job.pk,
         "config": job.config.canonical,
         "models": {"target": model(job.config.target), "draft": model(job.config.draft)},
+        "with_baseline": measures_own_baseline(job.config),
     }
+
+
+def measures_own_baseline(config: Config) -> bool:
+    """Whether a config's job runs its paired baseline in the same runner invocation.
+
+    A speculative config with its own drafting does: only a baseline measured beside it can take
+    its top-2 margins where the outputs diverge (runner.fidelity), so its fidelity is graded.
+    Synthetic acceptance claims nothing about output, so it shares one baseline job instead."""
+    return config.baseline_id is not None and not config.synthetic
 
 
 def enqueue_on_commit(job: Job) -> None:

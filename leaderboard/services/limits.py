@@ -18,7 +18,7 @@ from leaderboard.models import Job
 from leaderboard.services.errors import ServiceError
 from runner.config import BenchmarkConfig, parse_config
 from runner.errors import ConfigError
-from runner.protocols import token_budget
+from runner.protocols import job_token_budget
 
 PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 DAY = timedelta(days=1)
@@ -58,7 +58,7 @@ def _job_tokens(canonical: dict) -> int:
         config = parse_config(canonical)
     except ConfigError:
         return 0
-    return token_budget(config)["total_tokens"]
+    return job_token_budget(config)["total_tokens"]
 
 
 def allowance(*, user: AbstractBaseUser) -> Allowance:
@@ -86,7 +86,7 @@ def allowance(*, user: AbstractBaseUser) -> Allowance:
 def check_allowance(*, user: AbstractBaseUser, config: BenchmarkConfig) -> None:
     """Raise LimitReached if this config is over the user's rate or token allowance."""
     left = allowance(user=user)
-    tokens = token_budget(config)["total_tokens"]
+    tokens = job_token_budget(config)["total_tokens"]
     if left.submissions_left <= 0:
         oldest = (
             Job.objects.filter(

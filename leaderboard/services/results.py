@@ -40,6 +40,7 @@ from leaderboard.services.jobs import record_failure
 from leaderboard.services.registry import register_hardware
 from runner.errors import ResultError
 from runner.evidence import derived_speedup
+from runner.fidelity import fidelity_grade
 from runner.pairing import same_outputs
 from runner.results import (
     BenchmarkResult,
@@ -206,12 +207,32 @@ def record_result(*, job_id: int, result: dict[str, Any]) -> Run | None:
     except ResultError as error:
         record_failure(job_id=job_id, error=str(error))
         return None
-    section, stored = _sections(typed)[-1]
-    return _record_job_run(job_id=job_id, section=section, stored=stored, result=typed)
+    sections = _sections(typed)
+    section, stored = sections[-1]
+    # A speculative job measures its paired baseline in the same invocation (services.jobs
+    # measures_own_baseline): that section is stored as a run of the baseline config too.
+    baseline = sections[0] if len(sections) == 2 else None
+    return _record_job_run(
+        job_id=job_id, section=section, stored=stored, result=typed, baseline=baseline
+    )
+
+
+def _graded_fidelity(section: Section, *, result: BenchmarkResult) -> str:
+    """The fidelity verdict (runner.fidelity) of a result's speculative section against the
+    baseline measured in the same invocation, from its request records; empty without one."""
+    if result.baseline is None or section is result.baseline or section.synthetic:
+        return ""
+    grade = fidelity_grade([r.model_dump() for r in section.requests if r.phase == "measure"])
+    return grade.verdict if grade is not None else ""
 
 
 def _record_job_run(
-    *, job_id: int, section: Section, stored: dict[str, Any], result: BenchmarkResult
+    *,
+    job_id: int,
+    section: Section,
+    stored: dict[str, Any],
+    result: BenchmarkResult,
+    baseline: tuple[Section, dict[str, Any]] | None = None,
 ) -> Run | None:
     job = (
         Job.objects.select_related("config__target", "config__draft", "hardware")
@@ -227,6 +248,13 @@ def _record_job_run(
     if section.config_key != job.config.key:
         record_failure(job_id=job_id, error="the worker returned a result for another config")
         return None
+    if baseline is not None and (
+        job.config.baseline is None or baseline[0].config_key != job.config.baseline.key
+    ):
+        record_failure(
+            job_id=job_id, error="the worker's baseline section is not this config's baseline"
+        )
+        return None
     with transaction.atomic():
         finished = Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(
             status=Job.Status.SUCCEEDED,
@@ -237,26 +265,46 @@ def _record_job_run(
         )
         if not finished:
             return None
+        release = result.engine.release or job.engine_release
+        baseline_run = None
+        if baseline is not None and job.config.baseline is not None:
+            baseline_section, baseline_stored = baseline
+            baseline_run = record_run(
+                config=job.config.baseline,
+                hardware=job.hardware,
+                engine_release=release,
+                fields=section_fields(baseline_section, engine=result.engine),
+                requests=section_requests(baseline_section),
+                provenance=baseline_stored["provenance"] | {"measured_with_job": job.pk},
+                raw_result=baseline_stored,
+            )
+            _pair_lossless(baseline_run)
         run = record_run(
             job=job,
             config=job.config,
             hardware=job.hardware,
-            engine_release=result.engine.release or job.engine_release,
-            fields=section_fields(section, engine=result.engine),
+            engine_release=release,
+            fields=section_fields(section, engine=result.engine)
+            | {"fidelity": _graded_fidelity(section, result=result)},
             requests=section_requests(section),
             provenance=stored["provenance"],
             raw_result=stored,
         )
         _update_hardware_from(job.hardware, result.provenance.system)
-        _pair_lossless(run)
+        _pair_lossless(run, baseline_run=baseline_run)
+        if baseline_run is not None:
+            refresh_leaderboard_entry(
+                config=baseline_run.config, hardware=job.hardware, engine_release=release
+            )
         refresh_leaderboard_entry(
             config=run.config, hardware=run.hardware, engine_release=run.engine_release
         )
     return run
 
 
-def _pair_lossless(run: Run) -> None:
-    """Compare greedy outputs with the paired baseline run, in whichever order they arrive."""
+def _pair_lossless(run: Run, *, baseline_run: Run | None = None) -> None:
+    """Compare greedy outputs with the paired baseline run, in whichever order they arrive
+    (baseline_run: the one measured in the same invocation, when there is one)."""
     config = run.config
     # Only a baseline measured on the same engine backend and build flags can judge the output.
     same = {
@@ -268,7 +316,8 @@ def _pair_lossless(run: Run) -> None:
     }
     if config.baseline_id is not None:
         if run.lossless is None and not run.synthetic:
-            baseline_run = Run.objects.filter(config=config.baseline, **same).last()
+            if baseline_run is None:
+                baseline_run = Run.objects.filter(config=config.baseline, **same).last()
             if baseline_run is not None:
                 run.lossless = _same_output(run, baseline_run)
                 Run.objects.filter(pk=run.pk).update(lossless=run.lossless)

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 from pydantic import ValidationError
 
 from leaderboard.models import (
@@ -106,10 +107,11 @@ def _has_pairable_baseline(*, baseline: Config, hardware: Hardware, engine_relea
     engine is the one of their latest run on this hardware and release.
     """
     by_workers = Run.objects.filter(
+        # A job's own run, or a baseline a speculative job measured beside itself.
+        Q(job__isnull=False) | Q(provenance__has_key="measured_with_job"),
         hardware=hardware,
         engine_release=engine_release,
         self_reported=False,
-        job__isnull=False,
         import_fingerprint__isnull=True,
     )
     latest = (
