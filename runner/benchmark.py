@@ -22,9 +22,9 @@ from pydantic import BaseModel, ValidationError
 
 from runner import energy, protocols, stats
 from runner.compatibility import check_pair
-from runner.config import BenchmarkConfig
+from runner.config import BenchmarkConfig, ConcurrencyProtocol
 from runner.engines.build import Engine, locate
-from runner.engines.session import EngineSession, open_session
+from runner.engines.session import EngineSession, ServerSession, open_session
 from runner.errors import BenchmarkCancelled, EngineBuildError, ModelCheckError, RunnerError
 from runner.fidelity import TopTwo
 from runner.gguf.inspect import ModelInfo, inspect_model
@@ -165,9 +165,11 @@ def _run_one_config(
     request_timeout_s: float,
     start_timeout_s: float,
     reference_outputs: list[list[int]] | None = None,
+    slots: int = 1,
 ) -> _Measured:
-    """Measure one config in its own engine session; with reference_outputs (a paired baseline's
-    speculative run) also take the baseline's margins where those outputs diverged."""
+    """Measure one config in its own engine session of ``slots`` slots; with reference_outputs
+    (a paired baseline's speculative run) also take the baseline's margins where those outputs
+    diverged."""
     session = open_session(
         config,
         engine=engine,
@@ -175,6 +177,7 @@ def _run_one_config(
         draft=draft,
         request_timeout_s=request_timeout_s,
         start_timeout_s=start_timeout_s,
+        slots=slots,
     )
     progress.recent_log = session.recent_log
     progress.report("loading")
@@ -187,18 +190,22 @@ def _run_one_config(
         # NVML's energy counter of the engine's GPUs, read around each request (runner.energy).
         meter = energy.EnergyMeter.open() if engine.backend == "cuda" else None
         try:
-            for spec in plan:
+            for wave in protocols.waves(plan):
                 if should_cancel and should_cancel():
                     raise BenchmarkCancelled("benchmark cancelled")
                 before = energy.read(meter)
-                record = session.measure(spec)
-                record["energy_joules"] = energy.joules_between(before, energy.read(meter))
-                request_seconds += record["wall_ms"] / 1000.0
-                progress.done += 1
-                progress.tokens += record["predicted_n"] + record["prompt_n"]
-                progress.report("warmup" if spec.phase == "warmup" else phase)
-                if spec.phase == "measure":
-                    records.append(record)
+                answered = _measure_wave(session, wave)
+                joules = energy.joules_between(before, energy.read(meter))
+                shares = energy.share_by_tokens(joules, [r["predicted_n"] for r in answered])
+                # A wave's requests run side by side: its time is its slowest request's.
+                request_seconds += max(record["wall_ms"] for record in answered) / 1000.0
+                for spec, record, share in zip(wave, answered, shares, strict=True):
+                    record |= spec.labels() | {"energy_joules": share}
+                    progress.done += 1
+                    progress.tokens += record["predicted_n"] + record["prompt_n"]
+                    if spec.phase == "measure":
+                        records.append(record)
+                progress.report("warmup" if wave[0].phase == "warmup" else phase)
             top_two = None
             if reference_outputs is not None:
                 progress.report("baseline margins")
@@ -225,6 +232,69 @@ def _run_one_config(
         # A result's text never carries NUL characters, whatever a crashing engine printed.
         log_tail=session.log_text()[-LOG_TAIL_CHARS:].replace("\x00", ""),
         top_two=top_two,
+    )
+
+
+def _measure_wave(session: EngineSession, wave: list[protocols.RequestSpec]) -> list[dict]:
+    """One request as every protocol measures it, or a concurrency wave all at once."""
+    if len(wave) == 1:
+        return [session.measure(wave[0])]
+    if not isinstance(session, ServerSession):
+        raise RunnerError("only llama-server answers several requests at once")
+    return session.measure_wave(wave)
+
+
+def _stages(
+    config: BenchmarkConfig, plan: list[protocols.RequestSpec]
+) -> list[tuple[int, list[protocols.RequestSpec]]]:
+    """(slots, requests) of each engine session: one per concurrency level, with that many slots,
+    else one session of one slot for the whole plan."""
+    if not isinstance(config.protocol, ConcurrencyProtocol):
+        return [(1, plan)]
+    return [
+        (level, [spec for spec in plan if spec.point == index])
+        for index, level in enumerate(config.protocol.levels)
+    ]
+
+
+def _run_config(
+    config: BenchmarkConfig,
+    *,
+    plan: list[protocols.RequestSpec],
+    reference_outputs: list[list[int]] | None = None,
+    **measure: Any,
+) -> _Measured:
+    """Measure a config in each of its engine sessions (``_stages``) and join what they saw:
+    records in plan order, every session's command (one a line), the largest peak memory."""
+    parts = []
+    done = 0
+    for slots, stage in _stages(config, plan):
+        count = sum(spec.phase == "measure" for spec in stage)
+        reference = None if reference_outputs is None else reference_outputs[done : done + count]
+        parts.append(
+            _run_one_config(
+                config, plan=stage, reference_outputs=reference, slots=slots, **measure
+            )
+        )
+        done += count
+    if len(parts) == 1:
+        return parts[0]
+    peaks = [part.peak_memory_bytes for part in parts if part.peak_memory_bytes]
+    loads = [part.load_seconds for part in parts if part.load_seconds is not None]
+    tails = "".join(part.log_tail for part in parts)
+    return _Measured(
+        argv=parts[-1].argv,
+        command="\n".join(part.command for part in parts),
+        records=[record for part in parts for record in part.records],
+        peak_memory_bytes=max(peaks, default=None),
+        memory_kind=parts[-1].memory_kind,
+        load_seconds=sum(loads) if loads else None,
+        held_seconds=sum(part.held_seconds for part in parts),
+        harness_overhead_seconds=sum(part.harness_overhead_seconds for part in parts),
+        log_tail=tails[-LOG_TAIL_CHARS:],
+        top_two=None
+        if reference_outputs is None
+        else [found for part in parts for found in part.top_two or []],
     )
 
 
@@ -313,7 +383,7 @@ def run_benchmark(
     pair = with_baseline and config.is_speculative
     tracker = _Progress(len(plan) * (2 if pair else 1), progress)
     run_one = functools.partial(
-        _run_one_config,
+        _run_config,
         engine=engine,
         target=target,
         plan=plan,
@@ -362,6 +432,7 @@ def run_benchmark(
         "lossless_note": pairing.lossless_note if pairing else None,
         "fidelity": pairing.fidelity.model_dump() if pairing and pairing.fidelity else None,
         "repeated_prompt": protocols.repeated_prompt(config, result["requests"]),
+        "crossover_concurrency": pairing.crossover_concurrency if pairing else None,
     }
     if baseline is not None:
         result["summary"]["gpu_seconds"] += baseline["summary"]["gpu_seconds"]

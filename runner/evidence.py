@@ -19,7 +19,7 @@ from typing import Any
 from runner import stats
 from runner.config import BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures
-from runner.pairing import combined_speedup
+from runner.pairing import combined_speedup, crossover_concurrency, point_speed
 from runner.roofline import derived_roofline
 
 # Float noise between two correct computations of the same figure, never a real difference.
@@ -38,6 +38,8 @@ SUMMARY_FIGURES = (
     "acceptance_rate",
 )
 POINT_FIGURES = ("decode_tokens_per_second", "acceptance_rate")
+# A concurrency level's own figures, from its requests' rounds (runner.stats.concurrency_figures).
+CONCURRENCY_FIGURES = ("aggregate_tokens_per_second", "ttft_ms")
 
 
 def measured_requests(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -78,8 +80,55 @@ def evidence_problem(result: dict[str, Any]) -> str | None:
     problem = section_evidence_problem(result)
     if problem is None and result.get("baseline") is not None:
         problem = section_evidence_problem(result["baseline"])
-        return f"baseline: {problem}" if problem else roofline_problem(result)
-    return problem or roofline_problem(result)
+        if problem:
+            return f"baseline: {problem}"
+    return problem or crossover_problem(result) or roofline_problem(result)
+
+
+def _point_records(section: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
+    by_point: dict[int, list[dict[str, Any]]] = {}
+    for record in measured_requests(section["requests"]):
+        by_point.setdefault(record["point"], []).append(record)
+    return by_point
+
+
+def crossover_problem(result: dict[str, Any]) -> str | None:
+    """Whether summary.crossover_concurrency is what the two sections' requests give: the lowest
+    level whose aggregate tok/s is below the baseline's (null without a baseline)."""
+    claimed = result["summary"].get("crossover_concurrency")
+    derived = None
+    if result.get("baseline") is not None:
+        mine, theirs = _point_records(result), _point_records(result["baseline"])
+        points = result["points"]
+        speedups = [
+            stats.ratio(
+                stats.concurrency_figures(mine.get(i, []))["aggregate_tokens_per_second"]["mean"],
+                stats.concurrency_figures(theirs.get(i, []))["aggregate_tokens_per_second"]["mean"],
+            )
+            if point.get("concurrency") is not None
+            else None
+            for i, point in enumerate(points)
+        ]
+        derived = crossover_concurrency(points, speedups)
+    if claimed != derived:
+        return (
+            f"summary.crossover_concurrency is {_shown(claimed)}, but the requests of the result "
+            f"and its baseline give {_shown(derived)}"
+        )
+    return None
+
+
+def _labels_problem(index: int, point: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
+    """Whether a point's requests carry its concurrency level (with their rounds) and category."""
+    for name in ("concurrency", "category"):
+        if any(record.get(name) != point.get(name) for record in records):
+            return (
+                f"points.{index}.{name} is {_shown(point.get(name))}, but its measured requests "
+                f"say {_shown(next(r.get(name) for r in records if r.get(name) != point.get(name)))}"
+            )
+    if point.get("concurrency") is not None and any(r.get("round") is None for r in records):
+        return f"requests: a measured request of point {index} (a concurrency level) has no round"
+    return None
 
 
 def roofline_problem(result: dict[str, Any]) -> str | None:
@@ -135,17 +184,27 @@ def section_evidence_problem(section: dict[str, Any]) -> str | None:
     if (last := max(by_point)) >= len(points):
         return f"requests: a measured request is at point {last}, past the points"
     for index, point in enumerate(points):
-        figures = stats.pooled_figures(by_point.get(index, []))
+        mine = by_point.get(index, [])
+        figures = stats.pooled_figures(mine)
         for name in POINT_FIGURES:
             if found := _disagreement(f"points.{index}.{name}", point[name], figures[name]):
                 return found
+        if found := _labels_problem(index, point, mine):
+            return found
+        if point.get("concurrency") is not None:
+            level = stats.concurrency_figures(mine)
+            for name in CONCURRENCY_FIGURES:
+                claimed = point.get(name) or {}
+                if found := _disagreement(f"points.{index}.{name}", claimed, level[name]):
+                    return found
     return None
 
 
 def derived_speedup(result: dict[str, Any]) -> float | None:
     """A result's speedup from its own sections' measured requests, as the runner defines it (per
-    depth the ratio of mean decode tok/s to the baseline's, across depths their geometric mean);
-    None for a result without a baseline section."""
+    point the ratio of mean decode tok/s, or for a concurrency level of mean aggregate tok/s, to
+    the baseline's, across points their geometric mean); None for a result without a baseline
+    section."""
     baseline = result.get("baseline")
     if baseline is None:
         return None
@@ -158,10 +217,7 @@ def derived_speedup(result: dict[str, Any]) -> float | None:
     )
     return combined_speedup(
         [
-            stats.ratio(
-                point["decode_tokens_per_second"]["mean"],
-                reference["decode_tokens_per_second"]["mean"],
-            )
+            stats.ratio(point_speed(point), point_speed(reference))
             for point, reference in zip(points, baseline_points, strict=True)
         ]
     )

@@ -2,9 +2,10 @@
 
 This module owns what comparing a config with its paired baseline (same target, context,
 protocol, prompts and engine flags, no speculation) decides: each request's first divergence
-from the baseline's greedy tokens and its class (``runner.fidelity``), the speedup at each depth
-and across depths (their geometric mean), the run's fidelity grade, and ``lossless``, kept as
-"every request identical". The functions take plain values, so the service can derive the same
+from the baseline's greedy tokens and its class (``runner.fidelity``), the speedup at each depth,
+concurrency level or category and across them (their geometric mean), the concurrency crossover,
+the run's fidelity grade, and ``lossless``, kept as "every request identical". A point's speed is
+its mean decode tok/s, or for a concurrency level its mean aggregate tok/s (``point_speed``). The functions take plain values, so the service can derive the same
 figures from stored evidence instead of trusting a claim.
 """
 
@@ -38,6 +39,8 @@ class Pairing:
     divergence_margins: list[float | None]
     # None for synthetic acceptance, which claims nothing about the model's own output.
     fidelity: FidelityGrade | None
+    # The concurrency protocol: the lowest level whose speedup is below 1 (None if none).
+    crossover_concurrency: int | None = None
 
 
 def first_divergence(tokens: Sequence[int], reference: Sequence[int]) -> int | None:
@@ -84,23 +87,50 @@ def lossless_verdict(
 
 
 def depth_points(points: object) -> list[dict[str, Any]]:
-    """A result's per-depth points that name their depth, read defensively from stored JSON."""
+    """A result's per-depth points that name their depth (concurrency levels name theirs too),
+    read defensively from stored JSON."""
     if not isinstance(points, list):
         return []
     return [p for p in points if isinstance(p, dict) and isinstance(p.get("input_tokens"), int)]
 
 
-def _decode_mean(point: dict[str, Any]) -> float | None:
-    figures = point.get("decode_tokens_per_second")
+def _mean_of(point: dict[str, Any], name: str) -> float | None:
+    figures = point.get(name)
     value = figures.get("mean") if isinstance(figures, dict) else None
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def point_speed(point: dict[str, Any]) -> float | None:
+    """What a point's speedup compares: mean aggregate tok/s for a concurrency level, else mean
+    decode tok/s."""
+    if point.get("concurrency") is not None:
+        return _mean_of(point, "aggregate_tokens_per_second")
+    return _mean_of(point, "decode_tokens_per_second")
+
+
+def _point_key(point: dict[str, Any]) -> tuple[Any, Any]:
+    return point["input_tokens"], point.get("concurrency")
+
+
 def depth_speedups(points: object, baseline_points: object) -> list[float | None]:
-    """Per depth, mean decode tok/s over the baseline's at the same input length (None where that
-    depth has no baseline), from stored points rather than a file's claimed ratio."""
-    reference = {p["input_tokens"]: _decode_mean(p) for p in depth_points(baseline_points)}
-    return [ratio(_decode_mean(p), reference.get(p["input_tokens"])) for p in depth_points(points)]
+    """Per depth (or concurrency level), the point's speed over the baseline's at the same input
+    length and level (None where it has no baseline), from stored points rather than a file's
+    claimed ratio."""
+    reference = {_point_key(p): point_speed(p) for p in depth_points(baseline_points)}
+    return [ratio(point_speed(p), reference.get(_point_key(p))) for p in depth_points(points)]
+
+
+def crossover_concurrency(
+    points: Sequence[dict[str, Any]], speedups: Sequence[float | None]
+) -> int | None:
+    """The lowest concurrency level whose speedup is below 1: where speculation stops paying;
+    None when every level pays, or no point is a concurrency level with a speedup."""
+    below = [
+        point["concurrency"]
+        for point, speedup in zip(points, speedups, strict=True)
+        if point.get("concurrency") is not None and speedup is not None and speedup < 1.0
+    ]
+    return min(below, default=None)
 
 
 def speedup_over_depths(points: object, baseline_points: object) -> float | None:
@@ -145,10 +175,7 @@ def pair_with_baseline(
     ``margin_positions`` names (None where it names none or the margin is unknown).
     """
     point_speedups = [
-        ratio(
-            point["decode_tokens_per_second"]["mean"],
-            reference["decode_tokens_per_second"]["mean"],
-        )
+        ratio(point_speed(point), point_speed(reference))
         for point, reference in zip(points, baseline_points, strict=True)
     ]
     divergences = [
@@ -186,4 +213,5 @@ def pair_with_baseline(
         divergences=kinds,
         divergence_margins=margins,
         fidelity=fidelity,
+        crossover_concurrency=crossover_concurrency(points, point_speedups),
     )

@@ -3,7 +3,10 @@
 This module owns ``summarize`` (n, mean, median, stdev, min, max and a Student-t 95% confidence
 interval of the mean), the pooled acceptance rate and tau of a set of requests, whether output
 degenerated (``is_degenerate``, which the service calls on uploaded records too), the figures of
-a section's summary that its request records decide, and the per-depth points of a protocol.
+a section's summary that its request records decide, and the points of a protocol: per depth,
+per concurrency level (with each round's aggregate throughput: all its generated tokens over its
+wall time, the wall time of its slowest request, since a wave's requests are sent together) or
+per prompt category.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner.config import BenchmarkConfig, QuickProtocol
+from runner.config import BenchmarkConfig, CategoriesProtocol, ConcurrencyProtocol, QuickProtocol
 
 # A median distinct-4-gram ratio below this marks output that collapsed into repetition.
 DEGENERATE_DISTINCT_RATIO = 0.1
@@ -184,9 +187,34 @@ def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
     }
 
 
+def round_throughputs(records: Sequence[Mapping[str, Any]]) -> list[float]:
+    """Per concurrency round (records grouped by their ``round``): every token the round's
+    requests generated over the round's wall time, its slowest request's client wall time."""
+    rounds: dict[int, list[Mapping[str, Any]]] = {}
+    for record in records:
+        rounds.setdefault(record["round"], []).append(record)
+    throughputs = []
+    for wave in (rounds[index] for index in sorted(rounds)):
+        wall_s = max(record["wall_ms"] for record in wave) / 1000.0
+        if wall_s > 0:
+            throughputs.append(sum(record["predicted_n"] for record in wave) / wall_s)
+    return throughputs
+
+
+def concurrency_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A concurrency level's own figures: aggregate tok/s over its rounds, time to first token."""
+    return {
+        "aggregate_tokens_per_second": summarize(round_throughputs(records)),
+        "ttft_ms": summarize([r["ttft_ms"] for r in records if r["ttft_ms"] is not None]),
+    }
+
+
 def depth_points(config: BenchmarkConfig, records: Sequence[dict]) -> list[dict[str, Any]]:
-    """Per-depth figures of a protocol (one point for the quick protocol); speedup left None."""
+    """The points of a protocol: per depth (one for the quick protocol), per concurrency level
+    or per category; speedup left None."""
     protocol = config.protocol
+    if isinstance(protocol, ConcurrencyProtocol | CategoriesProtocol):
+        return _labelled_points(protocol, records)
     specs: list[tuple[int, int | None, int]]
     if isinstance(protocol, QuickProtocol):
         specs = [(0, None, protocol.n_predict)]
@@ -208,4 +236,33 @@ def depth_points(config: BenchmarkConfig, records: Sequence[dict]) -> list[dict[
                 "speedup": None,
             }
         )
+    return points
+
+
+def _labelled_points(
+    protocol: ConcurrencyProtocol | CategoriesProtocol, records: Sequence[dict]
+) -> list[dict[str, Any]]:
+    points = []
+    labels: list[int] | list[str] = (
+        protocol.levels if isinstance(protocol, ConcurrencyProtocol) else protocol.categories
+    )
+    for index, label in enumerate(labels):
+        mine = [r for r in records if r["point"] == index]
+        acceptance_rate, tau = acceptance_and_tau(mine)
+        point: dict[str, Any] = {
+            "input_tokens": None,
+            "output_tokens": protocol.output_tokens,
+            "decode_tokens_per_second": summarize(
+                [r["decode_tokens_per_second"] for r in mine if r["decode_tokens_per_second"]]
+            ),
+            "acceptance_rate": acceptance_rate,
+            "tau": tau,
+            "speedup": None,
+        }
+        if isinstance(protocol, ConcurrencyProtocol):
+            point |= {"input_tokens": protocol.input_tokens, "concurrency": label}
+            point |= concurrency_figures(mine)
+        else:
+            point["category"] = label
+        points.append(point)
     return points

@@ -122,11 +122,20 @@ def _raise_for_status(response: httpx.Response) -> None:
         )
 
 
-def measure_request(
+@dataclass(frozen=True)
+class Completion:
+    """One finished /completion request as the client saw it: tokens, server timings, clocks."""
+
+    tokens: list[int]
+    timings: dict
+    wall_s: float
+    ttft_s: float | None
+
+
+def complete(
     client: httpx.Client, base_url: str, spec: RequestSpec, *, timeout_s: float
-) -> dict:
-    """Stream one /completion request and return its per-request record."""
-    before = scrape(client, base_url)
+) -> Completion:
+    """Send one /completion request (streamed or whole) and wait for its tokens and timings."""
     tokens: list[int] = []
     timings: dict = {}
     first_token_at: float | None = None
@@ -165,13 +174,27 @@ def measure_request(
             f"llama-server returned no timings for a request; last message: {shown}"
         )
     finished = time.perf_counter()
+    return Completion(
+        tokens=tokens,
+        timings=timings,
+        wall_s=finished - started,
+        ttft_s=(first_token_at - started) if first_token_at else None,
+    )
+
+
+def measure_request(
+    client: httpx.Client, base_url: str, spec: RequestSpec, *, timeout_s: float
+) -> dict:
+    """Send one /completion request and return its per-request record."""
+    before = scrape(client, base_url)
+    done = complete(client, base_url, spec, timeout_s=timeout_s)
     delta = scrape(client, base_url).minus(before)
     return build_record(
         spec=spec,
-        timings=timings,
-        tokens=tokens,
-        wall_s=finished - started,
-        ttft_s=(first_token_at - started) if first_token_at else None,
+        timings=done.timings,
+        tokens=done.tokens,
+        wall_s=done.wall_s,
+        ttft_s=done.ttft_s,
         ttft_source="client stream" if spec.stream else "server prompt time",
         counters=delta,
     )

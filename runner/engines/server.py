@@ -53,8 +53,12 @@ def server_argv(
     target_path: Path,
     draft_path: Path | None,
     port: int,
+    slots: int = 1,
 ) -> list[str]:
-    """The exact llama-server command line for a config (flag names of llama.cpp b11434)."""
+    """The exact llama-server command line for a config (flag names of llama.cpp b11434).
+
+    ``slots`` is -np: llama-server splits -c across its slots, so -c is the config's context for
+    that many slots (``BenchmarkConfig.context_for_slots``; one slot: the whole context)."""
     argv = [
         engine.server_path,
         "-m",
@@ -64,9 +68,9 @@ def server_argv(
         "--port",
         str(port),
         "-c",
-        str(config.effective_ctx_size),
+        str(config.context_for_slots(slots)),
         "-np",
-        "1",
+        str(slots),
         "--metrics",
         "--no-webui",
         "-fa",

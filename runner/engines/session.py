@@ -18,6 +18,7 @@ import httpx
 
 from runner.config import BenchmarkConfig
 from runner.engines.build import Engine
+from runner.engines.concurrent import send_wave
 from runner.engines.measure import measure_request, measure_top_two
 from runner.engines.server import LlamaServer, display_command, free_port, server_argv
 from runner.errors import EngineCrashedError, EngineTimeoutError
@@ -66,6 +67,7 @@ class ServerSession:
         draft: ModelInfo | None,
         request_timeout_s: float,
         start_timeout_s: float,
+        slots: int = 1,
     ) -> None:
         port = free_port()
         self.argv = server_argv(
@@ -74,6 +76,7 @@ class ServerSession:
             target_path=Path(target.path),
             draft_path=Path(draft.path) if draft else None,
             port=port,
+            slots=slots,
         )
         self.command = display_command(self.argv)
         self.request_timeout_s = request_timeout_s
@@ -109,7 +112,11 @@ class ServerSession:
         """The top two tokens at each position of the request, in an unmeasured pass."""
         return self._call(measure_top_two, spec)
 
-    def _call(self, function: Callable[..., T], spec: RequestSpec) -> T:
+    def measure_wave(self, specs: list[RequestSpec]) -> list[dict]:
+        """Requests in flight at once, one per slot (runner.engines.concurrent)."""
+        return self._call(send_wave, specs)
+
+    def _call(self, function: Callable[..., T], spec: RequestSpec | list[RequestSpec]) -> T:
         try:
             return function(
                 self.client, self.server.base_url, spec, timeout_s=self.request_timeout_s
@@ -150,8 +157,9 @@ def open_session(
     draft: ModelInfo | None,
     request_timeout_s: float,
     start_timeout_s: float,
+    slots: int = 1,
 ) -> EngineSession:
-    """The session for the config's engine."""
+    """The session for the config's engine; ``slots`` requests at once (llama-server only)."""
     if config.engine == "llama-cpp-python":
         from runner.engines.llama_cpp_python import InProcessSession
 
@@ -163,4 +171,5 @@ def open_session(
         draft=draft,
         request_timeout_s=request_timeout_s,
         start_timeout_s=start_timeout_s,
+        slots=slots,
     )
