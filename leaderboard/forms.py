@@ -1,21 +1,154 @@
-"""Forms: the submit form checks with the runner's schema, through the same service as the API."""
+"""Forms: the submit form checks with the runner's schema, through the same service as the API.
+
+The submit form's layout is data: which fields a speculative type or a protocol uses
+(`SPEC_TYPE_FIELDS`, `PROTOCOL_FORM_FIELDS`), the fieldsets they sit in (`FIELDSETS`) and the
+presets at the top (`PRESETS`), whose numbers are the runner's protocol defaults. The page's
+script shows only the fields that apply; without it every field shows, and the server validates
+everything either way (the runner's schema is the one validator).
+"""
 
 from __future__ import annotations
 
+import typing
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 
 from leaderboard import comparisons, selectors, services
-from runner.config import KV_CACHE_TYPES, SPEC_TYPES
+from runner.config import (
+    DFLASH_MAX_N_MAX,
+    DRAFT_MODEL_TYPES,
+    KV_CACHE_TYPES,
+    MAX_N_MAX,
+    SELF_DRAFT_TYPES,
+    SPEC_TYPES,
+    BenchmarkConfig,
+    Protocol,
+)
 
 PROTOCOL_CHOICES = [
     ("quick", "quick: one prompt, repeated runs (the seed's leaderboard)"),
     ("depth", "depth: input length varies, output fixed"),
     ("context-sweep", "context sweep: input = output at 512/4K/12K/36K (long)"),
 ]
-# Runner fields that the form shows under another name.
-PROTOCOL_FIELDS = {"runs", "n_predict", "warmup", "depths", "output_tokens", "requests", "prompt"}
+# The protocol fields each protocol uses, named as the runner names them; a protocol's fields
+# show only while it is chosen, and only they go into its config.
+PROTOCOL_FORM_FIELDS: dict[str, tuple[str, ...]] = {
+    "quick": ("runs", "n_predict", "warmup"),
+    "depth": ("depths", "output_tokens", "requests", "warmup"),
+    "context-sweep": (),
+}
+# Fields that apply only with some speculative types: shown (and sent) while one is checked.
+SPEC_TYPE_FIELDS: dict[str, tuple[str, ...]] = {
+    "draft_model": DRAFT_MODEL_TYPES,
+    "n_max": SPEC_TYPES,
+    "n_min": SPEC_TYPES,
+    "p_min": SPEC_TYPES,
+    "spec_synth_len": DRAFT_MODEL_TYPES + SELF_DRAFT_TYPES,
+}
+# (id, legend, fields); a protocol field not listed goes to "protocol", any other to "engine".
+FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("run", "What to run", ("hardware", "target_model", "spec_types")),
+    ("draft", "Draft and speculation", ("draft_model", "n_max", "n_min", "p_min", "spec_synth_len")),
+    ("protocol", "Protocol", ("protocol",)),
+    ("engine", "Engine options", ("ctx_size", "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v")),
+)  # fmt: skip
+CONFIG_FIELDS = (
+    "target_model", "draft_model", "spec_types", "n_max", "n_min", "p_min", "ctx_size",
+    "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "spec_synth_len",
+)  # fmt: skip
+
+
+def protocol_classes() -> dict[str, type]:
+    """The runner's protocol classes by name: the members of its `Protocol` union."""
+    union = typing.get_args(Protocol)[0]
+    return {cls.model_fields["name"].default: cls for cls in typing.get_args(union)}
+
+
+def protocol_defaults(name: str) -> dict[str, Any]:
+    """The runner's defaults of one protocol's form fields; empty for a protocol it lacks."""
+    cls = protocol_classes().get(name)
+    if cls is None:
+        return {}
+    fields = cls.model_fields
+    return {
+        field: fields[field].get_default(call_default_factory=True)
+        for field in PROTOCOL_FORM_FIELDS.get(name, ())
+        if field in fields
+    }
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A choice at the top of the form: a protocol with the runner's defaults."""
+
+    name: str
+    label: str
+    protocol: str
+    summary: str  # a format string over the protocol's defaults
+
+    @property
+    def available(self) -> bool:
+        return self.protocol in protocol_classes() and self.protocol in PROTOCOL_FORM_FIELDS
+
+    def values(self) -> dict[str, Any]:
+        return {"protocol": self.protocol} | protocol_defaults(self.protocol)
+
+    def description(self) -> str:
+        cls = protocol_classes().get(self.protocol)
+        if cls is None:
+            return "Not available yet: this site's runner does not know the protocol."
+        defaults = cls()
+        names = {name: getattr(defaults, name) for name in type(defaults).model_fields}
+        lists = {k: " / ".join(map(str, v)) for k, v in names.items() if isinstance(v, list)}
+        if self.protocol == "context-sweep":
+            lists["points"] = " / ".join(str(p.input_tokens) for p in defaults.points)
+        return self.summary.format(**(names | lists))
+
+
+PRESETS = (
+    Preset(
+        "quick", "Quick leaderboard", "quick",
+        "The seed's leaderboard protocol: one fixed prompt, {runs} runs of {n_predict} tokens "
+        "after {warmup} warm-up, greedy, seed {seed}.",
+    ),
+    Preset(
+        "context-sweep", "Context sweep", "context-sweep",
+        "The seed's sweep: input = output at {points} tokens, exact token-id prompts (long).",
+    ),
+    Preset(
+        "depth", "Depth sweep", "depth",
+        "The cheap sweep: input {depths} tokens, {output_tokens} tokens out, {requests} "
+        "requests a depth.",
+    ),
+    Preset(
+        "concurrency", "Concurrency sweep", "concurrency",
+        "Parallel clients at {levels}: {input_tokens} tokens in, {output_tokens} out, "
+        "{rounds} rounds.",
+    ),
+)  # fmt: skip
+
+
+class IntegerListField(forms.CharField):
+    """Comma-separated integers as a list; text that is not one goes to the schema as it is, so
+    the runner's own message is the error."""
+
+    def to_python(self, value: Any) -> list[int] | str | None:
+        text = super().to_python(value).replace(" ", "")
+        if not text:
+            return None
+        try:
+            return [int(part) for part in text.split(",") if part]
+        except ValueError:
+            return text
+
+    def prepare_value(self, value: Any) -> Any:
+        return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+
+
+def _config_default(name: str) -> Any:
+    return BenchmarkConfig.model_fields[name].default
 
 
 class SubmitForm(forms.Form):
@@ -29,33 +162,52 @@ class SubmitForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="None checked means a plain baseline run.",
     )
-    n_max = forms.IntegerField(label="n_max (draft tokens per step)", required=False)
+    n_max = forms.IntegerField(
+        label="n_max (draft tokens per step)",
+        required=False,
+        widget=forms.NumberInput(attrs={"min": 1, "max": MAX_N_MAX}),
+        help_text=(
+            f"1 to {MAX_N_MAX}; at most {DFLASH_MAX_N_MAX} for draft-dflash "
+            "(its block size minus one)."
+        ),
+    )
     n_min = forms.IntegerField(label="n_min", required=False)
     p_min = forms.FloatField(label="p_min", required=False)
-    ctx_size = forms.IntegerField(label="Context size", required=False)
+    ctx_size = forms.IntegerField(
+        label="Context size", required=False, help_text="Empty: what the protocol needs."
+    )
     n_gpu_layers = forms.IntegerField(label="GPU layers", required=False)
-    flash_attn = forms.ChoiceField(choices=[(v, v) for v in ("auto", "on", "off")], initial="auto")
-    cache_type_k = forms.ChoiceField(choices=[(v, v) for v in KV_CACHE_TYPES], initial="f16")
-    cache_type_v = forms.ChoiceField(choices=[(v, v) for v in KV_CACHE_TYPES], initial="f16")
+    flash_attn = forms.ChoiceField(
+        choices=[(v, v) for v in ("auto", "on", "off")],
+        initial=_config_default("flash_attn"),
+        required=False,
+    )
+    cache_type_k = forms.ChoiceField(
+        choices=[(v, v) for v in KV_CACHE_TYPES],
+        initial=_config_default("cache_type_k"),
+        required=False,
+    )
+    cache_type_v = forms.ChoiceField(
+        choices=[(v, v) for v in KV_CACHE_TYPES],
+        initial=_config_default("cache_type_v"),
+        required=False,
+    )
     spec_synth_len = forms.FloatField(
         label="Synthetic acceptance length",
         required=False,
         help_text="Benchmark-only: results are labelled synthetic and kept apart.",
     )
-    protocol = forms.ChoiceField(choices=PROTOCOL_CHOICES, initial="quick")
-    runs = forms.IntegerField(label="Runs (quick)", initial=10, required=False)
-    n_predict = forms.IntegerField(label="Tokens per run (quick)", initial=1500, required=False)
-    warmup = forms.IntegerField(label="Warm-up requests", initial=1, required=False)
-    depths = forms.CharField(
-        label="Depths (depth protocol)",
-        required=False,
-        initial="512,4096,12288,36864",
-        help_text="Comma-separated input lengths in tokens.",
+    protocol = forms.ChoiceField(choices=PROTOCOL_CHOICES, required=False)
+    runs = forms.IntegerField(label="Runs", required=False)
+    n_predict = forms.IntegerField(label="Tokens per run", required=False)
+    warmup = forms.IntegerField(label="Warm-up requests", required=False)
+    depths = IntegerListField(
+        label="Depths", required=False, help_text="Comma-separated input lengths in tokens."
     )
-    output_tokens = forms.IntegerField(label="Output tokens (depth)", initial=256, required=False)
-    requests = forms.IntegerField(label="Requests per depth (depth)", initial=5, required=False)
+    output_tokens = forms.IntegerField(label="Output tokens", required=False)
+    requests = forms.IntegerField(label="Requests per depth", required=False)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, preset: str = "quick", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         hardware = selectors.servable_hardware()
         self.fields["hardware"].choices = [(h.slug, str(h)) for h in hardware]
@@ -65,36 +217,68 @@ class SubmitForm(forms.Form):
         self.fields["draft_model"].choices = [("", "none")] + [
             (m.path, f"{m.name} ({m.architecture})") for m in drafts
         ]
+        # Every protocol field starts at the runner's default: the preset's protocol first.
+        chosen = next((p for p in PRESETS if p.name == preset and p.available), PRESETS[0])
+        for name in reversed([chosen.protocol, *PROTOCOL_FORM_FIELDS]):
+            for field, value in protocol_defaults(name).items():
+                self.fields[field].initial = value
+        self.fields["protocol"].initial = chosen.protocol
+        self.preset = chosen.name
         self.submission: services.ValidatedConfig | None = None
+
+    def layout(self) -> list[dict[str, Any]]:
+        """The fieldsets in order, each field once, with the types and protocols it applies to."""
+        protocol_fields = {f for fields in PROTOCOL_FORM_FIELDS.values() for f in fields}
+        groups = {key: [] for key, _, _ in FIELDSETS}
+        placed = {name for _, _, names in FIELDSETS for name in names}
+        for key, _, names in FIELDSETS:
+            groups[key].extend(name for name in names if name in self.fields)
+        for name in self.fields:
+            if name not in placed:
+                groups["protocol" if name in protocol_fields else "engine"].append(name)
+        return [
+            {
+                "id": key,
+                "legend": legend,
+                "fields": [
+                    {
+                        "field": self[name],
+                        "spec_types": " ".join(SPEC_TYPE_FIELDS.get(name, ())),
+                        "protocols": " ".join(
+                            p for p, fields in PROTOCOL_FORM_FIELDS.items() if name in fields
+                        ),
+                    }
+                    for name in groups[key]
+                ],
+            }
+            for key, legend, _ in FIELDSETS
+        ]
+
+    def initial_data(self) -> dict[str, Any]:
+        """What the browser would send for the unchanged form (for the first estimate)."""
+        data: dict[str, Any] = {}
+        for name, field in self.fields.items():
+            value = self.get_initial_for_field(field, name)
+            if value in (None, "", []) and isinstance(field, forms.ChoiceField):
+                choices = [c for c, _ in field.choices if c != ""]
+                value = choices[0] if choices and field.required else value
+            if value not in (None, "", []):
+                data[name] = field.prepare_value(value)
+        return data
 
     def config_data(self) -> dict[str, Any]:
         """The runner config the cleaned fields describe; empty fields take the schema's defaults."""
         data = self.cleaned_data
         config = {
-            name: data.get(name)
-            for name in (
-                "target_model", "draft_model", "spec_types", "n_max", "n_min", "p_min", "ctx_size",
-                "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "spec_synth_len",
-            )
-            if data.get(name) not in (None, "", [])
-        }  # fmt: skip
+            name: data.get(name) for name in CONFIG_FIELDS if data.get(name) not in (None, "", [])
+        }
         protocol = data.get("protocol") or "quick"
-        fields = {
-            "quick": ("runs", "n_predict", "warmup"),
-            "depth": ("output_tokens", "requests", "warmup"),
-        }
         config["protocol"] = {"name": protocol} | {
-            name: data[name] for name in fields.get(protocol, ()) if data.get(name) is not None
+            name: data[name]
+            for name in PROTOCOL_FORM_FIELDS.get(protocol, ())
+            if data.get(name) not in (None, "", [])
         }
-        if protocol == "depth" and data.get("depths"):
-            config["protocol"]["depths"] = self._depths(data["depths"])
         return config
-
-    def _depths(self, text: str) -> list[int] | str:
-        try:
-            return [int(part) for part in text.replace(" ", "").split(",") if part]
-        except ValueError:
-            return text  # the schema reports it as a field error
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -114,9 +298,35 @@ class SubmitForm(forms.Form):
     def _form_field(self, name: str) -> str | None:
         """The form field that shows a runner error: `protocol.quick.n_predict` shows at n_predict."""
         parts = name.split(".")
-        if parts[0] == "protocol" and len(parts) >= 3 and parts[2] in PROTOCOL_FIELDS:
+        protocol_fields = {f for fields in PROTOCOL_FORM_FIELDS.values() for f in fields}
+        if parts[0] == "protocol" and len(parts) >= 3 and parts[2] in protocol_fields:
             return parts[2]
         return parts[0] if parts[0] in self.fields else None
+
+
+def initial_from_config(config: BenchmarkConfig) -> tuple[dict[str, Any], list[str]]:
+    """The form's initial values for a config, and the config's settings the form cannot carry
+    (submitting the form gives a config that differs in those)."""
+    initial: dict[str, Any] = {
+        name: getattr(config, name)
+        for name in CONFIG_FIELDS
+        if getattr(config, name) not in (None, [])
+    }
+    protocol = config.protocol
+    initial["protocol"] = protocol.name
+    fields = PROTOCOL_FORM_FIELDS.get(protocol.name, ())
+    initial |= {name: getattr(protocol, name) for name in fields if hasattr(protocol, name)}
+    carried = {name: initial[name] for name in CONFIG_FIELDS if name in initial}
+    carried["protocol"] = {"name": protocol.name} | {
+        name: initial[name] for name in fields if name in initial
+    }
+    try:
+        rebuilt = BenchmarkConfig.model_validate(carried).canonical()
+    except ValueError:
+        rebuilt = {}
+    wanted = config.canonical()
+    lost = [name for name in wanted if rebuilt.get(name) != wanted[name]]
+    return initial, lost
 
 
 class CsvImportForm(forms.Form):
@@ -193,3 +403,17 @@ class BestConfigForm(forms.Form):
         if hardware is not None:
             return hardware.memory_bytes
         return int(self.cleaned_data["memory_gb"] * 1e9)
+
+
+class ModelRequestForm(forms.Form):
+    """A request for a model on the Hugging Face Hub (services.hub_models.request_model)."""
+
+    hf_repo = forms.CharField(
+        max_length=200, label="Repository", help_text="e.g. unsloth/Qwen3-8B-GGUF"
+    )
+    hf_file = forms.CharField(
+        max_length=255, label="File", help_text="the .gguf file's path in the repository"
+    )
+    revision = forms.CharField(
+        max_length=255, required=False, help_text="a branch, tag or commit; empty: main"
+    )

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
-from leaderboard import views
+from leaderboard import submit_views, views
 
 # The API's routes register the `id` converter (digits that fit a 64-bit integer), which the
 # pages use too: /runs/99999999999999999999999/ is a 404 before any query is made.
@@ -62,7 +62,8 @@ urlpatterns = [
     path("models/", views.model_list, name="model-list"),
     path("models/<model_name:name>/", views.model_detail, name="model"),
     path("best/", views.best_config, name="best"),
-    path("submit/", views.submit, name="submit"),
+    path("submit/", submit_views.submit, name="submit"),
+    path("submit/estimate", submit_views.submit_estimate, name="submit-estimate"),
     path("jobs/", views.my_jobs, name="my-jobs"),
     path("jobs/<id:job_id>/", views.job_detail, name="job"),
     path("jobs/<id:job_id>/cancel/", views.job_cancel, name="job-cancel"),

@@ -12,7 +12,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
 from leaderboard import comparisons, exports, selectors, services
-from leaderboard.forms import BestConfigForm, CompareForm, SubmitForm
+from leaderboard.forms import BestConfigForm, CompareForm
 from leaderboard.models import Job
 
 FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
@@ -136,6 +136,8 @@ def config_detail(request: HttpRequest, key: str) -> HttpResponse:
             "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
             "memory": {"points": memory, "highlight": config.key},
             "memory_hardware": top.hardware if top else None,
+            # "Run this again": the form filled in, or why this site cannot run it.
+            "rerun": selectors.rerun_source(config=config),
         },
     )
 
@@ -313,22 +315,6 @@ def best_config(request: HttpRequest) -> HttpResponse:
     return render(
         request, "leaderboard/best.html", {"form": form, "matches": matches, "tied": tied}
     )
-
-
-@login_required
-def submit(request: HttpRequest) -> HttpResponse:
-    form = SubmitForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        # The form validated the config once, in its clean(): queue what it validated.
-        try:
-            job = services.queue_submission(owner=request.user, submission=form.submission)
-        except services.LimitReached as refusal:
-            form.add_error(None, refusal.errors["non_field_errors"][0])
-        else:
-            messages.success(request, f"Job {job.pk} is queued.")
-            return redirect("job", job_id=job.pk)
-    allowance = services.allowance(user=request.user)
-    return render(request, "leaderboard/submit.html", {"form": form, "allowance": allowance})
 
 
 def _job_or_404(job_id: int) -> Job:

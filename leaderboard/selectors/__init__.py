@@ -14,6 +14,8 @@ The reads are grouped by what they are about, one module each:
 - `intervals`: a row's 95% interval and how two lie (the one test behind ties and "beats").
 - `compare`: Welch differences and the compare page's side-by-side columns.
 - `jobs`: a job's status, cost and time left, and a user's jobs.
+- `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
+  measured speed, whether a stored config can be run again.
 - `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
 
 Callers write `from leaderboard import selectors` and `selectors.leaderboard_entries(...)`; every
@@ -77,6 +79,12 @@ from leaderboard.selectors.definitions import (
     row_definitions,
     row_evidence,
 )
+from leaderboard.selectors.estimates import (
+    draft_compatibility,
+    gpu_time_estimate,
+    measured_speed,
+    rerun_source,
+)
 from leaderboard.selectors.intervals import interval_of, interval_relation, overlaps
 from leaderboard.selectors.jobs import (
     job_by_id,
@@ -112,8 +120,10 @@ __all__ = [
     "config_runs",
     "context_series",
     "depth_speedups",
+    "draft_compatibility",
     "engine_builds",
     "entry_difference",
+    "gpu_time_estimate",
     "forget_board_version",
     "hardware_by_slug",
     "hardware_summaries",
@@ -130,6 +140,7 @@ __all__ = [
     "leaderboard_filter_choices",
     "leaderboard_from_runs",
     "leaderboard_rows",
+    "measured_speed",
     "memory_tradeoff",
     "newest_release_number",
     "nmax_sweep",
@@ -141,6 +152,7 @@ __all__ = [
     "ranked_rows",
     "registered_models",
     "release_number",
+    "rerun_source",
     "request_records",
     "row_definitions",
     "row_evidence",

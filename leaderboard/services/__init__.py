@@ -46,7 +46,7 @@ from leaderboard.services.jobs import (
     requeue_lost_jobs,
     requeue_orphaned_jobs,
 )
-from leaderboard.services.limits import Allowance, LimitReached, allowance
+from leaderboard.services.limits import Allowance, LimitReached, allowance, check_allowance
 from leaderboard.services.registry import (
     register_hardware,
     register_model,
@@ -81,6 +81,7 @@ __all__ = [
     "accept_host_message",
     "allowance",
     "cancel_job",
+    "check_allowance",
     "ensure_gpu_host",
     "claim_job",
     "fail_stuck_jobs",

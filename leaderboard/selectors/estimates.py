@@ -1,0 +1,174 @@
+"""What the submit form can tell before anything runs: which drafts fit which target, how long a
+job will hold the GPU, and whether a stored config can be run again here.
+
+- `draft_compatibility`: for each registered target and each speculative type that needs a
+  check, why a registered draft (or the type itself) cannot run, from the runner's own pair
+  checks (`runner.compatibility.pair_problems`) on the metadata read at registration.
+- `gpu_time_estimate`: seconds a token budget takes at this hardware's measured speed for a
+  target: the pooled prompt and decode speeds of the target's measured baseline requests there.
+- `rerun_source`: a stored config as a runner config the form can fill in, or why it cannot be
+  run on this site (an imported config, a model that is not registered).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Sum
+from pydantic import ValidationError
+
+from leaderboard.models import Config, Hardware, ModelFile, RequestRecord
+from leaderboard.services.configs import SELF_REPORTED_UPLOAD_SOURCE
+from leaderboard.services.registry import model_info
+from runner.compatibility import max_dflash_n_max, pair_problems
+from runner.config import DRAFT_MODEL_TYPES, SELF_DRAFT_TYPES, BenchmarkConfig, parse_config
+from runner.errors import ConfigError
+
+
+def _pair_problem(target: ModelFile, draft: ModelFile | None, spec_type: str) -> str | None:
+    try:
+        config = BenchmarkConfig.model_validate(
+            {
+                "target_model": target.path,
+                "draft_model": draft.path if draft else None,
+                "spec_types": [spec_type],
+            }
+        )
+    except ValidationError:
+        return None  # not a pair the schema takes at all; the form says why on submit
+    problems = pair_problems(config, model_info(target), model_info(draft) if draft else None)
+    messages = problems.get("draft_model" if draft else "spec_types")
+    return messages[0] if messages else None
+
+
+def draft_compatibility() -> dict:
+    """Why pairs cannot run, for the form to grey out: `drafts[target][spec_type][draft]` and
+    `types[target][spec_type]` (self-drafting types) hold a reason only where there is one;
+    `n_max[draft]` is a DFlash draft's largest n_max."""
+    targets = list(ModelFile.objects.filter(role=ModelFile.Role.TARGET))
+    models = list(ModelFile.objects.all())
+    drafts: dict[str, dict[str, dict[str, str]]] = {}
+    types: dict[str, dict[str, str]] = {}
+    for target in targets:
+        for spec_type in DRAFT_MODEL_TYPES:
+            reasons = {
+                draft.path: reason
+                for draft in models
+                if (reason := _pair_problem(target, draft, spec_type))
+            }
+            if reasons:
+                drafts.setdefault(target.path, {})[spec_type] = reasons
+        for spec_type in SELF_DRAFT_TYPES:
+            if reason := _pair_problem(target, None, spec_type):
+                types.setdefault(target.path, {})[spec_type] = reason
+    n_max = {
+        model.path: max_dflash_n_max(model_info(model))
+        for model in models
+        if model.architecture == "dflash"
+    }
+    return {"drafts": drafts, "types": types, "n_max": n_max}
+
+
+@dataclass(frozen=True)
+class GpuTimeEstimate:
+    """Seconds a budget takes at measured speeds, or why it is unknown."""
+
+    known: bool
+    seconds: float | None = None
+    prompt_tokens_per_second: float | None = None
+    decode_tokens_per_second: float | None = None
+    requests_measured: int = 0
+    reason: str = ""
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def measured_speed(*, target: ModelFile, hardware: Hardware) -> dict:
+    """The pooled prompt and decode speeds of the target's measured baseline requests on this
+    hardware: tokens over milliseconds summed across requests (the runner's own definitions)."""
+    totals = RequestRecord.objects.filter(
+        phase="measure",
+        run__hardware=hardware,
+        run__self_reported=False,
+        run__config__target=target,
+        run__config__spec_label="none",
+        run__config__synthetic=False,
+        prompt_ms__gt=0,
+        predicted_ms__gt=0,
+    ).aggregate(
+        requests=Count("id"),
+        prompt_n=Sum("prompt_n"),
+        prompt_ms=Sum("prompt_ms"),
+        predicted_n=Sum("predicted_n"),
+        predicted_ms=Sum("predicted_ms"),
+    )
+    if not totals["requests"] or not totals["prompt_n"] or not totals["predicted_n"]:
+        return {"requests": 0}
+    return {
+        "requests": totals["requests"],
+        "prompt_tokens_per_second": totals["prompt_n"] / totals["prompt_ms"] * 1000,
+        "decode_tokens_per_second": totals["predicted_n"] / totals["predicted_ms"] * 1000,
+    }
+
+
+def gpu_time_estimate(
+    *, target: ModelFile | None, hardware: Hardware | None, budget: dict[str, int]
+) -> GpuTimeEstimate:
+    """How long the budget's prompt and generated tokens take at the target's measured baseline
+    speed on this hardware (speculation usually takes less); unknown without measurements."""
+    if target is None or hardware is None:
+        return GpuTimeEstimate(known=False, reason="choose a registered target and hardware")
+    speed = measured_speed(target=target, hardware=hardware)
+    if not speed["requests"]:
+        return GpuTimeEstimate(
+            known=False,
+            reason=f"no measured baseline of {target.name} on {hardware.gpu_name} yet",
+        )
+    seconds = (
+        budget["prompt_tokens"] / speed["prompt_tokens_per_second"]
+        + budget["generated_tokens"] / speed["decode_tokens_per_second"]
+    )
+    return GpuTimeEstimate(
+        known=True,
+        seconds=seconds,
+        prompt_tokens_per_second=speed["prompt_tokens_per_second"],
+        decode_tokens_per_second=speed["decode_tokens_per_second"],
+        requests_measured=speed["requests"],
+    )
+
+
+@dataclass(frozen=True)
+class RerunSource:
+    """A stored config as the runner reads it, or the reason it cannot be run here."""
+
+    config: BenchmarkConfig | None
+    problem: str = ""
+
+
+def rerun_source(*, config: Config) -> RerunSource:
+    """The runner config behind a stored config, if this site can run it: a runner config whose
+    target (and draft) are registered model files."""
+    canonical = dict(config.canonical)
+    # An uploaded result's config is the runner's, tagged with where it came from.
+    if canonical.get("source") == SELF_REPORTED_UPLOAD_SOURCE:
+        del canonical["source"]
+    try:
+        parsed = parse_config(canonical)
+    except ConfigError:
+        return RerunSource(
+            None,
+            "This config was imported (it is not a runner config), so there is nothing to run "
+            "again; submit a config of your own instead.",
+        )
+    references = [parsed.target_model] + ([parsed.draft_model] if parsed.draft_model else [])
+    registered = set(ModelFile.objects.filter(path__in=references).values_list("path", flat=True))
+    missing = [reference for reference in references if reference not in registered]
+    if missing:
+        return RerunSource(
+            None,
+            f"It cannot be run here: {' and '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not a registered model on this site. "
+            "An admin registers model files; then this config can be run again.",
+        )
+    return RerunSource(parsed)

@@ -1,0 +1,215 @@
+"""The submit page and its live estimate.
+
+`submit` shows the form (filled in from a preset, or from a stored config for "run this again")
+and queues what it validated; `submit_estimate` answers the page's script as the user types:
+the token budget and GPU time of what the form holds now, or the real validator's field errors,
+with the user's allowance. Both read the same `SubmitForm`, so the estimate cannot disagree with
+what submitting would do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from pydantic import ValidationError
+
+from leaderboard import selectors, services
+from leaderboard.forms import (
+    PRESETS,
+    PROTOCOL_FORM_FIELDS,
+    SubmitForm,
+    initial_from_config,
+    protocol_defaults,
+)
+from leaderboard.models import ModelFile
+from runner.config import DFLASH_MAX_N_MAX, MAX_N_MAX, BenchmarkConfig
+from runner.protocols import job_token_budget, token_budget
+
+ESTIMATE_TEMPLATE = "leaderboard/_submit_estimate.html"
+
+
+@login_required
+def submit(request: HttpRequest) -> HttpResponse:
+    rerun = None
+    if request.method == "POST":
+        form = SubmitForm(request.POST)
+        if form.is_valid():
+            # The form validated the config once, in its clean(): queue what it validated.
+            try:
+                job = services.queue_submission(owner=request.user, submission=form.submission)
+            except services.LimitReached as refusal:
+                form.add_error(None, refusal.errors["non_field_errors"][0])
+            else:
+                messages.success(request, f"Job {job.pk} is queued.")
+                return redirect("job", job_id=job.pk)
+        estimate_form = form
+    else:
+        form, rerun = _form_from_query(request)
+        estimate_form = SubmitForm(form.initial_data(), preset=form.preset)
+    estimate = submission_estimate(form=estimate_form, user=request.user)
+    return render(
+        request,
+        "leaderboard/submit.html",
+        {
+            "form": form,
+            "layout": form.layout(),
+            "presets": [
+                {
+                    "name": preset.name,
+                    "label": preset.label,
+                    "description": preset.description(),
+                    "available": preset.available,
+                    "active": preset.name == form.preset and rerun is None,
+                }
+                for preset in PRESETS
+            ],
+            "script_data": _script_data(form),
+            "allowance": services.allowance(user=request.user),
+            "estimate": estimate,
+            "rerun": rerun,
+        },
+    )
+
+
+def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, dict | None]:
+    """The form for ?preset=NAME, or for ?from=KEY (a stored config, "run this again"), with
+    ?hardware=SLUG chosen when it is served."""
+    preset = request.GET.get("preset", "quick")
+    initial: dict[str, Any] = {}
+    rerun = None
+    key = request.GET.get("from", "")[:64]
+    if key:
+        config = selectors.config_by_key(key=key)
+        if config is None:
+            rerun = {"key": key, "problem": f"There is no config with key {key!r}."}
+        else:
+            source = selectors.rerun_source(config=config)
+            rerun = {"key": key, "config": config, "problem": source.problem, "lost": []}
+            if source.config is not None:
+                initial, rerun["lost"] = initial_from_config(source.config)
+                preset = initial["protocol"]
+    hardware = request.GET.get("hardware", "")
+    if hardware and selectors.servable_hardware().filter(slug=hardware).exists():
+        initial["hardware"] = hardware
+    return SubmitForm(initial=initial, preset=preset), rerun
+
+
+def _script_data(form: SubmitForm) -> dict:
+    """What submit.js needs: the presets' values, the fields of each protocol, the pairs that
+    cannot run, n_max's bounds and where to ask for an estimate."""
+    return {
+        "presets": {
+            preset.name: {
+                name: form.fields[name].prepare_value(value)
+                for name, value in preset.values().items()
+            }
+            for preset in PRESETS
+            if preset.available
+        },
+        "protocol_fields": PROTOCOL_FORM_FIELDS,
+        # Every protocol's own defaults, with or without a preset: a protocol chosen from the
+        # list starts from them.
+        "protocol_defaults": {
+            name: {
+                field: form.fields[field].prepare_value(value)
+                for field, value in protocol_defaults(name).items()
+            }
+            for name in PROTOCOL_FORM_FIELDS
+        },
+        "compatibility": selectors.draft_compatibility(),
+        "n_max": {"max": MAX_N_MAX, "dflash_max": DFLASH_MAX_N_MAX},
+        "estimate_url": reverse("submit-estimate"),
+    }
+
+
+@require_POST
+def submit_estimate(request: HttpRequest) -> JsonResponse:
+    """The token budget, GPU time and allowance of what the form holds, or its field errors."""
+    if not request.user.is_authenticated:
+        return JsonResponse({"detail": "Sign in to submit a config."}, status=403)
+    estimate = submission_estimate(form=SubmitForm(request.POST), user=request.user)
+    html = render_to_string(ESTIMATE_TEMPLATE, {"estimate": estimate}, request=request)
+    return JsonResponse(estimate | {"html": html})
+
+
+def submission_estimate(*, form: SubmitForm, user: AbstractBaseUser) -> dict:
+    """Validate the form with the real validator and say what submitting it would cost."""
+    valid = form.is_valid()
+    errors = [
+        {
+            "field": name if name in form.fields else "",
+            "label": str(form.fields[name].label or name) if name in form.fields else "",
+            "message": message,
+        }
+        for name, messages_ in form.errors.items()
+        for message in messages_
+    ]
+    config = form.submission.config if form.submission else _schema_config(form)
+    budget = job_token_budget(config) if config else None
+    refusal = ""
+    if valid and config is not None:
+        try:
+            services.check_allowance(user=user, config=config)
+        except services.LimitReached as limit:
+            refusal = limit.errors["non_field_errors"][0]
+    target, hardware = _target_and_hardware(form)
+    gpu_time = (
+        selectors.gpu_time_estimate(target=target, hardware=hardware, budget=budget).as_dict()
+        if budget
+        else None
+    )
+    return {
+        "valid": valid and not refusal,
+        "errors": errors,
+        "budget": budget,
+        # A speculative job may measure its paired baseline beside it, at the same cost again.
+        "with_baseline": bool(config and budget and budget != token_budget(config)),
+        "gpu_time": gpu_time,
+        "gpu_time_text": duration_text(gpu_time["seconds"])
+        if gpu_time and gpu_time["known"]
+        else "",
+        "refusal": refusal,
+        "allowance": services.allowance(user=user).as_dict(),
+    }
+
+
+def _schema_config(form: SubmitForm) -> BenchmarkConfig | None:
+    """The config the form describes when only the model checks refused it: the budget is the
+    protocol's, so it is shown while the protocol's own fields are valid."""
+    protocol_fields = {"protocol", *(f for fs in PROTOCOL_FORM_FIELDS.values() for f in fs)}
+    if not hasattr(form, "cleaned_data") or protocol_fields & set(form.errors):
+        return None
+    try:
+        return BenchmarkConfig.model_validate(form.config_data())
+    except ValidationError:
+        return None
+
+
+def _target_and_hardware(form: SubmitForm) -> tuple[ModelFile | None, Any]:
+    if form.submission is not None:
+        return form.submission.target, form.submission.hardware
+    data = getattr(form, "cleaned_data", {})
+    target = (
+        selectors.registered_models(role="target").filter(path=data.get("target_model")).first()
+    )
+    slug = data.get("hardware")
+    hardware = selectors.servable_hardware().filter(slug=slug).first() if slug else None
+    return target, hardware
+
+
+def duration_text(seconds: float) -> str:
+    """'about 40 s', 'about 3 min', 'about 1 h 20 min'."""
+    if seconds < 60:
+        return f"about {max(round(seconds), 1)} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60} min"

@@ -1,0 +1,338 @@
+"""The submit form: presets with the runner's defaults, only the fields a choice uses, drafts that
+cannot run refused with their reason, the live estimate endpoint and "run this again"."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+from django.db.models import Sum
+
+from leaderboard import services
+from leaderboard.forms import PRESETS, PROTOCOL_FORM_FIELDS, protocol_classes
+from leaderboard.models import Config, Job, RequestRecord
+from leaderboard.services.configs import uploaded_config
+from runner.config import DRAFT_MODEL_TYPES, BenchmarkConfig, DepthProtocol, QuickProtocol
+from runner.protocols import job_token_budget
+from tests.support.measured_configs import measure
+from tests.support.seed_kit import SEED_CSV
+
+QUICK_FORM = {
+    "target_model": "tiny-qwen3.gguf",
+    "protocol": "quick",
+    "runs": "2",
+    "n_predict": "32",
+}
+
+
+@pytest.fixture
+def signed_in(client, user, models, hardware):
+    client.force_login(user)
+    return client
+
+
+def page_of(response) -> str:
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def input_value(page: str, name: str) -> str:
+    match = re.search(rf'<input [^>]*name="{name}"[^>]*>', page)
+    assert match, f"no input {name}"
+    value = re.search(r'value="([^"]*)"', match.group(0))
+    return html.unescape(value.group(1)) if value else ""
+
+
+def selected(page: str, name: str) -> list[str]:
+    select = re.search(rf'<select name="{name}".*?</select>', page, re.S).group(0)
+    return re.findall(r'<option value="([^"]*)"[^>]*selected', select)
+
+
+def checked(page: str, name: str) -> list[str]:
+    return re.findall(rf'<input type="checkbox" name="{name}" value="([^"]*)"[^>]*checked', page)
+
+
+def script_data(page: str) -> dict:
+    found = re.search(r'<script id="submit-data" type="application/json">(.*?)</script>', page)
+    return json.loads(found.group(1))
+
+
+def estimate(client, form: dict) -> dict:
+    response = client.post("/submit/estimate", form)
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_the_depth_preset_fills_the_form_with_the_runners_defaults(signed_in):
+    page = page_of(signed_in.get("/submit/", {"preset": "depth"}))
+    defaults = DepthProtocol()
+
+    assert selected(page, "protocol") == ["depth"]
+    assert input_value(page, "depths") == ",".join(map(str, defaults.depths))
+    assert input_value(page, "output_tokens") == str(defaults.output_tokens)
+    assert input_value(page, "requests") == str(defaults.requests)
+    assert 'href="?preset=depth" data-preset="depth" aria-current="true"' in page
+
+
+def test_the_quick_preset_is_the_default_and_every_preset_carries_its_numbers(signed_in):
+    page = page_of(signed_in.get("/submit/"))
+    quick = QuickProtocol()
+    data = script_data(page)
+
+    assert selected(page, "protocol") == ["quick"]
+    assert input_value(page, "runs") == str(quick.runs)
+    assert input_value(page, "n_predict") == str(quick.n_predict)
+    assert data["presets"]["quick"] == {
+        "protocol": "quick", "runs": quick.runs, "n_predict": quick.n_predict,
+        "warmup": quick.warmup,
+    }  # fmt: skip
+    assert data["presets"]["depth"]["depths"] == ",".join(map(str, DepthProtocol().depths))
+    assert f"{quick.runs} runs of {quick.n_predict} tokens" in page
+    # A preset whose protocol the runner does not know yet is shown, but cannot be chosen.
+    for preset in PRESETS:
+        known = preset.protocol in protocol_classes() and preset.protocol in PROTOCOL_FORM_FIELDS
+        assert (f'data-preset="{preset.name}"' in page) is known
+        assert (f'data-preset-unavailable="{preset.name}"' in page) is not known
+
+
+def test_each_field_says_which_types_and_protocols_use_it(signed_in):
+    page = page_of(signed_in.get("/submit/"))
+
+    draft_types = " ".join(DRAFT_MODEL_TYPES)
+    assert f'data-spec-types="{draft_types}" id="field-draft_model"' in page
+    assert 'data-protocols="depth" id="field-depths"' in page
+    assert re.search(r'data-protocols="[^"]*\bquick\b[^"]*\bdepth\b[^"]*" id="field-warmup"', page)
+    assert '<fieldset class="group" id="group-draft">' in page
+    # The form's own script is a static file (the policy allows no inline scripts).
+    assert '<script src="/static/leaderboard/submit.js"></script>' in page
+    assert re.search(r"<script>(?!\s*</script>)", page) is None
+
+
+def test_a_depth_submission_needs_none_of_the_hidden_fields(signed_in, hardware, enqueued):
+    # What the page sends with the script on: the shown fields only.
+    response = signed_in.post(
+        "/submit/",
+        {
+            "hardware": hardware.slug, "target_model": "tiny-qwen3.gguf", "protocol": "depth",
+            "depths": "128, 256", "output_tokens": "16", "requests": "2", "warmup": "0",
+        },
+    )  # fmt: skip
+
+    job = Job.objects.get()
+    assert response.status_code == 302
+    assert job.config.canonical["protocol"] == DepthProtocol(
+        depths=[128, 256], output_tokens=16, requests=2, warmup=0
+    ).model_dump(mode="json")
+    assert job.config.canonical["flash_attn"] == "auto"
+
+
+def test_fields_of_another_protocol_are_not_part_of_the_config(signed_in, hardware, enqueued):
+    # Without the script every field is sent; the quick protocol takes only its own.
+    response = signed_in.post(
+        "/submit/",
+        QUICK_FORM | {"hardware": hardware.slug, "depths": "1,2,x", "output_tokens": "999999"},
+    )
+
+    assert response.status_code == 302
+    assert Job.objects.get().config.canonical["protocol"] == QuickProtocol(
+        runs=2, n_predict=32
+    ).model_dump(mode="json")
+
+
+def test_a_draft_that_does_not_fit_the_target_is_greyed_out_and_refused_with_one_reason(
+    signed_in, hardware
+):
+    data = script_data(page_of(signed_in.get("/submit/")))
+    reasons = data["compatibility"]["drafts"]["tiny-qwen3.gguf"]["draft-dflash"]
+
+    assert "tiny-dflash.gguf" not in reasons  # the draft trained for this target
+    assert "n_embd" in reasons["tiny-dflash-wide.gguf"]
+    assert "pre-merge DFlash file" in reasons["tiny-dflash-draft-premerge.gguf"]
+    assert data["compatibility"]["n_max"]["tiny-dflash.gguf"] == 15
+
+    response = signed_in.post(
+        "/submit/",
+        QUICK_FORM
+        | {
+            "hardware": hardware.slug,
+            "draft_model": "tiny-dflash-wide.gguf",
+            "spec_types": ["draft-dflash"],
+        },
+    )
+    error = re.search(
+        r'id="field-draft_model">.*?<ul class="errorlist"[^>]*><li>(.*?)</li>',
+        page_of(response),
+        re.S,
+    )
+    assert html.unescape(error.group(1)) == reasons["tiny-dflash-wide.gguf"]
+    assert not Job.objects.exists()
+
+
+def test_a_target_without_an_mtp_head_greys_out_draft_mtp(signed_in):
+    data = script_data(page_of(signed_in.get("/submit/")))
+    types = data["compatibility"]["types"]
+
+    assert "no nextn_predict_layers" in types["tiny-qwen3.gguf"]["draft-mtp"]
+    assert "draft-mtp" not in types.get("tiny-mtp.gguf", {})
+
+
+def test_the_estimate_is_the_runners_budget_of_what_the_form_holds(signed_in, user, hardware):
+    answer = estimate(
+        signed_in,
+        QUICK_FORM
+        | {
+            "hardware": hardware.slug,
+            "draft_model": "tiny-dflash.gguf",
+            "spec_types": ["draft-dflash"],
+            "n_max": "8",
+        },
+    )
+    config = BenchmarkConfig(
+        target_model="tiny-qwen3.gguf",
+        draft_model="tiny-dflash.gguf",
+        spec_types=["draft-dflash"],
+        n_max=8,
+        protocol=QuickProtocol(runs=2, n_predict=32),
+    )
+
+    assert answer["valid"] is True and answer["errors"] == []
+    assert answer["budget"] == job_token_budget(config)
+    assert f"{answer['budget']['total_tokens']:,}" in answer["html"]
+    assert answer["gpu_time"]["known"] is False and "unknown" in answer["html"]
+    assert answer["allowance"] == services.allowance(user=user).as_dict()
+
+
+def test_the_estimate_changes_with_a_field(signed_in, hardware):
+    small = estimate(signed_in, QUICK_FORM | {"hardware": hardware.slug})
+    large = estimate(signed_in, QUICK_FORM | {"hardware": hardware.slug, "n_predict": "64"})
+
+    assert large["budget"]["generated_tokens"] == 2 * small["budget"]["generated_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"spec_types": ["draft-dflash"], "draft_model": "tiny-dflash.gguf", "n_max": "16"},
+         "n_max", "out of range for draft-dflash"),
+        ({"ctx_size": "300000"}, "ctx_size", "less than or equal to 262144"),
+        ({"protocol": "depth", "depths": "512,200000"}, "depths", "must lie between 1 and"),
+        ({"n_predict": "many"}, "n_predict", "whole number"),
+    ],
+)  # fmt: skip
+def test_the_estimate_gives_the_validators_field_errors(signed_in, hardware, change, field, words):
+    answer = estimate(signed_in, QUICK_FORM | {"hardware": hardware.slug} | change)
+
+    assert answer["valid"] is False
+    assert any(e["field"] == field and words in e["message"] for e in answer["errors"]), answer
+    assert not Job.objects.exists()
+
+
+def test_a_bad_protocol_field_leaves_no_budget_to_show(signed_in, hardware):
+    answer = estimate(signed_in, QUICK_FORM | {"hardware": hardware.slug, "runs": "0"})
+
+    assert answer["budget"] is None and answer["gpu_time"] is None
+    assert "once the protocol" in answer["html"]
+
+
+def test_the_estimate_says_when_the_allowance_would_refuse(signed_in, hardware, settings):
+    settings.SPECBOARD_MAX_JOB_TOKENS = 100
+    answer = estimate(signed_in, QUICK_FORM | {"hardware": hardware.slug})
+
+    assert answer["valid"] is False and "above the 100 one job may use" in answer["refusal"]
+
+
+def test_the_estimate_needs_a_signed_in_user_and_a_post(client, user, models, hardware):
+    assert client.post("/submit/estimate", QUICK_FORM).status_code == 403
+    client.force_login(user)
+    assert client.get("/submit/estimate").status_code == 405
+
+
+def test_the_gpu_time_comes_from_the_measured_baseline_speed_on_that_hardware(
+    signed_in, user, hardware, enqueued, make_result
+):
+    measure(user, hardware, make_result, 4, [100.0, 104.0])  # stores its baseline at 50 and 52
+    answer = estimate(signed_in, QUICK_FORM | {"hardware": hardware.slug})
+    records = RequestRecord.objects.filter(
+        run__config__spec_label="none", run__hardware=hardware, phase="measure"
+    ).aggregate(Sum("prompt_n"), Sum("prompt_ms"), Sum("predicted_n"), Sum("predicted_ms"))
+    prompt_speed = records["prompt_n__sum"] / records["prompt_ms__sum"] * 1000
+    decode_speed = records["predicted_n__sum"] / records["predicted_ms__sum"] * 1000
+    budget = answer["budget"]
+
+    assert answer["gpu_time"]["known"] is True and answer["gpu_time"]["requests_measured"] == 2
+    assert answer["gpu_time"]["decode_tokens_per_second"] == pytest.approx(decode_speed)
+    assert answer["gpu_time"]["seconds"] == pytest.approx(
+        budget["prompt_tokens"] / prompt_speed + budget["generated_tokens"] / decode_speed
+    )
+    assert "measured baseline speed" in answer["html"]
+
+
+def test_run_this_again_fills_the_form_with_the_config_and_submits_the_same_key(
+    signed_in, user, hardware, enqueued, make_result
+):
+    original = measure(user, hardware, make_result, 4, [100.0, 104.0]).config
+    config_page = page_of(signed_in.get(f"/configs/{original.key}/"))
+    assert f'href="/submit/?from={original.key}">Run this again</a>' in config_page
+
+    page = page_of(signed_in.get("/submit/", {"from": original.key}))
+    assert selected(page, "target_model") == ["tiny-qwen3.gguf"]
+    assert selected(page, "draft_model") == ["tiny-qwen3.gguf"]
+    assert checked(page, "spec_types") == ["draft-simple"]
+    assert input_value(page, "n_max") == "4" and input_value(page, "n_predict") == "64"
+    assert 'id="rerun-lost"' not in page
+
+    resubmitted = {
+        "hardware": hardware.slug, "target_model": "tiny-qwen3.gguf",
+        "draft_model": "tiny-qwen3.gguf", "spec_types": ["draft-simple"], "n_max": "4",
+        "protocol": "quick", "runs": input_value(page, "runs"), "n_predict": "64",
+        "warmup": input_value(page, "warmup"),
+    }  # fmt: skip
+    assert signed_in.post("/submit/", resubmitted).status_code == 302
+    assert Job.objects.filter(auto_scheduled=False).latest("created_at").config == original
+
+
+def test_run_this_again_says_what_the_form_cannot_carry(signed_in, user, hardware, enqueued):
+    job = services.submit_config(
+        owner=user,
+        data={
+            "target_model": "tiny-qwen3.gguf",
+            "threads": 4,
+            "protocol": {"name": "quick", "seed": 7},
+        },
+        hardware_slug=hardware.slug,
+    )
+    page = page_of(signed_in.get("/submit/", {"from": job.config.key}))
+
+    lost = re.search(r'id="rerun-lost">The form cannot set (.*?) as', page).group(1)
+    assert lost == "threads, protocol"
+
+
+def test_a_config_of_an_unregistered_model_says_why_it_cannot_be_run(signed_in):
+    elsewhere = uploaded_config(
+        BenchmarkConfig(target_model="elsewhere/Qwen3-8B-Q4_K_M.gguf"),
+        baseline=None,
+        uploaded_by="ada",
+    )
+    config_page = page_of(signed_in.get(f"/configs/{elsewhere.key}/"))
+    page = page_of(signed_in.get("/submit/", {"from": elsewhere.key}))
+
+    assert "Run this again" not in config_page
+    assert "elsewhere/Qwen3-8B-Q4_K_M.gguf is not a registered model on this site" in config_page
+    assert "This config cannot be run again here" in page
+    assert "elsewhere/Qwen3-8B-Q4_K_M.gguf is not a registered model" in page
+
+
+def test_an_imported_config_and_an_unknown_key_cannot_be_run_again(signed_in):
+    services.import_leaderboard_csv(content=SEED_CSV.read_bytes(), hardware_name="RTX PRO 6000")
+    seed = Config.objects.filter(self_reported=True).first()
+    assert "it is not a runner config" in page_of(signed_in.get(f"/configs/{seed.key}/"))
+    assert "it is not a runner config" in page_of(signed_in.get("/submit/", {"from": seed.key}))
+    assert "There is no config with key" in page_of(signed_in.get("/submit/", {"from": "0" * 16}))
+
+
+def test_a_served_hardware_can_be_chosen_in_the_link(signed_in, hardware):
+    other = services.register_hardware(gpu_name="NVIDIA RTX 4090", memory_bytes=24 * 2**30)
+    page = page_of(signed_in.get("/submit/", {"hardware": other.slug}))
+    assert selected(page, "hardware") == [other.slug]
