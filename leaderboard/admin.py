@@ -19,17 +19,40 @@ from leaderboard.models import (
     Job,
     LeaderboardEntry,
     ModelFile,
+    ModelRequest,
     Run,
 )
 from leaderboard.services import board as board_services
 
 
 class RegisterModelForm(forms.Form):
-    path = forms.CharField(max_length=255, help_text="A .gguf file inside SPECBOARD_MODELS_DIR.")
+    path = forms.CharField(
+        max_length=255,
+        help_text="A .gguf file inside SPECBOARD_MODELS_DIR "
+        "(a file on the Hugging Face Hub: register-hub/).",
+    )
     role = forms.ChoiceField(
         choices=[("", "infer from the architecture")] + ModelFile.Role.choices, required=False
     )
     name = forms.CharField(max_length=200, required=False, help_text="Default: the file name.")
+
+
+class RegisterHubModelForm(forms.Form):
+    hf_repo = forms.CharField(
+        max_length=200, label="Repository", help_text="On the Hugging Face Hub, e.g. org/name."
+    )
+    hf_file = forms.CharField(max_length=255, label="File", help_text="The .gguf file's path.")
+    revision = forms.CharField(
+        max_length=255,
+        required=False,
+        help_text="A branch, tag or commit; default main. Stored as the commit it resolves to.",
+    )
+    role = forms.ChoiceField(
+        choices=[("", "infer from the architecture")] + ModelFile.Role.choices, required=False
+    )
+    name = forms.CharField(
+        max_length=200, required=False, help_text="Default: repository/file@commit."
+    )
 
 
 def _service_form_view(
@@ -71,10 +94,11 @@ class ModelFileAdmin(admin.ModelAdmin):
         "role",
         "test_weights",
         "size_bytes",
+        "hf_repo",
         "created_at",
     ]
     list_filter = ["role", "architecture", "test_weights"]
-    search_fields = ["name", "path", "sha256"]
+    search_fields = ["name", "path", "sha256", "hf_repo", "hf_file"]
     # The mark moves rows off or onto the ranking: it changes through the actions (a service).
     readonly_fields = [
         "path",
@@ -85,6 +109,9 @@ class ModelFileAdmin(admin.ModelAdmin):
         "test_weights",
         "registered_by",
         "created_at",
+        "hf_repo",
+        "hf_file",
+        "hf_revision",
     ]
     actions = ["reinspect", "mark_test_weights", "clear_test_weights"]
 
@@ -94,7 +121,12 @@ class ModelFileAdmin(admin.ModelAdmin):
             self.admin_site.admin_view(self.register_view),
             name="leaderboard_modelfile_register",
         )
-        return [register, *super().get_urls()]
+        register_hub = path(
+            "register-hub/",
+            self.admin_site.admin_view(self.register_hub_view),
+            name="leaderboard_modelfile_register_hub",
+        )
+        return [register, register_hub, *super().get_urls()]
 
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context=None
@@ -119,10 +151,43 @@ class ModelFileAdmin(admin.ModelAdmin):
             action=register,
         )
 
+    def register_hub_view(self, request: HttpRequest) -> HttpResponse:
+        def register(data: dict) -> str:
+            model = services.register_hub_model(
+                hf_repo=data["hf_repo"],
+                hf_file=data["hf_file"],
+                revision=data["revision"],
+                role=data["role"] or None,
+                name=data["name"] or None,
+                registered_by=request.user,
+            )
+            return (
+                f"Registered {model.name} ({model.architecture}, commit {model.hf_revision[:12]}, "
+                f"sha256 {model.sha256[:12]}…); GPU hosts fetch it on first use."
+            )
+
+        return _service_form_view(
+            self,
+            request,
+            form_class=RegisterHubModelForm,
+            title="Register a model by Hugging Face reference",
+            action=register,
+        )
+
     @admin.action(description="Read the selected files again")
     def reinspect(self, request: HttpRequest, queryset) -> None:
         for model in queryset:
             try:
+                if model.from_hub:
+                    services.register_hub_model(
+                        hf_repo=model.hf_repo,
+                        hf_file=model.hf_file,
+                        revision=model.hf_revision,
+                        role=model.role,
+                        name=model.name,
+                        registered_by=request.user,
+                    )
+                    continue
                 services.register_model(
                     path=model.path, role=model.role, name=model.name, registered_by=request.user
                 )
@@ -146,6 +211,57 @@ class ModelFileAdmin(admin.ModelAdmin):
             f"No longer test weights: {', '.join(m.name for m in queryset)}. "
             f"Leaderboard rows that may rank again: {rows}.",
         )
+
+
+@admin.register(ModelRequest)
+class ModelRequestAdmin(admin.ModelAdmin):
+    """Users' requests for Hub models: approving registers the file (services.hub_models)."""
+
+    list_display = ["hf_repo", "hf_file", "revision", "requester", "state", "model", "created_at"]
+    list_filter = ["state"]
+    search_fields = ["hf_repo", "hf_file", "requester__username"]
+    readonly_fields = [
+        "requester",
+        "hf_repo",
+        "hf_file",
+        "revision",
+        "state",
+        "note",
+        "model",
+        "decided_by",
+        "created_at",
+        "decided_at",
+    ]
+    actions = ["approve", "refuse"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Approve: register the requested files")
+    def approve(self, request: HttpRequest, queryset) -> None:
+        for model_request in queryset:
+            try:
+                model = services.approve_model_request(
+                    model_request=model_request, admin=request.user
+                )
+            except services.ServiceError as error:
+                self.message_user(request, f"{model_request}: {error}", messages.ERROR)
+            else:
+                self.message_user(request, f"{model_request}: registered as {model.name}.")
+
+    @admin.action(description="Refuse the selected requests")
+    def refuse(self, request: HttpRequest, queryset) -> None:
+        for model_request in queryset:
+            try:
+                services.refuse_model_request(
+                    model_request=model_request,
+                    admin=request.user,
+                    note=f"refused by {request.user.get_username()}",
+                )
+            except services.ServiceError as error:
+                self.message_user(request, f"{model_request}: {error}", messages.ERROR)
+            else:
+                self.message_user(request, f"{model_request}: refused.")
 
 
 @admin.register(Hardware)

@@ -262,6 +262,19 @@ LOGGING = {
 
 # Specboard.
 SPECBOARD_MODELS_DIR = Path(env_str("SPECBOARD_MODELS_DIR", str(VAR_DIR / "models"))).resolve()
+# Models registered by Hugging Face reference: the Hub (or a mirror) they come from, passed to
+# huggingface_hub explicitly (it reads HF_ENDPOINT only once, at import), and a token for gated
+# or private repositories. GPU hosts fetch them on first use into the model cache, whose `hf/`
+# folder loses its least recently used files past SPECBOARD_MODEL_CACHE_BYTES (0: no limit).
+# The cache is the models directory by default, so configs may mix local and Hub files.
+SPECBOARD_HF_ENDPOINT = env_str(
+    "SPECBOARD_HF_ENDPOINT", env_str("HF_ENDPOINT", "https://huggingface.co")
+).rstrip("/")
+SPECBOARD_HF_TOKEN = env_str("SPECBOARD_HF_TOKEN", env_str("HF_TOKEN", "")) or None
+SPECBOARD_MODEL_CACHE_DIR = Path(
+    env_str("SPECBOARD_MODEL_CACHE_DIR", str(SPECBOARD_MODELS_DIR))
+).resolve()
+SPECBOARD_MODEL_CACHE_BYTES = env_int("SPECBOARD_MODEL_CACHE_BYTES", 200 * 2**30)
 # The hardware kind of this host's GPU worker: it consumes the queue gpu.<slug>.
 SPECBOARD_HARDWARE_SLUG = env_str("SPECBOARD_HARDWARE_SLUG", "local")
 # A GPU host's name and the key an admin issued for it (manage.py register_gpu_host): what the

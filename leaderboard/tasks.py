@@ -6,6 +6,7 @@ database: what it learns goes back through the broker to the `record_*` tasks on
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from pathlib import Path
@@ -20,8 +21,10 @@ from leaderboard.broker import active_task_ids, broker_holdings, forget_unacked
 from leaderboard.celery import RECONCILE_EVERY_S
 from runner.benchmark import resolve_model, run_benchmark
 from runner.config import parse_config
-from runner.errors import BenchmarkCancelled, RunnerError
+from runner.errors import BenchmarkCancelled, ModelCheckError, RunnerError
 from runner.gguf.inspect import sha256_file
+from runner.hub import HubFile
+from runner.model_cache import ModelCache, download_progress
 from runner.results import BenchmarkResult
 
 logger = logging.getLogger(__name__)
@@ -74,12 +77,47 @@ def _model_mismatch(result: BenchmarkResult, models: dict) -> str | None:
 def _changed_model_file(models: dict) -> str | None:
     base = Path(settings.SPECBOARD_MODELS_DIR)
     for role, expected in models.items():
+        if expected and expected.get("hf_repo"):
+            continue  # a Hub file is checked by the model cache as it is fetched
         if expected and sha256_file(resolve_model(expected["path"], base)) != expected["sha256"]:
             return (
                 f"{role} model {expected['path']} on this worker differs from the registered "
                 "file (sha256 mismatch): it was changed after registration"
             )
     return None
+
+
+def _fetch_hub_models(models: dict, *, progress, held: contextlib.ExitStack) -> Path:
+    """Fetch a job's Hugging Face models into this host's model cache (resumed, size and sha256
+    checked, download progress sent as job progress) and hold them in `held`; returns the
+    models directory the benchmark runs in."""
+    models_dir = Path(settings.SPECBOARD_MODELS_DIR)
+    hub = {role: row for role, row in models.items() if row and row.get("hf_repo")}
+    if not hub:
+        return models_dir
+    cache = ModelCache(
+        settings.SPECBOARD_MODEL_CACHE_DIR,
+        endpoint=settings.SPECBOARD_HF_ENDPOINT,
+        max_bytes=settings.SPECBOARD_MODEL_CACHE_BYTES,
+        token=settings.SPECBOARD_HF_TOKEN,
+    )
+    mixed = any(row and not row.get("hf_repo") for row in models.values())
+    if mixed and cache.root.resolve() != models_dir.resolve():
+        raise ModelCheckError(
+            "this job mixes a local model and a Hugging Face one: on this host "
+            "SPECBOARD_MODEL_CACHE_DIR must be SPECBOARD_MODELS_DIR (its default)"
+        )
+    report = download_progress(progress)
+    for row in hub.values():
+        hub_file = HubFile(
+            repo=row["hf_repo"],
+            file=row["hf_file"],
+            revision=row["hf_revision"],
+            size_bytes=row["size_bytes"],
+            sha256=row["sha256"],
+        )
+        held.enter_context(cache.in_use(cache.fetch(hub_file, progress=report)))
+    return cache.root
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
@@ -91,14 +129,18 @@ def run_benchmark_job(
     task_id = self.request.id
     send_progress = _ProgressSender(job_id)
     send_progress({"phase": "started"})
+    held = contextlib.ExitStack()
     try:
+        # Hugging Face models first: fetched into this host's cache (size and sha256 checked)
+        # and held there until the benchmark is over, so that eviction leaves them alone.
+        models_dir = _fetch_hub_models(models, progress=send_progress, held=held)
         # The registered hash, checked before the run: a changed file must not cost a benchmark.
         if problem := _changed_model_file(models):
             dispatch.send_failure(job_id=job_id, error=problem)
             return
         result = run_benchmark(
             parse_config(config),
-            models_dir=Path(settings.SPECBOARD_MODELS_DIR),
+            models_dir=models_dir,
             with_baseline=with_baseline,
             progress=send_progress,
             # Cancelling revokes the task; the threads and solo pools see that from inside a run.
@@ -118,6 +160,8 @@ def run_benchmark_job(
             job_id=job_id, error=f"internal worker error: {type(error).__name__}: {error}"
         )
         return
+    finally:
+        held.close()
     if problem := _model_mismatch(result, models):
         dispatch.send_failure(job_id=job_id, error=problem)
         return

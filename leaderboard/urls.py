@@ -11,6 +11,7 @@ from leaderboard import submit_views, views
 # The API's routes register the `id` converter (digits that fit a 64-bit integer), which the
 # pages use too: /runs/99999999999999999999999/ is a 404 before any query is made.
 from leaderboard.api import urls as api_urls
+from leaderboard.model_request_views import model_requests
 
 
 class ModelNameConverter:
@@ -65,6 +66,8 @@ urlpatterns = [
     path("submit/", submit_views.submit, name="submit"),
     path("submit/estimate", submit_views.submit_estimate, name="submit-estimate"),
     path("jobs/", views.my_jobs, name="my-jobs"),
+    # Not under /models/: a model may be named "request" (/models/<name>/ is its page).
+    path("model-requests/", model_requests, name="model-requests"),
     path("jobs/<id:job_id>/", views.job_detail, name="job"),
     path("jobs/<id:job_id>/cancel/", views.job_cancel, name="job-cancel"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -138,6 +138,30 @@ def resolve_hub_file(
     )
 
 
+def locate_hub_file(hub_file: HubFile, *, endpoint: str, token: str | None = None) -> HubFile:
+    """Where a registered Hub file is served now (one HEAD request), refusing a file whose size
+    or sha256 is no longer what was registered, before a byte of it is downloaded."""
+    metadata = _file_metadata(
+        repo=hub_file.repo,
+        file=hub_file.file,
+        revision=hub_file.revision,
+        endpoint=endpoint,
+        token=token,
+    )
+    if metadata.size is not None and metadata.size != hub_file.size_bytes:
+        raise ModelCheckError(
+            f"{hub_file.reference}: the Hub now serves {metadata.size} bytes, "
+            f"{hub_file.size_bytes} were registered"
+        )
+    etag = metadata.etag or ""
+    if hub_file.sha256 and SHA256.fullmatch(etag) and etag != hub_file.sha256:
+        raise ModelCheckError(
+            f"{hub_file.reference}: sha256 mismatch (registered {hub_file.sha256[:16]}…, "
+            f"the Hub now gives {etag[:16]}…); refused before downloading it"
+        )
+    return dataclasses.replace(hub_file, location=metadata.location)
+
+
 def _file_metadata(*, repo: str, file: str, revision: str, endpoint: str, token: str | None):
     url = hf_hub_url(repo, file, revision=revision, endpoint=endpoint.rstrip("/"))
     try:

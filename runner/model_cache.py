@@ -23,7 +23,13 @@ from pathlib import Path
 
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import sha256_file
-from runner.hub import REFERENCE_PREFIX, DownloadProgress, HubFile, download_to
+from runner.hub import (
+    REFERENCE_PREFIX,
+    DownloadProgress,
+    HubFile,
+    download_to,
+    locate_hub_file,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +58,11 @@ def _try_lock(handle, kind: int) -> bool:
 class ModelCache:
     """Hub files downloaded on demand under `root`, evicted past `max_bytes` (0: no limit)."""
 
-    def __init__(self, root: Path, *, max_bytes: int = 0, token: str | None = None) -> None:
+    def __init__(
+        self, root: Path, *, endpoint: str, max_bytes: int = 0, token: str | None = None
+    ) -> None:
         self.root = Path(root)
+        self.endpoint = endpoint
         self.max_bytes = max_bytes
         self.token = token
 
@@ -101,6 +110,8 @@ class ModelCache:
                 self._check(final, hub_file)
                 self.touch(final)
                 return final
+            if not hub_file.location:
+                hub_file = locate_hub_file(hub_file, endpoint=self.endpoint, token=self.token)
             have = partial.stat().st_size
             self.evict(room_for=hub_file.size_bytes - have, keep={partial})
             download_to(hub_file, partial, token=self.token, progress=progress)

@@ -13,6 +13,7 @@ from leaderboard.models import (
     Job,
     LeaderboardEntry,
     ModelFile,
+    ModelRequest,
     RequestRecord,
     Run,
 )
@@ -23,7 +24,7 @@ class ModelFileSerializer(serializers.ModelSerializer):
         model = ModelFile
         fields = [
             "id", "name", "path", "sha256", "size_bytes", "architecture", "role", "metadata",
-            "created_at",
+            "created_at", "hf_repo", "hf_file", "hf_revision",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -227,7 +228,9 @@ class JobSerializer(serializers.ModelSerializer):
     def get_progress(self, job: Job) -> dict:
         status = self._status(job)
         return {
-            key: status[key] for key in ("phase", "done", "total", "tokens", "elapsed_s", "percent")
+            key: status[key]
+            for key in ("phase", "done", "total", "tokens", "elapsed_s", "percent")
+            + ("downloaded_bytes", "total_bytes", "download")
         }
 
     def get_run_id(self, job: Job) -> int | None:
@@ -403,3 +406,36 @@ class UploadReportSerializer(serializers.Serializer):
     hardware = serializers.CharField()
     self_reported = serializers.BooleanField()
     runs = RunSerializer(many=True)
+
+
+class HubModelRegistrationSerializer(serializers.Serializer):
+    hf_repo = serializers.CharField(
+        max_length=200, help_text="The Hugging Face repository, e.g. unsloth/Qwen3-8B-GGUF."
+    )
+    hf_file = serializers.CharField(max_length=255, help_text="The .gguf file's path in it.")
+    revision = serializers.CharField(
+        max_length=255,
+        required=False,
+        allow_blank=True,
+        help_text="A branch, tag or commit (default: main); stored as the commit it resolves to.",
+    )
+    role = serializers.ChoiceField(choices=ModelFile.Role.values, required=False)
+    name = serializers.CharField(max_length=200, required=False)
+
+
+class ModelRequestInputSerializer(serializers.Serializer):
+    hf_repo = serializers.CharField(max_length=200)
+    hf_file = serializers.CharField(max_length=255)
+    revision = serializers.CharField(max_length=255, required=False, allow_blank=True)
+
+
+class ModelRequestSerializer(serializers.ModelSerializer):
+    model = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+
+    class Meta:
+        model = ModelRequest
+        fields = [
+            "id", "hf_repo", "hf_file", "revision", "state", "note", "model", "created_at",
+            "decided_at",
+        ]  # fmt: skip
+        read_only_fields = fields

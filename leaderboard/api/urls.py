@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from leaderboard.api.errors import not_found
 from leaderboard.api.views import board, catalogue, jobs, runs, submissions
+from leaderboard.api.views.models import ModelRequestListCreate
 
 
 class IdConverter:
@@ -31,6 +32,7 @@ docs_view = csp_override(settings.SECURE_CSP | {"style-src": [CSP.SELF, CSP.UNSA
 
 urlpatterns = [
     path("models", catalogue.ModelListCreate.as_view(), name="api-models"),
+    path("model-requests", ModelRequestListCreate.as_view(), name="api-model-requests"),
     path("hardware", catalogue.HardwareList.as_view(), name="api-hardware"),
     path("builds", catalogue.BuildList.as_view(), name="api-builds"),
     re_path(

@@ -95,6 +95,7 @@ from leaderboard.selectors.jobs import (
     job_token_budget,
     user_jobs,
 )
+from leaderboard.selectors.model_requests import user_model_requests
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
 
 __all__ = [
@@ -161,5 +162,6 @@ __all__ = [
     "spec_type_q",
     "target_summaries",
     "user_jobs",
+    "user_model_requests",
     "welch_difference",
 ]

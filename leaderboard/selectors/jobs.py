@@ -46,6 +46,10 @@ def job_status(*, job: Job) -> dict:
         "total": total,
         "tokens": progress.get("tokens", 0),
         "elapsed_s": progress.get("elapsed_s"),
+        # While the GPU host fetches a Hugging Face model: "downloading 3.1 of 16.9 GB".
+        "downloaded_bytes": progress.get("downloaded_bytes"),
+        "total_bytes": progress.get("total_bytes"),
+        "download": download_text(progress),
         # A stored result means every request was measured, whatever the last progress event said.
         "percent": 100 if run else (round(100 * progress.get("done", 0) / total) if total else 0),
         "error": job.error,
@@ -57,6 +61,14 @@ def job_status(*, job: Job) -> dict:
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
     }
+
+
+def download_text(progress: dict) -> str:
+    """What a model download's progress reads as, or "" when none is under way."""
+    done, total = progress.get("downloaded_bytes"), progress.get("total_bytes")
+    if progress.get("phase") != "downloading" or done is None or not total:
+        return ""
+    return f"downloading {done / 1e9:.1f} of {total / 1e9:.1f} GB"
 
 
 def _succeeded_run(job: Job) -> Run | None:

@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 
 PROGRESS_KEYS = ("phase", "done", "total", "tokens", "elapsed_s")
+# While a GPU host fetches a Hugging Face model into its cache (runner.model_cache).
+PROGRESS_KEYS += ("downloaded_bytes", "total_bytes")
 
 
 LIVE_LOG_CHARS = 4000
@@ -35,7 +37,12 @@ def job_payload(job: Job) -> dict:
     """All a GPU worker needs to run a job: plain JSON, no database access."""
 
     def model(row: ModelFile | None) -> dict | None:
-        return {"path": row.path, "sha256": row.sha256} if row else None
+        if row is None:
+            return None
+        hub = {"hf_repo": row.hf_repo, "hf_file": row.hf_file, "hf_revision": row.hf_revision}
+        # A Hub file is fetched by the GPU host on first use: it needs where and what to expect.
+        extra = hub | {"size_bytes": row.size_bytes} if row.hf_repo else {}
+        return {"path": row.path, "sha256": row.sha256} | extra
 
     return {
         "job_id": job.pk,

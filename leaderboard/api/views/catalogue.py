@@ -8,7 +8,7 @@ configs are created by submissions, never here.
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import generics, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
@@ -28,8 +28,21 @@ class ModelListCreate(generics.ListAPIView):
     permission_classes = [ReadOnlyOrAdmin]
     queryset = ModelFile.objects.order_by("name")
 
-    @extend_schema(request=s.ModelRegistrationSerializer, responses={201: s.ModelFileSerializer})
+    @extend_schema(
+        request=PolymorphicProxySerializer(
+            component_name="ModelRegistrationInput",
+            serializers=[s.ModelRegistrationSerializer, s.HubModelRegistrationSerializer],
+            resource_type_field_name=None,
+        ),
+        responses={201: s.ModelFileSerializer},
+    )
     def post(self, request: Request) -> Response:
+        # A body naming `hf_repo` registers a file of the Hugging Face Hub at a commit.
+        if "hf_repo" in request.data:
+            hub = s.HubModelRegistrationSerializer(data=request.data)
+            hub.is_valid(raise_exception=True)
+            model = services.register_hub_model(**hub.validated_data, registered_by=request.user)
+            return Response(s.ModelFileSerializer(model).data, status=status.HTTP_201_CREATED)
         incoming = s.ModelRegistrationSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         model = services.register_model(**incoming.validated_data, registered_by=request.user)

@@ -226,6 +226,127 @@
     });
   }
 
+  // Aggregate tok/s against concurrency: one line per config, baselines dashed, each line's
+  // crossover (the lowest level with a speedup below 1) drawn as a larger triangle.
+  function concurrency(canvas, data) {
+    var options = baseOptions("concurrent requests", "aggregate tok/s (all requests of a round)");
+    options.scales.x.type = "logarithmic";
+    options.scales.x.afterBuildTicks = function (axis) { axis.ticks = data.levels.map(function (l) { return { value: l }; }); };
+    options.scales.x.ticks = { callback: function (value) { return value; } };
+    options.scales.y.beginAtZero = true;
+    return new Chart(canvas, {
+      type: "line",
+      data: {
+        datasets: data.lines.map(function (line, i) {
+          var crossing = line.levels.map(function (level) { return level === line.crossover; });
+          return {
+            label: line.label + (line.crossover ? " (crossover at " + line.crossover + ")" : ""),
+            data: line.levels.map(function (level, j) { return { x: level, y: line.aggregate[j] }; }),
+            borderColor: color(i), backgroundColor: color(i), borderDash: line.baseline ? [6, 4] : [],
+            pointStyle: crossing.map(function (c) { return c ? "triangle" : "circle"; }),
+            pointRadius: crossing.map(function (c) { return c ? 9 : 4; }),
+            pointText: crossing.map(function (c) { return c ? "crossover" : null; })
+          };
+        })
+      },
+      options: options,
+      plugins: [pointTextPlugin]
+    });
+  }
+
+  // One config's categories: acceptance (left axis) and speedup over its baseline (right axis).
+  function categories(canvas, data) {
+    var options = baseOptions("task category", data.speculative ? "acceptance (share of drafted tokens)" : "decode tok/s");
+    var datasets;
+    if (data.speculative) {
+      options.scales.y.min = 0;
+      options.scales.y.max = 1;
+      options.scales.speedup = { position: "right", title: { display: true, text: "speedup over the baseline (×)" }, grid: { drawOnChartArea: false }, beginAtZero: true };
+      datasets = [
+        { label: "acceptance", data: data.acceptance, backgroundColor: "#1f4fa3", yAxisID: "y" },
+        { label: "speedup", data: data.speedup, backgroundColor: "#1d7a46", yAxisID: "speedup" }
+      ];
+    } else {
+      options.scales.y.beginAtZero = true;
+      datasets = [{ label: "decode tok/s", data: data.decode, backgroundColor: "#1f4fa3" }];
+    }
+    return new Chart(canvas, { type: "bar", data: { labels: data.categories, datasets: datasets }, options: options });
+  }
+
+  // Horizontal bars with a dark 95% band over each (compareTps's look); one bar per label.
+  function barsWithIntervals(canvas, labels, values, lows, highs, xTitle, format) {
+    // Tall enough for every bar to keep its label readable (Chart.js fills its parent).
+    canvas.parentNode.style.height = Math.max(220, 48 + labels.length * 30) + "px";
+    var options = baseOptions(xTitle, "config");
+    options.indexAxis = "y";
+    options.plugins.legend.display = false;
+    options.scales.x.min = 0;
+    options.scales.y.title.display = false;
+    options.plugins.tooltip = { callbacks: { label: function (item) {
+      var i = item.dataIndex;
+      var band = lows[i] == null ? "no interval" : "95% " + format(lows[i]) + " – " + format(highs[i]);
+      return format(values[i]) + " (" + band + ")";
+    } } };
+    return new Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: labels,
+        datasets: [
+          {
+            label: "95% interval", order: 0, grouped: false, barPercentage: 0.25, backgroundColor: "rgba(20, 20, 20, 0.75)",
+            data: lows.map(function (low, i) { return low == null ? null : [Math.max(low, 0), highs[i]]; })
+          },
+          { label: xTitle, order: 1, grouped: false, data: values, backgroundColor: labels.map(function (_, i) { return color(i); }) }
+        ]
+      },
+      options: options
+    });
+  }
+
+  function times(value) { return value == null ? "–" : value.toFixed(2) + "×"; }
+
+  // The front page: speedup by config for one target and hardware, with 95% intervals.
+  function speedupByConfig(canvas, data) {
+    var points = data.points;
+    return barsWithIntervals(
+      canvas,
+      points.map(function (p) { return p.label; }),
+      points.map(function (p) { return p.speedup; }),
+      points.map(function (p) { return p.ci95_low; }),
+      points.map(function (p) { return p.ci95_high; }),
+      "speedup over the paired baseline (×, " + data.definition + " tok/s)",
+      times
+    );
+  }
+
+  // /hardware/: the best decode tok/s per GPU for one target, with 95% intervals.
+  function hardwareTps(canvas, data) {
+    var rows = data.rows;
+    return barsWithIntervals(
+      canvas,
+      rows.map(function (r) { return r.gpu_name; }),
+      rows.map(function (r) { return r.tokens_per_second; }),
+      rows.map(function (r) { return r.ci95_low; }),
+      rows.map(function (r) { return r.ci95_high; }),
+      "best decode tok/s",
+      function (value) { return value == null ? "–" : value.toFixed(1); }
+    );
+  }
+
+  // /hardware/: the best speedup per GPU for one target, with 95% intervals.
+  function hardwareSpeedup(canvas, data) {
+    var rows = data.rows.filter(function (r) { return r.speedup != null; });
+    return barsWithIntervals(
+      canvas,
+      rows.map(function (r) { return r.gpu_name; }),
+      rows.map(function (r) { return r.speedup; }),
+      rows.map(function (r) { return r.speedup_ci95_low; }),
+      rows.map(function (r) { return r.speedup_ci95_high; }),
+      "best speedup over the paired baseline (×)",
+      times
+    );
+  }
+
   var drawers = {
     "tps-data": tokensPerRun,
     "acceptance-data": acceptance,
@@ -234,7 +355,10 @@
     "context-data": context,
     "compare-data:tps": compareTps,
     "compare-data:acceptance": compareAcceptance,
-    "compare-data:depths": compareDepths
+    "compare-data:depths": compareDepths,
+    "concurrency-data": concurrency,
+    "config-concurrency-data": concurrency,
+    "category-data": categories
   };
   document.querySelectorAll("canvas[data-chart-source]").forEach(function (canvas) {
     var source = canvas.getAttribute("data-chart-source");

@@ -22,6 +22,14 @@
       var element = panel.querySelector('[data-field="' + name + '"]');
       if (element) element.textContent = values[name];
     });
+    // A Hugging Face model being fetched by the GPU host, as the server renders it.
+    var download = panel.querySelector('[data-field="download"]');
+    if (download) {
+      var fetching = progress.phase === "downloading" && progress.total_bytes;
+      download.textContent = fetching ? "downloading " + (progress.downloaded_bytes / 1e9).toFixed(1) +
+        " of " + (progress.total_bytes / 1e9).toFixed(1) + " GB" : "";
+      download.hidden = !fetching;
+    }
     var bar = panel.querySelector("progress");
     if (bar) bar.value = progress.percent || 0;
     // The engine's recent log, as the worker last sent it.

@@ -1,0 +1,312 @@
+"""Models by Hugging Face reference: registration, its errors, the API and model requests.
+
+The real huggingface_hub code talks to a local Hub (tests/support/hub_server.py) that serves
+the tiny GGUF fixtures in the Hub's layout; nothing leaves the machine."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from rest_framework.test import APIClient
+
+from leaderboard import services
+from leaderboard.models import ModelFile, ModelRequest
+from runner import hub as runner_hub
+from tests.support.hub_server import HubServer
+
+REPO = "tiny-org/tiny-qwen3-GGUF"
+FILE = "tiny-qwen3.gguf"
+
+
+@pytest.fixture
+def hub(settings, tiny_models):
+    with HubServer() as server:
+        server.commit(
+            REPO, {FILE: tiny_models[FILE], "tiny-dflash.gguf": tiny_models["tiny-dflash.gguf"]}
+        )
+        settings.SPECBOARD_HF_ENDPOINT = server.endpoint
+        settings.SPECBOARD_HF_TOKEN = None
+        yield server
+
+
+@pytest.fixture
+def admin_user(django_user_model):
+    return django_user_model.objects.create_user(
+        username="root", password="correct-horse-battery", is_staff=True
+    )
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_a_hub_file_is_registered_at_the_commit_its_branch_resolves_to(db, hub, tiny_models):
+    model = services.register_hub_model(hf_repo=REPO, hf_file=FILE, revision="main")
+
+    content = tiny_models[FILE].read_bytes()
+    commit = hub.repos[REPO].refs["main"]
+    assert (model.hf_repo, model.hf_file, model.hf_revision) == (REPO, FILE, commit)
+    assert model.path == f"hf/{REPO}/{commit}/{FILE}"
+    assert model.sha256 == sha256(content) and model.size_bytes == len(content)
+    assert model.architecture == "qwen3" and model.role == "target"
+    assert model.metadata["n_embd"] == 64 and model.metadata["vocab_size"] == 256
+    assert model.test_weights  # the tiny writer's own mark, read from the remote header
+
+
+def test_the_header_is_read_by_growing_ranges_before_the_whole_file(
+    db, hub, tiny_models, monkeypatch
+):
+    monkeypatch.setattr(runner_hub, "FIRST_HEADER_BYTES", 1024)
+    size = tiny_models[FILE].stat().st_size
+
+    services.register_hub_model(hf_repo=REPO, hf_file=FILE)
+
+    ranges = [request.range for request in hub.cdn_gets()]
+    assert ranges[0] == "bytes=0-1023" and len(ranges) >= 2
+    assert all(r is not None for r in ranges)  # never a request for the whole file
+    last = int(ranges[-1].rsplit("-", 1)[1]) + 1
+    assert last < size
+
+
+def test_a_draft_is_registered_with_its_dflash_metadata(db, hub):
+    model = services.register_hub_model(hf_repo=REPO, hf_file="tiny-dflash.gguf")
+
+    assert model.role == "draft" and model.architecture == "dflash"
+    assert model.metadata["dflash_target_layers"] == [1, 3]
+
+
+def test_a_file_kept_in_git_gets_its_sha256_by_streaming_it_once(db, hub, tiny_models):
+    hub.commit("plain/repo", {FILE: tiny_models[FILE]}, lfs=False)
+
+    model = services.register_hub_model(hf_repo="plain/repo", hf_file=FILE)
+
+    assert model.sha256 == sha256(tiny_models[FILE].read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("reference", "field", "words"),
+    [
+        ({"hf_repo": "nobody/nothing", "hf_file": FILE}, "hf_repo", "no repository"),
+        ({"hf_repo": REPO, "hf_file": "missing.gguf"}, "hf_file", "has no file missing.gguf"),
+        ({"hf_repo": REPO, "hf_file": FILE, "revision": "v9"}, "revision", "does not exist"),
+        ({"hf_repo": "not a repo", "hf_file": FILE}, "hf_repo", "not a repository id"),
+        ({"hf_repo": REPO, "hf_file": "../x.gguf"}, "hf_file", "not a .gguf file path"),
+    ],
+)
+def test_a_bad_reference_is_a_field_error_and_registers_nothing(db, hub, reference, field, words):
+    with pytest.raises(services.RegistrationError) as refused:
+        services.register_hub_model(**reference)
+
+    assert words in " ".join(refused.value.errors[field])
+    assert not ModelFile.objects.exists()
+
+
+def test_a_file_that_is_not_a_gguf_is_refused(db, hub):
+    hub.commit("junk/repo", {"model.gguf": b"PK\x03\x04 this is a zip file" * 100})
+
+    with pytest.raises(services.RegistrationError) as refused:
+        services.register_hub_model(hf_repo="junk/repo", hf_file="model.gguf")
+
+    assert "not a GGUF file" in refused.value.errors["hf_file"][0]
+    assert not ModelFile.objects.exists()
+
+
+def test_a_truncated_file_is_refused(db, hub, tiny_models):
+    hub.truncate_to = tiny_models[FILE].stat().st_size // 2
+
+    with pytest.raises(services.RegistrationError) as refused:
+        services.register_hub_model(hf_repo=REPO, hf_file=FILE)
+
+    assert "truncated" in refused.value.errors["hf_file"][0]
+    assert not ModelFile.objects.exists()
+
+
+def test_a_header_whose_tensors_run_past_the_file_is_refused(db, hub, tiny_models):
+    content = tiny_models[FILE].read_bytes()
+    hub.commit("cut/repo", {FILE: content[: len(content) - 4096]})
+
+    with pytest.raises(services.RegistrationError) as refused:
+        services.register_hub_model(hf_repo="cut/repo", hf_file=FILE)
+
+    assert "truncated" in refused.value.errors["hf_file"][0]
+
+
+def test_a_sha256_change_at_the_same_commit_is_refused_and_keeps_the_registered_file(
+    db, hub, tiny_models
+):
+    model = services.register_hub_model(hf_repo=REPO, hf_file=FILE)
+    changed = tiny_models["tiny-mtp.gguf"].read_bytes()
+    hub.replace_content(REPO, model.hf_revision, FILE, changed)
+
+    with pytest.raises(services.RegistrationError) as refused:
+        services.register_hub_model(hf_repo=REPO, hf_file=FILE, revision=model.hf_revision)
+
+    assert "the Hub now gives" in refused.value.errors["hf_file"][0]
+    kept = ModelFile.objects.get()
+    assert kept.sha256 == model.sha256 and kept.architecture == "qwen3"
+
+
+def test_a_hub_model_can_be_picked_in_a_submission(
+    db, hub, hardware, user, enqueued, django_capture_on_commit_callbacks
+):
+    model = services.register_hub_model(hf_repo=REPO, hf_file=FILE)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.submit_config(
+            owner=user,
+            data={"target_model": model.path, "protocol": {"name": "quick", "n_predict": 16}},
+            hardware_slug=hardware.slug,
+        )
+
+    (sent,) = enqueued
+    target = sent["kwargs"]["models"]["target"]
+    assert job.config.target == model
+    assert target == {
+        "path": model.path,
+        "sha256": model.sha256,
+        "hf_repo": REPO,
+        "hf_file": FILE,
+        "hf_revision": model.hf_revision,
+        "size_bytes": model.size_bytes,
+    }
+
+
+# The API ------------------------------------------------------------------------------------
+
+
+def test_admins_register_a_hub_model_through_the_api(db, hub, admin_user):
+    client = APIClient()
+    client.force_authenticate(admin_user)
+
+    response = client.post(
+        "/api/v1/models", {"hf_repo": REPO, "hf_file": FILE, "revision": "main"}, format="json"
+    )
+
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["hf_repo"] == REPO and body["hf_revision"] == hub.repos[REPO].refs["main"]
+    assert body["path"] == ModelFile.objects.get().path
+
+
+def test_the_api_gives_field_errors_for_a_bad_hub_reference(db, hub, admin_user):
+    client = APIClient()
+    client.force_authenticate(admin_user)
+
+    response = client.post(
+        "/api/v1/models", {"hf_repo": REPO, "hf_file": FILE, "revision": "nope"}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert "does not exist" in str(response.json()["revision"])
+    assert not ModelFile.objects.exists()
+
+
+def test_only_admins_register_hub_models(db, hub, user):
+    client = APIClient()
+    body = {"hf_repo": REPO, "hf_file": FILE}
+    assert client.post("/api/v1/models", body, format="json").status_code in (401, 403)
+    client.force_authenticate(user)
+    assert client.post("/api/v1/models", body, format="json").status_code == 403
+    assert not ModelFile.objects.exists()
+
+
+# Model requests -----------------------------------------------------------------------------
+
+
+def test_users_request_models_and_see_only_their_own(db, hub, user, django_user_model):
+    other = django_user_model.objects.create_user(username="bob", password="x-y-z-w-v")
+    services.request_model(requester=other, hf_repo=REPO, hf_file="tiny-dflash.gguf")
+    client = APIClient()
+    client.force_authenticate(user)
+
+    created = client.post("/api/v1/model-requests", {"hf_repo": REPO, "hf_file": FILE})
+    listed = client.get("/api/v1/model-requests").json()
+
+    assert created.status_code == 201 and created.json()["state"] == "pending"
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert [(row["hf_file"], row["state"]) for row in rows] == [(FILE, "pending")]
+    bad = client.post("/api/v1/model-requests", {"hf_repo": "no repo", "hf_file": FILE})
+    assert bad.status_code == 400 and "hf_repo" in bad.json()
+    assert APIClient().get("/api/v1/model-requests").status_code in (401, 403)
+
+
+def test_approving_a_request_registers_the_model_and_the_requester_sees_it(
+    db, hub, user, admin_user, client
+):
+    asked = services.request_model(requester=user, hf_repo=REPO, hf_file=FILE)
+
+    model = services.approve_model_request(model_request=asked, admin=admin_user)
+
+    asked.refresh_from_db()
+    assert asked.state == "approved" and asked.model == model and asked.decided_by == admin_user
+    assert model.hf_repo == REPO and model.registered_by == admin_user
+    client.force_login(user)
+    page = client.get("/model-requests/").content.decode()
+    assert "approved" in page and model.name in page
+    with pytest.raises(services.ModelRequestError):
+        services.refuse_model_request(model_request=asked, admin=admin_user)
+
+
+def test_a_request_whose_file_cannot_be_registered_stays_pending(db, hub, user, admin_user):
+    asked = services.request_model(requester=user, hf_repo=REPO, hf_file="missing.gguf")
+
+    with pytest.raises(services.RegistrationError):
+        services.approve_model_request(model_request=asked, admin=admin_user)
+
+    asked.refresh_from_db()
+    assert asked.state == "pending" and not ModelFile.objects.exists()
+
+
+def test_refusing_a_request_registers_nothing_and_shows_the_note(db, hub, user, admin_user, client):
+    asked = services.request_model(requester=user, hf_repo=REPO, hf_file=FILE)
+
+    services.refuse_model_request(model_request=asked, admin=admin_user, note="too large")
+
+    assert ModelRequest.objects.get().state == "refused" and not ModelFile.objects.exists()
+    client.force_login(user)
+    page = client.get("/model-requests/").content.decode()
+    assert "refused" in page and "too large" in page
+
+
+def test_the_request_page_takes_a_request_and_shows_field_errors(db, hub, user, client):
+    client.force_login(user)
+
+    bad = client.post("/model-requests/", {"hf_repo": "no repo", "hf_file": FILE})
+    good = client.post("/model-requests/", {"hf_repo": REPO, "hf_file": FILE, "revision": ""})
+
+    assert bad.status_code == 200 and "not a repository id" in bad.content.decode()
+    assert good.status_code == 302
+    assert ModelRequest.objects.get().requester == user
+
+
+def test_admins_approve_and_refuse_requests_with_the_admin_actions(
+    db, hub, user, admin_user, client
+):
+    admin_user.is_superuser = True
+    admin_user.save()
+    approve = services.request_model(requester=user, hf_repo=REPO, hf_file=FILE)
+    refuse = services.request_model(requester=user, hf_repo=REPO, hf_file="tiny-dflash.gguf")
+    client.force_login(admin_user)
+    url = "/admin/leaderboard/modelrequest/"
+
+    client.post(url, {"action": "approve", "_selected_action": [approve.pk]})
+    client.post(url, {"action": "refuse", "_selected_action": [refuse.pk]})
+
+    states = dict(ModelRequest.objects.values_list("pk", "state"))
+    assert states == {approve.pk: "approved", refuse.pk: "refused"}
+    assert ModelFile.objects.get().hf_file == FILE
+
+
+def test_the_admin_registers_a_model_by_hub_reference(db, hub, admin_user, client):
+    admin_user.is_superuser = True
+    admin_user.save()
+    client.force_login(admin_user)
+    url = "/admin/leaderboard/modelfile/register-hub/"
+
+    refused = client.post(url, {"hf_repo": "nobody/nothing", "hf_file": FILE})
+    registered = client.post(url, {"hf_repo": REPO, "hf_file": FILE, "revision": "main"})
+
+    assert refused.status_code == 200 and "no repository" in refused.content.decode()
+    assert registered.status_code == 302
+    assert ModelFile.objects.get().hf_revision == hub.repos[REPO].refs["main"]
