@@ -154,7 +154,9 @@ def test_each_level_runs_warmup_then_measured_waves_of_level_distinct_exact_prom
 def test_the_baseline_plans_the_same_prompts_and_the_seed_changes_them():
     config = parse_config(SELF_DRAFT | concurrency(levels=[1, 2], input_tokens=16, output_tokens=8))
     hashes = [s.prompt_sha256 for s in protocols.plan_requests(config, vocab_size=4096)]
-    baseline = [s.prompt_sha256 for s in protocols.plan_requests(config.baseline(), vocab_size=4096)]
+    baseline = [
+        s.prompt_sha256 for s in protocols.plan_requests(config.baseline(), vocab_size=4096)
+    ]
     other = parse_config(SELF_DRAFT | concurrency(levels=[1, 2], input_tokens=16,
                                                   output_tokens=8, seed=43))  # fmt: skip
     assert hashes == baseline
@@ -200,7 +202,8 @@ def test_a_wave_keeps_each_response_s_draft_counts_and_shares_out_the_metrics_co
     assert [(r["draft_n"], r["draft_n_accepted"]) for r in records] == [(8, 4), (4, 1)]
     assert [r["verify_steps"] for r in records] == [4, 2]
     assert sum(r["verify_steps"] for r in records) == 6
-    assert [sum(column) for column in zip(*(r["accepted_per_position"] for r in records))] == [3, 2]
+    positions = [r["accepted_per_position"] for r in records]
+    assert [sum(column) for column in zip(*positions, strict=True)] == [3, 2]
     # Pooled over the wave, tau is the server's own: 1 + 5 accepted / 6 verify steps.
     assert stats.acceptance_and_tau(records) == (5 / 12, pytest.approx(1 + 5 / 6))
     assert all(r["tau"] is None for r in records)
@@ -344,9 +347,7 @@ def models_dir(tiny_models) -> Path:
 
 
 @pytest.mark.engine
-def test_the_concurrency_protocol_runs_on_llama_server_with_its_paired_baseline(
-    models_dir, engine
-):
+def test_the_concurrency_protocol_runs_on_llama_server_with_its_paired_baseline(models_dir, engine):
     config = parse_config(
         SELF_DRAFT | {"n_max": 4, "threads": 2}
         | concurrency(levels=[1, 2], input_tokens=32, output_tokens=16, rounds=2, warmup=1)
