@@ -1,6 +1,7 @@
 """What the Redis broker holds, for the reconciler: waiting and unacked task ids, and results on
 their way to the database; forgetting a lost worker's unacked messages; asking live workers what
-they execute. Nothing here sends a task (leaderboard.dispatch does).
+they execute; for the hosts page, which workers answer with the queues they consume and how
+many messages wait in a queue. Nothing here sends a task (leaderboard.dispatch does).
 """
 
 from __future__ import annotations
@@ -101,3 +102,43 @@ def active_task_ids(timeout_s: float = 2.0) -> set[str] | None:
     if not replies:
         return None
     return {task["id"] for tasks in replies.values() for task in tasks or []}
+
+
+def live_workers(timeout_s: float = 1.0) -> dict[str, list[str]] | None:
+    """The workers that answer now, each with the queues it consumes ({} when the broker is
+    reachable and none answers); None when the broker cannot be reached or asked."""
+    try:
+        with app.connection_for_read() as connection:
+            connection.ensure_connection(max_retries=1, timeout=timeout_s)
+            replies = app.control.inspect(timeout=timeout_s, connection=connection).active_queues()
+    except Exception:  # Any transport failure means "unknown", never a page error.
+        return None
+    return {
+        str(name): sorted(str(queue.get("name", "")) for queue in queues or [])
+        for name, queues in (replies or {}).items()
+    }
+
+
+def queue_lengths(queues: list[str]) -> dict[str, int] | None:
+    """Messages waiting in each queue of a Redis broker (priority lists included); None for any
+    other transport or an unreachable broker."""
+    try:
+        with app.connection_for_read() as connection:
+            connection.ensure_connection(max_retries=1, timeout=1.0)
+            if connection.transport.driver_type != "redis":
+                return None
+            client = connection.default_channel.client
+            with client.pipeline(transaction=False) as pipe:
+                for queue in queues:
+                    for key in (
+                        queue,
+                        *(f"{queue}{_REDIS_PRIORITY_SEPARATOR}{s}" for s in _REDIS_PRIORITY_STEPS),
+                    ):
+                        pipe.llen(key)
+                counts = pipe.execute()
+    except Exception:  # The count is a nicety; the database's own count stands.
+        return None
+    per_queue = 1 + len(_REDIS_PRIORITY_STEPS)
+    return {
+        queue: sum(counts[i * per_queue : (i + 1) * per_queue]) for i, queue in enumerate(queues)
+    }

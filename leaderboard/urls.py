@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
-from leaderboard import submit_views, views
+from leaderboard import host_views, submit_views, views
 
 # The API's routes register the `id` converter (digits that fit a 64-bit integer), which the
 # pages use too: /runs/99999999999999999999999/ is a 404 before any query is made.
@@ -70,6 +70,7 @@ urlpatterns = [
     path("model-requests/", model_requests, name="model-requests"),
     path("jobs/<id:job_id>/", views.job_detail, name="job"),
     path("jobs/<id:job_id>/cancel/", views.job_cancel, name="job-cancel"),
+    path("hosts/", host_views.hosts, name="hosts"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include(api_urls)),

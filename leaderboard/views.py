@@ -104,6 +104,13 @@ def _leaderboard_board(*, view: dict, choices: dict) -> str:
             "filters": filters,
             "query": query.urlencode(),
             "toggle_query": toggle.urlencode(),
+            # Speedup by config for the selected target and hardware (ranked rows only).
+            "speedup_chart": selectors.speedup_chart(
+                target=filters["target"],
+                hardware=filters["hardware"],
+                spec_type=filters["spec_type"],
+                protocol=filters["protocol"],
+            ),
         },
     )
 
@@ -259,8 +266,14 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def hardware_list(request: HttpRequest) -> HttpResponse:
+    # The GPUs compared for one target and protocol; unknown choices fall back to the widest.
+    comparison = selectors.hardware_comparison_for(
+        target=request.GET.get("target", ""), protocol=request.GET.get("protocol", "")
+    )
     return render(
-        request, "leaderboard/hardware_list.html", {"hardware": selectors.hardware_summaries()}
+        request,
+        "leaderboard/hardware_list.html",
+        {"hardware": selectors.hardware_summaries(), "comparison": comparison},
     )
 
 
@@ -335,6 +348,8 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "job": job,
             "status": status,
             "remaining_s": selectors.job_remaining_seconds(status=status),
+            # Where a queued job stands in its hardware's queue and when it should start.
+            "standing": selectors.queue_standing(job=job),
             "can_cancel": job.is_active and (request.user == job.owner or request.user.is_staff),
         },
     )

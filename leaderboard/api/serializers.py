@@ -206,6 +206,13 @@ class JobSerializer(serializers.ModelSerializer):
     token_budget = serializers.SerializerMethodField(
         help_text="Requests and tokens the protocol will cost, warm-ups included, before it runs."
     )
+    queue_position = serializers.SerializerMethodField(
+        help_text="While queued: its place in its hardware's queue, 1 is next (else null)."
+    )
+    estimated_start = serializers.SerializerMethodField(
+        help_text="While queued: when it should start, from the hardware's median job duration "
+        "(null when not queued or without measured jobs)."
+    )
 
     class Meta:
         model = Job
@@ -213,8 +220,26 @@ class JobSerializer(serializers.ModelSerializer):
             "id", "status", "progress", "config_key", "hardware", "engine_release", "auto_scheduled",
             "baseline_for", "attempts", "error", "log_tail", "run_id", "gpu_seconds",
             "engine_seconds", "token_budget", "created_at", "started_at", "finished_at",
+            "queue_position", "estimated_start",
         ]  # fmt: skip
         read_only_fields = fields
+
+    def _standing(self, job: Job) -> dict:
+        cached = getattr(self, "_standings", None)
+        if cached is None:
+            cached = self._standings = {}
+        if job.pk not in cached:
+            cached[job.pk] = selectors.queue_standing(job=job)
+        return cached[job.pk]
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_queue_position(self, job: Job) -> int | None:
+        return self._standing(job)["queue_position"]
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_estimated_start(self, job: Job) -> str | None:
+        start = self._standing(job)["estimated_start"]
+        return serializers.DateTimeField().to_representation(start) if start else None
 
     def _status(self, job: Job) -> dict:
         # One status per job, however many fields read it.

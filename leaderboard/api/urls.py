@@ -7,7 +7,7 @@ from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from leaderboard.api.errors import not_found
-from leaderboard.api.views import board, catalogue, jobs, runs, submissions
+from leaderboard.api.views import board, catalogue, hosts, jobs, runs, submissions
 from leaderboard.api.views.models import ModelRequestListCreate
 
 
@@ -54,6 +54,7 @@ urlpatterns = [
     path("allowance", submissions.AllowanceDetail.as_view(), name="api-allowance"),
     path("jobs/<id:pk>", jobs.JobDetail.as_view(), name="api-job"),
     path("jobs/<id:pk>/cancel", jobs.JobCancel.as_view(), name="api-job-cancel"),
+    path("hosts", hosts.HostList.as_view(), name="api-hosts"),
     path("imports", submissions.ImportCreate.as_view(), name="api-imports"),
     path("uploads", submissions.UploadCreate.as_view(), name="api-uploads"),
     path(

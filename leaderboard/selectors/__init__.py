@@ -11,9 +11,12 @@ The reads are grouped by what they are about, one module each:
 - `cache`: the page cache keyed on the board's change counter (`board_cached`).
 - `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
   trade-off, n_max sweep, context depth).
+- `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
 - `intervals`: a row's 95% interval and how two lie (the one test behind ties and "beats").
 - `compare`: Welch differences and the compare page's side-by-side columns.
 - `jobs`: a job's status, cost and time left, and a user's jobs.
+- `queue`: a queued job's position in its hardware's queue and its estimated start.
+- `hosts`: the GPU hosts serving each hardware kind, online or not, and each kind's queue.
 - `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
   measured speed, whether a stored config can be run again.
 - `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
@@ -40,6 +43,7 @@ from leaderboard.selectors.board import (
     release_number,
     spec_type_q,
 )
+from leaderboard.selectors.board_charts import hardware_comparison_for, speedup_chart
 from leaderboard.selectors.cache import (
     board_cache_key,
     board_cached,
@@ -85,6 +89,7 @@ from leaderboard.selectors.estimates import (
     measured_speed,
     rerun_source,
 )
+from leaderboard.selectors.hosts import cached_live_workers, host_board
 from leaderboard.selectors.intervals import interval_of, interval_relation, overlaps
 from leaderboard.selectors.jobs import (
     job_by_id,
@@ -96,6 +101,7 @@ from leaderboard.selectors.jobs import (
     user_jobs,
 )
 from leaderboard.selectors.model_requests import user_model_requests
+from leaderboard.selectors.queue import queue_standing
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
 
 __all__ = [
@@ -113,6 +119,7 @@ __all__ = [
     "board_cached",
     "board_definitions",
     "board_version",
+    "cached_live_workers",
     "BoardPaginator",
     "comparison",
     "config_by_key",
@@ -127,7 +134,9 @@ __all__ = [
     "gpu_time_estimate",
     "forget_board_version",
     "hardware_by_slug",
+    "hardware_comparison_for",
     "hardware_summaries",
+    "host_board",
     "interval_of",
     "interval_relation",
     "is_stale",
@@ -150,6 +159,7 @@ __all__ = [
     "page_ranks",
     "protocol_depths",
     "protocol_summary",
+    "queue_standing",
     "ranked_rows",
     "registered_models",
     "release_number",
@@ -160,6 +170,7 @@ __all__ = [
     "run_by_id",
     "servable_hardware",
     "spec_type_q",
+    "speedup_chart",
     "target_summaries",
     "user_jobs",
     "user_model_requests",

@@ -62,11 +62,14 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
 
 
 def _baseline_peak_memory(entry: LeaderboardEntry) -> int | None:
-    if entry.baseline_entry_id and entry.baseline_entry.peak_memory_bytes:
-        return entry.baseline_entry.peak_memory_bytes
+    """The paired baseline's peak GPU memory (never a CPU build's process memory)."""
+    baseline = entry.baseline_entry if entry.baseline_entry_id else None
+    if baseline is not None and baseline.peak_memory_bytes and baseline.best_run_id:
+        if baseline.best_run.memory_kind == "gpu":
+            return baseline.peak_memory_bytes
     run = entry.best_run
-    paired = (run.raw_result.get("baseline") or {}) if run else {}
-    return (paired.get("summary") or {}).get("peak_memory_bytes")
+    paired = ((run.raw_result.get("baseline") or {}).get("summary") or {}) if run else {}
+    return paired.get("peak_memory_bytes") if paired.get("memory_kind") == "gpu" else None
 
 
 def _entry_speedup(entry: LeaderboardEntry) -> float | None:
@@ -76,12 +79,17 @@ def _entry_speedup(entry: LeaderboardEntry) -> float | None:
 
 
 def memory_tradeoff(*, target_name: str, hardware: Hardware) -> list[dict]:
-    """Speculative rows of one target and hardware: speedup against extra GPU memory (GiB)."""
+    """Speculative rows of one target and hardware: speedup against extra GPU memory (GiB).
+    Only GPU memory (NVML) counts: a CPU build's process memory is another measurement."""
     entries = LeaderboardEntry.objects.filter(
-        config__target_name=target_name, hardware=hardware, retired=False
+        config__target_name=target_name,
+        hardware=hardware,
+        retired=False,
+        best_run__memory_kind="gpu",
     ).exclude(config__spec_label="none")
     points = []
-    for entry in entries.select_related("config", "baseline_entry", "best_run"):
+    related = ("config", "baseline_entry", "baseline_entry__best_run", "best_run")
+    for entry in entries.select_related(*related):
         baseline_peak = _baseline_peak_memory(entry)
         speedup = _entry_speedup(entry)
         if entry.peak_memory_bytes is None or baseline_peak is None or speedup is None:

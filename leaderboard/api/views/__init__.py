@@ -2,9 +2,10 @@
 
 `catalogue` holds model files, hardware, llama.cpp builds and configs; `board` the leaderboard,
 its exports and compare; `runs` the measured runs and their per-request exports; `jobs` a job's
-progress and cancelling it; `submissions` what users send in (configs, CSV imports, result
-files). Errors, content negotiation, permissions and throttles live beside this package in
-`leaderboard.api`. Every view is re-exported here, so `views.Compare` names the same class.
+progress and cancelling it; `hosts` the GPU hosts serving each hardware kind; `submissions`
+what users send in (configs, CSV imports, result files). Errors, content negotiation,
+permissions and throttles live beside this package in `leaderboard.api`. Every view is
+re-exported here, so `views.Compare` names the same class.
 """
 
 from leaderboard.api.views.board import (
@@ -21,6 +22,7 @@ from leaderboard.api.views.catalogue import (
     HardwareList,
     ModelListCreate,
 )
+from leaderboard.api.views.hosts import HostList
 from leaderboard.api.views.jobs import JobCancel, JobDetail
 from leaderboard.api.views.runs import RunDetail, RunList, RunRequestsCsv, RunRequestsJson
 from leaderboard.api.views.submissions import ImportCreate, SubmissionListCreate, UploadCreate
@@ -32,6 +34,7 @@ __all__ = [
     "ConfigDetail",
     "ConfigList",
     "HardwareList",
+    "HostList",
     "ImportCreate",
     "JobCancel",
     "JobDetail",

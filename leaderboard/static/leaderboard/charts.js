@@ -347,6 +347,80 @@
     );
   }
 
+  // Horizontal bars with a dark 95% band over each (compareTps's look); one bar per label.
+  function barsWithIntervals(canvas, labels, values, lows, highs, xTitle, format) {
+    // Tall enough for every bar to keep its label readable (Chart.js fills its parent).
+    canvas.parentNode.style.height = Math.max(220, 48 + labels.length * 30) + "px";
+    var options = baseOptions(xTitle, "config");
+    options.indexAxis = "y";
+    options.plugins.legend.display = false;
+    options.scales.x.min = 0;
+    options.scales.y.title.display = false;
+    options.plugins.tooltip = { callbacks: { label: function (item) {
+      var i = item.dataIndex;
+      var band = lows[i] == null ? "no interval" : "95% " + format(lows[i]) + " – " + format(highs[i]);
+      return format(values[i]) + " (" + band + ")";
+    } } };
+    return new Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: labels,
+        datasets: [
+          {
+            label: "95% interval", order: 0, grouped: false, barPercentage: 0.25, backgroundColor: "rgba(20, 20, 20, 0.75)",
+            data: lows.map(function (low, i) { return low == null ? null : [Math.max(low, 0), highs[i]]; })
+          },
+          { label: xTitle, order: 1, grouped: false, data: values, backgroundColor: labels.map(function (_, i) { return color(i); }) }
+        ]
+      },
+      options: options
+    });
+  }
+
+  function times(value) { return value == null ? "–" : value.toFixed(2) + "×"; }
+
+  // The front page: speedup by config for one target and hardware, with 95% intervals.
+  function speedupByConfig(canvas, data) {
+    var points = data.points;
+    return barsWithIntervals(
+      canvas,
+      points.map(function (p) { return p.label; }),
+      points.map(function (p) { return p.speedup; }),
+      points.map(function (p) { return p.ci95_low; }),
+      points.map(function (p) { return p.ci95_high; }),
+      "speedup over the paired baseline (×, " + data.definition + " tok/s)",
+      times
+    );
+  }
+
+  // /hardware/: the best decode tok/s per GPU for one target, with 95% intervals.
+  function hardwareTps(canvas, data) {
+    var rows = data.rows;
+    return barsWithIntervals(
+      canvas,
+      rows.map(function (r) { return r.gpu_name; }),
+      rows.map(function (r) { return r.tokens_per_second; }),
+      rows.map(function (r) { return r.ci95_low; }),
+      rows.map(function (r) { return r.ci95_high; }),
+      "best decode tok/s",
+      function (value) { return value == null ? "–" : value.toFixed(1); }
+    );
+  }
+
+  // /hardware/: the best speedup per GPU for one target, with 95% intervals.
+  function hardwareSpeedup(canvas, data) {
+    var rows = data.rows.filter(function (r) { return r.speedup != null; });
+    return barsWithIntervals(
+      canvas,
+      rows.map(function (r) { return r.gpu_name; }),
+      rows.map(function (r) { return r.speedup; }),
+      rows.map(function (r) { return r.speedup_ci95_low; }),
+      rows.map(function (r) { return r.speedup_ci95_high; }),
+      "best speedup over the paired baseline (×)",
+      times
+    );
+  }
+
   var drawers = {
     "tps-data": tokensPerRun,
     "acceptance-data": acceptance,
@@ -358,7 +432,10 @@
     "compare-data:depths": compareDepths,
     "concurrency-data": concurrency,
     "config-concurrency-data": concurrency,
-    "category-data": categories
+    "category-data": categories,
+    "speedup-data": speedupByConfig,
+    "hardware-comparison-data:tps": hardwareTps,
+    "hardware-comparison-data:speedup": hardwareSpeedup
   };
   document.querySelectorAll("canvas[data-chart-source]").forEach(function (canvas) {
     var source = canvas.getAttribute("data-chart-source");

@@ -16,8 +16,11 @@
     var values = {
       status: job.status, phase: progress.phase || "–", done: progress.done, total: progress.total || "?",
       tokens: progress.tokens, elapsed_s: progress.elapsed_s == null ? 0 : Math.round(progress.elapsed_s),
-      remaining_s: remaining(progress)
+      remaining_s: remaining(progress), queue_position: job.queue_position
     };
+    // The queue standing only says something while the job waits.
+    var standing = panel.querySelector("#queue-standing");
+    if (standing && job.status !== "queued") standing.hidden = true;
     Object.keys(values).forEach(function (name) {
       var element = panel.querySelector('[data-field="' + name + '"]');
       if (element) element.textContent = values[name];

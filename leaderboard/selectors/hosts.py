@@ -1,0 +1,207 @@
+"""Who serves each hardware kind: its GPU hosts, online or not, what they run, and its queue.
+
+It owns the reads of the /hosts/ page and `GET /api/v1/hosts`: for every hardware kind that is
+served (or has registered hosts) its queue depth (queued jobs in the database, and the messages
+waiting in the broker where that is cheap: Redis), its running jobs, the live workers that
+consume its queue, and each registered host with its status, its running job and the engine
+release it serves (that of the latest run it measured, else of the latest job it claimed).
+
+A host's status, in this order: "revoked" (its key no longer counts); "online" when it sent a
+signed message within `online_window_s()` (the reclaim window: a host quiet for longer may lose
+its job to another) or a live worker named for it (`gpu@<host name>`) consumes its queue;
+"unknown" when the broker could not be asked, or when workers that name no registered host
+consume its queue (one of them may be this host); otherwise "offline". Nothing here reads or
+returns a host's key.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Count, Max, OuterRef, Q, Subquery
+from django.utils import timezone
+from django.utils.text import slugify
+
+from leaderboard import broker
+from leaderboard.models import GpuHost, Hardware, Job, Run
+from leaderboard.selectors.queue import progress_fraction
+
+# Asking the workers waits for their replies (a second): one answer serves the page this long.
+WORKERS_CACHE_SECONDS = 15
+_WORKERS_CACHE_KEY = "hosts:live-workers"
+
+
+def online_window_s() -> int:
+    """Seconds since its last signed message within which a host counts as online."""
+    return settings.SPECBOARD_HOST_RECLAIM_SECONDS
+
+
+def cached_live_workers() -> dict[str, list[str]] | None:
+    """The broker's live workers and their queues (None: unknown), asked at most once per
+    WORKERS_CACHE_SECONDS."""
+    held = cache.get(_WORKERS_CACHE_KEY)
+    if held is None:
+        held = {"workers": broker.live_workers()}
+        cache.set(_WORKERS_CACHE_KEY, held, WORKERS_CACHE_SECONDS)
+    return held["workers"]
+
+
+def worker_host_name(worker: str) -> str:
+    """The host a Celery worker's node name names: "gpu@lab-a.example" -> "lab-a"."""
+    _, _, machine = worker.rpartition("@")
+    return slugify(machine.split(".")[0])
+
+
+def host_status(
+    *,
+    host: GpuHost,
+    last_message_at: datetime | None,
+    workers: dict[str, list[str]] | None,
+    now: datetime,
+) -> tuple[str, str]:
+    """A host's status and why, by the rule in the module's docstring."""
+    if host.revoked:
+        return "revoked", "its key was revoked: nothing it sends is accepted"
+    window = online_window_s()
+    if last_message_at is not None and last_message_at >= now - timedelta(seconds=window):
+        return "online", f"sent a signed message {_ago(now - last_message_at)} ago"
+    queue = host.hardware.queue_name
+    serving = {name for name, queues in (workers or {}).items() if queue and queue in queues}
+    if any(worker_host_name(name) == host.name for name in serving):
+        return "online", "its worker answers on the broker"
+    if workers is None:
+        return "unknown", "the broker could not be asked which workers are alive"
+    unnamed = [name for name in serving if worker_host_name(name) != host.name]
+    if unnamed:
+        return "unknown", (
+            f"{len(unnamed)} worker(s) consuming {queue} answer without naming this host; "
+            f"no signed message in the last {window // 60} minutes"
+        )
+    last = f"last message {_ago(now - last_message_at)} ago" if last_message_at else "no message"
+    return "offline", f"no worker of this kind answers; {last}"
+
+
+def _ago(delta: timedelta) -> str:
+    seconds = max(int(delta.total_seconds()), 0)
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 2 * 3600:
+        return f"{seconds // 60} min"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} days"
+
+
+def _running_jobs(hardware_ids: list[int]) -> list[Job]:
+    return list(
+        Job.objects.filter(hardware_id__in=hardware_ids, status=Job.Status.RUNNING)
+        .select_related("config", "hardware")
+        .order_by("started_at", "id")
+    )
+
+
+def _job_summary(job: Job) -> dict:
+    progress = job.progress if isinstance(job.progress, dict) else {}
+    fraction, _ = progress_fraction(progress)
+    phase = progress.get("phase")
+    return {
+        "id": job.pk,
+        "config_key": job.config.key,
+        "label": job.config.label,
+        "phase": phase if isinstance(phase, str) else "",
+        "percent": round(100 * fraction) if fraction is not None else 0,
+        "started_at": job.started_at,
+    }
+
+
+def _hosts() -> list[GpuHost]:
+    latest_run = Run.objects.filter(job__host=OuterRef("pk")).order_by("-created_at", "-id")
+    latest_job = Job.objects.filter(host=OuterRef("pk")).order_by("-created_at", "-id")
+    return list(
+        GpuHost.objects.select_related("hardware")
+        .defer("key")
+        .annotate(
+            last_message_at=Max("jobs__host_seen_at"),
+            run_release=Subquery(latest_run.values("engine_release")[:1]),
+            job_release=Subquery(latest_job.values("engine_release")[:1]),
+        )
+        .order_by("name")
+    )
+
+
+def host_board(
+    *, workers: dict[str, list[str]] | None, now: datetime | None = None, broker_counts: bool = True
+) -> dict:
+    """Every served hardware kind with its queue, running jobs, live workers and hosts."""
+    now = now or timezone.now()
+    hosts = _hosts()
+    kinds = list(
+        Hardware.objects.filter(~Q(queue_name="") | Q(hosts__isnull=False))
+        .distinct()
+        .order_by("gpu_name", "slug")
+    )
+    queued = dict(
+        Job.objects.filter(status=Job.Status.QUEUED, hardware__in=kinds)
+        .values_list("hardware_id")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    running = _running_jobs([kind.pk for kind in kinds])
+    queues = [kind.queue_name for kind in kinds if kind.queue_name]
+    waiting = broker.queue_lengths(queues) if broker_counts and queues else None
+    rows = []
+    for kind in kinds:
+        own = [host for host in hosts if host.hardware_id == kind.pk]
+        serving = sorted(
+            name for name, q in (workers or {}).items() if kind.queue_name and kind.queue_name in q
+        )
+        host_rows = []
+        for host in own:
+            status, reason = host_status(
+                host=host, last_message_at=host.last_message_at, workers=workers, now=now
+            )
+            job = next((j for j in running if j.host_id == host.pk), None)
+            release = host.run_release or host.job_release or ""
+            host_rows.append(
+                {
+                    "name": host.name,
+                    "status": status,
+                    "reason": reason,
+                    "last_message_at": host.last_message_at,
+                    "running_job": _job_summary(job) if job else None,
+                    "engine_release": release,
+                    "engine_release_from": (
+                        "run" if host.run_release else ("job" if host.job_release else "")
+                    ),
+                    "revoked": host.revoked,
+                    "registered_at": host.created_at,
+                }
+            )
+        kind_running = [job for job in running if job.hardware_id == kind.pk]
+        rows.append(
+            {
+                "slug": kind.slug,
+                "gpu_name": kind.gpu_name,
+                "queue": kind.queue_name,
+                "queued_jobs": queued.get(kind.pk, 0),
+                "broker_waiting": (waiting or {}).get(kind.queue_name) if waiting else None,
+                "running_jobs": len(kind_running),
+                # Running jobs no registered host holds (unsigned workers, or a lost claim).
+                "unclaimed_running": [
+                    _job_summary(job)
+                    for job in kind_running
+                    if job.host_id not in {host.pk for host in own}
+                ],
+                "workers_answering": len(serving) if workers is not None else None,
+                "hosts": host_rows,
+                "online_hosts": sum(1 for row in host_rows if row["status"] == "online"),
+            }
+        )
+    return {
+        "checked_at": now,
+        "workers_known": workers is not None,
+        "online_window_s": online_window_s(),
+        "hardware": rows,
+    }

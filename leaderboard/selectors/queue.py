@@ -1,0 +1,150 @@
+"""Where a queued job stands: its place in its hardware's queue and when it should start.
+
+It owns `queue_standing`: a queued job's position among the queued jobs of its hardware kind
+(first in, first out by submission, as the broker's list delivers them: 1 is the next to start)
+and an estimated start, from the measured durations of that hardware's recent jobs (the median
+started-to-finished time of its last succeeded jobs). The estimate plays the queue out: each
+running job frees its worker after its own time left (the linear estimate of its progress, else
+the median less what it has run), each job ahead then holds the first free worker for the
+median; with nothing running, one worker is assumed. Without any measured duration the start is
+unknown (None). A job that is not queued has neither a position nor an estimate.
+"""
+
+from __future__ import annotations
+
+import heapq
+import statistics
+from datetime import datetime, timedelta
+
+from django.db.models import Q
+from django.utils import timezone
+
+from leaderboard.models import Job
+
+# How many of a hardware kind's latest succeeded jobs its typical duration is the median of.
+RECENT_JOBS = 20
+
+
+def median_job_seconds(*, hardware_id: int, recent: int = RECENT_JOBS) -> float | None:
+    """The median started-to-finished seconds of a hardware kind's latest succeeded jobs."""
+    timestamps = (
+        Job.objects.filter(
+            hardware_id=hardware_id,
+            status=Job.Status.SUCCEEDED,
+            started_at__isnull=False,
+            finished_at__isnull=False,
+        )
+        .order_by("-finished_at", "-id")
+        .values_list("started_at", "finished_at")[:recent]
+    )
+    durations = [
+        (finished - started).total_seconds()
+        for started, finished in timestamps
+        if finished >= started
+    ]
+    return statistics.median(durations) if durations else None
+
+
+def jobs_ahead(*, job: Job) -> int:
+    """Queued jobs of the same hardware kind submitted before this one (ties by id)."""
+    return (
+        Job.objects.filter(hardware_id=job.hardware_id, status=Job.Status.QUEUED)
+        .filter(Q(created_at__lt=job.created_at) | Q(created_at=job.created_at, id__lt=job.pk))
+        .count()
+    )
+
+
+def _count(value: object) -> float | None:
+    """A progress figure as a number, or None for anything else (a host's message is not
+    trusted to hold numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def progress_fraction(progress: object) -> tuple[float | None, float | None]:
+    """A running job's share of requests done and the linear estimate of its seconds left, from
+    its last progress event; None where the event does not say."""
+    progress = progress if isinstance(progress, dict) else {}
+    done, total = _count(progress.get("done")), _count(progress.get("total"))
+    elapsed = _count(progress.get("elapsed_s"))
+    if not total or done is None:
+        return None, None
+    fraction = min(done / total, 1.0)
+    if not done or elapsed is None or done >= total:
+        return fraction, None
+    return fraction, elapsed / done * (total - done)
+
+
+def running_remaining_seconds(
+    *, hardware_id: int, typical_s: float | None, now: datetime
+) -> list[float | None]:
+    """Each running job's time left on a hardware kind: its progress's linear estimate, else the
+    typical duration less what it has run (never below zero); None where neither is known."""
+    remaining: list[float | None] = []
+    running = Job.objects.filter(hardware_id=hardware_id, status=Job.Status.RUNNING)
+    for started_at, progress in running.values_list("started_at", "progress"):
+        _, left = progress_fraction(progress)
+        if left is None and typical_s is not None:
+            ran = (now - started_at).total_seconds() if started_at else 0.0
+            left = max(typical_s - ran, 0.0)
+        remaining.append(left)
+    return remaining
+
+
+def estimated_wait_seconds(
+    *, ahead: int, running_left: list[float | None], typical_s: float | None
+) -> float | None:
+    """Seconds until a job with `ahead` jobs before it starts, playing the queue out on the
+    workers the running jobs hold (one worker when none runs); None when a time is unknown."""
+    if typical_s is None or any(left is None for left in running_left):
+        return None
+    free_at = sorted(float(left) for left in running_left if left is not None) or [0.0]
+    for _ in range(ahead):
+        heapq.heappush(free_at, heapq.heappop(free_at) + typical_s)
+    return free_at[0]
+
+
+def queue_standing(*, job: Job, now: datetime | None = None) -> dict:
+    """A job's place in its hardware's queue: position (1 is next), jobs ahead, the typical job
+    duration it rests on, the estimated wait and start; all None unless the job is queued."""
+    standing: dict = {
+        "queue_position": None,
+        "jobs_ahead": None,
+        "typical_job_seconds": None,
+        "estimated_wait_s": None,
+        "estimated_start": None,
+        "estimated_wait_text": "",
+    }
+    if job.status != Job.Status.QUEUED:
+        return standing
+    now = now or timezone.now()
+    ahead = jobs_ahead(job=job)
+    typical = median_job_seconds(hardware_id=job.hardware_id)
+    wait = estimated_wait_seconds(
+        ahead=ahead,
+        running_left=running_remaining_seconds(
+            hardware_id=job.hardware_id, typical_s=typical, now=now
+        ),
+        typical_s=typical,
+    )
+    standing.update(
+        queue_position=ahead + 1,
+        jobs_ahead=ahead,
+        typical_job_seconds=typical,
+        estimated_wait_s=wait,
+        estimated_wait_text=wait_text(wait),
+        estimated_start=now + timedelta(seconds=wait) if wait is not None else None,
+    )
+    return standing
+
+
+def wait_text(seconds: float | None) -> str:
+    """An estimated wait as a person reads it: "under a minute", "about 12 min", "about 3.5 h"."""
+    if seconds is None:
+        return "unknown"
+    if seconds < 60:
+        return "under a minute"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60)} min"
+    return f"about {seconds / 3600:.1f} h"

@@ -1,0 +1,62 @@
+"""How a run's measured memory and its llama-server command read on the pages.
+
+`peak_memory` says what was measured: GPU memory (NVML) or the engine process's memory (RSS,
+on CPU builds), in MiB below 1 GiB, and nothing at all when no memory was measured (0 or
+missing). `runnable_command` is the recorded llama-server command as it can be pasted: a built
+engine's binary finds its shared libraries (libllama-server-impl.so and the ggml ones, beside
+it in the build's bin/) only through LD_LIBRARY_PATH, which the runner sets when it starts the
+server, so the command gets the same prefix, computed from the binary's path in the command.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+
+from django import template
+
+from leaderboard.models import Run
+
+register = template.Library()
+
+MEMORY_KINDS = {"gpu": "GPU memory", "process": "process memory"}
+
+
+def memory_text(value: object) -> str:
+    """Bytes in MiB below 1 GiB, else GiB; "" for 0, a negative or a missing value."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return ""
+    if value < 2**30:
+        return f"{value / 2**20:,.1f} MiB"
+    return f"{value / 2**30:,.1f} GiB"
+
+
+@register.filter
+def peak_memory(run: Run) -> str:
+    """A run's peak memory and what it was: "1.2 GiB GPU memory", "312.4 MiB process memory"."""
+    amount = memory_text(getattr(run, "peak_memory_bytes", None))
+    if not amount:
+        return ""
+    kind = MEMORY_KINDS.get(getattr(run, "memory_kind", "") or "", "memory of unknown kind")
+    return f"{amount} {kind}"
+
+
+def runnable(command: str) -> str:
+    """The command with the LD_LIBRARY_PATH its binary needs, where the binary is a path."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if not words or "=" in words[0] or not words[0].startswith("/"):
+        return command
+    library_dir = str(PurePosixPath(words[0]).parent)
+    return f"LD_LIBRARY_PATH={shlex.quote(library_dir)} {command}"
+
+
+@register.simple_tag
+def runnable_command(run: Run) -> str:
+    """The run's recorded llama-server command, ready to paste ("" when none was recorded)."""
+    provenance = run.provenance if isinstance(run.provenance, Mapping) else {}
+    command = provenance.get("command")
+    return runnable(command) if isinstance(command, str) and command.strip() else ""
