@@ -26,11 +26,14 @@ from runner.config import (
     BenchmarkConfig,
     Protocol,
 )
+from runner.prompts import load_suite
 
 PROTOCOL_CHOICES = [
     ("quick", "quick: one prompt, repeated runs (the seed's leaderboard)"),
     ("depth", "depth: input length varies, output fixed"),
     ("context-sweep", "context sweep: input = output at 512/4K/12K/36K (long)"),
+    ("concurrency", "concurrency: parallel requests at several levels (aggregate tok/s)"),
+    ("categories", "categories: the prompt suite by task category (acceptance per task)"),
 ]
 # The protocol fields each protocol uses, named as the runner names them; a protocol's fields
 # show only while it is chosen, and only they go into its config.
@@ -38,6 +41,8 @@ PROTOCOL_FORM_FIELDS: dict[str, tuple[str, ...]] = {
     "quick": ("runs", "n_predict", "warmup"),
     "depth": ("depths", "output_tokens", "requests", "warmup"),
     "context-sweep": (),
+    "concurrency": ("levels", "input_tokens", "output_tokens", "rounds", "warmup"),
+    "categories": ("categories", "output_tokens", "prompts_per_category", "warmup"),
 }
 # Fields that apply only with some speculative types: shown (and sent) while one is checked.
 SPEC_TYPE_FIELDS: dict[str, tuple[str, ...]] = {
@@ -206,6 +211,22 @@ class SubmitForm(forms.Form):
     )
     output_tokens = forms.IntegerField(label="Output tokens", required=False)
     requests = forms.IntegerField(label="Requests per depth", required=False)
+    # The concurrency and categories protocols' own fields (runner.config).
+    levels = IntegerListField(
+        label="Concurrency levels",
+        required=False,
+        help_text="Comma-separated numbers of requests in flight at once, increasing.",
+    )
+    input_tokens = forms.IntegerField(label="Input tokens per request", required=False)
+    rounds = forms.IntegerField(label="Rounds per level", required=False)
+    categories = forms.MultipleChoiceField(
+        label="Task categories",
+        choices=[(name, name) for name in load_suite().names],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None checked: every category of the prompt suite.",
+    )
+    prompts_per_category = forms.IntegerField(label="Prompts per category", required=False)
 
     def __init__(self, *args: Any, preset: str = "quick", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
-from leaderboard import host_views, submit_views, views
+from leaderboard import host_views, protocol_views, submit_views, views
 
 # The API's routes register the `id` converter (digits that fit a 64-bit integer), which the
 # pages use too: /runs/99999999999999999999999/ is a 404 before any query is made.
@@ -57,6 +57,8 @@ urlpatterns = [
     path("runs/<id:run_id>/requests.json", views.run_requests_json, name="run-requests-json"),
     path("nmax/", views.nmax, name="nmax"),
     path("context/", views.context, name="context"),
+    path("concurrency/", protocol_views.concurrency, name="concurrency"),
+    path("categories/", protocol_views.categories, name="categories"),
     path("compare/", views.compare, name="compare"),
     path("hardware/", views.hardware_list, name="hardware-list"),
     path("hardware/<slug:slug>/", views.hardware_detail, name="hardware"),

@@ -135,6 +135,10 @@ def config_detail(request: HttpRequest, key: str) -> HttpResponse:
         request,
         "leaderboard/config_detail.html",
         {
+            # The concurrency and categories protocols' figures (None for other protocols).
+            "concurrency": selectors.concurrency_view(entry=top),
+            "categories": selectors.category_view(entry=top),
+            "energy": selectors.energy_figures(best.raw_result) if best else None,
             "config": config,
             "entries": selectors.leaderboard_rows(entries=entries, ranks={}, newest=newest),
             "runs": runs,
@@ -160,6 +164,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         {
             "run": run,
             "records": selectors.request_records(run=run),
+            "energy": selectors.energy_figures(run.raw_result),
             "stale": selectors.is_stale(run.engine_release, selectors.newest_release_number()),
         },
     )

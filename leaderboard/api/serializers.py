@@ -131,6 +131,27 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
         read_only=True,
         help_text="Depth protocols: each depth's decode mean, n, 95% interval and speedup.",
     )
+    joules_per_token = _evidence_field(
+        "joules_per_token",
+        "The best batch's NVML energy over its generated tokens; null where none was measured "
+        "(CPU hosts, older results).",
+        serializers.FloatField,
+    )
+    joules_per_accepted_token = _evidence_field(
+        "joules_per_accepted_token",
+        "The same energy over accepted draft tokens; null without drafting or measurement.",
+        serializers.FloatField,
+    )
+    roofline_fraction = _evidence_field(
+        "roofline_fraction",
+        "Decode tok/s over the GPU's memory-bandwidth ceiling; null off CUDA.",
+        serializers.FloatField,
+    )
+    roofline_flag = _evidence_field(
+        "roofline_flag",
+        "'above_ceiling' (impossible for a baseline), 'far_below' (likely a CPU fallback) or null.",
+        serializers.CharField,
+    )
 
     class Meta:
         model = LeaderboardEntry
@@ -144,7 +165,8 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
             "test_weights", "best_of_batches", "pooled_mean", "pooled_n", "pooled_ci95_low",
             "pooled_ci95_high", "definitions", "ci95_scope", "acceptance_draft_tokens",
             "acceptance_accepted_tokens", "tau_verify_steps", "baseline_tokens_per_second",
-            "pairing_note", "depths",
+            "pairing_note", "depths", "joules_per_token", "joules_per_accepted_token",
+            "roofline_fraction", "roofline_flag",
         ]  # fmt: skip
         read_only_fields = fields
 

@@ -20,6 +20,8 @@ The reads are grouped by what they are about, one module each:
 - `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
   measured speed, whether a stored config can be run again.
 - `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
+- `protocols`: the concurrency and categories protocols' per-level and per-category figures,
+  crossover and heatmap, and a result's energy and roofline figures.
 
 Callers write `from leaderboard import selectors` and `selectors.leaderboard_entries(...)`; every
 public read is named here, so they need not know which module holds it. The counter itself lives
@@ -101,6 +103,17 @@ from leaderboard.selectors.jobs import (
     user_jobs,
 )
 from leaderboard.selectors.model_requests import user_model_requests
+from leaderboard.selectors.protocols import (
+    SEPARATE_PROTOCOLS,
+    category_heatmap,
+    category_targets,
+    category_view,
+    concurrency_series,
+    concurrency_targets,
+    concurrency_view,
+    energy_by_run,
+    energy_figures,
+)
 from leaderboard.selectors.queue import queue_standing
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
 
@@ -110,10 +123,19 @@ __all__ = [
     "PROTOCOLS",
     "RANKED",
     "REQUEST_EXPORT_FIELDS",
+    "SEPARATE_PROTOCOLS",
     "SOURCES",
     "TPS_DEFINITIONS",
     "acceptance_by_position",
     "best_config_for",
+    "category_heatmap",
+    "category_targets",
+    "category_view",
+    "concurrency_series",
+    "concurrency_targets",
+    "concurrency_view",
+    "energy_by_run",
+    "energy_figures",
     "best_entry",
     "board_cache_key",
     "board_cached",

@@ -22,7 +22,13 @@ from django.utils.functional import cached_property
 from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import LEGEND, row_definitions, row_evidence
-from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, RANKED_WITHIN_DEFINITION, page_ranks
+from leaderboard.selectors.protocols import SEPARATE_PROTOCOLS
+from leaderboard.selectors.ranks import (
+    LEADERBOARD_ORDERINGS,
+    RANKED_WITHIN_DEFINITION,
+    page_ranks,
+    ranking_group,
+)
 from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.config import SPEC_TYPES
 
@@ -31,7 +37,7 @@ SOURCES = {
     "measured": "measured by our workers",
     "self-reported": "self-reported",
 }
-PROTOCOLS = ("quick", "context-sweep", "depth", SEED_CSV_PROTOCOL)
+PROTOCOLS = ("quick", "context-sweep", "depth", *SEPARATE_PROTOCOLS, SEED_CSV_PROTOCOL)
 # What a protocol value means to a reader; values not listed read as themselves.
 PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
 # The rows that compete in the main ranking: measured by our workers on a good build, the real
@@ -209,7 +215,7 @@ def leaderboard_rows(
                 "entry": entry,
                 "rank": rank,
                 "tied": tied,
-                "rank_scope": entry.tps_definition if within and rank is not None else "",
+                "rank_scope": _rank_scope(entry, within=within) if rank is not None else "",
                 "unranked": (
                     "no value for the sorted column" if entry.pk in ranks else "not ranked"
                 ),
@@ -220,6 +226,14 @@ def leaderboard_rows(
             }
         )
     return rows
+
+
+def _rank_scope(entry: LeaderboardEntry, *, within: bool) -> str:
+    """Which ranking a row's rank is in, where the page holds more than one: its tok/s
+    definition (on a page that mixes them) and its protocol (concurrency and categories)."""
+    group = ranking_group(entry)
+    parts = [entry.tps_definition] if within else []
+    return " · ".join(parts + ([f"{group} protocol"] if group else []))
 
 
 def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.selectors.protocols import ENERGY_KEYS, energy_figures
 from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.pairing import combined_speedup, depth_points, depth_speedups
 
@@ -49,10 +50,34 @@ BEST_OF_BATCHES = (
 )
 STALE = "stale: measured with an engine release older than the newest our workers measured with"
 RANKS_WITHIN_DEFINITION = (
-    "ranks: by the sorted column, decode and end-to-end rows numbered separately; a row whose "
-    "95% interval overlaps its definition's leader shares rank 1 (sorted by tok/s), a row "
+    "ranks: by the sorted column, decode and end-to-end rows numbered separately, and rows of "
+    "the concurrency and categories protocols each only among their own protocol; a row whose "
+    "95% interval overlaps its ranking's leader shares rank 1 (sorted by tok/s), a row "
     "without an interval (fewer than two requests) ties with nothing"
 )
+# The one tok/s figure of a concurrency or categories row (the runner's summary), and where the
+# protocol's own figures are: these rows rank only among rows of their protocol.
+PROTOCOL_TPS_DEFINITIONS = {
+    "concurrency": (
+        "decode tok/s of a concurrency row: each request's generated tokens over the server's "
+        "own generation time, pooled over the requests of every level (a level of c concurrent "
+        "requests adds c per round), so it weighs the higher levels most; per level, the "
+        "aggregate tok/s (all tokens of a round over its wall time) and the crossover are on the "
+        "config page and /concurrency/"
+    ),
+    "categories": (
+        "decode tok/s of a categories row: each request's generated tokens over the server's own "
+        "generation time, pooled over every category's prompts; per category on the config page "
+        "and /categories/"
+    ),
+}
+PROTOCOL_SPEEDUP_DEFINITIONS = {
+    "concurrency": (
+        "speedup of a concurrency row: at each level, aggregate tok/s over the paired baseline's "
+        "at the same level; across levels, the geometric mean of those ratios (the crossover, "
+        "where a level's ratio falls below 1, is on the config page)"
+    ),
+}
 
 
 def _term(sentence: str) -> dict[str, str]:
@@ -76,6 +101,8 @@ LEGEND = [
         BEST_OF_BATCHES,
         RANKS_WITHIN_DEFINITION,
         STALE,
+        *PROTOCOL_TPS_DEFINITIONS.values(),
+        *PROTOCOL_SPEEDUP_DEFINITIONS.values(),
     )
 ]
 
@@ -101,6 +128,12 @@ def protocol_summary(config: Config) -> str:
     """The protocol in a few words, with its depths where it has some: 'depth 512–36864 tokens
     (4 depths)'; a seed kit CSV import says it is unverified."""
     depths = protocol_depths(config)
+    protocol = (config.canonical or {}).get("protocol")
+    levels = protocol.get("levels") if isinstance(protocol, dict) else None
+    if config.protocol == "concurrency" and isinstance(levels, list) and levels:
+        shown = [level for level in levels if isinstance(level, int)]
+        if shown:
+            return f"concurrency {min(shown)}–{max(shown)} ({len(shown)} levels)"
     if len(depths) == 1:
         return f"{config.protocol} {depths[0]} tokens"
     if depths:
@@ -175,10 +208,18 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     points of the depth rows' best batches and of their baseline batches.
     """
     wanted = {entry.best_run_id for entry in entries} | {_baseline_run_id(e) for e in entries}
+    # The energy and roofline figures of the stored summary ride along in the same query.
+    summary_keys = ("joules_per_token", "joules_per_accepted_token", "roofline")
     counts = {
         row["pk"]: row
         for row in Run.objects.filter(pk__in=wanted - {None}).values(
-            "pk", "draft_tokens", "draft_accepted", "verify_steps", "decode_mean", "e2e_mean"
+            "pk",
+            "draft_tokens",
+            "draft_accepted",
+            "verify_steps",
+            "decode_mean",
+            "e2e_mean",
+            *(f"raw_result__summary__{key}" for key in summary_keys),
         )
     }
     across = [entry for entry in entries if entry.best_run_id and is_across_depths(entry.config)]
@@ -202,6 +243,11 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
             "depths": [],
             "speedup_across_depths": None,
         }
+        energy = energy_figures(
+            {"summary": {key: count.get(f"raw_result__summary__{key}") for key in summary_keys}}
+        )
+        # Null, never 0, where the batch measured none (CPU hosts, older results).
+        item |= {key: (energy or {}).get(key) for key in ENERGY_KEYS}
         if entry.pk in across_ids:
             own, paired = points.get(entry.best_run_id, ([], []))
             # The runner's own baseline (the same invocation) first, else the baseline batch's.
@@ -218,7 +264,9 @@ def _count(value: int | None) -> str:
 
 def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
     """Each number of a row with its definition, n and interval, in one line each."""
-    definition = TPS_DEFINITIONS.get(entry.tps_definition, entry.tps_definition)
+    definition = PROTOCOL_TPS_DEFINITIONS.get(
+        entry.config.protocol, TPS_DEFINITIONS.get(entry.tps_definition, entry.tps_definition)
+    )
     across = bool(evidence.get("depths"))
     if across:
         depths = "; ".join(
@@ -231,8 +279,11 @@ def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
     else:
         ci95 = f"{CI95} (n {entry.n})"
     speedup = SPEEDUP_ACROSS_DEPTHS if across else SPEEDUP
+    speedup = PROTOCOL_SPEEDUP_DEFINITIONS.get(entry.config.protocol, speedup)
     baseline = evidence.get("baseline_tokens_per_second")
-    if entry.speedup is not None and baseline:
+    # A concurrency row's speedup is not the ratio of the two rows' tok/s: its sentence says so.
+    ratio_of_rows = entry.config.protocol not in PROTOCOL_SPEEDUP_DEFINITIONS
+    if ratio_of_rows and entry.speedup is not None and baseline:
         speedup += f": {entry.tokens_per_second:,.2f} over {baseline:,.2f} tok/s"
     elif entry.speedup is None and entry.pairing_note:
         speedup += f"; none here: {entry.pairing_note}"

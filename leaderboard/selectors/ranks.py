@@ -3,8 +3,10 @@
 It owns the orderings a board can be sorted and ranked by (`LEADERBOARD_ORDERINGS`) and
 `page_ranks`: competition ranks within one tok/s definition for tok/s and speedup (decode and
 end-to-end rows are never numbered in one ranking), across all rows for acceptance and tau, and
-ties with the leader by `interval_relation`, the same test the n_max findings use. Every count
-is one query over the filtered rows in the database, never a pass over them in Python.
+ties with the leader by `interval_relation`, the same test the n_max findings use. Rows of the
+concurrency and categories protocols rank only among rows of their own protocol (`ranking_group`):
+their figures pool other kinds of requests. Every count is one query over the filtered rows in
+the database, never a pass over them in Python.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from django.db.models import Count, F, Q, QuerySet
 
 from leaderboard.models import LeaderboardEntry
 from leaderboard.selectors.intervals import Interval, interval_of, interval_relation
+from leaderboard.selectors.protocols import SEPARATE_PROTOCOLS
 
 LEADERBOARD_ORDERINGS = {
     "tokens_per_second": "tok/s",
@@ -24,6 +27,26 @@ LEADERBOARD_ORDERINGS = {
 # Speedup is a ratio of two tok/s means of one definition, so like tok/s it is ranked within its
 # definition; acceptance and tau are defined alike for every source and rank across all rows.
 RANKED_WITHIN_DEFINITION = ("tokens_per_second", "speedup")
+
+# A ranking: (tok/s definition, protocol group); the definition is "" for acceptance and tau.
+Scope = tuple[str, str]
+
+
+def ranking_group(entry: LeaderboardEntry) -> str:
+    """The protocols a row ranks among: its own for the concurrency and categories protocols
+    (their tok/s pools levels or categories), "" for quick, depth, context-sweep and imports."""
+    protocol = entry.config.protocol
+    return protocol if protocol in SEPARATE_PROTOCOLS else ""
+
+
+def _scope(entry: LeaderboardEntry, *, within_definition: bool = True) -> Scope:
+    return (entry.tps_definition if within_definition else "", ranking_group(entry))
+
+
+def _scope_q(scope: Scope) -> Q:
+    definition, group = scope
+    rows = Q(config__protocol=group) if group else ~Q(config__protocol__in=SEPARATE_PROTOCOLS)
+    return rows & Q(tps_definition=definition) if definition else rows
 
 
 def page_ranks(
@@ -51,7 +74,7 @@ def page_ranks(
         if getattr(entry, field) is None:
             ranks[entry.pk] = (None, False)
             continue
-        leader = leaders.get(entry.tps_definition)
+        leader = leaders.get(_scope(entry))
         tied = (
             leader is not None
             and entry.pk != leader[0]
@@ -64,45 +87,45 @@ def page_ranks(
 
 def _leader_intervals(
     entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int
-) -> dict[str, tuple[int, Interval | None]]:
-    """The fastest row of each tok/s definition on the page: {definition: (id, its interval)}.
+) -> dict[Scope, tuple[int, Interval | None]]:
+    """The fastest row of each ranking on the page: {(definition, group): (id, its interval)}.
 
     On the first page of a tok/s ordering each leader is the first page row of its definition;
     further pages read each one from the tok/s index.
     """
-    leaders: dict[str, tuple[int, Interval | None]] = {}
+    leaders: dict[Scope, tuple[int, Interval | None]] = {}
     for entry in page:
-        if offset == 0 and entry.tps_definition not in leaders:
-            leaders[entry.tps_definition] = (
+        if offset == 0 and _scope(entry) not in leaders:
+            leaders[_scope(entry)] = (
                 entry.pk,
                 interval_of(entry.ci95_low, entry.ci95_high, entry.n),
             )
-    for definition in {entry.tps_definition for entry in page} - set(leaders):
+    for scope in {_scope(entry) for entry in page} - set(leaders):
         # NULLS LAST as the tok/s index is built, so the leader is read from it, not sorted for.
         row = (
-            entries.filter(tps_definition=definition)
+            entries.filter(_scope_q(scope))
             .order_by(F("tokens_per_second").desc(nulls_last=True), "id")
             .values_list("id", "ci95_low", "ci95_high", "n")
             .first()
         )
         if row is not None:
-            leaders[definition] = (row[0], interval_of(row[1], row[2], row[3]))
+            leaders[scope] = (row[0], interval_of(row[1], row[2], row[3]))
     return leaders
 
 
 def _faster_counts_on_a_speed_page(
     entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int
 ) -> dict[int, int]:
-    """Rows of the same definition faster than each row of a page sorted by tok/s.
+    """Rows of the same ranking faster than each row of a page sorted by tok/s.
 
     Every row before the page is at least as fast as its first row, so it is faster than any
     page row that is slower than that one; one aggregate over the rows at least that fast counts,
-    per definition on the page, the rows before the page and those strictly faster than its top.
+    per ranking on the page, the rows before the page and those strictly faster than its top.
     """
     top, first = page[0].tokens_per_second, page[0].pk
-    definitions = sorted({entry.tps_definition for entry in page})
-    ahead: dict[str, int] = dict.fromkeys(definitions, 0)
-    above_top: dict[str, int] = dict.fromkeys(definitions, 0)
+    scopes = sorted({_scope(entry) for entry in page})
+    ahead: dict[Scope, int] = dict.fromkeys(scopes, 0)
+    above_top: dict[Scope, int] = dict.fromkeys(scopes, 0)
     if offset:
         # Before the page: faster than its first row, or as fast and earlier by id.
         before = Q(tokens_per_second__gt=top) | Q(tokens_per_second=top, pk__lt=first)
@@ -111,23 +134,23 @@ def _faster_counts_on_a_speed_page(
             .order_by()
             .aggregate(
                 **{
-                    f"{kind}_{index}": Count("pk", filter=Q(tps_definition=definition) & rule)
-                    for index, definition in enumerate(definitions)
+                    f"{kind}_{index}": Count("pk", filter=_scope_q(scope) & rule)
+                    for index, scope in enumerate(scopes)
                     for kind, rule in (("ahead", before), ("above", Q(tokens_per_second__gt=top)))
                 }
             )
         )
-        for index, definition in enumerate(definitions):
-            ahead[definition] = counts[f"ahead_{index}"]
-            above_top[definition] = counts[f"above_{index}"]
+        for index, scope in enumerate(scopes):
+            ahead[scope] = counts[f"ahead_{index}"]
+            above_top[scope] = counts[f"above_{index}"]
     faster = {}
     for index, entry in enumerate(page):
-        definition = entry.tps_definition
-        before_page = ahead[definition] if entry.tokens_per_second < top else above_top[definition]
+        scope = _scope(entry)
+        before_page = ahead[scope] if entry.tokens_per_second < top else above_top[scope]
         on_page = sum(
             1
             for other in page[:index]
-            if other.tps_definition == definition
+            if _scope(other) == scope
             and other.tokens_per_second > entry.tokens_per_second
         )
         faster[entry.pk] = before_page + on_page
@@ -139,30 +162,30 @@ def _higher_counts(
 ) -> dict[int, int]:
     """Rows with a higher `field` than each page row, for pages in another order: one pass.
 
-    Counted among the rows of the row's tok/s definition where the field is one of tok/s.
+    Counted among the rows of the row's ranking: its protocol group and, where the field is one
+    of tok/s, its tok/s definition.
     """
     within = field in RANKED_WITHIN_DEFINITION
     groups = sorted(
         {
-            (entry.tps_definition if within else "", getattr(entry, field))
+            (_scope(entry, within_definition=within), getattr(entry, field))
             for entry in page
             if getattr(entry, field) is not None
         }
     )
 
-    def rule(definition: str, value: float) -> Q:
-        higher = Q(**{f"{field}__gt": value})
-        return higher & Q(tps_definition=definition) if within else higher
+    def rule(scope: Scope, value: float) -> Q:
+        return Q(**{f"{field}__gt": value}) & _scope_q(scope)
 
     counts = entries.order_by().aggregate(
         **{
-            f"higher_{index}": Count("pk", filter=rule(definition, value))
-            for index, (definition, value) in enumerate(groups)
+            f"higher_{index}": Count("pk", filter=rule(scope, value))
+            for index, (scope, value) in enumerate(groups)
         }
     )
     by_group = {group: counts[f"higher_{index}"] for index, group in enumerate(groups)}
     return {
-        entry.pk: by_group[(entry.tps_definition if within else "", getattr(entry, field))]
+        entry.pk: by_group[(_scope(entry, within_definition=within), getattr(entry, field))]
         for entry in page
         if getattr(entry, field) is not None
     }

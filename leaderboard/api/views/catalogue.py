@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from leaderboard import selectors, services
 from leaderboard.api import serializers as s
 from leaderboard.api.permissions import ReadOnlyOrAdmin
+from leaderboard.api.protocol_serializers import ConfigDetailSerializer
 from leaderboard.models import Config, Hardware, ModelFile
 
 
@@ -93,6 +94,8 @@ class ConfigList(generics.ListAPIView):
 
 
 class ConfigDetail(generics.RetrieveAPIView):
-    serializer_class = s.ConfigSerializer
+    """A config, with its best row's concurrency levels, categories and energy where it has them."""
+
+    serializer_class = ConfigDetailSerializer
     queryset = Config.objects.select_related("target", "draft", "baseline")
     lookup_field = "key"

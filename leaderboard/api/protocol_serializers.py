@@ -1,0 +1,124 @@
+"""API serializers of the concurrency and categories protocols, read-only.
+
+A config's detail adds its best row's per-level concurrency figures and crossover, its
+per-category figures (`ConfigDetailSerializer`); `/api/v1/concurrency` lists the
+lines of the /concurrency/ page (`ConcurrencySerializer`). Every figure comes from
+`leaderboard.selectors.protocols`, which reads stored results defensively: null, never 0, where
+a result lacks it.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from leaderboard import selectors
+from leaderboard.api.serializers import ConfigSerializer
+from leaderboard.models import Config, LeaderboardEntry
+
+
+class ConcurrencyLevelSerializer(serializers.Serializer):
+    """One concurrency level of a result, with the speedup derived from the paired baseline's."""
+
+    concurrency = serializers.IntegerField()
+    n = serializers.IntegerField(allow_null=True, help_text="Rounds measured at this level.")
+    aggregate = serializers.FloatField(
+        allow_null=True, help_text="Aggregate tok/s: a round's generated tokens over its wall time."
+    )
+    ci95_low = serializers.FloatField(allow_null=True)
+    ci95_high = serializers.FloatField(allow_null=True)
+    decode = serializers.FloatField(allow_null=True, help_text="Per-request decode tok/s.")
+    ttft_ms = serializers.FloatField(allow_null=True)
+    acceptance = serializers.FloatField(allow_null=True)
+    tau = serializers.FloatField(allow_null=True)
+    baseline_aggregate = serializers.FloatField(allow_null=True)
+    speedup = serializers.FloatField(
+        allow_null=True, help_text="Aggregate over the paired baseline's at the same level."
+    )
+
+
+class ConcurrencyLineSerializer(serializers.Serializer):
+    config_key = serializers.CharField(source="key")
+    label = serializers.CharField()
+    short_label = serializers.CharField()
+    baseline = serializers.BooleanField(help_text="Whether this line is a baseline config.")
+    run_id = serializers.IntegerField(allow_null=True)
+    flags = serializers.ListField(child=serializers.CharField())
+    crossover = serializers.IntegerField(
+        allow_null=True, help_text="The lowest level with a speedup below 1; null if none."
+    )
+    rows = ConcurrencyLevelSerializer(many=True)
+
+
+class ConcurrencySerializer(serializers.Serializer):
+    target = serializers.CharField()
+    hardware = serializers.CharField()
+    levels = serializers.ListField(child=serializers.IntegerField())
+    lines = ConcurrencyLineSerializer(many=True)
+
+
+class ConcurrencyQuerySerializer(serializers.Serializer):
+    target = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    hardware = serializers.CharField(required=False, allow_blank=True, max_length=100)
+
+
+class CategoryFigureSerializer(serializers.Serializer):
+    """One task category of a result, with the speedup derived from the paired baseline's."""
+
+    category = serializers.CharField()
+    n = serializers.IntegerField(allow_null=True)
+    decode = serializers.FloatField(allow_null=True)
+    ci95_low = serializers.FloatField(allow_null=True)
+    ci95_high = serializers.FloatField(allow_null=True)
+    acceptance = serializers.FloatField(allow_null=True)
+    tau = serializers.FloatField(allow_null=True)
+    baseline_decode = serializers.FloatField(allow_null=True)
+    speedup = serializers.FloatField(allow_null=True)
+
+
+class ConfigDetailSerializer(ConfigSerializer):
+    """A config with its best row's concurrency levels and crossover, or its categories (null
+    for other protocols); its energy and roofline are ConfigSerializer's."""
+
+    concurrency_levels = serializers.SerializerMethodField()
+    crossover_concurrency = serializers.SerializerMethodField()
+    categories = serializers.SerializerMethodField()
+
+    class Meta(ConfigSerializer.Meta):
+        fields = [
+            *ConfigSerializer.Meta.fields,
+            "concurrency_levels",
+            "crossover_concurrency",
+            "categories",
+        ]
+        read_only_fields = fields
+
+    def _entry(self, config: Config) -> LeaderboardEntry | None:
+        if config.pk not in self._best:
+            self._best[config.pk] = selectors.best_entry(config=config)
+        return self._best[config.pk]
+
+    def _concurrency(self, config: Config) -> dict | None:
+        if config.pk not in self._levels:
+            self._levels[config.pk] = selectors.concurrency_view(entry=self._entry(config))
+        return self._levels[config.pk]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._best: dict[int, LeaderboardEntry | None] = {}
+        self._levels: dict[int, dict | None] = {}
+
+    @extend_schema_field(ConcurrencyLevelSerializer(many=True, allow_null=True))
+    def get_concurrency_levels(self, config: Config) -> list | None:
+        view = self._concurrency(config)
+        return ConcurrencyLevelSerializer(view["line"]["rows"], many=True).data if view else None
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_crossover_concurrency(self, config: Config) -> int | None:
+        view = self._concurrency(config)
+        return view["crossover"] if view else None
+
+    @extend_schema_field(CategoryFigureSerializer(many=True, allow_null=True))
+    def get_categories(self, config: Config) -> list | None:
+        view = selectors.category_view(entry=self._entry(config))
+        return CategoryFigureSerializer(view["rows"], many=True).data if view else None

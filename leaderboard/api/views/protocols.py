@@ -1,0 +1,36 @@
+"""The concurrency protocol across configs: /api/v1/concurrency, the /concurrency/ page's data.
+
+One target on one hardware (the pair with the most concurrency rows when the query names none,
+or names one without rows): per config its levels' aggregate tok/s, intervals, per-request
+decode, time to first token and derived speedup, with its crossover.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard import selectors
+from leaderboard.api import protocol_serializers as ps
+
+
+class Concurrency(APIView):
+    """Aggregate tok/s against concurrency for the configs of one target on one hardware."""
+
+    @extend_schema(parameters=[ps.ConcurrencyQuerySerializer], responses=ps.ConcurrencySerializer)
+    def get(self, request: Request) -> Response:
+        query = ps.ConcurrencyQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        pairs = selectors.concurrency_targets()
+        asked = (query.validated_data.get("target", ""), query.validated_data.get("hardware", ""))
+        known = {(target, hardware) for target, hardware, _ in pairs}
+        target, hardware = asked if asked in known else (pairs[0][:2] if pairs else ("", ""))
+        series = (
+            selectors.concurrency_series(target_name=target, hardware_slug=hardware)
+            if target
+            else {"levels": [], "lines": []}
+        )
+        body = {"target": target, "hardware": hardware} | series
+        return Response(ps.ConcurrencySerializer(body).data)

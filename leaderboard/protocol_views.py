@@ -1,0 +1,75 @@
+"""Pages of the concurrency and categories protocols: /concurrency/ and /categories/.
+
+Small function views over the reads of `leaderboard.selectors.protocols`, with the target and hardware
+selectors the n_max page has (the pair with the most rows first; an unknown pair falls back to it).
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from leaderboard import selectors
+
+
+def _chosen_pair(request: HttpRequest, pairs: list[tuple[str, str, str]]) -> tuple[str, str]:
+    """The (target, hardware) the query asks for when rows exist for it, else the first pair."""
+    target = request.GET.get("target", "")
+    hardware = request.GET.get("hardware", "")
+    if (target, hardware) in {(t, h) for t, h, _ in pairs}:
+        return target, hardware
+    return (pairs[0][0], pairs[0][1]) if pairs else ("", "")
+
+
+def _selector_context(pairs: list[tuple[str, str, str]], target: str, hardware: str) -> dict:
+    return {
+        "pairs": pairs,
+        "targets": sorted({t for t, _, _ in pairs}),
+        "hardware_choices": sorted({(h, name) for _, h, name in pairs}),
+        "target": target,
+        "hardware": hardware,
+    }
+
+
+@require_safe
+def concurrency(request: HttpRequest) -> HttpResponse:
+    pairs = selectors.concurrency_targets()
+    target, hardware = _chosen_pair(request, pairs)
+    series = (
+        selectors.concurrency_series(target_name=target, hardware_slug=hardware)
+        if target
+        else {"levels": [], "lines": []}
+    )
+    chart = {
+        "levels": series["levels"],
+        "lines": [
+            {
+                key: line[key]
+                for key in ("short_label", "baseline", "levels", "aggregate", "crossover")
+            }
+            | {"label": line["short_label"]}
+            for line in series["lines"]
+        ],
+    }
+    return render(
+        request,
+        "leaderboard/concurrency.html",
+        _selector_context(pairs, target, hardware) | {"series": series, "chart": chart},
+    )
+
+
+@require_safe
+def categories(request: HttpRequest) -> HttpResponse:
+    pairs = selectors.category_targets()
+    target, hardware = _chosen_pair(request, pairs)
+    heatmap = (
+        selectors.category_heatmap(target_name=target, hardware_slug=hardware)
+        if target
+        else {"categories": [], "rows": []}
+    )
+    return render(
+        request,
+        "leaderboard/categories.html",
+        _selector_context(pairs, target, hardware) | {"heatmap": heatmap},
+    )

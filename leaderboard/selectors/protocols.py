@@ -1,0 +1,463 @@
+"""Reads for the concurrency and categories protocols, and a result's energy and roofline.
+
+It owns what the pages and the API show of those results, all read defensively from the points
+and summary each run stores in `Run.raw_result` (a stored file may lack a field or carry nulls;
+that shows as "–", never an error):
+
+- concurrency: per level the aggregate tok/s over rounds (n, mean, 95% interval), per-request
+  decode tok/s, time to first token, acceptance, and the speedup derived here (the aggregate mean
+  over the paired baseline's at the same level, never a file's claim), with the crossover: the
+  lowest level whose speedup is below 1 (`concurrency_view` for a config page,
+  `concurrency_targets` and `concurrency_series` for /concurrency/).
+- categories: per category decode tok/s, acceptance, tau and derived speedup (`category_view`),
+  and the speculative config x category heatmap of acceptance and speedup (`category_targets`,
+  `category_heatmap`).
+- energy: joules per generated and per accepted draft token and the bandwidth roofline
+  (`energy_figures`, `energy_by_run`); None where a host measured none (CPU hosts), never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+from django.db.models import Count
+
+from leaderboard.models import Config, LeaderboardEntry, Run
+
+CONCURRENCY = "concurrency"
+CATEGORIES = "categories"
+# Protocols whose rows rank only among rows of the same protocol (selectors.ranks).
+SEPARATE_PROTOCOLS = (CONCURRENCY, CATEGORIES)
+ROOFLINE_FLAGS = {
+    "above_ceiling": "above the bandwidth ceiling: impossible for a baseline, a measurement error",
+    "far_below": "far below the bandwidth ceiling: likely a CPU fallback",
+}
+
+
+def _number(value: object) -> float | None:
+    """A stored figure as a finite number, or None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _statistics(point: dict, name: str) -> dict:
+    """n, mean and the 95% interval of one of a point's Statistics (the interval only for n >= 2)."""
+    stats = _mapping(point.get(name))
+    n = _number(stats.get("n"))
+    interval = n is not None and n >= 2
+    return {
+        "n": int(n) if n is not None else None,
+        "mean": _number(stats.get("mean")),
+        "ci95_low": _number(stats.get("ci95_low")) if interval else None,
+        "ci95_high": _number(stats.get("ci95_high")) if interval else None,
+    }
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return numerator / denominator if numerator is not None and denominator else None
+
+
+def _points(raw_result: object) -> list:
+    points = _mapping(raw_result).get("points")
+    return points if isinstance(points, list) else []
+
+
+def _paired_points(raw_result: object) -> list:
+    """The points of the baseline stored inside a result (older results kept it there)."""
+    return _points(_mapping(raw_result).get("baseline"))
+
+
+def _baseline_run_id(entry: LeaderboardEntry) -> int | None:
+    if entry.baseline_run_id:
+        return entry.baseline_run_id
+    return entry.baseline_entry.best_run_id if entry.baseline_entry_id else None
+
+
+def _stored(run_ids: Iterable[int | None]) -> dict[int, dict]:
+    """The stored results of some runs, in one query: {run id: raw_result}."""
+    wanted = {pk for pk in run_ids if pk is not None}
+    if not wanted:
+        return {}
+    return dict(Run.objects.filter(pk__in=wanted).values_list("pk", "raw_result"))
+
+
+def _reference_points(entry: LeaderboardEntry, stored: dict[int, dict]) -> list:
+    """The paired baseline's points for a row: the runner's own baseline (the same invocation)
+    where the result kept it, else the baseline batch the row's speedup is measured against."""
+    own = stored.get(entry.best_run_id)
+    return _paired_points(own) or _points(stored.get(_baseline_run_id(entry)))
+
+
+def _flags(entry: LeaderboardEntry) -> list[str]:
+    names = ("synthetic", "test_weights", "self_reported", "degenerate", "retired")
+    return [name.replace("_", "-") for name in names if getattr(entry, name, False)]
+
+
+def _short_label(config: Config) -> str:
+    parts = [config.spec_label.replace(",", " + ") if config.is_speculative else "baseline"]
+    if config.n_max:
+        parts.append(f"n_max {config.n_max}")
+    return " · ".join(parts)
+
+
+# Concurrency
+
+
+def concurrency_points(points: object) -> dict[int, dict]:
+    """A result's concurrency points by level (the first point of a level wins), read defensively."""
+    by_level: dict[int, dict] = {}
+    for point in points if isinstance(points, list) else []:
+        level = _mapping(point).get("concurrency")
+        if isinstance(level, int) and not isinstance(level, bool) and level >= 1:
+            by_level.setdefault(level, point)
+    return dict(sorted(by_level.items()))
+
+
+def concurrency_rows(points: object, baseline_points: object = None) -> list[dict]:
+    """Per level: aggregate tok/s (n rounds, mean, interval), per-request decode mean, time to
+    first token, acceptance, tau, the baseline's aggregate mean and the speedup derived from both."""
+    reference = concurrency_points(baseline_points)
+    rows = []
+    for level, point in concurrency_points(points).items():
+        aggregate = _statistics(point, "aggregate_tokens_per_second")
+        baseline = (
+            _statistics(reference[level], "aggregate_tokens_per_second")["mean"]
+            if (level in reference)
+            else None
+        )
+        rows.append(
+            {
+                "concurrency": level,
+                "n": aggregate["n"],
+                "aggregate": aggregate["mean"],
+                "ci95_low": aggregate["ci95_low"],
+                "ci95_high": aggregate["ci95_high"],
+                "decode": _statistics(point, "decode_tokens_per_second")["mean"],
+                "decode_n": _statistics(point, "decode_tokens_per_second")["n"],
+                "ttft_ms": _statistics(point, "ttft_ms")["mean"],
+                "acceptance": _number(point.get("acceptance_rate")),
+                "tau": _number(point.get("tau")),
+                "baseline_aggregate": baseline,
+                "speedup": _ratio(aggregate["mean"], baseline),
+            }
+        )
+    return rows
+
+
+def crossover(rows: Sequence[dict]) -> int | None:
+    """The lowest level at which speculation stops paying (speedup below 1), None if none does."""
+    return next(
+        (r["concurrency"] for r in rows if r["speedup"] is not None and r["speedup"] < 1), None
+    )
+
+
+def _concurrency_line(entry: LeaderboardEntry, stored: dict[int, dict]) -> dict:
+    config = entry.config
+    raw = stored.get(entry.best_run_id)
+    rows = concurrency_rows(
+        _points(raw), _reference_points(entry, stored) if config.is_speculative else []
+    )
+    return {
+        "key": config.key,
+        "run_id": entry.best_run_id,
+        "label": f"{config.label} · {entry.hardware.gpu_name}",
+        "short_label": _short_label(config),
+        "baseline": not config.is_speculative,
+        "baseline_key": config.baseline.key if config.baseline_id and config.baseline else None,
+        "flags": _flags(entry),
+        "levels": [r["concurrency"] for r in rows],
+        "aggregate": [r["aggregate"] for r in rows],
+        "ci95_low": [r["ci95_low"] for r in rows],
+        "ci95_high": [r["ci95_high"] for r in rows],
+        "speedup": [r["speedup"] for r in rows],
+        "crossover": crossover(rows),
+        "rows": rows,
+    }
+
+
+def concurrency_view(*, entry: LeaderboardEntry | None) -> dict | None:
+    """A concurrency config's row: its curve and its paired baseline's, per-level figures and the
+    crossover; None for a row of another protocol or one without concurrency points."""
+    if entry is None or entry.config.protocol != CONCURRENCY:
+        return None
+    baseline_id = _baseline_run_id(entry)
+    stored = _stored([entry.best_run_id, baseline_id])
+    line = _concurrency_line(entry, stored)
+    if not line["rows"]:
+        return None
+    reference = _reference_points(entry, stored) if entry.config.is_speculative else []
+    baseline_rows = concurrency_rows(reference)
+    return {
+        "line": line,
+        "chart": {
+            "levels": line["levels"],
+            "lines": [
+                {
+                    "label": line["short_label"],
+                    "baseline": False,
+                    "levels": line["levels"],
+                    "aggregate": line["aggregate"],
+                    "ci95_low": line["ci95_low"],
+                    "ci95_high": line["ci95_high"],
+                    "crossover": line["crossover"],
+                },
+            ]
+            + (
+                [
+                    {
+                        "label": "paired baseline",
+                        "baseline": True,
+                        "levels": [r["concurrency"] for r in baseline_rows],
+                        "aggregate": [r["aggregate"] for r in baseline_rows],
+                        "ci95_low": [r["ci95_low"] for r in baseline_rows],
+                        "ci95_high": [r["ci95_high"] for r in baseline_rows],
+                        "crossover": None,
+                    }
+                ]
+                if baseline_rows
+                else []
+            ),
+            "crossover": line["crossover"],
+        },
+        "crossover": line["crossover"],
+        "has_baseline": bool(baseline_rows),
+    }
+
+
+def _protocol_targets(protocol: str) -> list[tuple[str, str, str]]:
+    rows = (
+        LeaderboardEntry.objects.filter(retired=False, config__protocol=protocol)
+        .values("config__target_name", "hardware__slug", "hardware__gpu_name")
+        .annotate(rows=Count("id"))
+        .order_by("-rows", "config__target_name", "hardware__slug")
+    )
+    return [(r["config__target_name"], r["hardware__slug"], r["hardware__gpu_name"]) for r in rows]
+
+
+def concurrency_targets() -> list[tuple[str, str, str]]:
+    """(target, hardware slug, GPU name) pairs with concurrency rows, the most rows first."""
+    return _protocol_targets(CONCURRENCY)
+
+
+def _protocol_entries(
+    protocol: str, target_name: str, hardware_slug: str
+) -> list[LeaderboardEntry]:
+    """Each config's fastest current row of one protocol, target and hardware."""
+    entries = (
+        LeaderboardEntry.objects.filter(
+            config__protocol=protocol,
+            config__target_name=target_name,
+            hardware__slug=hardware_slug,
+            retired=False,
+            best_run__isnull=False,
+        )
+        .select_related("config", "config__baseline", "hardware", "baseline_entry")
+        .order_by("-tokens_per_second", "id")
+    )
+    best: dict[int, LeaderboardEntry] = {}
+    for entry in entries:
+        best.setdefault(entry.config_id, entry)
+    return list(best.values())
+
+
+def concurrency_series(*, target_name: str, hardware_slug: str) -> dict:
+    """Aggregate tok/s against concurrency, one line per config of a target on one hardware
+    (baselines included, drawn dashed), each speculative line with its speedups and crossover."""
+    entries = _protocol_entries(CONCURRENCY, target_name, hardware_slug)
+    stored = _stored([e.best_run_id for e in entries] + [_baseline_run_id(e) for e in entries])
+    lines = [line for line in (_concurrency_line(e, stored) for e in entries) if line["rows"]]
+    lines.sort(key=lambda line: (not line["baseline"], line["short_label"], line["key"]))
+    levels = sorted({level for line in lines for level in line["levels"]})
+    for line in lines:
+        by_level = {row["concurrency"]: row for row in line["rows"]}
+        line["cells"] = [by_level.get(level) for level in levels]
+    return {"levels": levels, "lines": lines}
+
+
+# Categories
+
+
+def category_points(points: object) -> dict[str, dict]:
+    """A result's category points by name (the first of a name wins), read defensively."""
+    by_name: dict[str, dict] = {}
+    for point in points if isinstance(points, list) else []:
+        name = _mapping(point).get("category")
+        if isinstance(name, str) and name:
+            by_name.setdefault(name, point)
+    return by_name
+
+
+def category_rows(points: object, baseline_points: object = None) -> list[dict]:
+    """Per category: decode tok/s (n, mean, interval), acceptance, tau, the baseline's decode
+    mean and the speedup derived from both."""
+    reference = category_points(baseline_points)
+    rows = []
+    for name, point in category_points(points).items():
+        decode = _statistics(point, "decode_tokens_per_second")
+        baseline = (
+            _statistics(reference[name], "decode_tokens_per_second")["mean"]
+            if name in reference
+            else None
+        )
+        rows.append(
+            {
+                "category": name,
+                "n": decode["n"],
+                "decode": decode["mean"],
+                "ci95_low": decode["ci95_low"],
+                "ci95_high": decode["ci95_high"],
+                "acceptance": _number(point.get("acceptance_rate")),
+                "tau": _number(point.get("tau")),
+                "baseline_decode": baseline,
+                "speedup": _ratio(decode["mean"], baseline),
+            }
+        )
+    return rows
+
+
+def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
+    """A categories config's row: per-category figures and the chart's lists; None otherwise."""
+    if entry is None or entry.config.protocol != CATEGORIES:
+        return None
+    stored = _stored([entry.best_run_id, _baseline_run_id(entry)])
+    reference = _reference_points(entry, stored) if entry.config.is_speculative else []
+    rows = category_rows(_points(stored.get(entry.best_run_id)), reference)
+    if not rows:
+        return None
+    return {
+        "rows": rows,
+        "chart": {
+            "categories": [r["category"] for r in rows],
+            "acceptance": [r["acceptance"] for r in rows],
+            "speedup": [r["speedup"] for r in rows],
+            "decode": [r["decode"] for r in rows],
+            "speculative": entry.config.is_speculative,
+        },
+    }
+
+
+def category_targets() -> list[tuple[str, str, str]]:
+    """(target, hardware slug, GPU name) pairs with categories rows, the most rows first."""
+    return _protocol_targets(CATEGORIES)
+
+
+def acceptance_shade(value: float | None) -> str:
+    """The heatmap's cell class for an acceptance rate: heat-0 (none) to heat-9 (nearly all)."""
+    return "" if value is None else f"heat-{min(9, max(0, int(value * 10)))}"
+
+
+def speedup_shade(value: float | None) -> str:
+    """The heatmap's cell class for a speedup: gain-1..4 above 1, loss-1..4 below, even near 1."""
+    if value is None:
+        return ""
+    if 0.98 <= value <= 1.02:
+        return "even"
+    if value > 1:
+        return f"gain-{min(4, 1 + int((value - 1) / 0.25))}"
+    return f"loss-{min(4, 1 + int((1 - value) / 0.1))}"
+
+
+def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
+    """Speculative configs x categories of one target on one hardware: each cell the config's
+    acceptance and derived speedup in that category, with the classes that colour it."""
+    entries = [
+        e
+        for e in _protocol_entries(CATEGORIES, target_name, hardware_slug)
+        if e.config.is_speculative
+    ]
+    stored = _stored([e.best_run_id for e in entries] + [_baseline_run_id(e) for e in entries])
+    rows, categories = [], []
+    for entry in entries:
+        figures = category_rows(
+            _points(stored.get(entry.best_run_id)), _reference_points(entry, stored)
+        )
+        if not figures:
+            continue
+        for figure in figures:
+            if figure["category"] not in categories:
+                categories.append(figure["category"])
+        rows.append({"entry": entry, "label": _short_label(entry.config), "figures": figures})
+    for row in rows:
+        by_name = {figure["category"]: figure for figure in row.pop("figures")}
+        row["cells"] = [
+            by_name[name]
+            | {
+                "acceptance_shade": acceptance_shade(by_name[name]["acceptance"]),
+                "speedup_shade": speedup_shade(by_name[name]["speedup"]),
+            }
+            if name in by_name
+            else None
+            for name in categories
+        ]
+    rows.sort(key=lambda row: (row["label"], row["entry"].config.key))
+    return {"categories": categories, "rows": rows}
+
+
+# Energy and the roofline
+
+
+def energy_figures(raw_result: object) -> dict | None:
+    """A stored result's energy and roofline figures, each None where it was not measured; None
+    when there is none of them (a CPU host, or a result from before energy was measured)."""
+    summary = _mapping(_mapping(raw_result).get("summary"))
+    roofline = _mapping(summary.get("roofline"))
+    flag = roofline.get("flag")
+    flag = flag if isinstance(flag, str) and flag in ROOFLINE_FLAGS else None
+    figures = {
+        "energy_joules": _number(summary.get("energy_joules")),
+        "joules_per_token": _number(summary.get("joules_per_token")),
+        "joules_per_accepted_token": _number(summary.get("joules_per_accepted_token")),
+        "roofline_fraction": _number(roofline.get("fraction")),
+        "roofline_ceiling_tokens_per_second": _number(roofline.get("ceiling_tokens_per_second")),
+        "peak_bandwidth_bytes_per_second": _number(roofline.get("peak_bandwidth_bytes_per_second")),
+        "bytes_per_token": _number(roofline.get("bytes_per_token")),
+        "roofline_flag": flag,
+        "roofline_flag_text": ROOFLINE_FLAGS.get(flag or "", ""),
+        "roofline_flag_label": (flag or "").replace("_", " "),
+    }
+    bandwidth = figures["peak_bandwidth_bytes_per_second"]
+    figures["peak_bandwidth_text"] = f"{bandwidth / 1e9:,.0f} GB/s" if bandwidth else ""
+    if all(value in (None, "") for value in figures.values()):
+        return None
+    return figures
+
+
+ENERGY_KEYS = (
+    "joules_per_token",
+    "joules_per_accepted_token",
+    "roofline_fraction",
+    "roofline_flag",
+)
+
+
+def energy_by_run(*, run_ids: Iterable[int | None]) -> dict[int, dict]:
+    """The energy and roofline figures of some runs in one query, reading only those keys:
+    {run id: {joules_per_token, joules_per_accepted_token, roofline_fraction, roofline_flag}},
+    every value None where the run measured none."""
+    wanted = {pk for pk in run_ids if pk is not None}
+    rows = Run.objects.filter(pk__in=wanted).values_list(
+        "pk",
+        "raw_result__summary__joules_per_token",
+        "raw_result__summary__joules_per_accepted_token",
+        "raw_result__summary__roofline",
+    )
+    found = {}
+    for pk, per_token, per_accepted, roofline in rows:
+        figures = energy_figures(
+            {
+                "summary": {
+                    "joules_per_token": per_token,
+                    "joules_per_accepted_token": per_accepted,
+                    "roofline": roofline,
+                }
+            }
+        )
+        found[pk] = {key: (figures or {}).get(key) for key in ENERGY_KEYS}
+    empty = dict.fromkeys(ENERGY_KEYS)
+    return {pk: found.get(pk, empty) for pk in wanted}
