@@ -110,11 +110,17 @@ class ModelCache:
                 self._check(final, hub_file)
                 self.touch(final)
                 return final
-            if not hub_file.location:
-                hub_file = locate_hub_file(hub_file, endpoint=self.endpoint, token=self.token)
-            have = partial.stat().st_size
-            self.evict(room_for=hub_file.size_bytes - have, keep={partial})
-            download_to(hub_file, partial, token=self.token, progress=progress)
+            try:
+                if not hub_file.location:
+                    hub_file = locate_hub_file(hub_file, endpoint=self.endpoint, token=self.token)
+                have = partial.stat().st_size
+                self.evict(room_for=hub_file.size_bytes - have, keep={partial})
+                download_to(hub_file, partial, token=self.token, progress=progress)
+            except BaseException:
+                # Bytes received stay for the next attempt to resume from; an empty file goes.
+                if partial.exists() and partial.stat().st_size == 0:
+                    partial.unlink()
+                raise
             try:
                 self._check(partial, hub_file)
             except ModelCheckError:

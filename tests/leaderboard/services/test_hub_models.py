@@ -310,3 +310,116 @@ def test_the_admin_registers_a_model_by_hub_reference(db, hub, admin_user, clien
     assert refused.status_code == 200 and "no repository" in refused.content.decode()
     assert registered.status_code == 302
     assert ModelFile.objects.get().hf_revision == hub.repos[REPO].refs["main"]
+
+
+# The GPU worker's task --------------------------------------------------------------------
+
+
+@pytest.fixture
+def worker_messages(monkeypatch):
+    """What the GPU task sends back, captured: (kind, job_id, body)."""
+    from leaderboard import dispatch
+
+    sent: list[tuple[str, int, dict]] = []
+    monkeypatch.setattr(
+        dispatch,
+        "send_progress",
+        lambda *, job_id, progress: sent.append(("progress", job_id, progress)),
+    )
+    monkeypatch.setattr(
+        dispatch,
+        "send_failure",
+        lambda *, job_id, error, log_tail="": sent.append(("failure", job_id, {"error": error})),
+    )
+    monkeypatch.setattr(
+        dispatch, "send_result", lambda *, job_id, result: sent.append(("result", job_id, result))
+    )
+    return sent
+
+
+def run_task(model: ModelFile) -> None:
+    from leaderboard import tasks
+    from leaderboard.services.jobs import job_payload
+
+    class FakeJob:
+        pk = 7
+
+        class config:  # noqa: N801 - what job_payload reads
+            canonical = {"target_model": model.path}
+            target = model
+            draft = None
+            baseline_id = None
+            synthetic = False
+
+    payload = job_payload(FakeJob)
+    payload.pop("job_id")
+    tasks.run_benchmark_job.apply(kwargs={"job_id": 7, **payload})
+
+
+def test_the_gpu_task_fetches_a_hub_model_into_its_cache_before_the_benchmark(
+    db, hub, settings, tmp_path, worker_messages, monkeypatch, tiny_models
+):
+    from leaderboard import tasks
+
+    settings.SPECBOARD_MODEL_CACHE_DIR = tmp_path / "cache"
+    model = services.register_hub_model(hf_repo=REPO, hf_file=FILE)
+    seen: list[bytes] = []
+
+    def benchmark(config, *, models_dir, **kwargs):
+        seen.append((models_dir / config.target_model).read_bytes())
+        raise tasks.RunnerError("stopped here: the engine is another test's business")
+
+    monkeypatch.setattr(tasks, "run_benchmark", benchmark)
+    run_task(model)
+
+    assert seen == [tiny_models[FILE].read_bytes()]
+    downloads = [body for kind, _, body in worker_messages if body.get("phase") == "downloading"]
+    assert downloads[-1] == {
+        "phase": "downloading",
+        "downloaded_bytes": model.size_bytes,
+        "total_bytes": model.size_bytes,
+    }
+
+
+def test_the_gpu_task_refuses_a_hub_model_whose_bytes_changed_before_any_engine(
+    db, hub, settings, tmp_path, worker_messages, monkeypatch
+):
+    from leaderboard import tasks
+
+    settings.SPECBOARD_MODEL_CACHE_DIR = tmp_path / "cache"
+    model = services.register_hub_model(hf_repo=REPO, hf_file=FILE)
+    content = bytearray(hub.repos[REPO].commits[model.hf_revision][FILE])
+    content[-1] ^= 0xFF
+    hub._blobs[model.sha256] = bytes(content)  # the CDN now serves other bytes
+    monkeypatch.setattr(tasks, "run_benchmark", lambda *a, **k: pytest.fail("an engine started"))
+
+    run_task(model)
+
+    (failure,) = [body for kind, _, body in worker_messages if kind == "failure"]
+    assert "sha256 mismatch" in failure["error"]
+
+
+def test_the_job_page_and_api_say_how_much_of_the_model_is_downloaded(
+    db, models, hardware, user, client
+):
+    job = services.submit_config(
+        owner=user, data={"target_model": "tiny-qwen3.gguf"}, hardware_slug=hardware.slug
+    )
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    services.record_progress(
+        job_id=job.pk,
+        progress={
+            "phase": "downloading",
+            "downloaded_bytes": 3_100_000_000,
+            "total_bytes": 16_900_000_000,
+        },
+    )
+
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    progress = client.get(f"/api/v1/jobs/{job.pk}").json()["progress"]
+
+    assert "downloading 3.1 of 16.9 GB" in page
+    assert (
+        progress["downloaded_bytes"] == 3_100_000_000 and progress["total_bytes"] == 16_900_000_000
+    )
+    assert progress["download"] == "downloading 3.1 of 16.9 GB"
