@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboard import comparisons, selectors
+from leaderboard.api import energy_fields
 from leaderboard.models import (
     Config,
     EngineBuild,
@@ -49,12 +50,16 @@ class ConfigSerializer(serializers.ModelSerializer):
     baseline_key = serializers.SlugRelatedField(
         source="baseline", slug_field="key", read_only=True, allow_null=True
     )
+    energy = energy_fields.ConfigEnergyField()
+    roofline = energy_fields.ConfigRooflineField()
 
     class Meta:
         model = Config
+        list_serializer_class = energy_fields.ConfigListSerializer
         fields = [
             "key", "label", "target_name", "target", "draft", "spec_label", "protocol", "n_max",
             "ctx_size", "synthetic", "self_reported", "baseline_key", "canonical", "created_at",
+            "energy", "roofline",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -196,6 +201,8 @@ class RunSerializer(serializers.ModelSerializer):
     hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     job_id = serializers.IntegerField(read_only=True, allow_null=True)
     tokens_per_second = serializers.FloatField(read_only=True, allow_null=True)
+    energy = energy_fields.RunEnergyField()
+    roofline = energy_fields.RunRooflineField()
 
     class Meta:
         model = Run
@@ -453,6 +460,7 @@ class UploadReportSerializer(serializers.Serializer):
     hardware = serializers.CharField()
     self_reported = serializers.BooleanField()
     runs = RunSerializer(many=True)
+
 
 
 class HubModelRegistrationSerializer(serializers.Serializer):
