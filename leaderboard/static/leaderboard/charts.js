@@ -234,6 +234,7 @@
     options.scales.x.afterBuildTicks = function (axis) { axis.ticks = data.levels.map(function (l) { return { value: l }; }); };
     options.scales.x.ticks = { callback: function (value) { return value; } };
     options.scales.y.beginAtZero = true;
+    options.layout = { padding: { top: 16, right: 36 } };  // room for the crossover's label
     return new Chart(canvas, {
       type: "line",
       data: {
