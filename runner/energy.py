@@ -225,8 +225,8 @@ def energy_figures(records: Sequence[dict[str, Any]]) -> dict[str, float | None]
     ``joules_per_accepted_token`` that over their accepted draft tokens (None without drafting
     or without an accepted token). Every figure is None unless every request has its energy.
     """
-    energies = [record.get("energy_joules") for record in records]
-    if not energies or any(joules is None for joules in energies):
+    energies = [joules for record in records if (joules := record.get("energy_joules")) is not None]
+    if not records or len(energies) < len(records):
         return dict.fromkeys(ENERGY_FIGURES)
     total = float(sum(energies))
     generated = sum(record["predicted_n"] for record in records)

@@ -55,9 +55,14 @@ ROOFLINE_FIGURES = (
 class Tensor(Protocol):
     """What ``gguf.GGUFReader``'s tensors tell: name, size in bytes and GGML shape."""
 
-    name: str
-    n_bytes: int
-    shape: Any
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def n_bytes(self) -> int: ...
+
+    @property
+    def shape(self) -> Any: ...
 
 
 def bandwidth_from(bus_width_bits: int, max_memory_clock_mhz: int) -> int:
