@@ -368,9 +368,9 @@ def main() -> int:
     django.setup()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
 
     from leaderboard import services
+    from leaderboard.accounts.services import issue_api_token
     from leaderboard.models import Job, LeaderboardEntry, Run
 
     call_command("migrate", verbosity=0)
@@ -388,7 +388,7 @@ def main() -> int:
     local = services.register_hardware(
         gpu_name="CPU site bench", slug=f"site-{uuid.uuid4().hex[:6]}"
     )
-    token = Token.objects.get_or_create(user=owner)[0].key
+    token = issue_api_token(user=owner, name="site bench").key
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"

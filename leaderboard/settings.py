@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import socket
 import sys
@@ -123,11 +124,19 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "axes",
+    # Accounts people make themselves (allauth), and sign-in through GitHub or Hugging Face
+    # where a deployment configures them (SOCIALACCOUNT_PROVIDERS below; none by default).
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
+    "allauth.socialaccount.providers.openid_connect",
     "leaderboard",
+    # Hashed API tokens (they replaced rest_framework.authtoken's plain keys) and /account/.
+    "leaderboard.accounts",
 ]
 
 MIDDLEWARE = [
@@ -139,6 +148,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
@@ -150,6 +160,9 @@ MIDDLEWARE = [
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # Sign-in by email address as well as by user name (allauth passes the request along, which
+    # the axes backend above needs to count and lock out).
+    "allauth.account.auth_backends.AuthenticationBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("SPECBOARD_SIGNIN_FAILURES", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("SPECBOARD_SIGNIN_COOLOFF_MINUTES", 15))
@@ -157,6 +170,114 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+
+
+def env_rates(name: str, default: str) -> str:
+    """allauth's rate syntax: comma-separated `amount/period[/ip|key|user]`, periods like 1h, 30m."""
+    value = os.environ.get(name) or default
+    rate = re.compile(r"\d+/(\d+(\.\d+)?)?[smhd](/(ip|key|user))?")
+    if not all(rate.fullmatch(part.strip()) for part in value.split(",")):
+        raise ImproperlyConfigured(
+            f"{name} must be rates like '10/h' or '10/h/ip,3/h/key', not {value!r}"
+        )
+    return value
+
+
+# Sign-up needs an email address, confirmed through a link sent to it before the account can sign
+# in; sign-in takes the user name or the address. The forms' POSTs that send mail or make
+# accounts are limited per address in Django's cache: the shared Redis (CACHE_URL) wherever
+# several web processes serve, which leaderboard/gunicorn_conf.py insists on. Failed sign-ins are
+# django-axes' (above, in the database), so allauth's own sign-in limits are off.
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_LOGOUT_ON_GET = False
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Specboard] "
+ACCOUNT_FORMS = {"login": "leaderboard.accounts.forms.SignInForm"}
+ACCOUNT_RATE_LIMITS = {
+    "signup": env_rates("SPECBOARD_SIGNUP_RATE", "10/h/ip"),
+    "reset_password": env_rates("SPECBOARD_PASSWORD_RESET_RATE", "10/h/ip,3/h/key"),
+    "login": None,
+    "login_failed": None,
+}
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_LOGIN_ON_GET = False
+
+
+def oauth_app(provider: str) -> dict | None:
+    """SPECBOARD_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET as an allauth app, None when unset."""
+    client_id = env_str(f"SPECBOARD_{provider}_CLIENT_ID")
+    secret = env_str(f"SPECBOARD_{provider}_CLIENT_SECRET")
+    if bool(client_id) != bool(secret):
+        raise ImproperlyConfigured(
+            f"SPECBOARD_{provider}_CLIENT_ID and SPECBOARD_{provider}_CLIENT_SECRET go together"
+        )
+    return {"client_id": client_id, "secret": secret, "key": ""} if client_id else None
+
+
+def social_providers() -> dict:
+    """The sign-in providers this deployment configured: GitHub (OAuth) and Hugging Face (OpenID
+    Connect at huggingface.co); none unless their client id and secret are set."""
+    providers: dict = {}
+    if github := oauth_app("GITHUB"):
+        providers["github"] = {"APPS": [github], "SCOPE": ["read:user", "user:email"]}
+    if hugging_face := oauth_app("HUGGINGFACE"):
+        hugging_face |= {
+            "provider_id": "huggingface",
+            "name": "Hugging Face",
+            "settings": {
+                "server_url": "https://huggingface.co",
+                "scope": ["openid", "profile", "email"],
+            },
+        }
+        providers["openid_connect"] = {"APPS": [hugging_face]}
+    return providers
+
+
+SOCIALACCOUNT_PROVIDERS = social_providers()
+
+MAIL_BACKENDS = {
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+    "file": "django.core.mail.backends.filebased.EmailBackend",
+    "locmem": "django.core.mail.backends.locmem.EmailBackend",
+}
+
+
+def mailer_from_environment() -> dict:
+    """Django's default mailer: the console unless EMAIL_BACKEND says smtp (EMAIL_HOST, EMAIL_PORT,
+    EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS or EMAIL_USE_SSL, EMAIL_TIMEOUT) or file
+    (EMAIL_FILE_PATH)."""
+    kind = env_str("EMAIL_BACKEND", "console")
+    if kind not in MAIL_BACKENDS:
+        raise ImproperlyConfigured(
+            f"EMAIL_BACKEND must be one of {', '.join(MAIL_BACKENDS)}, not {kind!r}"
+        )
+    options: dict = {}
+    if kind == "smtp":
+        options = {
+            "host": env_str("EMAIL_HOST", "localhost"),
+            "port": env_int("EMAIL_PORT", 587),
+            "username": env_str("EMAIL_HOST_USER"),
+            "password": env_str("EMAIL_HOST_PASSWORD"),
+            "use_tls": env_bool("EMAIL_USE_TLS", True),
+            "use_ssl": env_bool("EMAIL_USE_SSL", False),
+            "timeout": env_int("EMAIL_TIMEOUT", 20),
+        }
+        if options["use_tls"] and options["use_ssl"]:
+            raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be on")
+    elif kind == "file":
+        if not env_str("EMAIL_FILE_PATH"):
+            raise ImproperlyConfigured("EMAIL_BACKEND=file needs EMAIL_FILE_PATH (a folder)")
+        options = {"file_path": env_str("EMAIL_FILE_PATH")}
+    return {"default": {"BACKEND": MAIL_BACKENDS[kind], "OPTIONS": options}}
+
+
+# Django 6.1's mailers (the EMAIL_* settings are deprecated; the variables keep their names).
+MAILERS = mailer_from_environment()
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Specboard <specboard@localhost>")
 
 ROOT_URLCONF = "leaderboard.urls"
 WSGI_APPLICATION = "leaderboard.wsgi.application"
@@ -338,7 +459,7 @@ CELERY_TASK_ALWAYS_EAGER = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "leaderboard.accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],

@@ -2,8 +2,8 @@
 
 from urllib.parse import unquote
 
+from allauth.account import views as allauth_views
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
 from leaderboard import host_views, protocol_views, submit_views, views
@@ -73,8 +73,12 @@ urlpatterns = [
     path("jobs/<id:job_id>/", views.job_detail, name="job"),
     path("jobs/<id:job_id>/cancel/", views.job_cancel, name="job-cancel"),
     path("hosts/", host_views.hosts, name="hosts"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # allauth's sign-in and sign-out under the names the templates have always used, then all of
+    # allauth's pages (sign-up, email confirmation, password change and reset, providers).
+    path("accounts/login/", allauth_views.login, name="login"),
+    path("accounts/logout/", allauth_views.logout, name="logout"),
+    path("accounts/", include("allauth.urls")),
+    path("account/", include("leaderboard.accounts.urls")),
     path("api/v1/", include(api_urls)),
     path("admin/", admin.site.urls),
 ]

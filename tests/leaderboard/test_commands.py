@@ -7,8 +7,8 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from rest_framework.authtoken.models import Token
 
+from leaderboard.accounts.models import ApiToken, key_digest
 from leaderboard.models import Hardware, Job, LeaderboardEntry, ModelFile
 from tests.support.seed_kit import SEED_CSV
 
@@ -52,11 +52,14 @@ def test_the_old_import_command_names_still_work(db, tmp_path):
         run("import_results", str(bad), "--hardware", "NVIDIA H200")
 
 
-def test_create_api_token_prints_a_stable_token(db):
+def test_create_api_token_prints_a_new_key_each_time_and_stores_only_its_hash(db):
     with pytest.raises(CommandError):
         run("create_api_token", "nobody")
     first = run("create_api_token", "ci-bot", "--create").strip()
-    assert first == run("create_api_token", "ci-bot").strip() == Token.objects.get().key
+    second = run("create_api_token", "ci-bot").strip()
+    assert first != second
+    stored = set(ApiToken.objects.values_list("key_sha256", flat=True))
+    assert stored == {key_digest(first), key_digest(second)}
 
 
 def test_register_hardware_names_the_queue(db):

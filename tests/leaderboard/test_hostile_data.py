@@ -14,10 +14,10 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
+from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Config, Hardware, LeaderboardEntry, RequestRecord, Run
 from tests.support.results import result_file
 from tests.support.seed_kit import SEED_CSV
@@ -66,7 +66,7 @@ def strict_json(body: bytes) -> object:
 @pytest.fixture
 def api(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_api_token(user=user, name='tests').key}")
     return client
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
+from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Config, Hardware, Job, LeaderboardEntry, RequestRecord, Run
 from tests.support.seed_kit import SEED_CSV, seed_csv
 
@@ -40,7 +40,7 @@ def row_counts() -> dict[str, int]:
 @pytest.fixture
 def client(user) -> APIClient:
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {issue_api_token(user=user, name='tests').key}")
     return api
 
 

@@ -178,7 +178,8 @@ def test_owners_cancel_from_the_job_page(client, user, models, hardware, enqueue
     assert response.status_code == 302 and job.status == Job.Status.CANCELLED
 
 
-def test_sign_in_page_renders(client):
+def test_sign_in_page_renders(db, client):
+    # allauth's page reads the sign-in providers configured in the database.
     assert client.get("/accounts/login/").status_code == 200
 
 

@@ -12,7 +12,7 @@ PASSWORD = "correct-horse-battery"
 def sign_in(client: Client, username: str, password: str, address: str = "203.0.113.7"):
     return client.post(
         "/accounts/login/",
-        {"username": username, "password": password},
+        {"login": username, "password": password},
         REMOTE_ADDR=address,
     )
 

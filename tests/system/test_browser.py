@@ -187,7 +187,7 @@ def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(
     live_server, page, site, make_result
 ):
     page.goto(live_server.url + "/submit/")
-    page.fill("#id_username", site["user"].username)
+    page.fill("#id_login", site["user"].username)
     page.fill("#id_password", PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile(r"/submit/$"))

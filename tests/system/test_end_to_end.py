@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 import redis
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
+from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Job, LeaderboardEntry, Run
 from leaderboard.settings import redis_answers
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
@@ -101,7 +101,7 @@ def test_a_submission_is_measured_by_real_workers_and_ranked_with_its_automatic_
     transactional_db, models, hardware, user, workers
 ):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_api_token(user=user, name='tests').key}")
 
     response = client.post(
         "/api/v1/submissions", {"hardware": hardware.slug, "config": CONFIG}, format="json"

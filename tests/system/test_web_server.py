@@ -145,11 +145,10 @@ def test_the_submission_allowance_holds_across_web_processes(
 ):
     from concurrent.futures import ThreadPoolExecutor
 
-    from rest_framework.authtoken.models import Token
-
+    from leaderboard.accounts.services import issue_api_token
     from leaderboard.models import Job
 
-    token = Token.objects.create(user=user).key
+    token = issue_api_token(user=user, name="tests").key
     with web_server(
         "leaderboard.asgi",
         "--workers",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
+from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Job
 from tests.support.seed_kit import SEED_CSV
 
@@ -31,7 +31,7 @@ def anonymous() -> APIClient:
 @pytest.fixture
 def client(user) -> APIClient:
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {issue_api_token(user=user, name='tests').key}")
     return api
 
 

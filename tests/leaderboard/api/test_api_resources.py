@@ -10,10 +10,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import get_resolver
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
+from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Config, LeaderboardEntry, ModelFile, RequestRecord, Run
 from tests.support.results import result_file
 
@@ -33,7 +33,7 @@ def anonymous() -> APIClient:
 
 def token_client(user) -> APIClient:
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {issue_api_token(user=user, name='tests').key}")
     return api
 
 

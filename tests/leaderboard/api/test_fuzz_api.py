@@ -14,7 +14,6 @@ import hypothesis.errors
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase
-from rest_framework.authtoken.models import Token
 from schemathesis import GenerationMode
 from schemathesis.checks import (
     content_type_conformance,
@@ -24,6 +23,7 @@ from schemathesis.checks import (
 )
 
 from leaderboard import services
+from leaderboard.accounts.services import issue_api_token
 
 EXAMPLES_PER_OPERATION = 10
 CHECKS = [
@@ -52,7 +52,7 @@ def test_fuzzing_the_live_api_finds_no_server_errors_and_no_schema_violations(
     settings.SPECBOARD_SUBMISSION_RATE = settings.SPECBOARD_IMPORT_RATE = "100000/hour"
     job = services.submit_config(owner=user, data=CONFIG, hardware_slug=hardware.slug)
     services.record_result(job_id=job.pk, result=make_result(job.config.key, [100.0, 120.0, 90.0]))
-    token = Token.objects.create(user=user).key
+    token = issue_api_token(user=user, name="tests").key
     schema = schemathesis.openapi.from_url(f"{live_server.url}/api/v1/schema/?format=json")
 
     operations, examples, failures = 0, 0, []

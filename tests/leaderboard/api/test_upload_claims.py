@@ -10,10 +10,10 @@ import re
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
+from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import LeaderboardEntry, Run
 from runner.config import BenchmarkConfig
 
@@ -35,7 +35,7 @@ def anonymous() -> APIClient:
 @pytest.fixture
 def client(user) -> APIClient:
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {issue_api_token(user=user, name='tests').key}")
     return api
 
 

@@ -4,10 +4,10 @@ counted from the jobs in the database."""
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from leaderboard import services
+from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Job
 
 CONFIG = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 16}}
@@ -20,7 +20,7 @@ FORM = {
 @pytest.fixture
 def api(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_api_token(user=user, name='tests').key}")
     return client
 
 

@@ -1,0 +1,91 @@
+"""Every write on API tokens: issuing one (its key returned once, only its sha256 kept), revoking
+one, and noting when one was last used.
+
+The key is `sbk_` and 43 URL-safe characters (256 random bits); its first 12 characters are kept
+as the token's prefix so that a user can tell their tokens apart on the account page.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q
+from django.utils import timezone
+
+from leaderboard.accounts.models import ApiToken, key_digest
+from leaderboard.services.errors import ServiceError
+
+KEY_START = "sbk_"
+PREFIX_LENGTH = 12
+MAX_NAME_LENGTH = 100
+# A user with this many live tokens revokes one before making another.
+MAX_ACTIVE_TOKENS = 20
+# last_used_at is rewritten at most this often, so a busy client does not write on every request.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+class TokenError(ServiceError):
+    """A token cannot be issued; nothing was created."""
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A new token and its key: the only moment the key exists outside the client."""
+
+    token: ApiToken
+    key: str
+
+
+def issue_api_token(
+    *, user: AbstractBaseUser, name: str, created_at=None, key: str | None = None
+) -> IssuedToken:
+    """A new token for `user`; only the key's sha256 and its prefix are stored.
+
+    `key` and `created_at` are for carrying over a key issued before hashing (the data migration
+    of DRF's plain tokens); everything else gets a fresh random key."""
+    name = name.strip()
+    if not name:
+        raise TokenError({"name": ["give the token a name (what will use it?)"]})
+    if len(name) > MAX_NAME_LENGTH:
+        raise TokenError({"name": [f"at most {MAX_NAME_LENGTH} characters"]})
+    active = ApiToken.objects.filter(user=user, revoked_at=None).count()
+    if active >= MAX_ACTIVE_TOKENS:
+        raise TokenError(
+            {"name": [f"you have {active} active tokens, the most allowed; revoke one first"]}
+        )
+    key = key or KEY_START + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        prefix=key[:PREFIX_LENGTH],
+        key_sha256=key_digest(key),
+        created_at=created_at or timezone.now(),
+    )
+    return IssuedToken(token=token, key=key)
+
+
+def revoke_api_token(*, token_id: int, user: AbstractBaseUser) -> bool:
+    """Revoke one of `user`'s live tokens; False if it is not theirs or already revoked."""
+    return bool(
+        ApiToken.objects.filter(id=token_id, user=user, revoked_at=None).update(
+            revoked_at=timezone.now()
+        )
+    )
+
+
+def revoke_api_tokens(*, token_ids: list[int]) -> int:
+    """Revoke these tokens, whoever owns them (the admin's action); how many were live."""
+    return ApiToken.objects.filter(id__in=token_ids, revoked_at=None).update(
+        revoked_at=timezone.now()
+    )
+
+
+def record_token_use(*, token: ApiToken) -> None:
+    """Note that `token` authenticated a request now (at most once per LAST_USED_RESOLUTION)."""
+    now = timezone.now()
+    stale = Q(last_used_at=None) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
+    if ApiToken.objects.filter(stale, id=token.id).update(last_used_at=now):
+        token.last_used_at = now

@@ -1,0 +1,67 @@
+"""The account page: the user's API tokens (make one, its key shown once; revoke one), their jobs
+and what is left of their allowance. Sign-up, sign-in and passwords are allauth's pages."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from leaderboard import selectors as site_selectors
+from leaderboard import services as site_services
+from leaderboard.accounts import selectors, services
+from leaderboard.accounts.forms import TokenCreateForm
+
+# The new key waits in the session for the one page view after the redirect, then is gone.
+NEW_KEY_SESSION = "accounts.new_api_key"
+RECENT_JOBS = 5
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def account(request: HttpRequest) -> HttpResponse:
+    form = TokenCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            issued = services.issue_api_token(user=request.user, name=form.cleaned_data["name"])
+        except services.TokenError as refusal:
+            for field, errors in refusal.errors.items():
+                for error in errors:
+                    form.add_error(None if field == "non_field_errors" else field, error)
+        else:
+            request.session[NEW_KEY_SESSION] = {"id": issued.token.id, "key": issued.key}
+            return redirect("account")
+    new_key = request.session.pop(NEW_KEY_SESSION, None) if request.method == "GET" else None
+    tokens = selectors.user_tokens(user=request.user)
+    jobs = site_selectors.user_jobs(user=request.user)
+    return render(
+        request,
+        "account/account.html",
+        {
+            "form": form,
+            "new_key": new_key,
+            "new_token": tokens.filter(id=new_key["id"]).first() if new_key else None,
+            "tokens": tokens,
+            "recent_jobs": jobs[:RECENT_JOBS],
+            "job_count": jobs.count(),
+            "allowance": site_services.allowance(user=request.user),
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@require_POST
+def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
+    token = selectors.user_tokens(user=request.user).filter(id=token_id).first()
+    if token is None:
+        raise Http404
+    if services.revoke_api_token(token_id=token.id, user=request.user):
+        messages.success(request, f"Token “{token.name}” ({token.prefix}…) is revoked.")
+    else:
+        messages.info(request, f"Token “{token.name}” was already revoked.")
+    return redirect("account")

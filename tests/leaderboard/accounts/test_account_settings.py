@@ -1,0 +1,125 @@
+"""Accounts' settings from the environment: mail through Django's mailers (console unless told),
+sign-in providers only where a deployment configures them, and strict rate syntax."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = (
+    "import json, django; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps([s.MAILERS, s.SOCIALACCOUNT_PROVIDERS, s.ACCOUNT_RATE_LIMITS]))"
+)
+KEYS = (
+    "EMAIL_",
+    "SPECBOARD_GITHUB_",
+    "SPECBOARD_HUGGINGFACE_",
+    "SPECBOARD_SIGNUP",
+    "SPECBOARD_PASS",
+)
+
+
+def settings_in_a_process(**environment: str) -> subprocess.CompletedProcess:
+    base = {key: value for key, value in os.environ.items() if not key.startswith(KEYS)}
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        env=base
+        | {"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "SECRET_KEY": "x"}
+        | environment,
+        capture_output=True,
+        text=True,
+    )
+
+
+def seen(**environment: str) -> tuple[dict, dict, dict]:
+    process = settings_in_a_process(**environment)
+    assert process.returncode == 0, process.stderr
+    return tuple(json.loads(process.stdout))
+
+
+def refusal(**environment: str) -> str:
+    process = settings_in_a_process(**environment)
+    assert process.returncode != 0
+    return process.stderr.strip().splitlines()[-1]
+
+
+def test_mail_goes_to_the_console_by_default_and_through_smtp_when_configured():
+    mailers, providers, limits = seen()
+    assert mailers == {
+        "default": {"BACKEND": "django.core.mail.backends.console.EmailBackend", "OPTIONS": {}}
+    }
+    assert providers == {}
+    assert limits["signup"] == "10/h/ip" and limits["login_failed"] is None
+
+    smtp, _, _ = seen(
+        EMAIL_BACKEND="smtp",
+        EMAIL_HOST="mail.example.org",
+        EMAIL_PORT="465",
+        EMAIL_HOST_USER="specboard",
+        EMAIL_HOST_PASSWORD="s3cret",
+        EMAIL_USE_TLS="0",
+        EMAIL_USE_SSL="1",
+    )
+    assert smtp["default"] == {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {
+            "host": "mail.example.org",
+            "port": 465,
+            "username": "specboard",
+            "password": "s3cret",
+            "use_tls": False,
+            "use_ssl": True,
+            "timeout": 20,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("environment", "message"),
+    [
+        ({"EMAIL_BACKEND": "sendmail"}, "EMAIL_BACKEND must be one of console, smtp, file, locmem"),
+        ({"EMAIL_BACKEND": "smtp", "EMAIL_PORT": "25x"}, "EMAIL_PORT must be an integer"),
+        ({"EMAIL_BACKEND": "smtp", "EMAIL_USE_SSL": "1"}, "cannot both be on"),
+        ({"EMAIL_BACKEND": "file"}, "needs EMAIL_FILE_PATH"),
+        ({"SPECBOARD_GITHUB_CLIENT_ID": "abc"}, "SPECBOARD_GITHUB_CLIENT_SECRET go together"),
+        ({"SPECBOARD_SIGNUP_RATE": "ten an hour"}, "SPECBOARD_SIGNUP_RATE must be rates like"),
+    ],
+)
+def test_malformed_account_settings_stop_the_site_with_one_line(environment, message):
+    assert message in refusal(**environment)
+
+
+def providers_on_the_sign_in_page(client) -> list[str]:
+    page = client.get("/accounts/login/").content.decode()
+    return [name for name in ("GitHub", "Hugging Face") if f'title="{name}"' in page]
+
+
+def test_sign_in_providers_appear_only_where_a_deployment_configures_them(db, client, settings):
+    _, none, _ = seen()
+    settings.SOCIALACCOUNT_PROVIDERS = none
+    assert providers_on_the_sign_in_page(client) == []
+
+    _, configured, _ = seen(
+        SPECBOARD_GITHUB_CLIENT_ID="gh-id",
+        SPECBOARD_GITHUB_CLIENT_SECRET="gh-secret",
+        SPECBOARD_HUGGINGFACE_CLIENT_ID="hf-id",
+        SPECBOARD_HUGGINGFACE_CLIENT_SECRET="hf-secret",
+    )
+    assert configured["openid_connect"]["APPS"][0]["settings"]["server_url"] == (
+        "https://huggingface.co"
+    )
+    settings.SOCIALACCOUNT_PROVIDERS = configured
+    assert providers_on_the_sign_in_page(client) == ["GitHub", "Hugging Face"]
+    # Starting the OAuth dance is a POST (a confirmation page first), never a bare GET.
+    start = client.get("/accounts/github/login/?process=login")
+    assert start.status_code == 200 and b'method="post"' in start.content
+
+    _, github_only, _ = seen(
+        SPECBOARD_GITHUB_CLIENT_ID="gh-id", SPECBOARD_GITHUB_CLIENT_SECRET="gh-secret"
+    )
+    settings.SOCIALACCOUNT_PROVIDERS = github_only
+    assert providers_on_the_sign_in_page(client) == ["GitHub"]
