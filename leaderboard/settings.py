@@ -378,7 +378,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # One line per benchmark request is noise in a worker's log.
-    "loggers": {"httpx": {"level": "WARNING"}},
+    # huggingface_hub's client (httpx2) logs every Hub request too.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpx2": {"level": "WARNING"}},
 }
 
 # Specboard.
