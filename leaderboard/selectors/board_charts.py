@@ -52,7 +52,9 @@ def speedup_interval(
     if own + base == 0:
         return speedup, speedup
     df = (own + base) ** 2 / (own**2 / (n - 1) + base**2 / (baseline_n - 1))
-    half = t_critical_95(max(1, math.floor(df))) * math.sqrt(own + base)
+    # Welch's df is not a whole number; t is interpolated between whole ones (1/df), so two
+    # near-identical rows never get intervals a t(1) and a t(2) apart.
+    half = t_critical_95(max(1.0, df)) * math.sqrt(own + base)  # type: ignore[arg-type]
     return speedup * math.exp(-half), speedup * math.exp(half)
 
 

@@ -10,7 +10,8 @@ A host's status, in this order: "revoked" (its key no longer counts); "online" w
 signed message within `online_window_s()` (the reclaim window: a host quiet for longer may lose
 its job to another) or a live worker named for it (`gpu@<host name>`) consumes its queue;
 "unknown" when the broker could not be asked, or when workers that name no registered host
-consume its queue (one of them may be this host); otherwise "offline". Nothing here reads or
+consume its queue (one of them may be this host; a worker named for another registered host of
+the kind is that host); otherwise "offline". Nothing here reads or
 returns a host's key.
 """
 
@@ -60,8 +61,10 @@ def host_status(
     last_message_at: datetime | None,
     workers: dict[str, list[str]] | None,
     now: datetime,
+    registered: frozenset[str] = frozenset(),
 ) -> tuple[str, str]:
-    """A host's status and why, by the rule in the module's docstring."""
+    """A host's status and why, by the rule in the module's docstring; `registered` names the
+    kind's other hosts, whose named workers cannot be this one."""
     if host.revoked:
         return "revoked", "its key was revoked: nothing it sends is accepted"
     window = online_window_s()
@@ -73,13 +76,17 @@ def host_status(
         return "online", "its worker answers on the broker"
     if workers is None:
         return "unknown", "the broker could not be asked which workers are alive"
-    unnamed = [name for name in serving if worker_host_name(name) != host.name]
+    unnamed = [name for name in serving if worker_host_name(name) not in registered]
     if unnamed:
         return "unknown", (
             f"{len(unnamed)} worker(s) consuming {queue} answer without naming this host; "
             f"no signed message in the last {window // 60} minutes"
         )
-    last = f"last message {_ago(now - last_message_at)} ago" if last_message_at else "no message"
+    last = (
+        f"its last signed message {_ago(now - last_message_at)} ago"
+        if last_message_at
+        else "it never sent a signed message"
+    )
     return "offline", f"no worker of this kind answers; {last}"
 
 
@@ -158,9 +165,14 @@ def host_board(
             name for name, q in (workers or {}).items() if kind.queue_name and kind.queue_name in q
         )
         host_rows = []
+        names = frozenset(host.name for host in own)
         for host in own:
             status, reason = host_status(
-                host=host, last_message_at=host.last_message_at, workers=workers, now=now
+                host=host,
+                last_message_at=host.last_message_at,
+                workers=workers,
+                now=now,
+                registered=names,
             )
             job = next((j for j in running if j.host_id == host.pk), None)
             release = host.run_release or host.job_release or ""

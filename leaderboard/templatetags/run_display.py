@@ -43,12 +43,14 @@ def peak_memory(run: Run) -> str:
 
 
 def runnable(command: str) -> str:
-    """The command with the LD_LIBRARY_PATH its binary needs, where the binary is a path."""
+    """The command with the LD_LIBRARY_PATH its binary needs, where it names a llama.cpp binary
+    by its absolute path (a bare name is found on PATH, where it was installed whole)."""
     try:
         words = shlex.split(command)
     except ValueError:
         return command
-    if not words or "=" in words[0] or not words[0].startswith("/"):
+    program = PurePosixPath(words[0]) if words else None
+    if program is None or not program.is_absolute() or not program.name.startswith("llama-"):
         return command
     library_dir = str(PurePosixPath(words[0]).parent)
     return f"LD_LIBRARY_PATH={shlex.quote(library_dir)} {command}"

@@ -246,6 +246,16 @@ def test_a_quiet_host_is_offline_when_the_broker_answers_and_unknown_when_it_can
     assert status == "unknown" and "1 worker(s)" in reason
 
 
+def test_a_worker_named_for_another_registered_host_is_that_host_not_this_one(host):
+    now = timezone.now()
+    workers = {"gpu@lab-b": [host.hardware.queue_name]}
+    registered = frozenset({"lab-a", "lab-b"})
+    status, reason = host_status(
+        host=host, last_message_at=None, workers=workers, now=now, registered=registered
+    )
+    assert status == "offline" and "never sent a signed message" in reason
+
+
 def test_a_revoked_host_says_so(host):
     GpuHost.objects.filter(pk=host.pk).update(revoked=True)
     host.refresh_from_db()
