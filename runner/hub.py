@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 import httpx2
 from gguf import GGUFReader
-from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
+from huggingface_hub import HfApi, RepoFile, get_hf_file_metadata, hf_hub_url
 from huggingface_hub.errors import (
     GatedRepoError,
     HfHubHTTPError,
@@ -114,7 +114,7 @@ def resolve_hub_file(
         raise HubError(
             f"cannot list {file} in {repo}: {_one_line(error)}", field="hf_file"
         ) from None
-    entry = next((e for e in entries if e.path == file and hasattr(e, "size")), None)
+    entry = next((e for e in entries if isinstance(e, RepoFile) and e.path == file), None)
     if entry is None:
         raise HubError(f"{repo} has no file {file} at {commit[:12]}", field="hf_file")
     metadata = _file_metadata(repo=repo, file=file, revision=commit, endpoint=endpoint, token=token)
