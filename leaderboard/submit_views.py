@@ -154,6 +154,10 @@ def submission_estimate(*, form: SubmitForm, user: AbstractBaseUser) -> dict:
     ]
     config = form.submission.config if form.submission else _schema_config(form)
     budget = job_token_budget(config) if config else None
+    # While the rest of the form is refused, the protocol's own cost is still worth showing.
+    protocol_only = None if config else _protocol_config(form)
+    if protocol_only is not None:
+        budget = token_budget(protocol_only)
     refusal = ""
     if valid and config is not None:
         try:
@@ -170,6 +174,7 @@ def submission_estimate(*, form: SubmitForm, user: AbstractBaseUser) -> dict:
         "valid": valid and not refusal,
         "errors": errors,
         "budget": budget,
+        "budget_scope": "job" if config else "protocol",
         # A speculative job may measure its paired baseline beside it, at the same cost again.
         "with_baseline": bool(config and budget and budget != token_budget(config)),
         "gpu_time": gpu_time,
@@ -181,14 +186,34 @@ def submission_estimate(*, form: SubmitForm, user: AbstractBaseUser) -> dict:
     }
 
 
-def _schema_config(form: SubmitForm) -> BenchmarkConfig | None:
-    """The config the form describes when only the model checks refused it: the budget is the
-    protocol's, so it is shown while the protocol's own fields are valid."""
+def _protocol_fields_valid(form: SubmitForm) -> bool:
+    """Whether the form's protocol fields passed: a budget of numbers the user did not give
+    (a refused field falls back to its default) would mislead."""
     protocol_fields = {"protocol", *(f for fs in PROTOCOL_FORM_FIELDS.values() for f in fs)}
-    if not hasattr(form, "cleaned_data") or protocol_fields & set(form.errors):
+    return hasattr(form, "cleaned_data") and not protocol_fields & set(form.errors)
+
+
+def _schema_config(form: SubmitForm) -> BenchmarkConfig | None:
+    """The config the form describes when only the registry's model checks refused it."""
+    if not _protocol_fields_valid(form):
         return None
     try:
         return BenchmarkConfig.model_validate(form.config_data())
+    except ValidationError:
+        return None
+
+
+def _protocol_config(form: SubmitForm) -> BenchmarkConfig | None:
+    """The chosen target with the form's protocol and nothing else: what the protocol costs."""
+    if not _protocol_fields_valid(form):
+        return None
+    try:
+        return BenchmarkConfig.model_validate(
+            {
+                "target_model": form.cleaned_data.get("target_model"),
+                "protocol": form.config_data()["protocol"],
+            }
+        )
     except ValidationError:
         return None
 

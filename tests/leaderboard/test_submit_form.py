@@ -15,7 +15,7 @@ from leaderboard.forms import PRESETS, PROTOCOL_FORM_FIELDS, protocol_classes
 from leaderboard.models import Config, Job, RequestRecord
 from leaderboard.services.configs import uploaded_config
 from runner.config import DRAFT_MODEL_TYPES, BenchmarkConfig, DepthProtocol, QuickProtocol
-from runner.protocols import job_token_budget
+from runner.protocols import job_token_budget, token_budget
 from tests.support.measured_configs import measure
 from tests.support.seed_kit import SEED_CSV
 
@@ -227,6 +227,20 @@ def test_the_estimate_gives_the_validators_field_errors(signed_in, hardware, cha
     assert answer["valid"] is False
     assert any(e["field"] == field and words in e["message"] for e in answer["errors"]), answer
     assert not Job.objects.exists()
+
+
+def test_while_the_models_are_refused_the_protocols_own_cost_is_shown(signed_in, hardware):
+    answer = estimate(
+        signed_in, QUICK_FORM | {"hardware": hardware.slug, "spec_types": ["draft-dflash"]}
+    )
+    protocol_only = BenchmarkConfig(
+        target_model="tiny-qwen3.gguf", protocol=QuickProtocol(runs=2, n_predict=32)
+    )
+
+    assert [e["field"] for e in answer["errors"]] == ["draft_model"]
+    assert answer["budget_scope"] == "protocol"
+    assert answer["budget"] == token_budget(protocol_only)
+    assert "the protocol's own cost" in answer["html"]
 
 
 def test_a_bad_protocol_field_leaves_no_budget_to_show(signed_in, hardware):

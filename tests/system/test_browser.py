@@ -193,8 +193,9 @@ def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(
     page.wait_for_url(re.compile(r"/submit/$"))
 
     page.select_option("#id_target_model", "tiny-qwen3.gguf")
-    page.select_option("#id_draft_model", "tiny-dflash.gguf")
+    # The draft field shows once a type that takes a draft is checked.
     page.check("input[name=spec_types][value=draft-dflash]")
+    page.select_option("#id_draft_model", "tiny-dflash.gguf")
     page.fill("#id_n_max", "16")
     page.fill("#id_runs", "3")
     page.fill("#id_n_predict", "64")

@@ -78,7 +78,7 @@
     if (reason) {
       option.title = reason;
       option.setAttribute("data-incompatible", "true");
-      notes.push((chosen ? "Chosen, but it cannot run: " : "") + label + ": " + reason);
+      notes.push((chosen ? "Chosen, but it cannot run: " : "") + (label ? label + ": " : "") + reason);
     } else {
       option.removeAttribute("title");
       option.removeAttribute("data-incompatible");
@@ -109,7 +109,7 @@
     var typeReasons = (compatibility.types || {})[target] || {};
     form.querySelectorAll("input[name=spec_types]").forEach(function (box) {
       var label = box.closest("label");
-      mark(box, box.value, typeReasons[box.value], typeNotes);
+      mark(box, "", typeReasons[box.value], typeNotes);  // the reason names the type
       if (label) label.title = typeReasons[box.value] || "";
     });
     showNotes(document.getElementById("type-notes"), typeNotes);
