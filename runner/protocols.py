@@ -53,9 +53,8 @@ class RequestSpec:
 
     def labels(self) -> dict[str, Any]:
         """What the request's record carries besides its measurements: round, concurrency and
-        category, where the protocol has them."""
-        labels = {"round": self.round, "concurrency": self.concurrency, "category": self.category}
-        return {name: value for name, value in labels.items() if value is not None}
+        category (None where the protocol has none)."""
+        return {"round": self.round, "concurrency": self.concurrency, "category": self.category}
 
     def body(self) -> dict:
         """The /completion request body: greedy, fixed length, prompt cache off.

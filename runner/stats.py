@@ -187,6 +187,10 @@ def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
     }
 
 
+# A point's fields that only a concurrency level or a category fills (None elsewhere).
+LABELLED_POINT_FIELDS = ("concurrency", "aggregate_tokens_per_second", "ttft_ms", "category")
+
+
 def round_throughputs(records: Sequence[Mapping[str, Any]]) -> list[float]:
     """Per concurrency round (records grouped by their ``round``): every token the round's
     requests generated over the round's wall time, its slowest request's client wall time."""
@@ -235,6 +239,7 @@ def depth_points(config: BenchmarkConfig, records: Sequence[dict]) -> list[dict[
                 "tau": tau,
                 "speedup": None,
             }
+            | dict.fromkeys(LABELLED_POINT_FIELDS)
         )
     return points
 
@@ -258,7 +263,7 @@ def _labelled_points(
             "acceptance_rate": acceptance_rate,
             "tau": tau,
             "speedup": None,
-        }
+        } | dict.fromkeys(LABELLED_POINT_FIELDS)
         if isinstance(protocol, ConcurrencyProtocol):
             point |= {"input_tokens": protocol.input_tokens, "concurrency": label}
             point |= concurrency_figures(mine)

@@ -141,7 +141,7 @@ def test_the_plan_warms_up_then_measures_each_category_s_prompts_in_the_suite_s_
     assert all(s.prompt in suite.categories[s.category] for s in plan[1:])
     assert len({s.prompt_sha256 for s in plan}) == len(plan)
     assert all(s.input_tokens is None and s.output_tokens == 128 for s in plan)
-    assert plan[1].labels() == {"category": "code"}
+    assert plan[1].labels() == {"round": None, "concurrency": None, "category": "code"}
 
 
 def test_the_seed_picks_which_prompts_and_the_baseline_gets_the_same():
@@ -295,3 +295,5 @@ def test_the_categories_protocol_runs_on_llama_server_with_its_paired_baseline(m
     assert data["summary"]["lossless"] is True
     assert data["summary"]["crossover_concurrency"] is None
     assert data["provenance"]["token_budget"]["requests"] == 2 * (1 + 4)
+    # The runner sets every field of its result, the new protocols' included.
+    assert result.model_dump(mode="json", exclude_unset=True) == data

@@ -390,3 +390,5 @@ def test_the_concurrency_protocol_runs_on_llama_server_with_its_paired_baseline(
     with pytest.raises(ResultError, match="points.1.aggregate_tokens_per_second.mean"):
         load_result(tampered)
     assert load_result(data) == result
+    # The runner sets every field of its result, the new protocols' included.
+    assert result.model_dump(mode="json", exclude_unset=True) == data
