@@ -257,6 +257,11 @@ def llama_bench(
         argv += ["-t", str(threads)]
     if n_gpu_layers is not None:
         argv += ["-ngl", str(n_gpu_layers)]
+    from runner.engines.server import host_cpu_has_amx
+
+    if engine.backend == "cpu" and host_cpu_has_amx():
+        # As llama-server gets --no-repack there (runner.engines.server): AMX kernels crash.
+        argv += ["--repack", "0"]
     environment = dict(os.environ, LD_LIBRARY_PATH=str(Path(engine.bench_path).parent))
     completed = subprocess.run(
         argv, capture_output=True, text=True, env=environment, timeout=timeout_s

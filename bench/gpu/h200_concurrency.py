@@ -1,0 +1,166 @@
+"""The H200 run behind docs/GPU_RESULTS.md's concurrency section (issue 15).
+
+In one lease: NVML's bandwidth and energy probe, the CUDA build, the 8B-shaped models, the
+concurrency protocol for the 8B-shaped target with its DFlash draft (synthetic acceptance,
+labelled) and its paired baseline at levels 1 to 16 with energy and the roofline, and the
+runner's fidelity against llama-bench at depths 512, 4096 and 36864 on the same build.
+Each step writes under RESULTS and logs to RESULTS/progress.log (h200_pipeline's helpers);
+bench/gpu/h200_concurrency.sh starts it in the background and packs RESULTS.
+PIPELINE_TINY=1 runs every step on the tiny shape and the CPU build, to check this script.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from h200_pipeline import (  # noqa: E402
+    MODELS,
+    RESULTS,
+    ROOT,
+    SHAPE_8B,
+    SYNTH_RATE,
+    TINY,
+    log,
+    run_config,
+    step,
+)
+
+from runner.config import parse_config  # noqa: E402
+from runner.engines.build import locate  # noqa: E402
+
+LEVELS = [1, 2] if TINY else [1, 2, 4, 8, 16]
+LENGTHS = (64, 32) if TINY else (512, 256)
+FIDELITY_DEPTHS = ["128", "512"] if TINY else ["512", "4096", "36864"]
+N_MAX = 12  # the seed's best n_max
+
+
+def concurrency_config(shape: str, *, rounds: int = 3):
+    input_tokens, output_tokens = LENGTHS
+    return parse_config(
+        {
+            "target_model": f"{shape}-random-Q4_K_M.gguf",
+            "draft_model": f"{shape}-random-dflash-Q8_0.gguf",
+            "spec_types": "draft-dflash",
+            "n_max": N_MAX,
+            "n_gpu_layers": 999,
+            "draft_n_gpu_layers": 999,
+            "flash_attn": "on",
+            "spec_synth_rates": [round(SYNTH_RATE ** (i + 1), 4) for i in range(N_MAX)],
+            "protocol": {
+                "name": "concurrency",
+                "levels": LEVELS,
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "rounds": rounds,
+                "warmup": 1,
+            },
+        }
+    )
+
+
+def concurrency_step(engine, shape: str) -> None:
+    result = run_config(
+        "8b-dflash12-concurrency", engine, concurrency_config(shape), with_baseline=True
+    )
+    summary = result["summary"]
+    baseline = {p["concurrency"]: p for p in result["baseline"]["points"]}
+    for point in result["points"]:
+        level = point["concurrency"]
+        mine = point["aggregate_tokens_per_second"]
+        theirs = baseline[level]["aggregate_tokens_per_second"]
+        log(
+            f"  level {level}: aggregate {mine['mean']:.1f} [{mine['ci95_low']}, {mine['ci95_high']}]"
+            f" vs baseline {theirs['mean']:.1f}; speedup {point.get('speedup')}"
+        )
+    log(f"  crossover_concurrency {summary.get('crossover_concurrency')}")
+    log(
+        f"  energy: {summary.get('joules_per_token')} J/token,"
+        f" {summary.get('joules_per_accepted_token')} J/accepted draft token;"
+        f" roofline {summary.get('roofline')}"
+    )
+    log(f"  baseline roofline {result['baseline']['summary'].get('roofline')}")
+
+
+def fidelity_step(engine, shape: str) -> None:
+    argv = [
+        sys.executable,
+        str(ROOT / "bench" / "runner_fidelity.py"),
+        "--server",
+        engine.server_path,
+        "--model",
+        str(MODELS / f"{shape}-random-Q4_K_M.gguf"),
+        "--depths",
+        *FIDELITY_DEPTHS,
+        "--ngl",
+        "999",
+        "--fa",
+        "on",
+        "--tokens",
+        "128" if TINY else "256",
+        "--reps",
+        "3",
+        "--threads",
+        "8",
+    ]
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=1500)
+    (RESULTS / f"fidelity-{shape}.txt").write_text(completed.stdout + completed.stderr[-3000:])
+    for line in completed.stdout.splitlines():
+        log(f"  fidelity {shape}: {line}")
+
+
+def probe_step(model: Path | None) -> None:
+    argv = [sys.executable, str(ROOT / "bench" / "gpu" / "energy_probe.py")]
+    if model is not None:
+        argv += ["--model", str(model)]
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    (RESULTS / "energy_probe.txt").write_text(completed.stdout + completed.stderr[-3000:])
+    for line in completed.stdout.splitlines():
+        log(f"  probe: {line}")
+
+
+def main() -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    MODELS.mkdir(parents=True, exist_ok=True)
+    target = MODELS / f"{SHAPE_8B}-random-Q4_K_M.gguf"
+    draft = MODELS / f"{SHAPE_8B}-random-dflash-Q8_0.gguf"
+    writer = None
+    if not (target.exists() and draft.exists()):
+        log("writing models in the background")
+        writer = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "gpu" / "make_models.py"),
+                str(MODELS),
+                "--shape",
+                SHAPE_8B,
+            ],
+            stdout=(RESULTS / "make_models.log").open("w"),
+            stderr=subprocess.STDOUT,
+        )
+    step("probe", probe_step, None)
+    engine = step("engine", locate, backend="cpu" if TINY else "cuda", log=log)
+    if engine is None:
+        return
+    while not (target.exists() and draft.exists()):
+        if writer is None or (writer.poll() is not None and writer.returncode != 0):
+            log("model writer failed")
+            return
+        time.sleep(2)
+    if writer is not None:
+        writer.wait()
+    log("8B models ready")
+    step("probe-model", probe_step, target)
+    step("8b-dflash12-concurrency", concurrency_step, engine, SHAPE_8B)
+    step("fidelity-8b", fidelity_step, engine, SHAPE_8B)
+    log("PIPELINE FINISHED")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()
