@@ -14,7 +14,13 @@ from leaderboard import services
 from leaderboard.forms import PRESETS, PROTOCOL_FORM_FIELDS, protocol_classes
 from leaderboard.models import Config, Job, RequestRecord
 from leaderboard.services.configs import uploaded_config
-from runner.config import DRAFT_MODEL_TYPES, BenchmarkConfig, DepthProtocol, QuickProtocol
+from runner.config import (
+    DRAFT_MODEL_TYPES,
+    BenchmarkConfig,
+    ConcurrencyProtocol,
+    DepthProtocol,
+    QuickProtocol,
+)
 from runner.protocols import job_token_budget, token_budget
 from tests.support.measured_configs import measure
 from tests.support.seed_kit import SEED_CSV
@@ -95,6 +101,30 @@ def test_the_quick_preset_is_the_default_and_every_preset_carries_its_numbers(si
         known = preset.protocol in protocol_classes() and preset.protocol in PROTOCOL_FORM_FIELDS
         assert (f'data-preset="{preset.name}"' in page) is known
         assert (f'data-preset-unavailable="{preset.name}"' in page) is not known
+
+
+def test_the_concurrency_preset_fills_its_fields_and_its_budget_is_the_runners(signed_in, hardware):
+    page = page_of(signed_in.get("/submit/", {"preset": "concurrency"}))
+    defaults = ConcurrencyProtocol()
+
+    assert selected(page, "protocol") == ["concurrency"]
+    assert input_value(page, "levels") == ",".join(map(str, defaults.levels))
+    assert input_value(page, "input_tokens") == str(defaults.input_tokens)
+    assert input_value(page, "rounds") == str(defaults.rounds)
+
+    form = {
+        "hardware": hardware.slug, "target_model": "tiny-qwen3.gguf", "protocol": "concurrency",
+        "levels": "1,2", "input_tokens": "64", "output_tokens": "16", "rounds": "2",
+        "warmup": "0",
+    }  # fmt: skip
+    answer = estimate(signed_in, form)
+    protocol = ConcurrencyProtocol(
+        levels=[1, 2], input_tokens=64, output_tokens=16, rounds=2, warmup=0
+    )
+    assert answer["valid"] is True, answer["errors"]
+    assert answer["budget"] == job_token_budget(
+        BenchmarkConfig(target_model="tiny-qwen3.gguf", protocol=protocol)
+    )
 
 
 def test_each_field_says_which_types_and_protocols_use_it(signed_in):
