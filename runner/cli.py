@@ -1,6 +1,7 @@
-"""Command-line interface: `python -m runner engine|fixtures|budget|run|schema`.
+"""Command-line interface: `python -m runner engine|fixtures|budget|run|schema|submit|upload`.
 
 Each command wraps one runner function and prints its answer; errors are one line on stderr.
+`submit` and `upload` talk to a Specboard site (runner/client.py).
 """
 
 from __future__ import annotations
@@ -113,6 +114,39 @@ def _command_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_submit(args: argparse.Namespace) -> int:
+    from runner import client
+
+    credentials = client.resolve_credentials(site=args.site, token=args.token)
+    return client.submit(
+        credentials=credentials,
+        config_path=args.config,
+        hardware=args.hardware,
+        wait=args.wait,
+        poll_s=args.poll,
+    )
+
+
+def _command_upload(args: argparse.Namespace) -> int:
+    from runner import client
+
+    credentials = client.resolve_credentials(site=args.site, token=args.token)
+    return client.upload(
+        credentials=credentials,
+        result_path=args.result,
+        hardware=args.hardware,
+        publish_name=args.publish_name,
+    )
+
+
+def _site_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--site", help="the site's URL (default $SPECBOARD_SITE or client.toml)")
+    parser.add_argument(
+        "--token",
+        help="API token (default $SPECBOARD_TOKEN or ~/.config/specboard/client.toml)",
+    )
+
+
 def _command_schema(args: argparse.Namespace) -> int:
     from runner.results import BenchmarkResult
 
@@ -160,6 +194,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print the result file's JSON Schema")
     schema.set_defaults(handler=_command_schema)
+
+    submit = commands.add_parser("submit", help="submit a config to a Specboard site")
+    submit.add_argument("config", help="config JSON file")
+    _site_arguments(submit)
+    submit.add_argument("--hardware", help="hardware slug (optional when the site serves one)")
+    submit.add_argument("--wait", action="store_true", help="follow the job, print its result")
+    submit.add_argument("--poll", type=float, default=5.0, help="seconds between polls (5)")
+    submit.set_defaults(handler=_command_submit)
+
+    upload = commands.add_parser("upload", help="upload a result measured on your own GPU")
+    upload.add_argument("result", help="result JSON file (python -m runner run ... --out)")
+    _site_arguments(upload)
+    upload.add_argument("--hardware", required=True, help="your GPU, e.g. 'RTX 4090'")
+    upload.add_argument(
+        "--publish-name", action="store_true", help="show your user name in its provenance"
+    )
+    upload.set_defaults(handler=_command_upload)
     return parser
 
 
