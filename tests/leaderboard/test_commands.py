@@ -1,5 +1,5 @@
-"""Management commands: seed_demo, import_seed_csv (alias import_runs), import_runner_results
-(alias import_results), create_api_token, register_hardware."""
+"""Management commands: import_seed_csv (alias import_runs), import_runner_results (alias
+import_results), create_api_token, register_hardware (seed_demo: test_seed_demo.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from leaderboard.accounts.models import ApiToken, key_digest
-from leaderboard.models import Hardware, Job, LeaderboardEntry, ModelFile
+from leaderboard.models import LeaderboardEntry
 from tests.support.seed_kit import SEED_CSV
 
 
@@ -17,21 +17,6 @@ def run(*args: str) -> str:
     out = StringIO()
     call_command(*args, stdout=out)
     return out.getvalue()
-
-
-def test_seed_demo_registers_models_and_queues_demo_jobs_with_one_shared_baseline(
-    db, enqueued, settings, tmp_path
-):
-    settings.SPECBOARD_MODELS_DIR = tmp_path
-    run("seed_demo", "--hardware-slug", "local")
-
-    assert ModelFile.objects.count() == 5 and (tmp_path / "tiny-qwen3.gguf").is_file()
-    assert Hardware.objects.get(slug="local").queue_name == "gpu.local"
-    assert Job.objects.filter(auto_scheduled=False).count() == 2
-    assert Job.objects.filter(auto_scheduled=True).count() == 1
-
-    run("seed_demo", "--hardware-slug", "local")
-    assert Job.objects.count() == 3
 
 
 def test_import_seed_csv_reads_the_seed_csv(db):
