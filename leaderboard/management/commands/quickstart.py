@@ -24,8 +24,9 @@ def _interrupt(signum: int, frame: object) -> None:
 
 class Command(BaseCommand):
     help = (
-        "Migrate, register the tiny demo models, build (or reuse) llama-server, queue a demo "
-        "benchmark, then run a db worker, a GPU worker and the web server until interrupted."
+        "Migrate, build (or reuse) llama-server, start a db worker, a GPU worker and the web "
+        "server, register the demo models (the real Gemma 3 270M and the tiny test models) and "
+        "queue the demo benchmark, then run until interrupted."
     )
 
     def add_arguments(self, parser) -> None:
@@ -52,38 +53,42 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"llama-server {engine.release} ({engine.backend}): {engine.server_path}"
             )
-        if not options["no_seed"]:
-            call_command("seed_demo")
         # Every process must use the broker this one chose, even if Redis comes or goes meanwhile.
         env = os.environ | {"CELERY_BROKER_URL": settings.CELERY_BROKER_URL}
-        commands = [
-            # Beat embedded: the reconciler and the sweeper run on the db worker's schedule.
-            db_worker_argv(beat_schedule=str(settings.VAR_DIR / "celerybeat-schedule")),
-            gpu_worker_argv(hardware_slug=settings.SPECBOARD_HARDWARE_SLUG),
-            [sys.executable, "manage.py", "runserver", options["addrport"], "--noreload"],
-        ]
-        # The local GPU worker is a registered host like any other: it signs what it sends back.
-        host, key = services.ensure_gpu_host(
-            name="local-gpu-worker", hardware_slug=settings.SPECBOARD_HARDWARE_SLUG
-        )
-        gpu_env = env | {
-            "SPECBOARD_ROLE": "gpu-worker",
-            "SPECBOARD_HOST_NAME": host.name,
-            "SPECBOARD_HOST_KEY": key,
-        }
-        environments = [env, gpu_env, env]
-        processes = [
-            subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)
-            for command, environment in zip(commands, environments, strict=True)
-        ]
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Specboard on http://{options['addrport']}/ (broker {settings.CELERY_BROKER_URL.split('@')[-1]}); "
-                "sign in as demo / specboard-demo. Ctrl-C stops everything."
-            )
-        )
+        web = [sys.executable, "manage.py", "runserver", options["addrport"], "--noreload"]
+        # The web server first: its pages answer while the demo models are placed and registered
+        # (the real model's header takes seconds to read) and while the demo's jobs run.
+        processes = [subprocess.Popen(web, env=env, cwd=settings.BASE_DIR)]
         signal.signal(signal.SIGTERM, _interrupt)
         try:
+            if not options["no_seed"]:
+                call_command("seed_demo")
+            # The local GPU worker is a registered host like any other: it signs what it sends
+            # back (its hardware row is the one seed_demo registers).
+            host, key = services.ensure_gpu_host(
+                name="local-gpu-worker", hardware_slug=settings.SPECBOARD_HARDWARE_SLUG
+            )
+            gpu_env = env | {
+                "SPECBOARD_ROLE": "gpu-worker",
+                "SPECBOARD_HOST_NAME": host.name,
+                "SPECBOARD_HOST_KEY": key,
+            }
+            workers = [
+                # Beat embedded: the reconciler and the sweeper run on the db worker's schedule.
+                (db_worker_argv(beat_schedule=str(settings.VAR_DIR / "celerybeat-schedule")), env),
+                (gpu_worker_argv(hardware_slug=settings.SPECBOARD_HARDWARE_SLUG), gpu_env),
+            ]
+            processes += [
+                subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)
+                for command, environment in workers
+            ]
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Specboard on http://{options['addrport']}/ (broker "
+                    f"{settings.CELERY_BROKER_URL.split('@')[-1]}); sign in as demo / "
+                    "specboard-demo. Ctrl-C stops everything."
+                )
+            )
             while all(process.poll() is None for process in processes):
                 time.sleep(1)
             raise CommandError("a process of the stack exited; stopping the others")
