@@ -104,7 +104,7 @@ def fidelity_step(engine, shape: str) -> None:
         "--tokens",
         "128" if TINY else "256",
         "--reps",
-        "3",
+        os.environ.get("PIPELINE_FIDELITY_REPS", "3"),
         "--threads",
         "8",
     ]
