@@ -9,20 +9,33 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from runner.errors import ConfigError
-from runner.prompts import load_suite
+
+# The protocols live in runner.protocol_schema; their names are importable from here as well.
+from runner.protocol_schema import (  # noqa: F401
+    MAX_CONCURRENCY,
+    MAX_CONCURRENCY_LEVELS,
+    MAX_CONTEXT,
+    MAX_REQUEST_TOKENS,
+    QUICK_PROMPT,
+    CategoriesProtocol,
+    ConcurrencyProtocol,
+    ContextSweepProtocol,
+    DepthProtocol,
+    Protocol,
+    QuickProtocol,
+    SweepPoint,
+    _Strict,
+)
 
 # The engine's own names (llama.cpp b11434, common/speculative.cpp).
 DRAFT_MODEL_TYPES = ("draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark")
@@ -38,229 +51,7 @@ ENGINE_DEFAULT_N_MAX = 3  # --spec-draft-n-max when not given
 DFLASH_MAX_N_MAX = 15  # block size 16 minus the target token; the engine clamps above this.
 MAX_N_MAX = 64
 MIN_CONTEXT = 256
-MAX_CONTEXT = 262_144
-MAX_REQUEST_TOKENS = 131_072
-# Slots (requests in flight at once) the concurrency protocol asks llama-server for at most; the
-# engine's own ceiling is LLAMA_MAX_SEQ = 256 sequences in b11434.
-MAX_CONCURRENCY = 64
-MAX_CONCURRENCY_LEVELS = 16
-
-QUICK_PROMPT = (
-    "Write a Python program to find the nth Fibonacci number using recursion. "
-    "Explain briefly and include code."
-)
-
 _MODEL_REF = re.compile(r"^[A-Za-z0-9._/\-+]+\.gguf$")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class QuickProtocol(_Strict):
-    """The seed's leaderboard protocol: one fixed prompt, repeated runs of a fixed length."""
-
-    name: Literal["quick"] = "quick"
-    prompt: str = Field(default=QUICK_PROMPT, min_length=1, max_length=20_000)
-    runs: int = Field(strict=True, default=10, ge=1, le=200)
-    warmup: int = Field(strict=True, default=1, ge=0, le=20)
-    n_predict: int = Field(strict=True, default=1500, ge=1, le=MAX_REQUEST_TOKENS)
-    seed: int = Field(strict=True, default=1234, ge=0, le=2**31 - 1)
-
-    @field_validator("prompt")
-    @classmethod
-    def _no_nul(cls, prompt: str) -> str:
-        # Neither a result file nor PostgreSQL's jsonb can carry a NUL character.
-        if "\x00" in prompt:
-            raise ValueError("must not contain a NUL character")
-        return prompt
-
-    def required_context(self) -> int:
-        # The prompt is short; leave it generous room (roughly 4 characters a token, plus slack).
-        return self.n_predict + len(self.prompt) // 2 + 64
-
-
-class SweepPoint(_Strict):
-    """One context depth: exact input length, output length, measured and warm-up requests."""
-
-    input_tokens: int = Field(strict=True, ge=1, le=MAX_REQUEST_TOKENS)
-    output_tokens: int = Field(strict=True, ge=1, le=MAX_REQUEST_TOKENS)
-    requests: int = Field(strict=True, ge=1, le=200)
-    warmup: int = Field(strict=True, default=1, ge=0, le=20)
-
-
-def _seed_sweep() -> list[SweepPoint]:
-    return [
-        SweepPoint(input_tokens=n, output_tokens=n, requests=r, warmup=w)
-        for n, r, w in ((512, 30, 2), (4096, 10, 2), (12288, 5, 1), (36864, 3, 1))
-    ]
-
-
-class ContextSweepProtocol(_Strict):
-    """The seed's sweep: input = output length at several depths, token-id prompts."""
-
-    name: Literal["context-sweep"] = "context-sweep"
-    points: list[SweepPoint] = Field(default_factory=_seed_sweep, min_length=1, max_length=16)
-    seed: int = Field(strict=True, default=42, ge=0, le=2**31 - 1)
-
-    def required_context(self) -> int:
-        return max(p.input_tokens + p.output_tokens for p in self.points) + 16
-
-
-class DepthProtocol(_Strict):
-    """The cheap variant of the sweep: input length varies, output length is fixed."""
-
-    name: Literal["depth"] = "depth"
-    depths: list[Annotated[int, Field(strict=True)]] = Field(
-        default=[512, 4096, 12288, 36864], min_length=1, max_length=16
-    )
-    output_tokens: int = Field(strict=True, default=256, ge=1, le=MAX_REQUEST_TOKENS)
-    requests: int = Field(strict=True, default=5, ge=1, le=200)
-    warmup: int = Field(strict=True, default=1, ge=0, le=20)
-    seed: int = Field(strict=True, default=42, ge=0, le=2**31 - 1)
-
-    @field_validator("depths")
-    @classmethod
-    def _depths_in_range(cls, depths: list[int]) -> list[int]:
-        for depth in depths:
-            if not 1 <= depth <= MAX_REQUEST_TOKENS:
-                raise ValueError(f"depth {depth} must lie between 1 and {MAX_REQUEST_TOKENS}")
-        return depths
-
-    def required_context(self) -> int:
-        return max(self.depths) + self.output_tokens + 16
-
-    @property
-    def points(self) -> list[SweepPoint]:
-        return [
-            SweepPoint(
-                input_tokens=depth,
-                output_tokens=self.output_tokens,
-                requests=self.requests,
-                warmup=self.warmup,
-            )
-            for depth in self.depths
-        ]
-
-
-class ConcurrencyProtocol(_Strict):
-    """Requests in flight at once: per level, that many slots and waves of that many requests.
-
-    For each level the engine runs with that many slots (``-np level``); each round is one wave
-    of ``level`` simultaneous requests with exact token-id prompts, distinct per request. The
-    context is per slot, and llama-server splits ``-c`` across its slots, so the engine gets the
-    per-slot context times the level.
-    """
-
-    name: Literal["concurrency"] = "concurrency"
-    input_tokens: int = Field(strict=True, default=512, ge=1, le=MAX_REQUEST_TOKENS)
-    output_tokens: int = Field(strict=True, default=256, ge=1, le=MAX_REQUEST_TOKENS)
-    # After the lengths, so that the levels' check can see the context they need.
-    levels: list[Annotated[int, Field(strict=True)]] = Field(
-        default=[1, 2, 4, 8, 16], max_length=MAX_CONCURRENCY_LEVELS
-    )
-    rounds: int = Field(strict=True, default=3, ge=1, le=100)
-    warmup: int = Field(strict=True, default=1, ge=0, le=20)
-    seed: int = Field(strict=True, default=42, ge=0, le=2**31 - 1)
-
-    @field_validator("levels")
-    @classmethod
-    def _levels_the_engine_can_run(cls, levels: list[int], info: ValidationInfo) -> list[int]:
-        if not levels:
-            raise ValueError("give at least one concurrency level")
-        for level in levels:
-            if not 1 <= level <= MAX_CONCURRENCY:
-                raise ValueError(
-                    f"level {level} is outside the engine's slot limit: levels must lie between "
-                    f"1 and {MAX_CONCURRENCY}"
-                )
-        if any(later <= earlier for earlier, later in zip(levels, levels[1:], strict=False)):
-            raise ValueError("levels must be strictly increasing, without duplicates")
-        if "input_tokens" in info.data and "output_tokens" in info.data:
-            per_slot = info.data["input_tokens"] + info.data["output_tokens"] + 16
-            total = per_slot * max(levels)
-            if total > MAX_CONTEXT:
-                raise ValueError(
-                    f"{max(levels)} slots of {per_slot} tokens need {total} tokens of context, "
-                    f"above {MAX_CONTEXT}"
-                )
-        return levels
-
-    @property
-    def slots(self) -> int:
-        """The most slots any level needs: the engine's total context is sized for these."""
-        return max(self.levels)
-
-    def required_context(self) -> int:
-        """Context per slot: one request's prompt and output, plus slack."""
-        return self.input_tokens + self.output_tokens + 16
-
-
-def _all_categories() -> list[str]:
-    return list(load_suite().names)
-
-
-class CategoriesProtocol(_Strict):
-    """The project's prompt suite by task category: per category, its prompts in turn.
-
-    Prompts are completion-style text (runner/prompts/categories.json); every measured request has
-    its own prompt, so n-gram state never sees a measured prompt twice.
-    """
-
-    name: Literal["categories"] = "categories"
-    categories: list[str] = Field(default_factory=_all_categories, max_length=64)
-    output_tokens: int = Field(strict=True, default=128, ge=1, le=MAX_REQUEST_TOKENS)
-    prompts_per_category: int = Field(strict=True, default=5, ge=1, le=100)
-    warmup: int = Field(strict=True, default=1, ge=0, le=20)
-    seed: int = Field(strict=True, default=7, ge=0, le=2**31 - 1)
-
-    @field_validator("categories")
-    @classmethod
-    def _known_categories(cls, categories: list[str]) -> list[str]:
-        known = load_suite().names
-        if not categories:
-            raise ValueError(f"choose at least one category; known: {', '.join(known)}")
-        for category in categories:
-            if category not in known:
-                raise ValueError(f"unknown category {category!r}; known: {', '.join(known)}")
-        if len(set(categories)) != len(categories):
-            raise ValueError("a category is listed twice")
-        # The suite's order: one set of categories is one config (and one run order).
-        return sorted(categories, key=known.index)
-
-    @field_validator("prompts_per_category")
-    @classmethod
-    def _prompts_exist(cls, count: int) -> int:
-        fewest = load_suite().fewest_prompts
-        if count > fewest:
-            raise ValueError(f"{count} is more than the suite has: every category has {fewest}")
-        return count
-
-    @field_validator("warmup")
-    @classmethod
-    def _warmups_exist(cls, count: int) -> int:
-        available = len(load_suite().warmup)
-        if count > available:
-            raise ValueError(f"{count} is more than the suite's {available} warm-up prompts")
-        return count
-
-    def required_context(self) -> int:
-        # Text prompts: at least two characters a token (the test tokenizer takes five bytes a
-        # token, real tokenizers about four characters), plus slack, as for the quick protocol.
-        suite = load_suite()
-        prompts = [p for c in self.categories for p in suite.categories[c]]
-        prompts += list(suite.warmup[: self.warmup])
-        return self.output_tokens + max(len(p.encode()) // 2 for p in prompts) + 64
-
-
-Protocol = Annotated[
-    QuickProtocol
-    | ContextSweepProtocol
-    | DepthProtocol
-    | ConcurrencyProtocol
-    | CategoriesProtocol,
-    Field(discriminator="name"),
-]
 
 
 class BenchmarkConfig(_Strict):
