@@ -16,6 +16,8 @@ from leaderboard.models import Hardware, ModelFile, Run
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "gpu-results" / "h200-run2"
 NMAX_FILES = tuple(f"8b-nmax{n}.json" for n in (1, 2, 4, 8, 12, 15))
 DEPTH_FILES = ("8b-dflash15-depth.json", "27b-dflash15-depth.json")
+# The concurrency protocol on the same GPU (2026-12-01, bench/gpu/h200_concurrency.py).
+CONCURRENCY_FILE = "../h200-run4/call1/8b-dflash12-concurrency.json"
 
 
 def _model(info: dict, role: str) -> ModelFile:

@@ -1,0 +1,57 @@
+"""The H200's concurrency result (docs/gpu-results/h200-run4) on the site: imported through the
+services like any runner file, its levels, crossover, energy and roofline shown as measured."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from leaderboard.models import Hardware, LeaderboardEntry
+from tests.support.h200_results import CONCURRENCY_FILE, RESULTS_DIR, load_h200_results
+
+LEVELS = [1, 2, 4, 8, 16]
+
+
+@pytest.fixture
+def imported(user, db):
+    hardware = Hardware.objects.create(slug="h200", gpu_name="NVIDIA H200", queue_name="gpu.h200")
+    runs = load_h200_results(owner=user, hardware=hardware, files=(CONCURRENCY_FILE,))
+    return hardware, runs
+
+
+def test_the_h200_concurrency_file_is_stored_with_its_baseline(imported):
+    _, (baseline, speculative) = imported
+    result = json.loads((RESULTS_DIR / CONCURRENCY_FILE).read_text())
+
+    assert [p["concurrency"] for p in speculative.raw_result["points"]] == LEVELS
+    assert speculative.synthetic and speculative.lossless is None and speculative.fidelity == ""
+    assert result["summary"]["crossover_concurrency"] == 4
+    entry = LeaderboardEntry.objects.get(config=speculative.config)
+    assert entry.baseline_run == baseline
+
+
+def test_the_concurrency_page_and_api_show_the_measured_crossover(imported, client: Client):
+    hardware, (_, speculative) = imported
+    target = speculative.config.target_name
+    page = client.get("/concurrency/", {"target": target, "hardware": hardware.slug})
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "crossover at 4" in text or ">4<" in text
+
+    api = client.get("/api/v1/concurrency", {"target": target, "hardware": hardware.slug}).json()
+    line = next(line for line in api["lines"] if not line["baseline"])
+    assert line["crossover"] == 4
+    assert [row["concurrency"] for row in line["rows"]] == LEVELS
+    speedups = [row["speedup"] for row in line["rows"]]
+    assert speedups[0] == pytest.approx(1.661, abs=1e-3) and speedups[-1] < 1
+
+
+def test_the_run_resource_carries_the_measured_energy_and_roofline(imported, client: Client):
+    _, (baseline, speculative) = imported
+    run = client.get(f"/api/v1/runs/{speculative.pk}").json()
+    assert run["energy"]["joules_per_token"] == pytest.approx(0.4385, abs=1e-4)
+    assert run["roofline"]["ceiling_tokens_per_second"] == pytest.approx(1026.2, abs=0.1)
+    assert client.get(f"/configs/{speculative.config.key}/").status_code == 200
+    assert client.get(f"/runs/{baseline.pk}/").status_code == 200
