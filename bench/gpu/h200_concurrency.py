@@ -26,6 +26,7 @@ from h200_pipeline import (  # noqa: E402
     SHAPE_8B,
     SYNTH_RATE,
     TINY,
+    fidelity,
     log,
     run_config,
     step,
@@ -88,30 +89,13 @@ def concurrency_step(engine, shape: str) -> None:
 
 
 def fidelity_step(engine, shape: str) -> None:
-    argv = [
-        sys.executable,
-        str(ROOT / "bench" / "runner_fidelity.py"),
-        "--server",
-        engine.server_path,
-        "--model",
-        str(MODELS / f"{shape}-random-Q4_K_M.gguf"),
-        "--depths",
-        *FIDELITY_DEPTHS,
-        "--ngl",
-        "999",
-        "--fa",
-        "on",
-        "--tokens",
-        "128" if TINY else "256",
-        "--reps",
-        os.environ.get("PIPELINE_FIDELITY_REPS", "3"),
-        "--threads",
-        "8",
-    ]
-    completed = subprocess.run(argv, capture_output=True, text=True, timeout=1500)
-    (RESULTS / f"fidelity-{shape}.txt").write_text(completed.stdout + completed.stderr[-3000:])
-    for line in completed.stdout.splitlines():
-        log(f"  fidelity {shape}: {line}")
+    fidelity(
+        engine,
+        shape,
+        depths=FIDELITY_DEPTHS,
+        tokens="128" if TINY else "256",
+        reps=os.environ.get("PIPELINE_FIDELITY_REPS", "3"),
+    )
 
 
 def probe_step(model: Path | None) -> None:

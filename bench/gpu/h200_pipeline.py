@@ -131,7 +131,9 @@ def llama_bench_step(name: str, engine, shape: str) -> None:
         log(f"  {name}: depth {row.get('n_depth')}: {row['avg_ts']:.1f} tok/s")
 
 
-def fidelity(engine, shape: str) -> None:
+def fidelity(
+    engine, shape: str, *, depths=("512", "4096"), tokens: str = "256", reps: str = "3"
+) -> None:
     argv = [
         sys.executable,
         str(ROOT / "bench" / "runner_fidelity.py"),
@@ -140,20 +142,19 @@ def fidelity(engine, shape: str) -> None:
         "--model",
         str(MODELS / f"{shape}-random-Q4_K_M.gguf"),
         "--depths",
-        "512",
-        "4096",
+        *depths,
         "--ngl",
         "999",
         "--fa",
         "on",
         "--tokens",
-        "256",
+        tokens,
         "--reps",
-        "3",
+        reps,
         "--threads",
         "8",
     ]
-    completed = subprocess.run(argv, capture_output=True, text=True, timeout=1200)
+    completed = subprocess.run(argv, capture_output=True, text=True, timeout=1500)
     (RESULTS / f"fidelity-{shape}.txt").write_text(completed.stdout + completed.stderr[-3000:])
     for line in completed.stdout.splitlines():
         log(f"  fidelity {shape}: {line}")
