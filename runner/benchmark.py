@@ -272,9 +272,7 @@ def _run_config(
         count = sum(spec.phase == "measure" for spec in stage)
         reference = None if reference_outputs is None else reference_outputs[done : done + count]
         parts.append(
-            _run_one_config(
-                config, plan=stage, reference_outputs=reference, slots=slots, **measure
-            )
+            _run_one_config(config, plan=stage, reference_outputs=reference, slots=slots, **measure)
         )
         done += count
     if len(parts) == 1:

@@ -462,7 +462,6 @@ class UploadReportSerializer(serializers.Serializer):
     runs = RunSerializer(many=True)
 
 
-
 class HubModelRegistrationSerializer(serializers.Serializer):
     hf_repo = serializers.CharField(
         max_length=200, help_text="The Hugging Face repository, e.g. unsloth/Qwen3-8B-GGUF."

@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0011_board_row_set_counter'),
+        ("leaderboard", "0011_board_row_set_counter"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='leaderboardentry',
-            name='fidelity',
-            field=models.CharField(blank=True, db_default='', default='', max_length=16),
+            model_name="leaderboardentry",
+            name="fidelity",
+            field=models.CharField(blank=True, db_default="", default="", max_length=16),
         ),
         migrations.AddField(
-            model_name='run',
-            name='fidelity',
-            field=models.CharField(blank=True, db_default='', default='', max_length=16),
+            model_name="run",
+            name="fidelity",
+            field=models.CharField(blank=True, db_default="", default="", max_length=16),
         ),
     ]

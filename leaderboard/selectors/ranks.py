@@ -150,8 +150,7 @@ def _faster_counts_on_a_speed_page(
         on_page = sum(
             1
             for other in page[:index]
-            if _scope(other) == scope
-            and other.tokens_per_second > entry.tokens_per_second
+            if _scope(other) == scope and other.tokens_per_second > entry.tokens_per_second
         )
         faster[entry.pk] = before_page + on_page
     return faster
