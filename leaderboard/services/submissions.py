@@ -1,5 +1,7 @@
 """Submissions: a raw config checked with the runner's schema and the model registry,
-recorded as a Config row and queued as a Job, with its paired baseline scheduled when missing.
+recorded as a Config row and queued as a Job. A speculative job with its own drafting measures its
+paired baseline in the same run (services.jobs.measures_own_baseline); a synthetic-acceptance one
+gets its shared baseline job scheduled when missing.
 
 The HTML form and the API call the same `submit_config`."""
 
@@ -24,7 +26,7 @@ from leaderboard.models import (
 )
 from leaderboard.services.configs import config_row
 from leaderboard.services.errors import SubmissionError
-from leaderboard.services.jobs import enqueue_on_commit
+from leaderboard.services.jobs import enqueue_on_commit, measures_own_baseline
 from leaderboard.services.limits import check_allowance
 from leaderboard.services.registry import model_info
 from runner.compatibility import pair_problems
@@ -123,8 +125,8 @@ def _has_pairable_baseline(*, baseline: Config, hardware: Hardware, engine_relea
 
 
 def _schedule_baseline(job: Job) -> Job | None:
-    """Queue the paired baseline unless it has a pairable result or a job in flight on this
-    hardware and release."""
+    """Queue the paired baseline of a job that does not measure it itself, unless it has a
+    pairable result or a job in flight on this hardware and release."""
     # Two submissions that share a baseline take turns here: the row lock makes the second wait
     # for the first's commit, so it sees the baseline job the first queued (PostgreSQL).
     baseline = Config.objects.select_for_update().get(pk=job.config.baseline_id)
@@ -143,14 +145,20 @@ def _schedule_baseline(job: Job) -> Job | None:
 
 
 def submit_config(*, owner: AbstractBaseUser, data: Any, hardware_slug: str | None = None) -> Job:
-    """Validate a config, record it and queue its job (and its paired baseline's, when missing)."""
+    """Validate a config, record it and queue its job (and a synthetic config's paired baseline's,
+    when missing)."""
     return queue_submission(
         owner=owner, submission=validate_submission(data=data, hardware_slug=hardware_slug)
     )
 
 
 def queue_submission(*, owner: AbstractBaseUser, submission: ValidatedConfig) -> Job:
-    """Record an already validated config and queue its job (and its baseline's, when missing).
+    """Record an already validated config and queue its job.
+
+    A speculative config with its own drafting is sent with_baseline: its job measures the paired
+    baseline itself, so no separate baseline job is queued (it would cost a whole baseline run of
+    GPU time). A synthetic-acceptance config shares one baseline job per (baseline config,
+    hardware, release), queued here when there is neither a pairable result nor one in flight.
 
     The submit form validates once, in its clean(), and hands its ValidatedConfig here. Raises
     LimitReached when the user's allowance (services.limits) does not cover it.
@@ -168,6 +176,6 @@ def queue_submission(*, owner: AbstractBaseUser, submission: ValidatedConfig) ->
             engine_release=settings.SPECBOARD_ENGINE_RELEASE,
         )
         enqueue_on_commit(job)
-        if config.baseline is not None:
+        if config.baseline is not None and not measures_own_baseline(config):
             _schedule_baseline(job)
     return job

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from leaderboard import services
 from leaderboard.models import Job
+from tests.support.baselines import with_baseline_section
 
 
 def draft_simple(n_max: int) -> dict:
@@ -17,15 +18,15 @@ def draft_simple(n_max: int) -> dict:
 
 
 def measure(owner, hardware, make_result, n_max: int, decode: list[float], **options) -> Job:
-    """Submit a config, then store results for it and (if still missing) its baseline."""
+    """Submit a config, then store its result with the paired baseline measured in the same run
+    (a speculative job with its own drafting measures it beside itself: no baseline job)."""
     job = services.submit_config(owner=owner, data=draft_simple(n_max), hardware_slug=hardware.slug)
-    for baseline in job.baseline_jobs.all():
-        services.record_result(
-            job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0], **options)
-        )
     services.record_result(
         job_id=job.pk,
-        result=make_result(job.config.key, decode, draft=(40, 30), tau=2.2, **options),
+        result=with_baseline_section(
+            make_result(job.config.key, decode, draft=(40, 30), tau=2.2, **options),
+            make_result(job.config.baseline.key, [50.0, 52.0], **options),
+        ),
     )
     job.refresh_from_db()
     return job

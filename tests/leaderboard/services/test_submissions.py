@@ -20,23 +20,25 @@ def submit(user, hardware, **changes):
     return services.submit_config(owner=user, data=DFLASH | changes, hardware_slug=hardware.slug)
 
 
-def test_valid_submission_queues_its_job_and_an_automatic_baseline(
+def test_valid_submission_queues_one_job_that_measures_its_baseline_beside_itself(
     user, models, hardware, enqueued, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         job = submit(user, hardware)
 
-    baseline_job = Job.objects.get(auto_scheduled=True)
     assert job.status == Job.Status.QUEUED and job.owner == user
     assert job.config.spec_label == "draft-dflash" and job.config.n_max == 8
-    assert baseline_job.config == job.config.baseline
-    assert baseline_job.baseline_for == job
-    assert baseline_job.config.spec_label == "none"
-    assert baseline_job.config.canonical["draft_model"] is None
-    assert baseline_job.config.ctx_size == job.config.ctx_size
-    assert [call["queue"] for call in enqueued] == ["gpu.h200-141gb", "gpu.h200-141gb"]
+    baseline = job.config.baseline
+    assert baseline.spec_label == "none"
+    assert baseline.canonical["draft_model"] is None
+    assert baseline.ctx_size == job.config.ctx_size
+    # Its job runs the paired baseline in the same invocation: no separate baseline job.
+    assert list(Job.objects.all()) == [job]
+    assert not job.baseline_jobs.exists()
+    assert [call["queue"] for call in enqueued] == ["gpu.h200-141gb"]
     payload = enqueued[0]["kwargs"]
     assert payload["job_id"] == job.pk
+    assert payload["with_baseline"] is True
     assert payload["models"]["draft"] == {
         "path": "tiny-dflash.gguf",
         "sha256": models["tiny-dflash"].sha256,
@@ -44,22 +46,42 @@ def test_valid_submission_queues_its_job_and_an_automatic_baseline(
     assert enqueued[0]["task_id"] == str(job.task_id)
 
 
-def test_nothing_is_sent_to_the_broker_before_the_transaction_commits(
-    user, models, hardware, enqueued
+def test_a_synthetic_submission_queues_its_job_and_an_automatic_baseline(
+    user, models, hardware, enqueued, django_capture_on_commit_callbacks
 ):
-    submit(user, hardware)
-    assert enqueued == []
+    with django_capture_on_commit_callbacks(execute=True):
+        job = submit(user, hardware, spec_synth_len=3.0)
+
+    baseline_job = Job.objects.get(auto_scheduled=True)
+    assert job.config.synthetic
+    assert baseline_job.config == job.config.baseline
+    assert baseline_job.baseline_for == job
+    assert baseline_job.config.spec_label == "none"
+    assert baseline_job.config.canonical["draft_model"] is None
+    assert baseline_job.config.ctx_size == job.config.ctx_size
+    assert [call["queue"] for call in enqueued] == ["gpu.h200-141gb", "gpu.h200-141gb"]
+    sent = {call["kwargs"]["job_id"]: call["kwargs"] for call in enqueued}
+    # Synthetic acceptance claims nothing about output: both jobs run alone.
+    assert sent[job.pk]["with_baseline"] is False
+    assert sent[baseline_job.pk]["with_baseline"] is False
 
 
-def test_a_second_submission_reuses_the_config_and_the_queued_baseline(
-    user, models, hardware, enqueued
-):
+def test_a_second_submission_reuses_the_config(user, models, hardware, enqueued):
     first = submit(user, hardware)
     second = submit(user, hardware)
 
     assert first.config == second.config
     assert Config.objects.count() == 2
-    assert Job.objects.filter(auto_scheduled=True).count() == 1
+    assert Job.objects.count() == 2 and not Job.objects.filter(auto_scheduled=True).exists()
+
+
+def test_two_synthetic_submissions_share_one_queued_baseline(user, models, hardware, enqueued):
+    first = submit(user, hardware, spec_synth_len=3.0)
+    second = submit(user, hardware, spec_synth_len=5.0)
+
+    assert first.config != second.config and first.config.baseline == second.config.baseline
+    shared = Job.objects.get(auto_scheduled=True)
+    assert shared.config == first.config.baseline and shared.baseline_for == first
 
 
 def test_a_baseline_submission_schedules_no_extra_job(user, models, hardware, enqueued):

@@ -1,0 +1,41 @@
+"""A separately measured baseline for tests: a speculative job with its own drafting measures its
+paired baseline in the same run, so no baseline job is queued for it; tests about pairing with a
+separately measured baseline submit the baseline config itself, as a user would."""
+
+from __future__ import annotations
+
+import copy
+
+from leaderboard import services
+from leaderboard.models import Job
+from runner.results import BenchmarkResult, Provenance, Summary
+
+
+def submit_baseline(job: Job) -> Job:
+    """Submit `job`'s paired baseline config (its canonical form) on the same hardware, by the
+    same owner, and return that Job."""
+    baseline = job.config.baseline
+    assert baseline is not None, f"{job.config.label} has no paired baseline"
+    submitted = services.submit_config(
+        owner=job.owner, data=baseline.canonical, hardware_slug=job.hardware.slug
+    )
+    assert submitted.config_id == baseline.pk, "the canonical config must map to the same row"
+    return submitted
+
+
+def with_baseline_section(result: dict, baseline: dict) -> dict:
+    """A speculative result that carries its paired baseline measured in the same runner
+    invocation, as runner.benchmark.run_benchmark writes one (checked by the runner's model)."""
+    result = copy.deepcopy(result)
+    section = {name: baseline[name] for name in ("config", "config_key", "synthetic", "points")}
+    section["requests"] = baseline["requests"]
+    # A section has no pairing fields and no run-wide provenance (engine, host, times).
+    section["summary"] = {k: v for k, v in baseline["summary"].items() if k in Summary.model_fields}
+    section["provenance"] = {
+        k: v for k, v in baseline["provenance"].items() if k in Provenance.model_fields
+    }
+    mean = baseline["summary"]["decode_tokens_per_second"]["mean"]
+    result["summary"]["baseline_decode_tokens_per_second"] = mean
+    result["summary"]["speedup"] = result["summary"]["decode_tokens_per_second"]["mean"] / mean
+    result["baseline"] = section
+    return BenchmarkResult.model_validate(result).model_dump(mode="json")
