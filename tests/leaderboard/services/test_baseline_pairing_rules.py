@@ -12,6 +12,7 @@ from leaderboard import services
 from leaderboard.models import Job, LeaderboardEntry, Run
 from runner.config import parse_config
 from runner.results import Provenance, Summary
+from tests.support.baselines import submit_baseline
 
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
@@ -20,6 +21,8 @@ DRAFT_SIMPLE = {
     "n_max": 4,
     "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
 }
+# Synthetic acceptance does not measure its baseline beside itself: it gets a baseline job.
+SYNTHETIC = DRAFT_SIMPLE | {"n_max": 2, "spec_synth_len": 3.0}
 CUDA_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=90"]
 CPU_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON"]
 
@@ -60,8 +63,9 @@ def row_of(job: Job) -> LeaderboardEntry:
 
 @pytest.fixture
 def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
+    """A speculative job and its paired baseline, submitted and measured separately."""
     speculative = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
-    return speculative, speculative.baseline_jobs.get()
+    return speculative, submit_baseline(speculative)
 
 
 def test_a_cpu_backend_baseline_is_never_paired_with_a_cuda_run_of_the_same_gpu_and_release(
@@ -161,7 +165,7 @@ def test_an_imported_baseline_does_not_stand_in_for_the_workers_own(
     imported = on_engine(make_result(baseline_config, [20.0]), backend="cpu", flags=CPU_FLAGS)
     services.import_runner_result(owner=user, hardware=hardware, result=imported, source="file")
 
-    services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    services.submit_config(owner=user, data=SYNTHETIC, hardware_slug=hardware.slug)
 
     scheduled = Job.objects.get(auto_scheduled=True)
     assert scheduled.config.key == baseline_config.key
@@ -180,11 +184,9 @@ def test_a_baseline_the_workers_measured_on_their_current_engine_is_not_measured
         on_engine(make_result(speculative.config.key, [150.0]), backend="cuda", flags=CUDA_FLAGS),
     )
 
-    services.submit_config(
-        owner=user, data=DRAFT_SIMPLE | {"n_max": 2}, hardware_slug=hardware.slug
-    )
+    services.submit_config(owner=user, data=SYNTHETIC, hardware_slug=hardware.slug)
 
-    assert Job.objects.filter(auto_scheduled=True).count() == 1
+    assert not Job.objects.filter(auto_scheduled=True).exists()
 
 
 def test_a_baseline_from_an_engine_the_workers_no_longer_use_is_measured_again(
@@ -200,9 +202,8 @@ def test_a_baseline_from_an_engine_the_workers_no_longer_use_is_measured_again(
         on_engine(make_result(speculative.config.key, [150.0]), backend="cuda", flags=CUDA_FLAGS),
     )
 
-    services.submit_config(
-        owner=user, data=DRAFT_SIMPLE | {"n_max": 2}, hardware_slug=hardware.slug
-    )
+    later = services.submit_config(owner=user, data=SYNTHETIC, hardware_slug=hardware.slug)
 
-    assert Job.objects.filter(auto_scheduled=True, status=Job.Status.QUEUED).count() == 1
-    assert Job.objects.filter(auto_scheduled=True).count() == 2
+    again = Job.objects.get(auto_scheduled=True)
+    assert again.status == Job.Status.QUEUED and again.config == baseline.config
+    assert again.baseline_for == later

@@ -17,6 +17,7 @@ from leaderboard.services.board import mark_test_weights
 from leaderboard.services.results import record_run
 from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
 from runner.stats import summarize
+from tests.support.baselines import submit_baseline
 
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
@@ -126,7 +127,7 @@ def test_one_diverged_batch_makes_the_row_lossy_though_its_best_batch_matched(
     speculative, user, hardware, make_result
 ):
     again = submit(user, hardware)
-    baseline = speculative.baseline_jobs.get()
+    baseline = submit_baseline(speculative)
     finish(baseline, make_result(baseline.config.key, [50.0, 50.0], outputs=["a", "b"]))
     finish(speculative, make_result(speculative.config.key, [90.0, 90.0], outputs=["a", "c"]))
     finish(again, make_result(again.config.key, [150.0, 150.0], outputs=["a", "b"]))
@@ -144,7 +145,7 @@ def test_a_row_is_lossless_only_when_every_compared_batch_matched(
     # Nothing was compared yet: no baseline measured.
     assert row_of(speculative).lossless is None
 
-    baseline = speculative.baseline_jobs.get()
+    baseline = submit_baseline(speculative)
     finish(baseline, make_result(baseline.config.key, [50.0, 50.0], outputs=["a", "b"]))
     finish(again, make_result(again.config.key, [150.0, 150.0], outputs=["a", "b"]))
 
@@ -204,7 +205,7 @@ def test_registration_marks_the_tiny_fixtures_and_any_gguf_that_says_test_weight
 def test_rows_of_test_weights_move_off_and_back_onto_the_ranking_with_the_mark(
     speculative, models, make_result
 ):
-    baseline = speculative.baseline_jobs.get()
+    baseline = submit_baseline(speculative)
     finish(speculative, make_result(speculative.config.key, [100.0, 110.0]))
     finish(baseline, make_result(baseline.config.key, [50.0, 55.0]))
     assert row_of(speculative).test_weights is True and row_of(baseline).test_weights is True

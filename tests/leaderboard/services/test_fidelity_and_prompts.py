@@ -10,6 +10,7 @@ from django.test import Client
 
 from leaderboard import services
 from leaderboard.models import Run
+from tests.support.baselines import submit_baseline
 
 NGRAM = {
     "target_model": "tiny-qwen3.gguf",
@@ -43,7 +44,7 @@ def with_prompts(result: dict, hashes: list[str]) -> dict:
 @pytest.fixture
 def jobs(user, models, hardware, enqueued):
     speculative = services.submit_config(owner=user, data=NGRAM, hardware_slug=hardware.slug)
-    baseline = speculative.baseline_jobs.get()
+    baseline = submit_baseline(speculative)
     for job in (speculative, baseline):
         services.record_progress(job_id=job.pk, progress={"phase": "started"})
     return speculative, baseline

@@ -6,6 +6,7 @@ import pytest
 
 from leaderboard import selectors, services
 from leaderboard.models import Job, LeaderboardEntry
+from tests.support.baselines import submit_baseline
 
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
@@ -23,8 +24,9 @@ def finish(job: Job, result: dict):
 
 @pytest.fixture
 def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
+    """A speculative job and its paired baseline, submitted and measured separately."""
     speculative = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
-    return speculative, speculative.baseline_jobs.get()
+    return speculative, submit_baseline(speculative)
 
 
 def test_the_entry_shows_the_best_average_over_runs(jobs, user, hardware, make_result):
@@ -66,17 +68,18 @@ def test_output_that_differs_from_the_baseline_is_not_lossless(jobs, make_result
     assert LeaderboardEntry.objects.get(config=speculative.config).lossless is False
 
 
-def test_a_baseline_result_means_later_submissions_schedule_no_baseline(
+def test_a_baseline_result_means_later_synthetic_submissions_schedule_no_baseline(
     jobs, user, hardware, make_result
 ):
     _, baseline = jobs
     finish(baseline, make_result(baseline.config.key, [50.0]))
 
-    services.submit_config(
-        owner=user, data=DRAFT_SIMPLE | {"n_max": 2}, hardware_slug=hardware.slug
+    later = services.submit_config(
+        owner=user, data=DRAFT_SIMPLE | {"spec_synth_len": 3.0}, hardware_slug=hardware.slug
     )
 
-    assert Job.objects.filter(auto_scheduled=True).count() == 1
+    assert later.config.baseline == baseline.config
+    assert not Job.objects.filter(auto_scheduled=True).exists()
 
 
 def test_leaderboard_filters_and_sorting(jobs, make_result):

@@ -23,6 +23,8 @@ DFLASH = {
     "n_max": 8,
     "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
 }
+# Synthetic acceptance does not measure its baseline beside itself: it shares a baseline job.
+SYNTHETIC = DFLASH | {"spec_synth_len": 2.0}
 
 
 @pytest.fixture
@@ -151,16 +153,16 @@ def test_recording_is_retried_without_limit_and_at_most_a_minute_apart():
         assert OperationalError in task.autoretry_for
 
 
-def test_speculative_jobs_that_share_a_target_context_and_protocol_reuse_one_baseline(
+def test_synthetic_jobs_that_share_a_target_context_and_protocol_reuse_one_baseline(
     user, models, hardware, enqueued, make_result
 ):
-    dflash = services.submit_config(owner=user, data=DFLASH, hardware_slug=hardware.slug)
+    dflash = services.submit_config(owner=user, data=SYNTHETIC, hardware_slug=hardware.slug)
     shorter = services.submit_config(
-        owner=user, data=DFLASH | {"n_max": 4}, hardware_slug=hardware.slug
+        owner=user, data=SYNTHETIC | {"n_max": 4}, hardware_slug=hardware.slug
     )
     self_draft = services.submit_config(
         owner=user,
-        data=DFLASH | {"draft_model": "tiny-qwen3.gguf", "spec_types": ["draft-simple"]},
+        data=SYNTHETIC | {"draft_model": "tiny-qwen3.gguf", "spec_types": ["draft-simple"]},
         hardware_slug=hardware.slug,
     )
     baseline_jobs = Job.objects.filter(auto_scheduled=True)
@@ -172,7 +174,7 @@ def test_speculative_jobs_that_share_a_target_context_and_protocol_reuse_one_bas
         job_id=baseline_job.pk, result=make_result(baseline_job.config.key, [100.0])
     )
     later = services.submit_config(
-        owner=user, data=DFLASH | {"n_max": 2}, hardware_slug=hardware.slug
+        owner=user, data=SYNTHETIC | {"n_max": 2}, hardware_slug=hardware.slug
     )
     assert later.config.baseline == dflash.config.baseline
     assert Job.objects.filter(auto_scheduled=True).count() == 1
@@ -180,7 +182,7 @@ def test_speculative_jobs_that_share_a_target_context_and_protocol_reuse_one_bas
     # A different protocol measures something else: it gets a baseline of its own.
     other = services.submit_config(
         owner=user,
-        data=DFLASH | {"protocol": {"name": "quick", "n_predict": 32, "runs": 3}},
+        data=SYNTHETIC | {"protocol": {"name": "quick", "n_predict": 32, "runs": 3}},
         hardware_slug=hardware.slug,
     )
     assert other.config.baseline != dflash.config.baseline
@@ -233,7 +235,7 @@ def test_simultaneous_submissions_that_share_a_baseline_queue_it_once(
         pytest.skip("row locks need PostgreSQL (CI runs on it)")
     # The first submission creates the shared baseline config; the race is over its job.
     Job.objects.all().delete()
-    services.submit_config(owner=user, data=DFLASH | {"n_max": 1}, hardware_slug=hardware.slug)
+    services.submit_config(owner=user, data=SYNTHETIC | {"n_max": 1}, hardware_slug=hardware.slug)
     Job.objects.all().delete()
     start = threading.Barrier(6)
     errors = []
@@ -242,7 +244,7 @@ def test_simultaneous_submissions_that_share_a_baseline_queue_it_once(
         try:
             start.wait()
             services.submit_config(
-                owner=user, data=DFLASH | {"n_max": n_max}, hardware_slug=hardware.slug
+                owner=user, data=SYNTHETIC | {"n_max": n_max}, hardware_slug=hardware.slug
             )
         except Exception as error:  # noqa: BLE001 - reported below
             errors.append(error)

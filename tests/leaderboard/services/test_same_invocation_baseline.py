@@ -14,6 +14,7 @@ from leaderboard.services.limits import check_allowance
 from runner.config import BenchmarkConfig
 from runner.protocols import job_token_budget, token_budget
 from runner.results import Provenance, ResultProvenance, ResultSummary, Summary
+from tests.support.baselines import submit_baseline
 
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
@@ -73,7 +74,10 @@ def test_a_speculative_job_is_sent_with_its_baseline_and_a_synthetic_one_without
 
     assert sent[speculative.pk]["with_baseline"] is True
     assert sent[synthetic.pk]["with_baseline"] is False
-    assert sent[speculative.baseline_jobs.get().pk]["with_baseline"] is False
+    # Only the synthetic one gets a separate baseline job, and that one runs alone.
+    assert not speculative.baseline_jobs.exists()
+    assert sent[synthetic.baseline_jobs.get().pk]["with_baseline"] is False
+    assert len(sent) == Job.objects.count() == 3
 
 
 def test_both_sections_are_stored_and_the_run_is_graded(speculative, make_result, client: Client):
@@ -137,8 +141,6 @@ def test_a_result_without_a_baseline_section_is_not_graded(speculative, make_res
 def test_a_baseline_measured_beside_a_job_means_no_separate_baseline_job_later(
     speculative, user, hardware, make_result
 ):
-    baseline_job = speculative.baseline_jobs.get()
-    services.cancel_job(job=baseline_job, user=user)
     start(speculative)
     services.record_result(
         job_id=speculative.pk,
@@ -148,9 +150,11 @@ def test_a_baseline_measured_beside_a_job_means_no_separate_baseline_job_later(
         ),
     )
 
-    later = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    # Even a synthetic config, which does not measure its own, pairs with that baseline run.
+    later = services.submit_config(owner=user, data=SYNTHETIC, hardware_slug=hardware.slug)
 
-    assert not later.baseline_jobs.exists()
+    assert later.config.baseline == speculative.config.baseline
+    assert not Job.objects.filter(auto_scheduled=True).exists()
 
 
 def test_a_job_that_measures_its_baseline_is_charged_for_it(user, settings, db):
@@ -170,7 +174,7 @@ def test_a_job_that_measures_its_baseline_is_charged_for_it(user, settings, db):
 def test_the_row_pairs_with_the_baseline_measured_beside_it_not_the_fastest(
     speculative, make_result
 ):
-    separate = speculative.baseline_jobs.get()
+    separate = submit_baseline(speculative)
     start(separate)
     services.record_result(
         job_id=separate.pk, result=make_result(separate.config.key, [60.0, 60.0])
