@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 import httpx2
-from gguf import GGUFReader
 from huggingface_hub import HfApi, RepoFile, get_hf_file_metadata, hf_hub_url
 from huggingface_hub.errors import (
     GatedRepoError,
@@ -37,7 +36,7 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 from huggingface_hub.utils.tqdm import tqdm as hub_tqdm
 
 from runner.errors import ModelCheckError, RunnerError
-from runner.gguf.inspect import GGUF_MAGIC, ModelInfo, inspect_header
+from runner.gguf.inspect import GGUF_MAGIC, ModelInfo, inspect_prefix
 
 REFERENCE_PREFIX = "hf"
 COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -231,25 +230,18 @@ def read_remote_header(
 def _parse_prefix(hub_file: HubFile, prefix: bytes, copy: Path) -> ModelInfo | None:
     """The header's ModelInfo, or None if the prefix is too short to hold the whole header.
 
-    The prefix is written into a sparse file as long as the remote file, so the gguf reader
-    sees the real size (its tensors are checked against it); the header only counts as read if
-    it ended inside the prefix, since past it the reader saw zeros."""
+    The prefix is parsed as the first bytes of a file of the remote size, so every check of a
+    local file applies, the tensors ending within the size the Hub gives included. It is also
+    written into a sparse file as long as the remote file, for callers that read it again."""
     with open(copy, "wb") as handle:
         handle.write(prefix)
         handle.truncate(hub_file.size_bytes)
-    try:
-        header_end = int(GGUFReader(copy).data_offset)
-    except Exception as error:  # the reader fails with whatever numpy hits first
-        if len(prefix) < hub_file.size_bytes:
-            return None
-        raise ModelCheckError(
-            f"{hub_file.file} is truncated or corrupt: its header cannot be read ({error})"
-        ) from None
-    if header_end > len(prefix):
+    found = inspect_prefix(
+        prefix, file_size=hub_file.size_bytes, sha256=hub_file.sha256 or "", path=hub_file.file
+    )
+    if found is None:
         return None
-    # The whole header was read: now every check of a local file applies, the tensors ending
-    # within the size the Hub gives included.
-    info, _ = inspect_header(copy, sha256=hub_file.sha256 or "")
+    info, _ = found
     return dataclasses.replace(info, path=hub_file.reference)
 
 

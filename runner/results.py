@@ -265,6 +265,8 @@ class ModelFileInfo(_Strict):
     nextn_predict_layers: Count | None = None
     # runner.roofline: bytes of weights one generated token reads.
     weight_bytes_per_token: ByteCount | None = None
+    # Whether the header marks the file as test weights; absent in results recorded before.
+    test_weights: bool | None = None
 
 
 class ModelPair(_Strict):

@@ -53,7 +53,8 @@ ROOFLINE_FIGURES = (
 
 
 class Tensor(Protocol):
-    """What ``gguf.GGUFReader``'s tensors tell: name, size in bytes and GGML shape."""
+    """What a tensor table entry tells (``runner.gguf.header.TensorInfo``, or
+    ``gguf.GGUFReader``'s tensors): name, size in bytes and GGML shape."""
 
     @property
     def name(self) -> str: ...

@@ -11,20 +11,17 @@ refused and the row says why. Rows of models marked as test weights stay off the
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from gguf import GGUFReader
 
 from leaderboard import board_version
 from leaderboard.models import (
@@ -36,7 +33,6 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
-from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
 from runner.pairing import depth_points, speedup_over_depths
 from runner.stats import ratio, summarize
 
@@ -58,24 +54,6 @@ def build_flags_key(flags: Sequence[str] | None) -> str:
     if not flags:
         return ""
     return hashlib.sha256(json.dumps(sorted(flags)).encode()).hexdigest()[:16]
-
-
-def gguf_marks_test_weights(path: Path) -> bool:
-    """Whether a GGUF file says it holds test weights: the tiny writer's own key, or llama.cpp's
-    built-in `test` tokenizer, which no real model uses (older tiny files have only that)."""
-    stat = path.stat()
-    return _marks_test_weights(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=256)
-def _marks_test_weights(path: str, size: int, modified_ns: int) -> bool:
-    """The header read once per file version (size and modification time are the key)."""
-    reader = GGUFReader(path)
-    mark = reader.get_field(TEST_WEIGHTS_KEY)
-    if mark is not None and bool(mark.contents()):
-        return True
-    tokenizer = reader.get_field("tokenizer.ggml.model")
-    return tokenizer is not None and tokenizer.contents() == "test"
 
 
 def mark_test_weights(*, models: Iterable[ModelFile], test_weights: bool = True) -> int:

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import ModelFile, ModelRequest
-from leaderboard.services.board import gguf_marks_test_weights, mark_test_weights
+from leaderboard.services.board import mark_test_weights
 from leaderboard.services.errors import RegistrationError, ServiceError
 from leaderboard.services.registry import DRAFT_ARCHITECTURES, _model_reference_errors
 from runner.errors import ModelCheckError
@@ -84,7 +84,6 @@ def register_hub_model(
             info = read_remote_header(
                 hub_file, header_copy=header_copy, token=settings.SPECBOARD_HF_TOKEN
             )
-            test_weights = gguf_marks_test_weights(header_copy)
             sha256 = hub_file.sha256 or stream_sha256(hub_file, token=settings.SPECBOARD_HF_TOKEN)
         except ModelCheckError as error:
             raise RegistrationError({"hf_file": [str(error)]}) from None
@@ -129,7 +128,7 @@ def register_hub_model(
                 "hf_revision": hub_file.revision,
             },
         )
-        if not model.test_weights and test_weights:
+        if not model.test_weights and info.test_weights:
             mark_test_weights(models=[model])
             model.test_weights = True
     return model

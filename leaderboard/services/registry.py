@@ -22,11 +22,7 @@ from leaderboard.models import (
     LeaderboardEntry,
     ModelFile,
 )
-from leaderboard.services.board import (
-    gguf_marks_test_weights,
-    mark_test_weights,
-    raise_board_version,
-)
+from leaderboard.services.board import mark_test_weights, raise_board_version
 from leaderboard.services.errors import RegistrationError
 from runner.config import BenchmarkConfig, field_errors
 from runner.errors import ModelCheckError
@@ -151,7 +147,7 @@ def register_model(
             "registered_by": registered_by,
         },
     )
-    if not model.test_weights and gguf_marks_test_weights(full):
+    if not model.test_weights and info.test_weights:
         mark_test_weights(models=[model])
         model.test_weights = True
     return model

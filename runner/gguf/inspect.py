@@ -1,7 +1,8 @@
 """Read a GGUF file's metadata: what the runner (and the service's model registry) knows of a model.
 
-This module owns ``ModelInfo`` and ``inspect_model``: the header and tensor table are read with
-the ``gguf`` package, a short or corrupt file is refused with one readable line, and the file's
+This module owns ``ModelInfo`` and ``inspect_model``: the header and tensor table are read once
+with ``runner.gguf.header`` (which decodes only the keys asked for, so a real model's vocabulary
+costs milliseconds), a short or corrupt file is refused with one readable line, and the file's
 sha256 is cached by path, size and mtime. Whether two models can run together is
 ``runner.compatibility``'s business.
 """
@@ -12,12 +13,31 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from gguf import GGUFReader, LlamaFileType
+from gguf import LlamaFileType
 
 from runner.errors import ModelCheckError
+from runner.gguf.header import (
+    GGUF_MAGIC,
+    GGUFHeader,
+    HeaderError,
+    IncompleteHeader,
+    NotGGUF,
+    parse_header,
+    read_header,
+)
+from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
 from runner.roofline import weight_bytes_per_token
 
-GGUF_MAGIC = b"GGUF"
+# GGUF_MAGIC stays importable from here (runner.hub checks a remote file's first bytes with it).
+__all__ = [
+    "GGUF_MAGIC",
+    "ModelInfo",
+    "inspect_header",
+    "inspect_model",
+    "inspect_prefix",
+    "marks_test_weights",
+    "sha256_file",
+]
 
 _sha_cache: dict[tuple[str, int, int], str] = {}
 
@@ -41,6 +61,9 @@ class ModelInfo:
     nextn_predict_layers: int | None
     # runner.roofline.weight_bytes_per_token; None for metadata recorded before it existed.
     weight_bytes_per_token: int | None = None
+    # Whether the header marks the file as test weights (``marks_test_weights``); False in
+    # metadata recorded before it existed, where the registry's own mark is what counts.
+    test_weights: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """Return the fields as a JSON-ready dict."""
@@ -67,16 +90,6 @@ def sha256_file(path: str | Path) -> str:
     return _sha_cache[key]
 
 
-def _field(reader: GGUFReader, key: str) -> Any:
-    field = reader.get_field(key)
-    return None if field is None else field.contents()
-
-
-def _array_len(reader: GGUFReader, key: str) -> int | None:
-    field = reader.get_field(key)
-    return None if field is None else len(field.data)
-
-
 def _file_type_name(value: int | None) -> str | int | None:
     if value is None:
         return None
@@ -91,34 +104,49 @@ def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def _read(path: Path) -> GGUFReader:
+def _read(path: Path) -> GGUFHeader:
     size = path.stat().st_size
     try:
-        with open(path, "rb") as f:
-            magic = f.read(4)
+        header = read_header(path)
     except OSError as e:
         raise ModelCheckError(f"cannot read model file {path}: {e.strerror or e}") from e
-    if magic != GGUF_MAGIC:
-        raise ModelCheckError(f"{path} is not a GGUF file (bad magic)")
-    try:
-        reader = GGUFReader(path)
-    except Exception as e:  # the reader fails with whatever numpy hits first on a short file
-        raise ModelCheckError(
-            f"{path} is truncated or corrupt: its header or tensors cannot be read "
-            f"({size} bytes; reader error: {_one_line(e)})"
-        ) from e
-    for tensor in reader.tensors:
+    except NotGGUF:
+        raise ModelCheckError(f"{path} is not a GGUF file (bad magic)") from None
+    except HeaderError as e:
+        raise ModelCheckError(_unreadable(path, size, e)) from None
+    _check_tensors_fit(path, header, size)
+    return header
+
+
+def _unreadable(path: str | Path, size: int, error: Exception) -> str:
+    return (
+        f"{path} is truncated or corrupt: its header or tensors cannot be read "
+        f"({size} bytes; reader error: {_one_line(error)})"
+    )
+
+
+def _check_tensors_fit(path: str | Path, header: GGUFHeader, size: int) -> None:
+    for tensor in header.tensors:
         if tensor.data_offset + tensor.n_bytes > size:
             raise ModelCheckError(
                 f"{path} is truncated or corrupt: tensor {tensor.name} ends at byte "
                 f"{tensor.data_offset + tensor.n_bytes} but the file has {size} bytes"
             )
-    return reader
 
 
 def _one_line(error: Exception) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return text[:200]
+
+
+def marks_test_weights(header: GGUFHeader) -> bool:
+    """Whether a header says its file holds test weights: the tiny writer's own key, or
+    llama.cpp's built-in `test` tokenizer, which no real model uses (older tiny files have only
+    that)."""
+    mark = header.contents(TEST_WEIGHTS_KEY)
+    if mark is not None and bool(mark):
+        return True
+    return header.contents("tokenizer.ggml.model") == "test"
 
 
 # Files already read, by path, size and modification time: a file that changes is read again.
@@ -135,7 +163,7 @@ def inspect_model(path: str | Path) -> ModelInfo:
     seen = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if (known := _READ.get(seen)) is not None:
         return known
-    info = _inspect(path)
+    info = _inspect(path, _read(path))
     if len(_READ) >= _READ_LIMIT:
         _READ.clear()
     _READ[seen] = info
@@ -143,31 +171,49 @@ def inspect_model(path: str | Path) -> ModelInfo:
 
 
 def inspect_header(path: str | Path, *, sha256: str) -> tuple[ModelInfo, int]:
-    """Read the metadata of a copy of a GGUF file's header (runner.hub: a remote file's first
-    bytes in a sparse file of the remote size), trusting the given sha256; returns the info and
-    the offset where the header ends (the tensor data starts)."""
+    """Read the metadata of a copy of a GGUF file's header (a file's first bytes in a sparse
+    file of the whole size), trusting the given sha256; returns the info and the offset where
+    the header ends (the tensor data starts)."""
     path = Path(path)
-    reader = _read(path)
-    return _inspect(path, sha256=sha256, reader=reader), int(reader.data_offset)
+    header = _read(path)
+    return _inspect(path, header, sha256=sha256), header.data_offset
+
+
+def inspect_prefix(
+    prefix: bytes, *, file_size: int, sha256: str, path: str
+) -> tuple[ModelInfo, int] | None:
+    """Read the metadata of a file of file_size bytes from its first bytes (runner.hub: a
+    remote file's range requests), trusting the given sha256 and naming it path; returns the
+    info and where the tensor data starts, or None if the prefix ends before the header does."""
+    try:
+        header = parse_header(prefix, file_size=file_size)
+    except IncompleteHeader:
+        return None
+    except NotGGUF:
+        raise ModelCheckError(f"{path} is not a GGUF file (bad magic)") from None
+    except HeaderError as e:
+        raise ModelCheckError(_unreadable(path, file_size, e)) from None
+    _check_tensors_fit(path, header, file_size)
+    info = _inspect(Path(path), header, sha256=sha256, size_bytes=file_size)
+    return info, header.data_offset
 
 
 def _inspect(
-    path: Path, *, sha256: str | None = None, reader: GGUFReader | None = None
+    path: Path, header: GGUFHeader, *, sha256: str | None = None, size_bytes: int | None = None
 ) -> ModelInfo:
-    reader = reader or _read(path)
     try:
-        arch = _field(reader, "general.architecture")
+        arch = header.contents("general.architecture")
         if not isinstance(arch, str):
             raise ModelCheckError(f"{path} is truncated or corrupt: no general.architecture key")
 
         def arch_key(key: str) -> Any:
-            return _field(reader, f"{arch}.{key}")
+            return header.contents(f"{arch}.{key}")
 
-        vocab_size = _array_len(reader, "tokenizer.ggml.tokens") or _int_or_none(
+        vocab_size = header.array_len("tokenizer.ggml.tokens") or _int_or_none(
             arch_key("vocab_size")
         )
         if vocab_size is None:
-            embd = next((t for t in reader.tensors if t.name == "token_embd.weight"), None)
+            embd = next((t for t in header.tensors if t.name == "token_embd.weight"), None)
             vocab_size = int(embd.shape[-1]) if embd is not None else None
         target_layers = arch_key("target_layers")
         layers = [int(v) for v in target_layers] if target_layers is not None else None
@@ -177,18 +223,19 @@ def _inspect(
         info = ModelInfo(
             path=str(path),
             sha256=sha256 if sha256 is not None else sha256_file(path),
-            size_bytes=path.stat().st_size,
+            size_bytes=size_bytes if size_bytes is not None else path.stat().st_size,
             architecture=arch,
-            file_type=_file_type_name(_int_or_none(_field(reader, "general.file_type"))),
+            file_type=_file_type_name(_int_or_none(header.contents("general.file_type"))),
             n_embd=_int_or_none(arch_key("embedding_length")),
-            block_count=_int_or_none(arch_key("block_count")),
+            block_count=block_count,
             vocab_size=vocab_size,
             context_length=_int_or_none(arch_key("context_length")),
-            name=_field(reader, "general.name"),
+            name=header.contents("general.name"),
             dflash_target_layers=layers,
             dflash_block_size=_int_or_none(arch_key("block_size")),
-            nextn_predict_layers=_int_or_none(arch_key("nextn_predict_layers")),
-            weight_bytes_per_token=weight_bytes_per_token(reader.tensors, main_layers=main_layers),
+            nextn_predict_layers=nextn_layers,
+            weight_bytes_per_token=weight_bytes_per_token(header.tensors, main_layers=main_layers),
+            test_weights=marks_test_weights(header),
         )
     except ModelCheckError:
         raise
