@@ -9,6 +9,7 @@ import pytest
 
 from leaderboard import services
 from leaderboard.models import Job
+from tests.support.baselines import with_baseline_section
 from tests.support.seed_kit import SEED_CSV
 
 DRAFT_SIMPLE = {
@@ -22,13 +23,14 @@ DRAFT_SIMPLE = {
 
 @pytest.fixture
 def measured(user, models, hardware, enqueued, make_result) -> Job:
+    """A speculative job, finished with the paired baseline measured in the same run."""
     job = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
-    baseline = job.baseline_jobs.get()
     services.record_result(
-        job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0])
-    )
-    services.record_result(
-        job_id=job.pk, result=make_result(job.config.key, [100.0, 104.0], draft=(40, 30), tau=2.2)
+        job_id=job.pk,
+        result=with_baseline_section(
+            make_result(job.config.key, [100.0, 104.0], draft=(40, 30), tau=2.2),
+            make_result(job.config.baseline.key, [50.0, 52.0]),
+        ),
     )
     job.refresh_from_db()
     return job
@@ -134,10 +136,11 @@ def test_a_valid_form_submission_redirects_to_the_job_page(
     }  # fmt: skip
     response = client.post("/submit/", form)
 
-    job = Job.objects.get(auto_scheduled=False)
+    job = Job.objects.get()
     assert response.status_code == 302 and response.headers["Location"] == f"/jobs/{job.pk}/"
     assert job.config.canonical["protocol"]["n_predict"] == 64
-    assert Job.objects.filter(auto_scheduled=True, baseline_for=job).exists()
+    # Its paired baseline is measured in the same run: no automatic baseline job.
+    assert not job.auto_scheduled and not job.baseline_jobs.exists()
 
 
 def test_the_job_page_shows_progress_while_running(client, user, models, hardware, enqueued):
@@ -183,13 +186,36 @@ def test_sign_in_page_renders(db, client):
     assert client.get("/accounts/login/").status_code == 200
 
 
-def test_a_finished_job_page_shows_its_result_and_its_automatic_baseline(client, measured):
+def test_a_finished_job_page_shows_its_result_and_its_baseline_measured_in_the_same_run(
+    client, measured
+):
     page = text(client.get(f"/jobs/{measured.pk}/"))
 
     assert "Result: <strong>102.00</strong> decode tok/s over 2 requests" in page
     assert "acceptance 75.0%" in page
-    baseline = measured.baseline_jobs.get()
+    baseline = measured.config.baseline
+    assert f'Paired baseline <a href="/configs/{baseline.key}/">{baseline.label}</a>: ' in page
+    assert "measured in the same run as this job" in page
+    assert "Paired baseline measured automatically" not in page
+
+
+def test_a_synthetic_job_page_links_its_automatic_baseline_job_and_back(
+    client, user, models, hardware, enqueued, make_result
+):
+    synthetic = services.submit_config(
+        owner=user, data=DRAFT_SIMPLE | {"spec_synth_len": 3.0}, hardware_slug=hardware.slug
+    )
+    baseline = synthetic.baseline_jobs.get()
+    services.record_result(
+        job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0])
+    )
+
+    page = text(client.get(f"/jobs/{synthetic.pk}/"))
+    assert "Paired baseline measured automatically: " in page
     assert f'<a href="/jobs/{baseline.pk}/">job {baseline.pk}</a> (succeeded)' in page
+    assert "measured in the same run" not in page
+    own = text(client.get(f"/jobs/{baseline.pk}/"))
+    assert f'automatic baseline for <a href="/jobs/{synthetic.pk}/">job {synthetic.pk}</a>' in own
 
 
 @pytest.mark.parametrize("path", ["/", "/models/", "/hardware/", "/nmax/", "/context/", "/best/"])

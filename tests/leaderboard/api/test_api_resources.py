@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from leaderboard import services
 from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Config, LeaderboardEntry, ModelFile, RequestRecord, Run
+from tests.support.baselines import submit_baseline
 from tests.support.results import result_file
 
 SPECULATIVE = {
@@ -90,7 +91,7 @@ def test_compare_gives_welch_interval_of_the_difference(
     anonymous, models, hardware, user, enqueued, make_result
 ):
     speculative = services.submit_config(owner=user, data=SPECULATIVE, hardware_slug=hardware.slug)
-    baseline_job = speculative.config.baseline.jobs.get()
+    baseline_job = submit_baseline(speculative)
     services.record_result(
         job_id=baseline_job.pk, result=make_result(baseline_job.config.key, [100.0, 102.0, 98.0])
     )
