@@ -28,6 +28,7 @@ from django.utils.text import slugify
 from leaderboard import broker
 from leaderboard.models import GpuHost, Hardware, Job, Run
 from leaderboard.selectors.queue import progress_fraction
+from leaderboard.services.progress import clean_progress
 
 # Asking the workers waits for their replies (a second): one answer serves the page this long.
 WORKERS_CACHE_SECONDS = 15
@@ -110,14 +111,13 @@ def _running_jobs(hardware_ids: list[int]) -> list[Job]:
 
 
 def _job_summary(job: Job) -> dict:
-    progress = job.progress if isinstance(job.progress, dict) else {}
+    progress = clean_progress(job.progress)
     fraction, _ = progress_fraction(progress)
-    phase = progress.get("phase")
     return {
         "id": job.pk,
         "config_key": job.config.key,
         "label": job.config.label,
-        "phase": phase if isinstance(phase, str) else "",
+        "phase": progress.get("phase", ""),
         "percent": round(100 * fraction) if fraction is not None else 0,
         "started_at": job.started_at,
     }

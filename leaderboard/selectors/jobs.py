@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from leaderboard.models import Job, Run
+from leaderboard.services.progress import clean_progress
 from runner.config import parse_config
 from runner.errors import ConfigError
 from runner.protocols import job_token_budget as runner_job_budget
@@ -33,16 +34,19 @@ def job_by_id(*, job_id: int) -> Job | None:
 
 
 def job_status(*, job: Job) -> dict:
-    """What the job page and its JSON show: status, progress as a fraction, error and log tail."""
-    progress = job.progress or {}
-    total = progress.get("total") or 0
+    """What the job page and its JSON show: status, progress as a fraction, error and log tail.
+
+    The stored event is read through the same cleaning as it was stored with, so a row written
+    before that cleaning existed shows its well-typed figures and nothing else."""
+    progress = clean_progress(job.progress)
+    done, total = progress.get("done", 0), progress.get("total", 0)
     run = _succeeded_run(job)
     return {
         "id": job.pk,
         "status": job.status,
         "active": job.is_active,
         "phase": progress.get("phase", ""),
-        "done": progress.get("done", 0),
+        "done": done,
         "total": total,
         "tokens": progress.get("tokens", 0),
         "elapsed_s": progress.get("elapsed_s"),
@@ -51,7 +55,7 @@ def job_status(*, job: Job) -> dict:
         "total_bytes": progress.get("total_bytes"),
         "download": download_text(progress),
         # A stored result means every request was measured, whatever the last progress event said.
-        "percent": 100 if run else (round(100 * progress.get("done", 0) / total) if total else 0),
+        "percent": 100 if run else (min(round(100 * done / total), 100) if total else 0),
         "error": job.error,
         "log_tail": job.log_tail,
         "config_key": job.config.key,
@@ -64,10 +68,11 @@ def job_status(*, job: Job) -> dict:
 
 
 def download_text(progress: dict) -> str:
-    """What a model download's progress reads as, or "" when none is under way."""
+    """What a model download's (cleaned) progress reads as, or "" when none is under way."""
     done, total = progress.get("downloaded_bytes"), progress.get("total_bytes")
     if progress.get("phase") != "downloading" or done is None or not total:
         return ""
+    done = min(done, total)
     return f"downloading {done / 1e9:.1f} of {total / 1e9:.1f} GB"
 
 

@@ -20,9 +20,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard.models import Job
+from leaderboard.services.progress import clean_progress
 
 # How many of a hardware kind's latest succeeded jobs its typical duration is the median of.
 RECENT_JOBS = 20
+# A wait estimated past a year says nothing (a host's odd progress can make one): unknown.
+LONGEST_ESTIMATE_S = 365 * 86400
 
 
 def median_job_seconds(*, hardware_id: int, recent: int = RECENT_JOBS) -> float | None:
@@ -54,20 +57,13 @@ def jobs_ahead(*, job: Job) -> int:
     )
 
 
-def _count(value: object) -> float | None:
-    """A progress figure as a number, or None for anything else (a host's message is not
-    trusted to hold numbers)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return None
-    return float(value)
-
-
 def progress_fraction(progress: object) -> tuple[float | None, float | None]:
     """A running job's share of requests done and the linear estimate of its seconds left, from
-    its last progress event; None where the event does not say."""
-    progress = progress if isinstance(progress, dict) else {}
-    done, total = _count(progress.get("done")), _count(progress.get("total"))
-    elapsed = _count(progress.get("elapsed_s"))
+    its last progress event; None where the event does not say (a host's message is not
+    trusted to hold numbers: only its well-typed figures count)."""
+    progress = clean_progress(progress)
+    done, total = progress.get("done"), progress.get("total")
+    elapsed = progress.get("elapsed_s")
     if not total or done is None:
         return None, None
     fraction = min(done / total, 1.0)
@@ -128,6 +124,8 @@ def queue_standing(*, job: Job, now: datetime | None = None) -> dict:
         ),
         typical_s=typical,
     )
+    if wait is not None and wait > LONGEST_ESTIMATE_S:
+        wait = None
     standing.update(
         queue_position=ahead + 1,
         jobs_ahead=ahead,

@@ -21,16 +21,9 @@ from leaderboard.models import (
     Job,
     ModelFile,
 )
+from leaderboard.services.progress import clean_progress, live_log
 
 logger = logging.getLogger(__name__)
-
-
-PROGRESS_KEYS = ("phase", "done", "total", "tokens", "elapsed_s")
-# While a GPU host fetches a Hugging Face model into its cache (runner.model_cache).
-PROGRESS_KEYS += ("downloaded_bytes", "total_bytes")
-
-
-LIVE_LOG_CHARS = 4000
 
 
 def job_payload(job: Job) -> dict:
@@ -82,8 +75,10 @@ def claim_job(*, job_id: int) -> bool:
 
 
 def record_progress(*, job_id: int, progress: dict) -> bool:
-    """Store a worker's progress event; the first ("started") claims the job."""
-    if progress.get("phase") == "started":
+    """Store a worker's progress event, its well-typed figures only (a host we do not own may
+    send anything: leaderboard.services.progress); the first ("started") claims the job."""
+    clean = clean_progress(progress)
+    if clean.get("phase") == "started":
         if claim_job(job_id=job_id):
             return True
         # A redelivered job (its worker was lost) starts again: count the attempt.
@@ -96,10 +91,9 @@ def record_progress(*, job_id: int, progress: dict) -> bool:
                 return False
             return True
         return False
-    clean = {key: progress[key] for key in PROGRESS_KEYS if key in progress}
     # The running engine's recent log, shown live on the job page (kept if a failure follows).
-    live_log = progress.get("log_tail")
-    log = {"log_tail": live_log[-LIVE_LOG_CHARS:]} if isinstance(live_log, str) else {}
+    text = live_log(progress)
+    log = {"log_tail": text} if text is not None else {}
     # Progress may arrive after the result (the db queue has several consumers): guard on status.
     return bool(
         Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(

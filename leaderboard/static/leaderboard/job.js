@@ -25,13 +25,11 @@
       var element = panel.querySelector('[data-field="' + name + '"]');
       if (element) element.textContent = values[name];
     });
-    // A Hugging Face model being fetched by the GPU host, as the server renders it.
+    // A Hugging Face model being fetched by the GPU host, in the server's own words.
     var download = panel.querySelector('[data-field="download"]');
     if (download) {
-      var fetching = progress.phase === "downloading" && progress.total_bytes;
-      download.textContent = fetching ? "downloading " + (progress.downloaded_bytes / 1e9).toFixed(1) +
-        " of " + (progress.total_bytes / 1e9).toFixed(1) + " GB" : "";
-      download.hidden = !fetching;
+      download.textContent = progress.download || "";
+      download.hidden = !progress.download;
     }
     var bar = panel.querySelector("progress");
     if (bar) bar.value = progress.percent || 0;
