@@ -53,9 +53,13 @@ def test_seed_demo_queues_the_real_model_first_and_keeps_the_tiny_models_as_test
         "path": REAL_MODEL_NAME,
         "sha256": real.sha256,
     }
-    # Each speculative job measures its paired baseline itself, so its fidelity is graded.
+    # Each speculative job measures its paired baseline itself, so its fidelity is graded, and
+    # no separate baseline job takes a worker's time.
     sent = {json.dumps(m["kwargs"]["config"], sort_keys=True): m["kwargs"] for m in enqueued}
     assert all(sent[json.dumps(c.canonical(), sort_keys=True)]["with_baseline"] for c in demo)
+    assert not Job.objects.filter(auto_scheduled=True).exists()
+    assert len(enqueued) == Job.objects.count() == len(demo)
+    assert output.count("; baseline: measured in the same run\n") == len(demo)
     jobs = Job.objects.count()
 
     seed_demo(django_capture_on_commit_callbacks)
@@ -75,6 +79,8 @@ def test_seed_demo_without_the_real_model_extra_names_the_install_command(
     assert sorted(ModelFile.objects.values_list("path", flat=True)) == sorted(FIXTURE_NAMES)
     submitted = Job.objects.filter(auto_scheduled=False).order_by("pk")
     assert [job.config.key for job in submitted] == [parse_config(d).key for d in DEMO_CONFIGS]
+    assert not Job.objects.filter(auto_scheduled=True).exists()
+    assert all(m["kwargs"]["with_baseline"] for m in enqueued) and len(enqueued) == 2
 
 
 def test_the_real_demo_is_the_runners_own_examples():

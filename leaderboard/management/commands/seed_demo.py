@@ -2,10 +2,11 @@
 
 With the real-model extra installed (``./specboard up`` installs it) the demo runs on Gemma 3 270M
 base (runner.gguf.real_model): an n-gram config over the code and translation prompts and a
-self-draft config, each measured with its paired baseline in the same invocation, so the first
-board shows real acceptance and a fidelity grade. The tiny random-weight models are registered
-too, as test weights, and their demo runs beside the ranking, never in it. Without the extra the
-demo says how to install it and runs on the tiny models only.
+self-draft config, each measured with its paired baseline in the same invocation (no separate
+baseline job is queued for them), so the first board shows real acceptance and a fidelity grade.
+The tiny random-weight models are registered too, as test weights, and their demo runs beside the
+ranking, never in it. Without the extra the demo says how to install it and runs on the tiny
+models only.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.db import transaction
 
 from leaderboard import services
 from leaderboard.models import Job
+from leaderboard.services.jobs import measures_own_baseline
 from runner.config import parse_config
 from runner.errors import RunnerError
 from runner.gguf.real_model import REAL_MODEL_NAME, RealModelUnavailable, place_real_model
@@ -130,7 +132,12 @@ class Command(BaseCommand):
                 continue
             with transaction.atomic():
                 job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
-            baseline = ", ".join(f"job {j.pk}" for j in job.baseline_jobs.all()) or "none needed"
+            if measures_own_baseline(job.config):
+                baseline = "measured in the same run"
+            else:
+                baseline = (
+                    ", ".join(f"job {j.pk}" for j in job.baseline_jobs.all()) or "none needed"
+                )
             self.stdout.write(
                 self.style.SUCCESS(
                     f"queued demo job {job.pk} ({job.config.label}); baseline: {baseline}"
