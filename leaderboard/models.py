@@ -277,6 +277,13 @@ class Run(models.Model):
     e2e_max = models.FloatField(null=True, blank=True)
     e2e_ci95_low = models.FloatField(null=True, blank=True)
     e2e_ci95_high = models.FloatField(null=True, blank=True)
+    # The columns one request leaves without a meaning: null from one-request batches, but rows
+    # stored before that rule carry stdev 0.0 and a zero-width interval (read them as null).
+    SPREAD_FIELDS = tuple(
+        f"{kind}_{name}"
+        for kind in ("decode", "e2e")
+        for name in ("stdev", "ci95_low", "ci95_high")
+    )
     ttft_ms_mean = models.FloatField(null=True, blank=True)
     acceptance_rate = models.FloatField(null=True, blank=True)
     tau = models.FloatField(null=True, blank=True)
@@ -315,6 +322,10 @@ class Run(models.Model):
 
     @property
     def ci95(self) -> tuple[float | None, float | None]:
+        """The batch's 95% interval in its own definition; none below two requests (rows stored
+        before that rule carry a zero-width one)."""
+        if self.n < 2:
+            return None, None
         if self.tps_definition == self.Definition.DECODE:
             return self.decode_ci95_low, self.decode_ci95_high
         return self.e2e_ci95_low, self.e2e_ci95_high

@@ -102,9 +102,13 @@ def _command_run(args: argparse.Namespace) -> int:
     Path(args.out).write_text(result.model_dump_json(indent=2))
     summary = result.summary
     decode = summary.decode_tokens_per_second
+    interval = (
+        "no interval (fewer than two requests)"
+        if decode.ci95_low is None or decode.ci95_high is None
+        else f"95% CI [{decode.ci95_low:.2f}, {decode.ci95_high:.2f}]"
+    )
     line = (
-        f"decode tok/s (server timings, n={decode.n}): mean {decode.mean or 0.0:.2f}, "
-        f"95% CI [{decode.ci95_low or 0.0:.2f}, {decode.ci95_high or 0.0:.2f}]"
+        f"decode tok/s (server timings, n={decode.n}): mean {decode.mean or 0.0:.2f}, {interval}"
     )
     if summary.speedup is not None:
         line += f"; speedup {summary.speedup:.2f}x; lossless {summary.lossless}"

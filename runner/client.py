@@ -264,10 +264,16 @@ def result_row(run: dict, site: str) -> str:
     """The run as the leaderboard shows it, in one line, with its page on the site."""
     prefix = "e2e" if run.get("tps_definition") == "end-to-end" else "decode"
     low, high = run.get(f"{prefix}_ci95_low"), run.get(f"{prefix}_ci95_high")
+    # Fewer than two requests have no interval (older rows may carry a zero-width one).
+    interval = (
+        "no interval"
+        if low is None or high is None or (run.get("n") or 0) < 2
+        else f"95% CI {_number(low)}–{_number(high)}"
+    )
     parts = [
         f"run {run['id']}: config {run['config_key']} on {run['hardware']}",
         f"{_number(run.get('tokens_per_second'))} tok/s ({run.get('tps_definition')}, "
-        f"n={run.get('n')}, 95% CI {_number(low)}–{_number(high)})",
+        f"n={run.get('n')}, {interval})",
     ]
     if run.get("speedup") is not None:
         parts.append(f"speedup {run['speedup']:.2f}x")

@@ -8,6 +8,18 @@ own baseline section, with ``runner.pairing``'s definition; the energy figures f
 requests' ``energy_joules`` (``runner.energy``) and each section's roofline from the result's
 engine, host, model and decode speed (``runner.roofline``). The functions take plain JSON data,
 so the result model and the service both use them.
+
+Tau, the acceptance by draft position and the degenerate flag are checked like every other
+figure: tau and each position's share within float noise, the flag exactly. Under the
+concurrency protocol a wave's verify steps and per-position counts come from one shared
+``/metrics`` scrape, shared out among its requests so that every level pools to the wave's exact
+counts (``runner.engines.concurrent``): a level's and the summary's tau are measurements and
+checked; one request's share is not, and its own ``tau`` is null.
+
+A statistic of one value has no spread. ``runner.stats.summarize`` gives it a null stdev and a
+null interval; files written before that carry stdev 0.0 and ci95_low == ci95_high == the mean.
+Both forms are accepted for n = 1, each whole (a null stdev with a zero-width interval is
+neither), and nothing else: a claimed spread or an interval that is not the mean is refused.
 """
 
 from __future__ import annotations
@@ -26,8 +38,7 @@ from runner.roofline import derived_roofline
 RELATIVE_TOLERANCE = 1e-6
 ABSOLUTE_TOLERANCE = 1e-9
 
-# The summary's figures checked against its measured requests. Tau, the per-position acceptance
-# and the degenerate flag are derivable too but not checked yet (issue 14 tracks them).
+# The summary's figures checked against its measured requests (``runner.stats.pooled_figures``).
 SUMMARY_FIGURES = (
     "decode_tokens_per_second",
     "end_to_end_tokens_per_second",
@@ -36,8 +47,14 @@ SUMMARY_FIGURES = (
     "draft_accepted",
     "verify_steps",
     "acceptance_rate",
+    "tau",
+    "acceptance_by_position",
+    "degenerate",
 )
-POINT_FIGURES = ("decode_tokens_per_second", "acceptance_rate")
+# Every point carries its own acceptance rate and tau (``runner.stats.depth_points``).
+POINT_FIGURES = ("decode_tokens_per_second", "acceptance_rate", "tau")
+# A statistic's figures that one value leaves without a meaning (see the module docstring).
+SPREAD_FIGURES = ("stdev", "ci95_low", "ci95_high")
 # A concurrency level's own figures, from its requests' rounds (runner.stats.concurrency_figures).
 CONCURRENCY_FIGURES = ("aggregate_tokens_per_second", "ttft_ms")
 
@@ -48,19 +65,44 @@ def measured_requests(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def _shown(value: Any) -> str:
+    """A figure as the JSON it came from: null, true/false, lists element by element."""
     if value is None:
         return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(item) for item in value) + "]"
     return f"{value:.10g}" if isinstance(value, float) else str(value)
+
+
+def _one_value_form(claimed: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:
+    """What a statistic of one value may claim: the derived nulls, or (where the claim gives a
+    stdev, as files before the null form do) stdev 0.0 and an interval of exactly the mean."""
+    if derived.get("n") != 1 or claimed.get("stdev") is None:
+        return derived
+    mean = derived["mean"]
+    return derived | {"stdev": 0.0, "ci95_low": mean, "ci95_high": mean}
 
 
 def _disagreement(path: str, claimed: Any, derived: Any) -> str | None:
     """The first figure under path whose claim differs from what the requests give, or None."""
     if isinstance(derived, dict):
+        if not isinstance(claimed, dict):
+            claimed = {}
+        if all(name in derived for name in SPREAD_FIGURES):
+            derived = _one_value_form(claimed, derived)
         for name, value in derived.items():
             if found := _disagreement(f"{path}.{name}", claimed.get(name), value):
                 return found
         return None
-    if claimed is None or derived is None or isinstance(derived, int):
+    if isinstance(derived, list) and isinstance(claimed, list) and len(claimed) == len(derived):
+        for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
+            if found := _disagreement(f"{path}.{index}", mine, theirs):
+                return found
+        return None
+    if isinstance(derived, list) or isinstance(claimed, list):
+        agree = False  # One list and one null, or lists of different lengths.
+    elif claimed is None or derived is None or isinstance(derived, int):
         # Counts are exact; only figures computed in floating point get a tolerance.
         agree = claimed == derived
     else:

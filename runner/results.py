@@ -90,7 +90,9 @@ class _Strict(BaseModel):
 
 class Statistics(_Strict):
     """n, mean, median, stdev, min, max and the Student-t 95% interval of the mean, as
-    ``runner.stats.summarize`` computes them: every figure is null when n is 0."""
+    ``runner.stats.summarize`` computes them: every figure is null when n is 0, and one value
+    has no spread (stdev and interval null; older files' 0.0 and [mean, mean] are accepted too,
+    ``runner.evidence`` says which form)."""
 
     n: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
     mean: Amount | None
@@ -106,7 +108,13 @@ class Statistics(_Strict):
         figures = [getattr(self, name) for name in STATISTIC_FIGURES]
         if self.n == 0 and any(figure is not None for figure in figures):
             raise ValueError("statistics of no values must all be null")
-        if self.n > 0 and any(figure is None for figure in figures):
+        spread = ("stdev", "ci95_low", "ci95_high")
+        needed = [
+            getattr(self, name)
+            for name in STATISTIC_FIGURES
+            if self.n > 1 or (self.n == 1 and name not in spread)
+        ]
+        if any(figure is None for figure in needed):
             raise ValueError(f"statistics of {self.n} values need every figure")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"min {self.min} is above max {self.max}")

@@ -80,7 +80,11 @@ def t_critical_95(degrees_of_freedom: int) -> float:
 
 
 def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
-    """n, mean, median, stdev, min, max and the 95% confidence interval of the mean."""
+    """n, mean, median, stdev, min, max and the 95% confidence interval of the mean.
+
+    Every figure is None for no values. One value has a mean but no spread: its stdev and
+    interval are None, not 0.0 and [mean, mean], which would claim a certainty it lacks (files
+    written before this carry that zero-width form; ``runner.evidence`` accepts both)."""
     data = [float(v) for v in values]
     n = len(data)
     if n == 0:
@@ -95,8 +99,10 @@ def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
             "ci95_high": None,
         }
     mean = statistics.fmean(data)
-    stdev = statistics.stdev(data) if n > 1 else 0.0
-    half_width = t_critical_95(n - 1) * stdev / math.sqrt(n) if n > 1 else 0.0
+    stdev = half_width = None
+    if n > 1:
+        stdev = statistics.stdev(data)
+        half_width = t_critical_95(n - 1) * stdev / math.sqrt(n)
     return {
         "n": n,
         "mean": mean,
@@ -104,8 +110,8 @@ def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
         "stdev": stdev,
         "min": min(data),
         "max": max(data),
-        "ci95_low": mean - half_width,
-        "ci95_high": mean + half_width,
+        "ci95_low": None if half_width is None else mean - half_width,
+        "ci95_high": None if half_width is None else mean + half_width,
     }
 
 

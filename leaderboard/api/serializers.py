@@ -209,6 +209,10 @@ class RunSerializer(serializers.ModelSerializer):
         exclude = ["config", "job", "raw_result", "import_fingerprint"]
         read_only_fields = [f.name for f in Run._meta.fields]
 
+    def to_representation(self, run: Run) -> dict:
+        data = super().to_representation(run)  # One request has no spread (Run.SPREAD_FIELDS).
+        return data | dict.fromkeys(Run.SPREAD_FIELDS) if run.n < 2 else data
+
 
 class RunDetailSerializer(RunSerializer):
     requests = RequestRecordSerializer(many=True, read_only=True)

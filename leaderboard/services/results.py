@@ -92,7 +92,13 @@ def record_run(
 
 
 def _statistics(prefix: str, statistics: Statistics) -> dict[str, float | None]:
-    return {f"{prefix}_{name}": getattr(statistics, name) for name in STATISTICS}
+    """A batch's statistics as Run columns. One request has no spread: its stdev and interval
+    are stored null whichever form its file used (older files: 0.0 and [mean, mean])."""
+    spread = ("stdev", "ci95_low", "ci95_high") if statistics.n < 2 else ()
+    return {
+        f"{prefix}_{name}": None if name in spread else getattr(statistics, name)
+        for name in STATISTICS
+    }
 
 
 def section_fields(section: Section, *, engine: EngineInfo) -> dict[str, Any]:

@@ -23,9 +23,10 @@ def number(value: float | None, digits: int = 1) -> str:
 
 @register.filter
 def interval(low: float | None, high: float | None) -> str:
-    """A 95% interval of a speed; its low end is shown no lower than zero."""
+    """A 95% interval of a speed; its low end is shown no lower than zero. A missing one (fewer
+    than two requests, or a mean without its requests) says so, never a zero-width [x, x]."""
     if low is None or high is None:
-        return "–"
+        return "no interval"
     return f"{max(low, 0.0):,.1f} – {high:,.1f}"
 
 

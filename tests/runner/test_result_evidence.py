@@ -5,15 +5,19 @@ stored H200 results, whose figures the runner computed, all agree with their req
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from pathlib import Path
 
 import pytest
 
+from runner.config import BenchmarkConfig
 from runner.errors import ResultError
-from runner.evidence import derived_speedup
+from runner.evidence import SUMMARY_FIGURES, derived_speedup, measured_requests
 from runner.results import load_result
-from runner.stats import summarize
+from runner.roofline import derived_roofline
+from runner.stats import acceptance_and_tau, pooled_figures, summarize
+from tests.support.results import fake_result
 
 RESULTS_DIR = Path(__file__).parents[2] / "docs" / "gpu-results"
 # A depth sweep with four points and its paired baseline, and a quick run of two requests.
@@ -55,7 +59,8 @@ def _set(data: dict, path: str, change) -> None:
     node = data
     for part in parents:
         node = node[int(part)] if part.isdigit() else node[part]
-    node[last] = change(node[last])
+    key = int(last) if last.isdigit() else last
+    node[key] = change(node[key])
 
 
 @pytest.mark.parametrize(
@@ -71,6 +76,14 @@ def _set(data: dict, path: str, change) -> None:
         ("summary.draft_accepted", lambda v: v - 1),
         ("summary.verify_steps", lambda v: v * 2),
         ("summary.acceptance_rate", lambda v: min(1.0, v + 0.2)),
+        ("summary.tau", lambda v: v + 0.5),
+        ("summary.acceptance_by_position.1", lambda v: v / 2),
+        ("summary.acceptance_by_position", lambda v: v[:-1]),
+        ("summary.acceptance_by_position", lambda v: None),
+        ("summary.degenerate", lambda v: not v),
+        ("points.1.tau", lambda v: v * 1.01),
+        ("points.0.tau", lambda v: None),
+        ("baseline.summary.degenerate", lambda v: not v),
         ("points.2.decode_tokens_per_second.mean", lambda v: v * 3),
         ("points.3.acceptance_rate", lambda v: v / 2),
         ("baseline.summary.decode_tokens_per_second.mean", lambda v: v / 3),
@@ -110,6 +123,7 @@ def test_requests_the_runner_leaves_out_of_a_figure_are_left_out_alike():
         "draft_n": 0,
         "draft_n_accepted": 0,
         "verify_steps": 0,
+        "accepted_per_position": [],
     }
     warmup = data["requests"][1] | {"index": 3, "phase": "warmup", "decode_tokens_per_second": 9e6}
     data["requests"] += [silent, warmup]
@@ -178,3 +192,104 @@ def test_the_speedup_derived_from_the_baseline_section_is_the_runners(name):
 def test_a_result_without_a_baseline_section_has_no_derived_speedup():
     data = stored(QUICK) | {"summary": stored(QUICK)["summary"] | {"speedup": 3.0}}
     assert derived_speedup(data) is None
+
+
+def test_tau_and_acceptance_by_position_come_from_the_per_position_counts():
+    data = stored(QUICK)
+    records = measured_requests(data["requests"])
+    steps = sum(r["verify_steps"] for r in records)
+    accepted = sum(sum(r["accepted_per_position"]) for r in records)
+    assert data["summary"]["tau"] == pytest.approx(1 + accepted / steps, rel=1e-12)
+    assert data["points"][0]["tau"] == data["summary"]["tau"]
+
+    # A request's counts move the derived tau: the claim the file kept is now refused.
+    data["requests"][0]["accepted_per_position"][0] -= 1
+    assert refusal(data).startswith("invalid result: summary.tau is ")
+
+
+def _one_request(data: dict, *, old_form: bool) -> dict:
+    """A stored quick result cut down to its first request, with the figures that one request
+    gives: the null-spread form, or (old_form) the zero-width one files before it carry."""
+    data["requests"] = data["requests"][:1]
+    records = measured_requests(data["requests"])
+    figures = pooled_figures(records)
+    for name in SUMMARY_FIGURES:
+        data["summary"][name] = figures[name]
+    acceptance, tau = acceptance_and_tau(records)
+    data["points"][0] |= {
+        "decode_tokens_per_second": copy.deepcopy(figures["decode_tokens_per_second"]),
+        "acceptance_rate": acceptance,
+        "tau": tau,
+    }
+    if old_form:
+        for statistic in [data["summary"][name] for name in SUMMARY_FIGURES[:3]] + [
+            data["points"][0]["decode_tokens_per_second"]
+        ]:
+            statistic |= {
+                "stdev": 0.0,
+                "ci95_low": statistic["mean"],
+                "ci95_high": statistic["mean"],
+            }
+    data["summary"]["roofline"] = derived_roofline(data, run=data)
+    return data
+
+
+@pytest.mark.parametrize("old_form", [False, True], ids=["null", "zero-width"])
+def test_one_request_loads_with_no_interval_or_the_old_zero_width_one(old_form):
+    data = _one_request(stored(QUICK), old_form=old_form)
+
+    decode = load_result(data).summary.decode_tokens_per_second
+
+    assert decode.n == 1 and decode.mean == data["requests"][0]["decode_tokens_per_second"]
+    if old_form:
+        assert (decode.stdev, decode.ci95_low, decode.ci95_high) == (0.0, decode.mean, decode.mean)
+    else:
+        assert (decode.stdev, decode.ci95_low, decode.ci95_high) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("old_form", "path", "change", "named"),
+    [
+        (True, "summary.decode_tokens_per_second.ci95_high", lambda v: v + 5.0, None),
+        (True, "summary.decode_tokens_per_second.ci95_low", lambda v: v - 5.0, None),
+        (True, "summary.ttft_ms.stdev", lambda v: 1.5, None),
+        (True, "points.0.decode_tokens_per_second.ci95_high", lambda v: v * 1.1, None),
+        (False, "summary.decode_tokens_per_second.ci95_low", lambda v: 100.0, None),
+        (False, "summary.decode_tokens_per_second.stdev", lambda v: 3.0, None),
+        # Half of each form is neither: a zero stdev with no interval, an interval and no stdev.
+        (False, "summary.end_to_end_tokens_per_second.stdev", lambda v: 0.0, ".ci95_low"),
+        (True, "summary.ttft_ms.stdev", lambda v: None, ".ci95_low"),
+    ],
+)
+def test_one_request_claiming_a_spread_or_an_interval_off_its_mean_is_refused(
+    old_form, path, change, named
+):
+    data = _one_request(stored(QUICK), old_form=old_form)
+    _set(data, path, change)
+
+    message = refusal(data)
+
+    field = path if named is None else path.rsplit(".", 1)[0] + named
+    assert message.startswith(f"invalid result: {field} is "), message
+    assert "but the section's measured requests give" in message
+
+
+def test_a_fake_result_derives_its_summary_from_its_requests(tiny_models):
+    parsed = BenchmarkConfig.model_validate(
+        {
+            "target_model": "tiny-qwen3.gguf",
+            "draft_model": "tiny-qwen3.gguf",
+            "spec_types": ["draft-simple"],
+            "n_max": 4,
+            "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+        }
+    )
+    make_result = functools.partial(fake_result, models_dir=tiny_models["tiny-qwen3.gguf"].parent)
+    for tau, draft in [(2.2, (40, 30)), (3.1, (80, 60)), (1.0, (0, 0)), (None, (9, 4))]:
+        data = make_result(parsed, [100.0, 104.0, 98.0], draft=draft, tau=tau)
+        summary = data["summary"]
+        assert summary["tau"] == (None if tau is None else pytest.approx(tau, rel=1e-9))
+        assert (summary["draft_tokens"], summary["draft_accepted"]) == draft
+        assert summary == load_result(data).model_dump(mode="json")["summary"]
+    one = make_result(parsed, [100.0], draft=(40, 30), tau=2.5)
+    assert one["summary"]["decode_tokens_per_second"]["ci95_low"] is None

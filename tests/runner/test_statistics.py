@@ -21,9 +21,33 @@ def test_t_critical_values_approach_the_normal_value():
     assert 1.96 < t_critical_95(1000) < t_critical_95(100) < t_critical_95(30)
 
 
-def test_summary_of_one_value_has_a_zero_width_interval_and_none_has_nones():
-    assert summarize([5.0])["ci95_low"] == 5.0
-    assert summarize([])["mean"] is None
+def test_summary_of_no_values_is_all_nones():
+    assert summarize([]) == dict.fromkeys(
+        ("mean", "median", "stdev", "min", "max", "ci95_low", "ci95_high")
+    ) | {"n": 0}
+
+
+def test_summary_of_one_value_has_a_mean_but_no_spread_and_no_interval():
+    # One request is no evidence of spread: no stdev and no interval, not a zero-width one.
+    assert summarize([5.0]) == {
+        "n": 1,
+        "mean": 5.0,
+        "median": 5.0,
+        "stdev": None,
+        "min": 5.0,
+        "max": 5.0,
+        "ci95_low": None,
+        "ci95_high": None,
+    }
+
+
+def test_summary_of_two_values_has_the_widest_t_interval():
+    summary = summarize([4.0, 6.0])
+    assert summary["n"] == 2 and summary["mean"] == 5.0 and summary["median"] == 5.0
+    assert summary["stdev"] == pytest.approx(math.sqrt(2))
+    # One degree of freedom: t = 12.706, half-width t * s / sqrt(2) = 12.706.
+    assert summary["ci95_low"] == pytest.approx(5.0 - 12.706)
+    assert summary["ci95_high"] == pytest.approx(5.0 + 12.706)
 
 
 def record(**fields) -> dict:

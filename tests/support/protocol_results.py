@@ -72,7 +72,7 @@ def _record(index: int, point: int, decode: float, **fields: Any) -> dict[str, A
         "decode_tokens_per_second": decode, "server_predicted_per_second": decode,
         "end_to_end_tokens_per_second": decode * 0.9, "ttft_ms": 6.0 + point,
         "ttft_source": "server prompt time", "wall_ms": fields.pop("wall_ms"),
-        "draft_n": draft_n, "draft_n_accepted": accepted, "verify_steps": 8,
+        "draft_n": draft_n, "draft_n_accepted": accepted, "verify_steps": 8 if draft_n else 0,
         "tau": 1 + accepted / 8 if draft_n else None, "accepted_per_position": [],
         "output_sha256": hashlib.sha256(f"out-{point}-{index}".encode()).hexdigest(),
         "distinct_4gram_ratio": 0.9, "stopped_early": False, "index": index,
@@ -103,6 +103,8 @@ def concurrency_records(
                         round=round_index,
                         concurrency=level,
                         draft=(drafted, round(drafted * (acceptance or 0))),
+                        # A wave's shared counters measure no one request (runner.engines.concurrent).
+                        **({"tau": None} if level > 1 else {}),
                     )
                 )
     return records
@@ -131,20 +133,10 @@ def category_records(
 
 
 def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    figures = stats.pooled_figures(records)
-    return {
-        "decode_tokens_per_second": figures["decode_tokens_per_second"],
-        "end_to_end_tokens_per_second": figures["end_to_end_tokens_per_second"],
-        "ttft_ms": figures["ttft_ms"],
-        "acceptance_rate": figures["acceptance_rate"],
-        "tau": None,
-        "draft_tokens": figures["draft_tokens"],
-        "draft_accepted": figures["draft_accepted"],
-        "verify_steps": figures["verify_steps"],
-        "acceptance_by_position": None,
+    """The figures the records decide, as the runner's summary has them, and the rest."""
+    return stats.pooled_figures(records) | {
         "peak_memory_bytes": 123_456_789,
         "memory_kind": "gpu",
-        "degenerate": False,
         "gpu_seconds": 3.0,
         "engine_seconds": 3.0,
         "load_seconds": 1.0,

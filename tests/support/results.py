@@ -1,15 +1,25 @@
-"""Runner results for tests, built and checked by the runner's own result model."""
+"""Runner results for tests, built and checked by the runner's own result model.
+
+Like the runner, a fake builds its request records first and derives its summary from them
+(``runner.stats.pooled_figures``), so the result model's evidence check sees a consistent file.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import math
+from fractions import Fraction
 from pathlib import Path
 
 from leaderboard.models import Config, ModelFile
 from runner.config import BenchmarkConfig
+from runner.engines.concurrent import share_out
 from runner.gguf.inspect import inspect_model
 from runner.results import BenchmarkResult
-from runner.stats import summarize
+from runner.stats import pooled_figures
+
+# About this many verify steps a request, as the fakes have always had.
+STEPS_PER_REQUEST = 10
 
 
 def _output_hash(label: str) -> str:
@@ -30,6 +40,61 @@ def _model_info(reference: str, models_dir: Path) -> dict:
     return inspect_model(models_dir / reference).as_dict() | {"path": reference}
 
 
+def _verify_counts(accepted: int, tau: float | None, requests: int) -> tuple[int, int]:
+    """(verify steps, accepted drafts counted per position) over all requests that give tau
+    exactly: the accepted drafts over whole steps where they can (as a real engine's counters
+    agree), else the nearest small fraction. No tau: no verify steps (nothing was counted)."""
+    if tau is None:
+        return 0, 0
+    gain = tau - 1.0
+    if gain < 0:
+        raise ValueError(f"tau {tau} is below 1")
+    if accepted and gain:
+        steps = round(accepted / gain)
+        if steps and math.isclose(1.0 + accepted / steps, tau, rel_tol=1e-12):
+            return steps, accepted
+    share = Fraction(gain).limit_denominator(10_000)
+    scale = max(1, math.ceil(STEPS_PER_REQUEST * requests / share.denominator))
+    steps, counted = share.denominator * scale, share.numerator * scale
+    if not math.isclose(1.0 + counted / steps, tau, rel_tol=1e-9):
+        raise ValueError(f"tau {tau} is no fraction of verify steps a fake can give")
+    return steps, counted
+
+
+def _per_position(counted: int, steps: int) -> list[int]:
+    """Accepted drafts by draft position, each position accepted in at most every step."""
+    if not steps:
+        return []
+    return [min(steps, counted - steps * i) for i in range(math.ceil(counted / steps))]
+
+
+def fake_requests(
+    decode: list[float], *, outputs: list[str], draft: tuple[int, int], tau: float | None
+) -> list[dict]:
+    """Measured request records with the given decode tok/s whose counts pool to the draft
+    totals and to tau (runner.stats.acceptance_and_tau)."""
+    count = len(decode)
+    drafted, accepted = share_out(draft[0], [1] * count), share_out(draft[1], [1] * count)
+    total_steps, total_counted = _verify_counts(draft[1], tau, count)
+    steps = share_out(total_steps, [1] * count)
+    counted = share_out(total_counted, steps) if total_steps else [0] * count
+    return [
+        {
+            "phase": "measure", "point": 0, "input_tokens": None, "output_tokens_requested": 64,
+            "prompt_n": 20, "prompt_ms": 5.0, "predicted_n": 64, "predicted_ms": 64_000 / value,
+            "decode_tokens_per_second": value, "server_predicted_per_second": value * 63 / 64,
+            "end_to_end_tokens_per_second": value * 0.9, "ttft_ms": 6.0,
+            "ttft_source": "server prompt time", "wall_ms": 70_000 / value,
+            "draft_n": drafted[i], "draft_n_accepted": accepted[i], "verify_steps": steps[i],
+            "tau": 1.0 + counted[i] / steps[i] if steps[i] else None,
+            "accepted_per_position": _per_position(counted[i], steps[i]),
+            "output_sha256": _output_hash(outputs[i]), "distinct_4gram_ratio": 0.9,
+            "stopped_early": False, "index": i, "first_divergence": None,
+        }
+        for i, value in enumerate(decode)
+    ]  # fmt: skip
+
+
 def fake_result(
     config: BenchmarkConfig | str,
     decode: list[float],
@@ -42,25 +107,13 @@ def fake_result(
     target_sha256: str | None = None,
 ) -> dict:
     """A runner result for a config (or a stored config's key) with the given per-request decode
-    tok/s, built and checked by the runner's own result model, as JSON data."""
+    tok/s, `draft` (drafted, accepted) totals and tau, built and checked by the runner's own
+    result model, as JSON data. Its summary is what its request records give."""
     if isinstance(config, str):
         config = BenchmarkConfig.from_canonical(Config.objects.get(key=config).canonical)
     outputs = outputs or [f"out-{i}" for i in range(len(decode))]
-    count = max(len(decode), 1)
-    requests = [
-        {
-            "phase": "measure", "point": 0, "input_tokens": None, "output_tokens_requested": 64,
-            "prompt_n": 20, "prompt_ms": 5.0, "predicted_n": 64, "predicted_ms": 64_000 / value,
-            "decode_tokens_per_second": value, "server_predicted_per_second": value * 63 / 64,
-            "end_to_end_tokens_per_second": value * 0.9, "ttft_ms": 6.0,
-            "ttft_source": "server prompt time", "wall_ms": 70_000 / value,
-            "draft_n": draft[0] // count, "draft_n_accepted": draft[1] // count,
-            "verify_steps": 10, "tau": tau, "accepted_per_position": [],
-            "output_sha256": _output_hash(outputs[i]), "distinct_4gram_ratio": 0.9,
-            "stopped_early": False, "index": i, "first_divergence": None,
-        }
-        for i, value in enumerate(decode)
-    ]  # fmt: skip
+    requests = fake_requests(decode, outputs=outputs, draft=draft, tau=tau)
+    figures = pooled_figures(requests)
     target = _model_info(config.target_model, models_dir)
     if target_sha256:
         target["sha256"] = target_sha256
@@ -75,19 +128,10 @@ def fake_result(
         "config": config.canonical(),
         "config_key": config.key,
         "synthetic": config.is_synthetic,
-        "summary": {
-            "decode_tokens_per_second": summarize(decode),
-            "end_to_end_tokens_per_second": summarize([v * 0.9 for v in decode]),
-            "ttft_ms": summarize([6.0] * len(decode)),
-            "acceptance_rate": draft[1] / draft[0] if draft[0] else None,
-            "tau": tau,
-            "draft_tokens": draft[0],
-            "draft_accepted": draft[1],
-            "verify_steps": 10 * len(decode),
-            "acceptance_by_position": None,
+        "summary": figures
+        | {
             "peak_memory_bytes": 123_456_789,
             "memory_kind": "gpu",
-            "degenerate": False,
             "gpu_seconds": 12.5,
             "engine_seconds": 12.5,
             "load_seconds": 1.0,
