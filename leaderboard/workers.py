@@ -5,7 +5,8 @@ from these argument lists (docker-compose and the Dockerfile through
 `python -m leaderboard.workers db|gpu SLUG|beat`, which execs the same list). The db worker
 records results and runs the reconciler and the sweeper when it embeds beat; a GPU worker
 consumes its hardware's queue one benchmark at a time, in the threads pool, so a running
-benchmark sees its cancellation (a revoke).
+benchmark sees its cancellation (a revoke). A registered GPU host's worker is named for the host
+(`gpu@<SPECBOARD_HOST_NAME>`), so that /hosts/ can tell which host a live worker is.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
+from django.conf import settings
 
 from leaderboard.celery import DB_QUEUE, gpu_queue
 
@@ -52,10 +55,24 @@ def db_worker_argv(
     return argv
 
 
+def gpu_worker_name(host_name: str | None = None) -> str:
+    """A GPU worker's node name: `gpu@<host name>` for a registered host (by default this one's,
+    SPECBOARD_HOST_NAME), else `gpu@%h`, the machine's name."""
+    if host_name is None:
+        host_name = settings.SPECBOARD_HOST_NAME
+    return f"gpu@{host_name}" if host_name else "gpu@%h"
+
+
 def gpu_worker_argv(
-    *, hardware_slug: str, hostname: str = "gpu@%h", loglevel: str = "INFO", quiet: bool = False
+    *,
+    hardware_slug: str,
+    hostname: str | None = None,
+    loglevel: str = "INFO",
+    quiet: bool = False,
 ) -> list[str]:
-    """A GPU host's worker: its hardware's queue, one benchmark at a time, threads pool."""
+    """A GPU host's worker: its hardware's queue, one benchmark at a time, threads pool; named
+    `gpu_worker_name()` unless a hostname is given."""
+    hostname = hostname or gpu_worker_name()
     argv = _worker(
         queue=gpu_queue(hardware_slug), hostname=hostname, loglevel=loglevel, quiet=quiet
     )

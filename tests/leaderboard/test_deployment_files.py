@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from leaderboard import selectors, services
 from leaderboard.settings import database_from_url
 from leaderboard.workers import argv_for
 
@@ -75,6 +76,27 @@ def test_the_gpu_image_starts_its_worker_from_the_one_argv_builder():
     assert argv[argv.index("--concurrency") + 1] == "1"
     db = argv_for(["db", "--beat-schedule", "/tmp/schedule"])
     assert db[db.index("--schedule") + 1] == "/tmp/schedule" and "-B" in db
+
+
+def test_a_registered_hosts_gpu_worker_is_named_for_it_and_shows_online_while_idle(
+    settings, hardware
+):
+    host, _key = services.register_gpu_host(name="lab-a", hardware_slug=hardware.slug)
+    settings.SPECBOARD_HOST_NAME = ""
+    argv = argv_for(["gpu", hardware.slug])
+    assert argv[argv.index("--hostname") + 1] == "gpu@%h"  # an unregistered machine
+    settings.SPECBOARD_HOST_NAME = host.name
+    argv = argv_for(["gpu", hardware.slug])
+    name = argv[argv.index("--hostname") + 1]
+    assert name == "gpu@lab-a"
+    # That worker answering on the broker makes its idle host online on /hosts/.
+    board = selectors.host_board(workers={name: [hardware.queue_name]}, broker_counts=False)
+    (row,) = board["hardware"][0]["hosts"]
+    assert row["status"] == "online" and row["running_job"] is None
+    board = selectors.host_board(
+        workers={"gpu@gpu-box-7.example": [hardware.queue_name]}, broker_counts=False
+    )
+    assert board["hardware"][0]["hosts"][0]["status"] == "unknown"
 
 
 def test_the_lock_pins_every_dependency_with_its_hashes():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -18,7 +19,6 @@ import pytest
 from leaderboard import broker, selectors, services
 from leaderboard.models import Job
 from leaderboard.services.board import mark_test_weights
-from leaderboard.workers import gpu_worker_argv
 from tests.support.measured_configs import measure
 from tests.system import test_browser
 from tests.system.test_browser import PAINTED_PIXELS, shoot
@@ -83,8 +83,10 @@ def test_the_front_chart_and_the_gpu_comparison_draw_and_hosts_show(live_server,
 def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_offline(
     transactional_db, tiny_models
 ):
-    """A real Celery GPU worker on the site's Redis answers the inspect broadcast: its host is
-    online; once it stops, the broker answers without it and the quiet host is offline."""
+    """A real Celery GPU worker on the site's Redis, started as docker-compose and the GPU image
+    start it (`python -m leaderboard.workers gpu SLUG`, named from SPECBOARD_HOST_NAME), answers
+    the inspect broadcast: its idle host is online; once it stops, the broker answers without it
+    and the quiet host is offline."""
     kind = services.register_hardware(gpu_name="CPU hosts", slug=f"hosts-{uuid.uuid4().hex[:8]}")
     host, key = services.register_gpu_host(
         name=f"lab-{uuid.uuid4().hex[:6]}", hardware_slug=kind.slug
@@ -101,9 +103,7 @@ def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_off
         "SPECBOARD_MODELS_DIR": str(next(iter(tiny_models.values())).parent),
         "SECRET_KEY": "hosts-test",
     }
-    argv = gpu_worker_argv(
-        hardware_slug=kind.slug, hostname=f"gpu@{host.name}", loglevel="WARNING", quiet=True
-    )
+    argv = [sys.executable, "-m", "leaderboard.workers", "gpu", kind.slug]
     worker = subprocess.Popen(argv, env=environment, cwd=REPOSITORY)
     try:
         deadline = time.monotonic() + 60
@@ -113,8 +113,11 @@ def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_off
             if row["workers_answering"]:
                 break
             time.sleep(0.5)
+        assert f"gpu@{host.name}" in broker.live_workers()
         statuses = {h["name"]: h["status"] for h in row["hosts"]}
         assert statuses == {host.name: "online", quiet.name: "offline"}
+        (online,) = [h for h in row["hosts"] if h["name"] == host.name]
+        assert online["running_job"] is None and "answers on the broker" in online["reason"]
         assert row["workers_answering"] == 1
     finally:
         worker.terminate()

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import services
-from leaderboard.workers import db_worker_argv, gpu_worker_argv
+from leaderboard.workers import db_worker_argv, gpu_worker_argv, gpu_worker_name
 from runner.engines.build import locate
 from runner.errors import RunnerError
 
@@ -76,7 +76,15 @@ class Command(BaseCommand):
             workers = [
                 # Beat embedded: the reconciler and the sweeper run on the db worker's schedule.
                 (db_worker_argv(beat_schedule=str(settings.VAR_DIR / "celerybeat-schedule")), env),
-                (gpu_worker_argv(hardware_slug=settings.SPECBOARD_HARDWARE_SLUG), gpu_env),
+                # Named for its host (this process has no SPECBOARD_HOST_NAME), so /hosts/
+                # shows it online while it idles.
+                (
+                    gpu_worker_argv(
+                        hardware_slug=settings.SPECBOARD_HARDWARE_SLUG,
+                        hostname=gpu_worker_name(host.name),
+                    ),
+                    gpu_env,
+                ),
             ]
             processes += [
                 subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)
