@@ -97,7 +97,7 @@ def wait_for_jobs(timeout_s: float = 600) -> list[Job]:
     )
 
 
-def test_a_submission_is_measured_by_real_workers_and_ranked_with_its_automatic_baseline(
+def test_a_submission_is_measured_by_real_workers_and_ranked_against_the_baseline_beside_it(
     transactional_db, models, hardware, user, workers
 ):
     client = APIClient()
@@ -108,10 +108,14 @@ def test_a_submission_is_measured_by_real_workers_and_ranked_with_its_automatic_
     )
     assert response.status_code == 201, response.json()
 
+    # One job: it measures its paired baseline in the same runner invocation.
     jobs = wait_for_jobs()
-    assert [(job.status, job.error) for job in jobs] == [("succeeded", ""), ("succeeded", "")]
+    assert [(job.status, job.error) for job in jobs] == [("succeeded", "")]
     speculative = LeaderboardEntry.objects.get(config__spec_label="draft-simple")
     baseline = LeaderboardEntry.objects.get(config__spec_label="none")
+    beside = Run.objects.get(config=baseline.config)
+    assert beside.job is None and beside.provenance["measured_with_job"] == jobs[0].pk
+    assert speculative.baseline_run == beside and beside.requests.count() == 3
     run = speculative.best_run
     assert run.requests.count() == 3 and run.engine_release == "b11434"
     assert speculative.tokens_per_second == pytest.approx(run.decode_mean)
@@ -124,6 +128,7 @@ def test_a_submission_is_measured_by_real_workers_and_ranked_with_its_automatic_
         speculative.tokens_per_second / baseline.tokens_per_second
     )
     assert speculative.acceptance_rate > 0.5 and speculative.lossless is not None
+    assert run.fidelity in {"identical", "near ties only", "mismatch"}
     assert (
         run.command.startswith(run.provenance["argv"][0])
         and "--spec-type draft-simple" in run.command
@@ -146,7 +151,7 @@ def test_cancelling_a_running_job_stops_its_benchmark_and_frees_the_worker(
     job_id = client.post(
         "/api/v1/submissions", submit | {"config": long_baseline}, format="json"
     ).json()["id"]
-    # Queued behind it on the same worker: a short config and its automatic baseline.
+    # Queued behind it on the same worker: a short config (its baseline measured in its own run).
     assert (
         client.post("/api/v1/submissions", submit | {"config": CONFIG}, format="json").status_code
         == 201
@@ -159,7 +164,7 @@ def test_cancelling_a_running_job_stops_its_benchmark_and_frees_the_worker(
     assert client.post(f"/api/v1/jobs/{job_id}/cancel").status_code == 200
 
     jobs = wait_for_jobs(timeout_s=180)
-    assert [job.status for job in jobs] == ["cancelled", "succeeded", "succeeded"]
+    assert [job.status for job in jobs] == ["cancelled", "succeeded"]
     assert jobs[0].progress["done"] < 200
     assert not hasattr(jobs[0], "run")
 
