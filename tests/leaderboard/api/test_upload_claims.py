@@ -16,6 +16,7 @@ from leaderboard import services
 from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import LeaderboardEntry, Run
 from runner.config import BenchmarkConfig
+from tests.support.baselines import with_baseline_section
 
 SPECULATIVE = {
     "target_model": "tiny-qwen3.gguf",
@@ -119,11 +120,12 @@ def test_the_api_leaderboard_defaults_to_the_pages_main_ranking(
 ):
     for data, decode in ((SPECULATIVE, [200.0, 204.0]), (SYNTHETIC, [900.0, 904.0])):
         job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
-        for baseline in job.baseline_jobs.all():
-            services.record_result(
-                job_id=baseline.pk, result=make_result(baseline.config.key, [50.0, 52.0])
-            )
-        services.record_result(job_id=job.pk, result=make_result(job.config.key, decode))
+        result = make_result(job.config.key, decode)
+        if not job.config.synthetic:
+            # It measures its paired baseline beside itself; the synthetic job pairs with that.
+            baseline = make_result(job.config.baseline.key, [50.0, 52.0])
+            result = with_baseline_section(result, baseline)
+        services.record_result(job_id=job.pk, result=result)
     assert upload(client, honest_result(make_result, [385.0, 395.0])).status_code == 201
     synthetic = LeaderboardEntry.objects.get(synthetic=True).config.label
     uploaded = LeaderboardEntry.objects.get(self_reported=True).config.label
