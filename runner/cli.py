@@ -107,9 +107,7 @@ def _command_run(args: argparse.Namespace) -> int:
         if decode.ci95_low is None or decode.ci95_high is None
         else f"95% CI [{decode.ci95_low:.2f}, {decode.ci95_high:.2f}]"
     )
-    line = (
-        f"decode tok/s (server timings, n={decode.n}): mean {decode.mean or 0.0:.2f}, {interval}"
-    )
+    line = f"decode tok/s (server timings, n={decode.n}): mean {decode.mean or 0.0:.2f}, {interval}"
     if summary.speedup is not None:
         line += f"; speedup {summary.speedup:.2f}x; lossless {summary.lossless}"
     if summary.tau is not None:
