@@ -258,6 +258,8 @@ def best_config_for(
         peak_memory_bytes__isnull=False,
         peak_memory_bytes__lte=memory_bytes,
     ).select_related("config", "hardware")
+    # What the peak memory was (GPU or process), for templatetags.run_display.peak_memory.
+    entries = entries.annotate(memory_kind=F("best_run__memory_kind"))
     if hardware is not None:
         entries = entries.filter(hardware=hardware)
     return entries.order_by("-tokens_per_second", "id")

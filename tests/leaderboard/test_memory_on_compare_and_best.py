@@ -1,0 +1,73 @@
+"""The compare and best-config pages say what peak memory was measured, as the run page does:
+GPU or process memory, in MiB below 1 GiB, and nothing when none was measured."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from leaderboard import services
+from leaderboard.models import LeaderboardEntry, Run
+from leaderboard.services.board import mark_test_weights
+from tests.support.measured_configs import measure
+
+
+@pytest.fixture
+def measured(user, models, hardware, enqueued, make_result) -> list[str]:
+    """Two measured draft-simple configs of real weights (the fake results' GPU memory is
+    123,456,789 bytes), whose intervals overlap: the best page names the second as tied."""
+    mark_test_weights(models=models.values(), test_weights=False)
+    jobs = [measure(user, hardware, make_result, n_max, [100.0, 104.0]) for n_max in (4, 3)]
+    return [job.config.key for job in jobs]
+
+
+def set_memory(*, peak: int, kind: str) -> None:
+    """Every run's measured memory, and every row's (a row's is its best run's)."""
+    Run.objects.update(peak_memory_bytes=peak, memory_kind=kind)
+    LeaderboardEntry.objects.update(peak_memory_bytes=peak)
+    services.raise_board_version()
+
+
+def compare_memory_row(client, keys: list[str]) -> list[str]:
+    page = client.get("/compare/", {"keys": ",".join(keys)}).content.decode()
+    row = re.search(r"<tr><th>Peak memory</th>(.*?)</tr>", page).group(1)
+    return re.findall(r'<td class="num">(.*?)</td>', row)
+
+
+def best_page(client) -> dict[str, str]:
+    page = client.get("/best/", {"target": "tiny-qwen3", "memory_gb": "10"}).content.decode()
+    answer = re.search(r'<p class="answer" id="best-answer">(.*?)</p>', page).group(1)
+    tied = re.search(r'<p class="sub" id="best-tied">(.*?)</p>', page).group(1)
+    table = re.search(r'<table id="best-table">(.*?)</table>', page, re.S).group(1)
+    cells = re.findall(
+        r"<tr><td>.*?</td><td>.*?</td>(?:<td[^>]*>.*?</td>){2}<td[^>]*>(.*?)</td>", table
+    )
+    return {"answer": answer, "tied": tied, "cells": cells}
+
+
+def test_gpu_memory_under_a_gibibyte_reads_in_mib_on_both_pages(client, measured):
+    assert compare_memory_row(client, measured) == ["117.7 MiB GPU memory"] * 2
+    best = best_page(client)
+    assert "peak 117.7 MiB GPU memory" in best["answer"]
+    assert "tok/s, 117.7 MiB GPU memory)" in best["tied"]
+    assert best["cells"] == ["117.7 MiB GPU memory"] * 3  # the two configs and their baseline
+    assert "0.1 GiB" not in best["answer"] + best["tied"]
+
+
+def test_process_memory_of_a_cpu_build_says_so_on_both_pages(client, measured):
+    set_memory(peak=3 * 2**30 + 2**29, kind="process")
+    assert compare_memory_row(client, measured) == ["3.5 GiB process memory"] * 2
+    best = best_page(client)
+    assert "peak 3.5 GiB process memory" in best["answer"]
+    assert best["cells"] == ["3.5 GiB process memory"] * 3
+    assert "GPU memory" not in best["answer"] + best["tied"]
+
+
+def test_no_memory_measured_shows_no_figure_on_either_page(client, measured):
+    set_memory(peak=0, kind="")
+    assert compare_memory_row(client, measured) == ["–", "–"]
+    best = best_page(client)  # a row of 0 bytes still fits any memory
+    assert "peak" not in best["answer"] and "GiB" not in best["answer"]
+    assert "MiB" not in best["tied"] and "GiB" not in best["tied"]
+    assert best["cells"] == ["–"] * 3
