@@ -69,7 +69,7 @@ class IncompleteHeader(HeaderError):
     """The bytes given end before the header does; ``needed`` is how many it takes at least."""
 
     def __init__(self, needed: int) -> None:
-        super().__init__(f"the header goes on past the {needed - 1}th byte")
+        super().__init__(f"the header needs at least the first {needed} bytes")
         self.needed = needed
 
 
