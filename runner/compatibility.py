@@ -11,7 +11,7 @@ server. Every message is a whole sentence, readable beside its field or on its o
 
 from __future__ import annotations
 
-from runner.config import BenchmarkConfig
+from runner.config import BenchmarkConfig, ConcurrencyProtocol
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import ModelInfo
 
@@ -46,12 +46,74 @@ def pair_problems(
                 f"n_max {config.n_max} is above this DFlash draft's limit of {limit} "
                 "(its block size minus one)"
             ]
-    if target.context_length and config.effective_ctx_size > target.context_length:
+    # llama-server splits its context across its slots: each request sees one slot's share.
+    per_slot = config.effective_ctx_size // config.slots
+    if target.context_length and per_slot > target.context_length:
         problems["ctx_size"] = [
-            f"context {config.effective_ctx_size} is above the target's training context "
-            f"of {target.context_length} tokens"
+            f"context {per_slot}{' per slot' if config.slots > 1 else ''} is above the "
+            f"target's training context of {target.context_length} tokens"
         ]
     return problems
+
+
+# Bytes per K/V cache element by llama.cpp cache type (quantized blocks of 32 with their scales).
+CACHE_TYPE_BYTES = {
+    "f32": 4.0,
+    "f16": 2.0,
+    "bf16": 2.0,
+    "q8_0": 34 / 32,
+    "q4_0": 18 / 32,
+    "q4_1": 20 / 32,
+    "iq4_nl": 18 / 32,
+    "q5_0": 22 / 32,
+    "q5_1": 24 / 32,
+}
+GIB = 1024**3
+
+
+def estimated_memory_bytes(
+    config: BenchmarkConfig, target: ModelInfo, draft: ModelInfo | None
+) -> int | None:
+    """The least memory the engine needs: the weights and the K/V cache for the config's whole
+    context (every slot's); compute buffers come on top. None where a model's K/V size is unknown."""
+    models = [m for m in (target, draft) if m is not None]
+    if any(m.kv_elements_per_token is None for m in models):
+        return None
+    per_element = (
+        CACHE_TYPE_BYTES[config.cache_type_k] + CACHE_TYPE_BYTES[config.cache_type_v]
+    ) / 2
+    kv = sum(m.kv_elements_per_token or 0 for m in models) * config.effective_ctx_size * per_element
+    return int(sum(m.size_bytes for m in models) + kv)
+
+
+def _size(count: float) -> str:
+    return f"{count / GIB:.1f} GiB" if count >= GIB else f"{count / 1024**2:.1f} MiB"
+
+
+def memory_problems(
+    config: BenchmarkConfig,
+    target: ModelInfo,
+    draft: ModelInfo | None,
+    *,
+    memory_bytes: int | None,
+) -> dict[str, list[str]]:
+    """Whether the config cannot fit in the memory the hardware has (weights and K/V cache),
+    keyed by the field that asks for the memory: the concurrency levels, else the context."""
+    needed = estimated_memory_bytes(config, target, draft)
+    if not memory_bytes or needed is None or needed <= memory_bytes:
+        return {}
+    field = (
+        "protocol.concurrency.levels"
+        if isinstance(config.protocol, ConcurrencyProtocol)
+        else "ctx_size"
+    )
+    return {
+        field: [
+            f"{config.slots} slot(s) with {config.effective_ctx_size} tokens of context in all "
+            f"need at least {_size(needed)} (weights and the K/V cache), above the "
+            f"{_size(memory_bytes)} this hardware has"
+        ]
+    }
 
 
 def check_pair(config: BenchmarkConfig, target: ModelInfo, draft: ModelInfo | None) -> None:

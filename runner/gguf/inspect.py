@@ -9,6 +9,7 @@ sha256 is cached by path, size and mtime. Whether two models can run together is
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,9 @@ class ModelInfo:
     # Whether the header marks the file as test weights (``marks_test_weights``); False in
     # metadata recorded before it existed, where the registry's own mark is what counts.
     test_weights: bool = False
+    # K and V cache elements one token of context costs over the main layers (llama.cpp keeps
+    # key_length x head_count_kv keys and as many values per layer); None where unknown.
+    kv_elements_per_token: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the fields as a JSON-ready dict."""
@@ -198,6 +202,25 @@ def inspect_prefix(
     return info, header.data_offset
 
 
+def _kv_elements_per_token(arch_key: Callable[[str], Any], *, layers: int | None) -> int | None:
+    """K and V elements per token of context over the first ``layers`` layers, from the
+    attention keys (head_count_kv may be one number or one per layer); None where unknown."""
+    heads = arch_key("attention.head_count")
+    kv_heads = arch_key("attention.head_count_kv")
+    embd = _int_or_none(arch_key("embedding_length"))
+    if layers is None or heads is None:
+        return None
+    per_layer = [
+        int(h) for h in (kv_heads if isinstance(kv_heads, list) else [kv_heads or heads] * layers)
+    ]
+    first_heads = int(heads[0]) if isinstance(heads, list) else int(heads)
+    if not first_heads or embd is None and arch_key("attention.key_length") is None:
+        return None
+    key_length = _int_or_none(arch_key("attention.key_length")) or (embd or 0) // first_heads
+    value_length = _int_or_none(arch_key("attention.value_length")) or key_length
+    return sum(per_layer[:layers]) * (key_length + value_length)
+
+
 def _inspect(
     path: Path, header: GGUFHeader, *, sha256: str | None = None, size_bytes: int | None = None
 ) -> ModelInfo:
@@ -236,6 +259,9 @@ def _inspect(
             nextn_predict_layers=nextn_layers,
             weight_bytes_per_token=weight_bytes_per_token(header.tensors, main_layers=main_layers),
             test_weights=marks_test_weights(header),
+            kv_elements_per_token=_kv_elements_per_token(
+                arch_key, layers=main_layers or block_count
+            ),
         )
     except ModelCheckError:
         raise
