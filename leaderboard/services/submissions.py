@@ -29,7 +29,7 @@ from leaderboard.services.errors import SubmissionError
 from leaderboard.services.jobs import enqueue_on_commit, measures_own_baseline
 from leaderboard.services.limits import check_allowance
 from leaderboard.services.registry import model_info
-from runner.compatibility import pair_problems
+from runner.compatibility import memory_problems, pair_problems
 from runner.config import BenchmarkConfig, field_errors
 
 
@@ -97,6 +97,15 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
         raise SubmissionError(errors)
     draft = registered.get(config.draft_model) if config.draft_model else None
     if problems := pair_errors(config, target, draft):
+        raise SubmissionError(problems)
+    if hardware is not None and (
+        problems := memory_problems(
+            config,
+            model_info(target),
+            model_info(draft) if draft else None,
+            memory_bytes=hardware.memory_bytes,
+        )
+    ):
         raise SubmissionError(problems)
     return ValidatedConfig(config=config, hardware=hardware, target=target, draft=draft)
 
