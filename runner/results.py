@@ -275,6 +275,8 @@ class ModelFileInfo(_Strict):
     weight_bytes_per_token: ByteCount | None = None
     # Whether the header marks the file as test weights; absent in results recorded before.
     test_weights: bool | None = None
+    # K and V cache elements per token of context (runner.compatibility's memory estimate).
+    kv_elements_per_token: Annotated[int, Field(ge=0, le=2**40)] | None = None
 
 
 class ModelPair(_Strict):
