@@ -131,7 +131,10 @@ def test_browse_filter_and_open_a_config_with_its_charts_drawn(live_server, page
     page.goto(live_server.url + "/")
     page.locator("#ranking").get_by_role("link", name=re.compile("n_max 4")).click()
     page.wait_for_url(re.compile(r"/configs/"))
-    assert_charts_drawn(page, 2)
+    # tok/s per run, speedup against extra memory, and acceptance by draft position (drawn
+    # since the measured fakes carry per-position counts that their summary follows).
+    assert_charts_drawn(page, 3)
+    assert page.locator("canvas[data-chart-source=acceptance-data]").count() == 1
     assert page.locator("#server-command").inner_text().startswith("llama-server")
     shoot(page, "config-measured")
 
