@@ -105,13 +105,23 @@ def record_progress(*, job_id: int, progress: dict) -> bool:
     )
 
 
-def record_failure(*, job_id: int, error: str, log_tail: str = "") -> bool:
-    """Finish a job as failed with the reason and the engine's log tail; ignored once finished."""
+def _text(value: object) -> str:
+    """A host's text as storable text: a string without NUL characters (which PostgreSQL's text
+    columns refuse), whatever type the message carried."""
+    return (value if isinstance(value, str) else "" if value is None else str(value)).replace(
+        "\x00", ""
+    )
+
+
+def record_failure(*, job_id: int, error: object, log_tail: object = "") -> bool:
+    """Finish a job as failed with the reason and the engine's log tail; ignored once finished.
+
+    Both come from a GPU host's message: they are stored as bounded text, NUL removed."""
     return bool(
         Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(
             status=Job.Status.FAILED,
-            error=error.strip()[:2000] or "failed",
-            log_tail=log_tail[-8000:],
+            error=_text(error).strip()[:2000] or "failed",
+            log_tail=_text(log_tail)[-8000:],
             finished_at=timezone.now(),
         )
     )
