@@ -85,6 +85,7 @@ from leaderboard.selectors.definitions import (
     row_definitions,
     row_evidence,
 )
+from leaderboard.selectors.energy import energy_by_run, energy_figures
 from leaderboard.selectors.estimates import (
     draft_compatibility,
     gpu_time_estimate,
@@ -111,8 +112,6 @@ from leaderboard.selectors.protocols import (
     concurrency_series,
     concurrency_targets,
     concurrency_view,
-    energy_by_run,
-    energy_figures,
 )
 from leaderboard.selectors.queue import queue_standing
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks

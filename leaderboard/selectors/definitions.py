@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from leaderboard.models import Config, LeaderboardEntry, Run
-from leaderboard.selectors.protocols import ENERGY_KEYS, energy_figures
+from leaderboard.selectors.energy import ENERGY_KEYS, energy_figures
 from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.pairing import combined_speedup, depth_points, depth_speedups
 

@@ -12,8 +12,7 @@ that shows as "–", never an error):
 - categories: per category decode tok/s, acceptance, tau and derived speedup (`category_view`),
   and the speculative config x category heatmap of acceptance and speedup (`category_targets`,
   `category_heatmap`).
-- energy: joules per generated and per accepted draft token and the bandwidth roofline
-  (`energy_figures`, `energy_by_run`); None where a host measured none (CPU hosts), never 0.
+Energy and the roofline of the same results are read in `selectors.energy`.
 """
 
 from __future__ import annotations
@@ -29,10 +28,6 @@ CONCURRENCY = "concurrency"
 CATEGORIES = "categories"
 # Protocols whose rows rank only among rows of the same protocol (selectors.ranks).
 SEPARATE_PROTOCOLS = (CONCURRENCY, CATEGORIES)
-ROOFLINE_FLAGS = {
-    "above_ceiling": "above the bandwidth ceiling: impossible for a baseline, a measurement error",
-    "far_below": "far below the bandwidth ceiling: likely a CPU fallback",
-}
 
 
 def _number(value: object) -> float | None:
@@ -397,67 +392,3 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
         ]
     rows.sort(key=lambda row: (row["label"], row["entry"].config.key))
     return {"categories": categories, "rows": rows}
-
-
-# Energy and the roofline
-
-
-def energy_figures(raw_result: object) -> dict | None:
-    """A stored result's energy and roofline figures, each None where it was not measured; None
-    when there is none of them (a CPU host, or a result from before energy was measured)."""
-    summary = _mapping(_mapping(raw_result).get("summary"))
-    roofline = _mapping(summary.get("roofline"))
-    flag = roofline.get("flag")
-    flag = flag if isinstance(flag, str) and flag in ROOFLINE_FLAGS else None
-    figures = {
-        "energy_joules": _number(summary.get("energy_joules")),
-        "joules_per_token": _number(summary.get("joules_per_token")),
-        "joules_per_accepted_token": _number(summary.get("joules_per_accepted_token")),
-        "roofline_fraction": _number(roofline.get("fraction")),
-        "roofline_ceiling_tokens_per_second": _number(roofline.get("ceiling_tokens_per_second")),
-        "peak_bandwidth_bytes_per_second": _number(roofline.get("peak_bandwidth_bytes_per_second")),
-        "bytes_per_token": _number(roofline.get("bytes_per_token")),
-        "roofline_flag": flag,
-        "roofline_flag_text": ROOFLINE_FLAGS.get(flag or "", ""),
-        "roofline_flag_label": (flag or "").replace("_", " "),
-    }
-    bandwidth = figures["peak_bandwidth_bytes_per_second"]
-    figures["peak_bandwidth_text"] = f"{bandwidth / 1e9:,.0f} GB/s" if bandwidth else ""
-    if all(value in (None, "") for value in figures.values()):
-        return None
-    return figures
-
-
-ENERGY_KEYS = (
-    "joules_per_token",
-    "joules_per_accepted_token",
-    "roofline_fraction",
-    "roofline_flag",
-)
-
-
-def energy_by_run(*, run_ids: Iterable[int | None]) -> dict[int, dict]:
-    """The energy and roofline figures of some runs in one query, reading only those keys:
-    {run id: {joules_per_token, joules_per_accepted_token, roofline_fraction, roofline_flag}},
-    every value None where the run measured none."""
-    wanted = {pk for pk in run_ids if pk is not None}
-    rows = Run.objects.filter(pk__in=wanted).values_list(
-        "pk",
-        "raw_result__summary__joules_per_token",
-        "raw_result__summary__joules_per_accepted_token",
-        "raw_result__summary__roofline",
-    )
-    found = {}
-    for pk, per_token, per_accepted, roofline in rows:
-        figures = energy_figures(
-            {
-                "summary": {
-                    "joules_per_token": per_token,
-                    "joules_per_accepted_token": per_accepted,
-                    "roofline": roofline,
-                }
-            }
-        )
-        found[pk] = {key: (figures or {}).get(key) for key in ENERGY_KEYS}
-    empty = dict.fromkeys(ENERGY_KEYS)
-    return {pk: found.get(pk, empty) for pk in wanted}

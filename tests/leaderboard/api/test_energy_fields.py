@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from leaderboard import services
+from leaderboard import selectors, services
 from leaderboard.models import Run
 
 SPECULATIVE = {
@@ -111,3 +111,17 @@ def test_a_stored_result_of_the_wrong_shape_gives_null_fields(recorded, raw_resu
     assert body["energy"] is None and body["roofline"] is None
     config = api.get(f"/api/v1/configs/{run.config.key}").json()
     assert config["energy"] is None and config["roofline"] is None
+
+
+def test_the_board_and_pages_read_stored_figures_as_stored(recorded):
+    """A figure stored as a string is not a number on any database (SQLite parses a JSON key's
+    string value when one key is read alone: the board reads the whole summary instead)."""
+    run = recorded[0]
+    _store_summary(run, joules_per_token="1.5", joules_per_accepted_token=0.25, roofline=ROOFLINE)
+
+    figures = selectors.energy_by_run(run_ids=[run.pk])[run.pk]
+    assert figures["joules_per_token"] is None
+    assert figures["joules_per_accepted_token"] == 0.25
+    assert figures["roofline_fraction"] == 0.001
+    run.refresh_from_db()
+    assert selectors.energy_figures(run.raw_result)["joules_per_token"] is None
