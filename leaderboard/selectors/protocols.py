@@ -1,4 +1,4 @@
-"""Reads for the concurrency and categories protocols, and a result's energy and roofline.
+"""Reads for the concurrency and categories protocols.
 
 It owns what the pages and the API show of those results, all read defensively from the points
 and summary each run stores in `Run.raw_result` (a stored file may lack a field or carry nulls;

@@ -80,7 +80,8 @@ DEMO_CONFIGS = [
 
 class Command(BaseCommand):
     help = (
-        "Register the tiny fixture models, a local hardware row and a demo user; queue a demo job."
+        "Register the real Gemma 3 270M (when the real-model extra is installed) and the tiny test "
+        "models, a local hardware row and a demo user; queue the demo jobs."
     )
 
     def add_arguments(self, parser) -> None:
