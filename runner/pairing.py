@@ -133,10 +133,28 @@ def crossover_concurrency(
     return min(below, default=None)
 
 
+def category_points(points: object) -> list[dict[str, Any]]:
+    """A categories result's points that name their category, read defensively from stored JSON."""
+    if not isinstance(points, list):
+        return []
+    return [p for p in points if isinstance(p, dict) and isinstance(p.get("category"), str)]
+
+
+def category_speedups(points: object, baseline_points: object) -> list[float | None]:
+    """Per category, the point's mean decode tok/s over the baseline's in the same category (None
+    where it has none; the first point of a name is the category's)."""
+    reference: dict[str, float | None] = {}
+    for point in category_points(baseline_points):
+        reference.setdefault(point["category"], point_speed(point))
+    return [ratio(point_speed(p), reference.get(p["category"])) for p in category_points(points)]
+
+
 def speedup_over_depths(points: object, baseline_points: object) -> float | None:
-    """The runner's speedup from stored per-depth points: the geometric mean of the per-depth
-    speedups (None if no depth pairs)."""
-    return combined_speedup(depth_speedups(points, baseline_points))
+    """The runner's speedup from stored per-depth (or per-level, or per-category) points: the
+    geometric mean of the points' speedups (None if no point pairs)."""
+    return combined_speedup(
+        depth_speedups(points, baseline_points) or category_speedups(points, baseline_points)
+    )
 
 
 def same_outputs(

@@ -33,7 +33,7 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
-from runner.pairing import depth_points, speedup_over_depths
+from runner.pairing import category_points, depth_points, speedup_over_depths
 from runner.stats import ratio, summarize
 
 # What decides whether a row is on the board and in the main ranking.
@@ -252,10 +252,11 @@ def _pair(best: Run, *, config: Config, same: dict[str, Any]) -> Pairing:
 
 
 def _speedup(best: Run, baseline: Run) -> float | None:
-    """The row's speedup as the runner defines it: over several depths, the geometric mean of
-    the per-depth speedups (not the ratio of means pooled across depths); else the plain ratio."""
+    """The row's speedup as the runner defines it: over several depths (levels, categories), the
+    geometric mean of their speedups (not the ratio of means pooled across them); else the plain
+    ratio."""
     points = (best.raw_result or {}).get("points")
-    if len(depth_points(points)) > 1:
+    if len(depth_points(points)) > 1 or len(category_points(points)) > 1:
         baseline_points = (baseline.raw_result or {}).get("points")
         if (depths := speedup_over_depths(points, baseline_points)) is not None:
             return depths

@@ -21,8 +21,10 @@ class Command(BaseCommand):
         parser.add_argument("--user", default="admin", help="owner of the imported jobs")
         parser.add_argument(
             "--source",
-            default="measured by bench/gpu/h200_pipeline.py through runner.run_benchmark",
-            help="how the results were measured (kept in their provenance)",
+            # Says only what is known of any file; a pipeline's own import names itself.
+            default="a runner result file imported with manage.py import_runner_results",
+            help="how the results were measured (kept in their provenance), e.g. "
+            '"measured by bench/gpu/h200_pipeline.py through runner.run_benchmark"',
         )
 
     def handle(self, *args, **options) -> None:

@@ -1,0 +1,74 @@
+"""The concurrency and categories protocols as a user meets them after a real run: the board's
+row speedup agrees with the runner's definition (a categories row's is the geometric mean of the
+per-category speedups, as the run page and the runner's summary say), and an imported file's
+provenance does not claim a measuring pipeline it did not come from."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard import services
+from leaderboard.models import LeaderboardEntry, Run
+from runner.evidence import derived_speedup
+from tests.support.protocol_results import categories_config, category_records, protocol_result
+
+CATEGORIES = ["code", "math", "translation"]
+DECODE = {"code": 180.0, "math": 120.0, "translation": 90.0}
+BASELINE = {"code": 100.0, "math": 100.0, "translation": 100.0}
+ACCEPTANCE = {"code": 0.9, "math": 0.6, "translation": 0.2}
+
+
+@pytest.fixture
+def categories_result(tiny_models) -> dict:
+    directory = next(iter(tiny_models.values())).parent
+    config = categories_config(CATEGORIES)
+    return protocol_result(
+        config,
+        category_records(config, DECODE, ACCEPTANCE),
+        category_records(config.baseline(), BASELINE, None),
+        models_dir=directory,
+    )
+
+
+def test_a_categories_row_speedup_is_the_geometric_mean_of_its_categories(
+    user, models, hardware, categories_result
+):
+    services.import_runner_result(
+        owner=user, hardware=hardware, result=categories_result, source="test"
+    )
+    key = categories_config(CATEGORIES).key
+    row = LeaderboardEntry.objects.get(config__key=key)
+    per_category = [DECODE[name] / BASELINE[name] for name in CATEGORIES]
+    geometric = math.exp(sum(math.log(s) for s in per_category) / len(per_category))
+    pooled = sum(DECODE.values()) / sum(BASELINE.values())
+    assert abs(geometric - pooled) > 0.03  # the two definitions differ on these figures
+    assert row.speedup == pytest.approx(geometric, rel=1e-6)
+    # The runner's own definition, recomputed from the file's request records.
+    assert derived_speedup(categories_result) == pytest.approx(row.speedup, rel=1e-6)
+
+
+def test_an_imported_file_is_not_said_to_come_from_the_gpu_pipeline(
+    user, models, hardware, categories_result, tmp_path
+):
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(categories_result))
+    call_command(
+        "import_runner_results",
+        str(path),
+        "--hardware",
+        "CPU test",
+        "--user",
+        user.username,
+        stdout=io.StringIO(),
+    )
+    run = Run.objects.get(config__key=categories_config(CATEGORIES).key)
+    stored = json.dumps(run.raw_result.get("provenance")) + json.dumps(
+        {f.name: str(getattr(run, f.name)) for f in Run._meta.fields}
+    )
+    assert "h200_pipeline" not in stored
+    assert "import_runner_results" in stored
