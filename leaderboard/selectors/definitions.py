@@ -77,6 +77,11 @@ PROTOCOL_SPEEDUP_DEFINITIONS = {
         "at the same level; across levels, the geometric mean of those ratios (the crossover, "
         "where a level's ratio falls below 1, is on the config page)"
     ),
+    "categories": (
+        "speedup of a categories row: in each category, mean decode tok/s over the paired "
+        "baseline's in the same category; across categories, the geometric mean of those ratios "
+        "(as the runner's summary has it; each category's is on the config page and /categories/)"
+    ),
 }
 
 

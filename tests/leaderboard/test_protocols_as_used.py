@@ -11,6 +11,7 @@ import math
 
 import pytest
 from django.core.management import call_command
+from rest_framework.test import APIClient
 
 from leaderboard import services
 from leaderboard.models import LeaderboardEntry, Run
@@ -72,3 +73,18 @@ def test_an_imported_file_is_not_said_to_come_from_the_gpu_pipeline(
     )
     assert "h200_pipeline" not in stored
     assert "import_runner_results" in stored
+
+
+def test_a_categories_row_says_its_speedup_is_across_categories(
+    user, models, hardware, categories_result
+):
+    services.import_runner_result(
+        owner=user, hardware=hardware, result=categories_result, source="test"
+    )
+    response = APIClient().get("/api/v1/leaderboard", {"protocol": "categories", "source": "all"})
+    assert response.status_code == 200
+    (row,) = [r for r in response.json()["results"] if r["speedup"] is not None]
+    sentence = row["definitions"]["speedup"]
+    assert "geometric mean" in sentence and "categor" in sentence
+    # The pooled tok/s of the two rows is not what this speedup divides.
+    assert " over 100.00 tok/s" not in sentence
