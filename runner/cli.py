@@ -100,6 +100,31 @@ def _command_run(args: argparse.Namespace) -> int:
         start_timeout_s=args.start_timeout,
     )
     Path(args.out).write_text(result.model_dump_json(indent=2))
+    _stderr(summary_line(result))
+    return 0
+
+
+def _speedup_words(result) -> str:
+    """What the summary's speedup divides, in the line's words: the per-point figure and, over
+    several points (depths, levels, categories), that it is their geometric mean."""
+    points = result.points
+    levels = [p.concurrency for p in points if p.concurrency is not None]
+    categories = [p.category for p in points if p.category is not None]
+    figure = "aggregate tok/s" if levels else "mean decode tok/s"
+    if levels:
+        across = f"{len(levels)} concurrency levels" if len(levels) > 1 else ""
+    elif categories:
+        across = f"{len(categories)} categories" if len(categories) > 1 else ""
+    else:
+        across = f"{len(points)} depths" if len(points) > 1 else ""
+    if across:
+        return f"geometric mean over {across} of {figure} over the baseline's"
+    return f"{figure} over the baseline's"
+
+
+def summary_line(result) -> str:
+    """The one line `run` prints: decode tok/s with n and interval, the speedup with what it
+    divides, lossless, tau and, for the concurrency protocol, the crossover level."""
     summary = result.summary
     decode = summary.decode_tokens_per_second
     interval = (
@@ -109,11 +134,20 @@ def _command_run(args: argparse.Namespace) -> int:
     )
     line = f"decode tok/s (server timings, n={decode.n}): mean {decode.mean or 0.0:.2f}, {interval}"
     if summary.speedup is not None:
-        line += f"; speedup {summary.speedup:.2f}x; lossless {summary.lossless}"
+        line += (
+            f"; speedup {summary.speedup:.2f}x ({_speedup_words(result)}); "
+            f"lossless {summary.lossless}"
+        )
+        if any(p.concurrency is not None for p in result.points):
+            crossover = summary.crossover_concurrency
+            line += (
+                "; speculation paid at every level"
+                if crossover is None
+                else f"; crossover at {crossover} concurrent (lowest level with speedup below 1)"
+            )
     if summary.tau is not None:
         line += f"; tau {summary.tau:.2f}"
-    _stderr(line)
-    return 0
+    return line
 
 
 def _command_submit(args: argparse.Namespace) -> int:

@@ -56,3 +56,49 @@ def test_budget_prints_the_config_key_and_its_token_budget():
     assert completed.returncode == 0, completed.stderr
     budget = json.loads(completed.stdout)
     assert len(budget["config_key"]) == 16 and budget["requests"] > 0
+
+
+def _paired(config, records, baseline_records, models_dir: Path) -> BenchmarkResult:
+    """A fake paired result whose summary's speedup is the runner's, from its records."""
+    from runner.evidence import derived_speedup
+    from tests.support.protocol_results import protocol_result
+
+    result = protocol_result(config, records, baseline_records, models_dir=models_dir)
+    result["summary"]["speedup"] = derived_speedup(result)
+    return BenchmarkResult.model_validate(result)
+
+
+def test_run_line_says_what_a_categories_speedup_divides(tiny_models):
+    from runner.cli import summary_line
+    from tests.support.protocol_results import categories_config, category_records
+
+    config = categories_config(["code", "math", "translation"])
+    decode = {"code": 180.0, "math": 120.0, "translation": 90.0}
+    result = _paired(
+        config,
+        category_records(config, decode, {"code": 0.9, "math": 0.6, "translation": 0.2}),
+        category_records(config.baseline(), dict.fromkeys(decode, 100.0), None),
+        next(iter(tiny_models.values())).parent,
+    )
+    line = summary_line(result)
+    # 1.25 = (1.8 x 1.2 x 0.9) ** (1/3), not the pooled 130 / 100.
+    assert "speedup 1.25x (geometric mean over 3 categories of mean decode tok/s" in line
+    assert "crossover" not in line
+
+
+def test_run_line_says_a_concurrency_speedup_is_on_aggregate_tok_s_and_its_crossover(tiny_models):
+    from runner.cli import summary_line
+    from tests.support.protocol_results import concurrency_config, concurrency_records
+
+    config = concurrency_config([1, 2, 4])
+    result = _paired(
+        config,
+        concurrency_records(config, [120.0, 150.0, 150.0], acceptance=0.75),
+        concurrency_records(config.baseline(), [100.0, 160.0, 300.0], acceptance=None),
+        next(iter(tiny_models.values())).parent,
+    )
+    line = summary_line(result)
+    assert (
+        "(geometric mean over 3 concurrency levels of aggregate tok/s over the baseline's)" in line
+    )
+    assert "crossover at 2 concurrent" in line
