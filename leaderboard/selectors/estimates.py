@@ -163,7 +163,8 @@ def rerun_source(*, config: Config) -> RerunSource:
         )
     references = [parsed.target_model] + ([parsed.draft_model] if parsed.draft_model else [])
     registered = set(ModelFile.objects.filter(path__in=references).values_list("path", flat=True))
-    missing = [reference for reference in references if reference not in registered]
+    # A self-drafted config names one file twice: it is missing once.
+    missing = list(dict.fromkeys(r for r in references if r not in registered))
     if missing:
         return RerunSource(
             None,

@@ -5,9 +5,11 @@ provenance does not claim a measuring pipeline it did not come from."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import math
+import re
 
 import pytest
 from django.core.management import call_command
@@ -16,7 +18,13 @@ from rest_framework.test import APIClient
 from leaderboard import services
 from leaderboard.models import LeaderboardEntry, Run
 from runner.evidence import derived_speedup
-from tests.support.protocol_results import categories_config, category_records, protocol_result
+from tests.support.protocol_results import (
+    categories_config,
+    category_records,
+    concurrency_config,
+    concurrency_records,
+    protocol_result,
+)
 
 CATEGORIES = ["code", "math", "translation"]
 DECODE = {"code": 180.0, "math": 120.0, "translation": 90.0}
@@ -88,3 +96,40 @@ def test_a_categories_row_says_its_speedup_is_across_categories(
     assert "geometric mean" in sentence and "categor" in sentence
     # The pooled tok/s of the two rows is not what this speedup divides.
     assert " over 100.00 tok/s" not in sentence
+
+
+def test_a_config_that_never_paid_does_not_read_as_crossing_over(
+    client, user, models, hardware, tiny_models
+):
+    directory = next(iter(tiny_models.values())).parent
+    config = concurrency_config([1, 2, 4])
+    result = protocol_result(
+        config,
+        concurrency_records(config, [60.0, 80.0, 100.0], acceptance=0.75),
+        concurrency_records(config.baseline(), [100.0, 160.0, 300.0], acceptance=None),
+        models_dir=directory,
+    )
+    services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
+    page = re.sub(
+        r"\s+", " ", html.unescape(client.get(f"/configs/{config.key}/").content.decode())
+    )
+    assert "Speculation did not pay at any level measured" in page
+    assert "Crossover at 1 concurrent requests" not in page
+
+
+def test_a_self_drafted_config_names_its_missing_model_once(client, user, hardware, tiny_models):
+    directory = next(iter(tiny_models.values())).parent
+    config = categories_config(
+        CATEGORIES, draft_model="tiny-mtp.gguf", target_model="tiny-mtp.gguf"
+    )
+    result = protocol_result(
+        config,
+        category_records(config, DECODE, ACCEPTANCE),
+        category_records(config.baseline(), BASELINE, None),
+        models_dir=directory,
+    )
+    services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
+    page = re.sub(
+        r"\s+", " ", html.unescape(client.get(f"/configs/{config.key}/").content.decode())
+    )
+    assert "It cannot be run here: tiny-mtp.gguf is not a registered model" in page
