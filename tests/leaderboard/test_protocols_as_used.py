@@ -133,3 +133,21 @@ def test_a_self_drafted_config_names_its_missing_model_once(client, user, hardwa
         r"\s+", " ", html.unescape(client.get(f"/configs/{config.key}/").content.decode())
     )
     assert "It cannot be run here: tiny-mtp.gguf is not a registered model" in page
+
+
+def test_a_category_with_nothing_drafted_reads_as_measured_not_missing(
+    client, user, models, hardware, tiny_models
+):
+    directory = next(iter(tiny_models.values())).parent
+    config = categories_config(CATEGORIES)
+    records = category_records(config, DECODE, ACCEPTANCE)
+    for record in records:
+        if record["category"] == "math":  # the n-gram type found nothing to draft from
+            record.update(draft_n=0, draft_n_accepted=0, verify_steps=0, tau=None)
+    result = protocol_result(
+        config, records, category_records(config.baseline(), BASELINE, None), models_dir=directory
+    )
+    services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
+    page = html.unescape(client.get("/categories/", {"target": "tiny-qwen3"}).content.decode())
+    assert "math: acceptance none (nothing drafted), speedup 1.20×" in page
+    assert '"–": nothing drafted in that category' in page
