@@ -9,6 +9,7 @@ what submitting would do.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -34,6 +35,9 @@ from runner.config import DFLASH_MAX_N_MAX, MAX_N_MAX, BenchmarkConfig
 from runner.protocols import job_token_budget, token_budget
 
 ESTIMATE_TEMPLATE = "leaderboard/_submit_estimate.html"
+# What ?from= and ?hardware= may hold to be looked up (a config key, a hardware slug).
+_QUERY_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_QUERY_SLUG = re.compile(r"[-a-zA-Z0-9_]{1,100}")
 
 
 @login_required
@@ -87,7 +91,8 @@ def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, dict | None]:
     rerun = None
     key = request.GET.get("from", "")[:64]
     if key:
-        config = selectors.config_by_key(key=key)
+        # Only a key of the keys' alphabet is looked up: PostgreSQL refuses a NUL in a query.
+        config = selectors.config_by_key(key=key) if _QUERY_KEY.fullmatch(key) else None
         if config is None:
             rerun = {"key": key, "problem": f"There is no config with key {key!r}."}
         else:
@@ -97,7 +102,11 @@ def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, dict | None]:
                 initial, rerun["lost"] = initial_from_config(source.config)
                 preset = initial["protocol"]
     hardware = request.GET.get("hardware", "")
-    if hardware and selectors.servable_hardware().filter(slug=hardware).exists():
+    if (
+        hardware
+        and _QUERY_SLUG.fullmatch(hardware)
+        and selectors.servable_hardware().filter(slug=hardware).exists()
+    ):
         initial["hardware"] = hardware
     return SubmitForm(initial=initial, preset=preset), rerun
 

@@ -104,12 +104,15 @@ def resolve_hub_file(
         raise HubError(f"no repository {repo} on {endpoint} (or it is private)") from None
     except HfHubHTTPError as error:
         raise HubError(f"{endpoint} refused {repo}: {_one_line(error)}") from None
+    except (OSError, httpx2.HTTPError) as error:
+        # No answer at all (refused connection, DNS, timeout): the endpoint, not the input.
+        raise HubError(f"cannot reach {endpoint}: {_one_line(error)}") from None
     commit = info.sha or ""
     if not COMMIT.fullmatch(commit):
         raise HubError(f"{endpoint} gave no commit for {repo} at {revision!r}", field="revision")
     try:
         entries = api.get_paths_info(repo, [file], revision=commit)
-    except HfHubHTTPError as error:
+    except (OSError, httpx2.HTTPError) as error:
         raise HubError(
             f"cannot list {file} in {repo}: {_one_line(error)}", field="hf_file"
         ) from None
@@ -167,7 +170,7 @@ def _file_metadata(*, repo: str, file: str, revision: str, endpoint: str, token:
         return get_hf_file_metadata(url, token=token or False, endpoint=endpoint.rstrip("/"))
     except RemoteEntryNotFoundError:
         raise HubError(f"{repo} has no file {file} at {revision[:12]}", field="hf_file") from None
-    except HfHubHTTPError as error:
+    except (OSError, httpx2.HTTPError) as error:
         raise HubError(
             f"cannot reach {file} in {repo}: {_one_line(error)}", field="hf_file"
         ) from None
@@ -182,17 +185,22 @@ def _headers(token: str | None) -> dict[str, str]:
 def _read_range(hub_file: HubFile, *, end: int, token: str | None) -> bytes:
     """Bytes 0..end-1 of the file (fewer if the file is shorter), by one range request."""
     headers = _headers(token) | {"Range": f"bytes=0-{end - 1}"}
-    with get_session().stream(
-        "GET", hub_file.location, headers=headers, follow_redirects=True
-    ) as response:
-        hf_raise_for_status(response)
-        chunks, received = [], 0
-        # A server that ignores Range answers 200 with the whole file: read only what we asked.
-        for chunk in response.iter_bytes(STREAM_CHUNK):
-            chunks.append(chunk)
-            received += len(chunk)
-            if received >= end:
-                break
+    chunks, received = [], 0
+    try:
+        with get_session().stream(
+            "GET", hub_file.location, headers=headers, follow_redirects=True
+        ) as response:
+            hf_raise_for_status(response)
+            # A server that ignores Range answers 200 with the whole file: read only what we asked.
+            for chunk in response.iter_bytes(STREAM_CHUNK):
+                chunks.append(chunk)
+                received += len(chunk)
+                if received >= end:
+                    break
+    except (OSError, httpx2.HTTPError) as error:
+        raise HubError(
+            f"cannot read {hub_file.file}: {_one_line(error)}", field="hf_file"
+        ) from None
     return b"".join(chunks)[:end]
 
 
@@ -249,13 +257,18 @@ def stream_sha256(hub_file: HubFile, *, token: str | None = None) -> str:
     """The file's sha256, computed by streaming it once without storing it (for files whose
     endpoint gives none); a short stream is a truncated download."""
     digest, received = hashlib.sha256(), 0
-    with get_session().stream(
-        "GET", hub_file.location, headers=_headers(token), follow_redirects=True
-    ) as response:
-        hf_raise_for_status(response)
-        for chunk in response.iter_bytes(STREAM_CHUNK):
-            digest.update(chunk)
-            received += len(chunk)
+    try:
+        with get_session().stream(
+            "GET", hub_file.location, headers=_headers(token), follow_redirects=True
+        ) as response:
+            hf_raise_for_status(response)
+            for chunk in response.iter_bytes(STREAM_CHUNK):
+                digest.update(chunk)
+                received += len(chunk)
+    except (OSError, httpx2.HTTPError) as error:
+        raise HubError(
+            f"cannot read {hub_file.file}: {_one_line(error)}", field="hf_file"
+        ) from None
     if received != hub_file.size_bytes:
         raise ModelCheckError(
             f"{hub_file.file}: truncated download ({received} of {hub_file.size_bytes} bytes)"

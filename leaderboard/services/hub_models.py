@@ -31,6 +31,8 @@ from runner.hub import HubError, HubFile, read_remote_header, resolve_hub_file, 
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 _FILE = re.compile(r"[A-Za-z0-9._+\-/]{1,200}\.gguf")
 _REVISION = re.compile(r"[A-Za-z0-9._/\-]{1,255}")
+# A user may have this many requests waiting for an admin's answer at once.
+MAX_PENDING_REQUESTS = 20
 
 
 class ModelRequestError(ServiceError):
@@ -150,6 +152,17 @@ def request_model(
     )
     if pending.exists():
         raise ModelRequestError({"hf_file": ["you already asked for this file; it is pending"]})
+    # Requests cost an admin's time: a user waits for answers before asking for more.
+    waiting = ModelRequest.objects.filter(requester=requester, state=ModelRequest.State.PENDING)
+    if waiting.count() >= MAX_PENDING_REQUESTS:
+        raise ModelRequestError(
+            {
+                "hf_file": [
+                    f"you have {MAX_PENDING_REQUESTS} requests waiting for an admin, the most "
+                    "allowed; ask again once one is decided"
+                ]
+            }
+        )
     return ModelRequest.objects.create(
         requester=requester, hf_repo=hf_repo, hf_file=hf_file, revision=revision
     )
