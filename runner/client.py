@@ -149,7 +149,26 @@ class SpecboardClient:
             raise ClientError(f"cannot reach {self.site}: {error}", status=None) from None
         if response.is_error:
             raise ClientError(api_message(response), status=response.status_code)
-        return response.json()
+        if response.is_redirect:
+            # An http:// site behind https, or a moved site: say where, never follow it with
+            # the token.
+            where = response.headers.get("Location", "")
+            raise ClientError(
+                f"{self.site} redirected {response.url.path} to {where!r}: give the site's own "
+                "address as --site",
+                status=response.status_code,
+            )
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise ClientError(
+                f"{self.site} answered {response.url.path} with HTTP {response.status_code} "
+                "but not a JSON object: is it a Specboard site?",
+                status=response.status_code,
+            )
+        return body
 
     def submit(self, *, config: dict, hardware: str | None) -> dict:
         body: dict[str, Any] = {"config": config}

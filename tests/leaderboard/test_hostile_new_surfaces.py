@@ -6,8 +6,9 @@ Every probe must answer below 500 with valid JSON where JSON is the answer, on S
 PostgreSQL (which refuses NUL in text: run this file with DATABASE_URL set to each), write nothing
 it should not, and show nobody else's tokens or requests. Each case here failed before its fix:
 an unreachable or failing Hub (a 500 to the admin), ?from= and ?hardware= holding a NUL on the
-submit page (a 500 on PostgreSQL), a sign-in name longer than axes' column (a 500 on PostgreSQL)
-and model requests without any bound.
+submit page (a 500 on PostgreSQL), a sign-in name longer than axes' column (a 500 on PostgreSQL),
+model requests without any bound, and the terminal client's traceback when a site answers a
+redirect or something other than a JSON object.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import socket
 
+import httpx
 import pytest
 from axes.models import AccessAttempt
 from django.test import Client
@@ -26,6 +28,7 @@ from leaderboard.accounts.models import ApiToken
 from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import ModelFile, ModelRequest
 from leaderboard.services.hub_models import MAX_PENDING_REQUESTS
+from runner import client
 from runner import hub as runner_hub
 from tests.support.hub_server import HubServer
 
@@ -339,3 +342,33 @@ def test_malformed_token_headers_are_401s(db, header):
 
     assert response.status_code == 401
     assert "detail" in response.json()
+
+
+# --- the terminal client against a site that is not what it expects -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        (lambda: httpx.Response(200, text="<html>portal</html>"), "not a JSON object"),
+        (lambda: httpx.Response(201, json=["a", "list"]), "not a JSON object"),
+        (lambda: httpx.Response(200, content=b"\x00\xff"), "not a JSON object"),
+        (
+            lambda: httpx.Response(301, headers={"Location": "https://board.example/api/v1/"}),
+            "redirected /api/v1/submissions to 'https://board.example/api/v1/'",
+        ),
+    ],
+    ids=["html", "list", "bytes", "redirect"],
+)
+def test_the_terminal_client_says_what_a_wrong_site_answered_in_one_error(answer, says):
+    transport = httpx.MockTransport(lambda request: answer())
+    site = client.SpecboardClient(
+        client.Credentials(site="http://board.example", token="sbk_secret"), transport=transport
+    )
+
+    with pytest.raises(client.ClientError) as refused:
+        site.submit(config=BASELINE, hardware=None)
+
+    assert says in str(refused.value)
+    assert "sbk_secret" not in str(refused.value)
+    assert not refused.value.transient
