@@ -170,6 +170,8 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+# Failures count against the account, however its name or address is typed.
+AXES_USERNAME_CALLABLE = "leaderboard.accounts.selectors.sign_in_name"
 
 
 def env_rates(name: str, default: str) -> str:

@@ -1,7 +1,10 @@
-"""Every read on accounts: a token by its key, a user's tokens, and what the account page shows."""
+"""Every read on accounts: a token by its key, a user's tokens, what the account page shows, and
+the account a sign-in attempt is counted against."""
 
 from __future__ import annotations
 
+from allauth.account.models import EmailAddress
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import F, QuerySet
 
@@ -18,3 +21,27 @@ def user_tokens(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user).order_by(
         F("revoked_at").asc(nulls_first=True), "-created_at", "-id"
     )
+
+
+# axes' AccessAttempt.username is 255 characters; no account's name or address is longer.
+SIGN_IN_NAME_LENGTH = 255
+
+
+def sign_in_name(request, credentials: dict | None = None) -> str:
+    """The name axes counts a sign-in attempt under (AXES_USERNAME_CALLABLE).
+
+    One account is one count: the typed user name or address, in any case, is the account's own
+    user name when it is one account's, so switching between name and address or changing case
+    starts no fresh count. Text that is no account's is counted case-folded. NUL (which
+    PostgreSQL refuses) is dropped and the result fits axes' column."""
+    data = credentials or getattr(request, "POST", None) or {}
+    typed = next((data.get(key) for key in ("username", "email", "login") if data.get(key)), "")
+    typed = str(typed).replace("\x00", "").strip()
+    account = None
+    if typed and len(typed) < SIGN_IN_NAME_LENGTH:
+        users = get_user_model().objects.order_by("pk")
+        account = users.filter(username__iexact=typed).first()
+        if account is None:
+            address = EmailAddress.objects.filter(email__iexact=typed).order_by("pk").first()
+            account = address.user if address else users.filter(email__iexact=typed).first()
+    return (account.get_username() if account else typed.casefold())[:SIGN_IN_NAME_LENGTH]

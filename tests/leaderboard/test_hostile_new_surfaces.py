@@ -7,6 +7,7 @@ PostgreSQL (which refuses NUL in text: run this file with DATABASE_URL set to ea
 it should not, and show nobody else's tokens or requests. Each case here failed before its fix:
 an unreachable or failing Hub (a 500 to the admin), ?from= and ?hardware= holding a NUL on the
 submit page (a 500 on PostgreSQL), a sign-in name longer than axes' column (a 500 on PostgreSQL),
+a per-account sign-in lockout that a change of case or of name for address started afresh,
 model requests without any bound, and the terminal client's traceback when a site answers a
 redirect or something other than a JSON object.
 """
@@ -18,6 +19,7 @@ import socket
 
 import httpx
 import pytest
+from allauth.account.models import EmailAddress
 from axes.models import AccessAttempt
 from django.test import Client
 from rest_framework.test import APIClient
@@ -25,6 +27,7 @@ from rest_framework.test import APIClient
 from leaderboard import services
 from leaderboard.accounts.forms import MAX_LOGIN_LENGTH
 from leaderboard.accounts.models import ApiToken
+from leaderboard.accounts.selectors import sign_in_name
 from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import ModelFile, ModelRequest
 from leaderboard.services.hub_models import MAX_PENDING_REQUESTS
@@ -154,6 +157,48 @@ def test_hostile_sign_ins_and_sign_ups_are_refused_as_forms(db, user, login):
         response = anonymous.post(path, body)
         assert response.status_code in (200, 302, 429), (path, response.status_code)
     assert not anonymous.session.get("_auth_user_id")
+
+
+@pytest.mark.parametrize(
+    ("guessed_as", "then_as"),
+    [
+        ("ada@example.com", "ada"),
+        ("ada", "ada@example.com"),
+        ("ada", "ADA"),
+        ("Ada", "aDa"),
+        ("ada@example.com", "ADA@Example.com"),
+    ],
+)
+def test_the_lockout_holds_however_the_account_is_typed(user, guessed_as, then_as):
+    """Wrong passwords from many addresses lock the account, not the spelling that was typed."""
+    user.email = "ada@example.com"
+    user.save()
+    EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
+    for n in range(5):
+        Client().post(
+            "/accounts/login/",
+            {"login": guessed_as, "password": "wrong"},
+            REMOTE_ADDR=f"198.51.100.{n + 1}",
+        )
+
+    browser = Client()
+    response = browser.post(
+        "/accounts/login/",
+        {"login": then_as, "password": "correct-horse-battery"},
+        REMOTE_ADDR="198.51.100.200",
+    )
+
+    assert response.status_code == 429
+    assert "_auth_user_id" not in browser.session
+    assert set(AccessAttempt.objects.values_list("username", flat=True)) == {"ada"}
+
+
+@pytest.mark.parametrize(
+    ("typed", "counted_as"),
+    [("nobody\x00", "nobody"), ("NoBody", "nobody"), ("x" * 20_000, "x" * 255), ("", "")],
+)
+def test_a_sign_in_name_that_is_no_account_is_counted_folded_and_bounded(db, typed, counted_as):
+    assert sign_in_name(None, {"username": typed}) == counted_as
 
 
 # --- models by Hugging Face reference ------------------------------------------------------------
