@@ -40,7 +40,11 @@ def _config_label(config: BenchmarkConfig, target: ModelFile, draft: ModelFile |
         parts.append("baseline")
     if config.is_synthetic:
         parts.append("synthetic")
-    return " · ".join(parts)
+    label = " · ".join(parts)
+    # Two model names of up to 200 characters each make a longer label than its column holds
+    # (PostgreSQL refuses it): the label is for reading, the config's fields stay whole.
+    limit = Config._meta.get_field("label").max_length
+    return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
 def digest(value: object) -> str:

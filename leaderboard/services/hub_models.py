@@ -110,6 +110,15 @@ def register_hub_model(
             {"role": [f"role must be one of {', '.join(ModelFile.Role.values)}"]}
         )
     display_name = name or f"{hf_repo}/{Path(hf_file).stem}@{hub_file.revision[:7]}"
+    if len(display_name) > ModelFile._meta.get_field("name").max_length:
+        raise RegistrationError(
+            {
+                "name": [
+                    f"{display_name[:40]}… is longer than a model's name may be "
+                    f"({ModelFile._meta.get_field('name').max_length} characters): give a name"
+                ]
+            }
+        )
     if ModelFile.objects.filter(name=display_name).exclude(path=reference).exists():
         raise RegistrationError(
             {"name": [f"another file is already registered as {display_name!r}"]}

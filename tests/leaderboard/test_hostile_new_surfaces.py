@@ -8,7 +8,8 @@ it should not, and show nobody else's tokens or requests. Each case here failed 
 an unreachable or failing Hub (a 500 to the admin), ?from= and ?hardware= holding a NUL on the
 submit page (a 500 on PostgreSQL), a sign-in name longer than axes' column (a 500 on PostgreSQL),
 a per-account sign-in lockout that a change of case or of name for address started afresh,
-model requests without any bound, and the terminal client's traceback when a site answers a
+model requests without any bound, a Hub file whose derived name is longer than its column,
+a config label longer than its column (both 500s on PostgreSQL), and the terminal client's traceback when a site answers a
 redirect or something other than a JSON object.
 """
 
@@ -246,6 +247,51 @@ def test_a_hub_that_drops_the_header_read_is_a_field_error(db, admin_api, hub):
     assert response.status_code == 400, response.content
     assert "hf_file" in response.json()
     assert not ModelFile.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("repo", "file", "field"),
+    [
+        ("a" * 65 + "/" + "b" * 65, "c" * 70 + ".gguf", "name"),  # a 210-character name
+        ("a" * 90 + "/" + "b" * 90, "c" * 150 + ".gguf", None),  # and a 430-character path
+    ],
+    ids=["long-name", "long-path"],
+)
+def test_a_hub_file_whose_name_or_path_cannot_be_stored_is_a_field_error(
+    db, admin_api, settings, tiny_models, repo, file, field
+):
+    with HubServer() as server:
+        server.commit(repo, {file: tiny_models[FILE]})
+        settings.SPECBOARD_HF_ENDPOINT = server.endpoint
+
+        response = admin_api.post("/api/v1/models", {"hf_repo": repo, "hf_file": file})
+
+    assert response.status_code == 400, response.content
+    if field:
+        assert "give a name" in response.json()[field][0]
+    assert not ModelFile.objects.exists()
+
+
+def test_a_model_with_the_longest_name_can_be_benchmarked_and_shown(
+    db, admin_api, hub, user, hardware, enqueued
+):
+    registered = admin_api.post(
+        "/api/v1/models", {"hf_repo": REPO, "hf_file": FILE, "name": "x" * 200}
+    ).json()
+    api, web = APIClient(), Client()
+    api.force_authenticate(user)
+    web.force_login(user)
+    config = {"target_model": registered["path"], "protocol": {"name": "quick", "n_predict": 8}}
+
+    response = api.post(
+        "/api/v1/submissions", {"config": config, "hardware": hardware.slug}, format="json"
+    )
+
+    assert response.status_code == 201, response.content
+    job = response.json()["id"]
+    for page in [f"/jobs/{job}/", "/jobs/", "/account/", "/submit/", "/models/", "/hosts/"]:
+        assert web.get(page).status_code == 200, page
+    assert api.get(f"/api/v1/jobs/{job}").status_code == 200
 
 
 # --- model requests ------------------------------------------------------------------------------
