@@ -9,6 +9,7 @@ sha256 is cached by path, size and mtime. Whether two models can run together is
 
 import hashlib
 import os
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,6 +42,12 @@ __all__ = [
 ]
 
 _sha_cache: dict[tuple[str, int, int], str] = {}
+
+
+# llama.cpp's architecture names (llama, qwen3, gemma3, dflash, ...): short and plain; the
+# registry's column holds 64 characters.
+MAX_ARCHITECTURE_CHARS = 64
+ARCHITECTURE_NAME = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_ARCHITECTURE_CHARS}}}")
 
 
 @dataclass(frozen=True)
@@ -228,6 +235,11 @@ def _inspect(
         arch = header.contents("general.architecture")
         if not isinstance(arch, str):
             raise ModelCheckError(f"{path} is truncated or corrupt: no general.architecture key")
+        if not ARCHITECTURE_NAME.fullmatch(arch):
+            raise ModelCheckError(
+                f"{path} names an architecture llama.cpp does not have: {arch[:80]!r} "
+                f"(at most {MAX_ARCHITECTURE_CHARS} letters, digits, '.', '_' or '-')"
+            )
 
         def arch_key(key: str) -> Any:
             return header.contents(f"{arch}.{key}")

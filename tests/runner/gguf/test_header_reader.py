@@ -322,3 +322,20 @@ def test_the_header_reader_reads_the_real_model_as_gguf_reader_does(tmp_path):
     assert header.array_len("tokenizer.ggml.tokens") == 262144
     assert not marks_test_weights(header)
     assert_same_as_gguf_reader(path, whole_vocabulary=False)
+
+
+@pytest.mark.parametrize("architecture", ["x" * 65, "qwen3\x00", "qwen 3", "../qwen3"])
+def test_a_header_naming_an_impossible_architecture_is_refused(tmp_path, architecture):
+    from runner.errors import ModelCheckError
+    from runner.gguf.inspect import inspect_model
+
+    path = tmp_path / "hostile.gguf"
+    writer = GGUFWriter(path, architecture)
+    writer.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
+    writer.write_header_to_file(path)
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+    with pytest.raises(ModelCheckError, match="architecture"):
+        inspect_model(path)
