@@ -158,12 +158,17 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
         raise Http404("no such run")
+    labels = selectors.point_labels(run=run)
+    records = [
+        record | {"point_label": labels.get(record["point"])}
+        for record in selectors.request_records(run=run)
+    ]
     return render(
         request,
         "leaderboard/run_detail.html",
         {
             "run": run,
-            "records": selectors.request_records(run=run),
+            "records": records,
             "energy": selectors.energy_figures(run.raw_result),
             "stale": selectors.is_stale(run.engine_release, selectors.newest_release_number()),
         },

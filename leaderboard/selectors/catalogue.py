@@ -60,6 +60,26 @@ def request_records(*, run: Run) -> list[dict]:
     return list(run.requests.order_by("index").values(*REQUEST_EXPORT_FIELDS))
 
 
+def point_labels(*, run: Run) -> dict[int, str]:
+    """What each point index of a run's requests stands for, from its stored points: the
+    concurrency level ("16 concurrent"), the category ("code") or the depth ("4096 in");
+    indices whose point says none of these are left out (the page shows the index)."""
+    raw = run.raw_result if isinstance(run.raw_result, dict) else {}
+    points = raw.get("points")
+    labels: dict[int, str] = {}
+    for index, point in enumerate(points if isinstance(points, list) else []):
+        if not isinstance(point, dict):
+            continue
+        level, category, depth = (point.get(k) for k in ("concurrency", "category", "input_tokens"))
+        if isinstance(level, int) and not isinstance(level, bool):
+            labels[index] = f"{level} concurrent"
+        elif isinstance(category, str) and category:
+            labels[index] = category[:60]
+        elif isinstance(depth, int) and not isinstance(depth, bool) and len(points) > 1:
+            labels[index] = f"{depth} in"
+    return labels
+
+
 def registered_models(*, role: str | None = None) -> QuerySet[ModelFile]:
     models = ModelFile.objects.all()
     return models.filter(role=role) if role else models

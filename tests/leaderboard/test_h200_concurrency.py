@@ -55,3 +55,24 @@ def test_the_run_resource_carries_the_measured_energy_and_roofline(imported, cli
     assert run["roofline"]["ceiling_tokens_per_second"] == pytest.approx(1026.2, abs=0.1)
     assert client.get(f"/configs/{speculative.config.key}/").status_code == 200
     assert client.get(f"/runs/{baseline.pk}/").status_code == 200
+
+
+def test_the_run_page_names_each_requests_concurrency_level(imported, client: Client):
+    _, (_, speculative) = imported
+    page = client.get(f"/runs/{speculative.pk}/").content.decode()
+    for level in LEVELS:
+        assert f'<td class="num">{level} concurrent</td>' in page
+
+
+def test_the_run_page_shows_point_indices_when_the_stored_points_say_nothing(
+    imported, client: Client
+):
+    from leaderboard.models import Run
+
+    _, (_, speculative) = imported
+    Run.objects.filter(pk=speculative.pk).update(
+        raw_result={"points": [1, {"concurrency": True}, {"category": 5}, None, "x"]}
+    )
+    page = client.get(f"/runs/{speculative.pk}/")
+    assert page.status_code == 200
+    assert "concurrent</td>" not in page.content.decode()
