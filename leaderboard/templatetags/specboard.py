@@ -23,11 +23,16 @@ def number(value: float | None, digits: int = 1) -> str:
 
 @register.filter
 def interval(low: float | None, high: float | None) -> str:
-    """A 95% interval of a speed; its low end is shown no lower than zero. A missing one (fewer
-    than two requests, or a mean without its requests) says so, never a zero-width [x, x]."""
+    """A 95% interval of a speed; its low end is shown no lower than zero, and one that reached
+    below zero says so. A missing one (fewer than two requests, or a mean without its requests)
+    says so, never a zero-width [x, x]."""
     if low is None or high is None:
         return "no interval"
-    return f"{max(low, 0.0):,.1f} – {high:,.1f}"
+    if low < 0:
+        # A speed is never negative: a t-interval reaching below zero (two or three requests
+        # far apart) says the batch cannot place its mean, which the clamp alone would hide.
+        return f"0.0 – {high:,.1f} (too few requests to place the mean)"
+    return f"{low:,.1f} – {high:,.1f}"
 
 
 @register.filter
