@@ -4,15 +4,12 @@ the ones on record cannot pair with what the workers measure."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from leaderboard import services
 from leaderboard.models import Job, LeaderboardEntry, Run
 from runner.config import parse_config
-from runner.results import Provenance, Summary
-from tests.support.baselines import submit_baseline
+from tests.support.baselines import submit_baseline, with_baseline_section
 
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
@@ -32,23 +29,6 @@ def on_engine(result: dict, *, backend: str, flags: list[str]) -> dict:
     engine = result["engine"] | {"backend": backend, "build_flags": flags}
     result["engine"] = engine
     result["provenance"]["engine"] = engine
-    return result
-
-
-def with_baseline_section(result: dict, baseline: dict) -> dict:
-    """A result file that carries the baseline measured in the same runner invocation."""
-    result = copy.deepcopy(result)
-    section = {name: baseline[name] for name in ("config", "config_key", "synthetic", "points")}
-    section["requests"] = baseline["requests"]
-    # A section has no pairing fields and no run-wide provenance (engine, host, times).
-    section["summary"] = {k: v for k, v in baseline["summary"].items() if k in Summary.model_fields}
-    section["provenance"] = {
-        k: v for k, v in baseline["provenance"].items() if k in Provenance.model_fields
-    }
-    mean = baseline["summary"]["decode_tokens_per_second"]["mean"]
-    result["summary"]["baseline_decode_tokens_per_second"] = mean
-    result["summary"]["speedup"] = result["summary"]["decode_tokens_per_second"]["mean"] / mean
-    result["baseline"] = section
     return result
 
 

@@ -13,8 +13,7 @@ from leaderboard.models import Job, LeaderboardEntry, Run
 from leaderboard.services.limits import check_allowance
 from runner.config import BenchmarkConfig
 from runner.protocols import job_token_budget, token_budget
-from runner.results import Provenance, ResultProvenance, ResultSummary, Summary
-from tests.support.baselines import submit_baseline
+from tests.support.baselines import submit_baseline, with_baseline_section
 
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
@@ -24,24 +23,6 @@ DRAFT_SIMPLE = {
     "protocol": {"name": "quick", "n_predict": 64, "runs": 2},
 }
 SYNTHETIC = DRAFT_SIMPLE | {"spec_synth_len": 3.0}
-
-# The parts of a whole result that a baseline section does not carry.
-RESULT_ONLY_SUMMARY = set(ResultSummary.model_fields) - set(Summary.model_fields)
-RESULT_ONLY_PROVENANCE = set(ResultProvenance.model_fields) - set(Provenance.model_fields)
-
-
-def with_baseline(result: dict, baseline: dict) -> dict:
-    """A speculative result with a baseline measured beside it, as run_benchmark writes one."""
-    section = {
-        key: baseline[key] for key in ("config", "config_key", "synthetic", "points", "requests")
-    }
-    section["summary"] = {
-        k: v for k, v in baseline["summary"].items() if k not in RESULT_ONLY_SUMMARY
-    }
-    section["provenance"] = {
-        k: v for k, v in baseline["provenance"].items() if k not in RESULT_ONLY_PROVENANCE
-    }
-    return result | {"baseline": section}
 
 
 def diverged(result: dict, *kinds: str | None) -> dict:
@@ -83,7 +64,7 @@ def test_a_speculative_job_is_sent_with_its_baseline_and_a_synthetic_one_without
 def test_both_sections_are_stored_and_the_run_is_graded(speculative, make_result, client: Client):
     baseline_config = speculative.config.baseline
     start(speculative)
-    result = with_baseline(
+    result = with_baseline_section(
         diverged(
             make_result(speculative.config.key, [150.0, 160.0], outputs=["a", "b"]),
             None,
@@ -115,7 +96,7 @@ def test_a_row_shows_its_worst_graded_batch(speculative, user, hardware, make_re
         start(job)
         services.record_result(
             job_id=job.pk,
-            result=with_baseline(
+            result=with_baseline_section(
                 diverged(make_result(job.config.key, decode), *kinds),
                 make_result(baseline_config.key, [50.0, 50.0]),
             ),
@@ -144,7 +125,7 @@ def test_a_baseline_measured_beside_a_job_means_no_separate_baseline_job_later(
     start(speculative)
     services.record_result(
         job_id=speculative.pk,
-        result=with_baseline(
+        result=with_baseline_section(
             make_result(speculative.config.key, [150.0, 150.0]),
             make_result(speculative.config.baseline.key, [50.0, 50.0]),
         ),
@@ -182,7 +163,7 @@ def test_the_row_pairs_with_the_baseline_measured_beside_it_not_the_fastest(
     start(speculative)
     services.record_result(
         job_id=speculative.pk,
-        result=with_baseline(
+        result=with_baseline_section(
             make_result(speculative.config.key, [150.0, 150.0]),
             make_result(separate.config.key, [50.0, 50.0]),
         ),
