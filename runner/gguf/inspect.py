@@ -209,23 +209,30 @@ def inspect_prefix(
     return info, header.data_offset
 
 
+def _per_layer(value: Any, layers: int) -> list[int] | None:
+    """A per-layer attention figure (one number for every layer, or one per layer) as a list."""
+    if value is None:
+        return None
+    return ([int(v) for v in value] if isinstance(value, list) else [int(value)] * layers)[:layers]
+
+
 def _kv_elements_per_token(arch_key: Callable[[str], Any], *, layers: int | None) -> int | None:
     """K and V elements per token of context over the first ``layers`` layers, from the
-    attention keys (head_count_kv may be one number or one per layer); None where unknown."""
-    heads = arch_key("attention.head_count")
-    kv_heads = arch_key("attention.head_count_kv")
-    embd = _int_or_none(arch_key("embedding_length"))
-    if layers is None or heads is None:
+    attention keys (head counts may be one number or one per layer); None where unknown."""
+    if layers is None:
         return None
-    per_layer = [
-        int(h) for h in (kv_heads if isinstance(kv_heads, list) else [kv_heads or heads] * layers)
-    ]
-    first_heads = int(heads[0]) if isinstance(heads, list) else int(heads)
-    if not first_heads or embd is None and arch_key("attention.key_length") is None:
+    heads = _per_layer(arch_key("attention.head_count"), layers)
+    if not heads or not heads[0]:
         return None
-    key_length = _int_or_none(arch_key("attention.key_length")) or (embd or 0) // first_heads
+    kv_heads = _per_layer(arch_key("attention.head_count_kv"), layers) or heads
+    key_length = _int_or_none(arch_key("attention.key_length"))
+    if key_length is None:
+        embd = _int_or_none(arch_key("embedding_length"))
+        if embd is None:
+            return None
+        key_length = embd // heads[0]
     value_length = _int_or_none(arch_key("attention.value_length")) or key_length
-    return sum(per_layer[:layers]) * (key_length + value_length)
+    return sum(kv_heads) * (key_length + value_length)
 
 
 def _inspect(

@@ -339,3 +339,22 @@ def test_a_header_naming_an_impossible_architecture_is_refused(tmp_path, archite
 
     with pytest.raises(ModelCheckError, match="architecture"):
         inspect_model(path)
+
+
+def test_per_layer_head_counts_give_the_kv_cache_size(tmp_path):
+    """Head counts may be one per layer (and head_count_kv absent: as many K/V heads)."""
+    from runner.gguf.inspect import inspect_model
+
+    path = tmp_path / "per-layer.gguf"
+    writer = GGUFWriter(path, "qwen3")
+    writer.add_uint32("qwen3.block_count", 2)
+    writer.add_uint32("qwen3.embedding_length", 64)
+    writer.add_array("qwen3.attention.head_count", [4, 2])
+    writer.add_tensor("token_embd.weight", np.zeros((4, 8), np.float32))
+    writer.write_header_to_file(path)
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+    # (4 + 2) K/V heads over the two layers, keys and values of 64 / 4 = 16 elements each.
+    assert inspect_model(path).kv_elements_per_token == 6 * 32
