@@ -29,6 +29,7 @@ from h200_pipeline import (  # noqa: E402
     fidelity,
     log,
     run_config,
+    start_model_writer,
     step,
 )
 
@@ -115,18 +116,7 @@ def main() -> None:
     draft = MODELS / f"{SHAPE_8B}-random-dflash-Q8_0.gguf"
     writer = None
     if not (target.exists() and draft.exists()):
-        log("writing models in the background")
-        writer = subprocess.Popen(
-            [
-                sys.executable,
-                str(ROOT / "bench" / "gpu" / "make_models.py"),
-                str(MODELS),
-                "--shape",
-                SHAPE_8B,
-            ],
-            stdout=(RESULTS / "make_models.log").open("w"),
-            stderr=subprocess.STDOUT,
-        )
+        writer = start_model_writer({SHAPE_8B})
     step("probe", probe_step, None)
     engine = step("engine", locate, backend="cpu" if TINY else "cuda", log=log)
     if engine is None:

@@ -160,6 +160,17 @@ def fidelity(
         log(f"  fidelity {shape}: {line}")
 
 
+def start_model_writer(shapes) -> subprocess.Popen:
+    """bench/gpu/make_models.py writing these shapes into MODELS in the background."""
+    log("writing models in the background")
+    argv = [sys.executable, str(ROOT / "bench" / "gpu" / "make_models.py"), str(MODELS)]
+    for shape in sorted(shapes):
+        argv += ["--shape", shape]
+    return subprocess.Popen(
+        argv, stdout=(RESULTS / "make_models.log").open("w"), stderr=subprocess.STDOUT
+    )
+
+
 def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     MODELS.mkdir(parents=True, exist_ok=True)
@@ -170,20 +181,7 @@ def main() -> None:
     ]
     writer = None
     if not all(path.exists() for path in wanted):
-        log("writing models in the background")
-        writer = subprocess.Popen(
-            [
-                sys.executable,
-                str(ROOT / "bench" / "gpu" / "make_models.py"),
-                str(MODELS),
-                "--shape",
-                SHAPE_8B,
-                "--shape",
-                SHAPE_27B,
-            ],
-            stdout=(RESULTS / "make_models.log").open("w"),
-            stderr=subprocess.STDOUT,
-        )
+        writer = start_model_writer({SHAPE_8B, SHAPE_27B})
     engine = step("engine", locate, backend=BACKEND, log=log)
     if engine is None:
         return
