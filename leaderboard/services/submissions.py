@@ -44,11 +44,6 @@ class ValidatedConfig:
     draft: ModelFile | None
 
 
-def pair_errors(config: BenchmarkConfig, target: ModelFile, draft: ModelFile | None) -> dict:
-    """The runner's pair checks, on the metadata read at registration (no file access)."""
-    return pair_problems(config, model_info(target), model_info(draft) if draft else None)
-
-
 def _choose_hardware(hardware_slug: str | None, errors: dict[str, list[str]]) -> Hardware | None:
     servable = Hardware.objects.exclude(queue_name="")
     if hardware_slug:
@@ -96,14 +91,13 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
     if errors or config is None:
         raise SubmissionError(errors)
     draft = registered.get(config.draft_model) if config.draft_model else None
-    if problems := pair_errors(config, target, draft):
+    # The runner's checks, on the metadata read at registration (no file access).
+    target_info, draft_info = model_info(target), model_info(draft) if draft else None
+    if problems := pair_problems(config, target_info, draft_info):
         raise SubmissionError(problems)
     if hardware is not None and (
         problems := memory_problems(
-            config,
-            model_info(target),
-            model_info(draft) if draft else None,
-            memory_bytes=hardware.memory_bytes,
+            config, target_info, draft_info, memory_bytes=hardware.memory_bytes
         )
     ):
         raise SubmissionError(problems)
