@@ -273,7 +273,7 @@ def _record_job_run(
             return None
         release = result.engine.release or job.engine_release
         baseline_run = None
-        if baseline is not None and job.config.baseline is not None:
+        if baseline is not None:  # checked above: the config's own baseline
             baseline_section, baseline_stored = baseline
             baseline_run = record_run(
                 config=job.config.baseline,
