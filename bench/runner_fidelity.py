@@ -5,7 +5,8 @@ timings, through llama-server) against llama-bench's token generation at the sam
 runner's own overhead per config beyond model load and generation.
 
 No arguments: the tiny CPU fixtures (written to a temporary folder). On a GPU box:
-    python bench/runner_fidelity.py --model qwen3-8b.gguf --depths 512 4096 --ngl 999 --fa on
+    python bench/runner_fidelity.py --model qwen3-8b.gguf --depths 512 4096 --ngl 999 --fa on \
+        --option-sets runner --rounds 4
 The last line is the headline: fidelity_ratio=<runner / llama-bench, lowest over depths>.
 """
 
@@ -79,12 +80,18 @@ def runner_decode(
 
 # (GPU-side sampling, streaming) pairs. The headline counts only the runner's defaults (-bs, whole
 # responses), so "streaming" prints the comparison without a headline; "defaults" sets the first
-# session's default (host sampling, streamed) beside the current one.
+# session's default (host sampling, streamed) beside the current one; "runner" measures the
+# runner's defaults alone (the cheapest headline, for many rounds on a lent GPU).
 OPTION_SETS = {
     "all": ((False, True), (True, True), (False, False), (True, False)),
     "streaming": ((False, True), (True, True)),
     "defaults": ((False, True), (True, False)),
+    "runner": None,
 }
+
+
+def label_of(bs: bool, stream: bool) -> str:
+    return ("-bs" if bs else "plain") + (" stream" if stream else " no-stream")
 
 
 def main() -> None:
@@ -93,6 +100,13 @@ def main() -> None:
     parser.add_argument("--depths", type=int, nargs="+", default=[512])
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="alternate llama-bench and the runner this many times per depth (ABBA order), so a "
+        "drift of the GPU's clocks during the run falls on both sides",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--ngl", type=int)
     parser.add_argument("--fa", default="on", choices=["on", "off"])
@@ -111,18 +125,52 @@ def main() -> None:
             model = Path(args.model).resolve()
         else:
             model = write_fixtures(Path(scratch))["tiny-qwen3.gguf"]
-        print(f"engine {engine.release} ({engine.backend}), model {model.name}")
-        ratios = []
-        overheads = []
+        print(f"engine {engine.release} ({engine.backend}), model {model.name}", flush=True)
         plain = parse_config({"target_model": model.name})
         defaults = (plain.effective_backend_sampling, plain.stream)
-        reference_outputs: dict[int, list[str]] = {}
+        option_sets = OPTION_SETS[args.option_sets] or (defaults,)
+        ratios = []
+        overheads = []
         for depth in args.depths:
-            bench = llama_bench_tg(
-                engine, model, depth=depth, tokens=args.tokens, reps=args.reps, args=args
+            ratio = measure_depth(
+                engine, model, depth, option_sets, args, defaults=defaults, overheads=overheads
             )
-            for bs, stream in OPTION_SETS[args.option_sets]:
-                label = ("-bs" if bs else "plain") + (" stream" if stream else " no-stream")
+            if ratio is not None:
+                ratios.append(ratio)
+        if overheads:
+            print(f"harness_overhead_s_median={statistics.median(overheads):.3f}")
+        # The headline is the runner's default options at the worst depth; the other option
+        # sets are printed above so a change of defaults can be argued from the same run.
+        print(f"fidelity_ratio={min(ratios):.3f}" if ratios else "fidelity_ratio=nan")
+
+
+def measure_depth(engine, model: Path, depth: int, option_sets, args, *, defaults, overheads):
+    """One depth: llama-bench and every option set, alternated over the rounds.
+
+    Each option set's ratio is its mean decode over the rounds against llama-bench's mean over
+    the same rounds; the rounds alternate which side goes first (bench then runner, then runner
+    then bench), so a slow drift of the clocks does not favour either. Returns the ratio of the
+    runner's defaults, or None if they were not measured (or failed).
+    """
+    benches: list[float] = []
+    decodes: dict[tuple[bool, bool], list[tuple[int, float]]] = {pair: [] for pair in option_sets}
+    reference: list[str] | None = None
+    for round_index in range(args.rounds):
+        sides = ["bench", "runner"] if round_index % 2 == 0 else ["runner", "bench"]
+        for side in sides:
+            if side == "bench":
+                benches.append(
+                    llama_bench_tg(
+                        engine, model, depth=depth, tokens=args.tokens, reps=args.reps, args=args
+                    )
+                )
+                print(
+                    f"depth {depth:>6} {'llama-bench':>15} round {round_index + 1}: "
+                    f"{benches[-1]:9.2f} tok/s",
+                    flush=True,
+                )
+                continue
+            for bs, stream in option_sets:
                 try:
                     decode, overhead, total, outputs = runner_decode(
                         model.name,
@@ -137,27 +185,40 @@ def main() -> None:
                     )
                 except RunnerError as error:
                     # An option set the engine cannot serve is a finding, not the end of the run.
-                    print(f"depth {depth:>6} {label:>15}: failed: {str(error)[:300]}", flush=True)
+                    print(
+                        f"depth {depth:>6} {label_of(bs, stream):>15}: failed: {str(error)[:300]}",
+                        flush=True,
+                    )
                     continue
-                ratio = decode / bench
+                decodes[(bs, stream)].append((round_index, decode))
                 overheads.append(overhead)
                 # Greedy output must not depend on how it is requested: the same prompts give
-                # the same tokens under every option set.
-                reference = reference_outputs.setdefault(depth, outputs)
+                # the same tokens under every option set and in every round.
+                reference = reference if reference is not None else outputs
                 same = "same output" if outputs == reference else "OUTPUT DIFFERS"
                 print(
-                    f"depth {depth:>6} {label:>15}: runner {decode:9.2f} tok/s, llama-bench "
-                    f"{bench:9.2f} tok/s, ratio {ratio:.3f}, harness overhead {overhead:.3f} s "
+                    f"depth {depth:>6} {label_of(bs, stream):>15} round {round_index + 1}: runner "
+                    f"{decode:9.2f} tok/s, harness overhead {overhead:.3f} s "
                     f"(config total {total:.1f} s), {same}",
                     flush=True,
                 )
-                if (bs, stream) == defaults:
-                    ratios.append(ratio)
-        if overheads:
-            print(f"harness_overhead_s_median={statistics.median(overheads):.3f}")
-        # The headline is the runner's default options at the worst depth; the other option
-        # sets are printed above so a change of defaults can be argued from the same run.
-        print(f"fidelity_ratio={min(ratios):.3f}" if ratios else "fidelity_ratio=nan")
+    bench = statistics.fmean(benches)
+    headline = None
+    for pair, measured in decodes.items():
+        if not measured:
+            continue
+        values = [value for _, value in measured]
+        ratio = statistics.fmean(values) / bench
+        per_round = [value / benches[index] for index, value in measured]
+        print(
+            f"depth {depth:>6} {label_of(*pair):>15}: runner {statistics.fmean(values):9.2f} tok/s, "
+            f"llama-bench {bench:9.2f} tok/s over {len(benches)} round(s), ratio {ratio:.3f}"
+            f" (rounds {min(per_round):.3f}-{max(per_round):.3f})",
+            flush=True,
+        )
+        if pair == defaults:
+            headline = ratio
+    return headline
 
 
 if __name__ == "__main__":

@@ -96,6 +96,8 @@ def fidelity_step(engine, shape: str) -> None:
         depths=FIDELITY_DEPTHS,
         tokens="128" if TINY else "256",
         reps=os.environ.get("PIPELINE_FIDELITY_REPS", "3"),
+        rounds=os.environ.get("PIPELINE_FIDELITY_ROUNDS", "1"),
+        option_sets=os.environ.get("PIPELINE_FIDELITY_OPTIONS", "all"),
     )
 
 

@@ -132,8 +132,16 @@ def llama_bench_step(name: str, engine, shape: str) -> None:
 
 
 def fidelity(
-    engine, shape: str, *, depths=("512", "4096"), tokens: str = "256", reps: str = "3"
+    engine,
+    shape: str,
+    *,
+    depths=("512", "4096"),
+    tokens: str = "256",
+    reps: str = "3",
+    rounds: str = "1",
+    option_sets: str = "all",
 ) -> None:
+    """bench/runner_fidelity.py on the shape's target; each line is logged as it is printed."""
     argv = [
         sys.executable,
         str(ROOT / "bench" / "runner_fidelity.py"),
@@ -151,13 +159,23 @@ def fidelity(
         tokens,
         "--reps",
         reps,
+        "--rounds",
+        rounds,
+        "--option-sets",
+        option_sets,
         "--threads",
         "8",
     ]
-    completed = subprocess.run(argv, capture_output=True, text=True, timeout=1500)
-    (RESULTS / f"fidelity-{shape}.txt").write_text(completed.stdout + completed.stderr[-3000:])
-    for line in completed.stdout.splitlines():
-        log(f"  fidelity {shape}: {line}")
+    with (RESULTS / f"fidelity-{shape}.txt").open("w") as record:
+        process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
+        for line in process.stdout:
+            record.write(line)
+            record.flush()
+            log(f"  fidelity {shape}: {line.rstrip()}")
+        if process.wait(timeout=60) != 0:
+            raise RuntimeError(f"runner_fidelity.py exited with {process.returncode}")
 
 
 def start_model_writer(shapes) -> subprocess.Popen:
