@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from leaderboard.accounts.providers import social_providers
 from runner.engines.build import DEFAULT_RELEASE
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -154,6 +155,13 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+# Every per-address limit (sign-in lockouts, sign-up and reset limits, API throttles) counts a
+# request under leaderboard.client_address: the connection's peer, or behind this many reverse
+# proxies that append to X-Forwarded-For, that header's entry this far from the right.
+SPECBOARD_TRUSTED_PROXIES = env_int("SPECBOARD_TRUSTED_PROXIES", 0)
+if SPECBOARD_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured("SPECBOARD_TRUSTED_PROXIES must be 0 or more")
+
 # Failed sign-ins are counted in the database (so every web process sees them) per account and
 # per address, separately: after SPECBOARD_SIGNIN_FAILURES failures either one is locked out for
 # SPECBOARD_SIGNIN_COOLOFF_MINUTES, and the sign-in page says so.
@@ -170,6 +178,7 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
+AXES_CLIENT_IP_CALLABLE = "leaderboard.client_address.client_address"
 # Failures count against the account, however its name or address is typed.
 AXES_USERNAME_CALLABLE = "leaderboard.accounts.selectors.sign_in_name"
 
@@ -198,6 +207,7 @@ ACCOUNT_LOGOUT_ON_GET = False
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Specboard] "
 ACCOUNT_FORMS = {"login": "leaderboard.accounts.forms.SignInForm"}
+ACCOUNT_ADAPTER = "leaderboard.accounts.adapter.AccountAdapter"
 ACCOUNT_RATE_LIMITS = {
     "signup": env_rates("SPECBOARD_SIGNUP_RATE", "10/h/ip"),
     "reset_password": env_rates("SPECBOARD_PASSWORD_RESET_RATE", "10/h/ip,3/h/key"),
@@ -208,37 +218,7 @@ SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
 SOCIALACCOUNT_LOGIN_ON_GET = False
 
 
-def oauth_app(provider: str) -> dict | None:
-    """SPECBOARD_<PROVIDER>_CLIENT_ID and _CLIENT_SECRET as an allauth app, None when unset."""
-    client_id = env_str(f"SPECBOARD_{provider}_CLIENT_ID")
-    secret = env_str(f"SPECBOARD_{provider}_CLIENT_SECRET")
-    if bool(client_id) != bool(secret):
-        raise ImproperlyConfigured(
-            f"SPECBOARD_{provider}_CLIENT_ID and SPECBOARD_{provider}_CLIENT_SECRET go together"
-        )
-    return {"client_id": client_id, "secret": secret, "key": ""} if client_id else None
-
-
-def social_providers() -> dict:
-    """The sign-in providers this deployment configured: GitHub (OAuth) and Hugging Face (OpenID
-    Connect at huggingface.co); none unless their client id and secret are set."""
-    providers: dict = {}
-    if github := oauth_app("GITHUB"):
-        providers["github"] = {"APPS": [github], "SCOPE": ["read:user", "user:email"]}
-    if hugging_face := oauth_app("HUGGINGFACE"):
-        hugging_face |= {
-            "provider_id": "huggingface",
-            "name": "Hugging Face",
-            "settings": {
-                "server_url": "https://huggingface.co",
-                "scope": ["openid", "profile", "email"],
-            },
-        }
-        providers["openid_connect"] = {"APPS": [hugging_face]}
-    return providers
-
-
-SOCIALACCOUNT_PROVIDERS = social_providers()
+SOCIALACCOUNT_PROVIDERS = social_providers()  # leaderboard/accounts/providers.py
 
 MAIL_BACKENDS = {
     "console": "django.core.mail.backends.console.EmailBackend",
@@ -477,6 +457,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # The throttles read leaderboard.client_address; this keeps DRF's own reading (which by
+    # default believes a client's X-Forwarded-For) the same for any throttle added later.
+    "NUM_PROXIES": SPECBOARD_TRUSTED_PROXIES,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Specboard API",

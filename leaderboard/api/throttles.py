@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework.throttling import UserRateThrottle
 
+from leaderboard.client_address import client_address
+
 
 class SettingsRateThrottle(UserRateThrottle):
     """A per-user throttle whose rate is read from the setting named by `setting`."""
@@ -18,6 +20,11 @@ class SettingsRateThrottle(UserRateThrottle):
 
     def get_rate(self) -> str:
         return getattr(settings, self.setting)
+
+    def get_ident(self, request) -> str | None:
+        """An anonymous request's address: the site's one rule, not DRF's reading of a
+        client-sent X-Forwarded-For."""
+        return client_address(request)
 
 
 class SubmissionThrottle(SettingsRateThrottle):
