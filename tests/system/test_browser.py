@@ -240,3 +240,45 @@ def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(
     assert "succeeded" in page.locator('[data-field="status"]').inner_text()
     assert page.locator("progress").get_attribute("value") == "100"
     shoot(page, "job-done")
+
+
+# Pixels of the mark charts.js draws where an interval band is cut at 0 (CLIPPED_MARK there).
+MARK_PIXELS = """canvas => {
+  const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let marked = 0;
+  for (let i = 0; i < data.length; i += 4)
+    if (data[i] === 212 && data[i + 1] === 0 && data[i + 2] === 15 && data[i + 3] === 255) marked++;
+  return marked;
+}"""
+
+
+def test_an_interval_that_runs_below_zero_is_marked_where_the_chart_cuts_it(
+    live_server, page, transactional_db, user, models, hardware, enqueued, make_result
+):
+    # Two requests far apart: the 95% interval of their mean runs far below 0.
+    wide = measure(user, hardware, make_result, 5, [10.0, 60.0]).config.key
+    tight = measure(user, hardware, make_result, 4, [100.0, 104.0]).config.key
+
+    page.goto(f"{live_server.url}/compare/?keys={wide},{tight}")
+    canvas = page.locator("#compare-tps-chart")
+    canvas.scroll_into_view_if_needed()
+    assert canvas.get_attribute("data-drawn") == "true"
+    chart = "c => { const d = Chart.getChart(c).data; return [d.labels, d.datasets[0].clipped]; }"
+    labels, clipped = canvas.evaluate(chart)
+    assert [flag for label, flag in zip(labels, clipped, strict=True) if "n_max 5" in label] == [
+        True
+    ]
+    assert [flag for label, flag in zip(labels, clipped, strict=True) if "n_max 4" in label] == [
+        False
+    ]
+    assert canvas.evaluate(MARK_PIXELS) > 20
+    # The table says the same in words.
+    assert "too few requests to place the mean" in page.locator("#compare-table").inner_text()
+    shoot(page, "compare-interval-below-zero")
+
+    # Without such a band, no mark.
+    page.goto(f"{live_server.url}/compare/?keys={tight},{tight}")
+    canvas = page.locator("#compare-tps-chart")
+    if canvas.count():
+        canvas.scroll_into_view_if_needed()
+        assert canvas.evaluate(MARK_PIXELS) == 0

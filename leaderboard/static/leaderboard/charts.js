@@ -46,6 +46,51 @@
     }
   };
 
+  // An interval band whose low end is below 0 (too few requests to place the mean) is cut at the
+  // axis' 0; its dataset's `clipped` flags say which, and each is marked with a red arrow pointing
+  // left from 0, so a cut band does not pass for one that ends there. Tooltips give the real low.
+  var CLIPPED_MARK = "#d4000f";  // a red in no series' palette
+  var clippedIntervalPlugin = {
+    id: "clippedInterval",
+    afterDatasetsDraw: function (chart) {
+      var ctx = chart.ctx;
+      var zero = chart.scales.x.getPixelForValue(0);
+      ctx.save();
+      ctx.fillStyle = CLIPPED_MARK;
+      chart.data.datasets.forEach(function (dataset, index) {
+        if (!dataset.clipped || !chart.isDatasetVisible(index)) return;
+        chart.getDatasetMeta(index).data.forEach(function (bar, i) {
+          if (!dataset.clipped[i]) return;
+          ctx.beginPath();
+          ctx.moveTo(zero, bar.y);
+          ctx.lineTo(zero + 9, bar.y - 6);
+          ctx.lineTo(zero + 9, bar.y + 6);
+          ctx.closePath();
+          ctx.fill();
+        });
+      });
+      ctx.restore();
+    }
+  };
+
+  // The band of each interval, cut at 0, with the flags the plugin above reads.
+  function intervalBands(lows, highs) {
+    return {
+      data: lows.map(function (low, i) { return low == null ? null : [Math.max(low, 0), highs[i]]; }),
+      clipped: lows.map(function (low) { return low != null && low < 0; })
+    };
+  }
+
+  // The axis title, with a word on the mark where a band is cut.
+  function titleWithMark(title, bands) {
+    return bands.clipped.some(Boolean) ? title + "; red ◂ at 0: an interval that runs below 0, cut there" : title;
+  }
+
+  function bandText(low, high, format) {
+    if (low == null) return "no interval";
+    return "95% " + format(low) + " – " + format(high) + (low < 0 ? " (runs below 0, cut at 0: too few requests to place the mean)" : "");
+  }
+
   function percent(value) { return value == null ? null : Math.round(value * 100) + "%"; }
 
   function tokensPerRun(canvas, data) {
@@ -168,6 +213,13 @@
     options.plugins.legend.display = false;
     options.scales.x.min = 0;
     options.scales.y.title.display = false;
+    var oneDecimal = function (value) { return value == null ? "–" : value.toFixed(1); };
+    options.plugins.tooltip = { callbacks: { label: function (item) {
+      var i = item.dataIndex;
+      return oneDecimal(data.tokens_per_second[i]) + " tok/s (" + bandText(data.ci95_low[i], data.ci95_high[i], oneDecimal) + ")";
+    } } };
+    var bands = intervalBands(data.ci95_low, data.ci95_high);
+    options.scales.x.title.text = titleWithMark(options.scales.x.title.text, bands);
     return new Chart(canvas, {
       type: "bar",
       data: {
@@ -176,12 +228,13 @@
           // Drawn first so the tok/s bars sit under it; both share one slot per config.
           {
             label: "95% CI", order: 0, grouped: false, barPercentage: 0.25, backgroundColor: "rgba(20, 20, 20, 0.75)",
-            data: data.ci95_low.map(function (low, i) { return low == null ? null : [Math.max(low, 0), data.ci95_high[i]]; })
+            data: bands.data, clipped: bands.clipped
           },
           { label: "tok/s", order: 1, grouped: false, data: data.tokens_per_second, backgroundColor: data.labels.map(function (_, i) { return color(i); }) }
         ]
       },
-      options: options
+      options: options,
+      plugins: [clippedIntervalPlugin]
     });
   }
 
@@ -285,9 +338,10 @@
     options.scales.y.title.display = false;
     options.plugins.tooltip = { callbacks: { label: function (item) {
       var i = item.dataIndex;
-      var band = lows[i] == null ? "no interval" : "95% " + format(lows[i]) + " – " + format(highs[i]);
-      return format(values[i]) + " (" + band + ")";
+      return format(values[i]) + " (" + bandText(lows[i], highs[i], format) + ")";
     } } };
+    var bands = intervalBands(lows, highs);
+    options.scales.x.title.text = titleWithMark(options.scales.x.title.text, bands);
     return new Chart(canvas, {
       type: "bar",
       data: {
@@ -295,12 +349,13 @@
         datasets: [
           {
             label: "95% interval", order: 0, grouped: false, barPercentage: 0.25, backgroundColor: "rgba(20, 20, 20, 0.75)",
-            data: lows.map(function (low, i) { return low == null ? null : [Math.max(low, 0), highs[i]]; })
+            data: bands.data, clipped: bands.clipped
           },
           { label: xTitle, order: 1, grouped: false, data: values, backgroundColor: labels.map(function (_, i) { return color(i); }) }
         ]
       },
-      options: options
+      options: options,
+      plugins: [clippedIntervalPlugin]
     });
   }
 
