@@ -145,6 +145,7 @@ def config_detail(request: HttpRequest, key: str) -> HttpResponse:
             "provenance_run": best,
             "chart": selectors.config_chart_data(runs=runs),
             "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
+            "spread": selectors.acceptance_spread(run=best),
             "memory": {"points": memory, "highlight": config.key},
             "memory_hardware": top.hardware if top else None,
             # "Run this again": the form filled in, or why this site cannot run it.
@@ -170,6 +171,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "run": run,
             "records": records,
             "energy": selectors.energy_figures(run.raw_result),
+            "spread": selectors.acceptance_spread(run=run),
             "stale": selectors.is_stale(run.engine_release, selectors.newest_release_number()),
         },
     )

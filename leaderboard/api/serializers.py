@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboard import comparisons, selectors
-from leaderboard.api import energy_fields
+from leaderboard.api import energy_fields, spread_fields
 from leaderboard.models import (
     Config,
     EngineBuild,
@@ -216,6 +216,7 @@ class RunSerializer(serializers.ModelSerializer):
 
 class RunDetailSerializer(RunSerializer):
     requests = RequestRecordSerializer(many=True, read_only=True)
+    acceptance_spread = spread_fields.RunAcceptanceSpreadField()
 
 
 class TokenBudgetSerializer(serializers.Serializer):

@@ -20,6 +20,7 @@ The reads are grouped by what they are about, one module each:
 - `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
   measured speed, whether a stored config can be run again.
 - `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
+- `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
 - `protocols`: the concurrency and categories protocols' per-level and per-category figures,
   crossover and heatmap, and a result's energy and roofline figures.
 
@@ -116,6 +117,7 @@ from leaderboard.selectors.protocols import (
 )
 from leaderboard.selectors.queue import queue_standing
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
+from leaderboard.selectors.spread import acceptance_spread
 
 __all__ = [
     "LEADERBOARD_ORDERINGS",
@@ -134,6 +136,7 @@ __all__ = [
     "concurrency_series",
     "concurrency_targets",
     "concurrency_view",
+    "acceptance_spread",
     "energy_by_run",
     "energy_figures",
     "best_entry",

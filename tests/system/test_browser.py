@@ -131,19 +131,23 @@ def test_browse_filter_and_open_a_config_with_its_charts_drawn(live_server, page
     page.goto(live_server.url + "/")
     page.locator("#ranking").get_by_role("link", name=re.compile("n_max 4")).click()
     page.wait_for_url(re.compile(r"/configs/"))
-    # tok/s per run, speedup against extra memory, and acceptance by draft position (drawn
-    # since the measured fakes carry per-position counts that their summary follows).
-    assert_charts_drawn(page, 3)
+    # tok/s per run, speedup against extra memory, acceptance by draft position (drawn since
+    # the measured fakes carry per-position counts that their summary follows), and the
+    # requests by their acceptance.
+    assert_charts_drawn(page, 4)
     assert page.locator("canvas[data-chart-source=acceptance-data]").count() == 1
+    assert page.locator("canvas[data-chart-source=acceptance-spread-data]").count() == 1
     assert page.locator("#server-command").inner_text().startswith("llama-server")
     shoot(page, "config-measured")
 
     page.goto(live_server.url + "/configs/8bddd103171a857f/")
-    assert_charts_drawn(page, 3)
+    assert_charts_drawn(page, 4)
     shoot(page, "config-h200-27b")
     page.get_by_role("link", name="run 1", exact=True).click()
     page.wait_for_url(re.compile(r"/runs/\d+/"))
     assert page.get_by_role("link", name="requests.csv").is_visible()
+    # The run's own requests by their acceptance.
+    assert_charts_drawn(page, 1)
     shoot(page, "run")
 
 

@@ -125,6 +125,22 @@
     });
   }
 
+  // One run's requests by their acceptance, in bins of 10% (selectors.spread).
+  function acceptanceSpread(canvas, data) {
+    var options = baseOptions("acceptance of the request (its accepted over its drafted tokens)", "requests");
+    options.plugins.legend.display = false;
+    options.scales.y.beginAtZero = true;
+    options.scales.y.ticks = { precision: 0 };
+    return new Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: data.bins.map(function (b) { return Math.round(b.low * 100) + "–" + Math.round(b.high * 100) + "%"; }),
+        datasets: [{ label: "requests", data: data.bins.map(function (b) { return b.count; }), backgroundColor: "#1f4fa3", categoryPercentage: 0.95, barPercentage: 1.0 }]
+      },
+      options: options
+    });
+  }
+
   function memory(canvas, data) {
     var options = baseOptions("extra GPU memory over the baseline (GiB)", "speedup (×)");
     options.scales.x.type = "linear";
@@ -406,6 +422,7 @@
   var drawers = {
     "tps-data": tokensPerRun,
     "acceptance-data": acceptance,
+    "acceptance-spread-data": acceptanceSpread,
     "memory-data": memory,
     "nmax-data": nmax,
     "context-data": context,
