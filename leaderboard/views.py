@@ -315,7 +315,11 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     if not selectors.leaderboard_entries(target=name, include_retired=True).exists():
         raise Http404("no results for this model")
     rows = selectors.ranked_rows(entries, limit=PAGE_SIZE)
-    return render(request, "leaderboard/model_detail.html", {"name": name, "rows": rows})
+    return render(
+        request,
+        "leaderboard/model_detail.html",
+        {"name": name, "rows": rows, "drafts": selectors.draft_advice(target_name=name)},
+    )
 
 
 @require_safe

@@ -20,6 +20,7 @@ The reads are grouped by what they are about, one module each:
 - `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
   measured speed, whether a stored config can be run again.
 - `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
+- `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
 - `protocols`: the concurrency and categories protocols' per-level and per-category figures,
   crossover and heatmap, and a result's energy and roofline figures.
@@ -87,6 +88,7 @@ from leaderboard.selectors.definitions import (
     row_definitions,
     row_evidence,
 )
+from leaderboard.selectors.drafts import draft_advice
 from leaderboard.selectors.energy import energy_by_run, energy_figures
 from leaderboard.selectors.estimates import (
     draft_compatibility,
@@ -137,6 +139,7 @@ __all__ = [
     "concurrency_targets",
     "concurrency_view",
     "acceptance_spread",
+    "draft_advice",
     "energy_by_run",
     "energy_figures",
     "best_entry",

@@ -1,0 +1,111 @@
+"""Which draft for a target (the model page): on each GPU kind, each speculative type and draft
+file by its best speedup over the paired baseline, ties with the fastest by overlapping
+intervals; flagged rows and other GPUs' or protocols' speedups never mixed in."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from leaderboard import services
+from leaderboard.models import LeaderboardEntry
+from leaderboard.selectors.drafts import draft_advice
+from leaderboard.services.board import mark_test_weights
+from tests.support.baselines import with_baseline_section
+
+TARGET = "tiny-qwen3"
+
+
+@pytest.fixture
+def models(models):
+    """The tiny models cleared of their test-weights mark: these tests are about the ranking."""
+    mark_test_weights(models=models.values(), test_weights=False)
+    return models
+
+
+def measured(user, hardware, make_result, data: dict, decode: list[float]):
+    job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
+    services.record_result(
+        job_id=job.pk,
+        result=with_baseline_section(
+            make_result(job.config.key, decode, draft=(40, 30), tau=2.2),
+            make_result(job.config.baseline.key, [50.0, 50.5, 49.5]),
+        ),
+    )
+    return job.config
+
+
+def config(spec_type: str, n_max: int, *, draft: bool = True, protocol=None) -> dict:
+    data = {
+        "target_model": "tiny-qwen3.gguf",
+        "spec_types": [spec_type],
+        "n_max": n_max,
+        "protocol": protocol or {"name": "quick", "n_predict": 64, "runs": 3},
+    }
+    return data | ({"draft_model": "tiny-qwen3.gguf"} if draft else {})
+
+
+@pytest.fixture
+def board(user, hardware, make_result, models):
+    """draft-simple at two n_max (2.0x and 1.6x), n-gram at 1.98x (tied: wide interval) and
+    1.2x for another n_max, and a concurrency row that must not count."""
+    measured(user, hardware, make_result, config("draft-simple", 4), [100.0, 100.5, 99.5])
+    measured(user, hardware, make_result, config("draft-simple", 3), [80.0, 80.5, 79.5])
+    measured(
+        user, hardware, make_result, config("ngram-simple", 4, draft=False), [70.0, 128.0, 99.0]
+    )
+    measured(
+        user, hardware, make_result, config("ngram-simple", 3, draft=False), [60.0, 60.5, 59.5]
+    )
+    return hardware
+
+
+def test_each_draft_by_its_best_speedup_with_ties(board):
+    [group] = draft_advice(target_name=TARGET)
+
+    assert group["hardware"] == board and group["definition"] == "decode"
+    drafts = group["drafts"]
+    assert [(d["spec_label"], d["draft"], d["configs"]) for d in drafts] == [
+        ("draft-simple", "tiny-qwen3", 2),
+        ("ngram-simple", "", 2),
+    ]
+    fastest, ngram = drafts
+    assert fastest["entry"].config.n_max == 4 and fastest["leader"] and not fastest["tied"]
+    assert fastest["entry"].speedup == pytest.approx(100.0 / 50.0)
+    assert ngram["entry"].config.n_max == 4
+    # Its wide interval reaches the fastest's: on this evidence, a tie.
+    assert ngram["tied"] and ngram["interval"][0] < fastest["interval"][1]
+
+
+def test_flagged_rows_and_other_gpus_are_kept_apart(board, user, make_result):
+    other = services.register_hardware(gpu_name="NVIDIA RTX 4090", memory_bytes=24 * 2**30)
+    measured(user, other, make_result, config("draft-simple", 4), [60.0, 60.5, 59.5])
+    # A synthetic-acceptance row never advises anyone.
+    LeaderboardEntry.objects.filter(config__spec_label="ngram-simple").update(synthetic=True)
+
+    groups = {g["hardware"].gpu_name: g for g in draft_advice(target_name=TARGET)}
+
+    assert set(groups) == {"H200", "RTX 4090"}
+    assert [d["spec_label"] for d in groups["H200"]["drafts"]] == ["draft-simple"]
+    assert groups["RTX 4090"]["drafts"][0]["entry"].speedup == pytest.approx(1.2)
+    assert draft_advice(target_name="no-such-target") == []
+
+
+def test_the_model_page_shows_the_advice(client, board):
+    page = client.get(f"/models/{TARGET}/").content.decode()
+
+    section = page[page.index('id="drafts"') :]
+    table = section[section.index("<table") : section.index("</table>")]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table[table.index("<tbody>") :], re.S)
+    assert len(rows) == 2
+    assert "draft-simple" in rows[0] and "2.00×" in rows[0] and "fastest" in rows[0]
+    assert "ngram-simple" in rows[1] and "tied with the fastest" in rows[1]
+    assert "none (drafts from the target or the text)" in rows[1]
+
+
+def test_a_target_with_only_flagged_rows_says_there_is_no_advice(client, board):
+    LeaderboardEntry.objects.update(synthetic=True)
+    response = client.get(f"/models/{TARGET}/")
+    assert response.status_code == 200
+    assert "No ranked speculative result for this target yet." in response.content.decode()
