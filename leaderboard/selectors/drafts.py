@@ -23,7 +23,9 @@ def draft_advice(*, target_name: str) -> list[dict]:
 
     [{"hardware", "definition", "definition_label", "drafts": [{"spec_label", "draft" (the draft
     file's name, "" without one), "entry" (its fastest row), "interval" (that speedup's 95%
-    interval or None), "configs" (rows of this draft), "leader", "tied"}]}], GPUs by name.
+    interval or None), "configs" (rows of this draft), "leader", "tied", "against_baseline"
+    ("faster", "slower", "unclear" or None: where the interval lies against 1)}], "none_pays"
+    (every draft is clearly slower than its baseline)}], GPUs by name.
     """
     rows = (
         LeaderboardEntry.objects.filter(
@@ -67,4 +69,16 @@ def _ranked(group: dict) -> dict:
     for index, draft in enumerate(drafts):
         draft["leader"] = index == 0
         draft["tied"] = index > 0 and overlaps(*(draft["interval"] or (None, None)), *leader)
-    return group | {"drafts": drafts}
+        draft["against_baseline"] = _against_baseline(draft["interval"])
+    # The fastest draft may still lose to decoding without one: say so rather than crown it.
+    none_pays = all(d["against_baseline"] == "slower" for d in drafts)
+    return group | {"drafts": drafts, "none_pays": none_pays}
+
+
+def _against_baseline(interval: tuple[float, float] | None) -> str | None:
+    """ "faster" or "slower" where the whole speedup interval lies above or below 1, "unclear"
+    where it holds 1, None without an interval."""
+    if interval is None:
+        return None
+    low, high = interval
+    return "faster" if low > 1 else "slower" if high < 1 else "unclear"

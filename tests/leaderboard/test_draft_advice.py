@@ -109,3 +109,25 @@ def test_a_target_with_only_flagged_rows_says_there_is_no_advice(client, board):
     response = client.get(f"/models/{TARGET}/")
     assert response.status_code == 200
     assert "No ranked speculative result for this target yet." in response.content.decode()
+
+
+def test_a_fastest_draft_that_still_loses_to_no_drafting_is_not_crowned_silently(
+    client, user, hardware, make_result, models
+):
+    measured(user, hardware, make_result, config("draft-simple", 4), [25.0, 25.5, 24.5])
+
+    [group] = draft_advice(target_name=TARGET)
+
+    [draft] = group["drafts"]
+    assert draft["leader"] and draft["against_baseline"] == "slower" and group["none_pays"]
+    page = client.get(f"/models/{TARGET}/").content.decode()
+    assert "slower than no drafting" in page
+    assert "no draft measured so far is faster than decoding without one" in page
+
+
+def test_where_the_interval_holds_one_the_page_says_it_is_not_clearly_faster(board, client):
+    [group] = draft_advice(target_name=TARGET)
+    assert [d["against_baseline"] for d in group["drafts"]] == ["faster", "unclear"]
+    assert not group["none_pays"]
+    page = client.get(f"/models/{TARGET}/").content.decode()
+    assert "not clearly faster than no drafting" in page and "none-pays" not in page
