@@ -98,3 +98,19 @@ def test_the_run_resource_carries_the_spread_and_the_schema_names_it(client, run
     assert client.get(f"/api/v1/runs/{baseline.pk}").json()["acceptance_spread"] is None
     schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").content.decode()
     assert "acceptance_spread" in schema and "AcceptanceSpread" in schema
+
+
+def test_the_run_page_lists_each_requests_verify_steps_beside_its_tau(client, run):
+    records = list(run.requests.filter(phase="measure").order_by("index"))
+    for steps, record in enumerate(records, start=7):
+        record.verify_steps = steps
+    RequestRecord.objects.bulk_update(records, ["verify_steps"])
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    table = page[page.index('id="requests-table"') :]
+    header = re.findall(r"<th[^>]*>([^<]*)</th>", table[: table.index("</thead>")])
+    column = header.index("Verify steps")
+    assert header[column - 1 : column + 2] == ["Accepted", "Verify steps", "tau"]
+    body = table[table.index("<tbody>") : table.index("</tbody>")]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in body.split("</tr>") if "<td" in row]
+    assert [row[column] for row in rows] == [str(7 + i) for i in range(len(records))]
