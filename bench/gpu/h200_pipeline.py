@@ -166,16 +166,21 @@ def fidelity(
         "--threads",
         "8",
     ]
-    with (RESULTS / f"fidelity-{shape}.txt").open("w") as record:
+    stream(argv, RESULTS / f"fidelity-{shape}.txt", label=f"fidelity {shape}")
+
+
+def stream(argv: list[str], record: Path, *, label: str) -> None:
+    """Run a bench script, writing its output to `record` and the log line by line as it comes."""
+    with record.open("w") as out:
         process = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
         )
         for line in process.stdout:
-            record.write(line)
-            record.flush()
-            log(f"  fidelity {shape}: {line.rstrip()}")
+            out.write(line)
+            out.flush()
+            log(f"  {label}: {line.rstrip()}")
         if process.wait(timeout=60) != 0:
-            raise RuntimeError(f"runner_fidelity.py exited with {process.returncode}")
+            raise RuntimeError(f"{Path(argv[1]).name} exited with {process.returncode}")
 
 
 def start_model_writer(shapes) -> subprocess.Popen:

@@ -112,53 +112,98 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--ngl", default="999")
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument(
+        "--options",
+        nargs="+",
+        metavar="NAME=FLAGS",
+        help="server option sets to probe instead of the built-in ones, e.g. 'bs=-bs -np 1'; "
+        "the first is the reference the others' tokens are compared with",
+    )
+    parser.add_argument(
+        "--bodies", nargs="+", help="request bodies to send (default: all), e.g. runner"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="probe every option set this many times, the order reversed each round, and "
+        "average each set's decode over the rounds",
+    )
     args = parser.parse_args()
+    options = dict(_option_set(text) for text in args.options) if args.options else SERVER_OPTIONS
 
     vocab = inspect_model(args.model).vocab_size
     rng = np.random.default_rng(7)
     prompt = rng.integers(min(1000, vocab // 4), vocab - 1, size=args.depth).tolist()
     ctx = args.depth + args.tokens + 256
-    results = {}
-    for option_name, extra in SERVER_OPTIONS.items():
-        try:
-            process, base, log = serve(args.server, args.model, extra, ngl=args.ngl, ctx=ctx)
-        except RuntimeError as error:
-            print(f"{option_name}: server failed: {error}", flush=True)
-            continue
-        try:
-            for body_name, body in bodies(prompt, args.tokens).items():
-                row = measure(base, body, args.reps)
-                results[(option_name, body_name)] = row
-                speed = f"{row['decode']:8.2f}" if row["decode"] else "    none"
-                print(
-                    f"{option_name:>10} | {body_name:>20} | decode {speed} tok/s | tokens "
-                    f"{row['tokens']} | hash {row['hash']} | {row['error']}",
-                    flush=True,
-                )
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-        warnings = [line for line in log.read_text().splitlines() if "sampl" in line.lower()][:8]
-        for line in warnings:
-            print(f"    log: {line[:200]}")
+    results: dict[tuple[str, str], dict] = {}
+    order = list(options.items())
+    wanted = bodies(prompt, args.tokens)
+    if args.bodies:
+        wanted = {name: wanted[name] for name in args.bodies}
+    for round_index in range(args.rounds):
+        for option_name, extra in order if round_index % 2 == 0 else order[::-1]:
+            _probe(args, option_name, extra, wanted, results, ctx=ctx)
     rows = llama_bench(
         from_binary(args.server), args.model, depths=[args.depth], tokens=args.tokens, reps=3,
         n_gpu_layers=int(args.ngl), threads=args.threads,
     )  # fmt: skip
     bench = float(rows[0]["avg_ts"])
     print(f"llama-bench tg{args.tokens} at depth {args.depth}: {bench:.2f} tok/s")
-    reference = results.get(("plain", "runner"), {}).get("hash")
+    first = next(iter(options))
+    reference = results.get((first, "runner"), {}).get("hash")
     best = 0.0
     for (option_name, body_name), row in results.items():
         if row["decode"]:
             same = row["hash"] == reference
             print(
-                f"ratio {option_name} / {body_name}: {row['decode'] / bench:.3f}"
-                f" ({'same tokens as plain/runner' if same else 'DIFFERENT tokens'})"
+                f"ratio {option_name} / {body_name}: {row['decode'] / bench:.3f} over "
+                f"{row['rounds']} round(s) ({'same tokens as' if same else 'DIFFERENT tokens from'}"
+                f" {first}/runner)"
             )
             if same:
                 best = max(best, row["decode"] / bench)
     print(f"best_ratio={best:.3f}")
+
+
+def _option_set(text: str) -> tuple[str, list[str]]:
+    name, _, flags = text.partition("=")
+    return name.strip(), flags.split()
+
+
+def _probe(args, option_name: str, extra: list[str], wanted: dict, results: dict, *, ctx: int):
+    """One server with these options: each body measured, its decode averaged into results."""
+    try:
+        process, base, log = serve(args.server, args.model, extra, ngl=args.ngl, ctx=ctx)
+    except RuntimeError as error:
+        print(f"{option_name}: server failed: {error}", flush=True)
+        return
+    try:
+        for body_name, body in wanted.items():
+            row = measure(base, body, args.reps)
+            own = row["decode"]
+            earlier = results.get((option_name, body_name))
+            if earlier and earlier["decode"] and row["decode"]:
+                rounds = earlier["rounds"] + 1
+                row["decode"] = earlier["decode"] + (row["decode"] - earlier["decode"]) / rounds
+                row["rounds"] = rounds
+                if row["hash"] != earlier["hash"]:
+                    row["hash"] = earlier["hash"] + "|" + row["hash"]
+            else:
+                row["rounds"] = 1
+            results[(option_name, body_name)] = row
+            speed = f"{own:8.2f}" if own else "    none"
+            print(
+                f"{option_name:>10} | {body_name:>20} | decode {speed} tok/s | tokens "
+                f"{row['tokens']} | hash {row['hash']} | {row['error']}",
+                flush=True,
+            )
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    warnings = [line for line in log.read_text().splitlines() if "sampl" in line.lower()][:8]
+    for line in warnings:
+        print(f"    log: {line[:200]}")
 
 
 if __name__ == "__main__":
