@@ -2,42 +2,75 @@
 
 Sign-in lockouts (django-axes), the sign-up and password-reset limits (django-allauth) and the
 API throttles all count a request under this address, so a deployment states its proxies once
-(SPECBOARD_TRUSTED_PROXIES) and no limit reads a header the others ignore.
+and no limit reads a header the others ignore.
 
-- No proxy in front (0, the default): the connection's peer, REMOTE_ADDR. X-Forwarded-For is
-  ignored, since any client can send it: believing it would let one client rotate addresses past
-  every limit, or lock other people out under theirs.
+- No proxy in front (SPECBOARD_TRUSTED_PROXIES=0, the default): the connection's peer,
+  REMOTE_ADDR. X-Forwarded-For is ignored, since any client can send it: believing it would let
+  one client rotate addresses past every limit, or lock other people out under theirs.
 - Behind N reverse proxies that each append the address they saw: the N-th entry from the right
-  of X-Forwarded-For. Entries further left were written by the client and are never read. A
-  request with fewer entries, or an entry that is not an address, did not come through every
-  proxy as configured, so its peer address counts.
+  of X-Forwarded-For, read only when the connection comes from one of the proxies' networks
+  (SPECBOARD_TRUSTED_PROXY_NETWORKS; loopback and the private ranges by default). Entries
+  further left were written by the client and are never read. A request from elsewhere (a client
+  that reached the web server directly), with fewer entries than N, or with an entry that is no
+  address, did not come through the proxies as configured: its peer address counts.
+- One client, one address: an IPv4 address written as IPv6 (::ffff:a.b.c.d) counts as itself,
+  and an IPv6 address counts as its /64 network, the block one subscriber gets, so rotating
+  addresses inside it gains nothing. An entry with a port (a.b.c.d:443, [v6]:443) is read without it.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from functools import cache
 
 from django.conf import settings
 from django.http import HttpRequest
 
+IPV6_PREFIX = 64
+
 
 def client_address(request: HttpRequest) -> str | None:
     """The address this request is counted under (None only when the server gave no peer)."""
-    peer = request.META.get("REMOTE_ADDR") or None
+    peer = _address(request.META.get("REMOTE_ADDR") or "")
     proxies = settings.SPECBOARD_TRUSTED_PROXIES
-    if proxies <= 0:
-        return peer
+    if proxies <= 0 or peer is None or not _from_a_proxy(peer):
+        return _key(peer)
     hops = [hop.strip() for hop in request.headers.get("x-forwarded-for", "").split(",")]
     if len(hops) < proxies:
-        return peer
-    return _address(hops[-proxies]) or peer
+        return _key(peer)
+    return _key(_address(hops[-proxies]) or peer)
 
 
-def _address(text: str) -> str | None:
-    """`text` as a normalised IP address (a bracketed IPv6 form is accepted), else None."""
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """`text` as an IP address, a port or IPv6 brackets dropped; None if it is none."""
+    text = text.strip()
     if text.startswith("[") and "]" in text:
         text = text[1 : text.index("]")]
+    elif text.count(":") == 1:  # a.b.c.d:port (an IPv6 address has two colons or more)
+        text = text.partition(":")[0]
     try:
-        return str(ipaddress.ip_address(text))
+        address = ipaddress.ip_address(text)
     except ValueError:
         return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        return address.ipv4_mapped
+    return address
+
+
+def _key(address: ipaddress.IPv4Address | ipaddress.IPv6Address | None) -> str | None:
+    if address is None:
+        return None
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False))
+    return str(address)
+
+
+def _from_a_proxy(peer: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return any(
+        peer in network for network in _proxy_networks(settings.SPECBOARD_TRUSTED_PROXY_NETWORKS)
+    )
+
+
+@cache
+def _proxy_networks(networks: tuple[str, ...]) -> tuple:
+    return tuple(ipaddress.ip_network(network, strict=False) for network in networks)

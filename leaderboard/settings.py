@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import secrets
@@ -158,9 +159,20 @@ MIDDLEWARE = [
 # Every per-address limit (sign-in lockouts, sign-up and reset limits, API throttles) counts a
 # request under leaderboard.client_address: the connection's peer, or behind this many reverse
 # proxies that append to X-Forwarded-For, that header's entry this far from the right.
+# The header is read only from a peer in SPECBOARD_TRUSTED_PROXY_NETWORKS (CIDRs).
 SPECBOARD_TRUSTED_PROXIES = env_int("SPECBOARD_TRUSTED_PROXIES", 0)
 if SPECBOARD_TRUSTED_PROXIES < 0:
     raise ImproperlyConfigured("SPECBOARD_TRUSTED_PROXIES must be 0 or more")
+SPECBOARD_TRUSTED_PROXY_NETWORKS = tuple(
+    env_list(
+        "SPECBOARD_TRUSTED_PROXY_NETWORKS",
+        "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7",
+    )
+)
+try:
+    [ipaddress.ip_network(network, strict=False) for network in SPECBOARD_TRUSTED_PROXY_NETWORKS]
+except ValueError as error:
+    raise ImproperlyConfigured(f"SPECBOARD_TRUSTED_PROXY_NETWORKS: {error}") from None
 
 # Failed sign-ins are counted in the database (so every web process sees them) per account and
 # per address, separately: after SPECBOARD_SIGNIN_FAILURES failures either one is locked out for
@@ -457,8 +469,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    # The throttles read leaderboard.client_address; this keeps DRF's own reading (which by
-    # default believes a client's X-Forwarded-For) the same for any throttle added later.
+    # The throttles read leaderboard.client_address. DRF's own reading, for any throttle added
+    # without it: by default it believes a client's X-Forwarded-For; with this it reads the peer
+    # when no proxy is configured (and, with fewer entries than proxies, still the left-most).
     "NUM_PROXIES": SPECBOARD_TRUSTED_PROXIES,
 }
 SPECTACULAR_SETTINGS = {

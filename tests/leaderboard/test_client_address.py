@@ -29,19 +29,44 @@ def request_from(peer: str, forwarded: str | None = None):
         (1, PROXY, "198.51.100.1", "198.51.100.1"),
         # Two proxies: the entry the outer one appended, second from the right.
         (2, PROXY, "6.6.6.6, 198.51.100.1, 10.0.0.9", "198.51.100.1"),
+        # A client that reaches the web server directly, not through a proxy's network, cannot
+        # choose its address by sending the header itself.
+        (1, "203.0.113.9", "6.6.6.6", "203.0.113.9"),
+        (2, "203.0.113.9", "6.6.6.6, 7.7.7.7", "203.0.113.9"),
         # Fewer entries than proxies, no header, or a non-address: the peer counts.
         (2, PROXY, "198.51.100.1", PROXY),
         (1, PROXY, None, PROXY),
         (1, PROXY, "not-an-address", PROXY),
         (1, PROXY, "", PROXY),
-        # IPv6, bracketed or not, comes back normalised.
-        (1, PROXY, "[2001:DB8::1]:443", "2001:db8::1"),
-        (1, PROXY, "2001:db8:0:0::1", "2001:db8::1"),
+        # A port is dropped, whichever way it is written.
+        (1, PROXY, "198.51.100.1:5555", "198.51.100.1"),
+        (1, PROXY, "[2001:DB8::1]:443", "2001:db8::/64"),
+        # IPv6 counts as its /64 (one subscriber's block); IPv4 written as IPv6 as itself.
+        (1, PROXY, "2001:db8:0:0:ffff::1", "2001:db8::/64"),
+        (0, "2001:db8::5", None, "2001:db8::/64"),
+        (1, PROXY, "::ffff:198.51.100.1", "198.51.100.1"),
+        (0, "::ffff:203.0.113.7", None, "203.0.113.7"),
     ],
 )
 def test_the_address_a_request_counts_under(settings, proxies, peer, forwarded, expected):
     settings.SPECBOARD_TRUSTED_PROXIES = proxies
     assert client_address(request_from(peer, forwarded)) == expected
+
+
+def test_the_proxies_networks_are_the_deployments_to_say(settings):
+    settings.SPECBOARD_TRUSTED_PROXIES = 1
+    settings.SPECBOARD_TRUSTED_PROXY_NETWORKS = ("203.0.113.0/24",)
+    assert client_address(request_from("203.0.113.9", "198.51.100.1")) == "198.51.100.1"
+    # The default private ranges are trusted no more once the deployment names its own.
+    assert client_address(request_from(PROXY, "198.51.100.1")) == PROXY
+
+
+def test_addresses_inside_one_ipv6_block_count_as_one(settings):
+    settings.SPECBOARD_TRUSTED_PROXIES = 1
+    rotated = {
+        client_address(request_from(PROXY, f"2001:db8:1:2:{i:x}::{i:x}")) for i in range(1, 50)
+    }
+    assert rotated == {"2001:db8:1:2::/64"}
 
 
 @pytest.fixture
@@ -124,12 +149,23 @@ def test_behind_a_proxy_the_sign_up_limit_is_per_visitor(db, two_sign_ups_an_hou
     assert sign_up(4, peer="192.0.2.30") == 302
 
 
-def test_the_api_throttle_counts_an_anonymous_request_under_the_same_address(settings):
+def test_the_api_throttles_would_count_an_anonymous_request_under_the_same_address(settings):
+    """Every throttled API write needs a signed-in user today (counted by user, not address);
+    a throttle on an anonymous request would read the same address as the sign-in limits."""
     from leaderboard.api.throttles import SubmissionThrottle
 
     throttle = SubmissionThrottle()
-    request = request_from("192.0.2.40", "198.51.100.1")
-    request.user = type("Anonymous", (), {"is_authenticated": False})()
-    assert throttle.get_ident(request) == "192.0.2.40"
+    request = request_from(PROXY, "1.2.3.4, 198.51.100.1")
+    assert throttle.get_ident(request) == PROXY
     settings.SPECBOARD_TRUSTED_PROXIES = 1
     assert throttle.get_ident(request) == "198.51.100.1"
+
+
+def test_a_tls_proxy_without_a_proxy_count_is_warned_about(settings):
+    from django.core import checks
+
+    settings.BEHIND_TLS_PROXY = True
+    settings.SPECBOARD_TRUSTED_PROXIES = 0
+    assert [m.id for m in checks.run_checks(tags=["security"])].count("specboard.W001") == 1
+    settings.SPECBOARD_TRUSTED_PROXIES = 1
+    assert "specboard.W001" not in [m.id for m in checks.run_checks(tags=["security"])]
