@@ -24,13 +24,13 @@ def models(models):
     return models
 
 
-def measured(user, hardware, make_result, data: dict, decode: list[float]):
+def measured(user, hardware, make_result, data: dict, decode: list[float], release="b11434"):
     job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
     services.record_result(
         job_id=job.pk,
         result=with_baseline_section(
-            make_result(job.config.key, decode, draft=(40, 30), tau=2.2),
-            make_result(job.config.baseline.key, [50.0, 50.5, 49.5]),
+            make_result(job.config.key, decode, draft=(40, 30), tau=2.2, release=release),
+            make_result(job.config.baseline.key, [50.0, 50.5, 49.5], release=release),
         ),
     )
     return job.config
@@ -131,3 +131,56 @@ def test_where_the_interval_holds_one_the_page_says_it_is_not_clearly_faster(boa
     assert not group["none_pays"]
     page = client.get(f"/models/{TARGET}/").content.decode()
     assert "not clearly faster than no drafting" in page and "none-pays" not in page
+
+
+def test_a_draft_measured_on_another_prompt_is_advised_apart(board, user, hardware, make_result):
+    # A repetitive prompt lets n-gram drafting accept nearly everything: its 6x is no evidence
+    # against the drafts measured on the default prompt.
+    repetitive = {"name": "quick", "n_predict": 64, "runs": 3, "prompt": "a a a a a a a a"}
+    measured(
+        user,
+        hardware,
+        make_result,
+        config("ngram-simple", 5, draft=False, protocol=repetitive),
+        [300.0, 300.5, 299.5],
+    )
+
+    groups = draft_advice(target_name=TARGET)
+
+    assert len(groups) == 2
+    default, other = sorted(groups, key=lambda g: "prompt “a a" in g["workload"])
+    assert default["drafts"][0]["spec_label"] == "draft-simple"
+    assert default["drafts"][0]["entry"].speedup == pytest.approx(2.0)
+    assert [d["entry"].config.n_max for d in other["drafts"]] == [5]
+    assert other["workload"].endswith("prompt “a a a a a a a a”")
+
+
+def test_without_an_interval_a_tie_is_unknown_and_a_loss_still_said(
+    client, user, hardware, make_result, models
+):
+    # One request each: no interval, so neither a tie nor "clearly slower" can be claimed.
+    measured(user, hardware, make_result, config("draft-simple", 4), [40.0])
+    measured(user, hardware, make_result, config("ngram-simple", 4, draft=False), [30.0])
+
+    [group] = draft_advice(target_name=TARGET)
+
+    first, second = group["drafts"]
+    assert first["interval"] is None and second["interval"] is None
+    assert second["tie_unknown"] and not second["tied"]
+    assert [d["against_baseline"] for d in group["drafts"]] == ["below 1, no interval"] * 2
+    assert group["none_pays"]
+    page = client.get(f"/models/{TARGET}/").content.decode()
+    assert "tie unknown" in page and "below 1 (no interval)" in page
+
+
+def test_one_config_measured_on_two_engine_releases_counts_once(
+    user, hardware, make_result, models
+):
+    data = config("draft-simple", 4)
+    measured(user, hardware, make_result, data, [100.0, 100.5, 99.5])
+    measured(user, hardware, make_result, data, [90.0, 90.5, 89.5], release="b11500")
+    assert LeaderboardEntry.objects.filter(config__spec_label="draft-simple").count() == 2
+
+    [group] = draft_advice(target_name=TARGET)
+
+    assert [d["configs"] for d in group["drafts"]] == [1]
