@@ -118,6 +118,8 @@ def main() -> None:
         help="which (GPU-side sampling, streaming) pairs to measure",
     )
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be 1 or more (an even number balances the ABBA order)")
 
     engine = locate(server=args.server)
     with tempfile.TemporaryDirectory() as scratch:

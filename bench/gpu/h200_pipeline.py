@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -169,18 +170,29 @@ def fidelity(
     stream(argv, RESULTS / f"fidelity-{shape}.txt", label=f"fidelity {shape}")
 
 
-def stream(argv: list[str], record: Path, *, label: str) -> None:
-    """Run a bench script, writing its output to `record` and the log line by line as it comes."""
+def stream(argv: list[str], record: Path, *, label: str, timeout_s: float = 1800) -> None:
+    """Run a bench script, writing its output to `record` and the log line by line as it comes;
+    past `timeout_s` (a hung engine) it is killed, with what it printed kept."""
     with record.open("w") as out:
         process = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
         )
-        for line in process.stdout:
-            out.write(line)
-            out.flush()
-            log(f"  {label}: {line.rstrip()}")
-        if process.wait(timeout=60) != 0:
-            raise RuntimeError(f"{Path(argv[1]).name} exited with {process.returncode}")
+        timer = threading.Timer(timeout_s, process.kill)
+        timer.start()
+        try:
+            for line in process.stdout:
+                out.write(line)
+                out.flush()
+                log(f"  {label}: {line.rstrip()}")
+            code = process.wait(timeout=60)
+        finally:
+            timer.cancel()
+            if process.poll() is None:
+                process.kill()
+        if code != 0:
+            raise RuntimeError(
+                f"{Path(argv[1]).name} exited with {code} (killed past {timeout_s} s if negative)"
+            )
 
 
 def start_model_writer(shapes) -> subprocess.Popen:

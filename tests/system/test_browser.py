@@ -281,8 +281,10 @@ def test_an_interval_that_runs_below_zero_is_marked_where_the_chart_cuts_it(
     shoot(page, "compare-interval-below-zero")
 
     # Without such a band, no mark.
-    page.goto(f"{live_server.url}/compare/?keys={tight},{tight}")
+    other = measure(user, hardware, make_result, 3, [99.0, 103.0]).config.key
+    page.goto(f"{live_server.url}/compare/?keys={tight},{other}")
     canvas = page.locator("#compare-tps-chart")
-    if canvas.count():
-        canvas.scroll_into_view_if_needed()
-        assert canvas.evaluate(MARK_PIXELS) == 0
+    canvas.scroll_into_view_if_needed()
+    assert canvas.get_attribute("data-drawn") == "true"
+    assert canvas.evaluate(chart)[1] == [False, False]
+    assert canvas.evaluate(MARK_PIXELS) == 0
