@@ -12,7 +12,8 @@ and no limit reads a header the others ignore.
   (SPECBOARD_TRUSTED_PROXY_NETWORKS; loopback and the private ranges by default). Entries
   further left were written by the client and are never read. A request from elsewhere (a client
   that reached the web server directly), with fewer entries than N, or with an entry that is no
-  address, did not come through the proxies as configured: its peer address counts.
+  address, did not come through the proxies as configured: its peer address counts. A Unix
+  socket (no peer address) can only be reached from the machine itself: a proxy's connection.
 - One client, one address: an IPv4 address written as IPv6 (::ffff:a.b.c.d) counts as itself,
   and an IPv6 address counts as its /64 network, the block one subscriber gets, so rotating
   addresses inside it gains nothing. An entry with a port (a.b.c.d:443, [v6]:443) is read without it.
@@ -33,7 +34,9 @@ def client_address(request: HttpRequest) -> str | None:
     """The address this request is counted under (None only when the server gave no peer)."""
     peer = _address(request.META.get("REMOTE_ADDR") or "")
     proxies = settings.SPECBOARD_TRUSTED_PROXIES
-    if proxies <= 0 or peer is None or not _from_a_proxy(peer):
+    # No peer address at all is a Unix socket (gunicorn behind a proxy on the same machine):
+    # only that machine can reach it, so it counts as a proxy's connection.
+    if proxies <= 0 or (peer is not None and not _from_a_proxy(peer)):
         return _key(peer)
     hops = [hop.strip() for hop in request.headers.get("x-forwarded-for", "").split(",")]
     if len(hops) < proxies:

@@ -46,6 +46,10 @@ def request_from(peer: str, forwarded: str | None = None):
         (0, "2001:db8::5", None, "2001:db8::/64"),
         (1, PROXY, "::ffff:198.51.100.1", "198.51.100.1"),
         (0, "::ffff:203.0.113.7", None, "203.0.113.7"),
+        # A Unix socket has no peer address: behind a proxy its header is read, else nothing is.
+        (1, "", "1.2.3.4, 198.51.100.1", "198.51.100.1"),
+        (1, "", None, None),
+        (0, "", "198.51.100.1", None),
     ],
 )
 def test_the_address_a_request_counts_under(settings, proxies, peer, forwarded, expected):
