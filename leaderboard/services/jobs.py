@@ -21,7 +21,7 @@ from leaderboard.models import (
     Job,
     ModelFile,
 )
-from leaderboard.services.progress import clean_progress, live_log
+from leaderboard.services.progress import clean_progress, live_log, storable_text
 
 logger = logging.getLogger(__name__)
 
@@ -105,14 +105,6 @@ def record_progress(*, job_id: int, progress: dict) -> bool:
     )
 
 
-def _text(value: object) -> str:
-    """A host's text as storable text: a string without NUL characters (which PostgreSQL's text
-    columns refuse), whatever type the message carried."""
-    return (value if isinstance(value, str) else "" if value is None else str(value)).replace(
-        "\x00", ""
-    )
-
-
 def record_failure(*, job_id: int, error: object, log_tail: object = "") -> bool:
     """Finish a job as failed with the reason and the engine's log tail; ignored once finished.
 
@@ -120,8 +112,8 @@ def record_failure(*, job_id: int, error: object, log_tail: object = "") -> bool
     return bool(
         Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(
             status=Job.Status.FAILED,
-            error=_text(error).strip()[:2000] or "failed",
-            log_tail=_text(log_tail)[-8000:],
+            error=storable_text(error).strip()[:2000] or "failed",
+            log_tail=storable_text(log_tail)[-8000:],
             finished_at=timezone.now(),
         )
     )

@@ -75,4 +75,12 @@ def live_log(progress: object) -> str | None:
     text = progress.get("log_tail") if isinstance(progress, dict) else None
     if not isinstance(text, str):
         return None
-    return text.replace("\x00", "")[-LIVE_LOG_CHARS:]
+    return storable_text(text)[-LIVE_LOG_CHARS:]
+
+
+def storable_text(value: object) -> str:
+    """A host's text as storable text: a string without NUL characters (which PostgreSQL's text
+    columns refuse), whatever type the message carried."""
+    return (value if isinstance(value, str) else "" if value is None else str(value)).replace(
+        "\x00", ""
+    )
