@@ -275,8 +275,21 @@ def repeated_prompt(config: BenchmarkConfig, requests: Sequence[Mapping[str, Any
     return len(set(hashes)) < len(hashes)
 
 
+def measures_own_baseline(*, speculative: bool, synthetic: bool) -> bool:
+    """Whether a job runs its config's paired baseline in the same runner invocation.
+
+    A speculative config with its own drafting does: only a baseline measured beside it can take
+    its top-2 margins where the outputs diverge (runner.fidelity), so its fidelity is graded.
+    Synthetic acceptance claims nothing about output, so it shares one baseline job instead.
+    The service asks this of a stored config (services.jobs), the budget below of a schema one.
+    """
+    return speculative and not synthetic
+
+
 def job_token_budget(config: BenchmarkConfig) -> dict[str, int]:
     """What a job of this config costs: with its paired baseline when it measures one beside it
-    (a speculative config with its own drafting: its fidelity is graded against that baseline;
-    synthetic acceptance claims nothing about output and shares a separate baseline job)."""
-    return token_budget(config, with_baseline=config.is_speculative and not config.is_synthetic)
+    (`measures_own_baseline`)."""
+    with_baseline = measures_own_baseline(
+        speculative=config.is_speculative, synthetic=config.is_synthetic
+    )
+    return token_budget(config, with_baseline=with_baseline)

@@ -22,6 +22,7 @@ from leaderboard.models import (
     ModelFile,
 )
 from leaderboard.services.progress import clean_progress, live_log, storable_text
+from runner import protocols as runner_protocols
 
 logger = logging.getLogger(__name__)
 
@@ -46,12 +47,11 @@ def job_payload(job: Job) -> dict:
 
 
 def measures_own_baseline(config: Config) -> bool:
-    """Whether a config's job runs its paired baseline in the same runner invocation.
-
-    A speculative config with its own drafting does: only a baseline measured beside it can take
-    its top-2 margins where the outputs diverge (runner.fidelity), so its fidelity is graded.
-    Synthetic acceptance claims nothing about output, so it shares one baseline job instead."""
-    return config.baseline_id is not None and not config.synthetic
+    """Whether a stored config's job runs its paired baseline in the same runner invocation
+    (the runner's rule, `runner.protocols.measures_own_baseline`)."""
+    return runner_protocols.measures_own_baseline(
+        speculative=config.baseline_id is not None, synthetic=config.synthetic
+    )
 
 
 def enqueue_on_commit(job: Job) -> None:
