@@ -142,6 +142,11 @@ class Config(models.Model):
     target_name = models.CharField(max_length=200, db_index=True)
     spec_label = models.CharField(max_length=200, default="none", db_index=True)
     protocol = models.CharField(max_length=32, db_index=True)
+    # What the protocol's figure means besides its name (services.configs.protocol_variant): the
+    # concurrency and categories protocols rank only among configs alike in it.
+    protocol_variant = models.CharField(
+        max_length=16, blank=True, default="", db_default="", db_index=True
+    )
     n_max = models.PositiveIntegerField(null=True, blank=True)
     ctx_size = models.PositiveIntegerField(null=True, blank=True)
     synthetic = models.BooleanField(default=False)

@@ -21,7 +21,12 @@ from django.utils.functional import cached_property
 
 from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
 from leaderboard.selectors.cache import board_cached
-from leaderboard.selectors.definitions import LEGEND, row_definitions, row_evidence
+from leaderboard.selectors.definitions import (
+    LEGEND,
+    protocol_parameters,
+    row_definitions,
+    row_evidence,
+)
 from leaderboard.selectors.protocols import SEPARATE_PROTOCOLS
 from leaderboard.selectors.ranks import (
     LEADERBOARD_ORDERINGS,
@@ -231,9 +236,10 @@ def leaderboard_rows(
 def _rank_scope(entry: LeaderboardEntry, *, within: bool) -> str:
     """Which ranking a row's rank is in, where the page holds more than one: its tok/s
     definition (on a page that mixes them) and its protocol (concurrency and categories)."""
-    group = ranking_group(entry)
     parts = [entry.tps_definition] if within else []
-    return " · ".join(parts + ([f"{group} protocol"] if group else []))
+    if ranking_group(entry):
+        parts.append(protocol_parameters(entry.config))
+    return " · ".join(parts)
 
 
 def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:

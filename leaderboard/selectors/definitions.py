@@ -51,7 +51,8 @@ BEST_OF_BATCHES = (
 STALE = "stale: measured with an engine release older than the newest our workers measured with"
 RANKS_WITHIN_DEFINITION = (
     "ranks: by the sorted column, decode and end-to-end rows numbered separately, and rows of "
-    "the concurrency and categories protocols each only among their own protocol; a row whose "
+    "the concurrency and categories protocols each only among rows of their protocol measured "
+    "alike (the same levels and lengths, or the same categories); a row whose "
     "95% interval overlaps its ranking's leader shares rank 1 (sorted by tok/s), a row "
     "without an interval (fewer than two requests) ties with nothing"
 )
@@ -144,6 +145,28 @@ def protocol_summary(config: Config) -> str:
     if depths:
         return f"{config.protocol} {min(depths)}–{max(depths)} tokens ({len(depths)} depths)"
     return SEED_CSV_PROTOCOL_LABEL if config.protocol == SEED_CSV_PROTOCOL else config.protocol
+
+
+def protocol_parameters(config: Config) -> str:
+    """What a concurrency or categories row measured, in words (its ranking's name on the board):
+    'concurrency 1–16 (5 levels), 512 in, 256 out' or 'categories code, math, … (7), 128 out,
+    5 prompts each'; the protocol summary for any other."""
+    canonical = config.canonical if isinstance(config.canonical, dict) else {}
+    protocol = canonical.get("protocol")
+    protocol = protocol if isinstance(protocol, dict) else {}
+    summary = protocol_summary(config)
+    lengths = [
+        f"{protocol[key]} {word}"
+        for key, word in (("input_tokens", "in"), ("output_tokens", "out"))
+        if isinstance(protocol.get(key), int)
+    ]
+    if config.protocol == "categories":
+        names = [c for c in protocol.get("categories") or [] if isinstance(c, str)]
+        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+        summary = f"categories {shown} ({len(names)})" if names else "categories"
+        if isinstance(protocol.get("prompts_per_category"), int):
+            lengths.append(f"{protocol['prompts_per_category']} prompts each")
+    return ", ".join([summary, *lengths])
 
 
 def is_across_depths(config: Config) -> bool:

@@ -4,8 +4,9 @@ It owns the orderings a board can be sorted and ranked by (`LEADERBOARD_ORDERING
 `page_ranks`: competition ranks within one tok/s definition for tok/s and speedup (decode and
 end-to-end rows are never numbered in one ranking), across all rows for acceptance and tau, and
 ties with the leader by `interval_relation`, the same test the n_max findings use. Rows of the
-concurrency and categories protocols rank only among rows of their own protocol (`ranking_group`):
-their figures pool other kinds of requests. Every count is one query over the filtered rows in
+concurrency and categories protocols rank only among rows of their own protocol measured alike
+(the same levels and lengths, or categories: `ranking_group`): their figures pool other kinds of
+requests, and how many of which decides the figure. Every count is one query over the filtered rows in
 the database, never a pass over them in Python.
 """
 
@@ -33,10 +34,14 @@ Scope = tuple[str, str]
 
 
 def ranking_group(entry: LeaderboardEntry) -> str:
-    """The protocols a row ranks among: its own for the concurrency and categories protocols
-    (their tok/s pools levels or categories), "" for quick, depth, context-sweep and imports."""
-    protocol = entry.config.protocol
-    return protocol if protocol in SEPARATE_PROTOCOLS else ""
+    """The rows a row ranks among: for the concurrency and categories protocols (their tok/s
+    pools levels or categories) the configs of its protocol alike in what it measured (the same
+    levels and lengths, or categories: "concurrency:<variant>"); "" for quick, depth,
+    context-sweep and imports."""
+    config = entry.config
+    if config.protocol not in SEPARATE_PROTOCOLS:
+        return ""
+    return f"{config.protocol}:{config.protocol_variant}"
 
 
 def _scope(entry: LeaderboardEntry, *, within_definition: bool = True) -> Scope:
@@ -45,7 +50,11 @@ def _scope(entry: LeaderboardEntry, *, within_definition: bool = True) -> Scope:
 
 def _scope_q(scope: Scope) -> Q:
     definition, group = scope
-    rows = Q(config__protocol=group) if group else ~Q(config__protocol__in=SEPARATE_PROTOCOLS)
+    if group:
+        protocol, _, variant = group.partition(":")
+        rows = Q(config__protocol=protocol, config__protocol_variant=variant)
+    else:
+        rows = ~Q(config__protocol__in=SEPARATE_PROTOCOLS)
     return rows & Q(tps_definition=definition) if definition else rows
 
 

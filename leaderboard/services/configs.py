@@ -53,6 +53,19 @@ def digest(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
+# Parameters that say how often a protocol measures, not what its figure means.
+MEASUREMENT_COUNTS = ("name", "rounds", "warmup", "seed", "runs", "requests")
+
+
+def protocol_variant(protocol: object) -> str:
+    """A short digest of what a protocol's figure means besides its name: for concurrency its
+    levels and lengths, for categories its categories, prompts and length (how many rounds or
+    warm-ups it ran is left out). Rows of those protocols rank only among configs alike in it."""
+    if not isinstance(protocol, dict):
+        return ""
+    return digest({k: v for k, v in protocol.items() if k not in MEASUREMENT_COUNTS})[:12]
+
+
 def _stored_config(*, key: str, spec_label: str, **fields: object) -> Config:
     """The one writer of Config rows: found by key, or created with one row per speculative type."""
     row, created = Config.objects.get_or_create(
@@ -79,6 +92,7 @@ def config_row(config: BenchmarkConfig, *, target: ModelFile, draft: ModelFile |
         target_name=target.name,
         spec_label=config.spec_label,
         protocol=config.protocol.name,
+        protocol_variant=protocol_variant(config.canonical()["protocol"]),
         n_max=config.n_max,
         ctx_size=config.effective_ctx_size,
         synthetic=config.is_synthetic,
@@ -148,6 +162,7 @@ def uploaded_config(
         target_name=target_name[:200],
         spec_label=config.spec_label,
         protocol=config.protocol.name,
+        protocol_variant=protocol_variant(config.canonical()["protocol"]),
         n_max=config.n_max,
         ctx_size=config.effective_ctx_size,
         synthetic=config.is_synthetic,

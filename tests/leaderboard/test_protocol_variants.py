@@ -1,0 +1,92 @@
+"""Concurrency (and categories) rows rank only among configs measured alike: a config run at
+levels 1-2 pools faster per-request decode than one run at 1-16, so the two are not ranked
+against each other; how many rounds each ran does not part them."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard import selectors, services
+from leaderboard.models import Config, LeaderboardEntry
+from leaderboard.services.board import mark_test_weights
+from leaderboard.services.configs import protocol_variant
+from tests.support.protocol_results import (
+    concurrency_config,
+    concurrency_records,
+    protocol_result,
+)
+
+
+@pytest.fixture
+def models(models):
+    mark_test_weights(models=models.values(), test_weights=False)
+    return models
+
+
+@pytest.fixture
+def record(user, hardware, tiny_models, models):
+    directory = next(iter(tiny_models.values())).parent
+
+    def imported(levels, speculative, baseline, **protocol):
+        config = concurrency_config(levels)
+        if protocol:
+            config = concurrency_config(levels, protocol=config.protocol.model_dump() | protocol)
+        result = protocol_result(
+            config,
+            concurrency_records(config, speculative, acceptance=0.75),
+            concurrency_records(config.baseline(), baseline, acceptance=None),
+            models_dir=directory,
+        )
+        services.import_runner_result(owner=user, hardware=hardware, result=result, source="t")
+        return config.key
+
+    return imported
+
+
+def ranks_by_key():
+    entries = selectors.leaderboard_entries(ranked_only=True)
+    page = list(entries)
+    ranks = selectors.page_ranks(entries, page, offset=0, ordering="tokens_per_second")
+    return {entry.config.key: ranks[entry.pk] for entry in page}
+
+
+def test_configs_of_other_levels_rank_apart_and_of_the_same_levels_together(record):
+    low = record([1, 2], [100.0, 150.0], [60.0, 120.0])
+    wide = record([1, 2, 4], [30.0, 40.0, 50.0], [20.0, 30.0, 40.0])
+    # The same levels and lengths, measured over more rounds: the same ranking as `wide`.
+    again = record([1, 2, 4], [20.0, 25.0, 30.0], [10.0, 12.0, 14.0], rounds=3)
+
+    ranks = ranks_by_key()
+
+    variants = dict(
+        Config.objects.filter(key__in=[low, wide, again]).values_list("key", "protocol_variant")
+    )
+    assert variants[wide] == variants[again] != variants[low]
+    # Each is ranked among its own: `low` leads its ranking, `wide` leads the other, and
+    # `again` (slower, same levels) comes after `wide`, not after `low`.
+    assert ranks[low][0] == 1 and ranks[wide][0] == 1
+    assert ranks[again][0] > 1
+    entries = {e.config.key: e for e in LeaderboardEntry.objects.select_related("config")}
+    assert selectors.ranks.ranking_group(entries[wide]) == selectors.ranks.ranking_group(
+        entries[again]
+    )
+
+
+def test_the_board_names_each_ranking_by_what_it_measured(client, record):
+    record([1, 2], [100.0, 150.0], [60.0, 120.0])
+    record([1, 2, 4], [30.0, 40.0, 50.0], [20.0, 30.0, 40.0])
+
+    page = client.get("/", {"protocol": "concurrency"}).content.decode()
+
+    assert "concurrency 1–2 (2 levels), 64 in, 32 out" in page
+    assert "concurrency 1–4 (3 levels), 64 in, 32 out" in page
+
+
+def test_the_variant_leaves_out_how_often_a_protocol_measures():
+    base = {"name": "concurrency", "levels": [1, 2], "input_tokens": 64, "output_tokens": 32}
+    assert protocol_variant(base | {"rounds": 3, "warmup": 1, "seed": 1}) == protocol_variant(
+        base | {"rounds": 9, "warmup": 0, "seed": 2}
+    )
+    assert protocol_variant(base) != protocol_variant(base | {"levels": [1, 2, 4]})
+    assert protocol_variant(base) != protocol_variant(base | {"output_tokens": 64})
+    assert protocol_variant(None) == "" and protocol_variant("x") == ""
