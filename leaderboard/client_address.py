@@ -9,14 +9,17 @@ and no limit reads a header the others ignore.
   one client rotate addresses past every limit, or lock other people out under theirs.
 - Behind N reverse proxies that each append the address they saw: the N-th entry from the right
   of X-Forwarded-For, read only when the connection comes from one of the proxies' networks
-  (SPECBOARD_TRUSTED_PROXY_NETWORKS; loopback and the private ranges by default). Entries
+  (SPECBOARD_TRUSTED_PROXY_NETWORKS; loopback and the private ranges by default, so a web port
+  published beyond the proxy needs the proxy's own address there), and only when the entries
+  the inner proxies appended are proxies' addresses too. Entries
   further left were written by the client and are never read. A request from elsewhere (a client
   that reached the web server directly), with fewer entries than N, or with an entry that is no
   address, did not come through the proxies as configured: its peer address counts. A Unix
   socket (no peer address) can only be reached from the machine itself: a proxy's connection.
 - One client, one address: an IPv4 address written as IPv6 (::ffff:a.b.c.d) counts as itself,
-  and an IPv6 address counts as its /64 network, the block one subscriber gets, so rotating
-  addresses inside it gains nothing. An entry with a port (a.b.c.d:443, [v6]:443) is read without it.
+  and an IPv6 address counts as its /64 network (written as the network's first address, which
+  an address column holds), the block one subscriber gets, so rotating addresses inside it
+  gains nothing. An entry with a port (a.b.c.d:443, [v6]:443) is read without it.
 """
 
 from __future__ import annotations
@@ -32,15 +35,26 @@ IPV6_PREFIX = 64
 
 def client_address(request: HttpRequest) -> str | None:
     """The address this request is counted under (None only when the server gave no peer)."""
-    peer = _address(request.META.get("REMOTE_ADDR") or "")
+    remote = request.META.get("REMOTE_ADDR") or ""
+    peer = _address(remote)
     proxies = settings.SPECBOARD_TRUSTED_PROXIES
     # No peer address at all is a Unix socket (gunicorn behind a proxy on the same machine):
-    # only that machine can reach it, so it counts as a proxy's connection.
-    if proxies <= 0 or (peer is not None and not _from_a_proxy(peer)):
+    # only that machine can reach it, so it counts as a proxy's connection. A peer address that
+    # is there but no address counts as nobody's proxy.
+    from_a_proxy = _from_a_proxy(peer) if peer is not None else not remote.strip()
+    if proxies <= 0 or not from_a_proxy:
         return _key(peer)
     hops = [hop.strip() for hop in request.headers.get("x-forwarded-for", "").split(",")]
     if len(hops) < proxies:
         return _key(peer)
+    # The proxies' own entries (all but the outermost's) must be proxies too: a client that
+    # reached an inner proxy directly is the first entry from the right that is not one.
+    for hop in reversed(hops[len(hops) - proxies + 1 :]):
+        address = _address(hop)
+        if address is None:
+            return _key(peer)
+        if not _from_a_proxy(address):
+            return _key(address)
     return _key(_address(hops[-proxies]) or peer)
 
 
@@ -64,7 +78,8 @@ def _key(address: ipaddress.IPv4Address | ipaddress.IPv6Address | None) -> str |
     if address is None:
         return None
     if isinstance(address, ipaddress.IPv6Address):
-        return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False))
+        # The /64's first address, not "net/64": axes stores it in an address column.
+        return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False).network_address)
     return str(address)
 
 

@@ -33,6 +33,12 @@ def request_from(peer: str, forwarded: str | None = None):
         # choose its address by sending the header itself.
         (1, "203.0.113.9", "6.6.6.6", "203.0.113.9"),
         (2, "203.0.113.9", "6.6.6.6, 7.7.7.7", "203.0.113.9"),
+        # Two proxies: an inner entry that is no proxy's is a client that reached the inner
+        # proxy directly, whatever it wrote further left.
+        (2, PROXY, "6.6.6.6, 198.51.100.1", "198.51.100.1"),
+        (3, PROXY, "6.6.6.6, 7.7.7.7, 10.0.0.9", "7.7.7.7"),
+        # A peer address that is no address is nobody's proxy.
+        (1, "garbage", "198.51.100.1", None),
         # Fewer entries than proxies, no header, or a non-address: the peer counts.
         (2, PROXY, "198.51.100.1", PROXY),
         (1, PROXY, None, PROXY),
@@ -40,10 +46,10 @@ def request_from(peer: str, forwarded: str | None = None):
         (1, PROXY, "", PROXY),
         # A port is dropped, whichever way it is written.
         (1, PROXY, "198.51.100.1:5555", "198.51.100.1"),
-        (1, PROXY, "[2001:DB8::1]:443", "2001:db8::/64"),
+        (1, PROXY, "[2001:DB8::1]:443", "2001:db8::"),
         # IPv6 counts as its /64 (one subscriber's block); IPv4 written as IPv6 as itself.
-        (1, PROXY, "2001:db8:0:0:ffff::1", "2001:db8::/64"),
-        (0, "2001:db8::5", None, "2001:db8::/64"),
+        (1, PROXY, "2001:db8:0:0:ffff::1", "2001:db8::"),
+        (0, "2001:db8::5", None, "2001:db8::"),
         (1, PROXY, "::ffff:198.51.100.1", "198.51.100.1"),
         (0, "::ffff:203.0.113.7", None, "203.0.113.7"),
         # A Unix socket has no peer address: behind a proxy its header is read, else nothing is.
@@ -70,7 +76,7 @@ def test_addresses_inside_one_ipv6_block_count_as_one(settings):
     rotated = {
         client_address(request_from(PROXY, f"2001:db8:1:2:{i:x}::{i:x}")) for i in range(1, 50)
     }
-    assert rotated == {"2001:db8:1:2::/64"}
+    assert rotated == {"2001:db8:1:2::"}
 
 
 @pytest.fixture
@@ -173,3 +179,33 @@ def test_a_tls_proxy_without_a_proxy_count_is_warned_about(settings):
     assert [m.id for m in checks.run_checks(tags=["security"])].count("specboard.W001") == 1
     settings.SPECBOARD_TRUSTED_PROXIES = 1
     assert "specboard.W001" not in [m.id for m in checks.run_checks(tags=["security"])]
+
+
+def test_every_address_key_fits_an_address_column_on_postgresql(settings):
+    """axes stores the address in a GenericIPAddressField: PostgreSQL's adapter must take it."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    adapt = DatabaseOperations(None).adapt_ipaddressfield_value
+    settings.SPECBOARD_TRUSTED_PROXIES = 1
+    for peer, forwarded in (
+        ("2001:db8::5", None),
+        (PROXY, "[2001:db8::1]:443"),
+        (PROXY, "::ffff:198.51.100.1"),
+        (PROXY, "198.51.100.1:5555"),
+    ):
+        key = client_address(request_from(peer, forwarded))
+        assert key is not None and adapt(key) is not None, key
+
+
+def test_an_ipv6_client_is_locked_out_per_block_and_never_gets_a_server_error(accounts):
+    for index in range(5):
+        client = Client()
+        response = client.post(
+            "/accounts/login/",
+            {"login": f"nobody{index}", "password": "wrong"},
+            REMOTE_ADDR=f"2001:db8:7:7::{index + 1:x}",
+        )
+        assert response.status_code in (200, 429)
+    # Another address of the same /64 is the same client: locked out.
+    assert not sign_in("grace", PASSWORD, peer="2001:db8:7:7::99")
+    assert sign_in("grace", PASSWORD, peer="2001:db8:7:8::1")
