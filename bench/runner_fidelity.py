@@ -204,17 +204,19 @@ def measure_depth(engine, model: Path, depth: int, option_sets, args, *, default
                     f"(config total {total:.1f} s), {same}",
                     flush=True,
                 )
-    bench = statistics.fmean(benches)
     headline = None
     for pair, measured in decodes.items():
         if not measured:
             continue
         values = [value for _, value in measured]
+        # Against llama-bench of the same rounds: a failed runner round drops its bench too, or
+        # the drift the alternation cancels would come back.
+        bench = statistics.fmean(benches[index] for index, _ in measured)
         ratio = statistics.fmean(values) / bench
         per_round = [value / benches[index] for index, value in measured]
         print(
             f"depth {depth:>6} {label_of(*pair):>15}: runner {statistics.fmean(values):9.2f} tok/s, "
-            f"llama-bench {bench:9.2f} tok/s over {len(benches)} round(s), ratio {ratio:.3f}"
+            f"llama-bench {bench:9.2f} tok/s over {len(measured)} round(s), ratio {ratio:.3f}"
             f" (rounds {min(per_round):.3f}-{max(per_round):.3f})",
             flush=True,
         )

@@ -469,9 +469,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    # The throttles read leaderboard.client_address. DRF's own reading, for any throttle added
-    # without it: by default it believes a client's X-Forwarded-For; with this it reads the peer
-    # when no proxy is configured (and, with fewer entries than proxies, still the left-most).
+    # The throttles read leaderboard.client_address (leaderboard.api.throttles). This is no
+    # safety net for a throttle built without it: DRF then reads the peer when no proxy is
+    # configured, but with proxies it reads X-Forwarded-For from any peer.
     "NUM_PROXIES": SPECBOARD_TRUSTED_PROXIES,
 }
 SPECTACULAR_SETTINGS = {

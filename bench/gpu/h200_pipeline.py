@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -174,10 +175,24 @@ def stream(argv: list[str], record: Path, *, label: str, timeout_s: float = 1800
     """Run a bench script, writing its output to `record` and the log line by line as it comes;
     past `timeout_s` (a hung engine) it is killed, with what it printed kept."""
     with record.open("w") as out:
+        # Its own process group, so a kill takes the engines it started (llama-bench,
+        # llama-server) with it rather than leaving them on the GPU.
         process = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
         )
-        timer = threading.Timer(timeout_s, process.kill)
+
+        def kill() -> None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout_s, kill)
         timer.start()
         try:
             for line in process.stdout:
@@ -188,7 +203,7 @@ def stream(argv: list[str], record: Path, *, label: str, timeout_s: float = 1800
         finally:
             timer.cancel()
             if process.poll() is None:
-                process.kill()
+                kill()
         if code != 0:
             raise RuntimeError(
                 f"{Path(argv[1]).name} exited with {code} (killed past {timeout_s} s if negative)"

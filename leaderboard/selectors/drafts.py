@@ -4,17 +4,16 @@
 Only rows of the main ranking count (`selectors.board.RANKED`, outside the concurrency and
 categories protocols, whose speedups pool other kinds of requests), and only rows with a speedup
 over a paired baseline. Speedups are compared within one hardware kind, one tok/s definition and
-one workload (the protocol with all its parameters: a quick protocol's prompt, a sweep's depths)
-alone: a speedup is a ratio of two means of one definition measured on one GPU, and what the
+one workload (the protocol with its parameters: a quick protocol's prompt, a sweep's depths; not
+how many runs it took) alone: a speedup is a ratio of two means of one definition measured on one GPU, and what the
 prompt is decides much of it (a repetitive one lets n-gram drafting accept nearly everything). A
-draft is tied with the fastest where their speedup intervals overlap
-(`selectors.intervals.overlaps`); a depth row's speedup is a geometric mean over depths and a
+draft is marked tied with the fastest where their speedup intervals overlap
+(`selectors.intervals.overlaps`, the board's rule for ties: overlap does not prove the two equal,
+only that this evidence does not order them); a depth row's speedup is a geometric mean over depths and a
 one-request batch has no spread: without an interval a tie is unknown, and the page says so.
 """
 
 from __future__ import annotations
-
-import json
 
 from leaderboard.models import Config, LeaderboardEntry
 from leaderboard.selectors.board import RANKED
@@ -66,10 +65,11 @@ def draft_advice(*, target_name: str) -> list[dict]:
 
 
 def _workload(config: Config) -> tuple[str, str]:
-    """The protocol with all its parameters (the grouping key) and in words (the heading)."""
+    """What was measured (the grouping key: the protocol and its parameters, how often it
+    measured left out, `Config.protocol_variant`) and in words (the heading)."""
     canonical = config.canonical if isinstance(config.canonical, dict) else {}
     protocol = canonical.get("protocol")
-    key = json.dumps([config.protocol, protocol], sort_keys=True, default=str)
+    key = f"{config.protocol}:{config.protocol_variant}"
     label = protocol_summary(config)
     prompt = protocol.get("prompt") if isinstance(protocol, dict) else None
     if isinstance(prompt, str) and prompt:

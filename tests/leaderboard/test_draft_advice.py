@@ -184,3 +184,21 @@ def test_one_config_measured_on_two_engine_releases_counts_once(
     [group] = draft_advice(target_name=TARGET)
 
     assert [d["configs"] for d in group["drafts"]] == [1]
+
+
+def test_how_many_runs_a_protocol_took_does_not_split_a_workload(
+    user, hardware, make_result, models
+):
+    measured(user, hardware, make_result, config("draft-simple", 4), [100.0, 100.5, 99.5])
+    five_runs = {"name": "quick", "n_predict": 64, "runs": 5}
+    measured(
+        user,
+        hardware,
+        make_result,
+        config("ngram-simple", 4, draft=False, protocol=five_runs),
+        [120.0, 120.5, 119.5],
+    )
+
+    [group] = draft_advice(target_name=TARGET)
+
+    assert [d["spec_label"] for d in group["drafts"]] == ["ngram-simple", "draft-simple"]
