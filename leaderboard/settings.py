@@ -458,7 +458,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["leaderboard.api.renderers.FiniteJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
         "leaderboard.api.parsers.LimitedJSONParser",
         "leaderboard.api.parsers.LimitedFormParser",

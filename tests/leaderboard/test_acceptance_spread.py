@@ -114,3 +114,18 @@ def test_the_run_page_lists_each_requests_verify_steps_beside_its_tau(client, ru
     body = table[table.index("<tbody>") : table.index("</tbody>")]
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in body.split("</tr>") if "<td" in row]
     assert [row[column] for row in rows] == [str(7 + i) for i in range(len(records))]
+
+
+def test_a_non_finite_number_stored_past_the_door_is_null_in_the_api_not_a_server_error(
+    client, run
+):
+    record = run.requests.filter(phase="measure").order_by("index").first()
+    RequestRecord.objects.filter(pk=record.pk).update(tau=float("inf"), ttft_ms=float("nan"))
+
+    response = client.get(f"/api/v1/runs/{run.pk}")
+
+    assert response.status_code == 200
+    first = min(response.json()["requests"], key=lambda r: r["index"])
+    assert first["tau"] is None and first["ttft_ms"] is None
+    assert client.get(f"/runs/{run.pk}/").status_code == 200
+    assert client.get(f"/configs/{run.config.key}/").status_code == 200

@@ -14,7 +14,6 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,6 +21,7 @@ from rest_framework.views import APIView
 from leaderboard import comparisons, exports, selectors
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
+from leaderboard.api.renderers import FiniteJSONRenderer
 
 EXPORT_ROW_LIMIT = 10_000
 
@@ -66,7 +66,7 @@ class LeaderboardList(generics.ListAPIView):
         # and values: junk parameters or unknown targets are answered uncached, so they cannot
         # fill the cache (the Redis that is also the broker). A bad query is a 400, never cached.
         def render() -> bytes:
-            return JSONRenderer().render(super(LeaderboardList, self).list(request).data)
+            return FiniteJSONRenderer().render(super(LeaderboardList, self).list(request).data)
 
         key = self._cache_key(request)
         if key is None:
