@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from leaderboard.api.errors import not_found
 from leaderboard.api.views import board, catalogue, hosts, jobs, runs, submissions
+from leaderboard.api.views.drafts import Drafts
 from leaderboard.api.views.models import ModelRequestListCreate
 from leaderboard.api.views.protocols import Concurrency
 
@@ -50,6 +51,7 @@ urlpatterns = [
     path("compare", board.Compare.as_view(), name="api-compare"),
     path("leaderboard", board.LeaderboardList.as_view(), name="api-leaderboard"),
     path("concurrency", Concurrency.as_view(), name="api-concurrency"),
+    path("drafts", Drafts.as_view(), name="api-drafts"),
     path("runs", runs.RunList.as_view(), name="api-runs"),
     path("runs/<id:pk>", runs.RunDetail.as_view(), name="api-run"),
     path("submissions", submissions.SubmissionListCreate.as_view(), name="api-submissions"),

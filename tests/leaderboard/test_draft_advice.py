@@ -202,3 +202,31 @@ def test_how_many_runs_a_protocol_took_does_not_split_a_workload(
     [group] = draft_advice(target_name=TARGET)
 
     assert [d["spec_label"] for d in group["drafts"]] == ["ngram-simple", "draft-simple"]
+
+
+def test_the_api_gives_the_same_advice(client, board):
+    data = client.get("/api/v1/drafts", {"target": TARGET}).json()
+
+    [group] = data["groups"]
+    assert data["target"] == TARGET and group["hardware"] == board.slug
+    assert group["definition"] == "decode" and not group["none_pays"]
+    fastest, ngram = group["drafts"]
+    assert (fastest["spec_label"], fastest["draft"], fastest["leader"]) == (
+        "draft-simple",
+        "tiny-qwen3",
+        True,
+    )
+    assert fastest["speedup"] == pytest.approx(2.0)
+    assert fastest["speedup_ci95_low"] < 2.0 < fastest["speedup_ci95_high"]
+    assert ngram["tied"] and ngram["against_baseline"] == "unclear" and ngram["draft"] == ""
+    assert client.get("/api/v1/drafts", {"target": "nobody"}).json() == {
+        "target": "nobody",
+        "groups": [],
+    }
+
+
+@pytest.mark.parametrize("query", [{}, {"target": ""}, {"target": "a\x00b"}, {"target": "x" * 201}])
+def test_a_bad_drafts_query_is_a_field_error(client, db, query):
+    response = client.get("/api/v1/drafts", query)
+    assert response.status_code == 400
+    assert list(response.json()) == ["target"]
