@@ -4,6 +4,7 @@ from tests.support.fixtures import (  # noqa: F401 (pytest finds fixtures by nam
     enqueued,
     hardware,
     make_result,
+    migrate,
     models,
     signed_by_host,
     site_settings,

@@ -92,23 +92,8 @@ def test_the_variant_leaves_out_how_often_a_protocol_measures():
     assert protocol_variant(None) == "" and protocol_variant("x") == ""
 
 
-@pytest.fixture
-def migrator(transactional_db):
-    """A migration executor; the schema is migrated back to the latest afterwards."""
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    executor = MigrationExecutor(connection)
-    yield executor
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
-def test_the_migration_fills_the_variant_of_stored_configs_as_the_service_computes_it(migrator):
-    before = [("leaderboard", "0013_hub_models")]
-    after = [("leaderboard", "0014_config_protocol_variant")]
-    migrator.migrate(before)
-    old = migrator.loader.project_state(before).apps.get_model("leaderboard", "Config")
+def test_the_migration_fills_the_variant_of_stored_configs_as_the_service_computes_it(migrate):
+    old = migrate([("leaderboard", "0013_hub_models")]).get_model("leaderboard", "Config")
     protocol = {"name": "concurrency", "levels": [1, 2], "input_tokens": 64, "rounds": 2}
     old.objects.create(key="a" * 16, canonical={"protocol": protocol}, label="measured",
                        target_name="t", protocol="concurrency")  # fmt: skip
@@ -117,11 +102,8 @@ def test_the_migration_fills_the_variant_of_stored_configs_as_the_service_comput
     old.objects.create(key="c" * 16, canonical={"protocol": "not a dict"}, label="odd",
                        target_name="t", protocol="quick")  # fmt: skip
 
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    executor = MigrationExecutor(connection)
-    executor.migrate(after)
-    new = executor.loader.project_state(after).apps.get_model("leaderboard", "Config")
+    new = migrate([("leaderboard", "0014_config_protocol_variant")]).get_model(
+        "leaderboard", "Config"
+    )
     variants = dict(new.objects.values_list("key", "protocol_variant"))
     assert variants == {"a" * 16: protocol_variant(protocol), "b" * 16: "", "c" * 16: ""}

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from leaderboard import board_version, dispatch, services, signing
 from leaderboard.models import Hardware, Job, ModelFile
@@ -101,6 +103,22 @@ def user(django_user_model):
 def make_result(tiny_models: dict[str, Path]):
     """Builds runner results: make_result(config or config key, [decode tok/s per request], ...)."""
     return functools.partial(fake_result, models_dir=next(iter(tiny_models.values())).parent)
+
+
+@pytest.fixture
+def migrate(transactional_db):
+    """migrate([(app, migration)]) moves the schema there and returns that state's apps (a
+    fresh executor each time, so rows made in between are seen); the schema is migrated back to
+    the latest afterwards."""
+
+    def to(targets: list[tuple[str, str]]):
+        executor = MigrationExecutor(connection)
+        executor.migrate(targets)
+        return executor.loader.project_state(targets).apps
+
+    yield to
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.fixture

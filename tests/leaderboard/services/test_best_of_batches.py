@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from gguf import GGUFWriter
 from numpy import zeros
 
@@ -265,23 +263,10 @@ def test_an_admin_marks_a_model_as_test_weights_and_reading_it_again_keeps_the_m
     assert 'name="test_weights"' not in form
 
 
-@pytest.fixture
-def migrator(transactional_db):
-    """A migration executor; the schema is migrated back to the latest afterwards."""
-    executor = MigrationExecutor(connection)
-    yield executor
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
 def test_the_migration_marks_the_tiny_fixtures_and_fills_build_flag_keys_of_existing_rows(
-    migrator,
+    migrate,
 ):
-    executor = migrator
-    before = [("leaderboard", "0006_config_spec_types")]
-    after = [("leaderboard", "0007_best_of_batches_and_engine_pairing")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = migrate([("leaderboard", "0006_config_spec_types")])
     tiny = old.get_model("leaderboard", "ModelFile").objects.create(
         name="tiny-qwen3",
         path="tiny-qwen3.gguf",
@@ -316,9 +301,7 @@ def test_the_migration_marks_the_tiny_fixtures_and_fills_build_flag_keys_of_exis
         config=config, hardware=hardware, engine_release="b1", tokens_per_second=1.0
     )
 
-    executor = MigrationExecutor(connection)
-    executor.migrate(after)
-    new = executor.loader.project_state(after).apps
+    new = migrate([("leaderboard", "0007_best_of_batches_and_engine_pairing")])
 
     models = new.get_model("leaderboard", "ModelFile").objects
     assert models.get(pk=tiny.pk).test_weights and not models.get(pk=real.pk).test_weights
