@@ -116,11 +116,17 @@ LEGEND = [
 DEPTH_PROTOCOLS = ("depth", "context-sweep")
 
 
+def canonical_protocol(config: Config) -> dict:
+    """The protocol in a config's canonical JSON, {} where it has none (imports) or it is not an
+    object: every reader of its parameters goes through here."""
+    canonical = config.canonical if isinstance(config.canonical, dict) else {}
+    protocol = canonical.get("protocol")
+    return protocol if isinstance(protocol, dict) else {}
+
+
 def protocol_depths(config: Config) -> list[int]:
     """The input lengths a config's protocol measures, from its canonical JSON ([] if none)."""
-    protocol = (config.canonical or {}).get("protocol")
-    if not isinstance(protocol, dict):
-        return []
+    protocol = canonical_protocol(config)
     if protocol.get("name") == "depth":
         depths = protocol.get("depths") or []
     elif protocol.get("name") == "context-sweep":
@@ -134,8 +140,7 @@ def protocol_summary(config: Config) -> str:
     """The protocol in a few words, with its depths where it has some: 'depth 512–36864 tokens
     (4 depths)'; a seed kit CSV import says it is unverified."""
     depths = protocol_depths(config)
-    protocol = (config.canonical or {}).get("protocol")
-    levels = protocol.get("levels") if isinstance(protocol, dict) else None
+    levels = canonical_protocol(config).get("levels")
     if config.protocol == "concurrency" and isinstance(levels, list) and levels:
         shown = [level for level in levels if isinstance(level, int)]
         if shown:
@@ -151,9 +156,7 @@ def protocol_parameters(config: Config) -> str:
     """What a concurrency or categories row measured, in words (its ranking's name on the board):
     'concurrency 1–16 (5 levels), 512 in, 256 out' or 'categories code, math, … (7), 128 out,
     5 prompts each'; the protocol summary for any other."""
-    canonical = config.canonical if isinstance(config.canonical, dict) else {}
-    protocol = canonical.get("protocol")
-    protocol = protocol if isinstance(protocol, dict) else {}
+    protocol = canonical_protocol(config)
     summary = protocol_summary(config)
     lengths = [
         f"{protocol[key]} {word}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from leaderboard.models import Config, LeaderboardEntry
 from leaderboard.selectors.board import RANKED
 from leaderboard.selectors.board_charts import entry_speedup_interval
-from leaderboard.selectors.definitions import protocol_summary
+from leaderboard.selectors.definitions import canonical_protocol, protocol_summary
 from leaderboard.selectors.intervals import overlaps
 from leaderboard.selectors.protocols import SEPARATE_PROTOCOLS
 
@@ -67,11 +67,9 @@ def draft_advice(*, target_name: str) -> list[dict]:
 def _workload(config: Config) -> tuple[str, str]:
     """What was measured (the grouping key: the protocol and its parameters, how often it
     measured left out, `Config.protocol_variant`) and in words (the heading)."""
-    canonical = config.canonical if isinstance(config.canonical, dict) else {}
-    protocol = canonical.get("protocol")
     key = f"{config.protocol}:{config.protocol_variant}"
     label = protocol_summary(config)
-    prompt = protocol.get("prompt") if isinstance(protocol, dict) else None
+    prompt = canonical_protocol(config).get("prompt")
     if isinstance(prompt, str) and prompt:
         cut = prompt[:PROMPT_PREVIEW].replace("\n", " ")
         label += f" · prompt “{cut}{'…' if len(prompt) > PROMPT_PREVIEW else ''}”"
