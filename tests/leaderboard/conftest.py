@@ -3,6 +3,7 @@
 from tests.support.fixtures import (  # noqa: F401 (pytest finds fixtures by name)
     enqueued,
     hardware,
+    make_protocol_result,
     make_result,
     migrate,
     models,

@@ -17,7 +17,6 @@ from tests.support.protocol_results import (
     category_records,
     concurrency_config,
     concurrency_records,
-    protocol_result,
 )
 
 CATEGORIES = ["code", "math", "translation"]
@@ -34,16 +33,6 @@ def text(response) -> str:
 def json_data(page: str, element_id: str):
     found = re.search(rf'<script id="{element_id}" type="application/json">(.*?)</script>', page)
     return json.loads(found.group(1))
-
-
-@pytest.fixture
-def make_protocol_result(tiny_models):
-    directory = next(iter(tiny_models.values())).parent
-
-    def make(config, records, baseline_records, **options):
-        return protocol_result(config, records, baseline_records, models_dir=directory, **options)
-
-    return make
 
 
 def import_result(user, hardware, result) -> list[Run]:

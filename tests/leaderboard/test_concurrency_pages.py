@@ -18,7 +18,6 @@ from tests.support.measured_configs import measure
 from tests.support.protocol_results import (
     concurrency_config,
     concurrency_records,
-    protocol_result,
 )
 
 LEVELS = [1, 2, 4]
@@ -43,16 +42,6 @@ def models(models):
     """Cleared of the test-weights mark, as an admin could: the ranking test needs ranked rows."""
     mark_test_weights(models=models.values(), test_weights=False)
     return models
-
-
-@pytest.fixture
-def make_protocol_result(tiny_models):
-    directory = next(iter(tiny_models.values())).parent
-
-    def make(config, records, baseline_records, **options):
-        return protocol_result(config, records, baseline_records, models_dir=directory, **options)
-
-    return make
 
 
 @pytest.fixture

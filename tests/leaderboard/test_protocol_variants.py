@@ -13,7 +13,6 @@ from leaderboard.services.configs import protocol_variant
 from tests.support.protocol_results import (
     concurrency_config,
     concurrency_records,
-    protocol_result,
 )
 
 
@@ -24,18 +23,15 @@ def models(models):
 
 
 @pytest.fixture
-def record(user, hardware, tiny_models, models):
-    directory = next(iter(tiny_models.values())).parent
-
+def record(user, hardware, make_protocol_result, models):
     def imported(levels, speculative, baseline, **protocol):
         config = concurrency_config(levels)
         if protocol:
             config = concurrency_config(levels, protocol=config.protocol.model_dump() | protocol)
-        result = protocol_result(
+        result = make_protocol_result(
             config,
             concurrency_records(config, speculative, acceptance=0.75),
             concurrency_records(config.baseline(), baseline, acceptance=None),
-            models_dir=directory,
         )
         services.import_runner_result(owner=user, hardware=hardware, result=result, source="t")
         return config.key

@@ -16,6 +16,7 @@ from leaderboard import board_version, dispatch, services, signing
 from leaderboard.models import Hardware, Job, ModelFile
 from runner.gguf.tiny_models import write_fixtures
 from tests.support.brokers import celery_broker
+from tests.support.protocol_results import protocol_result
 from tests.support.results import fake_result
 
 
@@ -103,6 +104,13 @@ def user(django_user_model):
 def make_result(tiny_models: dict[str, Path]):
     """Builds runner results: make_result(config or config key, [decode tok/s per request], ...)."""
     return functools.partial(fake_result, models_dir=next(iter(tiny_models.values())).parent)
+
+
+@pytest.fixture
+def make_protocol_result(tiny_models: dict[str, Path]):
+    """Builds concurrency and categories results: make_protocol_result(config, records,
+    baseline_records, ...) (tests.support.protocol_results.protocol_result)."""
+    return functools.partial(protocol_result, models_dir=next(iter(tiny_models.values())).parent)
 
 
 @pytest.fixture
