@@ -23,7 +23,6 @@ from tests.support.protocol_results import (
     category_records,
     concurrency_config,
     concurrency_records,
-    protocol_result,
 )
 
 CATEGORIES = ["code", "math", "translation"]
@@ -33,14 +32,12 @@ ACCEPTANCE = {"code": 0.9, "math": 0.6, "translation": 0.2}
 
 
 @pytest.fixture
-def categories_result(tiny_models) -> dict:
-    directory = next(iter(tiny_models.values())).parent
+def categories_result(make_protocol_result) -> dict:
     config = categories_config(CATEGORIES)
-    return protocol_result(
+    return make_protocol_result(
         config,
         category_records(config, DECODE, ACCEPTANCE),
         category_records(config.baseline(), BASELINE, None),
-        models_dir=directory,
     )
 
 
@@ -99,15 +96,13 @@ def test_a_categories_row_says_its_speedup_is_across_categories(
 
 
 def test_a_config_that_never_paid_does_not_read_as_crossing_over(
-    client, user, models, hardware, tiny_models
+    client, user, models, hardware, make_protocol_result
 ):
-    directory = next(iter(tiny_models.values())).parent
     config = concurrency_config([1, 2, 4])
-    result = protocol_result(
+    result = make_protocol_result(
         config,
         concurrency_records(config, [60.0, 80.0, 100.0], acceptance=0.75),
         concurrency_records(config.baseline(), [100.0, 160.0, 300.0], acceptance=None),
-        models_dir=directory,
     )
     services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
     page = re.sub(
@@ -117,16 +112,16 @@ def test_a_config_that_never_paid_does_not_read_as_crossing_over(
     assert "Crossover at 1 concurrent requests" not in page
 
 
-def test_a_self_drafted_config_names_its_missing_model_once(client, user, hardware, tiny_models):
-    directory = next(iter(tiny_models.values())).parent
+def test_a_self_drafted_config_names_its_missing_model_once(
+    client, user, hardware, make_protocol_result
+):
     config = categories_config(
         CATEGORIES, draft_model="tiny-mtp.gguf", target_model="tiny-mtp.gguf"
     )
-    result = protocol_result(
+    result = make_protocol_result(
         config,
         category_records(config, DECODE, ACCEPTANCE),
         category_records(config.baseline(), BASELINE, None),
-        models_dir=directory,
     )
     services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
     page = re.sub(
@@ -136,16 +131,15 @@ def test_a_self_drafted_config_names_its_missing_model_once(client, user, hardwa
 
 
 def test_a_category_with_nothing_drafted_reads_as_measured_not_missing(
-    client, user, models, hardware, tiny_models
+    client, user, models, hardware, make_protocol_result
 ):
-    directory = next(iter(tiny_models.values())).parent
     config = categories_config(CATEGORIES)
     records = category_records(config, DECODE, ACCEPTANCE)
     for record in records:
         if record["category"] == "math":  # the n-gram type found nothing to draft from
             record.update(draft_n=0, draft_n_accepted=0, verify_steps=0, tau=None)
-    result = protocol_result(
-        config, records, category_records(config.baseline(), BASELINE, None), models_dir=directory
+    result = make_protocol_result(
+        config, records, category_records(config.baseline(), BASELINE, None)
     )
     services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
     page = html.unescape(client.get("/categories/", {"target": "tiny-qwen3"}).content.decode())
