@@ -40,7 +40,7 @@ class RooflineSerializer(serializers.Serializer):
     flag = serializers.ChoiceField(choices=["above_ceiling", "far_below"], allow_null=True)
 
 
-class _WholeObjectField(serializers.Field):
+class WholeObjectField(serializers.Field):
     """A read-only field computed from the whole object, null allowed."""
 
     help = ""
@@ -51,7 +51,7 @@ class _WholeObjectField(serializers.Field):
 
 
 @extend_schema_field(EnergySerializer(allow_null=True))
-class RunEnergyField(_WholeObjectField):
+class RunEnergyField(WholeObjectField):
     help = ENERGY_HELP
 
     def to_representation(self, run: Run) -> dict | None:
@@ -59,7 +59,7 @@ class RunEnergyField(_WholeObjectField):
 
 
 @extend_schema_field(RooflineSerializer(allow_null=True))
-class RunRooflineField(_WholeObjectField):
+class RunRooflineField(WholeObjectField):
     help = ROOFLINE_HELP
 
     def to_representation(self, run: Run) -> dict | None:
@@ -74,7 +74,7 @@ def _config_figures(config: Config) -> dict:
 
 
 @extend_schema_field(EnergySerializer(allow_null=True))
-class ConfigEnergyField(_WholeObjectField):
+class ConfigEnergyField(WholeObjectField):
     help = f"The best run's: {ENERGY_HELP}"
 
     def to_representation(self, config: Config) -> dict | None:
@@ -82,7 +82,7 @@ class ConfigEnergyField(_WholeObjectField):
 
 
 @extend_schema_field(RooflineSerializer(allow_null=True))
-class ConfigRooflineField(_WholeObjectField):
+class ConfigRooflineField(WholeObjectField):
     help = f"The best run's: {ROOFLINE_HELP}"
 
     def to_representation(self, config: Config) -> dict | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard.api.energy_fields import _WholeObjectField
+from leaderboard.api.energy_fields import WholeObjectField
 from leaderboard.models import Run
 from leaderboard.selectors.spread import acceptance_spread
 
@@ -40,7 +40,7 @@ class AcceptanceSpreadSerializer(serializers.Serializer):
 
 
 @extend_schema_field(AcceptanceSpreadSerializer(allow_null=True))
-class RunAcceptanceSpreadField(_WholeObjectField):
+class RunAcceptanceSpreadField(WholeObjectField):
     help = (
         "How acceptance and tau spread over the run's measured requests (a histogram in bins of "
         "10% and percentiles), from its request records; null where no request drafted."
