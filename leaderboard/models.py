@@ -166,6 +166,12 @@ class Config(models.Model):
     def is_speculative(self) -> bool:
         return self.spec_label != "none"
 
+    @property
+    def workload(self) -> str:
+        """What it measured, as one key: "<protocol>:<protocol_variant>" (configs alike in it
+        measured the same thing, however many runs or rounds each took)."""
+        return f"{self.protocol}:{self.protocol_variant}"
+
 
 class ConfigSpecType(models.Model):
     """One speculative type of a config, so that filtering by type is an exact match."""

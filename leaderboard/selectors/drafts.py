@@ -66,14 +66,13 @@ def draft_advice(*, target_name: str) -> list[dict]:
 
 def _workload(config: Config) -> tuple[str, str]:
     """What was measured (the grouping key: the protocol and its parameters, how often it
-    measured left out, `Config.protocol_variant`) and in words (the heading)."""
-    key = f"{config.protocol}:{config.protocol_variant}"
+    measured left out, `Config.workload`) and in words (the heading)."""
     label = protocol_summary(config)
     prompt = canonical_protocol(config).get("prompt")
     if isinstance(prompt, str) and prompt:
         cut = prompt[:PROMPT_PREVIEW].replace("\n", " ")
         label += f" · prompt “{cut}{'…' if len(prompt) > PROMPT_PREVIEW else ''}”"
-    return key, label
+    return config.workload, label
 
 
 def _ranked(group: dict) -> dict:

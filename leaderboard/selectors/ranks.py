@@ -39,9 +39,7 @@ def ranking_group(entry: LeaderboardEntry) -> str:
     levels and lengths, or categories: "concurrency:<variant>"); "" for quick, depth,
     context-sweep and imports."""
     config = entry.config
-    if config.protocol not in SEPARATE_PROTOCOLS:
-        return ""
-    return f"{config.protocol}:{config.protocol_variant}"
+    return config.workload if config.protocol in SEPARATE_PROTOCOLS else ""
 
 
 def _scope(entry: LeaderboardEntry, *, within_definition: bool = True) -> Scope:
@@ -51,7 +49,7 @@ def _scope(entry: LeaderboardEntry, *, within_definition: bool = True) -> Scope:
 def _scope_q(scope: Scope) -> Q:
     definition, group = scope
     if group:
-        protocol, _, variant = group.partition(":")
+        protocol, _, variant = group.partition(":")  # Config.workload
         rows = Q(config__protocol=protocol, config__protocol_variant=variant)
     else:
         rows = ~Q(config__protocol__in=SEPARATE_PROTOCOLS)
