@@ -261,6 +261,9 @@ class Run(models.Model):
     class Definition(models.TextChoices):
         DECODE = "decode", "decode (server timings)"
         END_TO_END = "end-to-end", "end-to-end (client wall time)"
+        # Concurrency rows only (leaderboard.verdicts.best_run): a wave's generated tokens over
+        # its wall time at the config's lowest level, its rounds the samples.
+        AGGREGATE = "aggregate", "aggregate (a wave's tokens over its wall time, lowest level)"
 
     job = models.OneToOneField(
         Job, null=True, blank=True, on_delete=models.CASCADE, related_name="run"
@@ -437,10 +440,43 @@ class LeaderboardEntry(models.Model):
     test_weights = models.BooleanField(default=False, db_default=False)
     peak_memory_bytes = models.BigIntegerField(null=True)
     updated_at = models.DateTimeField(default=timezone.now)
+    # The verdicts (leaderboard.verdicts), decided when a run is recorded and read by every page:
+    # the ranking this row is compared in (same workload, tok/s definition, hardware kind and
+    # engine release) and its heading; the workload in words.
+    ranking_key = models.CharField(max_length=16, blank=True, default="", db_default="")
+    ranking_label = models.CharField(max_length=400, blank=True, default="", db_default="")
+    workload_label = models.CharField(max_length=300, blank=True, default="", db_default="")
+    # Its competition rank by tok/s in that ranking (null: not ranked, e.g. a baseline or a
+    # kept-off row) and whether Welch's test tells it from the leader and the row above.
+    rank = models.PositiveIntegerField(null=True, blank=True)
+    like_leader = models.BooleanField(null=True, blank=True)
+    like_above = models.BooleanField(null=True, blank=True)
+    # The config's sample (its batch means with several batches, else its best batch's requests
+    # or rounds: `interval_basis`) and that sample's 95% interval: what ties are decided on.
+    config_mean = models.FloatField(null=True, blank=True)
+    config_stdev = models.FloatField(null=True, blank=True)
+    config_n = models.PositiveIntegerField(default=0, db_default=0)
+    config_ci95_low = models.FloatField(null=True, blank=True)
+    config_ci95_high = models.FloatField(null=True, blank=True)
+    interval_basis = models.CharField(max_length=16, blank=True, default="", db_default="")
+    # The speedup's 95% interval and what it is over ("batch speedups", "requests", "rounds").
+    speedup_ci95_low = models.FloatField(null=True, blank=True)
+    speedup_ci95_high = models.FloatField(null=True, blank=True)
+    speedup_basis = models.CharField(max_length=16, blank=True, default="", db_default="")
+    # The best batch is noisy (its interval reaches 0 or is wider than its mean): no answer
+    # crowns such a row. Memorised: the protocol repeats one prompt (n-gram state carries over).
+    noisy = models.BooleanField(default=False, db_default=False)
+    memorised = models.BooleanField(default=False, db_default=False)
+    # Concurrency rows: where speculation stops paying, with its uncertainty ("between 2 and 4",
+    # "not established", "not within 1-16").
+    crossover = models.CharField(max_length=80, blank=True, default="", db_default="")
 
     class Meta:
         verbose_name_plural = "leaderboard entries"
         ordering = ["-tokens_per_second"]
+        indexes = [
+            models.Index(fields=["ranking_key", "rank"], name="entry_ranking_rank"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["config", "hardware", "engine_release"],
