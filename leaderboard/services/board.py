@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from leaderboard import board_version
+from leaderboard import board_version, verdicts
 from leaderboard.models import (
     Config,
     EngineBuild,
@@ -79,14 +79,17 @@ def _uses_test_weights(config: Config) -> bool:
     return ModelFile.objects.filter(pk__in=ids, test_weights=True).exists()
 
 
-def _best_run(runs: list[Run]) -> Run:
-    """The seed's rule: the batch with the best average; degenerate batches only if nothing else."""
-    return max(_candidates(runs), key=lambda r: r.tokens_per_second or 0.0)
-
-
-def _candidates(runs: list[Run]) -> list[Run]:
-    """The batches the best is chosen from: those with an average that did not degenerate."""
-    return [r for r in runs if not r.degenerate and r.tokens_per_second] or runs
+def _best_run(runs: list[Run], *, protocol: str, points: dict[int, object] | None = None) -> Run:
+    """The config's best batch by the one rule (`verdicts.best_run`)."""
+    best = verdicts.best_run(
+        runs,
+        sample=lambda run: verdicts.run_sample(
+            run, points=(points or {}).get(run.pk), protocol=protocol
+        ),
+        protocol=protocol,
+    )
+    assert best is not None
+    return best
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,7 @@ def _refusal(best: Run, baselines: Sequence[Run]) -> str:
     return "baseline built with other engine build flags: not comparable"
 
 
-def _pair(best: Run, *, config: Config, same: dict[str, Any]) -> Pairing:
+def _pair(best: Run, *, config: Config, same: dict[str, Any], points: dict[int, object]) -> Pairing:
     """The baseline batch a row's best batch is compared with: same tok/s definition, engine
     backend and build flags; the one of the same runner invocation first, else the best."""
     if config.baseline_id is None:
@@ -247,18 +250,46 @@ def _pair(best: Run, *, config: Config, same: dict[str, Any]) -> Pairing:
     ]
     if not comparable:
         return Pairing(note=_refusal(best, baselines))
-    chosen = _same_invocation(best, comparable) or _best_run(comparable)
+    if config.protocol == verdicts.CONCURRENCY:
+        points.update(_points(comparable))
+    chosen = _same_invocation(best, comparable) or _best_run(
+        comparable, protocol=config.protocol, points=points
+    )
     return Pairing(entry=baseline_entry, run=chosen)
 
 
-def _speedup(best: Run, baseline: Run) -> float | None:
-    """The row's speedup as the runner defines it: over several depths (levels, categories), the
-    geometric mean of their speedups (not the ratio of means pooled across them); else the plain
-    ratio."""
-    points = (best.raw_result or {}).get("points")
-    if len(depth_points(points)) > 1 or len(category_points(points)) > 1:
+def _points(runs: Sequence[Run]) -> dict[int, object]:
+    """Each run's stored points (only these, not the whole result), by run id."""
+    found: dict[int, object] = {}
+    rows = Run.objects.filter(pk__in=[run.pk for run in runs]).values_list(
+        "pk", "raw_result__points"
+    )
+    for pk, points in rows:
+        # SQLite may hand a JSON value back as its text.
+        if isinstance(points, str):
+            try:
+                points = json.loads(points)
+            except ValueError:
+                points = None
+        found[pk] = points
+    return found
+
+
+def _speedup(best: Run, baseline: Run, *, protocol: str, points: dict[int, object]) -> float | None:
+    """The row's speedup as the runner defines it: over several depths (categories), the
+    geometric mean of their speedups (not the ratio of means pooled across them); under the
+    concurrency protocol the ratio of aggregate tok/s at the lowest level; else the plain ratio."""
+    if protocol == verdicts.CONCURRENCY:
+        own = verdicts.lowest_level(points.get(best.pk))
+        theirs = verdicts.level_points(points.get(baseline.pk))
+        if own is None or own[0] not in theirs:
+            return None
+        reference = verdicts.aggregate_sample(theirs[own[0]])
+        return ratio(own[1].mean, reference.mean if reference else None)
+    raw_points = (best.raw_result or {}).get("points")
+    if len(depth_points(raw_points)) > 1 or len(category_points(raw_points)) > 1:
         baseline_points = (baseline.raw_result or {}).get("points")
-        if (depths := speedup_over_depths(points, baseline_points)) is not None:
+        if (depths := speedup_over_depths(raw_points, baseline_points)) is not None:
             return depths
     return ratio(best.tokens_per_second, baseline.tokens_per_second)
 
@@ -266,50 +297,165 @@ def _speedup(best: Run, baseline: Run) -> float | None:
 def refresh_leaderboard_entry(
     *, config: Config, hardware: Hardware, engine_release: str
 ) -> LeaderboardEntry | None:
-    """Recompute one leaderboard row from its runs, and the speedups of rows paired with it."""
+    """Recompute one leaderboard row from its runs, and the speedups of rows paired with it;
+    then the ranks and ties of every ranking a changed row is in (`verdicts`)."""
     with transaction.atomic():
+        rankings: set[str] = set()
         entry, row_set = _refresh_entry(
-            config=config, hardware=hardware, engine_release=engine_release
+            config=config, hardware=hardware, engine_release=engine_release, rankings=rankings
         )
+        for key in rankings:
+            rerank(ranking_key=key)
         raise_board_version(row_set=row_set)
     return entry
 
 
+@dataclass(frozen=True)
+class _Figures:
+    """What the verdicts decide of a row from its runs, before it is stored."""
+
+    best: Run
+    best_sample: verdicts.Sample | None
+    definition: str
+    config: verdicts.Uncertainty
+
+
+def _figures(config: Config, runs: list[Run], points: dict[int, object]) -> _Figures:
+    protocol = config.protocol
+
+    def sample(run: Run) -> verdicts.Sample | None:
+        return verdicts.run_sample(run, points=points.get(run.pk), protocol=protocol)
+
+    best = _best_run(runs, protocol=protocol, points=points)
+    definition = (
+        Run.Definition.AGGREGATE if protocol == verdicts.CONCURRENCY else best.tps_definition
+    )
+    # The config's samples: its clean batches of the best one's definition (degenerate ones
+    # measured something else).
+    alike = [
+        found
+        for run in runs
+        if run.tps_definition == best.tps_definition and not run.degenerate
+        if (found := sample(run)) is not None
+    ]
+    unit = verdicts.ROUNDS if protocol == verdicts.CONCURRENCY else verdicts.REQUESTS
+    best_sample = sample(best)
+    return _Figures(
+        best=best,
+        best_sample=best_sample,
+        definition=definition,
+        config=verdicts.config_uncertainty(alike, best=best_sample, unit=unit),
+    )
+
+
+def _speedup_uncertainty(
+    config: Config,
+    runs: list[Run],
+    figures: _Figures,
+    pairing: Pairing,
+    points: dict[int, object],
+) -> verdicts.Uncertainty:
+    if pairing.run is None:
+        return verdicts.NO_UNCERTAINTY
+    if config.protocol == verdicts.CONCURRENCY:
+        own = verdicts.lowest_level(points.get(figures.best.pk))
+        theirs = verdicts.level_points(points.get(pairing.run.pk))
+        reference = verdicts.aggregate_sample(theirs.get(own[0])) if own else None
+        return verdicts.speedup_uncertainty(
+            batch_speedups=[], own=own[1] if own else None, baseline=reference, unit=verdicts.ROUNDS
+        )
+    baseline = verdicts.run_sample(pairing.run, protocol=config.protocol)
+    # Each batch's own speedup over the baseline of its own invocation (the runner's figure).
+    batch_speedups = [
+        run.speedup
+        for run in runs
+        if run.tps_definition == figures.best.tps_definition and not run.degenerate
+    ]
+    return verdicts.speedup_uncertainty(
+        batch_speedups=batch_speedups,
+        own=figures.best_sample,
+        baseline=baseline,
+        across_depths=verdicts.is_across_depths(config),
+    )
+
+
+def _memorised(config: Config, best: Run) -> bool:
+    """Whether the row's figure was measured on a repeated prompt by drafting that learns across
+    requests (n-gram state): derived from the best batch's prompt hashes; the seed kit's CSV
+    repeats one prompt."""
+    if not verdicts.learns_across_requests(config.spec_label):
+        return False
+    if config.protocol == verdicts.SEED_CSV_PROTOCOL:
+        return True
+    requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
+    if isinstance(requests, str):
+        try:
+            requests = json.loads(requests)
+        except ValueError:
+            requests = None
+    return verdicts.repeats_a_prompt(requests)
+
+
 def _refresh_entry(
-    *, config: Config, hardware: Hardware, engine_release: str
+    *, config: Config, hardware: Hardware, engine_release: str, rankings: set[str]
 ) -> tuple[LeaderboardEntry | None, bool]:
     """The row recomputed, and whether the board's row set changed (a row came, went or moved
-    between the ranking and the kept-off rows)."""
+    between the ranking and the kept-off rows); `rankings` collects the ranking keys touched."""
     same = {"hardware": hardware, "engine_release": engine_release}
-    before = LeaderboardEntry.objects.filter(config=config, **same).values_list(*ROW_SET_FLAGS)
+    before = LeaderboardEntry.objects.filter(config=config, **same).values_list(
+        *ROW_SET_FLAGS, "ranking_key"
+    )
     row_set_before = before.first()
+    if row_set_before is not None and row_set_before[-1]:
+        rankings.add(row_set_before[-1])
     runs = list(Run.objects.filter(config=config, **same).defer("raw_result"))
     if not runs:
         LeaderboardEntry.objects.filter(config=config, **same).delete()
         return None, row_set_before is not None
     _fill_build_flags_keys(runs)
-    best = _best_run(runs)
-    # One request has no spread: its interval (and stdev) would claim a certainty it lacks.
-    low, high = best.ci95 if best.n >= 2 else (None, None)
+    points = _points(runs) if config.protocol == verdicts.CONCURRENCY else {}
+    figures = _figures(config, runs, points)
+    best = figures.best
+    if config.protocol == verdicts.CONCURRENCY:
+        interval = verdicts.t_interval(figures.best_sample)
+        low, high = interval if interval else (None, None)
+        stdev = figures.best_sample.stdev if figures.best_sample else None
+        n = figures.best_sample.n if figures.best_sample else 0
+        median = None
+        figure = figures.best_sample.mean if figures.best_sample else 0.0
+    else:
+        # One request has no spread: its interval (and stdev) would claim a certainty it lacks.
+        low, high = best.ci95 if best.n >= 2 else (None, None)
+        stdev, median = (
+            (best.decode_stdev, best.decode_median)
+            if best.tps_definition == Run.Definition.DECODE
+            else (best.e2e_stdev, best.e2e_median)
+        )
+        stdev = stdev if best.n >= 2 else None
+        n = best.n
+        figure = best.tokens_per_second or 0.0
     # Every release on the board has its build row (staleness and retirement are read there).
     build, _ = EngineBuild.objects.get_or_create(release=engine_release)
-    stdev, median = (
-        (best.decode_stdev, best.decode_median)
-        if best.tps_definition == Run.Definition.DECODE
-        else (best.e2e_stdev, best.e2e_median)
-    )
     pooled = pooled_figures(runs, definition=best.tps_definition)
-    pairing = _pair(best, config=config, same=same)
+    pairing = _pair(best, config=config, same=same, points=points)
+    speedup_interval = _speedup_uncertainty(config, runs, figures, pairing, points)
+    key = verdicts.ranking_key(
+        config,
+        definition=figures.definition,
+        hardware_id=hardware.pk,
+        engine_release=engine_release,
+    )
+    rankings.add(key)
     entry, _ = LeaderboardEntry.objects.update_or_create(
         config=config,
         **same,
         defaults={
             "best_run": best,
             "runs_count": len(runs),
-            "tps_definition": best.tps_definition,
-            "tokens_per_second": best.tokens_per_second or 0.0,
-            "n": best.n,
-            "stdev": stdev if best.n >= 2 else None,
+            "tps_definition": figures.definition,
+            "tokens_per_second": figure,
+            "n": n,
+            "stdev": stdev,
             "median": median,
             "ci95_low": low,
             "ci95_high": high,
@@ -330,14 +476,93 @@ def _refresh_entry(
             "baseline_entry": pairing.entry,
             "baseline_run": pairing.run,
             "pairing_note": pairing.note,
-            "speedup": _speedup(best, pairing.run) if pairing.run else None,
+            "speedup": (
+                _speedup(best, pairing.run, protocol=config.protocol, points=points)
+                if pairing.run
+                else None
+            ),
             "retired": build.retired,
             "updated_at": timezone.now(),
+            "ranking_key": key,
+            "ranking_label": verdicts.ranking_label(
+                config,
+                definition=figures.definition,
+                gpu_name=hardware.gpu_name,
+                engine_release=engine_release,
+            ),
+            "workload_label": verdicts.workload_label(config),
+            "config_mean": figures.config.sample.mean if figures.config.sample else None,
+            "config_stdev": figures.config.sample.stdev if figures.config.sample else None,
+            "config_n": figures.config.n,
+            "config_ci95_low": figures.config.interval[0] if figures.config.interval else None,
+            "config_ci95_high": figures.config.interval[1] if figures.config.interval else None,
+            "interval_basis": figures.config.basis,
+            "speedup_ci95_low": speedup_interval.interval[0] if speedup_interval.interval else None,
+            "speedup_ci95_high": speedup_interval.interval[1]
+            if speedup_interval.interval
+            else None,
+            "speedup_basis": speedup_interval.basis,
+            "noisy": verdicts.is_noisy(figures.best_sample, protocol=config.protocol),
+            "memorised": _memorised(config, best),
+            "crossover": (
+                verdicts.crossover_text(points.get(best.pk), points.get(pairing.run.pk))
+                if config.protocol == verdicts.CONCURRENCY and pairing.run
+                else ""
+            ),
         },
     )
-    row_set = row_set_before != tuple(getattr(entry, flag) for flag in ROW_SET_FLAGS)
+    row_set = row_set_before is None or row_set_before[:-1] != tuple(
+        getattr(entry, flag) for flag in ROW_SET_FLAGS
+    )
     for paired in LeaderboardEntry.objects.filter(config__baseline=config, **same).select_related(
         "config"
     ):
-        row_set |= _refresh_entry(config=paired.config, **same)[1]
+        row_set |= _refresh_entry(config=paired.config, **same, rankings=rankings)[1]
     return entry, row_set
+
+
+def rerank(*, ranking_key: str) -> int:
+    """Decide again the ranks and ties of one ranking's rows (`verdicts.standings`); returns how
+    many rows changed. Rows that do not compete (`verdicts.competes`) carry no rank."""
+    rows = list(LeaderboardEntry.objects.filter(ranking_key=ranking_key).select_related("config"))
+    contenders = [
+        verdicts.Contender(
+            id=row.pk,
+            figure=row.tokens_per_second,
+            sample=verdicts.summary_sample(row.config_mean, row.config_stdev, row.config_n),
+        )
+        for row in rows
+        if verdicts.competes(row)
+    ]
+    found = verdicts.standings(contenders)
+    changed = []
+    for row in rows:
+        standing = found.get(row.pk)
+        wanted = (
+            (standing.rank, standing.like_leader, standing.like_above)
+            if standing
+            else (None, None, None)
+        )
+        if (row.rank, row.like_leader, row.like_above) != wanted:
+            row.rank, row.like_leader, row.like_above = wanted
+            changed.append(row)
+    LeaderboardEntry.objects.bulk_update(changed, ["rank", "like_leader", "like_above"])
+    return len(changed)
+
+
+def refresh_verdicts() -> int:
+    """Recompute every leaderboard row and its ranking (after an upgrade that changed a rule):
+    returns the number of rows."""
+    done = 0
+    for config_id, hardware_id, release in (
+        LeaderboardEntry.objects.order_by("config__baseline_id", "id")
+        .values_list("config_id", "hardware_id", "engine_release")
+        .distinct()
+    ):
+        refresh_leaderboard_entry(
+            config=Config.objects.get(pk=config_id),
+            hardware=Hardware.objects.get(pk=hardware_id),
+            engine_release=release,
+        )
+        done += 1
+    return done

@@ -1,0 +1,107 @@
+"""The verdicts: the one place that decides what is comparable, valid and better.
+
+Every page, chart, export and API resource reads its answers from here (through the rows the
+services maintain with it when a run is recorded, or by calling it on stored figures), so no two
+pages can disagree on a rank, a tie, the best run or a piece of advice. Plain rules over model
+instances and stored figures: nothing here writes, and it imports neither services nor selectors,
+so both may use it.
+
+- `statistics`: finite stored numbers, Student-t intervals, Welch's test, the interval of a
+  ratio (scipy.stats).
+- `workloads`: what a row measured and which rows it may be compared with (`ranking_key`: the
+  same workload, tok/s definition, hardware kind and engine release), in words.
+- `best_run`: the one rule that picks a config's best batch, a run's ranking figure (aggregate
+  tok/s at the lowest level for concurrency), and what is noisy.
+- `uncertainty`: the config's sample (batch means, or one batch's requests) and the speedup's
+  interval, with what each is over.
+- `ranking`: competition ranks by the point estimate and "indistinguishable from the leader /
+  the row above" labels.
+- `concurrency`: per-level verdicts against the baseline and the crossover as a level interval.
+- `categories`: per-category intervals over prompts, anecdotal below three.
+- `advice`: which draft for a target, which config fits a GPU, which n_max wins.
+"""
+
+from leaderboard.verdicts.best_run import (
+    CONCURRENCY,
+    aggregate_sample,
+    best_run,
+    is_noisy,
+    level_points,
+    lowest_level,
+    run_sample,
+)
+from leaderboard.verdicts.concurrency import crossover_of, crossover_text, level_verdicts
+from leaderboard.verdicts.ranking import Contender, Standing, competes, standings
+from leaderboard.verdicts.statistics import (
+    Sample,
+    finite,
+    indistinguishable,
+    ratio_interval,
+    ratios_indistinguishable,
+    summary_sample,
+    t_interval,
+    welch_p,
+)
+from leaderboard.verdicts.uncertainty import (
+    BATCH_MEANS,
+    BATCH_SPEEDUPS,
+    REQUESTS,
+    ROUNDS,
+    Uncertainty,
+    config_uncertainty,
+    speedup_uncertainty,
+)
+from leaderboard.verdicts.uncertainty import (
+    NONE as NO_UNCERTAINTY,
+)
+from leaderboard.verdicts.workloads import (
+    SEED_CSV_PROTOCOL,
+    canonical_protocol,
+    is_across_depths,
+    learns_across_requests,
+    ranking_key,
+    ranking_label,
+    repeats_a_prompt,
+    workload_label,
+)
+
+__all__ = [
+    "BATCH_MEANS",
+    "BATCH_SPEEDUPS",
+    "CONCURRENCY",
+    "Contender",
+    "NO_UNCERTAINTY",
+    "REQUESTS",
+    "ROUNDS",
+    "SEED_CSV_PROTOCOL",
+    "Sample",
+    "Standing",
+    "Uncertainty",
+    "aggregate_sample",
+    "best_run",
+    "canonical_protocol",
+    "competes",
+    "config_uncertainty",
+    "crossover_of",
+    "crossover_text",
+    "finite",
+    "indistinguishable",
+    "is_across_depths",
+    "is_noisy",
+    "learns_across_requests",
+    "level_points",
+    "level_verdicts",
+    "lowest_level",
+    "ranking_key",
+    "ranking_label",
+    "ratio_interval",
+    "ratios_indistinguishable",
+    "repeats_a_prompt",
+    "run_sample",
+    "speedup_uncertainty",
+    "standings",
+    "summary_sample",
+    "t_interval",
+    "welch_p",
+    "workload_label",
+]

@@ -1,0 +1,172 @@
+"""The statistics every verdict rests on, from scipy.stats: a stored number read as finite or
+nothing, a sample's Student-t interval, Welch's test of two samples and the interval of a ratio.
+
+A `Sample` is a summary (mean, standard deviation, size), because the board keeps summaries, not
+every value: Welch's test and the t-interval need nothing more. Which values are the sample is
+the caller's choice and is said beside the number (`basis`): the batch means when a config ran
+several batches (batches differ: warm-up, n-gram state and clocks), the requests of its one
+batch otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from scipy import stats as scipy_stats
+
+CONFIDENCE = 0.95
+# A difference is "clear" when Welch's test rejects equality at this level.
+ALPHA = 1.0 - CONFIDENCE
+
+Interval = tuple[float, float]
+
+
+def finite(value: object) -> float | None:
+    """A stored number as a float; None for a missing value, a bool, text, NaN or infinity.
+
+    Every reader of stored figures goes through this one rule."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def count(value: object) -> int | None:
+    """A stored count as an int (a finite whole number at least 0), else None."""
+    number = finite(value)
+    if number is None or number < 0 or number != int(number):
+        return None
+    return int(number)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A sample's summary: its mean, standard deviation (None without spread) and size."""
+
+    mean: float
+    stdev: float | None
+    n: int
+
+    @property
+    def has_spread(self) -> bool:
+        return self.n >= 2 and self.stdev is not None
+
+
+def sample_of(values: Iterable[float | None]) -> Sample | None:
+    """The summary of the finite values given; None when there are none."""
+    kept = [number for value in values if (number := finite(value)) is not None]
+    if not kept:
+        return None
+    mean = math.fsum(kept) / len(kept)
+    if len(kept) < 2:
+        return Sample(mean=mean, stdev=None, n=1)
+    variance = math.fsum((value - mean) ** 2 for value in kept) / (len(kept) - 1)
+    return Sample(mean=mean, stdev=math.sqrt(variance), n=len(kept))
+
+
+def summary_sample(mean: object, stdev: object, n: object) -> Sample | None:
+    """A Sample from stored summary figures; None where the mean is not a finite number."""
+    center = finite(mean)
+    size = count(n)
+    if center is None or not size:
+        return None
+    spread = finite(stdev)
+    if size < 2 or spread is None or spread < 0:
+        return Sample(mean=center, stdev=None, n=size)
+    return Sample(mean=center, stdev=spread, n=size)
+
+
+def t_critical(df: float) -> float:
+    """The two-sided 95% critical value of Student's t with df degrees of freedom."""
+    return float(scipy_stats.t.ppf(0.5 + CONFIDENCE / 2, df))
+
+
+def t_interval(sample: Sample | None) -> Interval | None:
+    """The 95% Student-t interval of the sample's mean; None without spread."""
+    if sample is None or not sample.has_spread:
+        return None
+    assert sample.stdev is not None
+    half = t_critical(sample.n - 1) * sample.stdev / math.sqrt(sample.n)
+    return sample.mean - half, sample.mean + half
+
+
+def welch_p(first: Sample | None, second: Sample | None) -> float | None:
+    """Welch's two-sided p-value for equal means; None when either sample lacks spread."""
+    if first is None or second is None or not (first.has_spread and second.has_spread):
+        return None
+    assert first.stdev is not None and second.stdev is not None
+    if first.stdev == 0 and second.stdev == 0:
+        return 1.0 if first.mean == second.mean else 0.0
+    result = scipy_stats.ttest_ind_from_stats(
+        first.mean, first.stdev, first.n, second.mean, second.stdev, second.n, equal_var=False
+    )
+    p = float(result.pvalue)
+    return p if math.isfinite(p) else 1.0
+
+
+def indistinguishable(first: Sample | None, second: Sample | None) -> bool | None:
+    """Whether Welch's test cannot tell the two means apart at 5%; None when it cannot be asked
+    (a side without spread: one batch of one request, or a summary without a deviation)."""
+    p = welch_p(first, second)
+    return None if p is None else p >= ALPHA
+
+
+def ratio_interval(numerator: Sample | None, denominator: Sample | None) -> Interval | None:
+    """A 95% interval of numerator mean / denominator mean: the delta method on the log of the
+    ratio with Welch's degrees of freedom; None without spread on both sides."""
+    if numerator is None or denominator is None:
+        return None
+    if not (numerator.has_spread and denominator.has_spread):
+        return None
+    if numerator.mean <= 0 or denominator.mean <= 0:
+        return None
+    assert numerator.stdev is not None and denominator.stdev is not None
+    ratio = numerator.mean / denominator.mean
+    own = (numerator.stdev / numerator.mean) ** 2 / numerator.n
+    base = (denominator.stdev / denominator.mean) ** 2 / denominator.n
+    if own + base == 0:
+        return ratio, ratio
+    df = (own + base) ** 2 / (own**2 / (numerator.n - 1) + base**2 / (denominator.n - 1))
+    half = t_critical(max(1.0, df)) * math.sqrt(own + base)
+    return ratio * math.exp(-half), ratio * math.exp(half)
+
+
+def geometric_interval(ratios: Iterable[float | None]) -> tuple[float, Interval | None] | None:
+    """The geometric mean of positive ratios (per-batch speedups) and its 95% t-interval over
+    their logs; None without a positive ratio, no interval below two."""
+    logs = [math.log(number) for value in ratios if (number := finite(value)) and number > 0]
+    sample = sample_of(logs)
+    if sample is None:
+        return None
+    interval = t_interval(sample)
+    center = math.exp(sample.mean)
+    if interval is None:
+        return center, None
+    return center, (math.exp(interval[0]), math.exp(interval[1]))
+
+
+def log_standard_error(value: float, interval: Interval | None) -> float | None:
+    """The standard error of log(value) that a 95% interval of a ratio implies (normal scale)."""
+    if interval is None or value <= 0 or interval[0] <= 0 or interval[1] <= 0:
+        return None
+    return (math.log(interval[1]) - math.log(interval[0])) / (
+        2 * float(scipy_stats.norm.ppf(0.975))
+    )
+
+
+def ratios_indistinguishable(
+    first: float, first_interval: Interval | None, second: float, second_interval: Interval | None
+) -> bool | None:
+    """Whether two ratios (speedups) are within noise of each other: the difference of their logs
+    against its standard error at 5%; None when either has no interval."""
+    first_se = log_standard_error(first, first_interval)
+    second_se = log_standard_error(second, second_interval)
+    if first_se is None or second_se is None or first <= 0 or second <= 0:
+        return None
+    spread = math.hypot(first_se, second_se)
+    difference = abs(math.log(first) - math.log(second))
+    if spread == 0:
+        return difference == 0
+    return difference <= float(scipy_stats.norm.ppf(0.975)) * spread

@@ -1,0 +1,133 @@
+"""What a row measured and what it may be compared with.
+
+Two rows are comparable only when they measured the same workload (the protocol with all its
+parameters and its prompt set: `Config.workload`, how many runs or rounds left out), in the same
+tok/s definition, on the same hardware kind and engine release. That set of rows is a *ranking*:
+`ranking_key` names it, `ranking_label` says it in words, and no rank, tie, chart or piece of
+advice ever crosses two of them. A baseline shares its speculative configs' workload (the same
+protocol) and so their ranking key, where it is the denominator of their speedups, never a rank.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from leaderboard.models import Config
+from runner.config import NGRAM_TYPES
+
+# How much of a quick protocol's prompt a label shows.
+PROMPT_PREVIEW = 40
+SEED_CSV_PROTOCOL = "seed-csv"
+DEFINITION_WORDS = {
+    "decode": "decode tok/s",
+    "end-to-end": "end-to-end tok/s",
+    "aggregate": "aggregate tok/s at the lowest level",
+}
+
+
+def canonical_protocol(config: Config) -> dict:
+    """The protocol in a config's canonical JSON, {} where it has none (imports) or it is not an
+    object: every reader of its parameters goes through here."""
+    canonical = config.canonical if isinstance(config.canonical, dict) else {}
+    protocol = canonical.get("protocol")
+    return protocol if isinstance(protocol, dict) else {}
+
+
+def _whole(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def workload_label(config: Config) -> str:
+    """The workload in words, enough to tell two rows of one protocol apart: 'quick, 64 out,
+    prompt “Write a …”', 'depth 512–36864 tokens (4 depths), 128 out', 'concurrency 1–16
+    (5 levels), 512 in, 256 out', 'categories code, math, … (7), 2 prompts each'."""
+    protocol = canonical_protocol(config)
+    name = config.protocol
+    if name == SEED_CSV_PROTOCOL:
+        return "seed kit CSV (unverified)"
+    parts: list[str] = []
+    depths = _depths(protocol)
+    levels = [level for level in protocol.get("levels") or [] if _whole(level)]
+    if name == "concurrency" and levels:
+        parts.append(f"concurrency {min(levels)}–{max(levels)} ({len(levels)} levels)")
+    elif name == "categories":
+        names = [c for c in protocol.get("categories") or [] if isinstance(c, str)]
+        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+        parts.append(f"categories {shown} ({len(names)})" if names else "categories")
+    elif len(depths) == 1:
+        parts.append(f"{name} {depths[0]} tokens")
+    elif depths:
+        parts.append(f"{name} {min(depths)}–{max(depths)} tokens ({len(depths)} depths)")
+    else:
+        parts.append(name)
+    for key, word in (("input_tokens", "in"), ("output_tokens", "out")):
+        if (value := _whole(protocol.get(key))) is not None and not (
+            key == "input_tokens" and depths
+        ):
+            parts.append(f"{value} {word}")
+    if (per := _whole(protocol.get("prompts_per_category"))) is not None:
+        parts.append(f"{per} prompts each")
+    prompt = protocol.get("prompt")
+    if isinstance(prompt, str) and prompt:
+        cut = " ".join(prompt[:PROMPT_PREVIEW].split())
+        parts.append(f"prompt “{cut}{'…' if len(prompt) > PROMPT_PREVIEW else ''}”")
+    return ", ".join(parts)
+
+
+def _depths(protocol: dict) -> list[int]:
+    if protocol.get("name") == "depth":
+        values = protocol.get("depths") or []
+    elif protocol.get("name") == "context-sweep":
+        values = [
+            point.get("input_tokens")
+            for point in protocol.get("points") or []
+            if isinstance(point, dict)
+        ]
+    else:
+        return []
+    return [value for value in values if _whole(value) is not None]
+
+
+def ranking_key(config: Config, *, definition: str, hardware_id: int, engine_release: str) -> str:
+    """The ranking a row belongs to: a digest of its workload, tok/s definition, hardware kind
+    and engine release (rows with the same key, and only those, are compared)."""
+    parts = [config.workload, definition, hardware_id, engine_release]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def ranking_label(config: Config, *, definition: str, gpu_name: str, engine_release: str) -> str:
+    """The ranking in words, as a table's heading: 'quick, 64 out, prompt “…” · decode tok/s ·
+    CPU (x86_64) · b11434'."""
+    words = DEFINITION_WORDS.get(definition, definition)
+    return " · ".join([workload_label(config), words, gpu_name, engine_release])
+
+
+DEPTH_PROTOCOLS = ("depth", "context-sweep")
+
+
+def depths(config: Config) -> list[int]:
+    """The input lengths a config's protocol measures, from its canonical JSON ([] if none)."""
+    return _depths(canonical_protocol(config))
+
+
+def is_across_depths(config: Config) -> bool:
+    """Whether a config's one tok/s figure pools requests of several input lengths."""
+    return config.protocol in DEPTH_PROTOCOLS and len(depths(config)) > 1
+
+
+def learns_across_requests(spec_label: str) -> bool:
+    """Whether a config's drafting keeps n-gram state that outlives a request in the engine."""
+    return any(name in NGRAM_TYPES for name in spec_label.split(","))
+
+
+def repeats_a_prompt(requests: object) -> bool:
+    """Whether two measured requests of a result shared a prompt (by their prompt hashes)."""
+    records = requests if isinstance(requests, list) else []
+    hashes = [
+        record.get("prompt_sha256")
+        for record in records
+        if isinstance(record, dict) and record.get("phase", "measure") == "measure"
+    ]
+    known = [value for value in hashes if isinstance(value, str) and value]
+    return len(set(known)) < len(known)
