@@ -79,11 +79,25 @@ def estimated_memory_bytes(
     models = [m for m in (target, draft) if m is not None]
     if any(m.kv_elements_per_token is None for m in models):
         return None
-    per_element = (
-        CACHE_TYPE_BYTES[config.cache_type_k] + CACHE_TYPE_BYTES[config.cache_type_v]
-    ) / 2
-    kv = sum(m.kv_elements_per_token or 0 for m in models) * config.effective_ctx_size * per_element
-    return int(sum(m.size_bytes for m in models) + kv)
+    per_token = sum(
+        kv_bytes_per_token(
+            m.kv_elements_per_token or 0,
+            cache_type_k=config.cache_type_k,
+            cache_type_v=config.cache_type_v,
+        )
+        for m in models
+    )
+    return int(sum(m.size_bytes for m in models) + per_token * config.effective_ctx_size)
+
+
+def kv_bytes_per_token(
+    kv_elements_per_token: int, *, cache_type_k: str, cache_type_v: str
+) -> float:
+    """Bytes one token of context takes in a model's K/V cache: its K and V elements (as many
+    of each, ``ModelInfo.kv_elements_per_token`` counts both) at the cache types' sizes. The
+    memory estimate and ``runner.roofline`` (the cache a decoding step reads) both use it."""
+    per_element = (CACHE_TYPE_BYTES[cache_type_k] + CACHE_TYPE_BYTES[cache_type_v]) / 2
+    return kv_elements_per_token * per_element
 
 
 def _size(count: float) -> str:

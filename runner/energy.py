@@ -47,8 +47,9 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-# The summary fields energy_figures derives, in the order the result model lists them.
-ENERGY_FIGURES = ("energy_joules", "joules_per_token", "joules_per_accepted_token")
+# The summary fields energy_figures derives, in the order the result model lists them. Results
+# written before carry "joules_per_accepted_token" too (legacy_joules_per_accepted_token).
+ENERGY_FIGURES = ("energy_joules", "joules_per_token")
 
 MILLIJOULES_PER_JOULE = 1000.0
 
@@ -221,18 +222,28 @@ def share_by_tokens(joules: float | None, tokens: Sequence[int]) -> list[float |
 def energy_figures(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
     """A section's energy summary from its measured requests' ``energy_joules``.
 
-    ``energy_joules`` is their sum, ``joules_per_token`` that over their generated tokens and
-    ``joules_per_accepted_token`` that over their accepted draft tokens (None without drafting
-    or without an accepted token). Every figure is None unless every request has its energy.
+    ``energy_joules`` is their sum and ``joules_per_token`` that over their generated tokens.
+    Each request's energy is the counter across its whole time, so it includes its prefill and
+    any idle time within it; a concurrent wave's is shared out by tokens (``share_by_tokens``),
+    an allocation rather than a measurement of one request. There is no separate energy of an
+    accepted draft token: every token costs a share of the same steps. Every figure is None
+    unless every request has its energy.
     """
     energies = [joules for record in records if (joules := record.get("energy_joules")) is not None]
     if not records or len(energies) < len(records):
         return dict.fromkeys(ENERGY_FIGURES)
     total = float(sum(energies))
     generated = sum(record["predicted_n"] for record in records)
-    accepted = sum(record["draft_n_accepted"] for record in records)
     return {
         "energy_joules": total,
         "joules_per_token": total / generated if generated else None,
-        "joules_per_accepted_token": total / accepted if accepted else None,
     }
+
+
+def legacy_joules_per_accepted_token(records: Sequence[dict[str, Any]]) -> float | None:
+    """What results written before it was dropped called ``joules_per_accepted_token``: the
+    whole energy over the accepted draft tokens (None without one), so that ``runner.evidence``
+    can still check such a file; it measures no energy of its own and nothing shows it."""
+    total = energy_figures(records)["energy_joules"]
+    accepted = sum(record["draft_n_accepted"] for record in records)
+    return total / accepted if total is not None and accepted else None

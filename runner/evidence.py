@@ -30,9 +30,9 @@ from typing import Any
 
 from runner import stats
 from runner.config import BenchmarkConfig
-from runner.energy import ENERGY_FIGURES, energy_figures
+from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
 from runner.pairing import combined_speedup, crossover_concurrency, point_speed
-from runner.roofline import derived_roofline
+from runner.roofline import ROOFLINE_FIGURES, derived_roofline, legacy_roofline
 
 # Float noise between two correct computations of the same figure, never a real difference.
 RELATIVE_TOLERANCE = 1e-6
@@ -173,15 +173,53 @@ def _labels_problem(index: int, point: dict[str, Any], records: list[dict[str, A
     return None
 
 
+def _roofline_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
+    """The first roofline figure under path that differs from the derived one: words (rate,
+    flag) and nulls exactly, a level list level by level, numbers as ``_disagreement`` has it."""
+    if isinstance(derived, list):
+        if not isinstance(claimed, list) or len(claimed) != len(derived):
+            given = len(claimed) if isinstance(claimed, list) else "none"
+            return f"{path} has {given} entries, but the result's own data give {len(derived)}"
+        for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
+            if found := _roofline_disagreement(f"{path}.{index}", mine, theirs):
+                return found
+        return None
+    if isinstance(derived, dict):
+        claimed = claimed if isinstance(claimed, dict) else {}
+        for name, value in derived.items():
+            if found := _roofline_disagreement(f"{path}.{name}", claimed.get(name), value):
+                return found
+        return None
+    if isinstance(derived, str) or derived is None or claimed is None:
+        if claimed == derived:
+            return None
+        return f"{path} is {_shown(claimed)}, but the result's own data give {_shown(derived)}"
+    found = _disagreement(path, claimed, derived)
+    return (
+        found.replace("the section's measured requests", "the result's own data") if found else None
+    )
+
+
 def roofline_problem(result: dict[str, Any]) -> str | None:
     """The first section whose summary roofline is not what the result's own engine, host,
-    model and decode speed give (``runner.roofline.derived_roofline``); None if none is."""
+    models, requests and rates give (``runner.roofline.derived_roofline``); None if none is.
+
+    A roofline in the target-only form of files written before the step was counted (its five
+    ``runner.roofline.ROOFLINE_FIGURES`` only) is checked against that form's own derivation
+    (``runner.roofline.legacy_roofline``), so those files still load and a figure altered in
+    them is still refused; what the site shows is derived afresh either way.
+    """
     sections = [("", result)]
     if result.get("baseline") is not None:
         sections.append(("baseline: ", result["baseline"]))
     for prefix, section in sections:
         claimed = section["summary"].get("roofline")
-        derived = derived_roofline(section, run=result)
+        # The old form has its five figures only (the result model fills the rest with null).
+        legacy = isinstance(claimed, dict) and all(
+            value is None for name, value in claimed.items() if name not in ROOFLINE_FIGURES
+        )
+        derive = legacy_roofline if legacy else derived_roofline
+        derived = derive(section, run=result)
         if claimed is None or derived is None:
             if claimed != derived:
                 given = "null" if claimed is None else "given"
@@ -197,8 +235,8 @@ def roofline_problem(result: dict[str, Any]) -> str | None:
                 if claimed.get(name) != value:
                     shown = _shown(claimed.get(name))
                     return f"{path} is {shown}, but its fraction gives {_shown(value)}"
-            elif found := _disagreement(path, claimed.get(name), value):
-                return found.replace("the section's measured requests", "the result's own data")
+            elif found := _roofline_disagreement(path, claimed.get(name), value):
+                return found
     return None
 
 
@@ -217,6 +255,12 @@ def section_evidence_problem(section: dict[str, Any]) -> str | None:
     energy = energy_figures(records)
     for name in ENERGY_FIGURES:
         if found := _disagreement(f"summary.{name}", summary.get(name), energy[name]):
+            return found
+    # Files written before it was dropped: checked as they defined it, never shown.
+    if summary.get("joules_per_accepted_token") is not None:
+        legacy = legacy_joules_per_accepted_token(records)
+        claimed = summary["joules_per_accepted_token"]
+        if found := _disagreement("summary.joules_per_accepted_token", claimed, legacy):
             return found
     if not points:
         return None  # A section without per-depth points claims no more figures to check.

@@ -196,14 +196,30 @@ class Point(_Strict):
 
 
 class Roofline(_Strict):
-    """``runner.roofline``: a section's decode speed against the GPU's memory-bandwidth ceiling
-    (CUDA hosts only; checked against the section's own figures by ``runner.evidence``)."""
+    """``runner.roofline``: a section's rate against the GPU's memory-bandwidth ceiling for the
+    bytes one step reads (CUDA hosts only; checked against the section's own figures by
+    ``runner.evidence``). Results written before the step was counted carry the first five
+    fields only (the target's weights alone, ``runner.roofline.legacy_roofline``)."""
 
     peak_bandwidth_bytes_per_second: Annotated[int, Field(gt=0, le=MAX_BYTES)]
     bytes_per_token: Annotated[int, Field(gt=0, le=MAX_BYTES)]
     ceiling_tokens_per_second: Amount
     fraction: Amount | None
     flag: Literal["above_ceiling", "far_below"] | None
+    # The step's bytes term by term (a null term is unknown and left out), the tokens per stream
+    # and the streams it yields for, the mean context of its K/V read and the rate held
+    # against it: per-request decode (one stream) or a concurrency level's aggregate.
+    target_weight_bytes: Annotated[int, Field(gt=0, le=MAX_BYTES)] | None = None
+    kv_bytes_per_step: ByteCount | None = None
+    draft_bytes_per_step: ByteCount | None = None
+    bytes_per_step: Annotated[int, Field(gt=0, le=MAX_BYTES)] | None = None
+    tokens_per_step: Amount | None = None
+    streams: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    context_tokens: Amount | None = None
+    rate: Literal["decode", "aggregate"] | None = None
+    # A concurrency section: every level's own (the top figures are the lowest level's).
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    levels: Annotated[list[Roofline], Field(max_length=MAX_POINTS)] | None = None
 
 
 class Summary(_Strict):
@@ -229,6 +245,8 @@ class Summary(_Strict):
     # runner.energy's figures from the requests' energy_joules; runner.roofline's ceiling.
     energy_joules: Amount | None = None
     joules_per_token: Amount | None = None
+    # Total energy over accepted draft tokens, in results written before it was dropped (there
+    # is no separate energy of an accepted draft token); still loaded, never shown or written.
     joules_per_accepted_token: Amount | None = None
     roofline: Roofline | None = None
 

@@ -1,29 +1,48 @@
 """The memory-bandwidth roofline: how fast decoding could go at most, and how close a run came.
 
-Decoding one token reads (nearly) every weight of the model once, so a GPU cannot decode faster
-than its peak memory bandwidth over the bytes one token reads. This module owns the three
-inputs and the verdict:
+A decoding step reads (nearly) every weight of the model once and the K/V cache of the context,
+so a GPU cannot decode faster than its peak memory bandwidth allows for the bytes one step reads.
+This module owns the inputs and the verdict:
 - ``peak_bandwidth``: the GPU's peak memory bandwidth from NVML (memory bus width and maximum
   memory clock), for the first GPU the engine sees (``runner.energy.gpu_handles``);
-- ``weight_bytes_per_token``: the bytes one generated token reads, from a GGUF file's tensors
+- ``weight_bytes_per_token``: the bytes of weights one pass reads, from a GGUF file's tensors
   (``runner.gguf.inspect`` records it as ``ModelInfo.weight_bytes_per_token``);
-- ``section_roofline``: a section's ceiling, its decode speed's fraction of it and a flag.
+- ``draft_bytes_per_step``: what drafting adds to a verify step;
+- ``section_roofline``: a ceiling for the bytes of one step and the tokens it yields, the measured
+  rate's fraction of it and a flag; ``derived_roofline`` fills it from a result's own data.
 
-A baseline above the ceiling is impossible, so it is a measurement error (``above_ceiling``),
-and a baseline on a CUDA engine far below it is most likely running on the CPU (``far_below``).
-The flags are for baselines only: a speculative run may exceed 1 legitimately, since one pass of
-the target yields several tokens. CPU hosts have no roofline at all: null, not a guess.
-``runner.evidence`` recomputes every figure of a result's roofline from its own data.
+The bytes of one step (``bytes_per_step``) are the target's weights once, the K/V cache every
+stream reads at its context (``runner.compatibility.kv_bytes_per_token`` of the target's
+metadata, at the requests' mean context while they decode) and the draft's bytes for that step
+(none for n-gram types; one pass of the draft's weights and cache for DFlash, which drafts a
+whole block at once; one pass per drafted token for a draft model, which drafts token by token).
+Every term is what the step must read at least, so the ceiling is a bound a run cannot pass:
+- one stream: ceiling = bandwidth x tokens per step (tau; 1 without drafting) / bytes per step,
+  against the section's mean per-request decode tok/s;
+- a concurrency level of B requests in flight: one batched step reads the weights once for all B
+  and every request's cache, so ceiling = bandwidth x B x tokens per stream per step / bytes per
+  step, against the level's aggregate tok/s (the wave's tokens over its wall time).
+A term the result cannot give is null, not a guess, and left out (a target's K/V size in results
+recorded before models carried it, draft-mtp's head, a draft without its weight bytes): the
+ceiling is then higher than the true one and the fraction lower.
+
+Any row above its ceiling is impossible, so it is a measurement error (``above_ceiling``), and a
+one-stream baseline on a CUDA engine far below it is most likely running on the CPU
+(``far_below``; not for speculative rows, whose drafting may cost more than it yields). CPU hosts
+have no roofline at all: null, not a guess. Results written before the step was counted carry the
+target-only form (``legacy_roofline``: weights alone, no draft, no cache, the pooled decode mean,
+speculative rows unflagged); ``runner.evidence`` checks each form against its own derivation, and
+the site shows only the derived one.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Protocol
 
-from runner.config import BenchmarkConfig
+from runner.config import SELF_DRAFT_TYPES, BenchmarkConfig
 from runner.energy import gpu_handles, load_nvml
 
 # Bytes per second = bus width in bits x memory clock in Hz x transfers per clock / 8. NVML
@@ -35,14 +54,15 @@ TRANSFERS_PER_MEMORY_CLOCK = 2
 BITS_PER_BYTE = 8
 HZ_PER_MHZ = 1_000_000
 
-# A baseline's decode speed over its ceiling: above this it is a measurement error (the margin
-# is the bandwidth figure's own uncertainty), below FAR_BELOW_FRACTION a likely CPU fallback.
+# A row's rate over its ceiling: above this it is a measurement error (the margin is the
+# bandwidth figure's own uncertainty); a baseline below FAR_BELOW_FRACTION a likely CPU fallback.
 ABOVE_CEILING_FRACTION = 1.05
 FAR_BELOW_FRACTION = 0.05
 
 TOKEN_EMBEDDING = "token_embd.weight"
 OUTPUT_HEAD = "output.weight"
 
+# The target-only form's figures (``legacy_roofline``), every form's first five.
 ROOFLINE_FIGURES = (
     "peak_bandwidth_bytes_per_second",
     "bytes_per_token",
@@ -50,6 +70,24 @@ ROOFLINE_FIGURES = (
     "fraction",
     "flag",
 )
+# What the step form adds: its bytes term by term, the tokens and streams it yields for, the
+# context its cache is read at and which rate is held against it; "levels" for concurrency.
+STEP_FIGURES = (
+    "target_weight_bytes",
+    "kv_bytes_per_step",
+    "draft_bytes_per_step",
+    "bytes_per_step",
+    "tokens_per_step",
+    "streams",
+    "context_tokens",
+    "rate",
+)
+
+# Drafts that propose a whole block in one pass; drafts that propose token by token, one pass
+# each; n-gram types read no weights. draft-mtp runs the target's MTP head, whose bytes a
+# result does not record.
+BLOCK_DRAFT_TYPES = ("draft-dflash", "draft-dspark")
+AUTOREGRESSIVE_DRAFT_TYPES = ("draft-simple", "draft-eagle3")
 
 
 class Tensor(Protocol):
@@ -154,40 +192,170 @@ def weight_bytes_per_token(tensors: Iterable[Tensor], *, main_layers: int | None
     return total
 
 
-def fraction_flag(fraction: float | None, *, speculative: bool) -> str | None:
-    """The roofline's flag for a section's fraction of the ceiling (baselines only)."""
-    if fraction is None or speculative:
+def fraction_flag(
+    fraction: float | None, *, speculative: bool, one_stream: bool = True
+) -> str | None:
+    """The roofline's flag for a rate's fraction of its ceiling: above it for any row, far below
+    it for a one-stream baseline only."""
+    if fraction is None:
         return None
     if fraction > ABOVE_CEILING_FRACTION:
         return "above_ceiling"
-    if fraction < FAR_BELOW_FRACTION:
+    if fraction < FAR_BELOW_FRACTION and not speculative and one_stream:
         return "far_below"
     return None
+
+
+def draft_bytes_per_step(
+    spec_types: Sequence[str],
+    *,
+    n_max: int | None,
+    draft_bytes_per_pass: int | None,
+    drafted_per_step: float | None,
+) -> int | None:
+    """Bytes the drafting for one verify step reads: 0 for n-gram types; one pass of the draft
+    (its weights and cache, ``draft_bytes_per_pass``) for a block draft (DFlash); one pass per
+    drafted token for an autoregressive draft (the measured drafted tokens per verify step,
+    n_max where not measured); None where a type's bytes are unknown (draft-mtp, a draft model
+    without its bytes)."""
+    passes = 0.0
+    for name in spec_types:
+        if name in BLOCK_DRAFT_TYPES:
+            passes += 1
+        elif name in AUTOREGRESSIVE_DRAFT_TYPES:
+            per_step = drafted_per_step if drafted_per_step is not None else n_max
+            if per_step is None:
+                return None
+            passes += per_step
+        elif name in SELF_DRAFT_TYPES:
+            return None
+    if not passes:
+        return 0
+    if draft_bytes_per_pass is None:
+        return None
+    return round(passes * draft_bytes_per_pass)
 
 
 def section_roofline(
     *,
     peak_bandwidth_bytes_per_second: int | None,
-    bytes_per_token: int | None,
-    decode_tokens_per_second: float | None,
+    target_weight_bytes: int | None,
+    tokens_per_second: float | None,
     speculative: bool,
+    kv_bytes_per_step: int | None = 0,
+    draft_bytes_per_step: int | None = 0,
+    tokens_per_step: float = 1.0,
+    streams: int = 1,
+    context_tokens: float | None = None,
+    rate: str = "decode",
 ) -> dict[str, Any] | None:
-    """A section's roofline (the ``runner.results.Roofline`` fields), or None without a GPU
-    bandwidth or a model size: the ceiling, the mean decode speed's fraction of it and a flag."""
-    if not peak_bandwidth_bytes_per_second or not bytes_per_token:
+    """A ceiling and a rate's fraction of it (the ``runner.results.Roofline`` fields), or None
+    without a GPU bandwidth or the target's size: ceiling = bandwidth x streams x tokens per
+    step / bytes per step, the bytes being the target's weights, the K/V cache every stream
+    reads (``kv_bytes_per_step``, all streams together) and the draft's; a term that is None is
+    unknown and left out."""
+    if not peak_bandwidth_bytes_per_second or not target_weight_bytes:
         return None
-    ceiling = peak_bandwidth_bytes_per_second / bytes_per_token
+    bytes_per_step = target_weight_bytes + (kv_bytes_per_step or 0) + (draft_bytes_per_step or 0)
+    tokens = streams * max(tokens_per_step, 1.0)
+    ceiling = peak_bandwidth_bytes_per_second * tokens / bytes_per_step
     fraction = (
-        decode_tokens_per_second / ceiling
-        if decode_tokens_per_second is not None and math.isfinite(decode_tokens_per_second)
+        tokens_per_second / ceiling
+        if tokens_per_second is not None and math.isfinite(tokens_per_second)
         else None
     )
     return {
         "peak_bandwidth_bytes_per_second": peak_bandwidth_bytes_per_second,
-        "bytes_per_token": bytes_per_token,
+        "bytes_per_token": max(round(bytes_per_step / tokens), 1),
         "ceiling_tokens_per_second": ceiling,
         "fraction": fraction,
-        "flag": fraction_flag(fraction, speculative=speculative),
+        "flag": fraction_flag(fraction, speculative=speculative, one_stream=streams == 1),
+        "target_weight_bytes": target_weight_bytes,
+        "kv_bytes_per_step": kv_bytes_per_step,
+        "draft_bytes_per_step": draft_bytes_per_step,
+        "bytes_per_step": bytes_per_step,
+        "tokens_per_step": max(tokens_per_step, 1.0),
+        "streams": streams,
+        "context_tokens": context_tokens,
+        "rate": rate,
+    }
+
+
+def _measured(section: Mapping[str, Any], point: int | None = None) -> list[Mapping[str, Any]]:
+    return [
+        record
+        for record in section.get("requests") or []
+        if record.get("phase") == "measure" and (point is None or record.get("point") == point)
+    ]
+
+
+def mean_context_tokens(records: Sequence[Mapping[str, Any]]) -> float | None:
+    """The mean context a decoding step of these requests reads: each request's prompt plus
+    half its generated tokens (its steps read from prompt + 1 to prompt + n), averaged over
+    their generated tokens; None without a generated token."""
+    tokens = sum(int(record.get("predicted_n") or 0) for record in records)
+    if not tokens:
+        return None
+    weighted = sum(
+        int(record.get("predicted_n") or 0)
+        * (int(record.get("prompt_n") or 0) + int(record.get("predicted_n") or 0) / 2)
+        for record in records
+    )
+    return weighted / tokens
+
+
+def _kv_bytes(
+    info: Mapping[str, Any] | None, config: BenchmarkConfig, context: float | None
+) -> float | None:
+    """Bytes of one stream's K/V cache at a context, from a model's K/V elements per token;
+    None where the model's metadata does not give them."""
+    # runner.compatibility reads runner.gguf.inspect, which reads this module's
+    # weight_bytes_per_token: imported here, not at the top, to keep that order.
+    from runner.compatibility import kv_bytes_per_token
+
+    elements = (info or {}).get("kv_elements_per_token")
+    if not isinstance(elements, int) or context is None:
+        return None
+    per_token = kv_bytes_per_token(
+        elements, cache_type_k=config.cache_type_k, cache_type_v=config.cache_type_v
+    )
+    return per_token * context
+
+
+def _step(
+    section: Mapping[str, Any],
+    *,
+    config: BenchmarkConfig,
+    records: Sequence[Mapping[str, Any]],
+    tau: Any,
+    streams: int,
+) -> dict[str, Any]:
+    """The bytes terms and tokens of one step of these requests (``section_roofline``'s)."""
+    models = (section.get("provenance") or {}).get("models") or {}
+    target, draft = models.get("target") or {}, models.get("draft")
+    context = mean_context_tokens(records)
+    target_kv = _kv_bytes(target, config, context)
+    drafted = sum(int(r.get("draft_n") or 0) for r in records)
+    steps = sum(int(r.get("verify_steps") or 0) for r in records)
+    per_pass = None
+    if draft and isinstance(draft.get("weight_bytes_per_token"), int):
+        # One pass reads the draft's weights once for every stream and each stream's own cache
+        # (a draft without a known cache size adds its weights only).
+        per_pass = draft["weight_bytes_per_token"] + streams * (
+            _kv_bytes(draft, config, context) or 0
+        )
+    speculative = config.is_speculative
+    return {
+        "kv_bytes_per_step": round(streams * target_kv) if target_kv is not None else None,
+        "draft_bytes_per_step": draft_bytes_per_step(
+            config.spec_types,
+            n_max=config.n_max,
+            draft_bytes_per_pass=per_pass,
+            drafted_per_step=drafted / steps if steps else None,
+        ),
+        "tokens_per_step": float(tau) if speculative and isinstance(tau, int | float) else 1.0,
+        "streams": streams,
+        "context_tokens": context,
     }
 
 
@@ -196,18 +364,77 @@ def derived_roofline(
 ) -> dict[str, Any] | None:
     """A result section's roofline from the result's own data, as the runner computes it: the
     run's engine must be CUDA and its host's bandwidth known (``provenance.system``), the
-    section's target must have its bytes per token (``provenance.models.target``), and the
-    fraction is of the section's summary decode mean (which ``runner.evidence`` checks against
-    its requests). None where any of these is missing."""
+    section's target must have its bytes per token (``provenance.models.target``). One stream:
+    the section's summary decode mean against the ceiling of its tau and its measured requests'
+    mean context. A concurrency section: each level's aggregate tok/s against that level's
+    ceiling (``levels``), the lowest level's figures on top. None where any input is missing."""
     engine = run.get("engine") or {}
     system = (run.get("provenance") or {}).get("system") or {}
     target = ((section.get("provenance") or {}).get("models") or {}).get("target") or {}
     if engine.get("backend") != "cuda" or not isinstance(section.get("config"), Mapping):
         return None
-    decode = (section.get("summary") or {}).get("decode_tokens_per_second") or {}
-    return section_roofline(
-        peak_bandwidth_bytes_per_second=system.get("gpu_peak_bandwidth_bytes_per_second"),
-        bytes_per_token=target.get("weight_bytes_per_token"),
-        decode_tokens_per_second=decode.get("mean"),
-        speculative=BenchmarkConfig.from_canonical(dict(section["config"])).is_speculative,
-    )
+    config = BenchmarkConfig.from_canonical(dict(section["config"]))
+    summary = section.get("summary") or {}
+    common: dict[str, Any] = {
+        "peak_bandwidth_bytes_per_second": system.get("gpu_peak_bandwidth_bytes_per_second"),
+        "target_weight_bytes": target.get("weight_bytes_per_token"),
+        "speculative": config.is_speculative,
+    }
+    levels = [
+        (index, point)
+        for index, point in enumerate(section.get("points") or [])
+        if isinstance(point, Mapping) and point.get("concurrency") is not None
+    ]
+    if not levels:
+        decode = summary.get("decode_tokens_per_second") or {}
+        step = _step(
+            section, config=config, records=_measured(section), tau=summary.get("tau"), streams=1
+        )
+        return section_roofline(**common, **step, tokens_per_second=decode.get("mean"))
+    figures = []
+    for index, point in sorted(levels, key=lambda item: item[1]["concurrency"]):
+        aggregate = point.get("aggregate_tokens_per_second") or {}
+        step = _step(
+            section,
+            config=config,
+            records=_measured(section, index),
+            tau=point.get("tau"),
+            streams=int(point["concurrency"]),
+        )
+        level = section_roofline(
+            **common, **step, tokens_per_second=aggregate.get("mean"), rate="aggregate"
+        )
+        if level is None:
+            return None
+        figures.append(level | {"concurrency": int(point["concurrency"])})
+    top = {key: value for key, value in figures[0].items() if key != "concurrency"}
+    # Any level above its ceiling is a measurement error the row carries.
+    if any(level["flag"] == "above_ceiling" for level in figures):
+        top["flag"] = "above_ceiling"
+    return top | {"levels": figures}
+
+
+def legacy_roofline(section: Mapping[str, Any], *, run: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The target-only roofline of results written before the step was counted: the target's
+    weights alone, against the section's pooled decode mean, speculative rows unflagged.
+    ``runner.evidence`` checks such a stored figure with it; nothing shows it."""
+    engine = run.get("engine") or {}
+    system = (run.get("provenance") or {}).get("system") or {}
+    target = ((section.get("provenance") or {}).get("models") or {}).get("target") or {}
+    if engine.get("backend") != "cuda" or not isinstance(section.get("config"), Mapping):
+        return None
+    bandwidth = system.get("gpu_peak_bandwidth_bytes_per_second")
+    weights = target.get("weight_bytes_per_token")
+    if not bandwidth or not weights:
+        return None
+    speculative = BenchmarkConfig.from_canonical(dict(section["config"])).is_speculative
+    decode = ((section.get("summary") or {}).get("decode_tokens_per_second") or {}).get("mean")
+    ceiling = bandwidth / weights
+    fraction = decode / ceiling if decode is not None and math.isfinite(decode) else None
+    return {
+        "peak_bandwidth_bytes_per_second": bandwidth,
+        "bytes_per_token": weights,
+        "ceiling_tokens_per_second": ceiling,
+        "fraction": fraction,
+        "flag": None if speculative else fraction_flag(fraction, speculative=False),
+    }

@@ -132,12 +132,20 @@ def _record(joules, predicted_n, drafted=0, accepted=0) -> dict:
 
 def test_the_summary_figures_are_derived_from_the_requests():
     records = [_record(3.0, 100, drafted=80, accepted=40), _record(5.0, 300, 120, 60)]
+    # Energy per generated token, and nothing per accepted draft token: there is no such energy.
     assert energy_figures(records) == pytest.approx(
-        {"energy_joules": 8.0, "joules_per_token": 8.0 / 400, "joules_per_accepted_token": 0.08}
+        {"energy_joules": 8.0, "joules_per_token": 8.0 / 400}
     )
+    assert energy.ENERGY_FIGURES == ("energy_joules", "joules_per_token")
     undrafted = energy_figures([_record(2.0, 50)])
     assert undrafted["joules_per_token"] == pytest.approx(0.04)
-    assert undrafted["joules_per_accepted_token"] is None
+
+
+def test_the_old_per_accepted_token_figure_is_the_whole_energy_over_accepted_tokens():
+    records = [_record(3.0, 100, drafted=80, accepted=40), _record(5.0, 300, 120, 60)]
+    assert energy.legacy_joules_per_accepted_token(records) == pytest.approx(8.0 / 100)
+    assert energy.legacy_joules_per_accepted_token([_record(2.0, 50)]) is None
+    assert energy.legacy_joules_per_accepted_token([_record(None, 50, 10, 5)]) is None
 
 
 def test_one_request_without_energy_leaves_every_summary_figure_null():
@@ -241,3 +249,27 @@ def test_a_result_with_energy_it_derives_loads_and_a_tampered_joules_per_token_i
         record["energy_joules"] = None
     with pytest.raises(ResultError, match="summary.energy_joules is .* give null"):
         load_result(claimed)
+
+
+def test_an_old_result_with_joules_per_accepted_token_loads_and_a_tampered_one_is_refused():
+    path = _stored_results()[0]
+    count = len(json.loads(path.read_text())["requests"])
+    data = _with_energy(path, [40.0 + i for i in range(count)])
+    measured = [r for r in data["requests"] if r["phase"] == "measure"]
+    accepted = sum(r["draft_n_accepted"] for r in measured)
+    assert accepted
+    data["summary"]["joules_per_accepted_token"] = data["summary"]["energy_joules"] / accepted
+    assert load_result(copy.deepcopy(data)).summary.joules_per_accepted_token == pytest.approx(
+        data["summary"]["energy_joules"] / accepted
+    )
+    tampered = copy.deepcopy(data)
+    tampered["summary"]["joules_per_accepted_token"] *= 0.5
+    with pytest.raises(ResultError, match="summary.joules_per_accepted_token is"):
+        load_result(tampered)
+
+
+def test_the_stored_h200_concurrency_file_with_the_old_figure_still_loads():
+    stored = json.loads((RESULTS / "h200-run4/call1/8b-dflash12-concurrency.json").read_text())
+    assert stored["summary"]["joules_per_accepted_token"] == pytest.approx(0.5245, abs=5e-5)
+    loaded = load_result(stored)
+    assert loaded.summary.joules_per_token == pytest.approx(0.4385, abs=5e-5)
