@@ -2,7 +2,8 @@
 
 ``run_benchmark`` is what the CLI and the service's GPU workers both call. This module owns the
 orchestration only: check the models, plan the protocol's requests, measure each config in its
-own engine session (reporting progress, honouring cancellation) and assemble the validated
+own engine sessions (reporting progress, honouring cancellation; a config and its paired baseline
+in rounds of ABBA order, one engine alive at a time, ``_schedule``) and assemble the validated
 ``runner.results.BenchmarkResult``. The figures come from ``runner.stats``, the comparison with
 the baseline from ``runner.pairing``, and the result's shape from ``runner.results``.
 """
@@ -15,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +155,10 @@ def _margin_pass(
     return found
 
 
+# A paired baseline's margin pass, run in its engine session on the records it measured there.
+_Margins = Callable[[EngineSession, list[dict]], list[TopTwo | None]]
+
+
 def _run_one_config(
     config: BenchmarkConfig,
     *,
@@ -164,12 +171,12 @@ def _run_one_config(
     should_cancel: Callable[[], bool] | None,
     request_timeout_s: float,
     start_timeout_s: float,
-    reference_outputs: list[list[int]] | None = None,
+    margins: _Margins | None = None,
     slots: int = 1,
 ) -> _Measured:
-    """Measure one config in its own engine session of ``slots`` slots; with reference_outputs
-    (a paired baseline's speculative run) also take the baseline's margins where those outputs
-    diverged."""
+    """Measure one config in its own engine session of ``slots`` slots; with margins (a paired
+    baseline's last session of a stage) also take the baseline's margins, in the same session,
+    after the measured requests."""
     session = open_session(
         config,
         engine=engine,
@@ -207,10 +214,9 @@ def _run_one_config(
                         records.append(record)
                 progress.report("warmup" if wave[0].phase == "warmup" else phase)
             top_two = None
-            if reference_outputs is not None:
+            if margins is not None:
                 progress.report("baseline margins")
-                measured = [spec for spec in plan if spec.phase == "measure"]
-                top_two = _margin_pass(session, measured, records, reference_outputs)
+                top_two = margins(session, records)
         finally:
             peak = sampler.stop()
             if meter is not None:
@@ -257,43 +263,192 @@ def _stages(
     ]
 
 
-def _run_config(
+@dataclass(frozen=True)
+class _Session:
+    """One engine session of a run: its side, slots, what it sends (warm-ups first, in plan
+    order) and which of the run's measured requests those are."""
+
+    side: protocols.Side
+    slots: int
+    plan: list[protocols.RequestSpec]
+    measured: list[int]
+    # On a stage's last baseline session of a graded pair: every measured request of the stage,
+    # whose margins it takes once the speculative side has measured them all.
+    margin_indices: list[int] | None = None
+
+
+def _schedule(
     config: BenchmarkConfig,
-    *,
     plan: list[protocols.RequestSpec],
-    reference_outputs: list[list[int]] | None = None,
-    **measure: Any,
-) -> _Measured:
-    """Measure a config in each of its engine sessions (``_stages``) and join what they saw:
-    records in plan order, every session's command (one a line), the largest peak memory."""
-    parts = []
-    done = 0
+    *,
+    paired: bool,
+    graded: bool,
+    rounds: int,
+) -> tuple[list[_Session], list[dict[str, Any]] | None]:
+    """The run's engine sessions in the order they run, and a paired run's rounds.
+
+    Unpaired, each stage (``_stages``) is one session. Paired, each stage's measured requests
+    are split into rounds (``protocols.split_rounds``) whose sides run in ABBA order
+    (``protocols.round_orders``), so a drift of clocks or power over the run falls on both
+    sides. Each round of each side is its own engine session, started and stopped, never two
+    engines at once: a session's peak memory is sampled for its own process (MemorySampler
+    falls back to the whole device's memory where NVML hides other processes), so only one
+    process alive keeps each side's peak its own, and a pair that fits one engine at a time
+    needs no room for two. The cost is a model load and the warm-ups again per session, so the
+    turns of a side that meet (ABBA's middle pair) share one session: two rounds are baseline,
+    speculative, baseline: the speculative side is measured in one session as it always was,
+    and the baseline loads twice. Every session's load, warm-ups and harness overhead are its
+    side's own (``_run_one_config``). The baseline's turn always ends a stage, so its last
+    session takes the margins (``_margin_pass``) against the speculative outputs.
+    """
+    sessions: list[_Session] = []
+    orders: list[dict[str, Any]] = []
+    levels = isinstance(config.protocol, ConcurrencyProtocol)
+    offset = 0
     for slots, stage in _stages(config, plan):
         count = sum(spec.phase == "measure" for spec in stage)
-        reference = None if reference_outputs is None else reference_outputs[done : done + count]
-        parts.append(
-            _run_one_config(config, plan=stage, reference_outputs=reference, slots=slots, **measure)
-        )
-        done += count
+        if not paired:
+            sessions.append(
+                _Session("speculative", slots, stage, list(range(offset, offset + count)))
+            )
+            offset += count
+            continue
+        chunks = protocols.split_rounds(stage, rounds)
+        turns: list[tuple[protocols.Side, list[int]]] = []
+        for number, (chunk, order) in enumerate(
+            zip(chunks, protocols.round_orders(len(chunks)), strict=True)
+        ):
+            orders.append(
+                {
+                    "round": number,
+                    "concurrency": slots if levels else None,
+                    "order": list(order),
+                    "request_indices": [offset + index for index in chunk],
+                }
+            )
+            turns += [(side, chunk) for side in order]
+        for side, group in groupby(turns, key=itemgetter(0)):
+            chosen = {index for _, chunk in group for index in chunk}
+            sessions.append(
+                _Session(
+                    side, slots, _session_plan(stage, chosen), sorted(offset + i for i in chosen)
+                )
+            )
+        if graded:
+            sessions[-1] = dataclasses.replace(
+                sessions[-1], margin_indices=list(range(offset, offset + count))
+            )
+        offset += count
+    return sessions, orders if paired else None
+
+
+def _session_plan(
+    stage: list[protocols.RequestSpec], chosen: set[int]
+) -> list[protocols.RequestSpec]:
+    """A stage's warm-ups and its chosen measured requests (indices among its measured), in
+    plan order: every session warms up before it measures."""
+    kept = []
+    index = 0
+    for spec in stage:
+        if spec.phase == "measure":
+            if index in chosen:
+                kept.append(spec)
+            index += 1
+        else:
+            kept.append(spec)
+    return kept
+
+
+def _joined(parts: list[_Measured], records: list[dict], top_two: list | None) -> _Measured:
+    """A side's sessions as one: records and margins in plan order, each distinct command (one a
+    line), the largest peak memory, the sums of the times."""
     if len(parts) == 1:
-        return parts[0]
+        return dataclasses.replace(parts[0], records=records, top_two=top_two)
     peaks = [part.peak_memory_bytes for part in parts if part.peak_memory_bytes]
     loads = [part.load_seconds for part in parts if part.load_seconds is not None]
     tails = "".join(part.log_tail for part in parts)
     return _Measured(
         argv=parts[-1].argv,
-        command="\n".join(part.command for part in parts),
-        records=[record for part in parts for record in part.records],
+        command="\n".join(dict.fromkeys(part.command for part in parts)),
+        records=records,
         peak_memory_bytes=max(peaks, default=None),
         memory_kind=parts[-1].memory_kind,
         load_seconds=sum(loads) if loads else None,
         held_seconds=sum(part.held_seconds for part in parts),
         harness_overhead_seconds=sum(part.harness_overhead_seconds for part in parts),
         log_tail=tails[-LOG_TAIL_CHARS:],
-        top_two=None
-        if reference_outputs is None
-        else [found for part in parts for found in part.top_two or []],
+        top_two=top_two,
     )
+
+
+def _run_sessions(
+    sessions: list[_Session],
+    *,
+    configs: dict[protocols.Side, tuple[BenchmarkConfig, ModelInfo | None]],
+    plan: list[protocols.RequestSpec],
+    progress: _Progress,
+    should_cancel: Callable[[], bool] | None,
+    **measure: Any,
+) -> dict[protocols.Side, _Measured]:
+    """Run the scheduled sessions one after another (``_schedule``) and join each side's."""
+    specs = [spec for spec in plan if spec.phase == "measure"]
+    records: dict[protocols.Side, dict[int, dict]] = {side: {} for side in configs}
+    parts: dict[protocols.Side, list[_Measured]] = {side: [] for side in configs}
+    margins: dict[int, TopTwo | None] = {}
+    for session in sessions:
+        # Between sessions too: a cancelled run loads no further engine.
+        if should_cancel and should_cancel():
+            raise BenchmarkCancelled("benchmark cancelled")
+        config, draft = configs[session.side]
+        part = _run_one_config(
+            config,
+            draft=draft,
+            plan=session.plan,
+            slots=session.slots,
+            progress=progress,
+            phase="baseline" if session.side == "baseline" else "measuring",
+            should_cancel=should_cancel,
+            margins=None
+            if session.margin_indices is None
+            else _stage_margins(session, specs, records),
+            **measure,
+        )
+        records[session.side] |= dict(zip(session.measured, part.records, strict=True))
+        if session.margin_indices is not None:
+            margins |= dict(zip(session.margin_indices, part.top_two or [], strict=True))
+        parts[session.side].append(part)
+    return {
+        side: _joined(
+            parts[side],
+            [records[side][index] for index in sorted(records[side])],
+            [margins.get(index) for index in range(len(specs))]
+            if side == "baseline" and margins
+            else None,
+        )
+        for side in configs
+        if parts[side]
+    }
+
+
+def _stage_margins(
+    session: _Session,
+    specs: list[protocols.RequestSpec],
+    records: dict[protocols.Side, dict[int, dict]],
+) -> _Margins:
+    """The margin pass of a stage's last baseline session: every measured request of the stage,
+    the baseline's records from this and its earlier sessions, the speculative outputs."""
+    indices = session.margin_indices or []
+
+    def take(engine_session: EngineSession, own: list[dict]) -> list[TopTwo | None]:
+        baseline = records["baseline"] | dict(zip(session.measured, own, strict=True))
+        return _margin_pass(
+            engine_session,
+            [specs[index] for index in indices],
+            [baseline[index] for index in indices],
+            [records["speculative"][index]["output_tokens"] for index in indices],
+        )
+
+    return take
 
 
 def _section(
@@ -366,8 +521,12 @@ def run_benchmark(
     should_cancel: Callable[[], bool] | None = None,
     request_timeout_s: float = 1800.0,
     start_timeout_s: float = 900.0,
+    rounds: int = protocols.PAIRED_ROUNDS,
 ) -> BenchmarkResult:
-    """Measure a config on a real llama-server; with_baseline also runs its paired baseline."""
+    """Measure a config on a real llama-server; with_baseline also runs its paired baseline,
+    interleaved with it in ``rounds`` rounds of ABBA order (``_schedule``)."""
+    if rounds < 1:
+        raise RunnerError(f"a paired run needs at least one round, not {rounds}")
     started_at = datetime.now(UTC)
     target, draft = check_models(config, models_dir=Path(models_dir))
     if config.engine == "llama-cpp-python":
@@ -379,32 +538,31 @@ def run_benchmark(
     _recordable(EngineInfo, engine.as_dict(), EngineBuildError, f"engine {engine.server_path}")
     plan = protocols.plan_requests(config, vocab_size=target.vocab_size or 256)
     pair = with_baseline and config.is_speculative
-    tracker = _Progress(len(plan) * (2 if pair else 1), progress)
-    run_one = functools.partial(
-        _run_config,
-        engine=engine,
-        target=target,
+    # Paired, the two sides run in rounds of ABBA order (_schedule); a graded pair's baseline
+    # takes its top-2 margins exactly where the two outputs diverged (runner.fidelity).
+    sessions, rounds_run = _schedule(
+        config, plan, paired=pair, graded=pair and not config.is_synthetic, rounds=rounds
+    )
+    tracker = _Progress(sum(len(session.plan) for session in sessions), progress)
+    baseline_config = config.baseline()
+    sides = _run_sessions(
+        sessions,
+        configs={"speculative": (config, draft), "baseline": (baseline_config, None)},
         plan=plan,
         progress=tracker,
         should_cancel=should_cancel,
+        engine=engine,
+        target=target,
         request_timeout_s=request_timeout_s,
         start_timeout_s=start_timeout_s,
     )
     section = functools.partial(_section, engine=engine, target=target)
-    # The speculative config runs first, so that its baseline, still loaded afterwards, can take
-    # its top-2 margins exactly where the two outputs diverged (runner.fidelity).
-    measured = run_one(config, draft=draft, phase="measuring")
+    measured = sides["speculative"]
     outputs = [record["output_tokens"] for record in measured.records]
     points = stats.depth_points(config, measured.records)
     baseline = pairing = None
     if pair:
-        baseline_config = config.baseline()
-        baseline_measured = run_one(
-            baseline_config,
-            draft=None,
-            phase="baseline",
-            reference_outputs=None if config.is_synthetic else outputs,
-        )
+        baseline_measured = sides["baseline"]
         baseline = section(
             baseline_config,
             baseline_measured,
@@ -439,7 +597,8 @@ def run_benchmark(
         "system": system_info(),
         "started_at": started_at.isoformat(),
         "finished_at": datetime.now(UTC).isoformat(),
-        "token_budget": protocols.token_budget(config, with_baseline=pair),
+        "token_budget": protocols.token_budget(config, with_baseline=pair, rounds=rounds),
+        "paired_rounds": rounds_run,
     }
     result |= {
         "schema_version": RESULT_SCHEMA_VERSION,

@@ -12,6 +12,12 @@ The concurrency protocol plans waves: per level, ``warmup`` then ``rounds`` wave
 requests, each with its own exact token-id prompt; ``waves`` groups a plan back into them. The
 categories protocol plans the suite's text prompts (runner/prompts/categories.json) category by
 category, every prompt distinct, after warm-ups on prompts that belong to no category.
+
+A paired run (a config and its baseline in one invocation) splits each stage's measured requests
+into rounds (``split_rounds``, ``PAIRED_ROUNDS`` of them by default) whose sides run in ABBA order
+(``round_orders``), so that a drift of clocks or power over the run falls on both sides alike;
+``runner.benchmark`` runs them and records the order. ``token_budget`` counts the warm-ups of
+every engine session that order takes.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -30,6 +36,7 @@ from runner.config import (
     BenchmarkConfig,
     CategoriesProtocol,
     ConcurrencyProtocol,
+    Protocol,
     QuickProtocol,
 )
 from runner.prompts import load_suite
@@ -175,6 +182,73 @@ def waves(plan: Sequence[RequestSpec]) -> list[list[RequestSpec]]:
     return grouped
 
 
+# How many rounds a paired run splits each stage's measured requests into by default: AB then BA.
+PAIRED_ROUNDS = 2
+
+Side = Literal["speculative", "baseline"]
+
+
+def round_orders(rounds: int) -> list[tuple[Side, Side]]:
+    """Which side runs first in each of ``rounds`` rounds: alternating (ABBA...), and always
+    ending on the baseline, whose engine, still loaded, then takes the margins where the two
+    outputs diverged (runner.fidelity). Two rounds are baseline, speculative | speculative,
+    baseline; one is speculative, baseline (the order before rounds)."""
+    return [
+        ("baseline", "speculative") if (rounds - 1 - number) % 2 else ("speculative", "baseline")
+        for number in range(rounds)
+    ]
+
+
+def baseline_sessions(rounds: int) -> int:
+    """How many engine sessions the baseline takes over ``rounds`` rounds in ``round_orders``:
+    a side's adjacent turns (ABBA's middle pair) share one session."""
+    turns = [side for order in round_orders(rounds) for side in order]
+    return sum(1 for side, _ in groupby(turns) if side == "baseline")
+
+
+def split_rounds(specs: Sequence[RequestSpec], rounds: int) -> list[list[int]]:
+    """Each round's measured requests, as indices among ``specs``' measured ones in plan order.
+
+    Every point's (depth's, level's, category's) measured waves are split into ``rounds``
+    consecutive runs, the earlier ones one wave longer where they do not divide evenly, so each
+    point is measured in every round it has requests for; rounds left empty are dropped.
+    """
+    if rounds < 1:
+        raise ValueError("a paired run needs at least one round")
+    per_point: dict[int, list[list[int]]] = {}
+    index = 0
+    for wave in waves(specs):
+        if wave[0].phase != "measure":
+            continue
+        per_point.setdefault(wave[0].point, []).append(list(range(index, index + len(wave))))
+        index += len(wave)
+    chunks: list[list[int]] = [[] for _ in range(rounds)]
+    for point_waves in per_point.values():
+        size, extra = divmod(len(point_waves), rounds)
+        start = 0
+        for number in range(rounds):
+            end = start + size + (number < extra)
+            chunks[number] += [i for wave in point_waves[start:end] for i in wave]
+            start = end
+    return [sorted(chunk) for chunk in chunks if chunk]
+
+
+def _measured_waves_per_point(protocol: Protocol) -> int:
+    # The most measured waves any one point of the protocol has: what split_rounds can split.
+    if isinstance(protocol, QuickProtocol):
+        return protocol.runs
+    if isinstance(protocol, ConcurrencyProtocol):
+        return protocol.rounds
+    if isinstance(protocol, CategoriesProtocol):
+        return protocol.prompts_per_category
+    return max(point.requests for point in protocol.points)
+
+
+def paired_baseline_sessions(config: BenchmarkConfig, rounds: int = PAIRED_ROUNDS) -> int:
+    """Engine sessions the paired baseline takes per stage, each with its own warm-ups."""
+    return baseline_sessions(min(rounds, _measured_waves_per_point(config.protocol)))
+
+
 def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSpec]:
     """Every request of the protocol in order, warm-ups first at each depth.
 
@@ -234,33 +308,64 @@ def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSp
     return requests
 
 
-def token_budget(config: BenchmarkConfig, *, with_baseline: bool = False) -> dict[str, int]:
-    """Prompt and generated tokens the protocol will cost, warm-ups included."""
-    protocol = config.protocol
+Tokens = tuple[int, int, int]  # requests, prompt tokens, generated tokens
+
+
+def _warmup_and_measured(protocol: Protocol) -> tuple[Tokens, Tokens]:
+    # What the protocol's warm-ups cost, then what its measured requests cost.
     if isinstance(protocol, QuickProtocol):
-        count = protocol.warmup + protocol.runs
-        prompt_tokens = count * _quick_prompt_tokens(protocol)
-        generated = count * protocol.n_predict
-    elif isinstance(protocol, ConcurrencyProtocol):
-        count = sum(level * (protocol.warmup + protocol.rounds) for level in protocol.levels)
-        prompt_tokens = count * protocol.input_tokens
-        generated = count * protocol.output_tokens
-    elif isinstance(protocol, CategoriesProtocol):
-        prompts = list(load_suite().warmup[: protocol.warmup])
-        prompts += [text for _, _, text in category_prompts(protocol)]
-        count = len(prompts)
-        prompt_tokens = sum(_text_tokens(text) for text in prompts)
-        generated = count * protocol.output_tokens
-    else:
-        count = sum(p.warmup + p.requests for p in protocol.points)
-        prompt_tokens = sum((p.warmup + p.requests) * p.input_tokens for p in protocol.points)
-        generated = sum((p.warmup + p.requests) * p.output_tokens for p in protocol.points)
-    factor = 2 if with_baseline else 1
+        each = (1, _quick_prompt_tokens(protocol), protocol.n_predict)
+        return _times(each, protocol.warmup), _times(each, protocol.runs)
+    if isinstance(protocol, ConcurrencyProtocol):
+        each = (1, protocol.input_tokens, protocol.output_tokens)
+        requests = sum(protocol.levels)
+        return _times(each, requests * protocol.warmup), _times(each, requests * protocol.rounds)
+    if isinstance(protocol, CategoriesProtocol):
+        warmups = list(load_suite().warmup[: protocol.warmup])
+        measured = [text for _, _, text in category_prompts(protocol)]
+        return _texts(warmups, protocol.output_tokens), _texts(measured, protocol.output_tokens)
+    points = protocol.points
+    return (
+        (
+            sum(p.warmup for p in points),
+            sum(p.warmup * p.input_tokens for p in points),
+            sum(p.warmup * p.output_tokens for p in points),
+        ),
+        (
+            sum(p.requests for p in points),
+            sum(p.requests * p.input_tokens for p in points),
+            sum(p.requests * p.output_tokens for p in points),
+        ),
+    )
+
+
+def _texts(texts: list[str], output_tokens: int) -> Tokens:
+    return len(texts), sum(_text_tokens(text) for text in texts), len(texts) * output_tokens
+
+
+def _times(each: Tokens, count: int) -> Tokens:
+    return (each[0] * count, each[1] * count, each[2] * count)
+
+
+def token_budget(
+    config: BenchmarkConfig, *, with_baseline: bool = False, rounds: int = PAIRED_ROUNDS
+) -> dict[str, int]:
+    """Prompt and generated tokens the protocol will cost, warm-ups included.
+
+    With the baseline, its measured requests once more and its warm-ups once per engine session
+    the paired rounds give it (``paired_baseline_sessions``: two for the default two rounds).
+    """
+    warmup, measured = _warmup_and_measured(config.protocol)
+    sessions = paired_baseline_sessions(config, rounds) if with_baseline else 0
+    requests, prompt_tokens, generated = (
+        w * (1 + sessions) + m * (2 if with_baseline else 1)
+        for w, m in zip(warmup, measured, strict=True)
+    )
     return {
-        "requests": count * factor,
-        "prompt_tokens": prompt_tokens * factor,
-        "generated_tokens": generated * factor,
-        "total_tokens": (prompt_tokens + generated) * factor,
+        "requests": requests,
+        "prompt_tokens": prompt_tokens,
+        "generated_tokens": generated,
+        "total_tokens": prompt_tokens + generated,
     }
 
 

@@ -353,6 +353,27 @@ class Provenance(_Strict):
     engine_log_tail: LongText
 
 
+class PairedRound(_Strict):
+    """One round of a paired run (``runner.benchmark._schedule``): which side ran first, and the
+    measured requests (``requests[].index``, the same in both sections) it measured on both."""
+
+    round: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)]
+    # The concurrency protocol's level, whose own sessions the round ran in; None otherwise.
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    order: Annotated[list[Literal["speculative", "baseline"]], Field(min_length=2, max_length=2)]
+    request_indices: Annotated[
+        list[Annotated[int, Field(ge=0, lt=MAX_REQUESTS)]],
+        Field(min_length=1, max_length=MAX_REQUESTS),
+    ]
+
+    @field_validator("order")
+    @classmethod
+    def _both_sides(cls, order: list[str]) -> list[str]:
+        if sorted(order) != ["baseline", "speculative"]:
+            raise ValueError("must name each side once: speculative and baseline")
+        return order
+
+
 class ResultProvenance(Provenance):
     """The measured config's provenance, with the run's engine, host, times and token budget."""
 
@@ -361,6 +382,8 @@ class ResultProvenance(Provenance):
     started_at: Timestamp
     finished_at: Timestamp
     token_budget: TokenBudget
+    # A paired run's rounds in the order they ran; None unpaired, or recorded before rounds.
+    paired_rounds: Annotated[list[PairedRound], Field(max_length=MAX_REQUESTS)] | None = None
 
 
 class Section(_Strict):
@@ -437,6 +460,28 @@ class BenchmarkResult(Section):
                 f"(key {expected})"
             )
         return baseline
+
+    @model_validator(mode="after")
+    def _rounds_cover_the_requests(self) -> BenchmarkResult:
+        rounds = self.provenance.paired_rounds
+        if rounds is None:
+            return self
+        if self.baseline is None:
+            raise ValueError("provenance.paired_rounds: rounds are recorded without a baseline")
+        indices = sorted(index for paired in rounds for index in paired.request_indices)
+        if indices != list(range(len(self.requests))):
+            raise ValueError(
+                "provenance.paired_rounds: the rounds' request indices must name every measured "
+                f"request once (0 to {len(self.requests) - 1})"
+            )
+        for paired in rounds:
+            levels = {self.requests[index].concurrency for index in paired.request_indices}
+            if levels != {paired.concurrency}:
+                raise ValueError(
+                    f"provenance.paired_rounds: round {paired.round} says concurrency "
+                    f"{paired.concurrency}, but its requests ran at {sorted(levels, key=str)}"
+                )
+        return self
 
     @model_validator(mode="after")
     def _figures_from_the_requests(self) -> BenchmarkResult:

@@ -163,7 +163,7 @@ def test_the_baseline_plans_the_same_prompts_and_the_seed_changes_them():
     assert hashes != [s.prompt_sha256 for s in protocols.plan_requests(other, vocab_size=4096)]
 
 
-def test_the_token_budget_counts_every_wave_and_doubles_with_the_baseline():
+def test_the_token_budget_counts_every_wave_and_the_baseline_s_warm_ups_per_session():
     config = parse_config(concurrency(levels=[1, 2, 4], input_tokens=100, output_tokens=10,
                                       rounds=3, warmup=1))  # fmt: skip
     requests = (1 + 2 + 4) * (1 + 3)
@@ -173,7 +173,9 @@ def test_the_token_budget_counts_every_wave_and_doubles_with_the_baseline():
         "generated_tokens": requests * 10,
         "total_tokens": requests * 110,
     }
-    assert protocols.token_budget(config, with_baseline=True)["requests"] == 2 * requests
+    # The baseline warms each level up again in its second session (two ABBA rounds).
+    warmups = (1 + 2 + 4) * 1
+    assert protocols.token_budget(config, with_baseline=True)["requests"] == 2 * requests + warmups
     assert len(protocols.plan_requests(config, vocab_size=512)) == requests
 
 
@@ -388,7 +390,11 @@ def test_the_concurrency_protocol_runs_on_llama_server_with_its_paired_baseline(
     # One server per level, each with its own slots.
     commands = data["provenance"]["command"].splitlines()
     assert len(commands) == 2 and "-np 1" in commands[0] and "-np 2" in commands[1]
-    assert data["provenance"]["token_budget"]["requests"] == 2 * (1 + 2) * 3
+    assert data["provenance"]["token_budget"]["requests"] == 2 * (1 + 2) * 3 + (1 + 2)
+    # Each level ran its own two rounds, baseline first, then speculative first.
+    assert [(r["concurrency"], r["order"][0]) for r in data["provenance"]["paired_rounds"]] == [
+        (1, "baseline"), (1, "speculative"), (2, "baseline"), (2, "speculative"),
+    ]  # fmt: skip
 
     tampered = copy.deepcopy(data)
     tampered["points"][1]["aggregate_tokens_per_second"]["mean"] *= 2
