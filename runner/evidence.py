@@ -6,8 +6,9 @@ depth point's figures, are what ``runner.stats`` computes from the section's mea
 its requests beyond float noise is refused. The speedup is derived the same way from a result's
 own baseline section, with ``runner.pairing``'s definition; the energy figures from the
 requests' ``energy_joules`` (``runner.energy``) and each section's roofline from the result's
-engine, host, model and decode speed (``runner.roofline``). The functions take plain JSON data,
-so the result model and the service both use them.
+engine, host, model and decode speed (``runner.roofline``); the fidelity grade's verdict and
+counts from the requests' judged divergences (``runner.fidelity``, records that carry them). The
+functions take plain JSON data, so the result model and the service both use them.
 
 Tau, the acceptance by draft position and the degenerate flag are checked like every other
 figure: tau and each position's share within float noise, the flag exactly. Under the
@@ -24,13 +25,15 @@ neither), and nothing else: a claimed spread or an interval that is not the mean
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Any
 
-from runner import stats
-from runner.config import BenchmarkConfig
+from runner import protocols, stats
+from runner.config import ENGINE_DEFAULT_N_MAX, MAX_N_MAX, NGRAM_TYPES, BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
+from runner.fidelity import fidelity_grade
 from runner.pairing import combined_speedup, crossover_concurrency, point_speed
 from runner.roofline import ROOFLINE_FIGURES, derived_roofline, legacy_roofline
 
@@ -57,6 +60,8 @@ POINT_FIGURES = ("decode_tokens_per_second", "acceptance_rate", "tau")
 SPREAD_FIGURES = ("stdev", "ci95_low", "ci95_high")
 # A concurrency level's own figures, from its requests' rounds (runner.stats.concurrency_figures).
 CONCURRENCY_FIGURES = ("aggregate_tokens_per_second", "ttft_ms")
+# The plan's request count does not depend on the vocabulary its token prompts are drawn from.
+PLAN_VOCAB_SIZE = 256
 
 
 def measured_requests(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -119,12 +124,51 @@ def _disagreement(path: str, claimed: Any, derived: Any) -> str | None:
 def evidence_problem(result: dict[str, Any]) -> str | None:
     """The first claim of a result (each section's summary and points) that the section's own
     measured requests contradict, prefixed "baseline: " for the baseline's; None if none does."""
-    problem = section_evidence_problem(result)
+    problem = section_evidence_problem(result) or section_records_problem(result, run=result)
     if problem is None and result.get("baseline") is not None:
-        problem = section_evidence_problem(result["baseline"])
+        baseline = result["baseline"]
+        problem = section_evidence_problem(baseline) or section_records_problem(
+            baseline, run=result
+        )
         if problem:
             return f"baseline: {problem}"
-    return problem or crossover_problem(result) or roofline_problem(result)
+    return (
+        problem
+        or pairing_problem(result)
+        or crossover_problem(result)
+        or roofline_problem(result)
+        or fidelity_problem(result)
+    )
+
+
+# The fidelity grade's verdict and counts: each request counts by its worst judged divergence.
+FIDELITY_COUNTS = (
+    "verdict",
+    "requests",
+    "identical_requests",
+    "near_ties",
+    "mismatches",
+    "unclassified",
+)
+
+
+def fidelity_problem(result: dict[str, Any]) -> str | None:
+    """Whether summary.fidelity's verdict and counts are what the measured requests' judged
+    divergences give (``runner.fidelity.fidelity_grade``). Only records that carry every
+    divergence are checked: older ones were judged at their first divergence only."""
+    claimed = result["summary"].get("fidelity")
+    records = measured_requests(result["requests"])
+    if claimed is None or any(record.get("divergences") is None for record in records):
+        return None
+    derived = fidelity_grade(records)
+    for name in FIDELITY_COUNTS:
+        given, gives = claimed.get(name), getattr(derived, name, None)
+        if given != gives:
+            return (
+                f"summary.fidelity.{name} is {_shown(given)}, but the measured requests' "
+                f"divergences give {_shown(gives)}"
+            )
+    return None
 
 
 def _point_records(section: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
@@ -307,3 +351,375 @@ def derived_speedup(result: dict[str, Any]) -> float | None:
             for point, reference in zip(points, baseline_points, strict=True)
         ]
     )
+
+
+# --- Each record against itself and against what the engine can do -------------------------
+
+# The server's timings (ggml's microsecond clock) lie inside the client's wall time: this much
+# slack covers the two clocks' granularity and rounding, never a real contradiction.
+CLOCK_SLACK_MS = 1.0
+CLOCK_SLACK_SHARE = 1e-3
+# No GPU draws more than this: an H200's board limit is 700 W. Results record no power limit
+# (runner.provenance reads none), so a generous physical bound stands in for one.
+MAX_WATTS_PER_GPU = 2000.0
+# A host whose GPU count is unknown is held to the largest usual host.
+UNKNOWN_GPU_COUNT = 8
+# NVML updates its energy counter every few tens of milliseconds (runner.energy).
+ENERGY_SLACK_SECONDS = 0.1
+# Two computations of one decode rate differ by less; the two conventions by 1 / predicted_n.
+CONVENTION_NOISE = 1e-12
+
+
+def _close(claimed: float, derived: float) -> bool:
+    return math.isclose(claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
+
+
+def _slack(ms: float) -> float:
+    return CLOCK_SLACK_MS + CLOCK_SLACK_SHARE * ms
+
+
+def _rate_problem(name: str, record: dict[str, Any]) -> str | None:
+    """Whether a claimed rate is what the record's own predicted_n over predicted_ms give, in
+    the project's convention (``runner.stats.decode_rate``) or the runner's earlier one
+    (``first_token_included_rate``: files written before the convention changed)."""
+    claimed = record.get(name)
+    n, ms = record["predicted_n"], record["predicted_ms"]
+    rates = (stats.decode_rate(n, ms), stats.first_token_included_rate(n, ms))
+    if claimed is None:
+        # The server's own figure may be absent; the runner's is null only with nothing timed.
+        agree = name == "server_predicted_per_second" or None in rates
+    else:
+        agree = any(rate is not None and _close(claimed, rate) for rate in rates)
+    if agree:
+        return None
+    return (
+        f"{name} is {_shown(claimed)}, but its predicted_n {n} over predicted_ms {_shown(ms)} "
+        f"give {_shown(rates[0])} ((n - 1) / time; {_shown(rates[1])} with the first token)"
+    )
+
+
+def _positions_problem(record: dict[str, Any]) -> str | None:
+    """A draft position is accepted only after the one before it: the per-position counts never
+    rise, the first is at most the verify steps, and (one request at a time) they sum to the
+    request's own accepted count."""
+    positions, steps = record["accepted_per_position"], record["verify_steps"]
+    if not positions:
+        return None
+    for index in range(1, len(positions)):
+        if positions[index] > positions[index - 1]:
+            return (
+                f"accepted_per_position rises from {positions[index - 1]} at position "
+                f"{index - 1} to {positions[index]} at {index}: a draft position is accepted "
+                "only after the one before it"
+            )
+    if record.get("concurrency") is not None:
+        return None  # A wave's shared counters are checked over the wave (_wave_problem).
+    if positions[0] > steps:
+        return (
+            f"accepted_per_position gives {positions[0]} accepted at position 0, but there "
+            f"are only {steps} verify steps"
+        )
+    if sum(positions) != record["draft_n_accepted"]:
+        return (
+            f"accepted_per_position sums to {sum(positions)}, but draft_n_accepted is "
+            f"{record['draft_n_accepted']}"
+        )
+    return None
+
+
+def _tau_problem(record: dict[str, Any]) -> str | None:
+    """Whether tau is 1 + accepted drafts per verify step of the record's own counts."""
+    claimed, steps = record["tau"], record["verify_steps"]
+    positions = record["accepted_per_position"]
+    accepted = sum(positions) if positions else record["draft_n_accepted"]
+    derived = 1.0 + accepted / steps if steps else None
+    if claimed is None:
+        # Under concurrency a request's verify steps are a share of its wave's: no tau of its own.
+        if derived is None or record.get("concurrency") is not None:
+            return None
+    elif derived is not None and _close(claimed, derived):
+        return None
+    return (
+        f"tau is {_shown(claimed)}, but its {accepted} accepted drafts over {steps} verify "
+        f"steps give {_shown(derived)}"
+    )
+
+
+def _tokens_problem(record: dict[str, Any]) -> str | None:
+    """Every verify step yields the target's own token beside the drafts it accepted, after the
+    first token (the prompt's): 1 + verify steps + accepted drafts is at most predicted_n."""
+    if record.get("concurrency") is not None or not record["predicted_n"]:
+        return None
+    steps, accepted = record["verify_steps"], record["draft_n_accepted"]
+    if 1 + steps + accepted <= record["predicted_n"]:
+        return None
+    return (
+        f"draft_n_accepted {accepted} and verify_steps {steps} make {1 + steps + accepted} "
+        f"tokens with the first, but predicted_n is {record['predicted_n']}"
+    )
+
+
+def request_problem(record: dict[str, Any]) -> str | None:
+    """The first figure of one request record that its own other figures contradict (its
+    timings, counts and clocks), named by field; None if none does."""
+    for name in ("decode_tokens_per_second", "server_predicted_per_second"):
+        if found := _rate_problem(name, record):
+            return found
+    n, wall = record["predicted_n"], record["wall_ms"]
+    end_to_end = n / (wall / 1000.0) if wall else None
+    claimed = record["end_to_end_tokens_per_second"]
+    if (claimed is None) != (end_to_end is None) or (
+        claimed is not None and end_to_end is not None and not _close(claimed, end_to_end)
+    ):
+        return (
+            f"end_to_end_tokens_per_second is {_shown(claimed)}, but its predicted_n {n} over "
+            f"wall_ms {_shown(wall)} give {_shown(end_to_end)}"
+        )
+    timed = record["prompt_ms"] + record["predicted_ms"]
+    if wall + _slack(timed) < timed:
+        return (
+            f"wall_ms is {_shown(wall)}, but the server timed prompt_ms {_shown(record['prompt_ms'])}"
+            f" and predicted_ms {_shown(record['predicted_ms'])} within it ({_shown(timed)} ms)"
+        )
+    ttft = record["ttft_ms"]
+    if ttft is not None and ttft > wall + _slack(wall):
+        return f"ttft_ms is {_shown(ttft)}, longer than the request's wall_ms {_shown(wall)}"
+    if ttft is not None and ttft + _slack(ttft) < record["prompt_ms"]:
+        return (
+            f"ttft_ms is {_shown(ttft)}, but the first token came after prompt_ms "
+            f"{_shown(record['prompt_ms'])} of prompt processing"
+        )
+    return _positions_problem(record) or _tau_problem(record) or _tokens_problem(record)
+
+
+def draft_length_bound(config: BenchmarkConfig) -> int:
+    """The most drafts one verify step can check: n_max (the engine's default where the config
+    sets none) for a draft model's types; n-gram types draft by their own n-gram sizes, which
+    ``--spec-draft-n-max`` does not bound, so they are held to the result model's limit."""
+    if any(name in NGRAM_TYPES for name in config.spec_types):
+        return MAX_N_MAX
+    return config.n_max if config.n_max is not None else ENGINE_DEFAULT_N_MAX
+
+
+def power_bound_watts(system: dict[str, Any] | None) -> float:
+    """The most power the host's GPUs can draw together (``MAX_WATTS_PER_GPU`` each)."""
+    count = (system or {}).get("gpu_count") or UNKNOWN_GPU_COUNT
+    return MAX_WATTS_PER_GPU * count
+
+
+def _groups(records: list[dict[str, Any]]) -> list[tuple[str, list[int]]]:
+    """The records as what ran at once: each concurrency wave (phase, point, round) together,
+    every other request alone; each group named for an error and given by list position."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for position, record in enumerate(records):
+        if record.get("concurrency") is None:
+            groups[("request", position)] = [position]
+        else:
+            groups.setdefault(("wave", record["phase"], record["point"], record["round"]), [])
+            groups[("wave", record["phase"], record["point"], record["round"])].append(position)
+    named = []
+    for key, positions in groups.items():
+        if key[0] == "request":
+            named.append((f"requests.{positions[0]}", positions))
+        else:
+            shown = ", ".join(str(p) for p in positions[:4]) + (
+                ", ..." if len(positions) > 4 else ""
+            )
+            named.append((f"requests {shown} (a {key[1]} wave of point {key[2]})", positions))
+    return named
+
+
+def _group_problem(
+    name: str, records: list[dict[str, Any]], *, bound: int | None, watts: float
+) -> str | None:
+    """What one request, or one wave's requests together, could not have done: accept more
+    than the draft length per verify step, or draw more energy than the GPUs' power allows."""
+    steps = sum(r["verify_steps"] for r in records)
+    accepted = sum(r["draft_n_accepted"] for r in records)
+    positions = max((len(r["accepted_per_position"]) for r in records), default=0)
+    if bound is not None and steps and accepted > bound * steps:
+        return (
+            f"{name}: {accepted} accepted drafts over {steps} verify steps are "
+            f"{1 + accepted / steps:.4g} tokens a step, above n_max + 1 = {bound + 1}"
+        )
+    if bound is not None and positions > bound:
+        return f"{name}: accepted_per_position counts {positions} positions, above n_max = {bound}"
+    if len(records) > 1:
+        counted = sum(sum(r["accepted_per_position"]) for r in records)
+        if positions and counted != accepted:
+            return (
+                f"{name}: accepted_per_position sums to {counted} over the wave, but its "
+                f"draft_n_accepted sum to {accepted}"
+            )
+        first = sum(r["accepted_per_position"][0] for r in records if r["accepted_per_position"])
+        if positions and first > steps:
+            return f"{name}: {first} accepted at position 0, but the wave ran {steps} verify steps"
+        tokens = sum(r["predicted_n"] for r in records)
+        if tokens and len(records) + steps + accepted > tokens:
+            return (
+                f"{name}: {accepted} accepted drafts and {steps} verify steps make "
+                f"{len(records) + steps + accepted} tokens with each request's first, but the "
+                f"wave generated {tokens}"
+            )
+    energies = [r["energy_joules"] for r in records if r.get("energy_joules") is not None]
+    seconds = max(r["wall_ms"] for r in records) / 1000.0
+    allowed = watts * (seconds + ENERGY_SLACK_SECONDS)
+    if energies and sum(energies) > allowed:
+        return (
+            f"{name}: energy_joules {sum(energies):.6g} J in {seconds:.6g} s is above the "
+            f"GPUs' {watts:g} W ({allowed:.6g} J)"
+        )
+    return None
+
+
+def _planned_problem(section: dict[str, Any], config: BenchmarkConfig) -> str | None:
+    """Whether the section measured no request its protocol does not plan: none at a point the
+    plan has not, at most the planned count at each point, and at least one at each.
+
+    Fewer than planned is let through: the tests' fake results measure fewer requests than
+    their configs' protocols plan, so the exact count would refuse them (the runner itself
+    always measures the whole plan)."""
+    plan = protocols.plan_requests(config, vocab_size=PLAN_VOCAB_SIZE)
+    planned: dict[int, int] = {}
+    for spec in plan:
+        if spec.phase == "measure":
+            planned[spec.point] = planned.get(spec.point, 0) + 1
+    measured: dict[int, int] = {}
+    for record in measured_requests(section["requests"]):
+        measured[record["point"]] = measured.get(record["point"], 0) + 1
+    for point in sorted(set(planned) | set(measured)):
+        count, plans = measured.get(point, 0), planned.get(point, 0)
+        if count > plans or (plans and not count):
+            return (
+                f"requests: {count} measured requests at point {point}, but the protocol "
+                f"plans {plans}"
+            )
+    return None
+
+
+def section_records_problem(section: dict[str, Any], *, run: dict[str, Any]) -> str | None:
+    """The first record of a section that its config or the engine rules out: drafts without
+    speculation, more accepted per verify step than the draft length, energy beyond the GPUs'
+    power, or a request count the protocol does not plan."""
+    records = section["requests"]
+    watts = power_bound_watts((run.get("provenance") or {}).get("system"))
+    if section.get("config") is None:
+        # Part of a result (a check of its figures alone): only what the records decide.
+        return next(
+            (
+                found
+                for name, positions in _groups(records)
+                if (
+                    found := _group_problem(
+                        name, [records[p] for p in positions], bound=None, watts=watts
+                    )
+                )
+            ),
+            None,
+        )
+    config = BenchmarkConfig.from_canonical(section["config"])
+    if not config.is_speculative:
+        for position, record in enumerate(records):
+            counts = (
+                record["draft_n"],
+                record["verify_steps"],
+                sum(record["accepted_per_position"]),
+            )
+            if any(counts):
+                return (
+                    f"requests.{position}: draft_n {counts[0]} and verify_steps {counts[1]}, "
+                    "but the config does not speculate"
+                )
+    bound = draft_length_bound(config) if config.is_speculative else None
+    for name, positions in _groups(records):
+        if found := _group_problem(name, [records[p] for p in positions], bound=bound, watts=watts):
+            return found
+    return _planned_problem(section, config)
+
+
+def pairing_problem(result: dict[str, Any]) -> str | None:
+    """Whether each point's speedup, the summary's speedup and the baseline's decode mean are
+    what the two sections give (``runner.pairing``): with no baseline section, all null."""
+    baseline = result.get("baseline")
+    points, summary = result["points"], result["summary"]
+    if baseline is None:
+        derived = [None] * len(points)
+        baseline_decode = None
+    else:
+        derived = [
+            stats.ratio(point_speed(point), point_speed(reference))
+            for point, reference in zip(points, baseline["points"], strict=False)
+        ]
+        derived += [None] * (len(points) - len(derived))
+        baseline_decode = baseline["summary"]["decode_tokens_per_second"]["mean"]
+    for index, (point, speedup) in enumerate(zip(points, derived, strict=True)):
+        if found := _disagreement(f"points.{index}.speedup", point.get("speedup"), speedup):
+            return found.replace("the section's measured requests", "its points and the baseline's")
+    checks = (
+        ("speedup", combined_speedup(derived)),
+        ("baseline_decode_tokens_per_second", baseline_decode),
+    )
+    for name, value in checks:
+        if found := _disagreement(f"summary.{name}", summary.get(name), value):
+            return found.replace("the section's measured requests", "its points and the baseline's")
+    return None
+
+
+# --- Results written before the decode convention -------------------------------------------
+
+
+def in_current_convention(result: dict[str, Any]) -> dict[str, Any]:
+    """A result's plain data with every request's decode tok/s derived from its own timings by
+    ``runner.stats.decode_rate``, and every figure that follows from them derived again (each
+    section's summary and points, the speedups, the baseline's decode mean and the rooflines).
+
+    A result the runner wrote with the convention comes back equal; one written before (every
+    request's figure the first-token-included rate, checked by the result model first) comes
+    back as the runner would measure it now."""
+    data = copy.deepcopy(result)
+    sections = [data] + ([data["baseline"]] if data.get("baseline") is not None else [])
+    for section in sections:
+        for record in section["requests"]:
+            record["decode_tokens_per_second"] = stats.decode_rate(
+                record["predicted_n"], record["predicted_ms"]
+            )
+        records = measured_requests(section["requests"])
+        section["summary"]["decode_tokens_per_second"] = stats.pooled_figures(records)[
+            "decode_tokens_per_second"
+        ]
+        for index, point in enumerate(section["points"]):
+            mine = [record for record in records if record["point"] == index]
+            point["decode_tokens_per_second"] = stats.pooled_figures(mine)[
+                "decode_tokens_per_second"
+            ]
+    baseline = data.get("baseline")
+    if baseline is not None:
+        speedups = [
+            stats.ratio(point_speed(point), point_speed(reference))
+            for point, reference in zip(data["points"], baseline["points"], strict=False)
+        ]
+        for point, speedup in zip(data["points"], speedups, strict=False):
+            point["speedup"] = speedup
+        data["summary"]["speedup"] = combined_speedup(speedups)
+        data["summary"]["baseline_decode_tokens_per_second"] = baseline["summary"][
+            "decode_tokens_per_second"
+        ]["mean"]
+    for section in sections:
+        if section["summary"].get("roofline") is not None:
+            section["summary"]["roofline"] = derived_roofline(section, run=data)
+    return data
+
+
+def _current(record: dict[str, Any]) -> bool:
+    claimed = record["decode_tokens_per_second"]
+    derived = stats.decode_rate(record["predicted_n"], record["predicted_ms"])
+    if claimed is None or derived is None:
+        return claimed == derived
+    # Float noise of another computation of the same rate is the same convention.
+    return math.isclose(claimed, derived, rel_tol=CONVENTION_NOISE)
+
+
+def written_before_the_convention(result: dict[str, Any]) -> bool:
+    """Whether any request's decode tok/s is not ``runner.stats.decode_rate`` of its timings."""
+    sections = [result] + ([result["baseline"]] if result.get("baseline") is not None else [])
+    return not all(_current(record) for section in sections for record in section["requests"])

@@ -4,8 +4,11 @@
 the service reads worker results, result files and uploads through ``load_result``. The models
 are strict: unknown fields are refused, numbers are finite, counts non-negative and bounded,
 strings bounded and free of NUL characters, and what can be derived is checked against its
-evidence (a config's key, whether it is synthetic, which config the baseline must be, and every
-section's summary and points against its own measured requests, by ``runner.evidence``).
+evidence (a config's key, whether it is synthetic, which config the baseline must be, every
+request's rates, clocks and counts against each other, every section's records against its
+config, the engine and the protocol's plan, and every section's summary, points and speedups
+against its own measured requests, by ``runner.evidence``). A result written before the decode
+convention loads with its decode figures derived again under it (``load_result``).
 
 The shape is RESULT_SCHEMA_VERSION 1, the plain JSON data results were before these models:
 ``model_dump(mode="json")`` gives the same keys, nesting and field order. Fields added over time
@@ -34,7 +37,12 @@ from pydantic import (
 
 from runner.config import MAX_CONCURRENCY, MAX_N_MAX, BenchmarkConfig
 from runner.errors import ResultError
-from runner.evidence import evidence_problem
+from runner.evidence import (
+    evidence_problem,
+    in_current_convention,
+    request_problem,
+    written_before_the_convention,
+)
 from runner.fidelity import DivergenceKind, FidelityGrade
 
 RESULT_SCHEMA_VERSION = 1
@@ -171,6 +179,14 @@ class RequestRecord(_Strict):
             raise ValueError(
                 f"draft_n_accepted {self.draft_n_accepted} is above draft_n {self.draft_n}"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _figures_agree_with_its_own_counts(self) -> RequestRecord:
+        # Decode and end-to-end rates from its timings, its clocks, tau and the per-position
+        # counts from its counts (runner.evidence.request_problem).
+        if problem := request_problem(self.model_dump()):
+            raise ValueError(problem)
         return self
 
 
@@ -517,10 +533,20 @@ def result_field_errors(error: ValidationError) -> dict[str, list[str]]:
 
 
 def load_result(data: bytes | str | dict[str, Any]) -> BenchmarkResult:
-    """Validate a result from JSON text or parsed JSON data; raise ResultError in one line."""
+    """Validate a result from JSON text or parsed JSON data; raise ResultError in one line.
+
+    A result written before the decode convention (``runner.stats.decode_rate``) is checked as
+    it was written, then returned with its decode figures derived again under the convention
+    (``runner.evidence.in_current_convention``), so that whatever is stored or shown from it
+    counts decode tok/s one way."""
     try:
         if isinstance(data, bytes | str):
-            return BenchmarkResult.model_validate_json(data)
-        return BenchmarkResult.model_validate(data)
+            result = BenchmarkResult.model_validate_json(data)
+        else:
+            result = BenchmarkResult.model_validate(data)
+        written = result.model_dump(mode="json", exclude_unset=True)
+        if written_before_the_convention(written):
+            result = BenchmarkResult.model_validate(in_current_convention(written))
+        return result
     except ValidationError as error:
         raise ResultError(result_error_message(error), result_field_errors(error)) from None

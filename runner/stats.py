@@ -1,7 +1,9 @@
 """The statistics of measured requests: summaries, pooled acceptance and per-depth points.
 
-This module owns ``summarize`` (n, mean, median, stdev, min, max and a Student-t 95% confidence
-interval of the mean), the pooled acceptance rate and tau of a set of requests, whether output
+This module owns the decode rate of one request (``decode_rate``: (predicted_n - 1) tokens over
+predicted_ms, the convention of llama-bench's tg, which the runner measures with and
+``runner.evidence`` checks and re-derives stored results with), ``summarize`` (n, mean,
+median, stdev, min, max and a Student-t 95% confidence interval of the mean), the pooled acceptance rate and tau of a set of requests, whether output
 degenerated (``is_degenerate``, which the service calls on uploaded records too), the figures of
 a section's summary that its request records decide, and the points of a protocol: per depth,
 per concurrency level (with each round's aggregate throughput: all its generated tokens over its
@@ -113,6 +115,28 @@ def summarize(values: Sequence[float]) -> dict[str, float | int | None]:
         "ci95_low": None if half_width is None else mean - half_width,
         "ci95_high": None if half_width is None else mean + half_width,
     }
+
+
+def decode_rate(predicted_n: int, predicted_ms: float) -> float | None:
+    """Decode tok/s of one request, the project's one definition: the tokens generated after
+    the first over the server's generation time, (predicted_n - 1) / predicted_ms.
+
+    The server's clock for ``predicted_ms`` starts when the first token is sampled (that token
+    came out of the prompt's own batch, timed in ``prompt_ms``), so the time holds predicted_n - 1
+    decode steps: one step per token, as llama-bench's tg times n decode calls for n tokens.
+    None where nothing was timed: fewer than two tokens, or no generation time.
+    """
+    if predicted_n < 2 or predicted_ms <= 0:
+        return None
+    return (predicted_n - 1) / (predicted_ms / 1000.0)
+
+
+def first_token_included_rate(predicted_n: int, predicted_ms: float) -> float | None:
+    """The runner's decode tok/s before ``decode_rate``: predicted_n / predicted_ms, the first
+    token counted over a time that does not hold it. Only to read results written with it."""
+    if predicted_ms <= 0:
+        return None
+    return predicted_n / (predicted_ms / 1000.0)
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:

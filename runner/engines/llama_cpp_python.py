@@ -3,7 +3,8 @@
 Its Python API has no draft-model or DFlash speculative decoding, only prompt-lookup drafting,
 so it runs the baseline and `prompt-lookup` configs. Timings follow the server's definitions:
 prompt time until the first generated token, then predicted_n tokens over the time from the
-first token to the last; decode tok/s = predicted_n / predicted_ms.
+first token to the last; decode tok/s = (predicted_n - 1) / predicted_ms
+(runner.stats.decode_rate).
 """
 
 from __future__ import annotations

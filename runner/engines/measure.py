@@ -1,10 +1,10 @@
 """Send one request to llama-server and read what it did: timings, tokens, /metrics deltas.
 
-This module owns the per-request record (``build_record``): the project's definitions of decode
-and end-to-end tokens per second, time to first token, tau and the output's fingerprint (its hash,
-its distinct 4-gram ratio and its repeating tail), shared by both engines, and the baseline's
-unmeasured margin pass (``measure_top_two``). ``runner.results.RequestRecord`` is the record's
-validated, public form.
+This module owns the per-request record (``build_record``): the project's definitions of
+end-to-end tokens per second (decode tok/s is ``runner.stats.decode_rate``), time to first
+token, tau and the output's fingerprint (its hash, its distinct 4-gram ratio and its repeating
+tail), shared by both engines, and the baseline's unmeasured margin pass (``measure_top_two``).
+``runner.results.RequestRecord`` is the record's validated, public form.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 from runner.errors import EngineResponseError
 from runner.fidelity import MARGIN_CANDIDATES, TopTwo, top_two_from_probabilities
 from runner.protocols import RequestSpec
+from runner.stats import decode_rate
 
 # The longest cycle the repeating-tail check looks for: an output looping 150-200 tokens keeps a
 # high distinct 4-gram ratio, so the ratio alone misses it.
@@ -243,9 +244,9 @@ def build_record(
         "prompt_ms": float(timings.get("prompt_ms", 0.0)),
         "predicted_n": predicted_n,
         "predicted_ms": predicted_ms,
-        # Our definition: every generated token over the server's generation time. The server's
-        # own predicted_per_second leaves the first token out (n - 1 over the same time).
-        "decode_tokens_per_second": predicted_n / (predicted_ms / 1000.0) if predicted_ms else None,
+        # runner.stats.decode_rate: the tokens after the first over the server's generation
+        # time, which starts at the first token (n - 1 decode steps, like llama-bench's tg).
+        "decode_tokens_per_second": decode_rate(predicted_n, predicted_ms),
         "server_predicted_per_second": timings.get("predicted_per_second"),
         # The seed's definition: completion tokens over client wall time, prefill and HTTP included.
         "end_to_end_tokens_per_second": predicted_n / wall_s if wall_s else None,

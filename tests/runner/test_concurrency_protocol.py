@@ -19,7 +19,7 @@ from runner.engines.measure import Completion, SpecCounters
 from runner.engines.server import server_argv
 from runner.errors import ResultError
 from runner.evidence import evidence_problem
-from runner.pairing import crossover_concurrency, pair_with_baseline
+from runner.pairing import combined_speedup, crossover_concurrency, pair_with_baseline, point_speed
 from runner.results import load_result
 
 TARGET = "tiny-qwen3.gguf"
@@ -293,7 +293,20 @@ def paired_result() -> dict:
     speculative = level_records({1: [[100.0], [100.0]], 2: [[200.0, 200.0], [200.0, 200.0]]})
     baseline = level_records({1: [[150.0], [150.0]], 2: [[150.0, 150.0], [150.0, 150.0]]})
     result = section(speculative) | {"baseline": section(baseline)}
-    result["summary"]["crossover_concurrency"] = 2
+    # Each level's speedup and their geometric mean, as the runner pairs them (runner.pairing).
+    speedups = [
+        stats.ratio(point_speed(point), point_speed(reference))
+        for point, reference in zip(result["points"], result["baseline"]["points"], strict=True)
+    ]
+    for point, speedup in zip(result["points"], speedups, strict=True):
+        point["speedup"] = speedup
+    result["summary"] |= {
+        "speedup": combined_speedup(speedups),
+        "baseline_decode_tokens_per_second": result["baseline"]["summary"][
+            "decode_tokens_per_second"
+        ]["mean"],
+        "crossover_concurrency": 2,
+    }
     return result
 
 

@@ -13,7 +13,12 @@ import pytest
 
 from runner.config import BenchmarkConfig
 from runner.errors import ResultError
-from runner.evidence import SUMMARY_FIGURES, derived_speedup, measured_requests
+from runner.evidence import (
+    SUMMARY_FIGURES,
+    derived_speedup,
+    in_current_convention,
+    measured_requests,
+)
 from runner.results import load_result
 from runner.roofline import derived_roofline
 from runner.stats import acceptance_and_tau, pooled_figures, summarize
@@ -113,26 +118,45 @@ def test_float_noise_within_a_millionth_passes_and_a_real_difference_does_not():
     assert "summary.decode_tokens_per_second.mean" in refusal(data)
 
 
+def _planning(data: dict, requests: int) -> dict:
+    """A stored depth result whose protocol plans `requests` measured requests a depth."""
+    data["config"]["protocol"]["requests"] = requests
+    data["config_key"] = BenchmarkConfig.from_canonical(data["config"]).key
+    return data
+
+
 def test_requests_the_runner_leaves_out_of_a_figure_are_left_out_alike():
-    data = stored(QUICK)
+    data = _planning(stored(QUICK), 3)
+    # A request the engine answered with nothing: no tokens, so no decode figure.
     silent = data["requests"][0] | {
         "index": 2,
+        "predicted_n": 0,
+        "predicted_ms": 0.0,
         "decode_tokens_per_second": None,
+        "server_predicted_per_second": None,
         "end_to_end_tokens_per_second": 0.0,
         "ttft_ms": None,
         "draft_n": 0,
         "draft_n_accepted": 0,
         "verify_steps": 0,
+        "tau": None,
         "accepted_per_position": [],
     }
-    warmup = data["requests"][1] | {"index": 3, "phase": "warmup", "decode_tokens_per_second": 9e6}
+    fast = data["requests"][1]
+    warmup = fast | {
+        "index": 3,
+        "phase": "warmup",
+        "predicted_ms": fast["predicted_ms"] / 2,
+        "decode_tokens_per_second": fast["decode_tokens_per_second"] * 2,
+        "server_predicted_per_second": None,
+    }
     data["requests"] += [silent, warmup]
 
     # The summary still describes the two measured requests with figures: it validates.
     assert load_result(data).summary.decode_tokens_per_second.n == 2
 
     data["requests"][-1]["phase"] = "measure"
-    assert "summary.decode_tokens_per_second.n is 2" in refusal(data)
+    assert "summary.decode_tokens_per_second.n is 2" in refusal(_planning(data, 4))
 
 
 def test_a_result_without_a_measured_request_is_refused():
@@ -153,8 +177,14 @@ def test_a_baseline_without_a_measured_request_is_refused_as_the_baseline():
 
 
 def test_a_result_whose_requests_all_came_back_empty_is_refused():
-    message = refusal(stored(EMPTY_RESPONSES))
-    assert message == (
+    data = stored(EMPTY_RESPONSES)
+    # Its engine's /metrics counted accepted drafts that its timings never reported.
+    assert refusal(data).startswith(
+        "invalid result: requests.3: accepted_per_position sums to 12, but draft_n_accepted is 0"
+    )
+    for record in data["requests"]:
+        record |= {"accepted_per_position": [], "verify_steps": 0, "tau": None}
+    assert refusal(data) == (
         "invalid result: requests: no measured request has a decode speed "
         "(decode_tokens_per_second)"
     )
@@ -202,14 +232,18 @@ def test_tau_and_acceptance_by_position_come_from_the_per_position_counts():
     assert data["summary"]["tau"] == pytest.approx(1 + accepted / steps, rel=1e-12)
     assert data["points"][0]["tau"] == data["summary"]["tau"]
 
-    # A request's counts move the derived tau: the claim the file kept is now refused.
+    # A request's per-position counts must be its own accepted drafts, one request at a time.
     data["requests"][0]["accepted_per_position"][0] -= 1
-    assert refusal(data).startswith("invalid result: summary.tau is ")
+    assert refusal(data).startswith(
+        "invalid result: requests.0: accepted_per_position sums to 208, but draft_n_accepted "
+        "is 209"
+    )
 
 
 def _one_request(data: dict, *, old_form: bool) -> dict:
     """A stored quick result cut down to its first request, with the figures that one request
     gives: the null-spread form, or (old_form) the zero-width one files before it carry."""
+    data = _planning(data, 1)
     data["requests"] = data["requests"][:1]
     records = measured_requests(data["requests"])
     figures = pooled_figures(records)
@@ -236,11 +270,13 @@ def _one_request(data: dict, *, old_form: bool) -> dict:
 
 @pytest.mark.parametrize("old_form", [False, True], ids=["null", "zero-width"])
 def test_one_request_loads_with_no_interval_or_the_old_zero_width_one(old_form):
-    data = _one_request(stored(QUICK), old_form=old_form)
+    # In the current decode convention, so that loading derives no figure again.
+    data = _one_request(in_current_convention(stored(QUICK)), old_form=old_form)
 
-    decode = load_result(data).summary.decode_tokens_per_second
+    loaded = load_result(data)
+    decode = loaded.summary.decode_tokens_per_second
 
-    assert decode.n == 1 and decode.mean == data["requests"][0]["decode_tokens_per_second"]
+    assert decode.n == 1 and decode.mean == loaded.requests[0].decode_tokens_per_second
     if old_form:
         assert (decode.stdev, decode.ci95_low, decode.ci95_high) == (0.0, decode.mean, decode.mean)
     else:
@@ -285,7 +321,7 @@ def test_a_fake_result_derives_its_summary_from_its_requests(tiny_models):
         }
     )
     make_result = functools.partial(fake_result, models_dir=tiny_models["tiny-qwen3.gguf"].parent)
-    for tau, draft in [(2.2, (40, 30)), (3.1, (80, 60)), (1.0, (0, 0)), (None, (9, 4))]:
+    for tau, draft in [(2.2, (40, 30)), (3.0, (80, 60)), (1.0, (0, 0)), (None, (9, 4))]:
         data = make_result(parsed, [100.0, 104.0, 98.0], draft=draft, tau=tau)
         summary = data["summary"]
         assert summary["tau"] == (None if tau is None else pytest.approx(tau, rel=1e-9))

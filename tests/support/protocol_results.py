@@ -14,7 +14,7 @@ from typing import Any
 from runner import stats
 from runner.config import BenchmarkConfig
 from runner.energy import energy_figures
-from runner.pairing import crossover_concurrency, point_speed
+from runner.pairing import combined_speedup, crossover_concurrency, point_speed
 from runner.results import BenchmarkResult
 from runner.roofline import derived_roofline
 from tests.support.results import _model_info
@@ -65,13 +65,17 @@ def categories_config(categories: list[str], **options: Any) -> BenchmarkConfig:
 
 def _record(index: int, point: int, decode: float, **fields: Any) -> dict[str, Any]:
     draft_n, accepted = fields.pop("draft", (0, 0))
+    # The tokens after the first over the generation time (runner.stats.decode_rate), inside
+    # a wall time that holds the prompt's 5 ms, the generation and the time to first token.
+    predicted_ms = (OUTPUT_TOKENS - 1) * 1000 / decode
+    wall_ms = fields.pop("wall_ms", None) or 7.0 + point + predicted_ms
     return {
         "phase": "measure", "point": point, "input_tokens": fields.pop("input_tokens", None),
         "output_tokens_requested": OUTPUT_TOKENS, "prompt_n": 64, "prompt_ms": 5.0,
-        "predicted_n": OUTPUT_TOKENS, "predicted_ms": OUTPUT_TOKENS * 1000 / decode,
+        "predicted_n": OUTPUT_TOKENS, "predicted_ms": predicted_ms,
         "decode_tokens_per_second": decode, "server_predicted_per_second": decode,
-        "end_to_end_tokens_per_second": decode * 0.9, "ttft_ms": 6.0 + point,
-        "ttft_source": "server prompt time", "wall_ms": fields.pop("wall_ms"),
+        "end_to_end_tokens_per_second": OUTPUT_TOKENS * 1000 / wall_ms, "ttft_ms": 6.0 + point,
+        "ttft_source": "server prompt time", "wall_ms": wall_ms,
         "draft_n": draft_n, "draft_n_accepted": accepted, "verify_steps": 8 if draft_n else 0,
         "tau": 1 + accepted / 8 if draft_n else None, "accepted_per_position": [],
         "output_sha256": hashlib.sha256(f"out-{point}-{index}".encode()).hexdigest(),
@@ -97,7 +101,8 @@ def concurrency_records(
                     _record(
                         len(records),
                         point,
-                        decode=aggregate * factor / level * 1.1,
+                        # Generation inside the wall time, after the prompt's 5 ms.
+                        decode=(OUTPUT_TOKENS - 1) * 1000 / (wall_ms - 7.0) * 1.1,
                         input_tokens=protocol.input_tokens,
                         wall_ms=wall_ms,
                         round=round_index,
@@ -124,7 +129,6 @@ def category_records(
                     len(records),
                     point,
                     decode=decode[name] * factor,
-                    wall_ms=OUTPUT_TOKENS * 1000 / decode[name],
                     category=name,
                     draft=(drafted, accepted),
                 )
@@ -193,8 +197,11 @@ def protocol_result(
             main["points"], baseline["points"] if baseline else [], strict=False
         )
     ]
+    # The speedups as the runner pairs them (runner.evidence refuses any other).
+    for point, speedup in zip(main["points"], speedups, strict=False):
+        point["speedup"] = speedup
     main["summary"] |= {
-        "speedup": None,
+        "speedup": combined_speedup(speedups),
         "lossless": None,
         "baseline_decode_tokens_per_second": baseline_mean,
         "lossless_note": None,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-from fractions import Fraction
 from pathlib import Path
 
 from leaderboard.models import Config, ModelFile
@@ -40,25 +39,25 @@ def _model_info(reference: str, models_dir: Path) -> dict:
     return inspect_model(models_dir / reference).as_dict() | {"path": reference}
 
 
-def _verify_counts(accepted: int, tau: float | None, requests: int) -> tuple[int, int]:
-    """(verify steps, accepted drafts counted per position) over all requests that give tau
-    exactly: the accepted drafts over whole steps where they can (as a real engine's counters
-    agree), else the nearest small fraction. No tau: no verify steps (nothing was counted)."""
+def _verify_steps(accepted: int, tau: float | None, requests: int) -> int:
+    """The verify steps over all requests that give tau exactly with the accepted drafts, as a
+    real engine's counters agree (its per-position counts sum to its accepted drafts). No tau:
+    no verify steps (nothing was counted); tau 1 without drafts: steps that accepted nothing."""
     if tau is None:
-        return 0, 0
+        return 0
     gain = tau - 1.0
     if gain < 0:
         raise ValueError(f"tau {tau} is below 1")
-    if accepted and gain:
-        steps = round(accepted / gain)
-        if steps and math.isclose(1.0 + accepted / steps, tau, rel_tol=1e-12):
-            return steps, accepted
-    share = Fraction(gain).limit_denominator(10_000)
-    scale = max(1, math.ceil(STEPS_PER_REQUEST * requests / share.denominator))
-    steps, counted = share.denominator * scale, share.numerator * scale
-    if not math.isclose(1.0 + counted / steps, tau, rel_tol=1e-9):
-        raise ValueError(f"tau {tau} is no fraction of verify steps a fake can give")
-    return steps, counted
+    if not gain:
+        if accepted:
+            raise ValueError(f"tau 1 with {accepted} accepted drafts is no engine's count")
+        return STEPS_PER_REQUEST * requests
+    steps = round(accepted / gain)
+    if not steps or not math.isclose(1.0 + accepted / steps, tau, rel_tol=1e-12):
+        raise ValueError(
+            f"tau {tau} with {accepted} accepted drafts is no whole number of verify steps"
+        )
+    return steps
 
 
 def _per_position(counted: int, steps: int) -> list[int]:
@@ -75,19 +74,20 @@ def fake_requests(
     totals and to tau (runner.stats.acceptance_and_tau)."""
     count = len(decode)
     drafted, accepted = share_out(draft[0], [1] * count), share_out(draft[1], [1] * count)
-    total_steps, total_counted = _verify_counts(draft[1], tau, count)
-    steps = share_out(total_steps, [1] * count)
-    counted = share_out(total_counted, steps) if total_steps else [0] * count
+    # Each request's steps in proportion to its accepted drafts, so that each gives tau too.
+    steps = share_out(_verify_steps(draft[1], tau, count), accepted)
+    # 64 tokens: 63 decode steps after the first over predicted_ms (runner.stats.decode_rate);
+    # the wall time holds the prompt's 5 ms, the generation and 1 ms of HTTP.
     return [
         {
             "phase": "measure", "point": 0, "input_tokens": None, "output_tokens_requested": 64,
-            "prompt_n": 20, "prompt_ms": 5.0, "predicted_n": 64, "predicted_ms": 64_000 / value,
-            "decode_tokens_per_second": value, "server_predicted_per_second": value * 63 / 64,
-            "end_to_end_tokens_per_second": value * 0.9, "ttft_ms": 6.0,
-            "ttft_source": "server prompt time", "wall_ms": 70_000 / value,
+            "prompt_n": 20, "prompt_ms": 5.0, "predicted_n": 64, "predicted_ms": 63_000 / value,
+            "decode_tokens_per_second": value, "server_predicted_per_second": value,
+            "end_to_end_tokens_per_second": 64_000 / (6.0 + 63_000 / value), "ttft_ms": 6.0,
+            "ttft_source": "server prompt time", "wall_ms": 6.0 + 63_000 / value,
             "draft_n": drafted[i], "draft_n_accepted": accepted[i], "verify_steps": steps[i],
-            "tau": 1.0 + counted[i] / steps[i] if steps[i] else None,
-            "accepted_per_position": _per_position(counted[i], steps[i]),
+            "tau": 1.0 + accepted[i] / steps[i] if steps[i] else None,
+            "accepted_per_position": _per_position(accepted[i], steps[i]),
             "output_sha256": _output_hash(outputs[i]), "distinct_4gram_ratio": 0.9,
             "stopped_early": False, "index": i, "first_divergence": None,
         }
