@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import groupby
@@ -29,7 +29,7 @@ from runner.config import BenchmarkConfig, ConcurrencyProtocol
 from runner.engines.build import Engine, locate
 from runner.engines.session import EngineSession, ServerSession, open_session
 from runner.errors import BenchmarkCancelled, EngineBuildError, ModelCheckError, RunnerError
-from runner.fidelity import TopTwo
+from runner.fidelity import Divergence, TopTwo, judge_divergences
 from runner.gguf.inspect import ModelInfo, inspect_model
 from runner.pairing import Pairing, margin_positions, pair_with_baseline
 from runner.provenance import MemorySampler, system_info
@@ -123,8 +123,9 @@ class _Measured:
     # a baseline's margin pass).
     harness_overhead_seconds: float
     log_tail: str
-    # A paired baseline's top two at each speculative request's divergence (runner.pairing).
-    top_two: list[TopTwo | None] | None = None
+    # A paired baseline's margin pass: each speculative request's divergences, judged by the
+    # baseline's top-2 margins (runner.fidelity.judge_divergences).
+    divergences: Sequence[list[Divergence] | None] | None = None
 
 
 def _margin_pass(
@@ -132,31 +133,55 @@ def _margin_pass(
     specs: list[protocols.RequestSpec],
     records: list[dict],
     reference_outputs: list[list[int]],
-) -> list[TopTwo | None]:
-    """The baseline's top two where each speculative request first diverged, unmeasured.
+) -> list[list[Divergence]]:
+    """Every divergence of each speculative request from the baseline, judged, unmeasured.
 
-    Each diverged request is generated again up to that position with n_probs; one prompt and
-    position is asked once. A pass that does not retrace the measured tokens gives no margin.
+    Each diverged request is generated again up to its first divergence with n_probs (one prompt
+    and position is asked once; a pass that does not retrace the measured tokens gives no
+    margin), and after each near tie the baseline is continued from the speculative output's
+    prefix to find and weigh the next (``runner.fidelity.judge_divergences``; one prompt and
+    prefix is continued once). A continuation that does not reach the request's end gives none.
     """
     outputs = [record["output_tokens"] for record in records]
     asked: dict[tuple[str, int], list[TopTwo]] = {}
-    found: list[TopTwo | None] = []
-    for spec, tokens, position in zip(
-        specs, outputs, margin_positions(reference_outputs, outputs), strict=True
+    continued: dict[tuple[str, tuple[int, ...]], list[TopTwo] | None] = {}
+
+    def continuation(
+        spec: protocols.RequestSpec, tokens: list[int], position: int
+    ) -> list[TopTwo] | None:
+        prefix = tuple(tokens[: position + 1])
+        key = (spec.prompt_sha256, prefix)
+        if key not in continued:
+            steps = session.continued_top_two(spec, prefix)
+            whole = len(steps) == spec.output_tokens - len(prefix)
+            continued[key] = steps if whole else None
+        return continued[key]
+
+    judged: list[list[Divergence]] = []
+    for spec, baseline_tokens, tokens, position in zip(
+        specs, outputs, reference_outputs, margin_positions(reference_outputs, outputs), strict=True
     ):
-        if position is None:
-            found.append(None)
-            continue
-        key = (spec.prompt_sha256, position)
-        if key not in asked:
-            asked[key] = session.top_two(dataclasses.replace(spec, output_tokens=position + 1))
-        retraced = [step.token for step in asked[key][: position + 1]] == tokens[: position + 1]
-        found.append(asked[key][position] if retraced else None)
-    return found
+        first = None
+        if position is not None:
+            key = (spec.prompt_sha256, position)
+            if key not in asked:
+                asked[key] = session.top_two(dataclasses.replace(spec, output_tokens=position + 1))
+            retraced = [step.token for step in asked[key][: position + 1]]
+            if retraced == baseline_tokens[: position + 1]:
+                first = asked[key][position]
+        judged.append(
+            judge_divergences(
+                tokens,
+                baseline_tokens,
+                first=first,
+                continuation=functools.partial(continuation, spec, tokens),
+            )
+        )
+    return judged
 
 
 # A paired baseline's margin pass, run in its engine session on the records it measured there.
-_Margins = Callable[[EngineSession, list[dict]], list[TopTwo | None]]
+_Margins = Callable[[EngineSession, list[dict]], list[list[Divergence]]]
 
 
 def _run_one_config(
@@ -213,10 +238,10 @@ def _run_one_config(
                     if spec.phase == "measure":
                         records.append(record)
                 progress.report("warmup" if wave[0].phase == "warmup" else phase)
-            top_two = None
+            divergences = None
             if margins is not None:
                 progress.report("baseline margins")
-                top_two = margins(session, records)
+                divergences = margins(session, records)
         finally:
             peak = sampler.stop()
             if meter is not None:
@@ -237,7 +262,7 @@ def _run_one_config(
         harness_overhead_seconds=held - (session.load_seconds or 0.0) - request_seconds,
         # A result's text never carries NUL characters, whatever a crashing engine printed.
         log_tail=session.log_text()[-LOG_TAIL_CHARS:].replace("\x00", ""),
-        top_two=top_two,
+        divergences=divergences,
     )
 
 
@@ -359,11 +384,11 @@ def _session_plan(
     return kept
 
 
-def _joined(parts: list[_Measured], records: list[dict], top_two: list | None) -> _Measured:
+def _joined(parts: list[_Measured], records: list[dict], divergences: list | None) -> _Measured:
     """A side's sessions as one: records and margins in plan order, each distinct command (one a
     line), the largest peak memory, the sums of the times."""
     if len(parts) == 1:
-        return dataclasses.replace(parts[0], records=records, top_two=top_two)
+        return dataclasses.replace(parts[0], records=records, divergences=divergences)
     peaks = [part.peak_memory_bytes for part in parts if part.peak_memory_bytes]
     loads = [part.load_seconds for part in parts if part.load_seconds is not None]
     tails = "".join(part.log_tail for part in parts)
@@ -377,7 +402,7 @@ def _joined(parts: list[_Measured], records: list[dict], top_two: list | None) -
         held_seconds=sum(part.held_seconds for part in parts),
         harness_overhead_seconds=sum(part.harness_overhead_seconds for part in parts),
         log_tail=tails[-LOG_TAIL_CHARS:],
-        top_two=top_two,
+        divergences=divergences,
     )
 
 
@@ -394,7 +419,7 @@ def _run_sessions(
     specs = [spec for spec in plan if spec.phase == "measure"]
     records: dict[protocols.Side, dict[int, dict]] = {side: {} for side in configs}
     parts: dict[protocols.Side, list[_Measured]] = {side: [] for side in configs}
-    margins: dict[int, TopTwo | None] = {}
+    margins: dict[int, list[Divergence] | None] = {}
     for session in sessions:
         # Between sessions too: a cancelled run loads no further engine.
         if should_cancel and should_cancel():
@@ -415,7 +440,7 @@ def _run_sessions(
         )
         records[session.side] |= dict(zip(session.measured, part.records, strict=True))
         if session.margin_indices is not None:
-            margins |= dict(zip(session.margin_indices, part.top_two or [], strict=True))
+            margins |= dict(zip(session.margin_indices, part.divergences or [], strict=True))
         parts[session.side].append(part)
     return {
         side: _joined(
@@ -439,7 +464,7 @@ def _stage_margins(
     the baseline's records from this and its earlier sessions, the speculative outputs."""
     indices = session.margin_indices or []
 
-    def take(engine_session: EngineSession, own: list[dict]) -> list[TopTwo | None]:
+    def take(engine_session: EngineSession, own: list[dict]) -> list[list[Divergence]]:
         baseline = records["baseline"] | dict(zip(session.measured, own, strict=True))
         return _margin_pass(
             engine_session,
@@ -472,6 +497,8 @@ def _section(
         pairing.first_divergences if pairing else unpaired,
         pairing.divergences if pairing else unpaired,
         pairing.divergence_margins if pairing else unpaired,
+        # Every divergence judged (runner.fidelity); null unpaired or synthetic.
+        (pairing.divergence_lists or unpaired) if pairing else unpaired,
         strict=True,
     )
     requests = [
@@ -481,8 +508,9 @@ def _section(
             "first_divergence": first,
             "divergence": kind,
             "divergence_margin": margin,
+            "divergences": None if judged is None else [d.model_dump() for d in judged],
         }
-        for index, (record, (first, kind, margin)) in enumerate(
+        for index, (record, (first, kind, margin, judged)) in enumerate(
             zip(measured.records, divergences, strict=True)
         )
     ]
@@ -576,7 +604,7 @@ def run_benchmark(
             outputs=outputs,
             baseline_outputs=[r["output_tokens"] for r in baseline_measured.records],
             synthetic=config.is_synthetic,
-            baseline_top_two=baseline_measured.top_two,
+            baseline_divergences=baseline_measured.divergences,
         )
     result = section(config, measured, draft=draft, points=points, pairing=pairing)
     result["summary"] |= {

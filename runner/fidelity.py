@@ -5,7 +5,7 @@ batched verification sums in another order than one-token decoding, so where the
 two candidates are nearly tied the run can pick the other one, and the two outputs part from
 there. A bit-identity flag calls such a run lossy. This module grades it instead, per run: the
 share of requests identical to the baseline, the mean identical prefix (tokens before the first
-divergence; a whole request when identical), and each request's first divergence classified by
+divergence; a whole request when identical), and every divergence of each request classified by
 the baseline's own top-2 margin at that position. The margin is the gap, in nats, between the
 baseline's two most likely tokens' log-probabilities there (their logit gap), read in a separate,
 unmeasured pass over the baseline (llama-server's ``n_probs``), so the measured baseline keeps
@@ -15,14 +15,33 @@ its GPU-side sampling and its timings:
   a flip that floating-point order explains;
 - ``mismatch``: anything else (a clear winner overruled, a token outside the baseline's top two,
   outputs of different lengths), which numerics do not explain;
-- ``unclassified``: no margin is known for that position (an engine or file without the pass).
+- ``unclassified``: no margin is known for that position (an engine or file without the pass), or
+  the rest of a request after a near tie could not be judged (no continuation, or the bound of
+  ``MAX_CONTINUATIONS`` was reached): it is recorded at the first unjudged position.
+
+Every divergence, not only the first (``judge_divergences``): after a near tie at position p the
+two outputs follow different texts, so comparing the rest with the baseline's own output says
+nothing. The baseline is continued instead from the speculative output's prefix (the prompt and
+the run's tokens up to and including p, sent as token ids, greedy, with ``n_probs``) and its
+continuation is compared with the run's tokens from p + 1 on; the next divergence is classified by
+the continuation's own top-2 margin there, and so on until the request ends. A mismatch or an
+unclassified divergence ends the judging of a request (its verdict is already decided). A
+request's class is its worst divergence's (mismatch, then unclassified, then near tie), so "near
+ties only" holds only when every divergence of every request is a near tie. A stored record
+without the list (a file written before it) was judged at its first divergence only: a near tie
+there with tokens after it counts as unclassified, since the rest was never judged.
+
+The threshold is measured, not assumed: ``bench/fidelity_noise_floor.py`` runs the baseline
+against itself and against the model drafting for itself (lossless in exact arithmetic) and
+reports the margins at every flip and how far batched evaluation moves a margin (docs/FIDELITY.md
+has the figures and the command).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
@@ -36,6 +55,13 @@ NEAR_TIE_MARGIN = 0.1
 MAX_MARGIN = 1000.0
 # How many candidates per position the margin pass asks llama-server for.
 MARGIN_CANDIDATES = 2
+# Continuations of the baseline per request, one after each near tie: past the bound the rest of
+# the request is unclassified. Each costs at most one request's generation in the unmeasured pass.
+MAX_CONTINUATIONS = 16
+# The longest divergence list a stored record may carry (the bound leaves room to raise it).
+MAX_DIVERGENCES = 64
+# A request's class is its worst divergence's.
+_SEVERITY: Final = {"near tie": 0, "unclassified": 1, "mismatch": 2}
 
 NEAR_TIE: Final = "near tie"
 MISMATCH: Final = "mismatch"
@@ -53,6 +79,21 @@ class TopTwo:
     token: int
     runner_up: int | None
     margin: float | None
+
+
+class Divergence(BaseModel):
+    """One divergence of a request from the baseline: where, the baseline's margin there, its class."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    position: Annotated[int, Field(ge=0, le=10**9)]
+    margin: Annotated[float, Field(allow_inf_nan=False, ge=0, le=MAX_MARGIN)] | None
+    kind: DivergenceKind
+
+
+# The baseline's top two at each position after a prefix of the run's output, continued greedily
+# from the prompt and the run's tokens up to and including the given position; None if unknown.
+Continuation = Callable[[int], Sequence[TopTwo] | None]
 
 
 class FidelityGrade(BaseModel):
@@ -126,7 +167,8 @@ def classify_divergence(
     baseline_tokens: Sequence[int],
     top_two: TopTwo | None,
 ) -> tuple[DivergenceKind | None, float | None]:
-    """(kind, margin) of a request's first divergence from the baseline; (None, None) if none."""
+    """(kind, margin) of a divergence from the baseline's (or a continuation's) tokens at position,
+    by its top two there; (None, None) for no divergence."""
     if position is None:
         return None, None
     if position >= len(tokens) or position >= len(baseline_tokens):
@@ -144,11 +186,83 @@ def classify_divergence(
     return MISMATCH, top_two.margin
 
 
-def fidelity_grade(records: Sequence[Mapping[str, Any]]) -> FidelityGrade | None:
-    """The grade of a run from its request records (first_divergence, divergence, predicted_n).
+def _next_divergence(tokens: Sequence[int], reference: Sequence[int], start: int) -> int | None:
+    """The first position from start where the two differ (or the shorter one ends); None."""
+    for index in range(start, min(len(tokens), len(reference))):
+        if tokens[index] != reference[index]:
+            return index
+    return None if len(tokens) == len(reference) else min(len(tokens), len(reference))
 
-    A record that diverged without a classification (an older file) counts as unclassified.
-    None for a run with no records.
+
+def judge_divergences(
+    tokens: Sequence[int],
+    baseline_tokens: Sequence[int],
+    *,
+    first: TopTwo | None,
+    continuation: Continuation | None = None,
+    limit: int = MAX_CONTINUATIONS,
+) -> list[Divergence]:
+    """Every divergence of a run's output from the baseline's, each classified (module docstring).
+
+    ``first`` is the baseline's top two at the first divergence; ``continuation(p)`` the
+    baseline's top two at each position after the run's tokens[: p + 1], continued greedily (at
+    most ``limit`` calls). Without it, or when it gives nothing, the rest of a request after a
+    near tie is unclassified from p + 1 on. Empty when the outputs are identical.
+    """
+    judged: list[Divergence] = []
+    reference: Sequence[int] = baseline_tokens
+    # The baseline's top two from where the current reference starts (None: only ``first``).
+    steps: Sequence[TopTwo] | None = None
+    start = 0
+    position = _next_divergence(tokens, reference, 0)
+    continued = 0
+    while position is not None:
+        if steps is None:
+            top_two = first
+        else:
+            top_two = steps[position - start] if position - start < len(steps) else None
+        kind, margin = classify_divergence(
+            position, tokens=tokens, baseline_tokens=reference, top_two=top_two
+        )
+        judged.append(Divergence(position=position, margin=margin, kind=kind or UNCLASSIFIED))
+        start = position + 1
+        if kind != NEAR_TIE or start >= len(tokens):
+            break
+        steps = continuation(position) if continuation is not None and continued < limit else None
+        continued += 1
+        if steps is None:
+            judged.append(Divergence(position=start, margin=None, kind=UNCLASSIFIED))
+            break
+        # The baseline from the run's own prefix: its tokens are the reference from here on.
+        reference = [*tokens[:start], *(step.token for step in steps)]
+        position = _next_divergence(tokens, reference, start)
+    return judged
+
+
+def request_kind(record: Mapping[str, Any]) -> DivergenceKind | None:
+    """A request record's class: its worst divergence's, None when identical to the baseline.
+
+    Read from its ``divergences`` list when it has one; a record without it (written before) was
+    judged at its first divergence only, so a near tie there with tokens after it is unclassified.
+    """
+    divergences = record.get("divergences")
+    if divergences:
+        kinds = [d.kind if isinstance(d, Divergence) else d["kind"] for d in divergences]
+        return max(kinds, key=_SEVERITY.__getitem__, default=None)
+    first = record.get("first_divergence")
+    if first is None:
+        return None
+    kind: DivergenceKind = record.get("divergence") or UNCLASSIFIED
+    if kind == NEAR_TIE and int(first) + 1 < int(record.get("predicted_n") or 0):
+        return UNCLASSIFIED
+    return kind
+
+
+def fidelity_grade(records: Sequence[Mapping[str, Any]]) -> FidelityGrade | None:
+    """The grade of a run from its request records (first_divergence, divergences, predicted_n).
+
+    Each request counts by its worst divergence (``request_kind``); a record that diverged
+    without a classification (an older file) counts as unclassified. None for no records.
     """
     if not records:
         return None
@@ -161,7 +275,7 @@ def fidelity_grade(records: Sequence[Mapping[str, Any]]) -> FidelityGrade | None
         prefix = generated if divergence is None else min(int(divergence), generated)
         prefixes.append(prefix)
         shares.append(prefix / generated if generated else 1.0)
-        kinds.append(None if divergence is None else (record.get("divergence") or UNCLASSIFIED))
+        kinds.append(request_kind(record))
     identical = kinds.count(None)
     near_ties, mismatches = kinds.count(NEAR_TIE), kinds.count(MISMATCH)
     unclassified = kinds.count(UNCLASSIFIED)

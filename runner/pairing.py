@@ -2,11 +2,12 @@
 
 This module owns what comparing a config with its paired baseline (same target, context,
 protocol, prompts and engine flags, no speculation) decides: each request's first divergence
-from the baseline's greedy tokens and its class (``runner.fidelity``), the speedup at each depth,
-concurrency level or category and across them (their geometric mean), the concurrency crossover,
-the run's fidelity grade, and ``lossless``, kept as "every request identical". A point's speed is
-its mean decode tok/s, or for a concurrency level its mean aggregate tok/s (``point_speed``). The functions take plain values, so the service can derive the same
-figures from stored evidence instead of trusting a claim.
+from the baseline's greedy tokens and every divergence's class (``runner.fidelity``), the
+speedup at each depth, concurrency level or category and across them (their geometric mean), the
+concurrency crossover, the run's fidelity grade, and ``lossless``, kept as "every request
+identical". A point's speed is its mean decode tok/s, or for a concurrency level its mean
+aggregate tok/s (``point_speed``). The functions take plain values, so the service can derive the
+same figures from stored evidence instead of trusting a claim.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.fidelity import FidelityGrade, TopTwo, classify_divergence, fidelity_grade
+from runner.fidelity import Divergence, FidelityGrade, TopTwo, fidelity_grade, judge_divergences
 from runner.stats import ratio
 
 SYNTHETIC_NOTE = "synthetic acceptance: output is not the model's own"
@@ -41,6 +42,9 @@ class Pairing:
     fidelity: FidelityGrade | None
     # The concurrency protocol: the lowest level whose speedup is below 1 (None if none).
     crossover_concurrency: int | None = None
+    # Per request: every divergence, judged (runner.fidelity.judge_divergences); None when
+    # synthetic. The first one's position, class and margin are the three lists above.
+    divergence_lists: list[list[Divergence] | None] | None = None
 
 
 def first_divergence(tokens: Sequence[int], reference: Sequence[int]) -> int | None:
@@ -186,11 +190,16 @@ def pair_with_baseline(
     baseline_outputs: Sequence[Sequence[int]],
     synthetic: bool,
     baseline_top_two: Sequence[TopTwo | None] | None = None,
+    baseline_divergences: Sequence[Sequence[Divergence] | None] | None = None,
 ) -> Pairing:
     """Compare a run's points and output tokens with its baseline's, request by request.
 
-    ``baseline_top_two`` holds, per request, the baseline's top two at the position
-    ``margin_positions`` names (None where it names none or the margin is unknown).
+    ``baseline_divergences`` holds, per request, every divergence as the baseline's margin pass
+    judged it (``runner.fidelity.judge_divergences``, with continuations; None where the pass
+    gave nothing, judged as without a margin). Without it,
+    ``baseline_top_two`` holds the baseline's top two at the position ``margin_positions`` names
+    (None where it names none or the margin is unknown), and only the first divergence is judged:
+    the rest of a request after a near tie there is unclassified.
     """
     point_speedups = [
         ratio(point_speed(point), point_speed(reference))
@@ -201,25 +210,31 @@ def pair_with_baseline(
         for tokens, reference in zip(outputs, baseline_outputs, strict=True)
     ]
     top_two = list(baseline_top_two) if baseline_top_two is not None else [None] * len(outputs)
-    kinds: list[str | None] = []
-    margins: list[float | None] = []
-    for index, tokens, reference, known in zip(
-        divergences, outputs, baseline_outputs, top_two, strict=True
-    ):
-        kind, margin = (
-            (None, None)
-            if synthetic
-            else classify_divergence(index, tokens=tokens, baseline_tokens=reference, top_two=known)
-        )
-        kinds.append(kind)
-        margins.append(margin)
+    judged: list[list[Divergence] | None] = []
+    if synthetic:
+        judged = [None] * len(outputs)
+    elif baseline_divergences is not None:
+        judged = [
+            judge_divergences(tokens, reference, first=None) if found is None else list(found)
+            for tokens, reference, found in zip(
+                outputs, baseline_outputs, baseline_divergences, strict=True
+            )
+        ]
+    else:
+        judged = [
+            judge_divergences(tokens, reference, first=known)
+            for tokens, reference, known in zip(outputs, baseline_outputs, top_two, strict=True)
+        ]
+    firsts = [found[0] if found else None for found in judged]
+    kinds: list[str | None] = [first.kind if first else None for first in firsts]
+    margins = [first.margin if first else None for first in firsts]
     lossless, note = lossless_verdict(divergences, synthetic=synthetic)
     fidelity = None
     if not synthetic:
         fidelity = fidelity_grade(
             [
-                {"first_divergence": index, "divergence": kind, "predicted_n": len(tokens)}
-                for index, kind, tokens in zip(divergences, kinds, outputs, strict=True)
+                {"first_divergence": index, "divergences": found, "predicted_n": len(tokens)}
+                for index, found, tokens in zip(divergences, judged, outputs, strict=True)
             ]
         )
     return Pairing(
@@ -232,4 +247,5 @@ def pair_with_baseline(
         divergence_margins=margins,
         fidelity=fidelity,
         crossover_concurrency=crossover_concurrency(points, point_speedups),
+        divergence_lists=judged,
     )

@@ -43,7 +43,7 @@ from runner.evidence import (
     request_problem,
     written_before_the_convention,
 )
-from runner.fidelity import DivergenceKind, FidelityGrade
+from runner.fidelity import MAX_DIVERGENCES, NEAR_TIE, Divergence, DivergenceKind, FidelityGrade
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -165,6 +165,9 @@ class RequestRecord(_Strict):
     repeated_tail_tokens: TokenCount | None = None
     divergence: DivergenceKind | None = None
     divergence_margin: Amount | None = None
+    # Every divergence, judged (runner.fidelity.judge_divergences); absent in older files, whose
+    # grade judged the first one only. The first entry is first_divergence, divergence, margin.
+    divergences: Annotated[list[Divergence], Field(max_length=MAX_DIVERGENCES)] | None = None
     # NVML's energy counter across the request (runner.energy); None off CUDA or without NVML.
     energy_joules: Amount | None = None
     # The concurrency protocol's wave (round) and requests in flight in it; the categories
@@ -187,6 +190,24 @@ class RequestRecord(_Strict):
         # counts from its counts (runner.evidence.request_problem).
         if problem := request_problem(self.model_dump()):
             raise ValueError(problem)
+        return self
+
+    @model_validator(mode="after")
+    def _divergences_follow_the_first(self) -> RequestRecord:
+        if self.divergences is None:
+            return self
+        first = self.divergences[0] if self.divergences else None
+        claimed = (self.first_divergence, self.divergence, self.divergence_margin)
+        if claimed != ((first.position, first.kind, first.margin) if first else (None,) * 3):
+            raise ValueError(
+                "divergences do not start with first_divergence, divergence and divergence_margin"
+            )
+        positions = [found.position for found in self.divergences]
+        if positions != sorted(set(positions)):
+            raise ValueError("divergences are not in increasing positions")
+        # The judging goes on only after a near tie (runner.fidelity.judge_divergences).
+        if any(found.kind != NEAR_TIE for found in self.divergences[:-1]):
+            raise ValueError("a divergence after a mismatch or an unclassified one was judged")
         return self
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from runner.config import PROMPT_LOOKUP, BenchmarkConfig
@@ -133,13 +134,23 @@ class InProcessSession:
     def top_two(self, spec: RequestSpec) -> list[TopTwo]:
         """The top two tokens at each position, decoding greedily one token a step as the
         measured baseline does, reading each step's logits (an unmeasured pass)."""
+        return self._greedy_top_two(self._prompt_tokens(spec), spec.output_tokens)
+
+    def continued_top_two(self, spec: RequestSpec, prefix: Sequence[int]) -> list[TopTwo]:
+        """The top two at each position after the prompt and ``prefix`` (output token ids),
+        continued greedily to the request's end (an unmeasured pass)."""
+        return self._greedy_top_two(
+            [*self._prompt_tokens(spec), *prefix], spec.output_tokens - len(prefix)
+        )
+
+    def _greedy_top_two(self, tokens: list[int], count: int) -> list[TopTwo]:
         import numpy as np
 
         llm = self._llm
         llm.reset()
-        llm.eval(self._prompt_tokens(spec))
+        llm.eval(tokens)
         positions = []
-        for _ in range(spec.output_tokens):
+        for _ in range(count):
             pointer = self.llama_cpp.llama_get_logits_ith(llm.ctx, -1)
             logits = np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),))
             token = int(np.argmax(logits))

@@ -3,7 +3,8 @@
 This module owns the per-request record (``build_record``): the project's definitions of
 end-to-end tokens per second (decode tok/s is ``runner.stats.decode_rate``), time to first
 token, tau and the output's fingerprint (its hash, its distinct 4-gram ratio and its repeating
-tail), shared by both engines, and the baseline's unmeasured margin pass (``measure_top_two``).
+tail), shared by both engines, and the baseline's unmeasured margin pass (``measure_top_two``,
+also continued from a speculative output's prefix, ``continued_prompt``).
 ``runner.results.RequestRecord`` is the record's validated, public form.
 """
 
@@ -14,6 +15,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -201,15 +203,44 @@ def measure_request(
     )
 
 
+def continued_prompt(
+    prompt: str | list[int], prefix: Sequence[int]
+) -> str | list[int] | list[int | str]:
+    """A request's prompt followed by output token ids, exactly as llama-server reads them.
+
+    Token-id prompts are extended; a text prompt becomes b11434's mixed prompt ``[text, id, ...]``,
+    whose leading string is tokenized as the text alone is (special tokens and BOS included) and
+    whose ids follow verbatim (``tokenize_mixed``), so no text round trip can change a token.
+    """
+    if not prefix:
+        return prompt
+    if isinstance(prompt, str):
+        mixed: list[int | str] = [prompt, *prefix]
+        return mixed
+    return [*prompt, *prefix]
+
+
 def measure_top_two(
-    client: httpx.Client, base_url: str, spec: RequestSpec, *, timeout_s: float
+    client: httpx.Client,
+    base_url: str,
+    spec: RequestSpec,
+    *,
+    timeout_s: float,
+    prefix: Sequence[int] = (),
 ) -> list[TopTwo]:
     """The baseline's top two tokens at each position of a request, in an unmeasured pass.
 
+    With ``prefix`` (output tokens, a speculative run's), the baseline is continued greedily from
+    the prompt and that prefix: the top two at each position after it, up to the request's end.
     It asks for ``n_probs``, which b11434 serves only with host-side sampling (it turns the
     request's GPU-side sampling off), so it never runs among the measured requests.
     """
     body = dataclasses.replace(spec, stream=False).body() | {"n_probs": MARGIN_CANDIDATES}
+    if prefix:
+        body |= {
+            "prompt": continued_prompt(spec.prompt, prefix),
+            "n_predict": spec.output_tokens - len(prefix),
+        }
     response = client.post(f"{base_url}/completion", json=body, timeout=timeout_s)
     _raise_for_status(response)
     probabilities = response.json().get("completion_probabilities")

@@ -10,7 +10,8 @@ Two implementations share one interface, so every protocol, metric and result fi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -47,6 +48,8 @@ class EngineSession(Protocol):
     def measure(self, spec: RequestSpec) -> dict: ...
 
     def top_two(self, spec: RequestSpec) -> list[TopTwo]: ...
+
+    def continued_top_two(self, spec: RequestSpec, prefix: Sequence[int]) -> list[TopTwo]: ...
 
     def stop(self) -> None: ...
 
@@ -111,6 +114,11 @@ class ServerSession:
     def top_two(self, spec: RequestSpec) -> list[TopTwo]:
         """The top two tokens at each position of the request, in an unmeasured pass."""
         return self._call(measure_top_two, spec)
+
+    def continued_top_two(self, spec: RequestSpec, prefix: Sequence[int]) -> list[TopTwo]:
+        """The baseline's top two at each position after the prompt and ``prefix`` (output token
+        ids), continued greedily to the request's end, in an unmeasured pass."""
+        return self._call(functools.partial(measure_top_two, prefix=list(prefix)), spec)
 
     def measure_wave(self, specs: list[RequestSpec]) -> list[dict]:
         """Requests in flight at once, one per slot (runner.engines.concurrent)."""

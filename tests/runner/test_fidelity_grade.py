@@ -1,15 +1,24 @@
-"""The fidelity grade (runner.fidelity): identical share, identical prefix, near ties vs mismatches."""
+"""The fidelity grade (runner.fidelity): identical share, identical prefix, near ties vs mismatches,
+every divergence of a request judged (the baseline continued from the run's prefix)."""
+
+import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from runner.evidence import fidelity_problem
 from runner.fidelity import (
+    MAX_CONTINUATIONS,
     MAX_MARGIN,
     NEAR_TIE_MARGIN,
+    Divergence,
     FidelityGrade,
     TopTwo,
     classify_divergence,
     fidelity_grade,
+    judge_divergences,
+    request_kind,
     top_two_from_probabilities,
 )
 from runner.pairing import (
@@ -19,6 +28,7 @@ from runner.pairing import (
     pair_with_baseline,
     same_outputs,
 )
+from runner.results import RequestRecord
 
 BASELINE = [5, 6, 7, 8]
 
@@ -84,6 +94,22 @@ def test_top_two_is_read_from_the_servers_completion_probabilities():
 
 
 def records(*requests: tuple[int | None, str | None]) -> list[dict]:
+    """Records whose only divergence (if any) is the one given, judged to the request's end."""
+    return [
+        {
+            "first_divergence": first,
+            "divergence": kind,
+            "predicted_n": 100,
+            "divergences": []
+            if first is None
+            else [{"position": first, "margin": 0.05, "kind": kind}],
+        }
+        for first, kind in requests
+    ]
+
+
+def old_records(*requests: tuple[int | None, str | None]) -> list[dict]:
+    """Records as files before the divergence list stored them: the first divergence only."""
     return [
         {"first_divergence": first, "divergence": kind, "predicted_n": 100}
         for first, kind in requests
@@ -107,12 +133,29 @@ def test_the_grade_counts_identical_requests_and_the_mean_identical_prefix():
         (((None, None), (3, "near tie")), "near ties only"),
         (((3, "near tie"), (9, "mismatch")), "mismatch"),
         (((3, "near tie"), (9, "unclassified")), "unclassified"),
-        # An older record that diverged with no class counts as unclassified.
-        (((None, None), (9, None)), "unclassified"),
     ],
 )
 def test_one_real_mismatch_decides_the_verdict_and_unknowns_are_not_ties(requests, verdict):
     assert fidelity_grade(records(*requests)).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    "requests, verdict",
+    [
+        (((None, None), (None, None)), "identical"),
+        # Judged at the first divergence only, the rest of the request never was.
+        (((None, None), (3, "near tie")), "unclassified"),
+        # A flip at the last token leaves nothing after it to judge.
+        (((None, None), (99, "near tie")), "near ties only"),
+        (((3, "near tie"), (9, "mismatch")), "mismatch"),
+        # An older record that diverged with no class counts as unclassified.
+        (((None, None), (9, None)), "unclassified"),
+    ],
+)
+def test_an_older_record_judged_at_its_first_divergence_only_is_graded_without_trust(
+    requests, verdict
+):
+    assert fidelity_grade(old_records(*requests)).verdict == verdict
 
 
 def test_a_run_with_no_requests_has_no_grade():
@@ -163,6 +206,203 @@ def test_a_run_that_only_flipped_near_ties_is_graded_so_but_is_not_lossless():
     )
     assert pairing.fidelity.verdict == "near ties only"
     assert pairing.lossless is False
+
+
+# Every divergence: after a near tie the baseline is continued from the run's own prefix.
+
+LENGTH = 256
+BASELINE_OUTPUT = list(range(1000, 1000 + LENGTH))
+FLIP = 3
+# Flips the baseline's 0.05-nat near tie at token 3, then follows another text: 253 of its 256
+# tokens (98.8%) differ from the baseline's.
+PARTED = BASELINE_OUTPUT[:FLIP] + [2000 + i for i in range(LENGTH - FLIP)]
+AT_THE_FLIP = TopTwo(BASELINE_OUTPUT[FLIP], PARTED[FLIP], 0.05)
+
+
+def continued_baseline(output: list[int], flips: dict[int, float]):
+    """A baseline continued from a prefix of ``output``: it agrees with output except at each
+    position in flips, where its greedy token is another one, ahead of output's by that margin."""
+
+    def continuation(position: int) -> list[TopTwo]:
+        steps = []
+        for later in range(position + 1, len(output)):
+            if later in flips:
+                steps.append(TopTwo(output[later] + 1, output[later], flips[later]))
+                # Past its own choice the baseline writes its own text; no step there is asked.
+                steps += [TopTwo(9, 8, 5.0)] * (len(output) - later - 1)
+                break
+            steps.append(TopTwo(output[later], output[later] + 7, 4.0))
+        return steps
+
+    return continuation
+
+
+def parted_pairing(**judging) -> object:
+    return pair_with_baseline(
+        points=[point(20.0)],
+        baseline_points=[point(10.0)],
+        outputs=[PARTED] * 4,
+        baseline_outputs=[BASELINE_OUTPUT] * 4,
+        synthetic=False,
+        **judging,
+    )
+
+
+def test_a_near_tie_flip_followed_by_unjudged_tokens_is_not_near_ties_only():
+    # Four requests that flip at a 0.05-nat near tie and then differ in 98.8% of their tokens:
+    # with only the first divergence known, the rest of each request is unclassified.
+    assert sum(a != b for a, b in zip(PARTED, BASELINE_OUTPUT, strict=True)) / LENGTH > 0.988
+    pairing = parted_pairing(baseline_top_two=[AT_THE_FLIP] * 4)
+    assert pairing.fidelity.verdict == "unclassified"
+    assert pairing.fidelity.near_ties == 0 and pairing.fidelity.unclassified == 4
+    assert pairing.divergences == ["near tie"] * 4
+    assert pairing.divergence_lists[0] == [
+        Divergence(position=FLIP, margin=0.05, kind="near tie"),
+        Divergence(position=FLIP + 1, margin=None, kind="unclassified"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "flips, verdict, kinds",
+    [
+        # The baseline continued from the run's prefix writes the run's own tokens: one tie.
+        ({}, "near ties only", ["near tie"]),
+        # Each later divergence is itself a near tie the run flipped.
+        ({40: 0.02, 200: 0.07}, "near ties only", ["near tie", "near tie", "near tie"]),
+        # A later divergence overrules a clear winner: a mismatch, whatever came first.
+        ({40: 0.02, 120: 2.5}, "mismatch", ["near tie", "near tie", "mismatch"]),
+    ],
+)
+def test_every_divergence_is_judged_by_the_continued_baselines_own_margin(flips, verdict, kinds):
+    judged = [
+        judge_divergences(
+            PARTED, BASELINE_OUTPUT, first=AT_THE_FLIP,
+            continuation=continued_baseline(PARTED, flips),
+        )
+        for _ in range(4)
+    ]  # fmt: skip
+    assert [d.kind for d in judged[0]] == kinds
+    assert [d.position for d in judged[0]] == [FLIP, *sorted(flips)]
+    assert [d.margin for d in judged[0]] == [0.05, *(flips[p] for p in sorted(flips))]
+    pairing = parted_pairing(baseline_top_two=[AT_THE_FLIP] * 4, baseline_divergences=judged)
+    assert pairing.fidelity.verdict == verdict
+    # The grade counts requests by their worst divergence; the first stays the first.
+    assert pairing.divergences == ["near tie"] * 4
+    assert pairing.first_divergences == [FLIP] * 4
+    assert pairing.fidelity.mean_identical_prefix_tokens == FLIP
+
+
+def test_judging_stops_at_a_mismatch_and_at_the_requests_end():
+    mismatch = judge_divergences(
+        PARTED, BASELINE_OUTPUT, first=TopTwo(BASELINE_OUTPUT[FLIP], PARTED[FLIP], 1.5),
+        continuation=lambda position: pytest.fail("no continuation after a mismatch"),
+    )  # fmt: skip
+    assert mismatch == [Divergence(position=FLIP, margin=1.5, kind="mismatch")]
+    last = BASELINE_OUTPUT[:-1] + [7]
+    at_the_end = judge_divergences(
+        last, BASELINE_OUTPUT, first=TopTwo(BASELINE_OUTPUT[-1], 7, 0.01),
+        continuation=lambda position: pytest.fail("nothing follows the last token"),
+    )  # fmt: skip
+    assert at_the_end == [Divergence(position=LENGTH - 1, margin=0.01, kind="near tie")]
+    assert judge_divergences(BASELINE_OUTPUT, BASELINE_OUTPUT, first=None) == []
+
+
+def test_a_continuation_that_gives_nothing_leaves_the_rest_unclassified():
+    judged = judge_divergences(
+        PARTED, BASELINE_OUTPUT, first=AT_THE_FLIP, continuation=lambda position: None
+    )
+    assert [(d.position, d.kind) for d in judged] == [
+        (FLIP, "near tie"),
+        (FLIP + 1, "unclassified"),
+    ]
+    assert request_kind({"first_divergence": FLIP, "divergences": judged}) == "unclassified"
+
+
+def test_past_the_bound_of_continuations_a_request_is_unclassified():
+    calls = []
+
+    def always_another_tie(position: int) -> list[TopTwo]:
+        calls.append(position)
+        nxt = position + 1
+        return [TopTwo(PARTED[nxt] + 1, PARTED[nxt], 0.01)] + [TopTwo(9, 8, 5.0)] * (
+            LENGTH - nxt - 1
+        )
+
+    judged = judge_divergences(
+        PARTED, BASELINE_OUTPUT, first=AT_THE_FLIP, continuation=always_another_tie
+    )
+    assert len(calls) == MAX_CONTINUATIONS
+    assert [d.kind for d in judged] == ["near tie"] * (MAX_CONTINUATIONS + 1) + ["unclassified"]
+    assert judged[-1].position == FLIP + MAX_CONTINUATIONS + 1
+    assert fidelity_grade([{"first_divergence": FLIP, "divergences": judged,
+                            "predicted_n": LENGTH}]).verdict == "unclassified"  # fmt: skip
+
+
+def stored_record() -> dict:
+    """One measured request record of a stored H200 result, as plain JSON data."""
+    stored = Path(__file__).parents[2] / "docs" / "gpu-results" / "h200-run2"
+    return json.loads((stored / "27b-dflash15-depth.json").read_text())["requests"][0]
+
+
+def judged_record(*divergences: tuple[int, float | None, str]) -> dict:
+    listed = [{"position": p, "margin": m, "kind": k} for p, m, k in divergences]
+    first = listed[0] if listed else {"position": None, "margin": None, "kind": None}
+    return stored_record() | {
+        "first_divergence": first["position"],
+        "divergence": first["kind"],
+        "divergence_margin": first["margin"],
+        "divergences": listed,
+    }
+
+
+def test_a_record_carries_its_divergences_and_an_older_one_loads_without_them():
+    record = RequestRecord.model_validate(
+        judged_record((3, 0.05, "near tie"), (40, 0.02, "near tie"), (120, 2.5, "mismatch"))
+    )
+    assert [d.kind for d in record.divergences] == ["near tie", "near tie", "mismatch"]
+    assert RequestRecord.model_validate(judged_record()).divergences == []
+    older = stored_record()
+    assert "divergences" not in older
+    assert RequestRecord.model_validate(older).divergences is None
+
+
+@pytest.mark.parametrize(
+    "record, refusal",
+    [
+        # The list's first entry is the record's first divergence.
+        (judged_record((3, 0.05, "near tie")) | {"first_divergence": 4}, "do not start with"),
+        (judged_record() | {"first_divergence": 4, "divergence": "mismatch"}, "do not start with"),
+        (judged_record((9, 0.05, "near tie"), (3, 0.01, "near tie")), "increasing positions"),
+        # Judging goes on only after a near tie.
+        (judged_record((3, 1.5, "mismatch"), (9, 0.01, "near tie")), "after a mismatch"),
+    ],
+)
+def test_a_divergence_list_that_contradicts_itself_is_refused(record, refusal):
+    with pytest.raises(ValidationError, match=refusal):
+        RequestRecord.model_validate(record)
+
+
+def test_a_grade_that_its_requests_divergences_contradict_is_refused():
+    requests = [
+        judged_record(),
+        judged_record((3, 0.05, "near tie"), (120, 2.5, "mismatch")),
+    ]
+    graded = fidelity_grade(requests).model_dump()
+    assert graded["verdict"] == "mismatch"
+    assert fidelity_problem({"summary": {"fidelity": graded}, "requests": requests}) is None
+    # "near ties only" from the first divergences alone: the second request's mismatch refutes it.
+    claimed = fidelity_grade(
+        [requests[0], requests[1] | {"divergences": requests[1]["divergences"][:1]}]
+    ).model_dump()
+    assert claimed["verdict"] == "near ties only"
+    problem = fidelity_problem({"summary": {"fidelity": claimed}, "requests": requests})
+    assert problem == (
+        "summary.fidelity.verdict is near ties only, but the measured requests' divergences "
+        "give mismatch"
+    )
+    # Records written before the list was recorded are read as they are.
+    older = [{k: v for k, v in r.items() if k != "divergences"} for r in requests]
+    assert fidelity_problem({"summary": {"fidelity": claimed}, "requests": older}) is None
 
 
 def test_synthetic_acceptance_claims_no_grade():
@@ -222,13 +462,34 @@ def benchmark(models_dir, engine, events=None, **config):
 
 
 @pytest.mark.engine
-def test_a_real_near_tie_flip_is_graded_from_the_baselines_own_margin(models_dir, engine):
+def test_a_real_near_tie_flip_is_graded_from_the_baselines_own_margin(
+    models_dir, engine, monkeypatch
+):
+    from runner.engines.session import ServerSession
+
+    continued = []
+    original = ServerSession.continued_top_two
+
+    def counted(self, spec, prefix):
+        steps = original(self, spec, prefix)
+        continued.append((len(prefix), len(steps), spec.output_tokens))
+        return steps
+
+    monkeypatch.setattr(ServerSession, "continued_top_two", counted)
     events = []
     result = benchmark(models_dir, engine, events, n_max=16, protocol=NEAR_TIE_DEPTHS)
     summary, requests = result["summary"], result["requests"]
     diverged = [r for r in requests if r["first_divergence"] is not None]
     assert len(diverged) == 1 and diverged[0]["divergence"] == "near tie"
     assert diverged[0]["divergence_margin"] < NEAR_TIE_MARGIN
+    # After the flip the baseline was continued from the run's own prefix to the request's end,
+    # and every divergence it found there is judged and recorded (here none but the first).
+    flip = diverged[0]["first_divergence"]
+    assert flip + 1 < 128 and continued == [(flip + 1, 128 - flip - 1, 128)]
+    assert diverged[0]["divergences"] == [
+        {"position": flip, "margin": diverged[0]["divergence_margin"], "kind": "near tie"}
+    ]
+    assert all(r["divergences"] == [] for r in requests if r is not diverged[0])
     assert summary["fidelity"]["verdict"] == "near ties only"
     assert summary["fidelity"]["identical_share"] == pytest.approx(3 / 4)
     prefix = diverged[0]["first_divergence"]
@@ -298,6 +559,39 @@ def test_the_margin_pass_retraces_the_measured_baseline_and_reads_real_margins(m
     assert flipped(clear) == "mismatch"
 
 
+@pytest.mark.engine
+@pytest.mark.parametrize("prompt", ["text", "token ids"])
+def test_the_baseline_continued_from_its_own_prefix_retraces_its_output(models_dir, engine, prompt):
+    from runner.config import parse_config
+    from runner.engines.session import open_session
+    from runner.gguf.inspect import inspect_model
+    from runner.protocols import RequestSpec
+
+    config = parse_config({"target_model": "tiny-qwen3.gguf", "threads": 2})
+    session = open_session(
+        config, engine=engine, target=inspect_model(models_dir / "tiny-qwen3.gguf"),
+        draft=None, request_timeout_s=60, start_timeout_s=60,
+    )  # fmt: skip
+    text = config.protocol.prompt
+    ids = list(range(100, 164))
+    spec = RequestSpec("measure", 0, None, 48, text if prompt == "text" else ids, 1234)
+    session.start()
+    try:
+        steps = session.top_two(spec)
+        continued = session.continued_top_two(spec, [s.token for s in steps[:20]])
+    finally:
+        session.stop()
+    # The prompt and the prefix reach the model as the measured request's exact tokens: the
+    # continuation is the baseline's own output from there, up to the request's end, wherever
+    # one-token decoding's margin is clear of the batched prefill's shift.
+    assert len(continued) == 48 - 20
+    clear = next((i for i, s in enumerate(steps[20:]) if s.margin < 0.01), len(continued))
+    assert clear > 0
+    assert [s.token for s in continued[:clear]] == [s.token for s in steps[20 : 20 + clear]]
+    shifts = [abs(a.margin - b.margin) for a, b in zip(continued[:clear], steps[20:], strict=False)]
+    assert max(shifts) < 0.01
+
+
 def test_the_in_process_margin_pass_retraces_its_greedy_output(tiny_models):
     pytest.importorskip("llama_cpp")
     from runner.config import parse_config
@@ -313,7 +607,10 @@ def test_the_in_process_margin_pass_retraces_its_greedy_output(tiny_models):
     try:
         tokens = session.measure(spec)["output_tokens"]
         top = session.top_two(spec)
+        continued = session.continued_top_two(spec, tokens[:10])
     finally:
         session.stop()
     assert [step.token for step in top] == tokens
     assert all(step.runner_up != step.token and step.margin >= 0 for step in top)
+    # Continued from its own prefix it writes the rest of its own output.
+    assert [step.token for step in continued] == tokens[10:]

@@ -26,11 +26,15 @@ SYNTHETIC = DRAFT_SIMPLE | {"spec_synth_len": 3.0}
 
 
 def diverged(result: dict, *kinds: str | None) -> dict:
-    """Mark each measured request identical (None) or diverged at token 10 with a class."""
+    """Mark each measured request identical (None) or diverged at token 10 with a class, its
+    only divergence to the request's end (runner.fidelity judges every one)."""
     for record, kind in zip(result["requests"], kinds, strict=True):
         record["first_divergence"] = None if kind is None else 10
         record["divergence"] = kind
         record["divergence_margin"] = None if kind is None else 0.05
+        record["divergences"] = (
+            [] if kind is None else [{"position": 10, "margin": 0.05, "kind": kind}]
+        )
     return result
 
 
