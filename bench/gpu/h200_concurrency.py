@@ -81,11 +81,7 @@ def concurrency_step(engine, shape: str) -> None:
             f" vs baseline {theirs['mean']:.1f}; speedup {point.get('speedup')}"
         )
     log(f"  crossover_concurrency {summary.get('crossover_concurrency')}")
-    log(
-        f"  energy: {summary.get('joules_per_token')} J/token,"
-        f" {summary.get('joules_per_accepted_token')} J/accepted draft token;"
-        f" roofline {summary.get('roofline')}"
-    )
+    log(f"  energy: {summary.get('joules_per_token')} J/token; roofline {summary.get('roofline')}")
     log(f"  baseline roofline {result['baseline']['summary'].get('roofline')}")
 
 

@@ -1,6 +1,7 @@
 """The run and config resources' read-only ``energy`` and ``roofline`` fields.
 
-A run's are read from its stored result (``selectors.energy``); a config's are its best run's,
+A run's are read from its stored result (``selectors.energy``: the roofline derived from the
+result's own evidence, never read as stored); a config's are its best run's,
 fetched once for a whole page of configs (``ConfigListSerializer``) or, for a config read alone,
 by the field itself. Each is null where nothing was measured (CPU hosts, older results) or the
 stored figures are malformed, never an error.
@@ -17,27 +18,54 @@ from leaderboard.models import Config, Run
 from leaderboard.selectors import energy as selectors_energy
 
 ENERGY_HELP = (
-    "NVML energy over generated tokens and over accepted draft tokens (null without drafting); "
-    "null where none was measured (CPU hosts, older results)."
+    "NVML energy over generated tokens: each request's counter includes its prefill and any idle "
+    "time within it, and a concurrent wave's energy is shared out by tokens (an allocation). "
+    "joules_per_accepted_token is always null: there is no separate energy of an accepted "
+    "draft token. Null where none was measured (CPU hosts, older results)."
 )
 ROOFLINE_HELP = (
-    "Decode tok/s against the GPU's memory-bandwidth ceiling (peak bandwidth over the weight "
-    "bytes one token reads) and a baseline's flag: above_ceiling (impossible, a measurement "
-    "error) or far_below (likely a CPU fallback); null off CUDA."
+    "The rate against the GPU's memory-bandwidth ceiling for the bytes one step reads, derived "
+    "from the result's own evidence: bandwidth x streams x tokens per step over the target's "
+    "weights, the K/V cache at the requests' mean context and the draft's bytes (a null term is "
+    "unknown, left out); one stream: mean decode tok/s; a concurrency level: aggregate tok/s "
+    "(levels, the lowest on top). Flags: above_ceiling (impossible, a measurement error) or "
+    "far_below (a one-stream baseline, likely a CPU fallback); null off CUDA."
 )
 
 
 class EnergySerializer(serializers.Serializer):
     joules_per_token = serializers.FloatField(allow_null=True)
-    joules_per_accepted_token = serializers.FloatField(allow_null=True)
+    joules_per_accepted_token = serializers.FloatField(allow_null=True, help_text="Always null.")
+
+
+class RooflineLevelSerializer(serializers.Serializer):
+    concurrency = serializers.IntegerField()
+    ceiling_tokens_per_second = serializers.FloatField()
+    fraction = serializers.FloatField(allow_null=True)
+    flag = serializers.ChoiceField(choices=["above_ceiling", "far_below"], allow_null=True)
+    bytes_per_step = serializers.IntegerField()
+    kv_bytes_per_step = serializers.IntegerField(allow_null=True)
+    draft_bytes_per_step = serializers.IntegerField(allow_null=True)
+    tokens_per_step = serializers.FloatField()
+    streams = serializers.IntegerField()
 
 
 class RooflineSerializer(serializers.Serializer):
     peak_bandwidth_bytes_per_second = serializers.IntegerField()
-    bytes_per_token = serializers.IntegerField()
+    bytes_per_token = serializers.IntegerField(help_text="bytes_per_step over the tokens it yields")
     ceiling_tokens_per_second = serializers.FloatField()
     fraction = serializers.FloatField(allow_null=True)
     flag = serializers.ChoiceField(choices=["above_ceiling", "far_below"], allow_null=True)
+    target_weight_bytes = serializers.IntegerField()
+    kv_bytes_per_step = serializers.IntegerField(allow_null=True)
+    draft_bytes_per_step = serializers.IntegerField(allow_null=True)
+    bytes_per_step = serializers.IntegerField()
+    tokens_per_step = serializers.FloatField()
+    streams = serializers.IntegerField()
+    context_tokens = serializers.FloatField(allow_null=True)
+    rate = serializers.ChoiceField(choices=["decode", "aggregate"])
+    concurrency = serializers.IntegerField(allow_null=True)
+    levels = RooflineLevelSerializer(many=True, allow_null=True)
 
 
 class WholeObjectField(serializers.Field):

@@ -138,23 +138,28 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
     )
     joules_per_token = _evidence_field(
         "joules_per_token",
-        "The best batch's NVML energy over its generated tokens; null where none was measured "
-        "(CPU hosts, older results).",
+        "The best batch's NVML energy over its generated tokens, prefill and idle time within "
+        "each request included (a concurrent wave's shared out by tokens, an allocation); null "
+        "where none was measured (CPU hosts, older results).",
         serializers.FloatField,
     )
     joules_per_accepted_token = _evidence_field(
         "joules_per_accepted_token",
-        "The same energy over accepted draft tokens; null without drafting or measurement.",
+        "Always null: there is no separate energy of an accepted draft token (kept so that "
+        "clients reading it do not break).",
         serializers.FloatField,
     )
     roofline_fraction = _evidence_field(
         "roofline_fraction",
-        "Decode tok/s over the GPU's memory-bandwidth ceiling; null off CUDA.",
+        "The best batch's rate over its bandwidth ceiling for the bytes one step reads (target, "
+        "K/V cache, draft), derived from its result; a concurrency row's at its lowest level, "
+        "aggregate tok/s; null off CUDA.",
         serializers.FloatField,
     )
     roofline_flag = _evidence_field(
         "roofline_flag",
-        "'above_ceiling' (impossible for a baseline), 'far_below' (likely a CPU fallback) or null.",
+        "'above_ceiling' (impossible, a measurement error), 'far_below' (a one-stream baseline, "
+        "likely a CPU fallback) or null.",
         serializers.CharField,
     )
 

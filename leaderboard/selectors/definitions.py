@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from leaderboard.models import Config, LeaderboardEntry, Run
-from leaderboard.selectors.energy import ENERGY_KEYS, energy_figures
+from leaderboard.selectors.energy import ENERGY_KEYS, energy_by_run
 from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.pairing import combined_speedup, depth_points, depth_speedups
 
@@ -49,6 +49,30 @@ BEST_OF_BATCHES = (
     "with its interval, is beside it"
 )
 STALE = "stale: measured with an engine release older than the newest our workers measured with"
+# Energy and the roofline (selectors.energy shows them beside their numbers).
+JOULES_PER_TOKEN = (
+    "J/token: NVML's energy counter across the measured requests over their generated tokens; "
+    "each request's energy includes its prefill and any idle time within it"
+)
+JOULES_PER_TOKEN_CONCURRENCY = (
+    "J/token of a concurrency run: each wave's energy (NVML, prefill and idle time included) "
+    "shared out among its requests by generated tokens, an allocation rather than a "
+    "measurement of one request, over their generated tokens"
+)
+ROOFLINE = (
+    "roofline: mean decode tok/s over the bandwidth ceiling, peak memory bandwidth x tokens "
+    "per step (tau; 1 without drafting) over the bytes one step reads (the target's weights, "
+    "the K/V cache at the requests' mean context, the draft's passes)"
+)
+ROOFLINE_CONCURRENCY = (
+    "roofline of a concurrency level: aggregate tok/s over the ceiling of one batched step, "
+    "bandwidth x requests in flight x tokens per request per step over the bytes it reads "
+    "(the weights once, every request's K/V cache, the draft's passes)"
+)
+ROOFLINE_CEILING = (
+    "bandwidth ceiling: the fastest a step's bytes allow; a term a result cannot give (a K/V "
+    "size, a draft's bytes) is left out and said so, which only raises the ceiling"
+)
 RANKS_WITHIN_DEFINITION = (
     "ranks: by the sorted column, decode and end-to-end rows numbered separately, and rows of "
     "the concurrency and categories protocols each only among rows of their protocol measured "
@@ -235,12 +259,11 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     """For a page's rows: the best batch's draft counts, the baseline batch's tok/s and, for depth
     rows, every depth's figures against the paired baseline at the same depth.
 
-    Two queries whatever the page's size: the best and baseline batches' counts, then the depth
-    points of the depth rows' best batches and of their baseline batches.
+    Three queries whatever the page's size: the best and baseline batches' counts, the best
+    batches' results for their energy and derived roofline (``selectors.energy``), then the
+    depth points of the depth rows' best batches and of their baseline batches.
     """
     wanted = {entry.best_run_id for entry in entries} | {_baseline_run_id(e) for e in entries}
-    # The energy and roofline figures of the stored summary ride along in the same query.
-    summary_keys = ("joules_per_token", "joules_per_accepted_token", "roofline")
     counts = {
         row["pk"]: row
         for row in Run.objects.filter(pk__in=wanted - {None}).values(
@@ -250,9 +273,10 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
             "verify_steps",
             "decode_mean",
             "e2e_mean",
-            *(f"raw_result__summary__{key}" for key in summary_keys),
         )
     }
+    # The best batches' energy and roofline, the roofline derived from each result's evidence.
+    energies = energy_by_run(run_ids=[entry.best_run_id for entry in entries])
     across = [entry for entry in entries if entry.best_run_id and is_across_depths(entry.config)]
     across_ids = {entry.pk for entry in across}
     points = (
@@ -274,11 +298,8 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
             "depths": [],
             "speedup_across_depths": None,
         }
-        energy = energy_figures(
-            {"summary": {key: count.get(f"raw_result__summary__{key}") for key in summary_keys}}
-        )
         # Null, never 0, where the batch measured none (CPU hosts, older results).
-        item |= {key: (energy or {}).get(key) for key in ENERGY_KEYS}
+        item |= energies.get(entry.best_run_id) or dict.fromkeys(ENERGY_KEYS)
         if entry.pk in across_ids:
             own, paired = points.get(entry.best_run_id, ([], []))
             # The runner's own baseline (the same invocation) first, else the baseline batch's.
@@ -310,6 +331,7 @@ def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
     else:
         ci95 = f"{CI95} (n {entry.n})"
     speedup = SPEEDUP_ACROSS_DEPTHS if across else SPEEDUP
+    concurrency = entry.config.protocol == "concurrency"
     speedup = PROTOCOL_SPEEDUP_DEFINITIONS.get(entry.config.protocol, speedup)
     baseline = evidence.get("baseline_tokens_per_second")
     # A concurrency row's speedup is not the ratio of the two rows' tok/s: its sentence says so.
@@ -342,6 +364,8 @@ def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
             "of k batches", f"of {_batches(entry.runs_count)}"
         ).replace("all k batches", f"all {_batches(entry.runs_count)}")
         + pooled,
+        "joules_per_token": JOULES_PER_TOKEN_CONCURRENCY if concurrency else JOULES_PER_TOKEN,
+        "roofline": ROOFLINE_CONCURRENCY if concurrency else ROOFLINE,
     }
 
 

@@ -1,23 +1,35 @@
-"""Reads of a stored result's energy and bandwidth-roofline summary, in the API's shape.
+"""Reads of a stored result's energy and bandwidth-roofline figures, in the API's shape.
 
-It owns what the run and config resources say of energy (``energy``: joules per generated and
-per accepted draft token) and of the roofline (``roofline``: the runner's ``Roofline`` fields),
-read from ``Run.raw_result``'s summary. A stored result may predate these fields, come from a
-CPU host (null there by the runner's rule) or carry anything at all: each figure is a finite,
-non-negative number or None, and the roofline is what the runner's own strict model accepts or
-None, never an error. The pages' fuller figures (``energy_figures``, ``energy_by_run``) are read here too.
+It owns what the run and config resources say of energy (``energy``: joules per generated
+token) and of the roofline (``roofline``: the runner's ``Roofline`` fields), and the pages'
+fuller figures (``energy_figures``, ``energy_by_run``), with the definition sentences
+(``selectors.definitions``) beside them.
+
+Energy is read from ``Run.raw_result``'s summary, which the door checked against the requests'
+energy. There is no energy of an accepted draft token: ``joules_per_accepted_token`` (the whole
+energy over accepted draft tokens, in results written before it was dropped) is never shown; the
+API keeps the key, always null. The roofline is never read as stored: it is derived again from
+the result's own engine, host, models, requests and rates (``runner.roofline.derived_roofline``:
+the bytes one step reads, target, K/V cache and draft, and the tokens it yields; a concurrency
+level's aggregate against one batched step for all its streams), so a stored figure computed
+the old way (the target's weights alone) or not at all shows as the result's evidence gives it.
+A stored result may come from a CPU host (null there by the runner's rule) or carry anything at
+all: each figure is a finite, non-negative number or None, never an error.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import ValidationError
 
 from leaderboard.models import Config, Run
 from runner.results import Roofline
+from runner.roofline import derived_roofline
 
+# The API's energy object; joules_per_accepted_token stays, null, so clients do not break.
 ENERGY_FIELDS = ("joules_per_token", "joules_per_accepted_token")
 
 
@@ -27,115 +39,160 @@ def _figure(value: object) -> float | None:
     return float(value) if math.isfinite(value) and value >= 0 else None
 
 
-def _as_dict(value: object) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
 def _summary(raw_result: object) -> dict:
     summary = raw_result.get("summary") if isinstance(raw_result, dict) else None
     return summary if isinstance(summary, dict) else {}
 
 
 def energy_of(raw_result: object) -> dict[str, float | None] | None:
-    """{joules_per_token, joules_per_accepted_token} of a stored result; None when it has
-    neither (a CPU host, or a result from before energy was measured)."""
-    summary = _summary(raw_result)
-    energy = {name: _figure(summary.get(name)) for name in ENERGY_FIELDS}
-    return energy if any(value is not None for value in energy.values()) else None
+    """{joules_per_token, joules_per_accepted_token (always None)} of a stored result; None
+    when it has no energy (a CPU host, or a result from before energy was measured)."""
+    joules = _figure(_summary(raw_result).get("joules_per_token"))
+    if joules is None:
+        return None
+    return {"joules_per_token": joules, "joules_per_accepted_token": None}
 
 
 def roofline_of(raw_result: object) -> dict | None:
-    """A stored result's roofline as the runner's model has it, or None (absent or malformed)."""
-    value = _summary(raw_result).get("roofline")
-    if not isinstance(value, dict):
+    """A stored result's roofline derived from its own evidence, as the runner's model has it,
+    or None (a CPU host, a missing input, or a stored result of any other shape)."""
+    if not isinstance(raw_result, dict):
         return None
     try:
-        return Roofline.model_validate(value).model_dump(mode="json")
-    except ValidationError:
+        derived = derived_roofline(raw_result, run=raw_result)
+        if derived is None:
+            return None
+        return Roofline.model_validate(derived).model_dump(mode="json")
+    except (ValidationError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
+        # Whatever a damaged stored result holds is no roofline, never an error.
         return None
 
 
 def best_run_figures(*, configs: Iterable[Config]) -> dict[int, dict]:
     """{config id: {"energy", "roofline"}} of each config's best run (the highest tok/s in its
-    own definition, the earliest on a tie, as the config page picks it), in one query reading
-    only the runs' summaries; both None for a config without runs."""
+    own definition, the earliest on a tie, as the config page picks it): one query on the runs'
+    columns picks them, one more reads only the chosen runs' results; both None for a config
+    without runs."""
     wanted = {config.pk for config in configs}
     rows = (
         Run.objects.filter(config_id__in=wanted)
         .order_by("created_at", "id")
-        # The whole summary, not its keys one by one: SQLite hands a key's string value back
-        # parsed as JSON ("1.5" would read as 1.5), an object's values keep their types.
-        .values_list(
-            "config_id", "tps_definition", "decode_mean", "e2e_mean", "raw_result__summary"
-        )
+        .values_list("pk", "config_id", "tps_definition", "decode_mean", "e2e_mean")
     )
-    best: dict[int, tuple[float, dict]] = {}
-    for config_id, definition, decode, e2e, summary in rows:
+    best: dict[int, tuple[float, int]] = {}
+    for pk, config_id, definition, decode, e2e in rows:
         speed = (decode if definition == Run.Definition.DECODE else e2e) or 0.0
         if config_id not in best or speed > best[config_id][0]:
-            best[config_id] = (speed, {"summary": summary})
-    empty = {"energy": None, "roofline": None}
-    return {
-        pk: (
-            {"energy": energy_of(best[pk][1]), "roofline": roofline_of(best[pk][1])}
-            if pk in best
-            else empty
-        )
-        for pk in wanted
-    }
+            best[config_id] = (speed, pk)
+    results = dict(
+        Run.objects.filter(pk__in=[pk for _, pk in best.values()]).values_list("pk", "raw_result")
+    )
+    figures = {}
+    for pk in wanted:
+        raw = results.get(best[pk][1]) if pk in best else None
+        figures[pk] = {"energy": energy_of(raw), "roofline": roofline_of(raw)}
+    return figures
 
 
 ROOFLINE_FLAGS = {
-    "above_ceiling": "above the bandwidth ceiling: impossible for a baseline, a measurement error",
+    "above_ceiling": "above the bandwidth ceiling: impossible, a measurement error",
     "far_below": "far below the bandwidth ceiling: likely a CPU fallback",
 }
 
 
+def _bytes_text(value: object) -> str:
+    return f"{value / 1e9:,.2f} GB" if isinstance(value, int | float) else "not counted"
+
+
+def _step_text(roofline: Mapping[str, Any]) -> str:
+    """The bytes one step reads, term by term, and the tokens it yields, in words."""
+    kv, draft = roofline.get("kv_bytes_per_step"), roofline.get("draft_bytes_per_step")
+    streams = roofline.get("streams") or 1
+    parts = [f"target weights {_bytes_text(roofline.get('target_weight_bytes'))}"]
+    context = roofline.get("context_tokens")
+    at = f" at {context:,.0f} tokens of context" if isinstance(context, int | float) else ""
+    cache = "K/V cache" if streams == 1 else f"K/V cache of {streams} requests"
+    parts.append(
+        f"{cache} {_bytes_text(kv)}{at}"
+        if kv is not None
+        else f"{cache} not counted (this result's model metadata gives no K/V size)"
+    )
+    if draft is None:
+        parts.append("draft not counted (its bytes are unknown)")
+    elif draft:
+        parts.append(f"draft {_bytes_text(draft)}")
+    tokens = roofline.get("tokens_per_step") or 1.0
+    yields = f"{tokens:.2f} tokens" + (" per request" if streams > 1 else "")
+    return f"{_bytes_text(roofline.get('bytes_per_step'))} a step ({', '.join(parts)}) for {yields}"
+
+
 def energy_figures(raw_result: object) -> dict | None:
-    """A stored result's energy and roofline figures, each None where it was not measured; None
-    when there is none of them (a CPU host, or a result from before energy was measured)."""
+    """A stored result's energy and (derived) roofline figures, each None where it was not
+    measured, with their definition sentences; None when there is none of them (a CPU host, or
+    a result from before energy was measured)."""
+    # definitions reads this module's figures for the board's rows: its sentences are read here
+    # when called, not at import.
+    from leaderboard.selectors import definitions
+
     summary = _summary(raw_result)
-    roofline = _as_dict(summary.get("roofline"))
+    roofline = roofline_of(raw_result) or {}
     flag = roofline.get("flag")
     flag = flag if isinstance(flag, str) and flag in ROOFLINE_FLAGS else None
-    figures = {
+    levels = [
+        {
+            "concurrency": level["concurrency"],
+            "fraction": _figure(level.get("fraction")),
+            "ceiling_tokens_per_second": _figure(level.get("ceiling_tokens_per_second")),
+            "flag": level.get("flag"),
+        }
+        for level in roofline.get("levels") or []
+    ]
+    figures: dict[str, Any] = {
         "energy_joules": _figure(summary.get("energy_joules")),
         "joules_per_token": _figure(summary.get("joules_per_token")),
-        "joules_per_accepted_token": _figure(summary.get("joules_per_accepted_token")),
         "roofline_fraction": _figure(roofline.get("fraction")),
         "roofline_ceiling_tokens_per_second": _figure(roofline.get("ceiling_tokens_per_second")),
         "peak_bandwidth_bytes_per_second": _figure(roofline.get("peak_bandwidth_bytes_per_second")),
         "bytes_per_token": _figure(roofline.get("bytes_per_token")),
+        "bytes_per_step": _figure(roofline.get("bytes_per_step")),
         "roofline_flag": flag,
         "roofline_flag_text": ROOFLINE_FLAGS.get(flag or "", ""),
         "roofline_flag_label": (flag or "").replace("_", " "),
+        "roofline_levels": levels,
     }
+    if all(value in (None, "", []) for value in figures.values()):
+        return None
     bandwidth = figures["peak_bandwidth_bytes_per_second"]
     figures["peak_bandwidth_text"] = f"{bandwidth / 1e9:,.0f} GB/s" if bandwidth else ""
-    if all(value in (None, "") for value in figures.values()):
-        return None
+    figures["roofline_step_text"] = _step_text(roofline) if roofline else ""
+    concurrency = bool(levels)
+    figures["definitions"] = {
+        "joules_per_token": (
+            definitions.JOULES_PER_TOKEN_CONCURRENCY
+            if concurrency
+            else definitions.JOULES_PER_TOKEN
+        ),
+        "roofline": definitions.ROOFLINE_CONCURRENCY if concurrency else definitions.ROOFLINE,
+        "ceiling": definitions.ROOFLINE_CEILING,
+    }
     return figures
 
 
-ENERGY_KEYS = (
-    "joules_per_token",
-    "joules_per_accepted_token",
-    "roofline_fraction",
-    "roofline_flag",
-)
+# The per-row figures the board reads (selectors.definitions.row_evidence); the API's
+# joules_per_accepted_token of a leaderboard row is null since nothing derives it.
+ENERGY_KEYS = ("joules_per_token", "roofline_fraction", "roofline_flag")
 
 
 def energy_by_run(*, run_ids: Iterable[int | None]) -> dict[int, dict]:
-    """The energy and roofline figures of some runs in one query, reading only those keys:
-    {run id: {joules_per_token, joules_per_accepted_token, roofline_fraction, roofline_flag}},
-    every value None where the run measured none."""
+    """The energy and derived roofline figures of some runs in one query:
+    {run id: {joules_per_token, roofline_fraction, roofline_flag}}, every value None where the
+    run measured none."""
     wanted = {pk for pk in run_ids if pk is not None}
-    # The whole summary, as best_run_figures reads it: SQLite hands a key's string value back
-    # parsed as JSON.
-    rows = Run.objects.filter(pk__in=wanted).values_list("pk", "raw_result__summary")
+    # The whole result: the roofline is derived from its engine, host, models and requests.
+    rows = Run.objects.filter(pk__in=wanted).values_list("pk", "raw_result")
     found = {}
-    for pk, summary in rows:
-        figures = energy_figures({"summary": summary})
+    for pk, raw_result in rows:
+        figures = energy_figures(raw_result)
         found[pk] = {key: (figures or {}).get(key) for key in ENERGY_KEYS}
     empty = dict.fromkeys(ENERGY_KEYS)
     return {pk: found.get(pk, empty) for pk in wanted}

@@ -113,10 +113,9 @@ def test_the_api_gives_a_config_its_categories_and_energy(client, category_runs)
     assert body["concurrency_levels"] is None and body["crossover_concurrency"] is None
     rows = APIClient().get("/api/v1/leaderboard", {"source": "all"}).json()["results"]
     (row,) = [r for r in rows if r["config_key"] == key]
-    # 8 J a request over 32 generated tokens; over 20 drafted at the category's acceptance.
+    # 8 J a request over 32 generated tokens; no energy of an accepted draft token exists.
     assert row["joules_per_token"] == pytest.approx(8.0 / 32)
-    accepted = sum(round(20 * ACCEPTANCE[n]) for n in CATEGORIES) * 2
-    assert row["joules_per_accepted_token"] == pytest.approx(8.0 * 6 / accepted)
+    assert row["joules_per_accepted_token"] is None
     assert row["roofline_fraction"] is None and row["roofline_flag"] is None
 
 
@@ -124,7 +123,9 @@ def test_energy_and_the_roofline_show_on_the_config_and_run_pages(client, catego
     run = Run.objects.get(config__key=categories_config(CATEGORIES).key)
     for url in (f"/configs/{run.config.key}/", f"/runs/{run.pk}/"):
         page = text(client.get(url))
-        assert re.search(r'<dd id="joules-per-token">0\.250 J</dd>', page), url
+        assert re.search(r'<dd id="joules-per-token">0\.250 J <span', page), url
+        assert "includes its prefill and any idle time within it" in page, url
+        assert "Joules per accepted" not in page and "joules-per-accepted" not in page, url
     board = text(client.get("/", {"all": "1"}))
     assert "0.250 J/token" in board
 

@@ -58,6 +58,33 @@ def test_a_paired_result_is_a_validated_model_that_dumps_and_loads_unchanged(mod
     assert result.model_dump(mode="json", exclude_unset=True) == dumped
 
 
+def test_a_paired_run_interleaves_its_baseline_in_abba_rounds_and_records_them(models_dir, engine):
+    config = parse_config(
+        {"target_model": "tiny-qwen3.gguf", "draft_model": "tiny-qwen3.gguf",
+         "spec_types": "draft-simple", "n_max": 4, "threads": 2, "protocol": QUICK | {"runs": 4}}
+    )  # fmt: skip
+    events: list[dict] = []
+    result = run_benchmark(
+        config, models_dir=models_dir, engine=engine, with_baseline=True, progress=events.append
+    )
+    rounds = result.provenance.paired_rounds
+    assert [(r.round, r.order, r.request_indices) for r in rounds] == [
+        (0, ["baseline", "speculative"], [0, 1]),
+        (1, ["speculative", "baseline"], [2, 3]),
+    ]
+    # The baseline's engine ran before and after the speculative one (its turns of the two
+    # rounds meet, so they share one engine), loaded twice, and every request was counted.
+    measuring = [e["phase"] for e in events if e["phase"] in ("baseline", "measuring")]
+    assert [phase for i, phase in enumerate(measuring) if measuring[i - 1 : i] != [phase]] == [
+        "baseline", "measuring", "baseline",
+    ]  # fmt: skip
+    assert events[-1]["done"] == events[-1]["total"] == result.provenance.token_budget.requests
+    assert result.baseline.summary.load_seconds > result.summary.load_seconds > 0
+    assert len(result.baseline.requests) == len(result.requests) == 4
+    # The model drafting for itself: the same greedy tokens on both sides, round by round.
+    assert result.summary.lossless is True
+
+
 def test_baseline_measures_decode_speed_from_server_timings(models_dir, engine):
     result = benchmark(models_dir, engine)
     decode = result["summary"]["decode_tokens_per_second"]
