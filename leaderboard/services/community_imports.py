@@ -4,13 +4,16 @@ Rows are end-to-end tok/s (completion tokens over client wall time), each paired
 baseline run of its own target: the one the uploader names, or the one run name without a
 speculative marker. Every number is checked at the door (finite and bounded) and no text may hold
 a NUL character, so whatever an import stores, every page and API resource can show. The configs'
-protocol is `seed-csv`, not `quick`: the kit's rows stopped before their token budget."""
+protocol is `seed-csv`, not `quick`: the kit's rows stopped before their token budget. A row's
+figures must be its own samples' (count, mean, median, min, max, each sample its tokens over its
+seconds, and the totals), or the file is refused, naming the line and the figure."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,7 +157,55 @@ def _parse_seed_row(row: dict, line: int) -> dict:
     if parsed["draft_accepted"] > parsed["draft_tokens"]:
         raise _refused(line, "draft_accepted is larger than draft_tokens")
     parsed["sample_tokens"] = [int(tokens) for tokens in parsed["sample_tokens"]]
+    if problem := _samples_problem(parsed, given={c for c in row if (row.get(c) or "").strip()}):
+        raise _refused(line, problem)
     return parsed
+
+
+# The kit writes its figures with 10 decimals: a claim within this of the samples' is theirs.
+_FIGURE_TOLERANCE = {"rel_tol": 1e-8, "abs_tol": 1e-6}
+
+
+def _samples_problem(parsed: dict, *, given: set[str]) -> str | None:
+    """Whether a row's summary is what its own samples give: runs is their count, avg, median,
+    min and max tok/s their figures, each sample its tokens over its seconds, and the totals
+    their sums (a column the row leaves empty claims nothing)."""
+    samples, tokens, seconds = (
+        parsed["samples"],
+        parsed["sample_tokens"],
+        parsed["sample_elapsed_s"],
+    )
+    if not samples:
+        return None
+    if parsed["runs"] != len(samples):
+        return f"runs is {parsed['runs']}, but samples holds {len(samples)}"
+    figures = summarize(samples)
+    for column, name in (("avg_tps", "mean"), ("median_tps", "median"), ("min_tps", "min"),
+                         ("max_tps", "max")):  # fmt: skip
+        if column in given and not math.isclose(parsed[column], figures[name], **_FIGURE_TOLERANCE):
+            return (
+                f"{column} is {parsed[column]:g}, but its samples' {name} is {figures[name]:.10g}"
+            )
+    for column, values in (("sample_tokens", tokens), ("sample_elapsed_s", seconds)):
+        if values and len(values) != len(samples):
+            return f"{column} holds {len(values)} values, but samples holds {len(samples)}"
+    if tokens and seconds:
+        for index, (sample, count, elapsed) in enumerate(
+            zip(samples, tokens, seconds, strict=True)
+        ):
+            if not elapsed or not math.isclose(sample, count / elapsed, **_FIGURE_TOLERANCE):
+                return (
+                    f"samples[{index}] is {sample:g} tok/s, but its {count} tokens in "
+                    f"{elapsed:g} s give {count / elapsed if elapsed else float('inf'):.10g}"
+                )
+    for column, values in (("total_tokens", tokens), ("total_elapsed_s", seconds)):
+        if (
+            values
+            and column in given
+            and not math.isclose(parsed[column], sum(values), **_FIGURE_TOLERANCE)
+        ):
+            return f"{column} is {parsed[column]:g}, but its samples sum to {sum(values):.10g}"
+    return None
 
 
 def _read_seed_csv(content: bytes | str) -> list[tuple[int, dict]]:
