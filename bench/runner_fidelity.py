@@ -8,6 +8,10 @@ No arguments: the tiny CPU fixtures (written to a temporary folder). On a GPU bo
     python bench/runner_fidelity.py --model qwen3-8b.gguf --depths 512 4096 --ngl 999 --fa on \
         --option-sets runner --rounds 4
 The last line is the headline: fidelity_ratio=<runner / llama-bench, lowest over depths>.
+
+Both sides count tokens one way: the runner's decode tok/s is ``runner.stats.decode_rate``,
+(predicted_n - 1) / predicted_ms (llama-server's generation time starts at the first token, so
+it holds n - 1 decode steps), and llama-bench's tg is n tokens over n decode calls.
 """
 
 from __future__ import annotations

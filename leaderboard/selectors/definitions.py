@@ -19,8 +19,9 @@ from runner.pairing import combined_speedup, depth_points, depth_speedups
 
 TPS_DEFINITIONS = {
     "decode": (
-        "decode tok/s: generated tokens over the server's own generation time "
-        "(llama-server timings), prefill excluded"
+        "decode tok/s: generated tokens over the server's own generation time, counted as "
+        "llama-bench's tg counts: the n - 1 tokens after the first over the time from the first "
+        "to the last (llama-server timings), prefill excluded"
     ),
     "end-to-end": (
         "end-to-end tok/s: completion tokens over the client's wall time, prefill and HTTP "

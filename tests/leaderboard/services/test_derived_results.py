@@ -28,9 +28,19 @@ def claiming(result: dict, **claims) -> dict:
     return result | {"summary": result["summary"] | claims}
 
 
-def test_an_upload_claiming_lossless_and_a_speedup_stores_neither(db, make_result):
+def test_an_upload_claiming_a_speedup_its_sections_do_not_give_is_refused(db, make_result):
     honest = make_result(BenchmarkConfig.model_validate(SPECULATIVE), [390.0, 395.0, 400.0])
-    result = claiming(honest, lossless=True, speedup=9.0, baseline_decode_tokens_per_second=44.0)
+    for claims in ({"speedup": 9.0}, {"baseline_decode_tokens_per_second": 44.0}):
+        with pytest.raises(services.ServiceError, match="but its points and the baseline's give"):
+            services.record_self_reported_result(
+                result=claiming(honest, **claims), hardware_name="RTX 4090"
+            )
+    assert not Run.objects.exists()
+
+
+def test_an_upload_claiming_lossless_stores_it_unknown(db, make_result):
+    honest = make_result(BenchmarkConfig.model_validate(SPECULATIVE), [390.0, 395.0, 400.0])
+    result = claiming(honest, lossless=True)
 
     [run] = services.record_self_reported_result(result=result, hardware_name="RTX 4090")
 
@@ -46,7 +56,11 @@ def test_an_upload_claiming_lossless_and_a_speedup_stores_neither(db, make_resul
 def test_an_uploads_speedup_is_derived_from_its_own_baseline_sections_requests(db):
     result = json.loads((RESULTS_DIR / "8b-dflash15-depth.json").read_text())
     runners_speedup = result["summary"]["speedup"]
-    result = claiming(result, speedup=50.0, lossless=True, lossless_note=None)
+    with pytest.raises(services.ServiceError, match="summary.speedup is 50"):
+        services.record_self_reported_result(
+            result=claiming(result, speedup=50.0), hardware_name="H100 SXM"
+        )
+    result = claiming(result, lossless=True, lossless_note=None)
 
     baseline, run = services.record_self_reported_result(result=result, hardware_name="H100 SXM")
 
@@ -60,12 +74,13 @@ def test_a_workers_result_keeps_the_lossless_and_speedup_its_runner_found(
     user, models, hardware, enqueued, make_result
 ):
     job = services.submit_config(owner=user, data=SPECULATIVE, hardware_slug=hardware.slug)
-    result = claiming(make_result(job.config.key, [100.0, 110.0]), lossless=True, speedup=1.5)
+    # A speedup needs the baseline section it divides by: without one, the runner claims none.
+    result = claiming(make_result(job.config.key, [100.0, 110.0]), lossless=True)
 
     run = services.record_result(job_id=job.pk, result=result)
 
     run.refresh_from_db()
-    assert run.lossless is True and run.speedup == pytest.approx(1.5)
+    assert run.lossless is True and run.speedup is None
     assert not run.self_reported
 
 
