@@ -642,6 +642,7 @@ def pairing_problem(result: dict[str, Any]) -> str | None:
     what the two sections give (``runner.pairing``): with no baseline section, all null."""
     baseline = result.get("baseline")
     points, summary = result["points"], result["summary"]
+    derived: list[float | None]
     if baseline is None:
         derived = [None] * len(points)
         baseline_decode = None
