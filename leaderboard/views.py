@@ -83,6 +83,16 @@ def _leaderboard_board(*, view: dict, choices: dict) -> str:
             newest=newest,
         )
     )
+    # The denominators of the page's rankings: each ranking's baseline, shown apart.
+    baselines = (
+        []
+        if include_all
+        else selectors.leaderboard_rows(
+            entries=selectors.baseline_rows(rankings=[e.ranking_key for e in page_entries]),
+            ranks={},
+            newest=newest,
+        )
+    )
     query = QueryDict(mutable=True)
     query.update({name: value for name, value in filters.items() if value})
     if search:
@@ -98,6 +108,7 @@ def _leaderboard_board(*, view: dict, choices: dict) -> str:
             "page": page,
             "rows": rows,
             "kept_off": kept_off,
+            "baselines": baselines,
             "include_all": include_all,
             "search": search,
             "choices": choices,
@@ -121,10 +132,12 @@ def config_detail(request: HttpRequest, key: str) -> HttpResponse:
     if config is None:
         raise Http404("no such config")
     runs = list(selectors.config_runs(config=config))
-    best = max(runs, key=lambda r: r.tokens_per_second or 0.0) if runs else None
     entries = list(selectors.config_entries(config=config))
     newest = selectors.newest_release_number()
     top = selectors.best_entry(config=config)
+    # The one best run (the verdicts' rule, stored on the row); a config without a row yet has
+    # none, and the page says so.
+    best = next((run for run in runs if top is not None and run.pk == top.best_run_id), None)
     memory = (
         selectors.memory_tradeoff(target_name=config.target_name, hardware=top.hardware)
         if top is not None and config.is_speculative
@@ -325,25 +338,14 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
 @require_safe
 def best_config(request: HttpRequest) -> HttpResponse:
     form = BestConfigForm(request.GET or None)
-    matches = None
+    answers = None
     if form.is_bound and form.is_valid():
-        matches = list(
-            selectors.best_config_for(
-                target_name=form.cleaned_data["target"],
-                memory_bytes=form.memory_bytes(),
-                hardware=form.cleaned_data.get("hardware_row"),
-            )[:10]
+        answers = selectors.best_config_for(
+            target_name=form.cleaned_data["target"],
+            memory_bytes=form.memory_bytes(),
+            hardware=form.cleaned_data.get("hardware_row"),
         )
-    tied = [
-        match
-        for match in (matches or [])[1:]
-        if selectors.overlaps(
-            match.ci95_low, match.ci95_high, matches[0].ci95_low, matches[0].ci95_high
-        )
-    ]
-    return render(
-        request, "leaderboard/best.html", {"form": form, "matches": matches, "tied": tied}
-    )
+    return render(request, "leaderboard/best.html", {"form": form, "answers": answers})
 
 
 def _job_or_404(job_id: int) -> Job:

@@ -4,8 +4,8 @@ The reads are grouped by what they are about, one module each:
 
 - `board`: the leaderboard's rows, filters and their choices, staleness and the rows a page
   shows; the board's vocabulary (`SOURCES`, `PROTOCOLS`, `RANKED`).
-- `ranks`: the orderings (`LEADERBOARD_ORDERINGS`) and each page row's rank by the sorted field,
-  within one tok/s definition, with ties to the leader.
+- `ranks`: the orderings (`LEADERBOARD_ORDERINGS`) and each page row's rank in its ranking, as
+  `leaderboard.verdicts` decided it (the one verdict layer every read below uses).
 - `definitions`: what every number means (the sentences the pages and the API show), a config's
   depths, per-depth speedups over the paired baseline, and the evidence behind a page's rows.
 - `cache`: the page cache keyed on the board's change counter (`board_cached`).
@@ -35,6 +35,7 @@ from leaderboard.selectors.board import (
     RANKED,
     SOURCES,
     BoardPaginator,
+    baseline_rows,
     best_config_for,
     board_definitions,
     is_stale,
@@ -131,6 +132,7 @@ __all__ = [
     "SOURCES",
     "TPS_DEFINITIONS",
     "acceptance_by_position",
+    "baseline_rows",
     "best_config_for",
     "category_heatmap",
     "category_targets",

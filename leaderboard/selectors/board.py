@@ -19,21 +19,16 @@ from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils.functional import cached_property
 
+from leaderboard import verdicts
 from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import (
     LEGEND,
-    protocol_parameters,
     row_definitions,
     row_evidence,
 )
 from leaderboard.selectors.protocols import SEPARATE_PROTOCOLS
-from leaderboard.selectors.ranks import (
-    LEADERBOARD_ORDERINGS,
-    RANKED_WITHIN_DEFINITION,
-    page_ranks,
-    ranking_group,
-)
+from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, NOT_RANKED, PageRank, page_ranks
 from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.config import SPEC_TYPES
 
@@ -50,6 +45,8 @@ PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
 RANKED = Q(
     synthetic=False, self_reported=False, degenerate=False, retired=False, test_weights=False
 )
+# Of those, the baselines: the denominators of the speedups, shown apart and never ranked.
+BASELINE = Q(config__spec_label="none")
 
 
 class BoardPaginator(Paginator):
@@ -85,10 +82,14 @@ def leaderboard_entries(
     include_retired: bool = False,
     search: str = "",
     ranked_only: bool = False,
+    baselines: bool = False,
 ) -> QuerySet[LeaderboardEntry]:
-    """Leaderboard rows, filtered and sorted best first; rows without the sort value come last.
+    """Leaderboard rows, filtered, one ranking after another (`verdicts.workloads`: the same
+    workload, tok/s definition, hardware and release), each sorted best first; rows without the
+    sort value come last in theirs.
 
-    `ranked_only` keeps synthetic, test-weight, self-reported, degenerate and retired rows out.
+    `ranked_only` keeps synthetic, test-weight, self-reported, degenerate and retired rows out,
+    and the baselines, unless `baselines` asks for the baselines alone.
     """
     entries = LeaderboardEntry.objects.select_related(
         "config", "config__target", "config__draft", "hardware", "baseline_entry"
@@ -97,6 +98,9 @@ def leaderboard_entries(
         entries = entries.filter(retired=False)
     if ranked_only:
         entries = entries.filter(RANKED)
+        entries = entries.filter(BASELINE) if baselines else entries.exclude(BASELINE)
+    elif baselines:
+        entries = entries.filter(BASELINE)
     if search:
         entries = entries.filter(
             Q(config__label__icontains=search)
@@ -118,7 +122,9 @@ def leaderboard_entries(
     elif source == "self-reported":
         entries = entries.filter(self_reported=True)
     field = ordering if ordering in LEADERBOARD_ORDERINGS else "tokens_per_second"
-    return entries.order_by(F(field).desc(nulls_last=True), "-tokens_per_second", "id")
+    return entries.order_by(
+        "ranking_label", "ranking_key", F(field).desc(nulls_last=True), "-tokens_per_second", "id"
+    )
 
 
 def leaderboard_filter_choices() -> dict[str, list[tuple[str, str]]]:
@@ -203,43 +209,48 @@ def board_definitions(entries: QuerySet[LeaderboardEntry]) -> list[str]:
 def leaderboard_rows(
     *,
     entries: list[LeaderboardEntry],
-    ranks: dict[int, tuple[int | None, bool]],
+    ranks: dict[int, PageRank],
     newest: int | None,
     ordering: str = "tokens_per_second",
     definitions: Sequence[str] = (),
 ) -> list[dict]:
-    """The rows a page shows: each entry with its rank, tie with the leader, staleness, what each
-    of its numbers means and, where the page mixes tok/s definitions, which ranking it is in."""
+    """The rows a page shows: each entry with its rank in its ranking and the tie labels, the
+    ranking's heading where a new ranking starts on the page, staleness, and what each of its
+    numbers means."""
+    del ordering, definitions  # a row's ranking already names its definition
     evidence = row_evidence(entries=entries)
-    within = ordering in RANKED_WITHIN_DEFINITION and len(set(definitions)) > 1
     rows = []
+    previous = None
     for entry in entries:
-        rank, tied = ranks.get(entry.pk, (None, False))
+        standing = ranks.get(entry.pk, NOT_RANKED)
         rows.append(
             {
                 "entry": entry,
-                "rank": rank,
-                "tied": tied,
-                "rank_scope": _rank_scope(entry, within=within) if rank is not None else "",
-                "unranked": (
-                    "no value for the sorted column" if entry.pk in ranks else "not ranked"
-                ),
+                "rank": standing.rank,
+                "like_leader": standing.like_leader,
+                "like_above": standing.like_above,
+                # Kept for the templates that mark a row tied with its leader.
+                "tied": bool(standing.like_leader),
+                "heading": entry.ranking_label if entry.ranking_key != previous else "",
+                "unranked": _unranked_reason(entry),
                 "stale": is_stale(entry.engine_release, newest),
                 "evidence": evidence[entry.pk],
                 "definitions": row_definitions(entry, evidence[entry.pk]),
                 "legend": LEGEND,
             }
         )
+        previous = entry.ranking_key
     return rows
 
 
-def _rank_scope(entry: LeaderboardEntry, *, within: bool) -> str:
-    """Which ranking a row's rank is in, where the page holds more than one: its tok/s
-    definition (on a page that mixes them) and its protocol (concurrency and categories)."""
-    parts = [entry.tps_definition] if within else []
-    if ranking_group(entry):
-        parts.append(protocol_parameters(entry.config))
-    return " · ".join(parts)
+def _unranked_reason(entry: LeaderboardEntry) -> str:
+    """Why a row carries no rank, in words."""
+    if not entry.config.is_speculative:
+        return "a baseline: the denominator of its ranking's speedups, never ranked"
+    flags = [flag.replace("_", " ") for flag in verdicts.KEPT_OFF_FLAGS if getattr(entry, flag)]
+    if flags:
+        return "kept off the ranking: " + ", ".join(flags)
+    return "no value for the sorted column"
 
 
 def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:
@@ -249,17 +260,29 @@ def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict
         entries=page,
         ranks=page_ranks(entries, page, offset=0, ordering="tokens_per_second"),
         newest=newest_release_number(),
-        definitions=board_definitions(entries),
+    )
+
+
+def baseline_rows(*, rankings: Sequence[str]) -> list[LeaderboardEntry]:
+    """The baselines (the denominators) of the given rankings, one per ranking where measured."""
+    if not rankings:
+        return []
+    return list(
+        LeaderboardEntry.objects.filter(RANKED, BASELINE, ranking_key__in=set(rankings))
+        .select_related("config", "hardware")
+        .order_by("ranking_label", "-tokens_per_second", "id")
     )
 
 
 def best_config_for(
     *, target_name: str, memory_bytes: int, hardware: Hardware | None = None
-) -> QuerySet[LeaderboardEntry]:
-    """Rows that fit the memory, fastest first: lossless (or plain baseline), measured, not synthetic."""
+) -> list:
+    """Per ranking (one workload, definition, GPU and release), the fastest config that fits the
+    memory, lossless (or plain baseline) and measured, with the configs Welch's test cannot tell
+    from it and the ranking's baseline as the denominator (`verdicts.advice.fitting_answers`)."""
     entries = LeaderboardEntry.objects.filter(
         RANKED,
-        Q(lossless=True) | Q(config__spec_label="none"),
+        Q(lossless=True) | BASELINE,
         config__target_name=target_name,
         peak_memory_bytes__isnull=False,
         peak_memory_bytes__lte=memory_bytes,
@@ -268,7 +291,16 @@ def best_config_for(
     entries = entries.annotate(memory_kind=F("best_run__memory_kind"))
     if hardware is not None:
         entries = entries.filter(hardware=hardware)
-    return entries.order_by("-tokens_per_second", "id")
+    rows = list(entries.order_by("-tokens_per_second", "id")[:200])
+    speculative = [row for row in rows if row.config.is_speculative]
+    baselines = [row for row in rows if not row.config.is_speculative]
+    answers = verdicts.fitting_answers(speculative, baselines=baselines)
+    answered = {answer.best.ranking_key for answer in answers}
+    # A ranking with only its baseline fitting: the answer is decoding without a draft.
+    answers += verdicts.fitting_answers(
+        [row for row in baselines if row.ranking_key not in answered]
+    )
+    return answers
 
 
 def leaderboard_from_runs(*, limit: int = 50) -> list[dict]:

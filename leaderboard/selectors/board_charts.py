@@ -1,100 +1,42 @@
 """The front page's speedup chart and the /hardware/ page's comparison of GPUs for a target.
 
-It owns `speedup_chart` (speculative configs of one target on one hardware kind, by speedup
-over their paired baselines, with each speedup's 95% interval), `speedup_interval` (that
-interval, from the row's batch and its baseline batch) and `hardware_comparison` (per hardware
-kind, for one target and protocol: the best decode tok/s and the best speedup, with intervals).
+It owns `speedup_chart` (speculative configs of one target in one ranking, by speedup over their
+paired baselines, with each speedup's 95% interval as the verdicts stored it) and
+`hardware_comparison` (per hardware kind, for one target and workload: the fastest row with its
+config's interval and the best speedup with its interval).
 
-Only rows that compete in the main ranking are drawn (`selectors.board.RANKED`: no synthetic,
-test-weight, self-reported, degenerate or retired rows), and a chart never mixes tok/s
-definitions: the front chart keeps the definition most of the selected rows have, and says how
-many rows of the other it left out; the GPU comparison is decode tok/s only. A depth row's
-speedup is the geometric mean of per-depth ratios, which has no single interval: it is drawn
-without one, as the compare page draws such rows.
+Only competing rows are drawn (`verdicts.ranking.competes`), and a chart never mixes rankings
+(`verdicts.workloads`: one workload, tok/s definition, GPU and release): the front chart keeps
+the ranking with the most rows of the chosen target and GPU and says how many rows of others it
+left out. The GPU comparison is one workload in decode tok/s, a GPU's figures each from its own
+ranking.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-
 from django.db.models import Count, QuerySet
 
+from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry, Run
-from leaderboard.selectors.board import RANKED
-from leaderboard.selectors.definitions import is_across_depths, protocol_summary
-from runner.stats import t_critical_95
+from leaderboard.selectors.board import BASELINE, RANKED
+from leaderboard.verdicts.workloads import is_across_depths
 
 # The front chart's bars: the fastest configs by speedup (the table below has every row).
 SPEEDUP_CHART_LIMIT = 20
 
 
-def speedup_interval(
-    *,
-    speedup: float | None,
-    mean: float | None,
-    stdev: float | None,
-    n: int,
-    baseline_mean: float | None,
-    baseline_stdev: float | None,
-    baseline_n: int,
-) -> tuple[float, float] | None:
-    """A 95% interval of a speedup (mean / baseline mean) from the two batches, by the delta
-    method on the log of the ratio with Welch's degrees of freedom; None with fewer than two
-    requests on either side or a missing figure."""
-    figures = (speedup, mean, stdev, baseline_mean, baseline_stdev)
-    if any(value is None for value in figures) or n < 2 or baseline_n < 2:
-        return None
-    if speedup <= 0 or mean <= 0 or baseline_mean <= 0:
-        return None
-    own = (stdev / mean) ** 2 / n
-    base = (baseline_stdev / baseline_mean) ** 2 / baseline_n
-    if own + base == 0:
-        return speedup, speedup
-    df = (own + base) ** 2 / (own**2 / (n - 1) + base**2 / (baseline_n - 1))
-    # Welch's df is not a whole number; t is interpolated between whole ones (1/df), so two
-    # near-identical rows never get intervals a t(1) and a t(2) apart.
-    half = t_critical_95(max(1.0, df)) * math.sqrt(own + base)  # type: ignore[arg-type]
-    return speedup * math.exp(-half), speedup * math.exp(half)
-
-
-def _baseline_batch(entry: LeaderboardEntry) -> tuple[float | None, float | None, int]:
-    """The mean, stdev and n of the baseline batch a row's speedup is measured against."""
-    run: Run | None = entry.baseline_run
-    if run is not None:
-        decode = run.tps_definition == Run.Definition.DECODE
-        return (
-            run.tokens_per_second,
-            run.decode_stdev if decode else run.e2e_stdev,
-            run.n,
-        )
-    paired = entry.baseline_entry
-    if paired is not None:
-        return paired.tokens_per_second, paired.stdev, paired.n
-    return None, None, 0
-
-
 def entry_speedup_interval(entry: LeaderboardEntry) -> tuple[float, float] | None:
-    """A row's speedup interval; None for depth rows (a geometric mean over depths)."""
-    if entry.speedup is None or is_across_depths(entry.config):
-        return None
-    mean, stdev, n = _baseline_batch(entry)
-    return speedup_interval(
-        speedup=entry.speedup,
-        mean=entry.tokens_per_second,
-        stdev=entry.stdev,
-        n=entry.n,
-        baseline_mean=mean,
-        baseline_stdev=stdev,
-        baseline_n=n,
-    )
+    """A row's speedup interval, as the verdicts decided it when its run was recorded."""
+    return verdicts.speedup_interval(entry)
 
 
 def _speculative_rows(**filters: str) -> QuerySet[LeaderboardEntry]:
     return (
-        LeaderboardEntry.objects.filter(RANKED, speedup__isnull=False, **filters)
-        .exclude(config__spec_label="none")
-        .select_related("config", "hardware", "baseline_entry", "baseline_run")
+        LeaderboardEntry.objects.filter(
+            RANKED, speedup__isnull=False, rank__isnull=False, **filters
+        )
+        .exclude(BASELINE)
+        .select_related("config", "hardware")
     )
 
 
@@ -129,15 +71,14 @@ def _config_label(entry: LeaderboardEntry) -> str:
     parts = [config.spec_label.replace(",", " + ")]
     if config.n_max:
         parts.append(f"n_max {config.n_max}")
-    parts.append(protocol_summary(config))
     return " · ".join(parts)
 
 
 def speedup_chart(
     *, target: str = "", hardware: str = "", spec_type: str = "", protocol: str = ""
 ) -> dict | None:
-    """The front chart: speculative configs of one target on one hardware kind, fastest speedup
-    first, with 95% intervals; None when no ranked row has a speedup."""
+    """The front chart: speculative configs of one target in one ranking of one hardware kind,
+    fastest speedup first, with 95% intervals; None when no ranked row has a speedup."""
     filters = _filtered(spec_type=spec_type, protocol=protocol)
     pair = _chart_pair(target=target, hardware=hardware, filters=filters)
     if pair is None:
@@ -148,14 +89,22 @@ def speedup_chart(
         .distinct()
         .order_by("-speedup", "id")
     )
-    definitions = Counter(entry.tps_definition for entry in rows)
-    # The definition most rows have; decode first on a tie (it is what our workers measure).
-    definition = max(definitions, key=lambda d: (definitions[d], d == Run.Definition.DECODE))
-    kept = [entry for entry in rows if entry.tps_definition == definition]
+    sizes: dict[str, int] = {}
+    for entry in rows:
+        sizes[entry.ranking_key] = sizes.get(entry.ranking_key, 0) + 1
+    # The ranking with the most rows; decode first on a tie (it is what our workers measure).
+    chosen = max(
+        sizes,
+        key=lambda key: (
+            sizes[key],
+            next(e for e in rows if e.ranking_key == key).tps_definition == Run.Definition.DECODE,
+        ),
+    )
+    kept = [entry for entry in rows if entry.ranking_key == chosen]
     shown = kept[:SPEEDUP_CHART_LIMIT]
     points = []
     for entry in shown:
-        interval = entry_speedup_interval(entry)
+        interval = verdicts.speedup_interval(entry)
         points.append(
             {
                 "key": entry.config.key,
@@ -163,19 +112,25 @@ def speedup_chart(
                 "speedup": entry.speedup,
                 "ci95_low": interval[0] if interval else None,
                 "ci95_high": interval[1] if interval else None,
+                "interval_basis": entry.speedup_basis,
                 "tokens_per_second": entry.tokens_per_second,
                 "n": entry.n,
                 "engine_release": entry.engine_release,
                 "across_depths": is_across_depths(entry.config),
+                "noisy": entry.noisy,
+                "memorised": entry.memorised,
             }
         )
     return {
         "target": target_name,
         "hardware": slug,
         "gpu_name": shown[0].hardware.gpu_name,
-        "definition": definition,
+        "definition": shown[0].tps_definition,
+        "workload": shown[0].workload_label,
+        "ranking_label": shown[0].ranking_label,
         "chosen": {"target": bool(target), "hardware": bool(hardware)},
-        "other_definition_rows": len(rows) - len(kept),
+        "other_ranking_rows": len(rows) - len(kept),
+        "other_rankings": len(sizes) - 1,
         "more_rows": len(kept) - len(shown),
         "points": points,
     }
@@ -192,83 +147,98 @@ def comparison_targets() -> list[str]:
     return [row["config__target_name"] for row in rows]
 
 
-def comparison_protocols(*, target: str) -> list[str]:
-    """A target's protocols with ranked decode rows, the one on the most hardware kinds first."""
+def comparison_protocols(*, target: str) -> list[tuple[str, str]]:
+    """A target's workloads with ranked decode rows, as (Config.workload, its words), the one on
+    the most hardware kinds first."""
     rows = (
         LeaderboardEntry.objects.filter(
             RANKED, tps_definition=Run.Definition.DECODE, config__target_name=target
         )
-        .values("config__protocol")
+        .values("config__protocol", "config__protocol_variant", "workload_label")
         .annotate(kinds=Count("hardware", distinct=True))
-        .order_by("-kinds", "config__protocol")
+        .order_by("-kinds", "config__protocol", "config__protocol_variant")
     )
-    return [row["config__protocol"] for row in rows]
+    seen: dict[str, str] = {}
+    for row in rows:
+        key = f"{row['config__protocol']}:{row['config__protocol_variant']}"
+        seen.setdefault(key, row["workload_label"] or row["config__protocol"])
+    return list(seen.items())
 
 
 def hardware_comparison(*, target: str, protocol: str) -> dict:
-    """Per hardware kind, for one target and protocol (decode tok/s): the fastest row with its
-    95% interval and the best speedup with its interval, fastest hardware first."""
+    """Per hardware kind, for one target and workload (`Config.workload`, decode tok/s): the
+    fastest row with its config's 95% interval and the best speedup with its interval, fastest
+    hardware first. A GPU's two figures come from its own ranking (its newest release first)."""
+    name, _, variant = protocol.partition(":")
     entries = (
         LeaderboardEntry.objects.filter(
             RANKED,
             tps_definition=Run.Definition.DECODE,
             config__target_name=target,
-            config__protocol=protocol,
+            config__protocol=name,
+            config__protocol_variant=variant,
         )
-        .select_related("config", "hardware", "baseline_entry", "baseline_run")
+        .select_related("config", "hardware")
         .order_by("-tokens_per_second", "id")
     )
     fastest: dict[int, LeaderboardEntry] = {}
     best_speedup: dict[int, LeaderboardEntry] = {}
     for entry in entries:
         fastest.setdefault(entry.hardware_id, entry)
-        if entry.speedup is not None and entry.config.spec_label != "none":
+        if entry.speedup is not None and entry.rank is not None and not entry.noisy:
             held = best_speedup.get(entry.hardware_id)
             if held is None or entry.speedup > held.speedup:
                 best_speedup[entry.hardware_id] = entry
     rows = []
     for hardware_id, top in fastest.items():
         spec = best_speedup.get(hardware_id)
-        interval = entry_speedup_interval(spec) if spec else None
-        across = is_across_depths(top.config)
+        interval = verdicts.speedup_interval(spec) if spec else None
         rows.append(
             {
                 "slug": top.hardware.slug,
                 "gpu_name": top.hardware.gpu_name,
                 "tokens_per_second": top.tokens_per_second,
-                # A depth row's pooled interval mixes input lengths: not one measurement.
-                "ci95_low": None if across else top.ci95_low,
-                "ci95_high": None if across else top.ci95_high,
-                "n": top.n,
+                # The config's interval (batch means, or its one batch's requests).
+                "ci95_low": top.config_ci95_low,
+                "ci95_high": top.config_ci95_high,
+                "interval_basis": top.interval_basis,
+                "n": top.config_n,
                 "fastest_key": top.config.key,
                 "fastest_label": top.config.label,
                 "speedup": spec.speedup if spec else None,
                 "speedup_ci95_low": interval[0] if interval else None,
                 "speedup_ci95_high": interval[1] if interval else None,
+                "speedup_basis": spec.speedup_basis if spec else "",
                 "speedup_key": spec.config.key if spec else None,
                 "speedup_label": spec.config.label if spec else None,
             }
         )
+    workloads = dict(comparison_protocols(target=target))
     return {
         "target": target,
         "protocol": protocol,
+        "workload": workloads.get(protocol, protocol),
         "rows": rows,
         "speedups": sum(1 for row in rows if row["speedup"] is not None),
     }
 
 
 def hardware_comparison_for(*, target: str = "", protocol: str = "") -> dict:
-    """The /hardware/ comparison for the chosen target and protocol (unknown or empty choices
-    fall back to the target on the most hardware kinds and its widest protocol)."""
+    """The /hardware/ comparison for the chosen target and workload (unknown or empty choices
+    fall back to the target on the most hardware kinds and its widest workload)."""
     targets = comparison_targets()
     if target not in targets:
         target = targets[0] if targets else ""
-    protocols = comparison_protocols(target=target) if target else []
-    if protocol not in protocols:
-        protocol = protocols[0] if protocols else ""
+    choices = comparison_protocols(target=target) if target else []
+    keys = [key for key, _ in choices]
+    if protocol not in keys:
+        # A bare protocol name picks its widest workload.
+        protocol = next(
+            (k for k in keys if k.partition(":")[0] == protocol), keys[0] if keys else ""
+        )
     comparison = (
         hardware_comparison(target=target, protocol=protocol)
         if target and protocol
-        else {"target": "", "protocol": "", "rows": [], "speedups": 0}
+        else {"target": "", "protocol": "", "workload": "", "rows": [], "speedups": 0}
     )
-    return comparison | {"targets": targets, "protocols": protocols}
+    return comparison | {"targets": targets, "protocols": keys, "workloads": choices}

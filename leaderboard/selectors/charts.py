@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from django.db.models import Count
 
+from leaderboard import verdicts
 from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
+from leaderboard.selectors.board import RANKED
 from leaderboard.selectors.definitions import (
     DEPTH_PROTOCOLS,
     TPS_DEFINITIONS,
     depth_points,
     is_across_depths,
     protocol_depths,
-    protocol_summary,
     row_evidence,
 )
-from leaderboard.selectors.intervals import interval_of, interval_relation
 
 
 def config_chart_data(*, runs: list[Run]) -> dict:
@@ -110,27 +110,14 @@ def _spec_series_label(config: Config) -> str:
 
 
 def nmax_targets() -> list[tuple[str, str, str]]:
-    """(target, hardware slug, GPU name) pairs with n_max rows, the widest sweep first."""
+    """(target, hardware slug, GPU name) pairs with competing n_max rows, the widest sweep first."""
     rows = (
-        LeaderboardEntry.objects.filter(retired=False, config__n_max__isnull=False)
+        LeaderboardEntry.objects.filter(RANKED, rank__isnull=False, config__n_max__isnull=False)
         .values("config__target_name", "hardware__slug", "hardware__gpu_name")
         .annotate(points=Count("config__n_max", distinct=True))
         .order_by("-points", "config__target_name", "hardware__slug")
     )
     return [(r["config__target_name"], r["hardware__slug"], r["hardware__gpu_name"]) for r in rows]
-
-
-def _beats(entry: LeaderboardEntry, other: LeaderboardEntry) -> bool:
-    """Whether a row is clearly faster than another: the board's tie test, the other way up."""
-    mine = interval_of(entry.ci95_low, entry.ci95_high, entry.n)
-    theirs = interval_of(other.ci95_low, other.ci95_high, other.n)
-    return interval_relation(mine, theirs) == "above"
-
-
-def _ties(entry: LeaderboardEntry, other: LeaderboardEntry) -> bool:
-    mine = interval_of(entry.ci95_low, entry.ci95_high, entry.n)
-    theirs = interval_of(other.ci95_low, other.ci95_high, other.n)
-    return interval_relation(mine, theirs) == "overlap"
 
 
 def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:
@@ -142,22 +129,24 @@ def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:
     return {
         "key": baseline.config.key,
         "tokens_per_second": baseline.tokens_per_second,
-        "ci95_low": baseline.ci95_low,
-        "ci95_high": baseline.ci95_high,
+        "ci95_low": baseline.config_ci95_low,
+        "ci95_high": baseline.config_ci95_high,
         "definition": baseline.tps_definition,
     }
 
 
-def _nmax_series(label: str, protocol: str, definition: str, points: list) -> tuple[dict, dict]:
-    """One series of the n_max page and its "lower acceptance, faster" finding (or None)."""
-    best = max(points, key=lambda e: e.tokens_per_second)
+def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict]:
+    """One series of the n_max page and its "higher acceptance, yet slower" finding."""
+    first = points[0]
+    best = verdicts.best_n_max(points)
     rows = [
         {
             "n_max": e.config.n_max,
             "tokens_per_second": e.tokens_per_second,
-            "ci95_low": e.ci95_low,
-            "ci95_high": e.ci95_high,
-            "n": e.n,
+            "ci95_low": e.config_ci95_low,
+            "ci95_high": e.config_ci95_high,
+            "interval_basis": e.interval_basis,
+            "n": e.config_n,
             "acceptance": e.acceptance_rate,
             "tau": e.tau,
             "speedup": e.speedup,
@@ -165,82 +154,90 @@ def _nmax_series(label: str, protocol: str, definition: str, points: list) -> tu
             if e.baseline_entry_id
             else None,
             "key": e.config.key,
-            "flags": _flags(e),
+            "flags": _flags(e) + (["noisy"] if e.noisy else []),
             "best": e is best,
-            "tied_with_best": e is not best and _ties(e, best),
+            "tied_with_best": best is not None and e is not best and verdicts.tied(e, best),
         }
         for e in points
     ]
     series = {
         "label": label,
-        "protocol": protocol,
-        "definition": definition,
-        "definition_text": TPS_DEFINITIONS.get(definition, definition),
+        "protocol": first.workload_label,
+        "ranking": first.ranking_label,
+        "definition": first.tps_definition,
+        "definition_text": TPS_DEFINITIONS.get(first.tps_definition, first.tps_definition),
         "n_max": [e.config.n_max for e in points],
         "tokens_per_second": [e.tokens_per_second for e in points],
-        "ci95_low": [e.ci95_low for e in points],
-        "ci95_high": [e.ci95_high for e in points],
+        "ci95_low": [e.config_ci95_low for e in points],
+        "ci95_high": [e.config_ci95_high for e in points],
         "tau": [e.tau for e in points],
         "acceptance": [e.acceptance_rate for e in points],
         "keys": [e.config.key for e in points],
         "flags": [_flags(e) for e in points],
-        "best_n_max": best.config.n_max,
+        "best_n_max": best.config.n_max if best else None,
         # A depth run's one figure pools its depths; the table says so beside its interval.
-        "depths": len(protocol_depths(best.config)) if is_across_depths(best.config) else 0,
+        "depths": len(protocol_depths(first.config)) if is_across_depths(first.config) else 0,
         "baseline": _nmax_baseline(points),
         "rows": rows,
     }
     slower = [
         {"n_max": e.config.n_max, "acceptance": e.acceptance_rate, "tps": e.tokens_per_second}
         for e in points
-        if e is not best
+        if best is not None
+        and e is not best
         and best.acceptance_rate is not None
         and e.acceptance_rate is not None
         and e.acceptance_rate > best.acceptance_rate
-        # Only where the difference is not noise: by the same test as the board's ties.
-        and _beats(best, e)
+        # Only where the difference is not noise: Welch's test on the two configs' samples.
+        and verdicts.clearly_faster(best, e)
     ]
     finding = {
         "type": label,
-        "protocol": protocol,
-        "definition": definition,
-        "fast_n_max": best.config.n_max,
-        "fast_acceptance": best.acceptance_rate,
-        "fast_tps": best.tokens_per_second,
+        "protocol": first.workload_label,
+        "definition": first.tps_definition,
+        "fast_n_max": best.config.n_max if best else None,
+        "fast_acceptance": best.acceptance_rate if best else None,
+        "fast_tps": best.tokens_per_second if best else None,
         "slower": slower,
     }
     return series, finding
 
 
 def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
-    """tok/s, tau and acceptance against n_max, one series per speculative type and protocol.
+    """tok/s, tau and acceptance against n_max, one series per speculative type and ranking.
 
-    A series never mixes protocols, depths or tok/s definitions; each (series, n_max) keeps its
-    fastest row, each row names its own paired baseline (same protocol, depth and context), and
-    a series draws a baseline only when all its points share that one. `findings` names, per
-    series, the n_max values with a higher acceptance rate than the fastest one that it clearly
-    beats: by the board's tie test (intervals apart, none for fewer than two requests).
+    A series never mixes rankings (`verdicts.workloads`: workload, tok/s definition, GPU and
+    release); each (series, n_max) keeps its fastest competing row; each row names its own
+    paired baseline, and a series draws a baseline only when all its points share that one. The
+    best n_max is `verdicts.advice.best_n_max` (never a degenerate or noisy point); `findings`
+    names, per series, the n_max values with a higher acceptance rate than the best one that it
+    clearly beats (Welch's test on the configs' samples).
     """
     entries = (
         LeaderboardEntry.objects.filter(
+            RANKED,
+            rank__isnull=False,
             config__target_name=target_name,
             hardware__slug=hardware_slug,
-            retired=False,
             config__n_max__isnull=False,
         )
         .select_related("config", "baseline_entry", "baseline_entry__config")
         .order_by("config__n_max", "-tokens_per_second", "id")
     )
-    series: dict[tuple[str, str, str], dict[int, LeaderboardEntry]] = {}
+    series: dict[tuple[str, str], dict[int, LeaderboardEntry]] = {}
+    labels: dict[tuple[str, str], str] = {}
     for entry in entries:
-        slot = (_spec_series_label(entry.config), protocol_summary(entry.config))
-        by_n_max = series.setdefault((*slot, entry.tps_definition), {})
-        by_n_max.setdefault(entry.config.n_max, entry)
+        slot = (_spec_series_label(entry.config), entry.ranking_key)
+        labels[slot] = entry.ranking_label
+        by_n_max = series.setdefault(slot, {})
+        # The fastest clean row of an n_max stands for it.
+        held = by_n_max.get(entry.config.n_max)
+        if held is None or (held.noisy and not entry.noisy):
+            by_n_max[entry.config.n_max] = entry
     types, findings = [], []
-    for (label, protocol, definition), by_n_max in sorted(series.items()):
-        one, finding = _nmax_series(
-            label, protocol, definition, [by_n_max[n] for n in sorted(by_n_max)]
-        )
+    for slot in sorted(series, key=lambda s: (s[0], labels[s])):
+        by_n_max = series[slot]
+        one, finding = _nmax_series(slot[0], [by_n_max[n] for n in sorted(by_n_max)])
         types.append(one)
         if finding["slower"]:
             findings.append(finding)

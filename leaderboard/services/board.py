@@ -4,20 +4,19 @@ board's version so cached pages are redone.
 
 A row keeps the seed's rule (the batch with the best average) and what discloses it: how many
 batches it was the best of and the pooled figures over all of them. It is lossless only if no
-compared batch diverged. Its baseline must have run on the same engine backend and build flags,
-and the baseline measured in the same runner invocation is preferred; otherwise the pairing is
-refused and the row says why. Rows of models marked as test weights stay off the main ranking.
+compared batch diverged. Its baseline batch is chosen by `services.pairing`. What the verdicts
+decide of it (`leaderboard.verdicts`: its ranking, the config's sample and interval, the
+speedup's interval, noisy, memorised, the crossover) is stored with it, and every ranking a
+change touched is ranked again (`rerank`), so pages read ranks and ties, never compute them.
+Rows of models marked as test weights stay off the main ranking.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -33,8 +32,23 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
-from runner.pairing import category_points, depth_points, speedup_over_depths
-from runner.stats import ratio, summarize
+from leaderboard.services.pairing import (
+    Pairing,
+    best_batch,
+    build_flags_key,
+    fill_build_flags_keys,
+    pair_baseline,
+    paired_speedup,
+    stored_points,
+)
+from runner.stats import summarize
+
+__all__ = [
+    "build_flags_key",
+    "mark_test_weights",
+    "raise_board_version",
+    "refresh_leaderboard_entry",
+]
 
 # What decides whether a row is on the board and in the main ranking.
 ROW_SET_FLAGS = ("synthetic", "self_reported", "degenerate", "retired", "test_weights")
@@ -47,13 +61,6 @@ def raise_board_version(*, row_set: bool = False) -> None:
     filter choices change too (they are cached on this part of the counter alone).
     """
     board_version.raise_version(row_set=row_set)
-
-
-def build_flags_key(flags: Sequence[str] | None) -> str:
-    """A short fingerprint of an engine's build flags (their order ignored); empty if none known."""
-    if not flags:
-        return ""
-    return hashlib.sha256(json.dumps(sorted(flags)).encode()).hexdigest()[:16]
 
 
 def mark_test_weights(*, models: Iterable[ModelFile], test_weights: bool = True) -> int:
@@ -77,19 +84,6 @@ def mark_test_weights(*, models: Iterable[ModelFile], test_weights: bool = True)
 def _uses_test_weights(config: Config) -> bool:
     ids = [pk for pk in (config.target_id, config.draft_id) if pk is not None]
     return ModelFile.objects.filter(pk__in=ids, test_weights=True).exists()
-
-
-def _best_run(runs: list[Run], *, protocol: str, points: dict[int, object] | None = None) -> Run:
-    """The config's best batch by the one rule (`verdicts.best_run`)."""
-    best = verdicts.best_run(
-        runs,
-        sample=lambda run: verdicts.run_sample(
-            run, points=(points or {}).get(run.pk), protocol=protocol
-        ),
-        protocol=protocol,
-    )
-    assert best is not None
-    return best
 
 
 @dataclass(frozen=True)
@@ -160,140 +154,6 @@ def _fidelity(runs: Sequence[Run]) -> str:
     return max(graded, key=FIDELITY_ORDER.index) if graded else ""
 
 
-def _fill_build_flags_keys(runs: Sequence[Run]) -> None:
-    """Derive each run's build-flags key from the engine its stored result names, where missing."""
-    missing = {run.pk: run for run in runs if not run.build_flags_key}
-    if not missing:
-        return
-    stored = Run.objects.filter(pk__in=missing).values_list("pk", "raw_result__engine__build_flags")
-    for pk, flags in stored:
-        if isinstance(flags, list) and (key := build_flags_key(flags)):
-            missing[pk].build_flags_key = key
-            Run.objects.filter(pk=pk).update(build_flags_key=key)
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _backend(run: Run) -> str:
-    return run.engine_backend or "unknown"
-
-
-def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
-    """The baseline measured in the same runner invocation as a run, if it is among these.
-
-    A result file's baseline section is stored as a run of its own; it is known by the engine
-    and host it shares with the run and by the baseline mean the file's pairing used.
-    """
-    if run.job_id is not None:
-        # A worker's job stores the baseline it measured beside itself with the job's id.
-        for baseline in baselines:
-            if _as_dict(baseline.provenance).get("measured_with_job") == run.job_id:
-                return baseline
-    raw = _as_dict(run.raw_result)
-    claimed = _as_dict(raw.get("summary")).get("baseline_decode_tokens_per_second")
-    if not isinstance(claimed, int | float) or isinstance(claimed, bool):
-        return None
-    system = _as_dict(run.provenance).get("system")
-    for baseline in baselines:
-        # The mean first: only a match loads the baseline's stored result.
-        if (
-            baseline.decode_mean is not None
-            and math.isclose(baseline.decode_mean, claimed, rel_tol=1e-9)
-            and _as_dict(baseline.provenance).get("system") == system
-            and _as_dict(baseline.raw_result).get("engine") == raw.get("engine")
-        ):
-            return baseline
-    return None
-
-
-@dataclass(frozen=True)
-class Pairing:
-    """A row's baseline: its row and batch, or why there is none (then no speedup)."""
-
-    entry: LeaderboardEntry | None = None
-    run: Run | None = None
-    note: str = ""
-
-
-def _refusal(best: Run, baselines: Sequence[Run]) -> str:
-    """Why none of the baseline's batches can be compared with a row's best batch."""
-    if all(b.tps_definition != best.tps_definition for b in baselines):
-        return "the baseline's tok/s has another definition: not comparable"
-    same_definition = [b for b in baselines if b.tps_definition == best.tps_definition]
-    if all(b.engine_backend != best.engine_backend for b in same_definition):
-        theirs = ", ".join(sorted({_backend(b) for b in same_definition}))
-        return (
-            f"baseline measured on the {theirs} backend, this row on {_backend(best)}: "
-            "not comparable"
-        )
-    return "baseline built with other engine build flags: not comparable"
-
-
-def _pair(best: Run, *, config: Config, same: dict[str, Any], points: dict[int, object]) -> Pairing:
-    """The baseline batch a row's best batch is compared with: same tok/s definition, engine
-    backend and build flags; the one of the same runner invocation first, else the best."""
-    if config.baseline_id is None:
-        return Pairing()
-    baseline_entry = LeaderboardEntry.objects.filter(config_id=config.baseline_id, **same).first()
-    # Stored results can be large (every request): loaded only where needed.
-    baselines = list(Run.objects.filter(config_id=config.baseline_id, **same).defer("raw_result"))
-    if baseline_entry is None or not baselines:
-        return Pairing(note="no baseline measured on this hardware and release yet")
-    _fill_build_flags_keys(baselines)
-    comparable = [
-        b
-        for b in baselines
-        if (b.tps_definition, b.engine_backend, b.build_flags_key)
-        == (best.tps_definition, best.engine_backend, best.build_flags_key)
-    ]
-    if not comparable:
-        return Pairing(note=_refusal(best, baselines))
-    if config.protocol == verdicts.CONCURRENCY:
-        points.update(_points(comparable))
-    chosen = _same_invocation(best, comparable) or _best_run(
-        comparable, protocol=config.protocol, points=points
-    )
-    return Pairing(entry=baseline_entry, run=chosen)
-
-
-def _points(runs: Sequence[Run]) -> dict[int, object]:
-    """Each run's stored points (only these, not the whole result), by run id."""
-    found: dict[int, object] = {}
-    rows = Run.objects.filter(pk__in=[run.pk for run in runs]).values_list(
-        "pk", "raw_result__points"
-    )
-    for pk, points in rows:
-        # SQLite may hand a JSON value back as its text.
-        if isinstance(points, str):
-            try:
-                points = json.loads(points)
-            except ValueError:
-                points = None
-        found[pk] = points
-    return found
-
-
-def _speedup(best: Run, baseline: Run, *, protocol: str, points: dict[int, object]) -> float | None:
-    """The row's speedup as the runner defines it: over several depths (categories), the
-    geometric mean of their speedups (not the ratio of means pooled across them); under the
-    concurrency protocol the ratio of aggregate tok/s at the lowest level; else the plain ratio."""
-    if protocol == verdicts.CONCURRENCY:
-        own = verdicts.lowest_level(points.get(best.pk))
-        theirs = verdicts.level_points(points.get(baseline.pk))
-        if own is None or own[0] not in theirs:
-            return None
-        reference = verdicts.aggregate_sample(theirs[own[0]])
-        return ratio(own[1].mean, reference.mean if reference else None)
-    raw_points = (best.raw_result or {}).get("points")
-    if len(depth_points(raw_points)) > 1 or len(category_points(raw_points)) > 1:
-        baseline_points = (baseline.raw_result or {}).get("points")
-        if (depths := speedup_over_depths(raw_points, baseline_points)) is not None:
-            return depths
-    return ratio(best.tokens_per_second, baseline.tokens_per_second)
-
-
 def refresh_leaderboard_entry(
     *, config: Config, hardware: Hardware, engine_release: str
 ) -> LeaderboardEntry | None:
@@ -326,7 +186,7 @@ def _figures(config: Config, runs: list[Run], points: dict[int, object]) -> _Fig
     def sample(run: Run) -> verdicts.Sample | None:
         return verdicts.run_sample(run, points=points.get(run.pk), protocol=protocol)
 
-    best = _best_run(runs, protocol=protocol, points=points)
+    best = best_batch(runs, protocol=protocol, points=points)
     definition = (
         Run.Definition.AGGREGATE if protocol == verdicts.CONCURRENCY else best.tps_definition
     )
@@ -412,8 +272,8 @@ def _refresh_entry(
     if not runs:
         LeaderboardEntry.objects.filter(config=config, **same).delete()
         return None, row_set_before is not None
-    _fill_build_flags_keys(runs)
-    points = _points(runs) if config.protocol == verdicts.CONCURRENCY else {}
+    fill_build_flags_keys(runs)
+    points = stored_points(runs) if config.protocol == verdicts.CONCURRENCY else {}
     figures = _figures(config, runs, points)
     best = figures.best
     if config.protocol == verdicts.CONCURRENCY:
@@ -437,7 +297,7 @@ def _refresh_entry(
     # Every release on the board has its build row (staleness and retirement are read there).
     build, _ = EngineBuild.objects.get_or_create(release=engine_release)
     pooled = pooled_figures(runs, definition=best.tps_definition)
-    pairing = _pair(best, config=config, same=same, points=points)
+    pairing = pair_baseline(best, config=config, same=same, points=points)
     speedup_interval = _speedup_uncertainty(config, runs, figures, pairing, points)
     key = verdicts.ranking_key(
         config,
@@ -477,7 +337,7 @@ def _refresh_entry(
             "baseline_run": pairing.run,
             "pairing_note": pairing.note,
             "speedup": (
-                _speedup(best, pairing.run, protocol=config.protocol, points=points)
+                paired_speedup(best, pairing.run, protocol=config.protocol, points=points)
                 if pairing.run
                 else None
             ),

@@ -21,6 +21,18 @@ so both may use it.
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins.
 """
 
+from leaderboard.verdicts.advice import (
+    DraftStanding,
+    DraftTable,
+    FitAnswer,
+    against_baseline,
+    best_n_max,
+    clearly_faster,
+    draft_tables,
+    fitting_answers,
+    speedup_interval,
+    tied,
+)
 from leaderboard.verdicts.best_run import (
     CONCURRENCY,
     aggregate_sample,
@@ -31,7 +43,7 @@ from leaderboard.verdicts.best_run import (
     run_sample,
 )
 from leaderboard.verdicts.concurrency import crossover_of, crossover_text, level_verdicts
-from leaderboard.verdicts.ranking import Contender, Standing, competes, standings
+from leaderboard.verdicts.ranking import KEPT_OFF_FLAGS, Contender, Standing, competes, standings
 from leaderboard.verdicts.statistics import (
     Sample,
     finite,
@@ -66,6 +78,17 @@ from leaderboard.verdicts.workloads import (
 )
 
 __all__ = [
+    "KEPT_OFF_FLAGS",
+    "DraftStanding",
+    "DraftTable",
+    "FitAnswer",
+    "against_baseline",
+    "best_n_max",
+    "clearly_faster",
+    "draft_tables",
+    "fitting_answers",
+    "speedup_interval",
+    "tied",
     "BATCH_MEANS",
     "BATCH_SPEEDUPS",
     "CONCURRENCY",

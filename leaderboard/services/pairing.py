@@ -1,0 +1,181 @@
+"""Which baseline batch a leaderboard row's speedup is measured against, and the speedup.
+
+A row's baseline must have run on the same engine backend and build flags in the same tok/s
+definition, and the baseline measured in the same runner invocation is preferred; otherwise the
+pairing is refused and the row says why. The speedup is the runner's: over several depths or
+categories the geometric mean of theirs, under the concurrency protocol the ratio of aggregate
+tok/s at the lowest level, else the plain ratio. The best batch of either side is the verdicts'
+one rule (`best_batch`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from leaderboard import verdicts
+from leaderboard.models import Config, LeaderboardEntry, Run
+from runner.pairing import category_points, depth_points, speedup_over_depths
+from runner.stats import ratio
+
+
+def build_flags_key(flags: Sequence[str] | None) -> str:
+    """A short fingerprint of an engine's build flags (their order ignored); empty if none known."""
+    if not flags:
+        return ""
+    return hashlib.sha256(json.dumps(sorted(flags)).encode()).hexdigest()[:16]
+
+
+def best_batch(runs: list[Run], *, protocol: str, points: dict[int, object] | None = None) -> Run:
+    """The config's best batch by the one rule (`verdicts.best_run`)."""
+    best = verdicts.best_run(
+        runs,
+        sample=lambda run: verdicts.run_sample(
+            run, points=(points or {}).get(run.pk), protocol=protocol
+        ),
+        protocol=protocol,
+    )
+    assert best is not None
+    return best
+
+
+def fill_build_flags_keys(runs: Sequence[Run]) -> None:
+    """Derive each run's build-flags key from the engine its stored result names, where missing."""
+    missing = {run.pk: run for run in runs if not run.build_flags_key}
+    if not missing:
+        return
+    stored = Run.objects.filter(pk__in=missing).values_list("pk", "raw_result__engine__build_flags")
+    for pk, flags in stored:
+        if isinstance(flags, list) and (key := build_flags_key(flags)):
+            missing[pk].build_flags_key = key
+            Run.objects.filter(pk=pk).update(build_flags_key=key)
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _backend(run: Run) -> str:
+    return run.engine_backend or "unknown"
+
+
+def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
+    """The baseline measured in the same runner invocation as a run, if it is among these.
+
+    A result file's baseline section is stored as a run of its own; it is known by the engine
+    and host it shares with the run and by the baseline mean the file's pairing used.
+    """
+    if run.job_id is not None:
+        # A worker's job stores the baseline it measured beside itself with the job's id.
+        for baseline in baselines:
+            if _as_dict(baseline.provenance).get("measured_with_job") == run.job_id:
+                return baseline
+    raw = _as_dict(run.raw_result)
+    claimed = _as_dict(raw.get("summary")).get("baseline_decode_tokens_per_second")
+    if not isinstance(claimed, int | float) or isinstance(claimed, bool):
+        return None
+    system = _as_dict(run.provenance).get("system")
+    for baseline in baselines:
+        # The mean first: only a match loads the baseline's stored result.
+        if (
+            baseline.decode_mean is not None
+            and math.isclose(baseline.decode_mean, claimed, rel_tol=1e-9)
+            and _as_dict(baseline.provenance).get("system") == system
+            and _as_dict(baseline.raw_result).get("engine") == raw.get("engine")
+        ):
+            return baseline
+    return None
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A row's baseline: its row and batch, or why there is none (then no speedup)."""
+
+    entry: LeaderboardEntry | None = None
+    run: Run | None = None
+    note: str = ""
+
+
+def _refusal(best: Run, baselines: Sequence[Run]) -> str:
+    """Why none of the baseline's batches can be compared with a row's best batch."""
+    if all(b.tps_definition != best.tps_definition for b in baselines):
+        return "the baseline's tok/s has another definition: not comparable"
+    same_definition = [b for b in baselines if b.tps_definition == best.tps_definition]
+    if all(b.engine_backend != best.engine_backend for b in same_definition):
+        theirs = ", ".join(sorted({_backend(b) for b in same_definition}))
+        return (
+            f"baseline measured on the {theirs} backend, this row on {_backend(best)}: "
+            "not comparable"
+        )
+    return "baseline built with other engine build flags: not comparable"
+
+
+def pair_baseline(
+    best: Run, *, config: Config, same: dict[str, Any], points: dict[int, object]
+) -> Pairing:
+    """The baseline batch a row's best batch is compared with: same tok/s definition, engine
+    backend and build flags; the one of the same runner invocation first, else the best."""
+    if config.baseline_id is None:
+        return Pairing()
+    baseline_entry = LeaderboardEntry.objects.filter(config_id=config.baseline_id, **same).first()
+    # Stored results can be large (every request): loaded only where needed.
+    baselines = list(Run.objects.filter(config_id=config.baseline_id, **same).defer("raw_result"))
+    if baseline_entry is None or not baselines:
+        return Pairing(note="no baseline measured on this hardware and release yet")
+    fill_build_flags_keys(baselines)
+    comparable = [
+        b
+        for b in baselines
+        if (b.tps_definition, b.engine_backend, b.build_flags_key)
+        == (best.tps_definition, best.engine_backend, best.build_flags_key)
+    ]
+    if not comparable:
+        return Pairing(note=_refusal(best, baselines))
+    if config.protocol == verdicts.CONCURRENCY:
+        points.update(stored_points(comparable))
+    chosen = _same_invocation(best, comparable) or best_batch(
+        comparable, protocol=config.protocol, points=points
+    )
+    return Pairing(entry=baseline_entry, run=chosen)
+
+
+def stored_points(runs: Sequence[Run]) -> dict[int, object]:
+    """Each run's stored points (only these, not the whole result), by run id."""
+    found: dict[int, object] = {}
+    rows = Run.objects.filter(pk__in=[run.pk for run in runs]).values_list(
+        "pk", "raw_result__points"
+    )
+    for pk, points in rows:
+        # SQLite may hand a JSON value back as its text.
+        if isinstance(points, str):
+            try:
+                points = json.loads(points)
+            except ValueError:
+                points = None
+        found[pk] = points
+    return found
+
+
+def paired_speedup(
+    best: Run, baseline: Run, *, protocol: str, points: dict[int, object]
+) -> float | None:
+    """The row's speedup as the runner defines it: over several depths (categories), the
+    geometric mean of their speedups (not the ratio of means pooled across them); under the
+    concurrency protocol the ratio of aggregate tok/s at the lowest level; else the plain ratio."""
+    if protocol == verdicts.CONCURRENCY:
+        own = verdicts.lowest_level(points.get(best.pk))
+        theirs = verdicts.level_points(points.get(baseline.pk))
+        if own is None or own[0] not in theirs:
+            return None
+        reference = verdicts.aggregate_sample(theirs[own[0]])
+        return ratio(own[1].mean, reference.mean if reference else None)
+    raw_points = (best.raw_result or {}).get("points")
+    if len(depth_points(raw_points)) > 1 or len(category_points(raw_points)) > 1:
+        baseline_points = (baseline.raw_result or {}).get("points")
+        if (depths := speedup_over_depths(raw_points, baseline_points)) is not None:
+            return depths
+    return ratio(best.tokens_per_second, baseline.tokens_per_second)

@@ -1,0 +1,210 @@
+"""The answers: which draft for a target, which config fits a GPU, which n_max wins.
+
+Each answer is given within one ranking (`verdicts.workloads.ranking_key`: the same workload,
+tok/s definition, hardware kind and engine release) and says which workload it comes from; an
+answer that spans workloads lists one table per ranking, never one winner over all. Only rows
+that compete (`verdicts.ranking.competes`) are answers. A noisy row (`verdicts.best_run`) is
+shown but never crowned while a clean one exists. "Indistinguishable" is a test, not an
+overlap of intervals: Welch's test on the config samples for tok/s, the difference of log
+speedups against its standard error for speedups; without an interval it is unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from leaderboard.verdicts.statistics import (
+    Interval,
+    indistinguishable,
+    ratios_indistinguishable,
+    summary_sample,
+)
+
+FASTER = "faster"
+SLOWER = "slower"
+UNCLEAR = "unclear"
+BELOW_ONE_NO_INTERVAL = "below 1, no interval"
+
+
+def speedup_interval(entry: Any) -> Interval | None:
+    """A row's stored speedup interval (decided when its run was recorded), or None."""
+    low, high = entry.speedup_ci95_low, entry.speedup_ci95_high
+    return (low, high) if low is not None and high is not None else None
+
+
+def config_sample(entry: Any):
+    """A row's config sample (batch means, or its one batch's requests or rounds)."""
+    return summary_sample(entry.config_mean, entry.config_stdev, entry.config_n)
+
+
+def against_baseline(interval: Interval | None, speedup: float) -> str | None:
+    """Where a speedup stands against no drafting: "faster" or "slower" when its whole interval
+    lies above or below 1, "unclear" when it holds 1; without an interval "below 1, no interval"
+    for a point below 1, else None (not known)."""
+    if interval is None:
+        return BELOW_ONE_NO_INTERVAL if speedup < 1 else None
+    low, high = interval
+    return FASTER if low > 1 else SLOWER if high < 1 else UNCLEAR
+
+
+@dataclass
+class DraftStanding:
+    """One way of drafting in one ranking: its best row and where it stands."""
+
+    spec_label: str
+    draft: str
+    entry: Any
+    interval: Interval | None
+    configs: int
+    leader: bool = False
+    tied: bool = False
+    tie_unknown: bool = False
+    against_baseline: str | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        # Templates and serializers read these as mappings as well as attributes.
+        return getattr(self, name)
+
+
+@dataclass
+class DraftTable:
+    """One ranking's drafts, the fastest first, with its heading."""
+
+    hardware: Any
+    definition: str
+    definition_label: str
+    workload: str
+    engine_release: str
+    ranking_label: str
+    drafts: list[DraftStanding] = field(default_factory=list)
+    none_pays: bool = False
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+
+def _best_of(entries: Sequence[Any]) -> Any:
+    """A draft's row in a ranking: its highest speedup among clean rows, else among all."""
+    clean = [entry for entry in entries if not entry.noisy]
+    return max(clean or entries, key=lambda e: (e.speedup, -e.pk))
+
+
+def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
+    """Per ranking, each speculative type and draft file by its best speedup: the fastest clean
+    one leads; the others are tied with it when the test cannot tell them apart."""
+    tables: dict[str, DraftTable] = {}
+    by_draft: dict[str, dict[tuple[str, str], list[Any]]] = {}
+    for entry in entries:
+        if entry.speedup is None or entry.rank is None:
+            continue
+        key = entry.ranking_key
+        if key not in tables:
+            tables[key] = DraftTable(
+                hardware=entry.hardware,
+                definition=entry.tps_definition,
+                definition_label=entry.get_tps_definition_display(),
+                workload=entry.workload_label or entry.config.protocol,
+                engine_release=entry.engine_release,
+                ranking_label=entry.ranking_label,
+            )
+            by_draft[key] = {}
+        draft = entry.config.draft.name if entry.config.draft_id else ""
+        by_draft[key].setdefault((entry.config.spec_label, draft), []).append(entry)
+    for key, table in tables.items():
+        standings = []
+        for (spec_label, draft), rows in by_draft[key].items():
+            best = _best_of(rows)
+            standings.append(
+                DraftStanding(
+                    spec_label=spec_label,
+                    draft=draft,
+                    entry=best,
+                    interval=speedup_interval(best),
+                    configs=len({row.config_id for row in rows}),
+                )
+            )
+        standings.sort(key=lambda d: (d.entry.noisy, -d.entry.speedup, d.spec_label, d.draft))
+        leader = standings[0]
+        leader.leader = True
+        for standing in standings:
+            standing.against_baseline = against_baseline(standing.interval, standing.entry.speedup)
+            if standing is leader:
+                continue
+            same = ratios_indistinguishable(
+                standing.entry.speedup, standing.interval, leader.entry.speedup, leader.interval
+            )
+            standing.tied = bool(same)
+            standing.tie_unknown = same is None
+        table.drafts = standings
+        table.none_pays = all(
+            d.against_baseline in (SLOWER, BELOW_ONE_NO_INTERVAL) for d in standings
+        )
+    return sorted(
+        tables.values(),
+        key=lambda t: (t.hardware.gpu_name, t.workload, t.definition, t.engine_release),
+    )
+
+
+@dataclass
+class FitAnswer:
+    """The fastest config of one ranking that fits the memory, and what ties with it."""
+
+    ranking_label: str
+    workload: str
+    best: Any
+    tied: list[Any]
+    others: list[Any]
+    baseline: Any | None
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+
+def fitting_answers(entries: Iterable[Any], *, baselines: Iterable[Any] = ()) -> list[FitAnswer]:
+    """Per ranking, the fastest clean row among those given (they fit the memory), the rows
+    Welch's test cannot tell from it, the rest, and the ranking's baseline as the denominator.
+    A ranking with only a baseline answers "no drafting" with that baseline."""
+    grouped: dict[str, list[Any]] = {}
+    for entry in entries:
+        grouped.setdefault(entry.ranking_key, []).append(entry)
+    denominators = {row.ranking_key: row for row in baselines}
+    answers = []
+    for key, rows in grouped.items():
+        rows.sort(key=lambda e: (e.noisy, -e.tokens_per_second, e.pk))
+        best = rows[0]
+        tied, others = [], []
+        for row in rows[1:]:
+            (tied if indistinguishable(config_sample(row), config_sample(best)) else others).append(
+                row
+            )
+        answers.append(
+            FitAnswer(
+                ranking_label=best.ranking_label,
+                workload=best.workload_label,
+                best=best,
+                tied=tied,
+                others=others,
+                baseline=denominators.get(key),
+            )
+        )
+    return sorted(answers, key=lambda a: -a.best.tokens_per_second)
+
+
+def best_n_max(points: Sequence[Any]) -> Any | None:
+    """The n_max row a sweep crowns: the fastest that competes and is not noisy; None when no
+    point does (a degenerate or noisy point is never crowned)."""
+    crowned = [p for p in points if p.rank is not None and not p.noisy]
+    return max(crowned, key=lambda e: (e.tokens_per_second, -e.pk)) if crowned else None
+
+
+def clearly_faster(entry: Any, other: Any) -> bool:
+    """Whether a row is clearly faster than another: higher, and Welch's test tells them apart."""
+    same = indistinguishable(config_sample(entry), config_sample(other))
+    return same is False and entry.tokens_per_second > other.tokens_per_second
+
+
+def tied(entry: Any, other: Any) -> bool:
+    """Whether Welch's test cannot tell two rows apart (False where it cannot be asked)."""
+    return bool(indistinguishable(config_sample(entry), config_sample(other)))
