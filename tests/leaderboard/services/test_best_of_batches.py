@@ -45,9 +45,13 @@ def speculative(user, models, hardware, enqueued) -> Job:
 
 
 def test_a_row_shows_its_best_batch_and_the_pooled_mean_of_all_its_batches(
-    speculative, user, hardware, make_result
+    user, models, hardware, enqueued, make_result
 ):
-    again = submit(user, hardware)
+    # Five requests a batch, as its protocol plans (the door refuses more than it plans).
+    five = DRAFT_SIMPLE | {"protocol": {"name": "quick", "n_predict": 64, "runs": 5}}
+    speculative, again = (
+        services.submit_config(owner=user, data=five, hardware_slug=hardware.slug) for _ in range(2)
+    )
     slow, fast = [90.0, 91.0, 92.0, 93.0, 94.0], [140.0, 141.0, 142.0, 143.0, 144.0]
     finish(speculative, make_result(speculative.config.key, slow))
     finish(again, make_result(again.config.key, fast))

@@ -34,7 +34,7 @@ def test_the_entry_shows_the_best_average_over_runs(jobs, user, hardware, make_r
     again = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
     finish(
         speculative,
-        make_result(speculative.config.key, [90.0, 100.0, 110.0], draft=(300, 150), tau=2.5),
+        make_result(speculative.config.key, [90.0, 100.0, 110.0], draft=(120, 60), tau=2.5),
     )
     finish(again, make_result(again.config.key, [130.0, 140.0, 150.0], draft=(300, 60), tau=1.8))
 
