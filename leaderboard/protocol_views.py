@@ -36,10 +36,15 @@ def _selector_context(pairs: list[tuple[str, str, str]], target: str, hardware: 
 def concurrency(request: HttpRequest) -> HttpResponse:
     pairs = selectors.concurrency_targets()
     target, hardware = _chosen_pair(request, pairs)
+    level = request.GET.get("level", "")
     series = (
-        selectors.concurrency_series(target_name=target, hardware_slug=hardware)
+        selectors.concurrency_series(
+            target_name=target,
+            hardware_slug=hardware,
+            level=int(level) if level.isdigit() and len(level) < 6 else None,
+        )
         if target
-        else {"levels": [], "lines": []}
+        else {"levels": [], "lines": [], "level": None, "ranking": []}
     )
     chart = {
         "levels": series["levels"],

@@ -35,6 +35,15 @@ class ConcurrencyLevelSerializer(serializers.Serializer):
     speedup = serializers.FloatField(
         allow_null=True, help_text="Aggregate over the paired baseline's at the same level."
     )
+    speedup_ci95_low = serializers.FloatField(allow_null=True)
+    speedup_ci95_high = serializers.FloatField(
+        allow_null=True, help_text="The speedup's 95% interval over the two sides' rounds."
+    )
+    verdict = serializers.CharField(
+        help_text="'faster', 'slower' (Welch's test on the rounds at 5%), 'not established', or "
+        "'' without a baseline at this level."
+    )
+    p = serializers.FloatField(allow_null=True, help_text="Welch's p-value against the baseline.")
 
 
 class ConcurrencyLineSerializer(serializers.Serializer):
@@ -45,7 +54,12 @@ class ConcurrencyLineSerializer(serializers.Serializer):
     run_id = serializers.IntegerField(allow_null=True)
     flags = serializers.ListField(child=serializers.CharField())
     crossover = serializers.IntegerField(
-        allow_null=True, help_text="The lowest level with a speedup below 1; null if none."
+        allow_null=True,
+        help_text="The point estimate: the lowest level with a speedup below 1; null if none.",
+    )
+    crossover_text = serializers.CharField(
+        help_text="The crossover with its uncertainty: 'between 2 and 8', 'at or below 1', "
+        "'not within 1–16' or 'not established' (Welch's test per level on the rounds)."
     )
     rows = ConcurrencyLevelSerializer(many=True)
 
@@ -74,6 +88,16 @@ class CategoryFigureSerializer(serializers.Serializer):
     tau = serializers.FloatField(allow_null=True)
     baseline_decode = serializers.FloatField(allow_null=True)
     speedup = serializers.FloatField(allow_null=True)
+    prompts = serializers.IntegerField(allow_null=True, help_text="Distinct prompts measured.")
+    anecdotal = serializers.BooleanField(help_text="Fewer than three prompts: an anecdote.")
+    acceptance_ci95_low = serializers.FloatField(allow_null=True)
+    acceptance_ci95_high = serializers.FloatField(
+        allow_null=True, help_text="Acceptance's 95% interval over the category's prompts."
+    )
+    speedup_ci95_low = serializers.FloatField(allow_null=True)
+    speedup_ci95_high = serializers.FloatField(
+        allow_null=True, help_text="The speedup's 95% interval over the category's prompts."
+    )
 
 
 class ConfigDetailSerializer(ConfigSerializer):

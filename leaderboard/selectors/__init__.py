@@ -22,8 +22,9 @@ The reads are grouped by what they are about, one module each:
 - `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
 - `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
-- `protocols`: the concurrency and categories protocols' per-level and per-category figures,
-  crossover and heatmap, and a result's energy and roofline figures.
+- `protocols`: the concurrency protocol's per-level figures, verdicts and crossover, and the
+  helpers the protocols' reads share; `categories`: per-category figures with intervals over
+  prompts and the heatmap.
 
 Callers write `from leaderboard import selectors` and `selectors.leaderboard_entries(...)`; every
 public read is named here, so they need not know which module holds it. The counter itself lives
@@ -71,6 +72,7 @@ from leaderboard.selectors.catalogue import (
     servable_hardware,
     target_summaries,
 )
+from leaderboard.selectors.categories import category_heatmap, category_targets, category_view
 from leaderboard.selectors.charts import (
     acceptance_by_position,
     config_chart_data,
@@ -111,9 +113,6 @@ from leaderboard.selectors.jobs import (
 from leaderboard.selectors.model_requests import user_model_requests
 from leaderboard.selectors.protocols import (
     SEPARATE_PROTOCOLS,
-    category_heatmap,
-    category_targets,
-    category_view,
     concurrency_series,
     concurrency_targets,
     concurrency_view,

@@ -85,11 +85,10 @@ RANKS_WITHIN_DEFINITION = (
 # protocol's own figures are: these rows rank only among rows of their protocol.
 PROTOCOL_TPS_DEFINITIONS = {
     "concurrency": (
-        "decode tok/s of a concurrency row: each request's generated tokens over the server's "
-        "own generation time, pooled over the requests of every level (a level of c concurrent "
-        "requests adds c per round), so it weighs the higher levels most; per level, the "
-        "aggregate tok/s (all tokens of a round over its wall time) and the crossover are on the "
-        "config page and /concurrency/"
+        "aggregate tok/s of a concurrency row: at its lowest level, all tokens a round generated "
+        "over the round's wall time, averaged over its rounds (the rounds are the samples); the "
+        "other levels, the crossover and a ranking at any level are on the config page and "
+        "/concurrency/"
     ),
     "categories": (
         "decode tok/s of a categories row: each request's generated tokens over the server's own "
@@ -99,9 +98,9 @@ PROTOCOL_TPS_DEFINITIONS = {
 }
 PROTOCOL_SPEEDUP_DEFINITIONS = {
     "concurrency": (
-        "speedup of a concurrency row: at each level, aggregate tok/s over the paired baseline's "
-        "at the same level; across levels, the geometric mean of those ratios (the crossover, "
-        "where a level's ratio falls below 1, is on the config page)"
+        "speedup of a concurrency row: at its lowest level, aggregate tok/s over the paired "
+        "baseline's at the same level, with an interval over the rounds; each level's, and the "
+        "crossover with its uncertainty, are on the config page"
     ),
     "categories": (
         "speedup of a categories row: in each category, mean decode tok/s over the paired "

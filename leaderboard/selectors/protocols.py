@@ -6,12 +6,15 @@ that shows as "–", never an error):
 
 - concurrency: per level the aggregate tok/s over rounds (n, mean, 95% interval), per-request
   decode tok/s, time to first token, acceptance, and the speedup derived here (the aggregate mean
-  over the paired baseline's at the same level, never a file's claim), with the crossover: the
-  lowest level whose speedup is below 1 (`concurrency_view` for a config page,
-  `concurrency_targets` and `concurrency_series` for /concurrency/).
-- categories: per category decode tok/s, acceptance, tau and derived speedup (`category_view`),
-  and the speculative config x category heatmap of acceptance and speedup (`category_targets`,
-  `category_heatmap`).
+  over the paired baseline's at the same level, never a file's claim) with its interval and the
+  level's verdict (`verdicts.concurrency`: faster, slower or not established by Welch on the
+  rounds), and the crossover as a level interval with its uncertainty ("between 2 and 8");
+  `concurrency_series` ranks the configs at a level the page chooses, within their ranking
+  (`concurrency_view` for a config page, `concurrency_targets` and `concurrency_series` for
+  /concurrency/).
+- the helpers both protocols' reads share (stored points read defensively, a row's paired
+  baseline points, its flags and short label); the categories protocol's own reads are in
+  `selectors.categories`.
 Energy and the roofline of the same results are read in `selectors.energy`.
 """
 
@@ -22,6 +25,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db.models import Count
 
+from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
 
 CONCURRENCY = "concurrency"
@@ -116,8 +120,10 @@ def concurrency_points(points: object) -> dict[int, dict]:
 
 def concurrency_rows(points: object, baseline_points: object = None) -> list[dict]:
     """Per level: aggregate tok/s (n rounds, mean, interval), per-request decode mean, time to
-    first token, acceptance, tau, the baseline's aggregate mean and the speedup derived from both."""
+    first token, acceptance, tau, the baseline's aggregate mean, the speedup derived from both
+    with its interval, and the level's verdict against the baseline."""
     reference = concurrency_points(baseline_points)
+    judged = {v.level: v for v in verdicts.level_verdicts(points, baseline_points)}
     rows = []
     for level, point in concurrency_points(points).items():
         aggregate = _statistics(point, "aggregate_tokens_per_second")
@@ -126,6 +132,8 @@ def concurrency_rows(points: object, baseline_points: object = None) -> list[dic
             if (level in reference)
             else None
         )
+        verdict = judged.get(level)
+        interval = verdict.speedup_interval if verdict else None
         rows.append(
             {
                 "concurrency": level,
@@ -140,16 +148,27 @@ def concurrency_rows(points: object, baseline_points: object = None) -> list[dic
                 "tau": _number(point.get("tau")),
                 "baseline_aggregate": baseline,
                 "speedup": _ratio(aggregate["mean"], baseline),
+                "speedup_ci95_low": interval[0] if interval else None,
+                "speedup_ci95_high": interval[1] if interval else None,
+                "verdict": verdict.verdict if verdict and baseline is not None else "",
+                "p": verdict.p if verdict else None,
             }
         )
     return rows
 
 
 def crossover(rows: Sequence[dict]) -> int | None:
-    """The lowest level at which speculation stops paying (speedup below 1), None if none does."""
+    """The point estimate of the crossover: the lowest level whose speedup is below 1, None if
+    none is (the chart's marker and the API's `crossover`); its uncertainty, in words, is
+    `crossover_words`."""
     return next(
         (r["concurrency"] for r in rows if r["speedup"] is not None and r["speedup"] < 1), None
     )
+
+
+def crossover_words(points: object, baseline_points: object) -> str:
+    """Where speculation stops paying, with its uncertainty (`verdicts.concurrency`)."""
+    return verdicts.crossover_text(points, baseline_points)
 
 
 def _concurrency_line(entry: LeaderboardEntry, stored: dict[int, dict]) -> dict:
@@ -158,8 +177,12 @@ def _concurrency_line(entry: LeaderboardEntry, stored: dict[int, dict]) -> dict:
     rows = concurrency_rows(
         _points(raw), _reference_points(entry, stored) if config.is_speculative else []
     )
+    reference = _reference_points(entry, stored) if config.is_speculative else []
     return {
         "key": config.key,
+        "ranking_key": entry.ranking_key,
+        "ranking_label": entry.ranking_label,
+        "crossover_text": crossover_words(_points(raw), reference) if reference else "",
         "run_id": entry.best_run_id,
         "label": f"{config.label} · {entry.hardware.gpu_name}",
         "short_label": _short_label(config),
@@ -221,6 +244,7 @@ def concurrency_view(*, entry: LeaderboardEntry | None) -> dict | None:
             "crossover": line["crossover"],
         },
         "crossover": line["crossover"],
+        "crossover_text": line["crossover_text"],
         "has_baseline": bool(baseline_rows),
     }
 
@@ -261,9 +285,11 @@ def _protocol_entries(
     return list(best.values())
 
 
-def concurrency_series(*, target_name: str, hardware_slug: str) -> dict:
+def concurrency_series(*, target_name: str, hardware_slug: str, level: int | None = None) -> dict:
     """Aggregate tok/s against concurrency, one line per config of a target on one hardware
-    (baselines included, drawn dashed), each speculative line with its speedups and crossover."""
+    (baselines included, drawn dashed), each speculative line with its speedups and crossover;
+    and the configs ranked at one level (`level`, else the lowest), within their ranking, by
+    aggregate tok/s over rounds, ties by Welch (`verdicts.standings`), baselines apart."""
     entries = _protocol_entries(CONCURRENCY, target_name, hardware_slug)
     stored = _stored([e.best_run_id for e in entries] + [_baseline_run_id(e) for e in entries])
     lines = [line for line in (_concurrency_line(e, stored) for e in entries) if line["rows"]]
@@ -272,123 +298,58 @@ def concurrency_series(*, target_name: str, hardware_slug: str) -> dict:
     for line in lines:
         by_level = {row["concurrency"]: row for row in line["rows"]}
         line["cells"] = [by_level.get(level) for level in levels]
-    return {"levels": levels, "lines": lines}
-
-
-# Categories
-
-
-def category_points(points: object) -> dict[str, dict]:
-    """A result's category points by name (the first of a name wins), read defensively."""
-    by_name: dict[str, dict] = {}
-    for point in points if isinstance(points, list) else []:
-        name = _mapping(point).get("category")
-        if isinstance(name, str) and name:
-            by_name.setdefault(name, point)
-    return by_name
-
-
-def category_rows(points: object, baseline_points: object = None) -> list[dict]:
-    """Per category: decode tok/s (n, mean, interval), acceptance, tau, the baseline's decode
-    mean and the speedup derived from both."""
-    reference = category_points(baseline_points)
-    rows = []
-    for name, point in category_points(points).items():
-        decode = _statistics(point, "decode_tokens_per_second")
-        baseline = (
-            _statistics(reference[name], "decode_tokens_per_second")["mean"]
-            if name in reference
-            else None
-        )
-        rows.append(
-            {
-                "category": name,
-                "n": decode["n"],
-                "decode": decode["mean"],
-                "ci95_low": decode["ci95_low"],
-                "ci95_high": decode["ci95_high"],
-                "acceptance": _number(point.get("acceptance_rate")),
-                "tau": _number(point.get("tau")),
-                "baseline_decode": baseline,
-                "speedup": _ratio(decode["mean"], baseline),
-            }
-        )
-    return rows
-
-
-def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
-    """A categories config's row: per-category figures and the chart's lists; None otherwise."""
-    if entry is None or entry.config.protocol != CATEGORIES:
-        return None
-    stored = _stored([entry.best_run_id, _baseline_run_id(entry)])
-    reference = _reference_points(entry, stored) if entry.config.is_speculative else []
-    rows = category_rows(_points(stored.get(entry.best_run_id)), reference)
-    if not rows:
-        return None
+    chosen = level if level in levels else (levels[0] if levels else None)
+    ranked = {e.config.key: e for e in entries if e.rank is not None or not e.config.is_speculative}
     return {
-        "rows": rows,
-        "chart": {
-            "categories": [r["category"] for r in rows],
-            "acceptance": [r["acceptance"] for r in rows],
-            "speedup": [r["speedup"] for r in rows],
-            "decode": [r["decode"] for r in rows],
-            "speculative": entry.config.is_speculative,
-        },
+        "levels": levels,
+        "lines": lines,
+        "level": chosen,
+        "ranking": _ranking_at(lines, chosen, competing=set(ranked)) if chosen else [],
     }
 
 
-def category_targets() -> list[tuple[str, str, str]]:
-    """(target, hardware slug, GPU name) pairs with categories rows, the most rows first."""
-    return _protocol_targets(CATEGORIES)
-
-
-def acceptance_shade(value: float | None) -> str:
-    """The heatmap's cell class for an acceptance rate: heat-0 (none) to heat-9 (nearly all)."""
-    return "" if value is None else f"heat-{min(9, max(0, int(value * 10)))}"
-
-
-def speedup_shade(value: float | None) -> str:
-    """The heatmap's cell class for a speedup: gain-1..4 above 1, loss-1..4 below, even near 1."""
-    if value is None:
-        return ""
-    if 0.98 <= value <= 1.02:
-        return "even"
-    if value > 1:
-        return f"gain-{min(4, 1 + int((value - 1) / 0.25))}"
-    return f"loss-{min(4, 1 + int((1 - value) / 0.1))}"
-
-
-def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
-    """Speculative configs x categories of one target on one hardware: each cell the config's
-    acceptance and derived speedup in that category, with the classes that colour it."""
-    entries = [
-        e
-        for e in _protocol_entries(CATEGORIES, target_name, hardware_slug)
-        if e.config.is_speculative
-    ]
-    stored = _stored([e.best_run_id for e in entries] + [_baseline_run_id(e) for e in entries])
-    rows, categories = [], []
-    for entry in entries:
-        figures = category_rows(
-            _points(stored.get(entry.best_run_id)), _reference_points(entry, stored)
-        )
-        if not figures:
+def _ranking_at(lines: list[dict], level: int, *, competing: set[str]) -> list[dict]:
+    """The lines at one level, one table per ranking: speculative lines ranked by aggregate
+    tok/s with Welch's labels, the ranking's baseline as its denominator."""
+    groups: dict[str, dict] = {}
+    for line in lines:
+        if line["key"] not in competing:
             continue
-        for figure in figures:
-            if figure["category"] not in categories:
-                categories.append(figure["category"])
-        rows.append({"entry": entry, "label": _short_label(entry.config), "figures": figures})
-    for row in rows:
-        by_name = {figure["category"]: figure for figure in row.pop("figures")}
-        row["cells"] = [
-            by_name[name]
-            | {
-                "acceptance_shade": acceptance_shade(by_name[name]["acceptance"]),
-                "speedup_shade": speedup_shade(by_name[name]["speedup"]),
-            }
-            if name in by_name
-            else None
-            for name in categories
+        cell = next((row for row in line["rows"] if row["concurrency"] == level), None)
+        if cell is None or cell["aggregate"] is None:
+            continue
+        group = groups.setdefault(
+            line["ranking_key"], {"label": line["ranking_label"], "rows": [], "baselines": []}
+        )
+        (group["baselines"] if line["baseline"] else group["rows"]).append((line, cell))
+    tables = []
+    for group in groups.values():
+        samples = {
+            line["key"]: verdicts.summary_sample(
+                cell["aggregate"], _round_stdev(cell), cell["n"] or 1
+            )
+            for line, cell in group["rows"]
+        }
+        found = verdicts.standings(
+            [
+                verdicts.Contender(id=index, figure=cell["aggregate"], sample=samples[line["key"]])
+                for index, (line, cell) in enumerate(group["rows"])
+            ]
+        )
+        rows = [
+            {"line": line, "cell": cell, "standing": found[index]}
+            for index, (line, cell) in enumerate(group["rows"])
         ]
-    rows.sort(key=lambda row: (row["label"], row["entry"].config.key))
-    return {"categories": categories, "rows": rows}
+        rows.sort(key=lambda row: (row["standing"].rank, row["line"]["key"]))
+        tables.append(
+            {"label": group["label"], "rows": rows, "baselines": [c for _, c in group["baselines"]]}
+        )
+    return sorted(tables, key=lambda table: table["label"])
+
+
+def _round_stdev(cell: dict) -> float | None:
+    """A level's standard deviation over its rounds, from its interval (the page keeps no more)."""
+    low, high, n = cell["ci95_low"], cell["ci95_high"], cell["n"]
+    if low is None or high is None or not n or n < 2:
+        return None
+    return (high - low) / 2 / verdicts.t_critical(n - 1) * math.sqrt(n)

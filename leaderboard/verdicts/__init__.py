@@ -21,6 +21,7 @@ so both may use it.
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins.
 """
 
+from leaderboard.verdicts import categories
 from leaderboard.verdicts.advice import (
     DraftStanding,
     DraftTable,
@@ -42,7 +43,14 @@ from leaderboard.verdicts.best_run import (
     lowest_level,
     run_sample,
 )
-from leaderboard.verdicts.concurrency import crossover_of, crossover_text, level_verdicts
+from leaderboard.verdicts.concurrency import (
+    FASTER,
+    NOT_ESTABLISHED,
+    SLOWER,
+    crossover_of,
+    crossover_text,
+    level_verdicts,
+)
 from leaderboard.verdicts.ranking import KEPT_OFF_FLAGS, Contender, Standing, competes, standings
 from leaderboard.verdicts.statistics import (
     Sample,
@@ -51,6 +59,7 @@ from leaderboard.verdicts.statistics import (
     ratio_interval,
     ratios_indistinguishable,
     summary_sample,
+    t_critical,
     t_interval,
     welch_p,
 )
@@ -78,6 +87,11 @@ from leaderboard.verdicts.workloads import (
 )
 
 __all__ = [
+    "categories",
+    "FASTER",
+    "NOT_ESTABLISHED",
+    "SLOWER",
+    "t_critical",
     "KEPT_OFF_FLAGS",
     "DraftStanding",
     "DraftTable",

@@ -245,3 +245,23 @@ def test_damaged_category_points_never_break_a_page(client, category_runs, hardw
         assert client.get(url).status_code == 200, url
     for url in (f"/api/v1/configs/{key}", "/api/v1/leaderboard?source=all"):
         assert APIClient().get(url).status_code == 200, url
+
+
+def test_each_category_carries_intervals_over_its_prompts_and_two_prompts_are_anecdotal(
+    client, category_runs
+):
+    key = categories_config(CATEGORIES).key
+    page = text(client.get(f"/configs/{key}/"))
+
+    table = re.search(
+        r'<table class="category-table" id="config-category-table">(.*?)</table>', page
+    ).group(1)
+    rows = re.findall(r"<tr>.*?</tr>", table)
+    # Two prompts a category: each figure is an anecdote, and the page says so at the figure.
+    assert all("anecdotal" in row for row in rows[1:])
+    assert "· 2" in rows[1]
+    body = client.get(f"/api/v1/configs/{key}").json()
+    code = next(c for c in body["categories"] if c["category"] == "code")
+    assert code["prompts"] == 2 and code["anecdotal"] is True
+    low, high = code["speedup_ci95_low"], code["speedup_ci95_high"]
+    assert low < code["speedup"] < high

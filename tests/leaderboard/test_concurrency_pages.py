@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import re
 
 import pytest
@@ -80,9 +79,10 @@ def test_the_config_page_charts_aggregate_throughput_against_its_baseline_with_t
     rows = re.findall(r"<tr.*?</tr>", table)
     assert len(rows) == 1 + len(LEVELS)
     # Level 4 is the crossover row: its speedup is 160 / 200 and it is marked.
-    assert 'class="crossover"' in rows[3] and "0.80×" in rows[3] and "crossover" in rows[3]
+    assert 'class="crossover"' in rows[3] and "0.80×" in rows[3]
     assert "1.67×" in rows[1] and "1.25×" in rows[2]
-    assert "Crossover at 4 concurrent requests" in page
+    # Clearly faster at 2 and clearly slower at 4 over two rounds each: the interval is (2, 4].
+    assert "Crossover between 2 and 4 concurrent requests" in page
 
 
 def test_the_concurrency_view_lists_each_config_of_a_target_with_its_crossover(
@@ -96,7 +96,7 @@ def test_the_concurrency_view_lists_each_config_of_a_target_with_its_crossover(
     assert by_kind[False]["crossover"] == 4 and by_kind[True]["crossover"] is None
     table = re.search(r'<table id="concurrency-table">(.*?)</table>', page).group(1)
     speculative_row = next(r for r in re.findall(r"<tr.*?</tr>", table) if "draft-dflash" in r)
-    assert speculative_row.endswith('<td class="num"><strong>4</strong></td> </tr>')
+    assert speculative_row.endswith('<td class="num"><strong>between 2 and 4</strong></td> </tr>')
     assert 'href="/concurrency/"' in page  # the site's navigation links it
 
 
@@ -131,21 +131,29 @@ def test_a_concurrency_row_ranks_only_among_concurrency_rows(
     ranks = selectors.page_ranks(entries, page, offset=0, ordering="tokens_per_second")
     by_protocol = {}
     for entry in page:
-        by_protocol.setdefault(entry.config.protocol, []).append(ranks[entry.pk][0])
+        by_protocol.setdefault(entry.config.protocol, []).append(ranks[entry.pk].rank)
     # Each protocol family's fastest row is rank 1 of its own ranking.
     assert min(by_protocol["concurrency"]) == 1 and min(by_protocol["quick"]) == 1
     speculative = LeaderboardEntry.objects.get(config__key=speculative_key())
-    # The row's speedup is the per-level one the page shows, combined by geometric mean.
-    assert speculative.speedup == pytest.approx(math.prod(SPEEDUPS) ** (1 / 3), rel=1e-3)
+    # The row ranks by aggregate tok/s at its lowest level (its rounds the samples), not by
+    # per-request decode pooled over levels, and its speedup is that level's ratio.
+    assert speculative.tps_definition == "aggregate" and speculative.interval_basis == "rounds"
+    assert speculative.tokens_per_second == pytest.approx(SPECULATIVE[0], rel=1e-3)
+    assert speculative.speedup == pytest.approx(SPEEDUPS[0], rel=1e-3)
+    assert speculative.speedup_basis == "rounds" and speculative.crossover == "between 2 and 4"
+    assert speculative.ranking_key != next(
+        e.ranking_key for e in page if e.config.protocol == "quick"
+    )
     definitions = selectors.row_definitions(speculative, {})
-    assert "pooled over the requests of every level" in definitions["tokens_per_second"]
-    assert "aggregate tok/s over the paired baseline's" in definitions["speedup"]
+    assert "at its lowest level" in definitions["tokens_per_second"]
+    assert "aggregate tok/s over the paired" in definitions["speedup"]
 
 
 def test_the_board_names_the_concurrency_ranking_beside_its_rank(client, concurrency_runs):
     page = text(client.get("/", {"protocol": "concurrency"}))
     # Named by what it measured: its rows rank only among configs of the same levels and lengths.
-    assert 'class="sub rank-scope"' in page and "concurrency 1–4 (3 levels), 64 in, 32 out" in page
+    assert 'class="ranking-heading"' in page and "concurrency 1–4 (3 levels), 64 in, 32 out" in page
+    assert "crossover between 2 and 4" in page
 
 
 @pytest.fixture
@@ -252,3 +260,34 @@ def test_stored_points_missing_fields_or_holding_nulls_never_break_a_page(
         assert client.get(url).status_code == 200, url
     for url in ("/api/v1/concurrency", f"/api/v1/configs/{key}", "/api/v1/leaderboard"):
         assert client.get(url).status_code == 200, url
+
+
+def test_the_concurrency_page_ranks_configs_at_the_level_it_is_asked_for(
+    client, concurrency_runs, hardware, user, make_protocol_result
+):
+    # A second DFlash config of the same workload: slower at 1 and 2, faster at 4.
+    other = concurrency_config(LEVELS, n_max=2)
+    services.import_runner_result(
+        owner=user,
+        hardware=hardware,
+        result=make_protocol_result(
+            other,
+            concurrency_records(other, [80.0, 130.0, 190.0], acceptance=0.6),
+            concurrency_records(other.baseline(), BASELINE, acceptance=None),
+        ),
+        source="test",
+    )
+    query = {"target": "tiny-qwen3", "hardware": hardware.slug}
+
+    def ranked(level: int) -> list[str]:
+        series = selectors.concurrency_series(
+            target_name="tiny-qwen3", hardware_slug=hardware.slug, level=level
+        )
+        [table] = series["ranking"]
+        assert len(table["baselines"]) == 1  # the denominator, not a ranked row
+        return [row["line"]["key"] for row in table["rows"]]
+
+    assert ranked(1) == [speculative_key(), other.key]
+    assert ranked(4) == [other.key, speculative_key()]
+    page = text(client.get("/concurrency/", query | {"level": "4"}))
+    assert "Ranked at 4 concurrent" in page and "baseline (the denominator)" in page

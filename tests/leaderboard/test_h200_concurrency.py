@@ -38,11 +38,13 @@ def test_the_concurrency_page_and_api_show_the_measured_crossover(imported, clie
     page = client.get("/concurrency/", {"target": target, "hardware": hardware.slug})
     assert page.status_code == 200
     text = page.content.decode()
-    assert "crossover at 4" in text or ">4<" in text
+    # The runner's point estimate is 4, but its three rounds there cannot tell (Welch p = 0.38).
+    assert "between 2 and 8" in text
 
     api = client.get("/api/v1/concurrency", {"target": target, "hardware": hardware.slug}).json()
     line = next(line for line in api["lines"] if not line["baseline"])
-    assert line["crossover"] == 4
+    assert line["crossover"] == 4 and line["crossover_text"] == "between 2 and 8"
+    assert [row["verdict"] for row in line["rows"]][2] == "not established"
     assert [row["concurrency"] for row in line["rows"]] == LEVELS
     speedups = [row["speedup"] for row in line["rows"]]
     assert speedups[0] == pytest.approx(1.661, abs=1e-3) and speedups[-1] < 1

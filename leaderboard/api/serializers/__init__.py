@@ -1,4 +1,7 @@
-"""API serializers: read-only ones for output, explicit input serializers for writes."""
+"""API serializers: read-only ones for output, explicit input serializers for writes.
+
+The leaderboard rows' own live in `serializers.board`; every serializer is importable from here.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +10,23 @@ from rest_framework import serializers
 
 from leaderboard import comparisons, selectors
 from leaderboard.api import energy_fields, spread_fields
+from leaderboard.api.serializers.board import (
+    DepthFigureSerializer as DepthFigureSerializer,
+)
+from leaderboard.api.serializers.board import (
+    LeaderboardEntryListSerializer as LeaderboardEntryListSerializer,
+)
+from leaderboard.api.serializers.board import (
+    LeaderboardEntrySerializer,
+)
+from leaderboard.api.serializers.board import (
+    LeaderboardQuerySerializer as LeaderboardQuerySerializer,
+)
 from leaderboard.models import (
     Config,
     EngineBuild,
     Hardware,
     Job,
-    LeaderboardEntry,
     ModelFile,
     ModelRequest,
     RequestRecord,
@@ -62,134 +76,6 @@ class ConfigSerializer(serializers.ModelSerializer):
             "energy", "roofline",
         ]  # fmt: skip
         read_only_fields = fields
-
-
-class DepthFigureSerializer(serializers.Serializer):
-    """One depth of a depth protocol: decode tok/s mean, n, 95% interval, speedup at that depth."""
-
-    input_tokens = serializers.IntegerField()
-    n = serializers.IntegerField(allow_null=True)
-    mean = serializers.FloatField(allow_null=True)
-    ci95_low = serializers.FloatField(allow_null=True)
-    ci95_high = serializers.FloatField(allow_null=True)
-    speedup = serializers.FloatField(allow_null=True)
-
-
-def _with_evidence(entries: list[LeaderboardEntry]) -> list[LeaderboardEntry]:
-    """Rows with the evidence behind their numbers and their definitions, fetched at once."""
-    evidence = selectors.row_evidence(entries=entries)
-    for entry in entries:
-        entry.evidence = evidence[entry.pk] | {
-            "definitions": selectors.row_definitions(entry, evidence[entry.pk])
-        }
-    return entries
-
-
-class LeaderboardEntryListSerializer(serializers.ListSerializer):
-    """Rows read together: the evidence behind their numbers is fetched once for all of them."""
-
-    def to_representation(self, data):
-        return super().to_representation(
-            _with_evidence(list(data.all() if hasattr(data, "all") else data))
-        )
-
-
-def _evidence_field(key: str, help_text: str, field=serializers.IntegerField) -> serializers.Field:
-    return field(source=f"evidence.{key}", read_only=True, allow_null=True, help_text=help_text)
-
-
-class LeaderboardEntrySerializer(serializers.ModelSerializer):
-    config_key = serializers.CharField(source="config.key", read_only=True)
-    label = serializers.CharField(source="config.label", read_only=True)
-    target_name = serializers.CharField(source="config.target_name", read_only=True)
-    spec_label = serializers.CharField(source="config.spec_label", read_only=True)
-    protocol = serializers.CharField(source="config.protocol", read_only=True)
-    n_max = serializers.IntegerField(source="config.n_max", read_only=True, allow_null=True)
-    hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    baseline_config_key = serializers.CharField(
-        source="baseline_entry.config.key", read_only=True, allow_null=True, default=None
-    )
-    best_run_id = serializers.IntegerField(read_only=True, allow_null=True)
-    best_of_batches = serializers.IntegerField(
-        source="runs_count", read_only=True, help_text="k: the figures are the best of k batches."
-    )
-    definitions = serializers.DictField(
-        child=serializers.CharField(),
-        source="evidence.definitions",
-        read_only=True,
-        help_text="Each number's definition, n and interval in one line: tokens_per_second, "
-        "ci95, n, speedup, acceptance_rate, tau, runs_count.",
-    )
-    ci95_scope = serializers.SerializerMethodField(
-        help_text="What ci95_low/high cover: 'requests' of the best batch, 'across depths' "
-        "(requests of different input lengths pooled: see depths) or 'none' (n < 2)."
-    )
-    acceptance_draft_tokens = _evidence_field("draft_tokens", "Acceptance's denominator.")
-    acceptance_accepted_tokens = _evidence_field("draft_accepted", "Acceptance's numerator.")
-    tau_verify_steps = _evidence_field("verify_steps", "tau = 1 + accepted / verify steps.")
-    baseline_tokens_per_second = _evidence_field(
-        "baseline_tokens_per_second", "What speedup divides by.", serializers.FloatField
-    )
-    depths = DepthFigureSerializer(
-        many=True,
-        source="evidence.depths",
-        read_only=True,
-        help_text="Depth protocols: each depth's decode mean, n, 95% interval and speedup.",
-    )
-    joules_per_token = _evidence_field(
-        "joules_per_token",
-        "The best batch's NVML energy over its generated tokens, prefill and idle time within "
-        "each request included (a concurrent wave's shared out by tokens, an allocation); null "
-        "where none was measured (CPU hosts, older results).",
-        serializers.FloatField,
-    )
-    joules_per_accepted_token = _evidence_field(
-        "joules_per_accepted_token",
-        "Always null: there is no separate energy of an accepted draft token (kept so that "
-        "clients reading it do not break).",
-        serializers.FloatField,
-    )
-    roofline_fraction = _evidence_field(
-        "roofline_fraction",
-        "The best batch's rate over its bandwidth ceiling for the bytes one step reads (target, "
-        "K/V cache, draft), derived from its result; a concurrency row's at its lowest level, "
-        "aggregate tok/s; null off CUDA.",
-        serializers.FloatField,
-    )
-    roofline_flag = _evidence_field(
-        "roofline_flag",
-        "'above_ceiling' (impossible, a measurement error), 'far_below' (a one-stream baseline, "
-        "likely a CPU fallback) or null.",
-        serializers.CharField,
-    )
-
-    class Meta:
-        model = LeaderboardEntry
-        list_serializer_class = LeaderboardEntryListSerializer
-        fields = [
-            "id", "config_key", "label", "target_name", "spec_label", "protocol", "n_max", "hardware",
-            "engine_release", "tps_definition", "tokens_per_second", "n", "stdev", "median",
-            "ci95_low", "ci95_high", "end_to_end_tokens_per_second", "speedup", "baseline_config_key",
-            "acceptance_rate", "tau", "lossless", "synthetic", "self_reported", "degenerate",
-            "retired", "runs_count", "best_run_id", "peak_memory_bytes", "updated_at",
-            "test_weights", "best_of_batches", "pooled_mean", "pooled_n", "pooled_ci95_low",
-            "pooled_ci95_high", "definitions", "ci95_scope", "acceptance_draft_tokens",
-            "acceptance_accepted_tokens", "tau_verify_steps", "baseline_tokens_per_second",
-            "pairing_note", "depths", "joules_per_token", "joules_per_accepted_token",
-            "roofline_fraction", "roofline_flag",
-        ]  # fmt: skip
-        read_only_fields = fields
-
-    def to_representation(self, entry: LeaderboardEntry) -> dict:
-        # A row read alone (the compare resource) fetches its own evidence.
-        if not hasattr(entry, "evidence"):
-            _with_evidence([entry])
-        return super().to_representation(entry)
-
-    def get_ci95_scope(self, entry: LeaderboardEntry) -> str:
-        if entry.evidence["depths"]:
-            return "across depths"
-        return "requests" if entry.n >= 2 and entry.ci95_low is not None else "none"
 
 
 class RequestRecordSerializer(serializers.ModelSerializer):
@@ -356,39 +242,6 @@ class ImportReportSerializer(serializers.Serializer):
 
     def get_config_keys(self, report) -> list[str]:
         return [config.key for config in report.configs]
-
-
-class LeaderboardQuerySerializer(serializers.Serializer):
-    """The leaderboard's filters. By default the rows are the main ranking, as on the page;
-    naming a `source` or `include_retired=true` widens them to every row the filters match."""
-
-    target = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    hardware = serializers.CharField(required=False, allow_blank=True, max_length=100)
-    spec_type = serializers.CharField(required=False, allow_blank=True, max_length=60)
-    protocol = serializers.ChoiceField(
-        choices=selectors.PROTOCOLS, required=False, allow_blank=True
-    )
-    source = serializers.ChoiceField(
-        choices=list(selectors.SOURCES),
-        required=False,
-        help_text="Left out: the main ranking only, as on the page (measured by our workers on a "
-        "current build, real acceptance, output not degenerate). Named: every row of that "
-        "source, flagged ones (synthetic, self-reported, degenerate) included.",
-    )
-    ordering = serializers.ChoiceField(
-        choices=list(selectors.LEADERBOARD_ORDERINGS), required=False, default="tokens_per_second"
-    )
-    include_retired = serializers.BooleanField(
-        required=False,
-        default=False,
-        help_text="Every row the filters match, retired builds' rows included.",
-    )
-
-    def validate(self, attrs: dict) -> dict:
-        # The page's default is the main ranking (its "all results" toggle widens it); a query
-        # that names a source or asks for retired rows asks for more than the ranking.
-        widened = "source" in attrs or attrs["include_retired"]
-        return attrs | {"source": attrs.get("source", "all"), "ranked_only": not widened}
 
 
 class ModelRegistrationSerializer(serializers.Serializer):

@@ -1,0 +1,186 @@
+"""Reads for the categories protocol: per category decode tok/s, acceptance, tau and the
+derived speedup, with intervals over the category's prompts and an "anecdotal" mark below three
+prompts (`verdicts.categories`; `category_view`), and the speculative config x category heatmap
+of acceptance and speedup (`category_targets`, `category_heatmap`). Stored points are read
+defensively by the helpers in `selectors.protocols`.
+"""
+
+from __future__ import annotations
+
+from leaderboard import verdicts
+from leaderboard.models import LeaderboardEntry
+from leaderboard.selectors.protocols import (
+    CATEGORIES,
+    _baseline_run_id,
+    _mapping,
+    _number,
+    _points,
+    _protocol_entries,
+    _protocol_targets,
+    _ratio,
+    _reference_points,
+    _short_label,
+    _statistics,
+    _stored,
+)
+
+
+def category_points(points: object) -> dict[str, dict]:
+    """A result's category points by name (the first of a name wins), read defensively."""
+    by_name: dict[str, dict] = {}
+    for point in points if isinstance(points, list) else []:
+        name = _mapping(point).get("category")
+        if isinstance(name, str) and name:
+            by_name.setdefault(name, point)
+    return by_name
+
+
+def category_rows(
+    points: object,
+    baseline_points: object = None,
+    *,
+    requests: object = None,
+    baseline_requests: object = None,
+) -> list[dict]:
+    """Per category: decode tok/s (n, mean, interval), acceptance, tau, the baseline's decode
+    mean and the speedup derived from both; with the requests, the category's prompts, the
+    acceptance's and the speedup's intervals over them and whether the figure is anecdotal
+    (`verdicts.categories`: fewer than three prompts)."""
+    reference = category_points(baseline_points)
+    own_prompts = verdicts.categories.by_category(
+        _as_list(points), verdicts.categories.category_figures(requests)
+    )
+    their_prompts = verdicts.categories.by_category(
+        _as_list(baseline_points), verdicts.categories.category_figures(baseline_requests)
+    )
+    rows = []
+    for name, point in category_points(points).items():
+        decode = _statistics(point, "decode_tokens_per_second")
+        baseline = (
+            _statistics(reference[name], "decode_tokens_per_second")["mean"]
+            if name in reference
+            else None
+        )
+        prompts = own_prompts.get(name)
+        theirs = their_prompts.get(name)
+        acceptance_interval = prompts.acceptance_interval if prompts else None
+        speedup_interval = (
+            verdicts.categories.speedup_interval(prompts.decode, theirs.decode)
+            if prompts and theirs
+            else None
+        )
+        rows.append(
+            {
+                "category": name,
+                "n": decode["n"],
+                "decode": decode["mean"],
+                "ci95_low": decode["ci95_low"],
+                "ci95_high": decode["ci95_high"],
+                "acceptance": _number(point.get("acceptance_rate")),
+                "tau": _number(point.get("tau")),
+                "baseline_decode": baseline,
+                "speedup": _ratio(decode["mean"], baseline),
+                "prompts": prompts.prompts if prompts else None,
+                "anecdotal": bool(prompts and prompts.anecdotal),
+                "acceptance_ci95_low": acceptance_interval[0] if acceptance_interval else None,
+                "acceptance_ci95_high": acceptance_interval[1] if acceptance_interval else None,
+                "speedup_ci95_low": speedup_interval[0] if speedup_interval else None,
+                "speedup_ci95_high": speedup_interval[1] if speedup_interval else None,
+            }
+        )
+    return rows
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
+    """A categories config's row: per-category figures and the chart's lists; None otherwise."""
+    if entry is None or entry.config.protocol != CATEGORIES:
+        return None
+    stored = _stored([entry.best_run_id, _baseline_run_id(entry)])
+    own = stored.get(entry.best_run_id)
+    reference = _reference_points(entry, stored) if entry.config.is_speculative else []
+    paired = _mapping(own).get("baseline")
+    baseline_requests = (
+        _mapping(paired).get("requests")
+        if paired
+        else _mapping(stored.get(_baseline_run_id(entry))).get("requests")
+    )
+    rows = category_rows(
+        _points(own),
+        reference,
+        requests=_mapping(own).get("requests"),
+        baseline_requests=baseline_requests if entry.config.is_speculative else None,
+    )
+    if not rows:
+        return None
+    return {
+        "rows": rows,
+        "anecdotal": [r["category"] for r in rows if r["anecdotal"]],
+        "chart": {
+            "categories": [r["category"] for r in rows],
+            "acceptance": [r["acceptance"] for r in rows],
+            "speedup": [r["speedup"] for r in rows],
+            "decode": [r["decode"] for r in rows],
+            "speculative": entry.config.is_speculative,
+        },
+    }
+
+
+def category_targets() -> list[tuple[str, str, str]]:
+    """(target, hardware slug, GPU name) pairs with categories rows, the most rows first."""
+    return _protocol_targets(CATEGORIES)
+
+
+def acceptance_shade(value: float | None) -> str:
+    """The heatmap's cell class for an acceptance rate: heat-0 (none) to heat-9 (nearly all)."""
+    return "" if value is None else f"heat-{min(9, max(0, int(value * 10)))}"
+
+
+def speedup_shade(value: float | None) -> str:
+    """The heatmap's cell class for a speedup: gain-1..4 above 1, loss-1..4 below, even near 1."""
+    if value is None:
+        return ""
+    if 0.98 <= value <= 1.02:
+        return "even"
+    if value > 1:
+        return f"gain-{min(4, 1 + int((value - 1) / 0.25))}"
+    return f"loss-{min(4, 1 + int((1 - value) / 0.1))}"
+
+
+def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
+    """Speculative configs x categories of one target on one hardware: each cell the config's
+    acceptance and derived speedup in that category, with the classes that colour it."""
+    entries = [
+        e
+        for e in _protocol_entries(CATEGORIES, target_name, hardware_slug)
+        if e.config.is_speculative
+    ]
+    stored = _stored([e.best_run_id for e in entries] + [_baseline_run_id(e) for e in entries])
+    rows, categories = [], []
+    for entry in entries:
+        figures = category_rows(
+            _points(stored.get(entry.best_run_id)), _reference_points(entry, stored)
+        )
+        if not figures:
+            continue
+        for figure in figures:
+            if figure["category"] not in categories:
+                categories.append(figure["category"])
+        rows.append({"entry": entry, "label": _short_label(entry.config), "figures": figures})
+    for row in rows:
+        by_name = {figure["category"]: figure for figure in row.pop("figures")}
+        row["cells"] = [
+            by_name[name]
+            | {
+                "acceptance_shade": acceptance_shade(by_name[name]["acceptance"]),
+                "speedup_shade": speedup_shade(by_name[name]["speedup"]),
+            }
+            if name in by_name
+            else None
+            for name in categories
+        ]
+    rows.sort(key=lambda row: (row["label"], row["entry"].config.key))
+    return {"categories": categories, "rows": rows}
