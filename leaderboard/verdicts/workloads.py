@@ -117,8 +117,9 @@ def is_across_depths(config: Config) -> bool:
 
 
 def learns_across_requests(spec_label: str) -> bool:
-    """Whether a config's drafting keeps n-gram state that outlives a request in the engine."""
-    return any(name in NGRAM_TYPES for name in spec_label.split(","))
+    """Whether a config's drafting keeps n-gram state that outlives a request in the engine (the
+    seed kit's CSV names it plain "ngram")."""
+    return any(name in NGRAM_TYPES or name == "ngram" for name in spec_label.split(","))
 
 
 def repeats_a_prompt(requests: object) -> bool:
