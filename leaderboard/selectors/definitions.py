@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.selectors.energy import ENERGY_KEYS, energy_by_run
 from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
@@ -38,7 +39,11 @@ SPEEDUP_ACROSS_DEPTHS = (
     "speedup of a depth run: at each depth, decode tok/s over the paired baseline's at the "
     "same depth; across depths, the geometric mean of those ratios"
 )
-CI95 = "95% interval: Student-t confidence interval of the mean over the batch's requests"
+CI95 = (
+    "95% interval: Student-t confidence interval of the best batch's mean over its requests; "
+    "ties and comparisons use the config's interval instead: over its batch means when it ran "
+    "several batches (batches differ), else over its one batch's requests"
+)
 CI95_ACROSS_DEPTHS = (
     "95% interval pooled across depths: requests of different input lengths, so not one "
     "measurement; each depth's own interval is listed"
@@ -75,11 +80,11 @@ ROOFLINE_CEILING = (
     "size, a draft's bytes) is left out and said so, which only raises the ceiling"
 )
 RANKS_WITHIN_DEFINITION = (
-    "ranks: by the sorted column, decode and end-to-end rows numbered separately, and rows of "
-    "the concurrency and categories protocols each only among rows of their protocol measured "
-    "alike (the same levels and lengths, or the same categories); a row whose "
-    "95% interval overlaps its ranking's leader shares rank 1 (sorted by tok/s), a row "
-    "without an interval (fewer than two requests) ties with nothing"
+    "ranks: within one ranking only (the same workload, tok/s definition, GPU and engine "
+    "release), by the sorted column, so a faster row never ranks below a slower one; "
+    "'≈ leader' or '≈ row above' where Welch's test on the two configs' samples cannot tell "
+    "them apart at 5% (a label, never a rank change), 'no interval' where a side has no spread; "
+    "baselines are the denominators of the speedups and are never ranked"
 )
 # The one tok/s figure of a concurrency or categories row (the runner's summary), and where the
 # protocol's own figures are: these rows rank only among rows of their protocol.
@@ -202,8 +207,8 @@ def is_across_depths(config: Config) -> bool:
 
 
 def _number(value: object) -> float | None:
-    """A stored figure as a number, or None for anything else (a page never breaks on it)."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A stored figure as a finite number, or None for anything else (`verdicts.finite`)."""
+    return verdicts.finite(value)
 
 
 def _decode_stats(point: dict) -> dict:

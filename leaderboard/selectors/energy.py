@@ -19,12 +19,12 @@ all: each figure is a finite, non-negative number or None, never an error.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
+from leaderboard import verdicts
 from leaderboard.models import Config, Run
 from runner.results import Roofline
 from runner.roofline import derived_roofline
@@ -34,9 +34,9 @@ ENERGY_FIELDS = ("joules_per_token", "joules_per_accepted_token")
 
 
 def _figure(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
+    """A stored energy or roofline figure: finite (`verdicts.finite`) and not negative."""
+    number = verdicts.finite(value)
+    return number if number is not None and number >= 0 else None
 
 
 def _summary(raw_result: object) -> dict:

@@ -35,10 +35,8 @@ SEPARATE_PROTOCOLS = (CONCURRENCY, CATEGORIES)
 
 
 def _number(value: object) -> float | None:
-    """A stored figure as a finite number, or None for anything else."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
+    """A stored figure as a finite number, or None for anything else (`verdicts.finite`)."""
+    return verdicts.finite(value)
 
 
 def _mapping(value: object) -> dict:
