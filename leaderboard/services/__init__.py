@@ -16,7 +16,11 @@ this package's names are the public face (`services.submit_config`), the modules
 No module here imports `leaderboard.tasks`: tasks are sent by name through `leaderboard.dispatch`.
 """
 
-from leaderboard.services.board import raise_board_version, refresh_leaderboard_entry
+from leaderboard.services.board import (
+    raise_board_version,
+    refresh_leaderboard_entry,
+    refresh_verdicts,
+)
 from leaderboard.services.community_imports import (
     SEED_CSV_COLUMNS,
     ImportReport,
@@ -73,6 +77,7 @@ from leaderboard.services.submissions import (
 from runner.provenance import normalise_gpu_name
 
 __all__ = [
+    "refresh_verdicts",
     "SEED_CSV_COLUMNS",
     "SELF_REPORTED_RELEASE",
     "SELF_REPORTED_UPLOAD_SOURCE",

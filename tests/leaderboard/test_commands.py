@@ -52,3 +52,16 @@ def test_register_hardware_names_the_queue(db):
         run("register_hardware", "NVIDIA H200", "--memory-gib", "141").strip()
         == "h200-141gb\tgpu.h200-141gb"
     )
+
+
+def test_refresh_leaderboard_fills_the_verdicts_of_rows_stored_before_them(db):
+    call_command("import_seed_csv", str(SEED_CSV), "--hardware", "RTX PRO 6000")
+    # As migration 0015 leaves rows written before it: no ranking, no config interval.
+    LeaderboardEntry.objects.update(ranking_key="", ranking_label="", config_n=0, interval_basis="")
+    output = run("refresh_leaderboard")
+
+    assert "recomputed 16 leaderboard rows" in output
+    ngram = LeaderboardEntry.objects.get(config__label="qwen36-dflash-ngram")
+    assert ngram.ranking_key and "seed kit CSV" in ngram.ranking_label
+    # Seven batches: the config's interval is over their seven means.
+    assert ngram.interval_basis == "batch means" and ngram.config_n == 7
