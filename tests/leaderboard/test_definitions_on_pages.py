@@ -83,7 +83,10 @@ def test_the_api_row_carries_each_numbers_definition_n_and_interval(client, meas
 
     assert set(row["definitions"]) == {
         "tokens_per_second", "ci95", "n", "speedup", "acceptance_rate", "tau", "runs_count",
+        "joules_per_token", "roofline",
     }  # fmt: skip
+    assert row["definitions"]["joules_per_token"].startswith("J/token: NVML's energy counter")
+    assert row["definitions"]["roofline"].startswith("roofline: mean decode tok/s over the")
     assert row["definitions"]["acceptance_rate"].startswith("acceptance: draft tokens accepted")
     assert row["definitions"]["tau"].startswith("tau: 1 + accepted draft tokens per verify step")
     assert row["acceptance_draft_tokens"] == entry.best_run.draft_tokens
@@ -158,11 +161,19 @@ def test_test_weight_rows_are_labelled_and_kept_off_the_main_ranking(
     assert "n_max 4" in board_row(text(client.get("/")), "n_max 4")
 
 
-def test_the_nmax_context_and_compare_pages_define_their_numbers(client, user, hardware):
+def test_the_nmax_context_and_compare_pages_define_their_numbers(
+    client, user, real_models, hardware, enqueued, make_result
+):
     from tests.support.h200_results import load_h200_results
 
+    # The n_max page answers from ranked rows only (the stored H200 files are synthetic): a
+    # measured sweep of two n_max, one of them measured twice (its interval over batch means).
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    again = measure(user, hardware, make_result, 4, [110.0, 112.0])
+    measure(user, hardware, make_result, 3, [90.0, 93.0])
+    assert LeaderboardEntry.objects.get(config=again.config).interval_basis == "batch means"
     load_h200_results(owner=user, hardware=hardware)
-    nmax = text(client.get("/nmax/", {"target": "qwen3-8b-random", "hardware": hardware.slug}))
+    nmax = text(client.get("/nmax/", {"target": "tiny-qwen3", "hardware": hardware.slug}))
     context = text(client.get("/context/"))
     # The two 4-depth DFlash runs (8B and 27B), side by side.
     keys = [
@@ -174,6 +185,12 @@ def test_the_nmax_context_and_compare_pages_define_their_numbers(client, user, h
     compare = text(client.get("/compare/", {"keys": ",".join(keys)}))
 
     assert 'title="decode tok/s: generated tokens over the server' in nmax
+    # The interval and n are the config's (batch means here), and each row says which.
+    assert "over its batch means when it has several batches" in nmax
+    assert 'title="the n of its interval: batches, or requests of its one batch">n<' in nmax
+    assert re.search(r"[0-9.]+ – [0-9.]+ ?<div class=\"sub\">over batch means</div>", nmax)
+    assert re.search(r"[0-9.]+ – [0-9.]+ ?<div class=\"sub\">over requests</div>", nmax)
+    assert "over the batch's requests" not in nmax
     assert 'title="draft tokens accepted / drafted, pooled over the batch">Acceptance' in nmax
     assert 'title="1 + accepted draft tokens per verify step">tau' in nmax
     assert "requests of different depths are never pooled into one interval here" in context

@@ -1,6 +1,8 @@
-"""Which draft for a target (the model page): on each GPU kind, each speculative type and draft
-file by its best speedup over the paired baseline, ties with the fastest by overlapping
-intervals; flagged rows and other GPUs' or protocols' speedups never mixed in."""
+"""Which draft for a target (the model page and GET /api/v1/drafts): per ranking (GPU kind,
+workload, tok/s definition and engine release), each speculative type and draft file by its
+best speedup over the paired baseline, "indistinguishable from the fastest" when the difference
+of the log speedups is within its noise (`verdicts.ratios_indistinguishable`); flagged rows and
+other rankings' speedups never mixed in, and every table headed by its workload."""
 
 from __future__ import annotations
 
@@ -99,8 +101,9 @@ def test_the_model_page_shows_the_advice(client, board):
     table = section[section.index("<table") : section.index("</table>")]
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table[table.index("<tbody>") :], re.S)
     assert len(rows) == 2
-    assert "draft-simple" in rows[0] and "2.00×" in rows[0] and "fastest" in rows[0]
-    assert "ngram-simple" in rows[1] and "tied with the fastest" in rows[1]
+    assert "draft-simple" in rows[0] and "2.00×" in rows[0] and "fastest here" in rows[0]
+    assert "ngram-simple" in rows[1] and "indistinguishable from the fastest" in rows[1]
+    assert "fastest here" not in rows[1]
     assert "none (drafts from the target or the text)" in rows[1]
 
 
@@ -170,20 +173,31 @@ def test_without_an_interval_a_tie_is_unknown_and_a_loss_still_said(
     assert [d["against_baseline"] for d in group["drafts"]] == ["below 1, no interval"] * 2
     assert group["none_pays"]
     page = client.get(f"/models/{TARGET}/").content.decode()
-    assert "tie unknown" in page and "below 1 (no interval)" in page
+    assert "unknown against the fastest" in page and "below 1 (no interval)" in page
+    # The faster of two drafts that both lose to no drafting is not "the fastest".
+    assert "least slow here" in page and "fastest here" not in page
 
 
-def test_one_config_measured_on_two_engine_releases_counts_once(
+def test_one_config_measured_on_two_engine_releases_is_advised_once_per_release(
     user, hardware, make_result, models
 ):
+    # An engine release is part of a ranking: each release's table counts the config once.
     data = config("draft-simple", 4)
     measured(user, hardware, make_result, data, [100.0, 100.5, 99.5])
     measured(user, hardware, make_result, data, [90.0, 90.5, 89.5], release="b11500")
     assert LeaderboardEntry.objects.filter(config__spec_label="draft-simple").count() == 2
 
-    [group] = draft_advice(target_name=TARGET)
+    groups = sorted(draft_advice(target_name=TARGET), key=lambda g: g["engine_release"])
 
-    assert [d["configs"] for d in group["drafts"]] == [1]
+    assert [(g["engine_release"], [d["configs"] for d in g["drafts"]]) for g in groups] == [
+        ("b11434", [1]),
+        ("b11500", [1]),
+    ]
+    assert [g["drafts"][0]["entry"].speedup for g in groups] == [
+        pytest.approx(2.0),
+        pytest.approx(1.8),
+    ]
+    assert all(g["engine_release"] in g["ranking_label"] for g in groups)
 
 
 def test_how_many_runs_a_protocol_took_does_not_split_a_workload(

@@ -12,14 +12,16 @@ import statistics
 import subprocess
 
 import pytest
+from scipy import stats as scipy_stats
 
 from leaderboard import selectors, services
 from leaderboard.models import LeaderboardEntry, Run
-from leaderboard.selectors.board_charts import entry_speedup_interval, speedup_interval
+from leaderboard.selectors.board_charts import entry_speedup_interval
 from leaderboard.services.board import mark_test_weights
 from leaderboard.templatetags.run_display import memory_text, runnable
-from runner.stats import t_critical_95
-from tests.support.measured_configs import measure
+from leaderboard.verdicts.statistics import Sample, ratio_interval, t_critical
+from tests.support.baselines import with_baseline_section
+from tests.support.measured_configs import draft_simple, measure
 
 
 @pytest.fixture
@@ -46,48 +48,73 @@ def embedded(page: str, element_id: str):
 
 
 # The speedup interval --------------------------------------------------------------------------
+# Decided by the verdicts when a run is recorded (`verdicts.statistics.ratio_interval` for one
+# batch against its baseline batch) and stored on the row (speedup_ci95_low/high, speedup_basis).
 
 
 def test_the_speedup_interval_is_the_delta_method_on_the_log_ratio_with_welch_df():
     mean, stdev, n, base_mean, base_stdev, base_n = 102.0, 2.83, 2, 51.0, 1.41, 2
     own, base = (stdev / mean) ** 2 / n, (base_stdev / base_mean) ** 2 / base_n
     df = (own + base) ** 2 / (own**2 / (n - 1) + base**2 / (base_n - 1))
-    half = t_critical_95(df) * math.sqrt(own + base)
-    low, high = speedup_interval(
-        speedup=2.0, mean=mean, stdev=stdev, n=n,
-        baseline_mean=base_mean, baseline_stdev=base_stdev, baseline_n=base_n,
-    )  # fmt: skip
+    half = scipy_stats.t.ppf(0.975, df) * math.sqrt(own + base)
+    low, high = ratio_interval(Sample(mean, stdev, n), Sample(base_mean, base_stdev, base_n))
     assert low == pytest.approx(2.0 * math.exp(-half)) and high == pytest.approx(
         2.0 * math.exp(half)
     )
     assert low < 2.0 < high and low > 0
-    # A fractional df reads between its whole neighbours, never jumps to the lower one's t.
-    assert t_critical_95(2) < t_critical_95(1.9) < t_critical_95(1)
-    assert t_critical_95(1.99) == pytest.approx(t_critical_95(2), rel=0.01)
+    # A fractional df is scipy's own t, between its whole neighbours (no table, no jump).
+    assert t_critical(2) < t_critical(1.9) < t_critical(1)
+    assert t_critical(1.99) == pytest.approx(t_critical(2), rel=0.01)
 
 
 def test_a_speedup_has_no_interval_with_fewer_than_two_requests_or_a_missing_figure():
-    common = {"speedup": 2.0, "mean": 100.0, "stdev": 1.0, "baseline_mean": 50.0}
-    assert speedup_interval(**common, n=1, baseline_stdev=1.0, baseline_n=5) is None
-    assert speedup_interval(**common, n=5, baseline_stdev=None, baseline_n=5) is None
-    exact = speedup_interval(**common | {"stdev": 0.0}, n=3, baseline_stdev=0.0, baseline_n=3)
-    assert exact == (2.0, 2.0)
+    baseline = Sample(50.0, 1.0, 5)
+    assert ratio_interval(Sample(100.0, None, 1), baseline) is None
+    assert ratio_interval(Sample(100.0, 1.0, 5), Sample(50.0, None, 5)) is None
+    assert ratio_interval(None, baseline) is None
+    assert ratio_interval(Sample(100.0, 0.0, 3), Sample(50.0, 0.0, 3)) == (2.0, 2.0)
 
 
 def test_a_row_interval_is_taken_against_the_baseline_batch_it_is_paired_with(board):
     entry = LeaderboardEntry.objects.get(config=board["jobs"][4].config)
-    low, high = entry_speedup_interval(entry)
+    low, high = entry.speedup_ci95_low, entry.speedup_ci95_high
+    assert entry_speedup_interval(entry) == (low, high)
+    assert entry.speedup_basis == "requests"  # one batch: its requests against its baseline's
     # The same spread a request further off: about as wide (no jump in t at a whole df).
-    near = entry_speedup_interval(LeaderboardEntry.objects.get(config=board["jobs"][3].config))
-    assert near[1] / near[0] == pytest.approx(high / low, rel=0.02)
+    near = LeaderboardEntry.objects.get(config=board["jobs"][3].config)
+    assert near.speedup_ci95_high / near.speedup_ci95_low == pytest.approx(high / low, rel=0.02)
     assert entry.speedup == pytest.approx(102.0 / 51.0)
     assert low < entry.speedup < high
     # From the batches themselves: [100, 104] over the baseline's [50, 52], two requests each
     # (Welch df 2.0, t = 4.303).
     own = (statistics.stdev([100.0, 104.0]) / 102.0) ** 2 / 2
     base = (statistics.stdev([50.0, 52.0]) / 51.0) ** 2 / 2
-    half = t_critical_95(2) * math.sqrt(own + base)
+    half = 4.302652729911275 * math.sqrt(own + base)
     assert (low, high) == pytest.approx((2.0 * math.exp(-half), 2.0 * math.exp(half)))
+
+
+def test_a_row_measured_in_several_batches_carries_the_interval_of_its_batch_speedups(
+    board, user, make_result
+):
+    # n_max 4 again, a little faster: two batches, each with its own baseline batch.
+    again = measure(user, board["hardware"], make_result, 4, [110.0, 114.0])
+    entry = LeaderboardEntry.objects.get(config=again.config)
+    speedups = [102.0 / 51.0, 112.0 / 51.0]
+    logs = [math.log(value) for value in speedups]
+    half = scipy_stats.t.ppf(0.975, 1) * statistics.stdev(logs) / math.sqrt(2)
+    center = math.exp(statistics.fmean(logs))
+
+    assert entry.speedup_basis == "batch speedups"
+    assert (entry.speedup_ci95_low, entry.speedup_ci95_high) == pytest.approx(
+        (center * math.exp(-half), center * math.exp(half))
+    )
+    # The chart draws the interval the row stores.
+    [point] = [p for p in selectors.speedup_chart()["points"] if p["key"] == again.config.key]
+    assert (point["ci95_low"], point["ci95_high"]) == (
+        entry.speedup_ci95_low,
+        entry.speedup_ci95_high,
+    )
+    assert point["interval_basis"] == "batch speedups"
 
 
 # The front page's chart ------------------------------------------------------------------------
@@ -98,7 +125,9 @@ def test_the_front_page_embeds_a_speedup_chart_of_the_ranked_configs(client, boa
     assert page.index('id="speedup-chart"') < page.index('id="ranking"')
     chart = embedded(page, "speedup-data")
     assert chart["target"] == "tiny-qwen3" and chart["hardware"] == board["hardware"].slug
-    assert chart["definition"] == "decode" and chart["other_definition_rows"] == 0
+    assert chart["definition"] == "decode"
+    assert chart["other_ranking_rows"] == 0 and chart["other_rankings"] == 0
+    assert chart["ranking_label"].endswith("· decode tok/s · H200 · b11434")
     speedups = [point["speedup"] for point in chart["points"]]
     assert speedups == pytest.approx([102 / 51, 101 / 51, 60.25 / 51])
     for point in chart["points"]:
@@ -121,15 +150,40 @@ def test_the_chart_follows_the_selected_target_and_hardware(client, board, user,
     )
 
 
-def test_test_weights_degenerate_and_other_definition_rows_stay_off_the_chart(client, board):
+def measure_on_prompt(user, hardware, make_result, n_max: int, decode: list[float], prompt: str):
+    """A draft-simple config measured on a quick protocol with its own prompt (another workload,
+    so another ranking), with its baseline on that prompt."""
+    data = draft_simple(n_max) | {
+        "protocol": {"name": "quick", "n_predict": 64, "runs": 3, "prompt": prompt}
+    }
+    job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
+    services.record_result(
+        job_id=job.pk,
+        result=with_baseline_section(
+            make_result(job.config.key, decode, draft=(40, 30), tau=2.2),
+            make_result(job.config.baseline.key, [50.0, 52.0]),
+        ),
+    )
+    return job
+
+
+def test_test_weights_degenerate_and_other_ranking_rows_stay_off_the_chart(
+    client, board, user, make_result
+):
     fastest = LeaderboardEntry.objects.get(config=board["jobs"][4].config)
     LeaderboardEntry.objects.filter(pk=fastest.pk).update(degenerate=True)
-    other = LeaderboardEntry.objects.get(config=board["jobs"][2].config)
-    LeaderboardEntry.objects.filter(pk=other.pk).update(tps_definition="end-to-end")
+    # Faster than every row, but on another prompt: another ranking, never drawn beside them.
+    elsewhere = measure_on_prompt(
+        user, board["hardware"], make_result, 4, [300.0, 304.0], "a a a a a a a a"
+    )
     services.raise_board_version()
     chart = selectors.speedup_chart()
-    assert [p["key"] for p in chart["points"]] == [board["jobs"][3].config.key]
-    assert chart["other_definition_rows"] == 1
+    assert [p["key"] for p in chart["points"]] == [
+        board["jobs"][3].config.key,
+        board["jobs"][2].config.key,
+    ]
+    assert elsewhere.config.key not in {p["key"] for p in chart["points"]}
+    assert chart["other_ranking_rows"] == 1 and chart["other_rankings"] == 1
 
     mark_test_weights(models=[board["jobs"][3].config.target], test_weights=True)
     assert selectors.speedup_chart() is None
@@ -153,12 +207,15 @@ def test_the_hardware_page_compares_gpus_for_a_target(client, board, user, make_
     measure(user, other, make_result, 4, [70.0, 71.0])
     page = client.get("/hardware/").content.decode()
     data = embedded(page, "hardware-comparison-data")
-    assert data["target"] == "tiny-qwen3" and data["protocol"] == "quick"
+    # The workload's query value is Config.workload (the protocol and its parameters).
+    workload = board["jobs"][4].config.workload
+    assert data["target"] == "tiny-qwen3" and data["protocol"] == workload
+    assert workload.startswith("quick:") and data["workload"].startswith("quick, prompt “")
     rows = {row["slug"]: row for row in data["rows"]}
     assert [row["slug"] for row in data["rows"]] == [board["hardware"].slug, other.slug]
     h200 = rows[board["hardware"].slug]
     assert h200["tokens_per_second"] == pytest.approx(102.0)
-    assert h200["ci95_low"] < 102.0 < h200["ci95_high"]
+    assert h200["ci95_low"] < 102.0 < h200["ci95_high"] and h200["interval_basis"] == "requests"
     assert h200["speedup"] == pytest.approx(102 / 51)
     assert h200["speedup_ci95_low"] < h200["speedup"] < h200["speedup_ci95_high"]
     assert rows[other.slug]["speedup"] == pytest.approx(70.5 / 51)
@@ -171,7 +228,11 @@ def test_the_hardware_comparison_falls_back_for_unknown_choices_and_empty_boards
         client.get("/hardware/?target=%00nope&protocol=<b>").content.decode(),
         "hardware-comparison-data",
     )
-    assert data["target"] == "tiny-qwen3" and data["protocol"] == "quick"
+    workload = board["jobs"][4].config.workload
+    assert data["target"] == "tiny-qwen3" and data["protocol"] == workload
+    # A bare protocol name picks that protocol's widest workload.
+    bare = client.get("/hardware/?protocol=quick").content.decode()
+    assert embedded(bare, "hardware-comparison-data")["protocol"] == workload
     LeaderboardEntry.objects.update(test_weights=True)
     page = client.get("/hardware/").content.decode()
     assert "No ranked decode results to compare GPUs on yet." in page
