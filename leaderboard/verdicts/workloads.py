@@ -61,7 +61,7 @@ def workload_label(config: Config) -> str:
         parts.append(f"{name} {min(depths)}–{max(depths)} tokens ({len(depths)} depths)")
     else:
         parts.append(name)
-    for key, word in (("input_tokens", "in"), ("output_tokens", "out")):
+    for key, word in (("input_tokens", "in"), ("output_tokens", "out"), ("n_predict", "out")):
         if (value := _whole(protocol.get(key))) is not None and not (
             key == "input_tokens" and depths
         ):
