@@ -8,7 +8,9 @@ compared batch diverged. Its baseline batch is chosen by `services.pairing`. Wha
 decide of it (`leaderboard.verdicts`: its ranking, the config's sample and interval, the
 speedup's interval, noisy, memorised, the crossover) is stored with it, and every ranking a
 change touched is ranked again (`rerank`), so pages read ranks and ties, never compute them.
-Rows of models marked as test weights stay off the main ranking.
+Rows of models marked as test weights stay off the main ranking; marking them (or retiring a
+build, `services.registry`) ranks their rankings again (`rerank_all`), so a kept-off row never
+keeps a rank.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ __all__ = [
     "mark_test_weights",
     "raise_board_version",
     "refresh_leaderboard_entry",
+    "rerank_all",
 ]
 
 # What decides whether a row is on the board and in the main ranking.
@@ -74,9 +77,15 @@ def mark_test_weights(*, models: Iterable[ModelFile], test_weights: bool = True)
         )
         marked = Q(config__target__test_weights=True) | Q(config__draft__test_weights=True)
         # A row stays off while either of its models is still marked.
-        moved = rows.filter(marked, test_weights=False).update(test_weights=True)
-        moved += rows.exclude(marked).filter(test_weights=True).update(test_weights=False)
+        going = rows.filter(marked, test_weights=False)
+        coming = rows.exclude(marked).filter(test_weights=True)
+        touched = set(going.values_list("ranking_key", flat=True))
+        touched |= set(coming.values_list("ranking_key", flat=True))
+        moved = going.update(test_weights=True)
+        moved += coming.update(test_weights=False)
         if moved:
+            # A row that leaves or rejoins its ranking changes every rank in it.
+            rerank_all(ranking_keys=touched)
             raise_board_version(row_set=True)
     return moved
 
@@ -408,6 +417,12 @@ def rerank(*, ranking_key: str) -> int:
             changed.append(row)
     LeaderboardEntry.objects.bulk_update(changed, ["rank", "like_leader", "like_above"])
     return len(changed)
+
+
+def rerank_all(*, ranking_keys: Iterable[str]) -> int:
+    """Rerank each of these rankings (after rows joined or left them: test weights marked, a
+    build retired); returns how many rows changed."""
+    return sum(rerank(ranking_key=key) for key in sorted(set(ranking_keys)) if key)
 
 
 def refresh_verdicts() -> int:

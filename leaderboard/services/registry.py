@@ -22,7 +22,7 @@ from leaderboard.models import (
     LeaderboardEntry,
     ModelFile,
 )
-from leaderboard.services.board import mark_test_weights, raise_board_version
+from leaderboard.services.board import mark_test_weights, raise_board_version, rerank_all
 from leaderboard.services.errors import RegistrationError
 from runner.config import BenchmarkConfig, field_errors
 from runner.errors import ModelCheckError
@@ -159,7 +159,11 @@ def retire_engine_build(*, release: str, note: str = "") -> int:
         EngineBuild.objects.update_or_create(
             release=release, defaults={"retired": True, "note": note}
         )
-        retired = LeaderboardEntry.objects.filter(engine_release=release).update(retired=True)
+        rows = LeaderboardEntry.objects.filter(engine_release=release)
+        touched = set(rows.values_list("ranking_key", flat=True))
+        retired = rows.update(retired=True)
+        # Retired rows leave their rankings: they carry no rank (services.board.rerank).
+        rerank_all(ranking_keys=touched)
         raise_board_version(row_set=True)
     return retired
 

@@ -1,4 +1,5 @@
-"""The leaderboard at scale: ranks computed for a page only, and pages cached per board version."""
+"""The leaderboard at scale: ranks stored per ranking and read for a page only, and pages cached
+per board version."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from scipy import stats
 
 from leaderboard import board_version, selectors, services
-from leaderboard.models import Config, Hardware, LeaderboardEntry
+from leaderboard.models import Hardware, LeaderboardEntry
+from leaderboard.selectors.ranks import PageRank
 from leaderboard.services.board import mark_test_weights
+from tests.support.board_rows import board_row
 from tests.support.measured_configs import draft_simple, measure
 
 ORDERINGS = list(selectors.LEADERBOARD_ORDERINGS)
@@ -27,34 +31,27 @@ def models(models):
 
 @pytest.fixture
 def many_entries(db) -> list[LeaderboardEntry]:
-    """Sixty rows of two tok/s definitions with repeated speeds, missing speedups and taus,
-    intervals that reach the leader's, and batches too small to have an interval at all."""
-    rng = random.Random(3)
+    """Sixty rows of two tok/s definitions (two rankings) with repeated speeds, missing speedups
+    and taus, intervals that reach the leader's, batches too small to have an interval at all,
+    baselines and a few self-reported rows among them."""
+    rng = random.Random(4)
     hardware = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
     entries = []
     for index in range(60):
-        config = Config.objects.create(
-            key=f"{index:016x}",
-            canonical={"index": index},
-            label=f"config {index}",
-            target_name=f"target-{index % 3}",
-            spec_label=("draft-simple", "ngram", "none")[index % 3],
-            protocol="quick",
-        )
         speed = float(rng.choice([50, 60, 70, 80, 90, 99, 100]) + rng.choice([0, 0.5]))
-        half_width = rng.choice([0.2, 1.0, 3.0])
-        # One batch in five has a single request: its zero-width interval is no interval.
-        n = rng.choice([1, 5, 5, 5, 5])
         entries.append(
-            LeaderboardEntry.objects.create(
-                config=config,
-                hardware=hardware,
-                engine_release="b11434",
+            board_row(
+                hardware,
+                f"config {index}",
+                speed,
+                canonical={"index": index},
+                target_name=f"target-{index % 3}",
+                spec_label=("draft-simple", "ngram", "none")[index // 3 % 3],
                 tps_definition=rng.choice(["decode", "decode", "end-to-end"]),
-                tokens_per_second=speed,
-                n=n,
-                ci95_low=speed - half_width if n > 1 else speed,
-                ci95_high=speed + half_width if n > 1 else speed,
+                half=rng.choice([0.2, 1.0, 3.0]),
+                # One batch in five has a single request: it has no interval at all.
+                n=rng.choice([1, 5, 5, 5, 5]),
+                self_reported=index % 11 == 0,
                 speedup=rng.choice([None, 1.2, 1.5, 2.0, 2.5]),
                 acceptance_rate=rng.choice([None, rng.random()]),
                 tau=rng.choice([None, 2.0, 3.0]),
@@ -63,87 +60,104 @@ def many_entries(db) -> list[LeaderboardEntry]:
     return entries
 
 
-# Speedup, like tok/s, is a figure of one tok/s definition; acceptance and tau are not.
-WITHIN_DEFINITION = {"tokens_per_second", "speedup"}
+def indistinguishable(row: LeaderboardEntry, other: LeaderboardEntry) -> bool | None:
+    """Welch's test at 5% on two rows' config samples, straight from scipy; None without spread."""
+    if row.config_n < 2 or other.config_n < 2:
+        return None
+    found = stats.ttest_ind_from_stats(
+        row.config_mean, row.config_stdev, row.config_n,
+        other.config_mean, other.config_stdev, other.config_n, equal_var=False,
+    )  # fmt: skip
+    return bool(found.pvalue >= 0.05)
 
 
-def full_ranking(rows: list[LeaderboardEntry], ordering: str) -> dict[int, tuple[int | None, bool]]:
-    """The rules spelled out over every row: competition rank by the sorted field, among the
-    rows of the same tok/s definition for tok/s and speedup; no value, no rank; sorted by tok/s,
-    a row whose interval overlaps its definition's leader's is tied, and n < 2 ties with nothing."""
-    ranks: dict[int, tuple[int | None, bool]] = {}
+def full_ranking(ordering: str) -> dict[int, PageRank]:
+    """The rules spelled out over every stored row: a row is ranked only among the competing
+    rows of its ranking (speculative, not flagged; a filter narrows the rows shown, never the
+    ranking), by competition rank on the sorted field; no value, baseline or flag, no rank.
+    Sorted by tok/s, each ranked row but the leader is labelled by Welch's test against the
+    leader and the row above (None where a side has one request)."""
+    rows = list(LeaderboardEntry.objects.select_related("config"))
+    competing = [r for r in rows if r.config.spec_label != "none" and not r.self_reported]
+    ranks: dict[int, PageRank] = {}
     for row in rows:
         value = getattr(row, ordering)
-        if value is None:
-            ranks[row.pk] = (None, False)
+        if row not in competing or value is None:
+            ranks[row.pk] = PageRank(None)
             continue
-        peers = [
-            other
-            for other in rows
-            if ordering not in WITHIN_DEFINITION or other.tps_definition == row.tps_definition
-        ]
+        peers = [other for other in competing if other.ranking_key == row.ranking_key]
         higher = sum(
             getattr(other, ordering) is not None and getattr(other, ordering) > value
             for other in peers
         )
-        tied = False
-        if ordering == "tokens_per_second":
-            leader = min(peers, key=lambda other: (-other.tokens_per_second, other.pk))
-            tied = (
-                row.pk != leader.pk
-                and row.n >= 2
-                and leader.n >= 2
-                and row.ci95_low <= leader.ci95_high
-                and leader.ci95_low <= row.ci95_high
-            )
-        ranks[row.pk] = (1, True) if tied else (higher + 1, False)
+        if ordering != "tokens_per_second":
+            ranks[row.pk] = PageRank(higher + 1)
+            continue
+        order = sorted(peers, key=lambda other: (-other.tokens_per_second, other.pk))
+        place = order.index(row)
+        ranks[row.pk] = PageRank(
+            higher + 1,
+            like_leader=indistinguishable(row, order[0]) if place else None,
+            like_above=indistinguishable(row, order[place - 1]) if place else None,
+        )
     return ranks
 
 
 @pytest.mark.parametrize("ordering", ORDERINGS)
 @pytest.mark.parametrize("target", ["", "target-1"])
-def test_ranks_computed_for_one_page_match_the_ranking_of_every_row(many_entries, ordering, target):
+def test_ranks_read_for_one_page_match_the_ranking_of_every_row(many_entries, ordering, target):
     entries = selectors.leaderboard_entries(target=target, ordering=ordering)
     everything = list(entries)
-    expected = full_ranking(everything, ordering)
+    expected = full_ranking(ordering)
     assert {row.tps_definition for row in everything} == {"decode", "end-to-end"}
+    assert len({row.ranking_key for row in everything}) == 2
     if ordering == "tokens_per_second":
-        assert any(tied for _, tied in expected.values()), "the fixture should have ties"
+        labels = [rank.like_leader for rank in expected.values() if rank.rank not in (None, 1)]
+        assert True in labels and False in labels and None in labels, "the fixture should vary"
     else:
-        assert any(rank is None for rank, _ in expected.values()), "and rows without the value"
+        assert any(getattr(row, ordering) is None for row in everything), "and rows without it"
+    assert any(row.self_reported for row in everything), "and flagged rows"
+    assert any(not row.config.is_speculative for row in everything), "and baselines"
+    assert any(rank.rank is None for rank in expected.values()), "and rows without a rank"
     for offset in range(0, len(everything), 7):
         page = everything[offset : offset + 7]
         ranks = selectors.page_ranks(entries, page, offset=offset, ordering=ordering)
         assert ranks == {row.pk: expected[row.pk] for row in page}, (ordering, offset)
 
 
-def test_each_tok_s_definition_has_its_own_rank_one_and_one_batch_rows_tie_with_nothing(
+def test_a_faster_row_never_ranks_below_a_slower_one_and_one_request_keeps_its_place(
     many_entries,
 ):
-    entries = selectors.leaderboard_entries(ordering="tokens_per_second")
-    everything = list(entries)
-    ranks = selectors.page_ranks(entries, everything, offset=0, ordering="tokens_per_second")
+    rows = list(LeaderboardEntry.objects.select_related("config"))
+    ranked = [row for row in rows if row.rank is not None]
 
-    leaders = {
-        definition: min(
-            (row for row in everything if row.tps_definition == definition),
-            key=lambda row: (-row.tokens_per_second, row.pk),
-        )
-        for definition in ("decode", "end-to-end")
-    }
-    assert all(ranks[leader.pk] == (1, False) for leader in leaders.values())
-    # A one-request row at the leader's own speed sits inside its interval, and still is no tie.
-    inside = [
-        row
-        for row in everything
-        if row.n == 1
-        and row.pk != leaders[row.tps_definition].pk
-        and leaders[row.tps_definition].ci95_low
-        <= row.tokens_per_second
-        <= leaders[row.tps_definition].ci95_high
-    ]
-    assert inside and all(not ranks[row.pk][1] for row in inside)
-    assert all(ranks[row.pk][0] > 1 for row in inside if row.tokens_per_second < 100.5)
+    # Only speculative, unflagged rows carry a rank; each ranking has its rank 1.
+    assert ranked and all(r.config.is_speculative and not r.self_reported for r in ranked)
+    assert all(r.rank is None for r in rows if not r.config.is_speculative or r.self_reported)
+    assert {r.ranking_key for r in ranked if r.rank == 1} == {r.ranking_key for r in ranked}
+    for row in ranked:
+        for other in ranked:
+            if (
+                other.ranking_key == row.ranking_key
+                and other.tokens_per_second > row.tokens_per_second
+            ):
+                assert other.rank < row.rank, (other.pk, row.pk)
+    # A one-request row is ranked by its figure, never moved down, and ties with nothing.
+    single = [row for row in ranked if row.n == 1]
+    assert single
+    for row in single:
+        faster = [
+            other
+            for other in ranked
+            if other.ranking_key == row.ranking_key
+            and other.tokens_per_second > row.tokens_per_second
+        ]
+        assert row.rank == len(faster) + 1
+        assert row.like_leader is None and row.like_above is None
+    # The main board leaves the baselines out: they are the denominators, listed apart.
+    board = selectors.leaderboard_entries(ranked_only=True)
+    assert not board.filter(config__spec_label="none").exists()
+    assert set(board.values_list("pk", flat=True)) == {row.pk for row in ranked}
 
 
 def test_filter_choices_list_each_target_once(many_entries):
@@ -228,25 +242,30 @@ def test_only_rows_that_come_go_or_leave_the_ranking_change_the_boards_row_set(
 
     measure(user, hardware, make_result, 4, [100.0, 104.0])
     value, row_set = counters()
-    assert client.get("/api/v1/leaderboard").json()["count"] == 2
+    # The speculative row; its baseline is the denominator, listed apart, not in the ranking.
+    assert client.get("/api/v1/leaderboard").json()["count"] == 1
 
     # A faster batch of a row already on the board: new ranks, same rows.
     again = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
     services.record_result(job_id=again.pk, result=make_result(again.config.key, [200.0, 204.0]))
     assert counters()[0] > value and counters()[1] == row_set
     page = client.get("/api/v1/leaderboard").json()
-    assert page["count"] == 2 and page["results"][0]["tokens_per_second"] == 202.0
+    assert page["count"] == 1 and page["results"][0]["tokens_per_second"] == 202.0
 
     # A new row, then a retired build: the count follows both.
     measure(user, hardware, make_result, 7, [300.0, 304.0])
     assert counters()[1] > row_set
-    assert client.get("/api/v1/leaderboard").json()["count"] == 3
+    page = client.get("/api/v1/leaderboard").json()
+    assert page["count"] == 2 and [row["rank"] for row in page["results"]] == [1, 2]
     # Three speculative jobs, each measuring its paired baseline beside itself: no baseline job.
     assert Job.objects.filter(status="succeeded").count() == 3
     services.retire_engine_build(release="b11434", note="bad build")
     assert client.get("/api/v1/leaderboard").json()["count"] == 0
+    # Listed with the retired rows: both configs and their baseline, none of them ranked.
     everything = client.get("/api/v1/leaderboard", {"include_retired": "true"}).json()
     assert everything["count"] == 3 and all(row["retired"] for row in everything["results"])
+    assert [row["rank"] for row in everything["results"]] == [None, None, None]
+    assert not LeaderboardEntry.objects.filter(rank__isnull=False).exists()
     assert client.get("/api/v1/leaderboard", {"ordering": "speedup"}).status_code == 200
     html = client.get("/").content.decode()
     assert "No ranked results match" in html

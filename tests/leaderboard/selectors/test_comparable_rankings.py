@@ -1,10 +1,11 @@
-"""Rankings that compare only what is comparable: ranks by the sorted field, never across tok/s
-definitions, no tie without an interval, n_max series of one protocol against their own paired
-baseline, one speedup definition for depth runs, and staleness from measured releases only."""
+"""Rankings that compare only what is comparable: one ranking per workload, tok/s definition,
+GPU and release, each under its heading; ranks by the sorted field within it, kept-off rows
+unranked; Welch labels instead of shared ranks, none without an interval; n_max series of one
+ranking against their own paired baseline, from ranked rows only; one speedup definition for
+depth runs, and staleness from measured releases only."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 
@@ -13,6 +14,7 @@ import pytest
 from leaderboard import selectors, services
 from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
 from runner.pairing import combined_speedup
+from tests.support.board_rows import board_row as row
 from tests.support.h200_results import RESULTS_DIR, load_h200_results
 from tests.support.seed_kit import SEED_CSV
 
@@ -21,18 +23,34 @@ def text(response) -> str:
     return re.sub(r"\s+", " ", response.content.decode())
 
 
-def ranking(page: str) -> list[tuple[str, str, str]]:
-    """(rank, the ranking it is in, config label) for each row of the page's ranking table."""
+def ranking(page: str, table_id: str = "ranking") -> list[tuple[str, str, str]]:
+    """(rank or "–", the heading of the ranking it is under, config label) for each row of a
+    board table, in page order."""
+    table = re.search(rf'<table class="board" id="{table_id}">(.*?)</table>', page).group(1)
+    shown, heading = [], ""
+    for cells in re.findall(r"<tr[^>]*>(.*?)</tr>", table):
+        if found := re.match(r' ?<th colspan="10" scope="colgroup">([^<]+)</th>', cells):
+            heading = found.group(1)
+            continue
+        rank = re.search(r'<td class="rank">(.*?)</td>', cells)
+        label = re.search(r'<td><a href="/configs/[0-9a-f]+/">([^<]+)</a>', cells)
+        if rank and label:
+            number = re.match(r"(\d+)", rank.group(1))
+            shown.append((number.group(1) if number else "–", heading, label.group(1)))
+    return shown
+
+
+def rank_labels(page: str) -> dict[str, str]:
+    """Each ranked row's label under its rank ("≈ leader", "≈ row above", "no interval", or "")."""
     table = re.search(r'<table class="board" id="ranking">(.*?)</table>', page).group(1)
-    rows = re.findall(
-        r"<tr(?: class=\"tied\")?> <td class=\"rank\">(.*?)</td> <td><a [^>]*>([^<]+)</a>", table
-    )
-    ranked = []
-    for cell, label in rows:
-        scope = re.search(r'rank-scope"[^>]*>([^<]+)<', cell)
-        number = re.match(r"(\d+)", cell)
-        ranked.append((number.group(1) if number else "–", scope.group(1) if scope else "", label))
-    return ranked
+    labels = {}
+    for cells in re.findall(r"<tr[^>]*>(.*?)</tr>", table):
+        rank = re.search(r'<td class="rank">(.*?)</td>', cells)
+        label = re.search(r'<td><a href="/configs/[0-9a-f]+/">([^<]+)</a>', cells)
+        if rank and label:
+            words = re.search(r'class="sub rank-label [^"]*"[^>]*>([^<]+)<', rank.group(1))
+            labels[label.group(1)] = words.group(1) if words else ""
+    return labels
 
 
 def json_data(page: str, element_id: str):
@@ -40,47 +58,13 @@ def json_data(page: str, element_id: str):
     return json.loads(found.group(1))
 
 
-_keys = itertools.count(1)
-
-
 @pytest.fixture
 def gpu(db) -> Hardware:
     return Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
 
 
-def row(hardware: Hardware, label: str, tps: float, **fields) -> LeaderboardEntry:
-    """A leaderboard row of its own config; its 95% interval is tps ± `half` over n requests."""
-    half, n = fields.pop("half", 2.0), fields.pop("n", 5)
-    config_fields = {
-        name: fields.pop(name)
-        for name in ("spec_label", "protocol", "n_max", "canonical", "baseline", "target_name")
-        if name in fields
-    }
-    config = Config.objects.create(
-        **{
-            "key": f"{next(_keys):016x}",
-            "canonical": {"label": label},
-            "label": label,
-            "target_name": "target",
-            "spec_label": "draft-simple",
-            "protocol": "quick",
-        }
-        | config_fields
-    )
-    return LeaderboardEntry.objects.create(
-        **{
-            "config": config,
-            "hardware": hardware,
-            "engine_release": "b11434",
-            "tps_definition": "decode",
-            "tokens_per_second": tps,
-            "n": n,
-            "ci95_low": tps - half if n > 1 else tps,
-            "ci95_high": tps + half if n > 1 else tps,
-            "runs_count": 1,
-        }
-        | fields
-    )
+QUICK_DECODE = "quick · decode tok/s · GPU A · b11434"
+QUICK_END_TO_END = "quick · end-to-end tok/s · GPU A · b11434"
 
 
 @pytest.mark.parametrize(
@@ -94,7 +78,7 @@ def row(hardware: Hardware, label: str, tps: float, **fields) -> LeaderboardEntr
 def test_sorting_by_speedup_acceptance_or_tau_ranks_rows_by_that_field(
     client, gpu, ordering, expected
 ):
-    # tok/s order a > b > c > d, far apart: no tok/s tie could hide a wrong rank.
+    # tok/s order a > b > c > d, far apart: no tok/s rank could hide a wrong one.
     row(gpu, "a", 400.0, speedup=2.0, acceptance_rate=0.5, tau=2.0)
     row(gpu, "b", 300.0, speedup=1.5, acceptance_rate=0.9, tau=3.0)
     row(gpu, "c", 200.0, speedup=3.0, acceptance_rate=0.7, tau=None)
@@ -103,6 +87,7 @@ def test_sorting_by_speedup_acceptance_or_tau_ranks_rows_by_that_field(
     shown = ranking(text(client.get("/", {"ordering": ordering})))
 
     assert [(rank, label) for rank, _, label in shown] == expected
+    assert {heading for _, heading, _ in shown} == {QUICK_DECODE}
 
 
 def test_equal_values_of_the_sorted_field_share_their_competition_rank(client, gpu):
@@ -126,19 +111,21 @@ def test_equal_values_of_the_sorted_field_share_their_competition_rank(client, g
         (
             "tokens_per_second",
             [
-                ("1", "end-to-end", "seed dflash"),
-                ("1", "decode", "measured a"),
-                ("2", "decode", "measured b"),
-                ("2", "end-to-end", "seed mtp"),
+                ("1", QUICK_DECODE, "measured a"),
+                ("2", QUICK_DECODE, "measured b"),
+                ("–", QUICK_END_TO_END, "seed claim"),
+                ("1", QUICK_END_TO_END, "e2e fast"),
+                ("2", QUICK_END_TO_END, "e2e slow"),
             ],
         ),
         (
             "speedup",
             [
-                ("1", "end-to-end", "seed dflash"),
-                ("2", "end-to-end", "seed mtp"),
-                ("1", "decode", "measured a"),
-                ("2", "decode", "measured b"),
+                ("1", QUICK_DECODE, "measured a"),
+                ("2", QUICK_DECODE, "measured b"),
+                ("–", QUICK_END_TO_END, "seed claim"),
+                ("1", QUICK_END_TO_END, "e2e slow"),
+                ("2", QUICK_END_TO_END, "e2e fast"),
             ],
         ),
     ],
@@ -146,10 +133,12 @@ def test_equal_values_of_the_sorted_field_share_their_competition_rank(client, g
 def test_the_all_results_view_numbers_decode_and_end_to_end_rows_separately(
     client, gpu, ordering, expected
 ):
-    row(gpu, "seed dflash", 253.0, tps_definition="end-to-end", self_reported=True, speedup=3.6)
+    row(gpu, "e2e fast", 253.0, tps_definition="end-to-end", speedup=2.0)
     row(gpu, "measured a", 100.0, speedup=2.0)
     row(gpu, "measured b", 90.0, speedup=1.8)
-    row(gpu, "seed mtp", 70.0, tps_definition="end-to-end", self_reported=True, speedup=2.7)
+    row(gpu, "e2e slow", 70.0, tps_definition="end-to-end", speedup=3.6)
+    # The fastest and best speedup of all, but a claim: shown in the all-results view, unranked.
+    row(gpu, "seed claim", 300.0, tps_definition="end-to-end", self_reported=True, speedup=9.0)
 
     page = text(client.get("/", {"all": "1", "ordering": ordering}))
 
@@ -158,9 +147,10 @@ def test_the_all_results_view_numbers_decode_and_end_to_end_rows_separately(
     table = re.search(r'id="ranking">(.*?)</table>', page).group(1)
     definitions = re.findall(r'class="sub tps-definition">([^<]+)<', table)
     assert definitions == [
-        "end-to-end (client wall time)" if scope == "end-to-end" else "decode (server timings)"
-        for _, scope, _ in expected
+        "end-to-end (client wall time)" if "end-to-end" in heading else "decode (server timings)"
+        for _, heading, _ in expected
     ]
+    assert LeaderboardEntry.objects.get(config__label="seed claim").rank is None
 
 
 def test_the_seed_kits_end_to_end_imports_never_take_a_measured_rows_rank(client, gpu):
@@ -169,13 +159,21 @@ def test_the_seed_kits_end_to_end_imports_never_take_a_measured_rows_rank(client
 
     shown = ranking(text(client.get("/", {"all": "1"})))
 
-    decode = [rank for rank, scope, _ in shown if scope == "decode"]
-    end_to_end = [rank for rank, scope, _ in shown if scope == "end-to-end"]
-    assert decode == ["1"] and end_to_end[0] == "1" and len(end_to_end) >= 10
-    assert {scope for _, scope, _ in shown} == {"decode", "end-to-end"}
+    measured = [(rank, heading) for rank, heading, label in shown if label == "measured"]
+    imported = [(rank, heading) for rank, heading, label in shown if label != "measured"]
+    assert measured == [("1", QUICK_DECODE)]
+    # The seed kit's rows are claims: shown in the all-results view under their own heading
+    # (their own workload, definition and GPU), and never numbered.
+    assert len(imported) >= 10 and {rank for rank, _ in imported} == {"–"}
+    assert all(
+        h.startswith("seed kit CSV (unverified) · end-to-end tok/s · RTX PRO 6000")
+        for _, h in imported
+    )
+    seed_rows = LeaderboardEntry.objects.filter(self_reported=True)
+    assert seed_rows.count() == len(imported) and not seed_rows.filter(rank__isnull=False).exists()
 
 
-def test_a_batch_of_one_request_ties_with_nothing(client, gpu):
+def test_a_batch_of_one_request_keeps_its_place_and_says_it_has_no_interval(client, gpu):
     row(gpu, "leader", 100.0, half=5.0)
     row(gpu, "overlapping", 97.0, half=4.0)
     # One request at 99 tok/s: inside the leader's interval, but a single request has none.
@@ -183,13 +181,24 @@ def test_a_batch_of_one_request_ties_with_nothing(client, gpu):
 
     page = text(client.get("/"))
 
-    # In tok/s order: the single request is second, the overlapping row shares rank 1.
+    # In tok/s order and ranked by it: the single request is second, the slower overlapping
+    # row third, labelled as indistinguishable from the leader rather than moved up.
     assert ranking(page) == [
-        ("1", "", "leader"),
-        ("2", "", "one request"),
-        ("1", "", "overlapping"),
+        ("1", QUICK_DECODE, "leader"),
+        ("2", QUICK_DECODE, "one request"),
+        ("3", QUICK_DECODE, "overlapping"),
     ]
-    assert page.count(">tied with leader</span>") == 1
+    assert rank_labels(page) == {
+        "leader": "",
+        "one request": "no interval",
+        "overlapping": "≈ leader",
+    }
+    assert page.count(">indistinguishable from the leader</span>") == 1
+    stored = {
+        e.config.label: (e.rank, e.like_leader)
+        for e in LeaderboardEntry.objects.select_related("config")
+    }
+    assert stored == {"leader": (1, None), "one request": (2, None), "overlapping": (3, True)}
 
 
 def nmax_rows(hardware: Hardware, points, **common) -> list[LeaderboardEntry]:
@@ -205,43 +214,57 @@ def test_the_nmax_findings_and_the_boards_ties_use_one_test(client, gpu):
         gpu,
         [
             (12, 400.0, 10.0, 5, 0.45),  # the fastest: interval 390-410
-            (2, 350.0, 45.0, 5, 0.90),  # its mean under 390, yet its interval reaches 395
+            (2, 350.0, 60.0, 5, 0.90),  # wide: Welch cannot tell it from n_max 12 (p 0.08)
             (1, 300.0, 10.0, 5, 0.95),  # clearly slower: 290-310
             (4, 380.0, 0.0, 1, 0.80),  # one request: no interval, neither tie nor loss
         ],
     )
 
     nmax = text(client.get("/nmax/", {"target": "target", "hardware": gpu.slug}))
-    board = ranking(text(client.get("/")))
+    board = text(client.get("/"))
 
     (finding,) = re.findall(r'<p class="finding"[^>]*>(.*?)</p>', nmax)
+    assert "n_max 12 at 45% acceptance reaches 400.0" in finding
     assert "faster than n_max 1 at 95% (300.0 tok/s)" in finding
     assert "n_max 2" not in finding and "n_max 4" not in finding
-    assert re.search(r'<td class="num">2 <span class="badge tie"[^>]*>tied with best', nmax)
+    assert re.search(r'<td class="num">2 <span class="badge tie"[^>]*>indistinguishable from', nmax)
     assert not re.search(r'<td class="num">4 <span class="badge tie"', nmax)
-    # The board, by the same test: n_max 2 is tied with its leader, the one-request row is not.
-    assert board == [
-        ("1", "", "dflash n_max 12"),
-        ("2", "", "dflash n_max 4"),
-        ("1", "", "dflash n_max 2"),
-        ("4", "", "dflash n_max 1"),
+    # The board, by the same test: n_max 2 is labelled like its leader (its rank stays its
+    # place by tok/s), the one-request row has no interval to be compared by.
+    assert [(rank, label) for rank, _, label in ranking(board)] == [
+        ("1", "dflash n_max 12"),
+        ("2", "dflash n_max 4"),
+        ("3", "dflash n_max 2"),
+        ("4", "dflash n_max 1"),
     ]
+    assert rank_labels(board) == {
+        "dflash n_max 12": "",
+        "dflash n_max 4": "no interval",
+        "dflash n_max 2": "≈ leader",
+        # Clearly slower than the leader, yet not told apart from the wide row above it.
+        "dflash n_max 1": "≈ row above",
+    }
 
 
-def test_the_nmax_page_labels_the_seed_kits_numbers_end_to_end(client, db):
+def test_the_nmax_page_answers_from_ranked_rows_and_labels_a_series_by_its_definition(client, gpu):
     report = services.import_leaderboard_csv(
         content=SEED_CSV.read_bytes(), hardware_name="RTX PRO 6000"
     )
-    page = text(client.get("/nmax/", {"target": "qwen3.6-27B", "hardware": report.hardware.slug}))
+    seed_page = text(
+        client.get("/nmax/", {"target": "qwen3.6-27B", "hardware": report.hardware.slug})
+    )
+    # The seed kit's self-reported numbers rank nowhere, so no n_max of theirs is crowned.
+    assert "No results with an n_max" in seed_page and 'id="nmax-data"' not in seed_page
+
+    nmax_rows(gpu, [(4, 200.0, 5.0, 5, 0.7), (8, 150.0, 5.0, 5, 0.6)], tps_definition="end-to-end")
+    page = text(client.get("/nmax/", {"target": "target", "hardware": gpu.slug}))
 
     data = json_data(page, "nmax-data")
-    assert data["types"] and {t["definition"] for t in data["types"]} == {"end-to-end"}
-    assert "End-to-end tok/s</th>" in page and "Decode tok/s</th>" not in page
+    assert {t["definition"] for t in data["types"]} == {"end-to-end"}
     assert data["definitions"] == ["end-to-end"]
-    assert {t["protocol"] for t in data["types"]} == {"seed kit CSV (unverified)"}
-    # Each series against the import's own baseline row, in the same definition.
-    baselines = [t["baseline"]["tokens_per_second"] for t in data["types"]]
-    assert baselines == pytest.approx([70.3374475701] * len(baselines))
+    assert "End-to-end tok/s</th>" in page and "Decode tok/s</th>" not in page
+    assert [t["ranking"] for t in data["types"]] == [QUICK_END_TO_END]
+    assert data["types"][0]["best_n_max"] == 4
 
 
 def test_an_nmax_series_keeps_to_one_protocol_and_its_own_paired_baseline(client, gpu):
@@ -266,25 +289,38 @@ def test_an_nmax_series_keeps_to_one_protocol_and_its_own_paired_baseline(client
     assert by_protocol["quick"]["tokens_per_second"] == [120.0, 150.0]
     assert by_protocol["quick"]["baseline"]["tokens_per_second"] == 50.0
     assert by_protocol["depth 4096 tokens"]["baseline"]["tokens_per_second"] == 20.0
+    assert (
+        by_protocol["depth 4096 tokens"]["ranking"]
+        == "depth 4096 tokens · decode tok/s · GPU A · b11434"
+    )
+
+
+def test_an_nmax_series_draws_no_baseline_from_another_depth(client, gpu):
+    # An n_max sweep at depth 512 measured without a baseline, and a 4-depth run with its own.
+    sweep = {"protocol": {"name": "depth", "depths": [512], "output_tokens": 256}}
+    depths = {"protocol": {"name": "depth", "depths": [512, 4096, 12288, 36864],
+                           "output_tokens": 256}}  # fmt: skip
+    for n_max, tps in ((4, 350.0), (12, 400.0)):
+        row(gpu, f"sweep {n_max}", tps, spec_label="draft-dflash", n_max=n_max,
+            protocol="depth", canonical=sweep)  # fmt: skip
+    baseline = row(gpu, "baseline", 180.0, spec_label="none", protocol="depth", canonical=depths)
+    row(gpu, "depths 15", 385.0, spec_label="draft-dflash", n_max=15, protocol="depth",
+        canonical=depths, baseline=baseline.config, baseline_entry=baseline)  # fmt: skip
+
+    page = text(client.get("/nmax/", {"target": "target", "hardware": gpu.slug}))
+    by_protocol = {series["protocol"]: series for series in json_data(page, "nmax-data")["types"]}
+
+    # The only baseline measured is the 4-depth run's, at other contexts: it is that run's
+    # baseline, never the sweep's.
+    assert by_protocol["depth 512 tokens, 256 out"]["baseline"] is None
+    depth_run = by_protocol["depth 512–36864 tokens (4 depths), 256 out"]
+    assert depth_run["n_max"] == [15] and depth_run["baseline"]["tokens_per_second"] == 180.0
+    assert "No single paired baseline for this series" in page
 
 
 @pytest.fixture
 def h200(user, hardware) -> list[Run]:
     return load_h200_results(owner=user, hardware=hardware)
-
-
-def test_an_nmax_series_draws_no_baseline_from_another_depth(client, h200, hardware):
-    page = text(client.get("/nmax/", {"target": "qwen3-8b-random", "hardware": hardware.slug}))
-    data = json_data(page, "nmax-data")
-    by_protocol = {series["protocol"]: series for series in data["types"]}
-
-    # The n_max sweep ran at depth 512 without a baseline; the only baseline measured is the
-    # 4-depth run's, at another context: it is that run's baseline, not the sweep's.
-    sweep = by_protocol["depth 512 tokens"]
-    assert sweep["baseline"] is None
-    depth_run = by_protocol["depth 512–36864 tokens (4 depths)"]
-    assert depth_run["n_max"] == [15] and depth_run["baseline"]["tokens_per_second"] > 0
-    assert "No single paired baseline for this series" in page
 
 
 def test_depth_runs_show_each_depth_against_the_paired_baseline_at_that_depth(client, h200):
