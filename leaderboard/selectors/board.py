@@ -291,16 +291,7 @@ def best_config_for(
     entries = entries.annotate(memory_kind=F("best_run__memory_kind"))
     if hardware is not None:
         entries = entries.filter(hardware=hardware)
-    rows = list(entries.order_by("-tokens_per_second", "id")[:200])
-    speculative = [row for row in rows if row.config.is_speculative]
-    baselines = [row for row in rows if not row.config.is_speculative]
-    answers = verdicts.fitting_answers(speculative, baselines=baselines)
-    answered = {answer.best.ranking_key for answer in answers}
-    # A ranking with only its baseline fitting: the answer is decoding without a draft.
-    answers += verdicts.fitting_answers(
-        [row for row in baselines if row.ranking_key not in answered]
-    )
-    return answers
+    return verdicts.fitting_answers(entries.order_by("-tokens_per_second", "id")[:500])
 
 
 def leaderboard_from_runs(*, limit: int = 50) -> list[dict]:

@@ -162,23 +162,22 @@ class FitAnswer:
         return getattr(self, name)
 
 
-def fitting_answers(entries: Iterable[Any], *, baselines: Iterable[Any] = ()) -> list[FitAnswer]:
-    """Per ranking, the fastest clean row among those given (they fit the memory), the rows
-    Welch's test cannot tell from it, the rest, and the ranking's baseline as the denominator.
-    A ranking with only a baseline answers "no drafting" with that baseline."""
+def fitting_answers(entries: Iterable[Any]) -> list[FitAnswer]:
+    """Per ranking, the fastest clean row among those given (they fit the memory; a baseline is
+    a candidate too: decoding without a draft can be the answer), the rows Welch's test cannot
+    tell from it, the rest, and the ranking's baseline as the denominator."""
     grouped: dict[str, list[Any]] = {}
     for entry in entries:
         grouped.setdefault(entry.ranking_key, []).append(entry)
-    denominators = {row.ranking_key: row for row in baselines}
     answers = []
-    for key, rows in grouped.items():
+    for rows in grouped.values():
         rows.sort(key=lambda e: (e.noisy, -e.tokens_per_second, e.pk))
         best = rows[0]
         tied, others = [], []
         for row in rows[1:]:
-            (tied if indistinguishable(config_sample(row), config_sample(best)) else others).append(
-                row
-            )
+            same = indistinguishable(config_sample(row), config_sample(best))
+            (tied if same else others).append(row)
+        baseline = next((row for row in rows if not row.config.is_speculative), None)
         answers.append(
             FitAnswer(
                 ranking_label=best.ranking_label,
@@ -186,10 +185,10 @@ def fitting_answers(entries: Iterable[Any], *, baselines: Iterable[Any] = ()) ->
                 best=best,
                 tied=tied,
                 others=others,
-                baseline=denominators.get(key),
+                baseline=baseline if baseline is not best else None,
             )
         )
-    return sorted(answers, key=lambda a: -a.best.tokens_per_second)
+    return sorted(answers, key=lambda a: (a.ranking_label, -a.best.tokens_per_second))
 
 
 def best_n_max(points: Sequence[Any]) -> Any | None:
