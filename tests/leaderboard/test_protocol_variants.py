@@ -1,8 +1,11 @@
 """Concurrency (and categories) rows rank only among configs measured alike: a config run at
-levels 1-2 pools faster per-request decode than one run at 1-16, so the two are not ranked
-against each other; how many rounds each ran does not part them."""
+levels 1-2 measured another workload than one run at 1-16 (other levels, other waves), so the two
+are in different rankings, each under its own heading; how many rounds each ran does not part
+them. A concurrency row ranks by its aggregate tok/s at its lowest level."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -43,7 +46,7 @@ def ranks_by_key():
     entries = selectors.leaderboard_entries(ranked_only=True)
     page = list(entries)
     ranks = selectors.page_ranks(entries, page, offset=0, ordering="tokens_per_second")
-    return {entry.config.key: ranks[entry.pk] for entry in page}
+    return {entry.config.key: ranks[entry.pk].rank for entry in page}
 
 
 def test_configs_of_other_levels_rank_apart_and_of_the_same_levels_together(record):
@@ -60,12 +63,16 @@ def test_configs_of_other_levels_rank_apart_and_of_the_same_levels_together(reco
     assert variants[wide] == variants[again] != variants[low]
     # Each is ranked among its own: `low` leads its ranking, `wide` leads the other, and
     # `again` (slower, same levels) comes after `wide`, not after `low`.
-    assert ranks[low][0] == 1 and ranks[wide][0] == 1
-    assert ranks[again][0] > 1
-    entries = {e.config.key: e for e in LeaderboardEntry.objects.select_related("config")}
-    assert selectors.ranks.ranking_group(entries[wide]) == selectors.ranks.ranking_group(
-        entries[again]
+    assert ranks == {low: 1, wide: 1, again: 2}
+    entries = {e.config.key: e for e in LeaderboardEntry.objects.filter(config__key__in=ranks)}
+    assert entries[wide].ranking_key == entries[again].ranking_key != entries[low].ranking_key
+    # Ranked by aggregate tok/s at the lowest level (level 1: its rounds' tokens over wall time).
+    assert {key: e.tps_definition for key, e in entries.items()} == dict.fromkeys(
+        ranks, "aggregate"
     )
+    assert entries[low].tokens_per_second == pytest.approx(100.0, rel=0.05)
+    assert entries[wide].tokens_per_second == pytest.approx(30.0, rel=0.05)
+    assert entries[again].tokens_per_second == pytest.approx(20.0, rel=0.05)
 
 
 def test_the_board_names_each_ranking_by_what_it_measured(client, record):
@@ -74,8 +81,15 @@ def test_the_board_names_each_ranking_by_what_it_measured(client, record):
 
     page = client.get("/", {"protocol": "concurrency"}).content.decode()
 
-    assert "concurrency 1–2 (2 levels), 64 in, 32 out" in page
-    assert "concurrency 1–4 (3 levels), 64 in, 32 out" in page
+    # Each ranking under its own heading: the workload, what is ranked, the GPU and release.
+    table = re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S).group(1)
+    headings = re.findall(r'<tr class="ranking-heading"><th [^>]*>([^<]+)</th></tr>', table)
+    assert headings == [
+        "concurrency 1–2 (2 levels), 64 in, 32 out · aggregate tok/s at the lowest level"
+        " · H200 · b11434",
+        "concurrency 1–4 (3 levels), 64 in, 32 out · aggregate tok/s at the lowest level"
+        " · H200 · b11434",
+    ]
 
 
 def test_the_variant_leaves_out_how_often_a_protocol_measures():
