@@ -95,6 +95,12 @@ def difference(
         return item | {"note": "no results to compare"}
     if entry.tps_definition != reference.tps_definition:
         return item | {"note": "the two results use different tok/s definitions"}
+    if entry.config.workload != reference.config.workload:
+        # The verdicts' rule: rows of different workloads are never set against each other.
+        return item | {
+            "note": f"measured different workloads ({entry.workload_label or entry.config.protocol}"
+            f" against {reference.workload_label or reference.config.protocol}): not compared"
+        }
     item["difference"] = entry.tokens_per_second - reference.tokens_per_second
     welch = selectors.entry_difference(entry=entry, reference=reference)
     if welch is None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 
+from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry
 from leaderboard.selectors.catalogue import best_entry
 from leaderboard.selectors.charts import _depth_points, acceptance_by_position
 from leaderboard.selectors.definitions import row_definitions, row_evidence
-from runner.stats import t_critical_95
 
 
 def welch_difference(
@@ -28,7 +28,8 @@ def welch_difference(
     if var_a + var_b == 0:
         return {"difference": difference, "low": difference, "high": difference, "df": None}
     df = (var_a + var_b) ** 2 / (var_a**2 / (n_a - 1) + var_b**2 / (n_b - 1))
-    half = t_critical_95(max(1, math.floor(df))) * math.sqrt(var_a + var_b)
+    # Welch's degrees of freedom as they are, not rounded down (scipy's t takes any df).
+    half = verdicts.t_critical(max(1.0, df)) * math.sqrt(var_a + var_b)
     return {"difference": difference, "low": difference - half, "high": difference + half, "df": df}
 
 
