@@ -15,6 +15,7 @@ from leaderboard.models import LeaderboardEntry
 from leaderboard.selectors.drafts import draft_advice
 from leaderboard.services.board import mark_test_weights
 from tests.support.baselines import with_baseline_section
+from tests.support.protocol_results import categories_config, category_records
 
 TARGET = "tiny-qwen3"
 
@@ -244,3 +245,109 @@ def test_a_bad_drafts_query_is_a_field_error(client, db, query):
     response = client.get("/api/v1/drafts", query)
     assert response.status_code == 400
     assert list(response.json()) == ["target"]
+
+
+# The demo board's question, on a crafted board ------------------------------------------------
+# draft-simple measured on the quick protocol's prompt at 0.64x, ngram-simple on the categories
+# protocol's suite at 1.29x: the advice answers on both workloads, each table headed by its own.
+
+CATEGORIES = ["code", "math", "translation"]
+
+
+@pytest.fixture
+def two_workloads(user, hardware, make_result, make_protocol_result, models):
+    """draft-simple on quick at 0.64x (its whole interval below 1) and ngram-simple on the
+    categories suite at 1.29x on every category."""
+    measured(user, hardware, make_result, config("draft-simple", 4), [32.0, 32.2, 31.8])
+    ngram = categories_config(CATEGORIES, draft_model=None, spec_types=["ngram-simple"], n_max=4)
+    services.import_runner_result(
+        owner=user,
+        hardware=hardware,
+        result=make_protocol_result(
+            ngram,
+            category_records(
+                ngram, dict.fromkeys(CATEGORIES, 129.0), dict.fromkeys(CATEGORIES, 0.8)
+            ),
+            category_records(ngram.baseline(), dict.fromkeys(CATEGORIES, 100.0), None),
+        ),
+        source="test",
+    )
+    return hardware
+
+
+def drafts_section(page: str) -> list[tuple[str, list[str]]]:
+    """The model page's advice: each table's heading and its rows."""
+    section = page[page.index('id="drafts"') :]
+    found = re.findall(
+        r"<h3>(.*?)</h3>\s*<div class=\"table-wrap\"><table[^>]*>(.*?)</table>", section, re.S
+    )
+    return [
+        (
+            re.sub(r"<[^>]+>|\s+", " ", heading),
+            re.findall(r"<tr[^>]*>(.*?)</tr>", table[table.index("<tbody>") :], re.S),
+        )
+        for heading, table in found
+    ]
+
+
+def test_the_advice_shows_a_faster_draft_on_another_workload_beside_the_slower_one(
+    client, two_workloads
+):
+    ngram_row = LeaderboardEntry.objects.get(config__spec_label="ngram-simple")
+    assert ngram_row.speedup == pytest.approx(1.29) and ngram_row.rank == 1
+
+    groups = {
+        g["workload"].split(",")[0].split(" ")[0]: g for g in draft_advice(target_name=TARGET)
+    }
+
+    assert set(groups) == {"quick", "categories"}
+    [slow] = groups["quick"]["drafts"]
+    [fast] = groups["categories"]["drafts"]
+    assert (slow["spec_label"], fast["spec_label"]) == ("draft-simple", "ngram-simple")
+    assert slow["entry"].speedup == pytest.approx(0.64) and slow["against_baseline"] == "slower"
+    assert fast["entry"].speedup == pytest.approx(1.29)
+    assert groups["quick"]["none_pays"] and not groups["categories"]["none_pays"]
+
+    tables = drafts_section(client.get(f"/models/{TARGET}/").content.decode())
+    assert len(tables) == 2
+    by_workload = {heading: rows for heading, rows in tables}
+    (quick_heading,) = [h for h in by_workload if groups["quick"]["workload"] in h]
+    (categories_heading,) = [h for h in by_workload if groups["categories"]["workload"] in h]
+    assert "categories" in categories_heading and "quick" in quick_heading
+    [quick_row] = by_workload[quick_heading]
+    [categories_row] = by_workload[categories_heading]
+    assert "draft-simple" in quick_row and "0.64×" in quick_row
+    assert "ngram-simple" in categories_row and "1.29×" in categories_row
+    assert "fastest here" in categories_row
+    # The faster of the drafts here still loses to decoding without one: not "the fastest".
+    assert "fastest" not in quick_row.replace("slower than the fastest", "")
+    assert "least slow here" in quick_row and "slower than no drafting" in quick_row
+
+
+def test_the_api_gives_the_model_pages_tables_one_per_ranking_with_its_workload(
+    client, two_workloads
+):
+    page_tables = drafts_section(client.get(f"/models/{TARGET}/").content.decode())
+    advice = draft_advice(target_name=TARGET)
+
+    data = client.get("/api/v1/drafts", {"target": TARGET}).json()
+
+    assert len(data["groups"]) == len(advice) == len(page_tables) == 2
+    for group, table, (heading, rows) in zip(data["groups"], advice, page_tables, strict=True):
+        assert group["ranking_label"] == table["ranking_label"]
+        # The page's heading names the same ranking: GPU, workload, definition and release.
+        assert group["gpu_name"] in heading and group["engine_release"] in heading
+        assert table["definition_label"] in heading
+        assert group["workload"] == table["workload"] and group["workload"] in heading
+        assert group["engine_release"] == table["engine_release"] == "b11434"
+        assert group["none_pays"] == table["none_pays"]
+        assert [
+            (d["spec_label"], d["config_key"], d["speedup"], d["leader"]) for d in group["drafts"]
+        ] == [
+            (d["spec_label"], d["entry"].config.key, d["entry"].speedup, d["leader"])
+            for d in table["drafts"]
+        ]
+        assert all(d["config_key"] in row for d, row in zip(group["drafts"], rows, strict=True))
+    workloads = [group["workload"] for group in data["groups"]]
+    assert any(w.startswith("categories") for w in workloads)
+    assert any(w.startswith("quick") for w in workloads)

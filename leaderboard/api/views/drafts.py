@@ -1,8 +1,10 @@
 """Which draft for a target: /api/v1/drafts?target=NAME, the model page's advice as data.
 
-Per GPU kind, tok/s definition and workload, each speculative type and draft file by its best
-speedup over the paired baseline, with that speedup's 95% interval and where it stands against
-the fastest and against no drafting (`leaderboard.selectors.drafts`).
+One group per ranking (GPU kind, workload, tok/s definition and engine release: the model
+page's tables, headed by the same ranking label), each speculative type and draft file by its
+best speedup over the paired baseline, with that speedup's 95% interval and where it stands
+against the fastest and against no drafting (`leaderboard.selectors.drafts`, which reads
+`leaderboard.verdicts.advice`).
 """
 
 from __future__ import annotations
@@ -32,8 +34,14 @@ class DraftSerializer(serializers.Serializer):
     tau = serializers.FloatField(source="entry.tau", allow_null=True)
     tokens_per_second = serializers.FloatField(source="entry.tokens_per_second")
     configs = serializers.IntegerField(help_text="Configs of this draft in the workload.")
-    leader = serializers.BooleanField(help_text="The fastest of its table.")
-    tied = serializers.BooleanField(help_text="Its speedup interval overlaps the fastest's.")
+    leader = serializers.BooleanField(
+        help_text="The fastest non-noisy draft of its table (the least slow where every draft is "
+        "slower than no drafting: see against_baseline)."
+    )
+    tied = serializers.BooleanField(
+        help_text="Indistinguishable from the fastest: the difference of the two log speedups "
+        "is within its noise at 5%."
+    )
     tie_unknown = serializers.BooleanField(help_text="It or the fastest has no interval.")
     against_baseline = serializers.ChoiceField(
         choices=["faster", "slower", "unclear", "below 1, no interval"],
@@ -53,6 +61,11 @@ class DraftGroupSerializer(serializers.Serializer):
     gpu_name = serializers.CharField(source="hardware.gpu_name")
     definition = serializers.CharField()
     workload = serializers.CharField(help_text="The protocol and its parameters, in words.")
+    engine_release = serializers.CharField()
+    ranking_label = serializers.CharField(
+        help_text="The ranking in words (workload, tok/s definition, GPU, release): the model "
+        "page's heading of this table."
+    )
     none_pays = serializers.BooleanField(help_text="Every draft's speedup is below 1.")
     drafts = DraftSerializer(many=True)
 
@@ -63,7 +76,7 @@ class DraftsSerializer(serializers.Serializer):
 
 
 class Drafts(APIView):
-    """Which draft for a target, per GPU kind, tok/s definition and workload, fastest first."""
+    """Which draft for a target, one group per ranking, fastest first."""
 
     @extend_schema(parameters=[DraftsQuerySerializer], responses=DraftsSerializer)
     def get(self, request: Request) -> Response:
