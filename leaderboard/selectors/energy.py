@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from leaderboard import verdicts
-from leaderboard.models import Config, Run
+from leaderboard.models import Config, LeaderboardEntry, Run
 from runner.results import Roofline
 from runner.roofline import derived_roofline
 
@@ -69,27 +69,22 @@ def roofline_of(raw_result: object) -> dict | None:
 
 
 def best_run_figures(*, configs: Iterable[Config]) -> dict[int, dict]:
-    """{config id: {"energy", "roofline"}} of each config's best run (the highest tok/s in its
-    own definition, the earliest on a tie, as the config page picks it): one query on the runs'
-    columns picks them, one more reads only the chosen runs' results; both None for a config
-    without runs."""
+    """{config id: {"energy", "roofline"}} of each config's best run: the one its best row
+    stores (the verdicts' one rule, `verdicts.best_run`; the row `selectors.best_entry` picks),
+    so the API's figures are the config page's; both None for a config without a row."""
     wanted = {config.pk for config in configs}
     rows = (
-        Run.objects.filter(config_id__in=wanted)
-        .order_by("created_at", "id")
-        .values_list("pk", "config_id", "tps_definition", "decode_mean", "e2e_mean")
+        LeaderboardEntry.objects.filter(config_id__in=wanted, best_run__isnull=False)
+        .order_by("config_id", "retired", "-tokens_per_second", "id")
+        .values_list("config_id", "best_run_id")
     )
-    best: dict[int, tuple[float, int]] = {}
-    for pk, config_id, definition, decode, e2e in rows:
-        speed = (decode if definition == Run.Definition.DECODE else e2e) or 0.0
-        if config_id not in best or speed > best[config_id][0]:
-            best[config_id] = (speed, pk)
-    results = dict(
-        Run.objects.filter(pk__in=[pk for _, pk in best.values()]).values_list("pk", "raw_result")
-    )
+    best: dict[int, int] = {}
+    for config_id, run_id in rows:
+        best.setdefault(config_id, run_id)
+    results = dict(Run.objects.filter(pk__in=best.values()).values_list("pk", "raw_result"))
     figures = {}
     for pk in wanted:
-        raw = results.get(best[pk][1]) if pk in best else None
+        raw = results.get(best[pk]) if pk in best else None
         figures[pk] = {"energy": energy_of(raw), "roofline": roofline_of(raw)}
     return figures
 
