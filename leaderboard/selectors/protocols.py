@@ -243,6 +243,8 @@ def concurrency_view(*, entry: LeaderboardEntry | None) -> dict | None:
         },
         "crossover": line["crossover"],
         "crossover_text": line["crossover_text"],
+        # Clearly slower than its baseline already at the lowest level measured.
+        "never_pays": line["crossover_text"].startswith("at or below"),
         "has_baseline": bool(baseline_rows),
     }
 
