@@ -84,14 +84,19 @@ def _leaderboard_board(*, view: dict, choices: dict) -> str:
         )
     )
     # The denominators of the page's rankings: each ranking's baseline, shown apart.
+    # The denominators of the page's rankings (or, with no ranked row, every baseline the
+    # filters match: "speculative type: none" asks for them), shown apart.
+    denominators = (
+        selectors.baseline_rows(rankings=[e.ranking_key for e in page_entries])
+        if page_entries
+        else list(
+            selectors.leaderboard_entries(**selection, ranked_only=True, baselines=True)[:PAGE_SIZE]
+        )
+    )
     baselines = (
         []
         if include_all
-        else selectors.leaderboard_rows(
-            entries=selectors.baseline_rows(rankings=[e.ranking_key for e in page_entries]),
-            ranks={},
-            newest=newest,
-        )
+        else selectors.leaderboard_rows(entries=denominators, ranks={}, newest=newest)
     )
     query = QueryDict(mutable=True)
     query.update({name: value for name, value in filters.items() if value})

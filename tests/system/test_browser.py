@@ -115,18 +115,26 @@ def assert_charts_drawn(page, expected: int) -> None:
 def test_browse_filter_and_open_a_config_with_its_charts_drawn(live_server, page, site):
     page.goto(live_server.url + "/")
     ranking = page.locator("#ranking")
-    assert ranking.locator("tbody tr").count() == 4
+    # Three speculative configs in one ranking under its heading; their baseline is the
+    # denominator, in its own table, not a ranked row.
+    assert ranking.locator("tbody tr.ranking-heading").count() == 1
+    assert ranking.locator("tbody tr:not(.ranking-heading)").count() == 3
     assert ranking.locator(".badge.tie").count() == 1
+    assert page.locator("#baselines-table tbody tr:not(.ranking-heading)").count() == 1
     assert page.locator("#kept-off-table").get_by_text("synthetic").first.is_visible()
     shoot(page, "leaderboard")
 
     page.select_option("select[name=spec_type]", "none")
     page.get_by_role("button", name="Apply").click()
     page.wait_for_url(re.compile(r"spec_type=none"))
-    assert page.locator("#ranking tbody tr").count() == 1
+    assert page.locator("#ranking").count() == 0
+    assert page.locator("#baselines-table tbody tr:not(.ranking-heading)").count() == 1
     page.get_by_role("link", name="Include synthetic, self-reported").click()
     page.wait_for_url(re.compile(r"all=1"))
-    assert page.locator("#ranking tbody tr").count() == 3
+    # Every baseline the filter matches, flagged ones included, and none of them ranked.
+    rows = page.locator("#ranking tbody tr:not(.ranking-heading)")
+    assert rows.count() == 3
+    assert page.locator("#ranking td.rank .baseline-mark").count() == 3
 
     page.goto(live_server.url + "/")
     page.locator("#ranking").get_by_role("link", name=re.compile("n_max 4")).click()
@@ -238,7 +246,7 @@ def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(
     assert page.evaluate("() => document.querySelector('progress').value") == 25
     shoot(page, "job-running")
 
-    result = make_result(job.config.key, [150.0, 151.0, 149.0, 152.0], draft=(80, 60), tau=3.0)
+    result = make_result(job.config.key, [150.0, 151.0, 149.0], draft=(80, 60), tau=3.0)
     services.record_result(job_id=job.pk, result=result)
     page.wait_for_selector("text=See it on the config's page", timeout=10_000)
     assert "succeeded" in page.locator('[data-field="status"]').inner_text()
