@@ -2,13 +2,19 @@
 
 Seeds a PostgreSQL database of its own (dropped and created; default `specboard_bench`) with
 --runs runs over --configs configs and --hardware hardware kinds by COPY, derives the
-LeaderboardEntry rows by the service's rule (best non-degenerate average per config, hardware
-and release; speedup against the paired baseline's row), checks a sample of them against
-`services.refresh_leaderboard_entry`, then serves the site with gunicorn (DEBUG off) and
-measures with wrk (32 connections on loopback, installed by apt-get if missing):
+LeaderboardEntry rows by the service's rule (best clean average per config, hardware and
+release; speedup against the paired baseline's row) and, where the checkout has them (migration
+0015), their verdict columns in bulk (ranking key and labels, the config's sample and interval,
+ranks by a RANK() window among competing rows, Welch's tie labels and the speedup intervals
+vectorised with scipy), checks a sample of them column by column against
+`services.refresh_leaderboard_entry` (and their rankings against `services.board.rerank`),
+then serves the site with gunicorn (DEBUG off) and measures with wrk (32 connections on
+loopback, installed by apt-get if missing):
 
 - the API's leaderboard first page and the HTML leaderboard as the site serves them (pages cached
   per board version), and what a cache miss costs (the first request after a recorded run);
+- the answer pages (the model page with its draft advice, /best/, /nmax/, /concurrency/) as
+  served, one connection per web worker, and the first request of each after a board change;
 - side by side, the same first page read from the maintained rows and aggregated from the runs
   at read time (GROUP BY), neither cached, with the ratio of the two;
 - 1,000 API submissions from 32 concurrent clients: all in the database and in the broker;
@@ -24,6 +30,7 @@ import argparse
 import asyncio
 import atexit
 import json
+import math
 import os
 import random
 import re
@@ -156,18 +163,25 @@ def seed(*, runs: int, configs: int, hardware_kinds: int) -> None:
             "e2e_mean", "acceptance_rate", "tau", "draft_tokens", "draft_accepted",
             "verify_steps", "synthetic", "degenerate", "self_reported", "memory_kind",
             "gpu_seconds", "run_name", "provenance", "raw_result", "created_at",
+            "lossless", "peak_memory_bytes",
         ]  # fmt: skip
+        baseline_ids = set(baselines.values())
 
         def run_rows():
             for index in range(runs):
                 config_id = config_ids[index % len(config_ids)]
                 speed = rng.uniform(20.0, 400.0)
                 stdev = speed * 0.02
+                # Lossless speculative batches and a peak memory of 2-61 GB (from the index, so
+                # that the random figures stay those of earlier versions of this bench): /best/
+                # answers only from lossless rows that fit the memory asked.
                 yield (
                     config_id, rng.choice(placements[config_id]), rng.choice(RELEASES), "cuda",
                     "decode", 5, speed, speed, stdev, speed - 2 * stdev, speed + 2 * stdev,
                     speed * 0.9, rng.random(), 1.0 + rng.random() * 4, 1000, 700, 300, False,
                     rng.random() < 0.01, False, "gpu", 30.0, "", "{}", "{}", now,
+                    None if config_id in baseline_ids else True,
+                    (2 + index * 7919 % 60) * 10**9,
                 )  # fmt: skip
 
         started = time.monotonic()
@@ -175,6 +189,8 @@ def seed(*, runs: int, configs: int, hardware_kinds: int) -> None:
         log(f"copied {runs} runs in {time.monotonic() - started:.1f} s")
         started = time.monotonic()
         derive_leaderboard_entries(cursor)
+        if has_verdict_columns():
+            derive_verdicts(cursor)
         for release in RELEASES:
             cursor.execute(
                 "INSERT INTO leaderboard_enginebuild (release, retired, note, first_seen) "
@@ -186,30 +202,43 @@ def seed(*, runs: int, configs: int, hardware_kinds: int) -> None:
 
 
 def derive_leaderboard_entries(cursor) -> None:
-    """Every (config, hardware, release) row at once, by services.refresh_leaderboard_entry's rule."""
+    """Every (config, hardware, release) row at once, by services.refresh_leaderboard_entry's rule
+    (the seeded runs are all decode batches of the quick protocol; the rule below is written for
+    those): the best batch is the fastest clean one (not degenerate, not noisy), else the fastest
+    not degenerate, else the fastest; the pool is every batch's requests (no request records:
+    each mean counted n times, no interval); lossless only when every compared batch was."""
     cursor.execute(
-        """
+        f"""
         INSERT INTO leaderboard_leaderboardentry (
             config_id, hardware_id, engine_release, best_run_id, runs_count, tps_definition,
-            tokens_per_second, n, stdev, median, ci95_low, ci95_high,
+            tokens_per_second, n, stdev, median, ci95_low, ci95_high, pooled_mean, pooled_n,
             end_to_end_tokens_per_second, acceptance_rate, tau, lossless, synthetic,
             self_reported, degenerate, retired, peak_memory_bytes, updated_at)
         SELECT DISTINCT ON (r.config_id, r.hardware_id, r.engine_release)
             r.config_id, r.hardware_id, r.engine_release, r.id,
-            count(*) OVER (PARTITION BY r.config_id, r.hardware_id, r.engine_release),
+            count(*) OVER row_runs,
             r.tps_definition, coalesce(r.decode_mean, 0), r.n, r.decode_stdev, r.decode_median,
-            r.decode_ci95_low, r.decode_ci95_high, r.e2e_mean, r.acceptance_rate, r.tau,
-            r.lossless, r.synthetic, r.self_reported, r.degenerate, false, r.peak_memory_bytes,
+            r.decode_ci95_low, r.decode_ci95_high,
+            sum(r.decode_mean * r.n) FILTER (WHERE r.decode_mean <> 0 AND r.n > 0) OVER row_runs
+                / nullif(sum(r.n) FILTER (WHERE r.decode_mean <> 0 AND r.n > 0) OVER row_runs, 0),
+            coalesce(sum(r.n) FILTER (WHERE r.decode_mean <> 0 AND r.n > 0) OVER row_runs, 0),
+            r.e2e_mean, r.acceptance_rate, r.tau,
+            bool_and(r.lossless) FILTER (WHERE NOT r.synthetic) OVER row_runs,
+            r.synthetic, r.self_reported, r.degenerate, false, r.peak_memory_bytes,
             now()
         FROM leaderboard_run r
-        ORDER BY r.config_id, r.hardware_id, r.engine_release, r.degenerate,
+        WINDOW row_runs AS (PARTITION BY r.config_id, r.hardware_id, r.engine_release)
+        ORDER BY r.config_id, r.hardware_id, r.engine_release,
+            CASE WHEN r.decode_mean IS NULL THEN 2 WHEN r.degenerate THEN 2
+                 WHEN {NOISY_RUN} THEN 1 ELSE 0 END,
             r.decode_mean DESC NULLS LAST, r.id
         """
     )
     cursor.execute(
         """
         UPDATE leaderboard_leaderboardentry e
-        SET baseline_entry_id = b.id, speedup = e.tokens_per_second / NULLIF(b.tokens_per_second, 0)
+        SET baseline_entry_id = b.id, baseline_run_id = b.best_run_id,
+            speedup = e.tokens_per_second / NULLIF(b.tokens_per_second, 0)
         FROM leaderboard_config c, leaderboard_leaderboardentry b
         WHERE c.id = e.config_id AND b.config_id = c.baseline_id
           AND b.hardware_id = e.hardware_id AND b.engine_release = e.engine_release
@@ -217,22 +246,373 @@ def derive_leaderboard_entries(cursor) -> None:
     )
 
 
-def check_entries_match_the_service(samples: int) -> int:
-    """Recompute a sample of rows with the service and count the ones that differ."""
+# verdicts.is_noisy of a quick batch's decode requests: spread over half its mean.
+NOISY_RUN = (
+    "(r.n >= 2 AND r.decode_stdev IS NOT NULL AND r.decode_stdev >= 0"
+    " AND (r.decode_mean <= 0 OR r.decode_stdev > 0.5 * r.decode_mean))"
+)
+# verdicts.competes: what keeps a row off its ranking, and baselines are never ranked.
+COMPETES = (
+    "NOT (e.synthetic OR e.self_reported OR e.degenerate OR e.retired OR e.test_weights)"
+    " AND c.spec_label <> 'none'"
+)
+
+
+def has_verdict_columns() -> bool:
+    """Whether this checkout's LeaderboardEntry has the verdict layer's columns (migration 0015;
+    this bench also measures the commit before it, which has none)."""
+    from leaderboard.models import LeaderboardEntry
+
+    return any(field.name == "ranking_key" for field in LeaderboardEntry._meta.get_fields())
+
+
+def derive_verdicts(cursor) -> None:
+    """The verdict columns of every row in bulk, by services.board's rules (`_refresh_entry`,
+    `rerank`): ranking key and labels from `verdicts.workloads` per distinct workload, the
+    config's sample in SQL, ranks by a RANK() window among competing rows, and the t-intervals
+    and Welch labels vectorised with scipy over every row at once."""
+    import numpy as np
+    from scipy import stats
+
+    from leaderboard import verdicts
+    from leaderboard.models import Config
+    from leaderboard.verdicts import statistics as statistics_rules
+
+    started = time.monotonic()
+    # 1. The ranking and its words, per distinct (workload, definition, hardware, release).
+    cursor.execute(
+        """
+        SELECT DISTINCT c.protocol, c.protocol_variant, c.canonical -> 'protocol',
+            e.tps_definition, e.hardware_id, h.gpu_name, e.engine_release
+        FROM leaderboard_leaderboardentry e
+        JOIN leaderboard_config c ON c.id = e.config_id
+        JOIN leaderboard_hardware h ON h.id = e.hardware_id
+        """
+    )
+    names = []
+    for protocol, variant, canonical, definition, hardware_id, gpu_name, release in cursor:
+        config = Config(
+            protocol=protocol,
+            protocol_variant=variant,
+            canonical={} if canonical is None else {"protocol": canonical},
+        )
+        names.append(
+            (
+                protocol, variant, None if canonical is None else json.dumps(canonical), definition, hardware_id, release,
+                verdicts.ranking_key(
+                    config, definition=definition, hardware_id=hardware_id, engine_release=release
+                ),
+                verdicts.ranking_label(
+                    config, definition=definition, gpu_name=gpu_name, engine_release=release
+                ),
+                verdicts.workload_label(config),
+            )
+        )  # fmt: skip
+    cursor.execute(
+        "CREATE TEMP TABLE bench_rankings (protocol text, variant text, canonical jsonb,"
+        " definition text, hardware_id bigint, release text, key text, label text,"
+        " workload text)"
+    )
+    _copy(
+        cursor,
+        "bench_rankings",
+        ["protocol", "variant", "canonical", "definition", "hardware_id", "release", "key"]
+        + ["label", "workload"],
+        names,
+    )
+    # 2. The config's sample: its clean batches' means of the best one's definition when there
+    # are two or more (verdicts.config_uncertainty), else its best batch's requests; and the
+    # positive per-batch speedups on their logs (verdicts.speedup_uncertainty).
+    cursor.execute(
+        """
+        CREATE TEMP TABLE bench_batches AS
+        SELECT r.config_id, r.hardware_id, r.engine_release, r.tps_definition,
+            count(m.v) AS k, avg(m.v) AS mean, stddev_samp(m.v) AS stdev,
+            count(r.speedup) FILTER (WHERE r.speedup > 0) AS speedups,
+            avg(ln(r.speedup)) FILTER (WHERE r.speedup > 0) AS log_mean,
+            stddev_samp(ln(r.speedup)) FILTER (WHERE r.speedup > 0) AS log_stdev
+        FROM leaderboard_run r,
+            LATERAL (SELECT CASE WHEN r.tps_definition = 'decode' THEN r.decode_mean
+                                 ELSE r.e2e_mean END AS v) m
+        WHERE NOT r.degenerate
+        GROUP BY r.config_id, r.hardware_id, r.engine_release, r.tps_definition
+        """
+    )
+    cursor.execute(
+        """
+        CREATE UNIQUE INDEX ON bench_batches (config_id, hardware_id, engine_release,
+            tps_definition)
+        """
+    )
+    cursor.execute(
+        """
+        WITH fresh AS (
+            SELECT e.id, t.key, t.label, t.workload, b.k, b.mean, b.stdev,
+                br.decode_mean AS best_mean, br.decode_stdev AS best_stdev, br.n AS best_n
+            FROM leaderboard_leaderboardentry e
+            JOIN leaderboard_config c ON c.id = e.config_id
+            JOIN bench_rankings t ON t.protocol = c.protocol AND t.variant = c.protocol_variant
+                AND t.canonical IS NOT DISTINCT FROM c.canonical -> 'protocol'
+                AND t.definition = e.tps_definition AND t.hardware_id = e.hardware_id
+                AND t.release = e.engine_release
+            JOIN leaderboard_run br ON br.id = e.best_run_id
+            LEFT JOIN bench_batches b ON b.config_id = e.config_id
+                AND b.hardware_id = e.hardware_id AND b.engine_release = e.engine_release
+                AND b.tps_definition = e.tps_definition
+        )
+        UPDATE leaderboard_leaderboardentry e
+        SET ranking_key = f.key, ranking_label = f.label, workload_label = f.workload,
+            config_mean = CASE WHEN f.k >= 2 THEN f.mean ELSE f.best_mean END,
+            config_stdev = CASE WHEN f.k >= 2 THEN f.stdev
+                WHEN f.best_mean IS NOT NULL AND f.best_n >= 2 AND f.best_stdev >= 0
+                THEN f.best_stdev END,
+            config_n = CASE WHEN f.k >= 2 THEN f.k WHEN f.best_mean IS NULL THEN 0
+                ELSE greatest(f.best_n, 1) END,
+            interval_basis = CASE WHEN f.k >= 2 THEN 'batch means'
+                WHEN f.best_mean IS NOT NULL AND f.best_n >= 2 AND f.best_stdev >= 0
+                THEN 'requests' ELSE '' END,
+            crossover = ''
+        FROM fresh f
+        WHERE f.id = e.id
+        """
+    )
+    log(f"  ranking keys, labels and config samples in {time.monotonic() - started:.1f} s")
+    # 3. Ranks among the competing rows of each ranking, fastest first (verdicts.standings: a
+    # RANK() window), with the leader's and the row above's samples for Welch's test; the
+    # intervals; noisy and memorised.
+    started = time.monotonic()
+    cursor.execute(
+        f"""
+        WITH contenders AS (
+            SELECT e.id,
+                rank() OVER ranking AS rank,
+                row_number() OVER ranking AS place,
+                first_value(e.config_mean) OVER ranking AS leader_mean,
+                first_value(e.config_stdev) OVER ranking AS leader_stdev,
+                first_value(e.config_n) OVER ranking AS leader_n,
+                lag(e.config_mean) OVER ranking AS above_mean,
+                lag(e.config_stdev) OVER ranking AS above_stdev,
+                lag(e.config_n) OVER ranking AS above_n
+            FROM leaderboard_leaderboardentry e
+            JOIN leaderboard_config c ON c.id = e.config_id
+            WHERE {COMPETES}
+            WINDOW ranking AS (PARTITION BY e.ranking_key ORDER BY e.tokens_per_second DESC, e.id)
+        )
+        SELECT e.id, c.spec_label, c.protocol, e.config_mean, e.config_stdev, e.config_n,
+            k.rank, k.place, k.leader_mean, k.leader_stdev, k.leader_n,
+            k.above_mean, k.above_stdev, k.above_n,
+            br.decode_mean, br.decode_stdev, br.n, bb.decode_mean, bb.decode_stdev, bb.n,
+            e.baseline_run_id IS NOT NULL, b.speedups, b.log_mean, b.log_stdev,
+            br.raw_result -> 'requests'
+        FROM leaderboard_leaderboardentry e
+        JOIN leaderboard_config c ON c.id = e.config_id
+        JOIN leaderboard_run br ON br.id = e.best_run_id
+        LEFT JOIN leaderboard_run bb ON bb.id = e.baseline_run_id
+        LEFT JOIN contenders k ON k.id = e.id
+        LEFT JOIN bench_batches b ON b.config_id = e.config_id
+            AND b.hardware_id = e.hardware_id AND b.engine_release = e.engine_release
+            AND b.tps_definition = e.tps_definition
+        ORDER BY e.id
+        """
+    )
+    rows = cursor.fetchall()
+    log(f"  ranks read ({len(rows)} rows) in {time.monotonic() - started:.1f} s")
+
+    def column(index: int) -> np.ndarray:
+        return np.array([np.nan if row[index] is None else row[index] for row in rows], float)
+
+    # A sample (mean, stdev, n) as verdicts.summary_sample reads it: no spread below two values.
+    def spread(mean: np.ndarray, stdev: np.ndarray, n: np.ndarray) -> np.ndarray:
+        return np.isfinite(mean) & (n >= 2) & np.isfinite(stdev) & (stdev >= 0)
+
+    def t_half(stdev: np.ndarray, n: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        half = np.full(len(rows), np.nan)
+        half[mask] = (
+            stats.t.ppf(0.5 + statistics_rules.CONFIDENCE / 2, n[mask] - 1)
+            * stdev[mask]
+            / np.sqrt(n[mask])
+        )
+        return half
+
+    def welch_alike(mean, stdev, n, other_mean, other_stdev, other_n, asked) -> list:
+        """verdicts.indistinguishable over arrays: True, False or None per row."""
+        mask = asked & spread(mean, stdev, n) & spread(other_mean, other_stdev, other_n)
+        p = np.full(len(rows), np.nan)
+        flat = mask & (stdev == 0) & (other_stdev == 0)
+        p[flat] = np.where(mean[flat] == other_mean[flat], 1.0, 0.0)
+        tested = mask & ~flat
+        if not tested.any():
+            return [
+                bool(p[i] >= statistics_rules.ALPHA) if mask[i] else None for i in range(len(rows))
+            ]
+        with np.errstate(all="ignore"):
+            p[tested] = stats.ttest_ind_from_stats(
+                mean[tested], stdev[tested], n[tested],
+                other_mean[tested], other_stdev[tested], other_n[tested], equal_var=False,
+            ).pvalue  # fmt: skip
+        p[tested & ~np.isfinite(p)] = 1.0
+        return [bool(p[i] >= statistics_rules.ALPHA) if mask[i] else None for i in range(len(rows))]
+
+    mean, stdev, n = column(3), column(4), column(5)
+    config_half = t_half(stdev, n, spread(mean, stdev, n))
+    place = column(7)
+    ranked = np.isfinite(place)
+    below_leader = ranked & (place > 1)
+    like_leader = welch_alike(mean, stdev, n, column(8), column(9), column(10), below_leader)
+    like_above = welch_alike(mean, stdev, n, column(11), column(12), column(13), below_leader)
+    # The speedup's interval: over the batches' own speedups (two or more), else the delta method
+    # on the best batch against its baseline batch (verdicts.ratio_interval).
+    own_mean, own_stdev, own_n = column(14), column(15), column(16)
+    base_mean, base_stdev, base_n = column(17), column(18), column(19)
+    paired = np.array([bool(row[20]) for row in rows])
+    speedups, log_mean, log_stdev = column(21), column(22), column(23)
+    by_batches = paired & (speedups >= 2) & np.isfinite(log_stdev)
+    log_half = t_half(log_stdev, speedups, by_batches)
+    by_requests = (
+        paired
+        & ~by_batches
+        & spread(own_mean, own_stdev, own_n)
+        & spread(base_mean, base_stdev, base_n)
+        & (own_mean > 0)
+        & (base_mean > 0)
+    )
+    with np.errstate(all="ignore"):
+        ratio = own_mean / base_mean
+        own = (own_stdev / own_mean) ** 2 / own_n
+        base = (base_stdev / base_mean) ** 2 / base_n
+        df = (own + base) ** 2 / (own**2 / (own_n - 1) + base**2 / (base_n - 1))
+    delta_half = np.zeros(len(rows))
+    varied = by_requests & (own + base > 0)
+    delta_half[varied] = stats.t.ppf(
+        0.5 + statistics_rules.CONFIDENCE / 2, np.maximum(1.0, df[varied])
+    ) * np.sqrt(own[varied] + base[varied])
+
+    def number(value: float) -> float | None:
+        return None if not np.isfinite(value) else float(value)
+
+    def decided():
+        for i, row in enumerate(rows):
+            best = verdicts.summary_sample(row[14], row[15], max(row[16], 1))
+            if by_batches[i]:
+                low = float(np.exp(log_mean[i] - log_half[i]))
+                high = float(np.exp(log_mean[i] + log_half[i]))
+                basis = verdicts.BATCH_SPEEDUPS
+            elif by_requests[i]:
+                low = float(ratio[i] * np.exp(-delta_half[i]))
+                high = float(ratio[i] * np.exp(delta_half[i]))
+                basis = verdicts.REQUESTS
+            else:
+                low = high = None
+                basis = ""
+            learns = verdicts.learns_across_requests(row[1])
+            yield (
+                row[0],
+                None if row[6] is None else int(row[6]),
+                like_leader[i],
+                like_above[i],
+                number(mean[i] - config_half[i]),
+                number(mean[i] + config_half[i]),
+                low,
+                high,
+                basis,
+                verdicts.is_noisy(best, protocol=row[2]),
+                learns
+                and (row[2] == verdicts.SEED_CSV_PROTOCOL or verdicts.repeats_a_prompt(row[24])),
+            )
+
+    cursor.execute(
+        "CREATE TEMP TABLE bench_verdicts (id bigint PRIMARY KEY, rank integer,"
+        " like_leader boolean, like_above boolean, config_low float8, config_high float8,"
+        " speedup_low float8, speedup_high float8, speedup_basis text, noisy boolean,"
+        " memorised boolean)"
+    )
+    _copy(
+        cursor,
+        "bench_verdicts",
+        ["id", "rank", "like_leader", "like_above", "config_low", "config_high"]
+        + ["speedup_low", "speedup_high", "speedup_basis", "noisy", "memorised"],
+        decided(),
+    )
+    cursor.execute(
+        """
+        UPDATE leaderboard_leaderboardentry e
+        SET rank = v.rank, like_leader = v.like_leader, like_above = v.like_above,
+            config_ci95_low = v.config_low, config_ci95_high = v.config_high,
+            speedup_ci95_low = v.speedup_low, speedup_ci95_high = v.speedup_high,
+            speedup_basis = v.speedup_basis, noisy = v.noisy, memorised = v.memorised
+        FROM bench_verdicts v
+        WHERE v.id = e.id
+        """
+    )
+    cursor.execute("DROP TABLE bench_rankings, bench_batches, bench_verdicts")
+    log(f"  ranks, ties and intervals in {time.monotonic() - started:.1f} s")
+
+
+# What the check compares, where this checkout's LeaderboardEntry has the column.
+CHECKED_FIELDS = (
+    "best_run_id", "runs_count", "tps_definition", "tokens_per_second", "n", "stdev", "median",
+    "ci95_low", "ci95_high", "pooled_mean", "pooled_n", "end_to_end_tokens_per_second",
+    "lossless", "peak_memory_bytes", "baseline_entry_id", "baseline_run_id", "speedup",
+    "ranking_key", "ranking_label", "workload_label", "rank", "like_leader", "like_above",
+    "config_mean", "config_stdev", "config_n", "config_ci95_low", "config_ci95_high",
+    "interval_basis", "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy",
+    "memorised", "crossover",
+)  # fmt: skip
+
+
+def _same(first: object, second: object) -> bool:
+    # SQL's sums and the service's math.fsum may differ in the last bits.
+    if isinstance(first, float) and isinstance(second, float):
+        return math.isclose(first, second, rel_tol=1e-9, abs_tol=1e-12)
+    return first == second
+
+
+def check_entries_match_the_service(samples: int) -> dict[str, object]:
+    """Recompute a sample of rows with the service and count the ones that differ (and in which
+    columns); first rank each sampled row's ranking again with services.board.rerank and count
+    the rows whose stored rank or tie labels it changed."""
     from leaderboard import services
     from leaderboard.models import LeaderboardEntry
 
+    names = {field.attname for field in LeaderboardEntry._meta.concrete_fields}
+    fields = [name for name in CHECKED_FIELDS if name in names]
+    verdict_columns = "ranking_key" in names
     mismatches = 0
-    for entry in LeaderboardEntry.objects.select_related("config", "hardware").order_by("?")[
-        :samples
-    ]:
-        before = (entry.best_run_id, entry.runs_count, round(entry.tokens_per_second, 6))
-        fresh = services.refresh_leaderboard_entry(
+    differing: dict[str, int] = {}
+    reranked = ranked_rows = 0
+    sampled = list(LeaderboardEntry.objects.order_by("?").values_list("pk", flat=True)[:samples])
+    for pk in sampled:
+        entry = LeaderboardEntry.objects.select_related("config", "hardware").get(pk=pk)
+        if verdict_columns:
+            from leaderboard.services.board import rerank
+
+            ranked_rows += LeaderboardEntry.objects.filter(ranking_key=entry.ranking_key).count()
+            reranked += rerank(ranking_key=entry.ranking_key)
+            entry.refresh_from_db()
+        before = {name: getattr(entry, name) for name in fields}
+        services.refresh_leaderboard_entry(
             config=entry.config, hardware=entry.hardware, engine_release=entry.engine_release
         )
-        after = (fresh.best_run_id, fresh.runs_count, round(fresh.tokens_per_second, 6))
-        mismatches += before != after
-    return mismatches
+        fresh = LeaderboardEntry.objects.get(pk=pk)
+        wrong = [name for name in fields if not _same(before[name], getattr(fresh, name))]
+        for name in wrong:
+            differing[name] = differing.get(name, 0) + 1
+        mismatches += bool(wrong)
+    found: dict[str, object] = {
+        f"rows that differ from services.refresh_leaderboard_entry (of {len(sampled)}, "
+        f"{len(fields)} columns)": f"{mismatches}"
+        + (
+            f" ({', '.join(f'{k}: {v}' for k, v in sorted(differing.items()))})"
+            if differing
+            else ""
+        )
+    }
+    if verdict_columns:
+        found[
+            f"rows whose rank or tie labels services.board.rerank changed (of {ranked_rows} in "
+            f"the {len(sampled)} sampled rows' rankings)"
+        ] = reranked
+    return found
 
 
 def wrk(url: str, *, seconds: int, connections: int, timeout_s: int = 10) -> dict:
@@ -378,11 +758,11 @@ def main() -> int:
     owner, _ = user_model.objects.get_or_create(username="site-load")
     if not Run.objects.exists():
         seed(runs=args.runs, configs=args.configs, hardware_kinds=args.hardware)
-    mismatches = check_entries_match_the_service(samples=20)
+    checked = check_entries_match_the_service(samples=20)
     figures: dict[str, object] = {
         "runs": Run.objects.count(),
         "leaderboard rows": LeaderboardEntry.objects.count(),
-        "rows that differ from services.refresh_leaderboard_entry (of 20)": mismatches,
+        **checked,
     }
     services.register_model(path="tiny-qwen3.gguf")
     local = services.register_hardware(
@@ -413,6 +793,20 @@ def main() -> int:
             wrk(url, seconds=2, connections=4)  # warm the workers' connections and caches
             measured[name] = wrk(url, seconds=args.seconds, connections=args.connections)
             log(f"{name}: {measured[name]}")
+        # The answer pages, as served (none is cached whole; what their selectors cache is).
+        # They take tenths of a second to seconds: as with the read-time page, one connection
+        # per worker, since 32 would leave a backlog that the next page's figures would pay.
+        answers = answer_pages()
+        for name, path in answers.items():
+            label = f"{name} (as served, {args.gunicorn_workers} connections)"
+            wrk(base + path, seconds=2, connections=args.gunicorn_workers, timeout_s=60)
+            measured[label] = wrk(
+                base + path,
+                seconds=args.seconds,
+                connections=args.gunicorn_workers,
+                timeout_s=60,
+            )
+            log(f"{label}: {measured[label]}")
         # The same two pages while results keep arriving: each recorded run raises the board
         # version, and every web process pays one cache miss for it.
         for name, url in list(site.items())[:2]:
@@ -440,7 +834,7 @@ def main() -> int:
             if aggregated["requests_per_s"]
             else float("nan")
         )
-        cold = cache_miss_costs()
+        cold = cache_miss_costs(pages=answers)
         if args.pages_only:
             report(figures, measured, speedup, cold, args)
             return 0
@@ -545,23 +939,41 @@ def board_changes(*, every_s: float):
         changer.join()
 
 
-def cache_miss_costs(samples: int = 5) -> dict[str, float]:
-    """Median ms of one request right after the board changed (nothing cached), in process."""
+def answer_pages() -> dict[str, str]:
+    """The answer pages at this scale: the model page with its draft advice for the first
+    target, /best/ for it with 24 GB, /nmax/ for the widest sweep, /concurrency/."""
+    from leaderboard import selectors
+
+    pairs = selectors.nmax_targets()
+    target, hardware = (pairs[0][0], pairs[0][1]) if pairs else ("target-0", "gpu-0")
+    return {
+        "model page with draft advice": f"/models/{target}/",
+        "/best/ (target, 24 GB)": f"/best/?target={target}&memory_gb=24",
+        "/nmax/ (target, hardware)": f"/nmax/?target={target}&hardware={hardware}",
+        "/concurrency/": "/concurrency/",
+    }
+
+
+def cache_miss_costs(samples: int = 7, pages: dict[str, str] | None = None) -> dict[str, list]:
+    """Ms of one request right after the board changed (nothing cached), in process: every
+    sample's, for the median and the worst."""
     from django.test import Client
 
     from leaderboard import services
 
     client = Client(HTTP_HOST="127.0.0.1")
     costs = {}
-    for name, url in (("API first page", "/api/v1/leaderboard"), ("HTML leaderboard", "/")):
+    every = {"API first page": "/api/v1/leaderboard", "HTML leaderboard": "/"} | (pages or {})
+    for name, url in every.items():
         timings = []
+        client.get(url)  # the process's first request of the page (imports, templates)
         for _ in range(samples):
             services.raise_board_version()
             started = time.perf_counter()
             response = client.get(url)
             timings.append((time.perf_counter() - started) * 1000)
             assert response.status_code == 200, (url, response.status_code)
-        costs[name] = statistics.median(timings)
+        costs[name] = timings
     return costs
 
 
@@ -572,9 +984,10 @@ def report(figures: dict, measured: dict, speedup: float, cold: dict, args) -> N
             f"p50 {figure['p50_ms']:.1f} ms, p99 {figure['p99_ms']:.1f} ms, "
             f"{figure['requests_per_s']:.0f} requests/s, {figure['errors']} errors"
         )
-    for name, milliseconds in cold.items():
+    for name, timings in cold.items():
         figures[f"{name}, first request after a recorded run (cache miss, in process)"] = (
-            f"median {milliseconds:.0f} ms"
+            f"median {statistics.median(timings):.0f} ms, max {max(timings):.0f} ms "
+            f"of {len(timings)}"
         )
     figures["maintained rows vs read-time aggregation, both uncached (requests/s ratio)"] = (
         f"{speedup:.1f}x"
