@@ -210,7 +210,9 @@ def test_the_hardware_page_compares_gpus_for_a_target(client, board, user, make_
     # The workload's query value is Config.workload (the protocol and its parameters).
     workload = board["jobs"][4].config.workload
     assert data["target"] == "tiny-qwen3" and data["protocol"] == workload
-    assert workload.startswith("quick:") and data["workload"].startswith("quick, prompt “")
+    row = LeaderboardEntry.objects.get(config=board["jobs"][4].config)
+    assert workload.startswith("quick:") and data["workload"] == row.workload_label
+    assert data["workload"].startswith("quick, ") and "prompt “" in data["workload"]
     rows = {row["slug"]: row for row in data["rows"]}
     assert [row["slug"] for row in data["rows"]] == [board["hardware"].slug, other.slug]
     h200 = rows[board["hardware"].slug]
