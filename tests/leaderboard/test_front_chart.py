@@ -210,7 +210,7 @@ def test_the_hardware_page_compares_gpus_for_a_target(client, board, user, make_
     # The workload's query value is Config.workload (the protocol and its parameters).
     workload = board["jobs"][4].config.workload
     assert data["target"] == "tiny-qwen3" and data["protocol"] == workload
-    row = LeaderboardEntry.objects.get(config=board["jobs"][4].config)
+    row = LeaderboardEntry.objects.get(config=board["jobs"][4].config, hardware=board["hardware"])
     assert workload.startswith("quick:") and data["workload"] == row.workload_label
     assert data["workload"].startswith("quick, ") and "prompt “" in data["workload"]
     rows = {row["slug"]: row for row in data["rows"]}
