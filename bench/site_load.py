@@ -954,10 +954,12 @@ def answer_pages() -> dict[str, str]:
     }
 
 
-def cache_miss_costs(samples: int = 7, pages: dict[str, str] | None = None) -> dict[str, list]:
+def cache_miss_costs(samples: int = 7, pages: dict[str, str] | None = None) -> dict[str, dict]:
     """Ms of one request right after the board changed (nothing cached), in process: every
-    sample's, for the median and the worst."""
+    sample's, for the median and the worst; and one more miss's queries."""
+    from django.db import connection
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
 
     from leaderboard import services
 
@@ -973,7 +975,17 @@ def cache_miss_costs(samples: int = 7, pages: dict[str, str] | None = None) -> d
             response = client.get(url)
             timings.append((time.perf_counter() - started) * 1000)
             assert response.status_code == 200, (url, response.status_code)
-        costs[name] = timings
+        # The queries of one more miss, and the slowest of them (where a page's time goes).
+        services.raise_board_version()
+        with CaptureQueriesContext(connection) as captured:
+            client.get(url)
+        slowest = max(captured.captured_queries, key=lambda q: float(q["time"]), default=None)
+        costs[name] = {
+            "timings": timings,
+            "queries": len(captured.captured_queries),
+            "slowest_ms": float(slowest["time"]) * 1000 if slowest else 0.0,
+            "slowest_sql": slowest["sql"][:300] if slowest else "",
+        }
     return costs
 
 
@@ -984,11 +996,14 @@ def report(figures: dict, measured: dict, speedup: float, cold: dict, args) -> N
             f"p50 {figure['p50_ms']:.1f} ms, p99 {figure['p99_ms']:.1f} ms, "
             f"{figure['requests_per_s']:.0f} requests/s, {figure['errors']} errors"
         )
-    for name, timings in cold.items():
+    for name, cost in cold.items():
+        timings = cost["timings"]
         figures[f"{name}, first request after a recorded run (cache miss, in process)"] = (
             f"median {statistics.median(timings):.0f} ms, max {max(timings):.0f} ms "
-            f"of {len(timings)}"
+            f"of {len(timings)}; {cost['queries']} queries, the slowest "
+            f"{cost['slowest_ms']:.0f} ms"
         )
+        log(f"{name}: slowest query of a miss: {cost['slowest_sql']}")
     figures["maintained rows vs read-time aggregation, both uncached (requests/s ratio)"] = (
         f"{speedup:.1f}x"
     )
