@@ -259,6 +259,11 @@ class Roofline(_Strict):
     levels: Annotated[list[Roofline], Field(max_length=MAX_POINTS)] | None = None
 
 
+# Summary fields only results written before carry: still loaded (and checked as they were
+# defined), never set by the runner, so they dump as null and ``exclude_unset`` leaves them out.
+LEGACY_SUMMARY_FIELDS: tuple[str, ...] = ("joules_per_accepted_token",)
+
+
 class Summary(_Strict):
     """A section's pooled figures: speed, acceptance, memory and where the time went."""
 
