@@ -6,6 +6,7 @@ test-artifacts/screenshots/ as for the other browser tests.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,9 @@ def test_the_concurrency_view_and_a_concurrency_config_draw_their_charts(
     assert canvas.get_attribute("data-drawn") == "true"
     assert canvas.evaluate(test_browser.PAINTED_PIXELS) > 1000
     assert page.locator("#config-concurrency-table tr.crossover").count() == 1
-    assert page.locator("#joules-per-token").inner_text().strip().endswith("J")
+    # The figure, then the sentence that says what it includes (prefill and idle time).
+    energy = page.locator("#joules-per-token").inner_text().strip()
+    assert re.match(r"[0-9.]+ J\b", energy) and "prefill" in energy
 
 
 def test_the_categories_heatmap_and_a_categories_config_page(live_server, page, protocol_site):
