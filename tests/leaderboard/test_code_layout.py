@@ -1,9 +1,12 @@
-"""The layout's rules, checked on the source: who may import what, who sends tasks, module sizes."""
+"""The layout's rules, checked on the source: who may import what (the runner never the service,
+the services no read side, the verdicts neither side), who sends tasks, and which modules ask to
+be split (a warning)."""
 
 from __future__ import annotations
 
 import ast
 import re
+import warnings
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -13,7 +16,9 @@ SOURCE = [
     for path in sorted((REPOSITORY / folder).rglob("*.py"))
     if "migrations" not in path.parts
 ]
-MAX_MODULE_LINES = 500
+# Near this size a module asks to be split along its domain: listed as a warning, never a limit
+# to get just under (splitting by count is the counter-example in the house style).
+WARN_MODULE_LINES = 400
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -52,10 +57,23 @@ def test_the_runner_never_imports_the_service():
             assert not any(name.startswith("leaderboard") for name in imported_modules(path)), path
 
 
-def test_no_module_is_over_five_hundred_lines():
+def test_the_verdicts_import_neither_services_nor_selectors_nor_pages():
+    # The one verdict layer is read by both sides: the services when a run is recorded, the
+    # selectors and pages when it is shown. It must depend on neither.
+    forbidden = re.compile(r"^leaderboard\.(services|selectors|views|api|forms|tasks)\b")
+    verdicts = sorted((REPOSITORY / "leaderboard" / "verdicts").glob("*.py"))
+    assert len(verdicts) >= 8
+    for path in verdicts:
+        assert not any(forbidden.match(name) for name in imported_modules(path)), path
+
+
+def test_modules_near_five_hundred_lines_are_listed_for_a_split_by_domain():
     long = {
         path.relative_to(REPOSITORY).as_posix(): lines
         for path in SOURCE
-        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+        if (lines := len(path.read_text().splitlines())) > WARN_MODULE_LINES
     }
-    assert long == {}
+    for name, lines in sorted(long.items()):
+        warnings.warn(f"{name} has {lines} lines: does it hold more than one domain?", stacklevel=1)
+    # Whatever the count, a module holds one domain; none holds two thousand lines of one.
+    assert all(lines < 2000 for lines in long.values()), long
