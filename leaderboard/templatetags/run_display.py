@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from django import template
 
 from leaderboard.models import Run
+from leaderboard.verdicts.statistics import finite
 
 register = template.Library()
 
@@ -25,7 +26,8 @@ MEMORY_KINDS = {"gpu": "GPU memory", "process": "process memory"}
 
 def memory_text(value: object) -> str:
     """Bytes in MiB below 1 GiB, else GiB; "" for 0, a negative or a missing value."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    value = finite(value)
+    if value is None or value <= 0:
         return ""
     if value < 2**30:
         return f"{value / 2**20:,.1f} MiB"

@@ -7,17 +7,20 @@ from django import template
 
 from leaderboard.models import Run
 from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
+from leaderboard.verdicts.statistics import finite
 
 register = template.Library()
 
 
 @register.filter
 def percent(value: float | None, digits: int = 1) -> str:
+    value = finite(value)
     return "–" if value is None else f"{value * 100:.{digits}f}%"
 
 
 @register.filter
 def number(value: float | None, digits: int = 1) -> str:
+    value = finite(value)
     return "–" if value is None else f"{value:,.{digits}f}"
 
 
@@ -26,6 +29,7 @@ def interval(low: float | None, high: float | None) -> str:
     """A 95% interval of a speed; its low end is shown no lower than zero, and one that reached
     below zero says so. A missing one (fewer than two requests, or a mean without its requests)
     says so, never a zero-width [x, x]."""
+    low, high = finite(low), finite(high)
     if low is None or high is None:
         return "no interval"
     if low < 0:
@@ -37,6 +41,7 @@ def interval(low: float | None, high: float | None) -> str:
 
 @register.filter
 def times(value: float | None) -> str:
+    value = finite(value)
     return "–" if value is None else f"{value:.2f}×"
 
 

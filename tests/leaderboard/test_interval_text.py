@@ -21,3 +21,12 @@ from leaderboard.templatetags.specboard import interval
 )
 def test_an_interval_reads_as_what_it_says(low, high, text):
     assert interval(low, high) == text
+
+
+@pytest.mark.parametrize("stored", [float("nan"), float("inf"), -float("inf")])
+def test_a_non_finite_stored_figure_shows_as_a_dash_never_as_nan_or_inf(stored):
+    from leaderboard.templatetags.run_display import memory_text
+    from leaderboard.templatetags.specboard import number, percent, times
+
+    assert number(stored) == percent(stored) == times(stored) == "–"
+    assert interval(stored, 10.0) == "no interval" and memory_text(stored) == ""
