@@ -35,9 +35,13 @@ The threshold is measured, not assumed: ``python bench/fidelity_noise_floor.py -
 baseline against itself and against the model drafting for itself (lossless in exact arithmetic)
 and reports the margins at every flip and how far batched evaluation moves a margin
 (docs/FIDELITY.md). On the CPU build (b11434) the tiny F32 model's margins move by at most 0.003
-nats and its one flip was at 0.0007; Gemma 3 270M Q4_K_M's move by a median 0.11 and up to 0.81
-nats, and its self-draft flipped twice at 0.16 after a near tie (graded mismatches). For quantized
-weights 0.1 is too tight: docs/FIDELITY.md proposes 1.0; the constant is not changed here.
+nats and its one flip was at 0.0007; Gemma 3 270M Q4_K_M's move by a median 0.108, a p99 of 0.62
+and at most 0.81 nats (441 positions), and its self-draft flipped twice at 0.16 after a near tie,
+which a 0.1-nat threshold graded mismatches. ``NEAR_TIE_MARGIN`` is therefore 1.0 nats, above the
+largest shift measured (9.6% of that model's positions have a margin below it). Not yet measured
+on a CUDA build: its kernels need the same bench before the threshold is trusted there. A grade
+records the threshold it was judged with (``FidelityGrade.near_tie_margin``), so results graded
+at 0.1 before keep their grade and say 0.1.
 """
 
 from __future__ import annotations
@@ -51,9 +55,11 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # Below this top-2 log-probability gap (nats), a flipped token counts as a near tie: the runner-up
-# was at least exp(-0.1) = 0.905 times as likely as the winner. Measured (docs/FIDELITY.md): F32
-# weights move by thousandths, Q4_K_M on CPU by up to 0.81 nats, so 1.0 is proposed there.
-NEAR_TIE_MARGIN = 0.1
+# was at least exp(-1.0) = 0.37 times as likely as the winner. Set from the measured noise floor
+# (docs/FIDELITY.md, CPU b11434): batched evaluation alone moves Gemma 3 270M Q4_K_M's margins by
+# a median 0.108, p99 0.62, max 0.81 nats (F32 weights: at most 0.003), so 0.1 graded the model
+# drafting for itself a mismatch. Not measured on CUDA.
+NEAR_TIE_MARGIN = 1.0
 # The server writes log(0) as the lowest float; a gap this wide is as good as infinite.
 MAX_MARGIN = 1000.0
 # How many candidates per position the margin pass asks llama-server for.

@@ -10,6 +10,7 @@ from django.test import Client
 
 from leaderboard import services
 from leaderboard.models import Run
+from runner.fidelity import NEAR_TIE_MARGIN
 from tests.support.baselines import submit_baseline
 
 NGRAM = {
@@ -27,7 +28,7 @@ GRADE = {
     "near_ties": 1,
     "mismatches": 0,
     "unclassified": 0,
-    "near_tie_margin": 0.1,
+    "near_tie_margin": NEAR_TIE_MARGIN,
 }
 
 

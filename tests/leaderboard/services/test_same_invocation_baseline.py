@@ -12,6 +12,7 @@ from leaderboard import services
 from leaderboard.models import Job, LeaderboardEntry, Run
 from leaderboard.services.limits import check_allowance
 from runner.config import BenchmarkConfig
+from runner.fidelity import NEAR_TIE_MARGIN
 from runner.protocols import job_token_budget, token_budget
 from tests.support.baselines import submit_baseline, with_baseline_section
 
@@ -90,6 +91,8 @@ def test_both_sections_are_stored_and_the_run_is_graded(speculative, make_result
     assert LeaderboardEntry.objects.get(config=baseline_config).runs_count == 1
     page = client.get("/").content.decode()
     assert "near ties only" in page and ">not lossless<" not in page
+    # The badge's tooltip names the grade's threshold.
+    assert f"margin below {NEAR_TIE_MARGIN} nats" in page
 
 
 def test_a_row_shows_its_worst_graded_batch(speculative, user, hardware, make_result):
