@@ -12,10 +12,7 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name="leaderboardentry",
             index=models.Index(
-                models.F("ranking_label"),
-                models.F("ranking_key"),
-                models.OrderBy(models.F("tokens_per_second"), descending=True, nulls_last=True),
-                models.F("id"),
+                fields=["ranking_label", "ranking_key", "-tokens_per_second", "id"],
                 name="entry_board_order",
             ),
         ),

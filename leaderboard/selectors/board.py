@@ -122,6 +122,9 @@ def leaderboard_entries(
     elif source == "self-reported":
         entries = entries.filter(self_reported=True)
     field = ordering if ordering in LEADERBOARD_ORDERINGS else "tokens_per_second"
+    if field == "tokens_per_second":
+        # Never null: the board's index (ranking_label, ranking_key, -tokens_per_second, id).
+        return entries.order_by("ranking_label", "ranking_key", "-tokens_per_second", "id")
     return entries.order_by(
         "ranking_label", "ranking_key", F(field).desc(nulls_last=True), "-tokens_per_second", "id"
     )
