@@ -131,6 +131,17 @@ def test_best_answers_per_ranking_and_never_sets_a_slow_config_beside_a_fast_one
     assert 'class="ranking-heading"' in repeated and 'class="ranking-heading"' in default
 
 
+def test_best_shows_the_fastest_answers_first_and_counts_the_rest(client, demo_board, monkeypatch):
+    monkeypatch.setattr("leaderboard.views.BEST_ANSWERS", 1)
+    fast = demo_board["fast"].config
+
+    page = text(client.get("/best/", {"target": TARGET, "memory_gb": "10"}))
+
+    (section,) = best_sections(page)
+    assert fast.key in section  # the 1.29x answer is the faster of the two rankings'
+    assert "1 more ranking (other workloads, GPUs or releases)" in page
+
+
 # /nmax/ ----------------------------------------------------------------------------------------
 
 
