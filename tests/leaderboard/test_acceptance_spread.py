@@ -14,7 +14,7 @@ from tests.support.measured_configs import measure
 
 
 def measured_run(user, hardware, make_result, decode) -> Run:
-    job = measure(user, hardware, make_result, 4, decode)
+    job = measure(user, hardware, make_result, 4, decode, runs=len(decode))
     return Run.objects.get(job=job, config=job.config)
 
 

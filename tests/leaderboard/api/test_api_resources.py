@@ -104,8 +104,9 @@ def test_compare_gives_welch_interval_of_the_difference(
 
     difference = body["differences"][0]
     assert difference["difference"] == pytest.approx(50.0)
-    # stdevs 2 and 10, n 3 each: se = sqrt(4/3 + 100/3), Welch df = 2.16 -> floor 2, t = 4.303.
-    assert difference["ci95_low"] == pytest.approx(50.0 - 4.303 * (104 / 3) ** 0.5, abs=0.01)
+    # stdevs 2 and 10, n 3 each: se = sqrt(4/3 + 100/3), Welch df = 2.157 (not rounded down to
+    # 2), t(0.975, 2.157) = 4.0116.
+    assert difference["ci95_low"] == pytest.approx(50.0 - 4.0116 * (104 / 3) ** 0.5, abs=0.01)
     assert difference["ci95_low"] > 0 and difference["degrees_of_freedom"] == pytest.approx(
         2.157, abs=0.01
     )

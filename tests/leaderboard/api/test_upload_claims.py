@@ -75,7 +75,12 @@ def test_a_file_with_an_honest_summary_claiming_lossless_is_stored_as_unknown(
     client, anonymous, make_result
 ):
     result = honest_result(make_result, [385.0, 395.0, 405.0])
-    result["summary"] |= {"lossless": True, "speedup": 7.5}
+    # A speedup with no baseline section to derive it from is a claim nothing backs: refused.
+    claimed = result | {"summary": result["summary"] | {"lossless": True, "speedup": 7.5}}
+    refused = upload(client, claimed)
+    assert refused.status_code == 400 and "summary.speedup" in str(refused.json())
+    assert not Run.objects.exists()
+    result["summary"] |= {"lossless": True}
 
     response = upload(client, result)
 
