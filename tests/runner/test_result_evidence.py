@@ -235,8 +235,7 @@ def test_tau_and_acceptance_by_position_come_from_the_per_position_counts():
     # A request's per-position counts must be its own accepted drafts, one request at a time.
     data["requests"][0]["accepted_per_position"][0] -= 1
     assert refusal(data).startswith(
-        "invalid result: requests.0: accepted_per_position sums to 208, but draft_n_accepted "
-        "is 209"
+        "invalid result: requests.0: accepted_per_position sums to 208, but draft_n_accepted is 209"
     )
 
 

@@ -47,7 +47,10 @@ def _stated_speedup(data: dict) -> None:
 # (how the file is tampered, what the refusal says)
 CONTRADICTIONS = [
     (_decode_three_times, "requests.0: decode_tokens_per_second is "),
-    (_accepted_all_drafted, "requests.0: accepted_per_position sums to 218, but draft_n_accepted is 526"),
+    (
+        _accepted_all_drafted,
+        "requests.0: accepted_per_position sums to 218, but draft_n_accepted is 526",
+    ),
     (_one_millisecond, "requests.0: wall_ms is 1, but the server timed prompt_ms"),
     (_stated_speedup, "summary.speedup is "),
 ]
