@@ -12,7 +12,6 @@ The reads are grouped by what they are about, one module each:
 - `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
   trade-off, n_max sweep, context depth).
 - `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
-- `intervals`: a row's 95% interval and how two lie (the one test behind ties and "beats").
 - `compare`: Welch differences and the compare page's side-by-side columns.
 - `jobs`: a job's status, cost and time left, and a user's jobs.
 - `queue`: a queued job's position in its hardware's queue and its estimated start.
@@ -86,8 +85,6 @@ from leaderboard.selectors.definitions import (
     LEGEND,
     TPS_DEFINITIONS,
     depth_speedups,
-    protocol_depths,
-    protocol_summary,
     row_definitions,
     row_evidence,
 )
@@ -100,7 +97,6 @@ from leaderboard.selectors.estimates import (
     rerun_source,
 )
 from leaderboard.selectors.hosts import cached_live_workers, host_board
-from leaderboard.selectors.intervals import interval_of, interval_relation, overlaps
 from leaderboard.selectors.jobs import (
     job_by_id,
     job_cost,
@@ -120,6 +116,7 @@ from leaderboard.selectors.protocols import (
 from leaderboard.selectors.queue import queue_standing
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
 from leaderboard.selectors.spread import acceptance_spread
+from leaderboard.verdicts.workloads import depths as protocol_depths
 
 __all__ = [
     "LEADERBOARD_ORDERINGS",
@@ -166,8 +163,6 @@ __all__ = [
     "hardware_comparison_for",
     "hardware_summaries",
     "host_board",
-    "interval_of",
-    "interval_relation",
     "is_stale",
     "job_by_id",
     "job_cost",
@@ -184,10 +179,8 @@ __all__ = [
     "newest_release_number",
     "nmax_sweep",
     "nmax_targets",
-    "overlaps",
     "page_ranks",
     "protocol_depths",
-    "protocol_summary",
     "queue_standing",
     "ranked_rows",
     "point_labels",

@@ -29,7 +29,7 @@ from leaderboard.selectors.definitions import (
 )
 from leaderboard.selectors.protocols import SEPARATE_PROTOCOLS
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, NOT_RANKED, PageRank, page_ranks
-from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
+from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.config import SPEC_TYPES
 
 SOURCES = {
@@ -42,9 +42,8 @@ PROTOCOLS = ("quick", "context-sweep", "depth", *SEPARATE_PROTOCOLS, SEED_CSV_PR
 PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
 # The rows that compete in the main ranking: measured by our workers on a good build, the real
 # output of real model weights (test weights, such as the tiny random-weight fixtures, say nothing).
-RANKED = Q(
-    synthetic=False, self_reported=False, degenerate=False, retired=False, test_weights=False
-)
+# The verdicts' flags: a row with any of them competes in no ranking.
+RANKED = Q(**dict.fromkeys(verdicts.KEPT_OFF_FLAGS, False))
 # Of those, the baselines: the denominators of the speedups, shown apart and never ranked.
 BASELINE = Q(config__spec_label="none")
 

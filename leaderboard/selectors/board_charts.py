@@ -25,11 +25,6 @@ from leaderboard.verdicts.workloads import is_across_depths
 SPEEDUP_CHART_LIMIT = 20
 
 
-def entry_speedup_interval(entry: LeaderboardEntry) -> tuple[float, float] | None:
-    """A row's speedup interval, as the verdicts decided it when its run was recorded."""
-    return verdicts.speedup_interval(entry)
-
-
 def _speculative_rows(**filters: str) -> QuerySet[LeaderboardEntry]:
     return (
         LeaderboardEntry.objects.filter(

@@ -65,9 +65,7 @@ def category_rows(
         theirs = their_prompts.get(name)
         acceptance_interval = prompts.acceptance_interval if prompts else None
         speedup_interval = (
-            verdicts.categories.speedup_interval(prompts.decode, theirs.decode)
-            if prompts and theirs
-            else None
+            verdicts.ratio_interval(prompts.decode, theirs.decode) if prompts and theirs else None
         )
         rows.append(
             {

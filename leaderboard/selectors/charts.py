@@ -16,14 +16,9 @@ from django.db.models import Count
 from leaderboard import verdicts
 from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
 from leaderboard.selectors.board import RANKED
-from leaderboard.selectors.definitions import (
-    DEPTH_PROTOCOLS,
-    TPS_DEFINITIONS,
-    depth_points,
-    is_across_depths,
-    protocol_depths,
-    row_evidence,
-)
+from leaderboard.selectors.definitions import TPS_DEFINITIONS, depth_points, row_evidence
+from leaderboard.verdicts.workloads import DEPTH_PROTOCOLS, is_across_depths
+from leaderboard.verdicts.workloads import depths as protocol_depths
 
 
 def config_chart_data(*, runs: list[Run]) -> dict:

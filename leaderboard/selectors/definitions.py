@@ -1,11 +1,11 @@
 """What every number on the board means, and the evidence behind each one of a page's rows.
 
 It owns the definition sentences that the pages (title attributes and the legend) and the API
-(`definitions` of a leaderboard row) both show, the protocol's depths of a config
-(`protocol_depths`, `protocol_summary`), per-depth speedups against the paired baseline
+(`definitions` of a leaderboard row) both show, per-depth speedups against the paired baseline
 (`runner.pairing.depth_speedups`, geometric mean across depths by `runner.pairing.combined_speedup`, as the
 runner computes it), and `row_evidence`: for a page's rows, in two queries, the draft counts
-behind acceptance and tau and each depth's mean, interval and speedup.
+behind acceptance and tau and each depth's mean, interval and speedup. A config's depths are
+read by `verdicts.workloads` (`depths`, `is_across_depths`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from leaderboard import verdicts
-from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.models import LeaderboardEntry, Run
 from leaderboard.selectors.energy import ENERGY_KEYS, energy_by_run
-from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
+from leaderboard.verdicts.workloads import is_across_depths
 from runner.pairing import combined_speedup, depth_points, depth_speedups
 
 TPS_DEFINITIONS = {
@@ -140,70 +140,6 @@ LEGEND = [
         *PROTOCOL_SPEEDUP_DEFINITIONS.values(),
     )
 ]
-
-# The protocols whose results hold several input lengths, one point per depth.
-DEPTH_PROTOCOLS = ("depth", "context-sweep")
-
-
-def canonical_protocol(config: Config) -> dict:
-    """The protocol in a config's canonical JSON, {} where it has none (imports) or it is not an
-    object: every reader of its parameters goes through here."""
-    canonical = config.canonical if isinstance(config.canonical, dict) else {}
-    protocol = canonical.get("protocol")
-    return protocol if isinstance(protocol, dict) else {}
-
-
-def protocol_depths(config: Config) -> list[int]:
-    """The input lengths a config's protocol measures, from its canonical JSON ([] if none)."""
-    protocol = canonical_protocol(config)
-    if protocol.get("name") == "depth":
-        depths = protocol.get("depths") or []
-    elif protocol.get("name") == "context-sweep":
-        depths = [point.get("input_tokens") for point in protocol.get("points") or []]
-    else:
-        return []
-    return [depth for depth in depths if isinstance(depth, int)]
-
-
-def protocol_summary(config: Config) -> str:
-    """The protocol in a few words, with its depths where it has some: 'depth 512–36864 tokens
-    (4 depths)'; a seed kit CSV import says it is unverified."""
-    depths = protocol_depths(config)
-    levels = canonical_protocol(config).get("levels")
-    if config.protocol == "concurrency" and isinstance(levels, list) and levels:
-        shown = [level for level in levels if isinstance(level, int)]
-        if shown:
-            return f"concurrency {min(shown)}–{max(shown)} ({len(shown)} levels)"
-    if len(depths) == 1:
-        return f"{config.protocol} {depths[0]} tokens"
-    if depths:
-        return f"{config.protocol} {min(depths)}–{max(depths)} tokens ({len(depths)} depths)"
-    return SEED_CSV_PROTOCOL_LABEL if config.protocol == SEED_CSV_PROTOCOL else config.protocol
-
-
-def protocol_parameters(config: Config) -> str:
-    """What a concurrency or categories row measured, in words (its ranking's name on the board):
-    'concurrency 1–16 (5 levels), 512 in, 256 out' or 'categories code, math, … (7), 128 out,
-    5 prompts each'; the protocol summary for any other."""
-    protocol = canonical_protocol(config)
-    summary = protocol_summary(config)
-    lengths = [
-        f"{protocol[key]} {word}"
-        for key, word in (("input_tokens", "in"), ("output_tokens", "out"))
-        if isinstance(protocol.get(key), int)
-    ]
-    if config.protocol == "categories":
-        names = [c for c in protocol.get("categories") or [] if isinstance(c, str)]
-        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-        summary = f"categories {shown} ({len(names)})" if names else "categories"
-        if isinstance(protocol.get("prompts_per_category"), int):
-            lengths.append(f"{protocol['prompts_per_category']} prompts each")
-    return ", ".join([summary, *lengths])
-
-
-def is_across_depths(config: Config) -> bool:
-    """Whether a config's one tok/s figure pools requests of several input lengths."""
-    return config.protocol in DEPTH_PROTOCOLS and len(protocol_depths(config)) > 1
 
 
 def _number(value: object) -> float | None:

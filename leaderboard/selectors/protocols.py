@@ -20,7 +20,6 @@ Energy and the roofline of the same results are read in `selectors.energy`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
 from django.db.models import Count
@@ -107,13 +106,9 @@ def _short_label(config: Config) -> str:
 
 
 def concurrency_points(points: object) -> dict[int, dict]:
-    """A result's concurrency points by level (the first point of a level wins), read defensively."""
-    by_level: dict[int, dict] = {}
-    for point in points if isinstance(points, list) else []:
-        level = _mapping(point).get("concurrency")
-        if isinstance(level, int) and not isinstance(level, bool) and level >= 1:
-            by_level.setdefault(level, point)
-    return dict(sorted(by_level.items()))
+    """A result's concurrency points by level (the first point of a level wins), read defensively
+    (`verdicts.level_points`)."""
+    return verdicts.level_points(points)
 
 
 def concurrency_rows(points: object, baseline_points: object = None) -> list[dict]:
@@ -150,6 +145,8 @@ def concurrency_rows(points: object, baseline_points: object = None) -> list[dic
                 "speedup_ci95_high": interval[1] if interval else None,
                 "verdict": verdict.verdict if verdict and baseline is not None else "",
                 "p": verdict.p if verdict else None,
+                # The rounds as a sample (mean, deviation, n): what a ranking at this level tests.
+                "sample": verdicts.aggregate_sample(point),
             }
         )
     return rows
@@ -324,16 +321,10 @@ def _ranking_at(lines: list[dict], level: int, *, competing: set[str]) -> list[d
         (group["baselines"] if line["baseline"] else group["rows"]).append((line, cell))
     tables = []
     for group in groups.values():
-        samples = {
-            line["key"]: verdicts.summary_sample(
-                cell["aggregate"], _round_stdev(cell), cell["n"] or 1
-            )
-            for line, cell in group["rows"]
-        }
         found = verdicts.standings(
             [
-                verdicts.Contender(id=index, figure=cell["aggregate"], sample=samples[line["key"]])
-                for index, (line, cell) in enumerate(group["rows"])
+                verdicts.Contender(id=index, figure=cell["aggregate"], sample=cell["sample"])
+                for index, (_, cell) in enumerate(group["rows"])
             ]
         )
         rows = [
@@ -345,11 +336,3 @@ def _ranking_at(lines: list[dict], level: int, *, competing: set[str]) -> list[d
             {"label": group["label"], "rows": rows, "baselines": [c for _, c in group["baselines"]]}
         )
     return sorted(tables, key=lambda table: table["label"])
-
-
-def _round_stdev(cell: dict) -> float | None:
-    """A level's standard deviation over its rounds, from its interval (the page keeps no more)."""
-    low, high, n = cell["ci95_low"], cell["ci95_high"], cell["n"]
-    if low is None or high is None or not n or n < 2:
-        return None
-    return (high - low) / 2 / verdicts.t_critical(n - 1) * math.sqrt(n)

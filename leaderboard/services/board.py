@@ -15,7 +15,6 @@ keeps a rank.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from leaderboard.services.pairing import (
     fill_build_flags_keys,
     pair_baseline,
     paired_speedup,
+    stored_json,
     stored_points,
 )
 from runner.stats import summarize
@@ -53,8 +53,9 @@ __all__ = [
     "rerank_all",
 ]
 
-# What decides whether a row is on the board and in the main ranking.
-ROW_SET_FLAGS = ("synthetic", "self_reported", "degenerate", "retired", "test_weights")
+# What decides whether a row is on the board and in the main ranking: the flags that keep a row
+# off every ranking (the verdicts' rule).
+ROW_SET_FLAGS = verdicts.KEPT_OFF_FLAGS
 
 
 def raise_board_version(*, row_set: bool = False) -> None:
@@ -227,11 +228,10 @@ def _speedup_uncertainty(
     if pairing.run is None:
         return verdicts.NO_UNCERTAINTY
     if config.protocol == verdicts.CONCURRENCY:
-        own = verdicts.lowest_level(points.get(figures.best.pk))
-        theirs = verdicts.level_points(points.get(pairing.run.pk))
-        reference = verdicts.aggregate_sample(theirs.get(own[0])) if own else None
+        pair = verdicts.lowest_level_pair(points.get(figures.best.pk), points.get(pairing.run.pk))
+        own, reference = pair if pair else (None, None)
         return verdicts.speedup_uncertainty(
-            batch_speedups=[], own=own[1] if own else None, baseline=reference, unit=verdicts.ROUNDS
+            batch_speedups=[], own=own, baseline=reference, unit=verdicts.ROUNDS
         )
     baseline = verdicts.run_sample(pairing.run, protocol=config.protocol)
     # Each batch's own speedup over the baseline of its own invocation (the runner's figure).
@@ -257,12 +257,7 @@ def _memorised(config: Config, best: Run) -> bool:
     if config.protocol == verdicts.SEED_CSV_PROTOCOL:
         return True
     requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
-    if isinstance(requests, str):
-        try:
-            requests = json.loads(requests)
-        except ValueError:
-            requests = None
-    return verdicts.repeats_a_prompt(requests)
+    return verdicts.repeats_a_prompt(stored_json(requests))
 
 
 def _refresh_entry(

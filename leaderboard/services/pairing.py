@@ -150,14 +150,19 @@ def stored_points(runs: Sequence[Run]) -> dict[int, object]:
         "pk", "raw_result__points"
     )
     for pk, points in rows:
-        # SQLite may hand a JSON value back as its text.
-        if isinstance(points, str):
-            try:
-                points = json.loads(points)
-            except ValueError:
-                points = None
-        found[pk] = points
+        found[pk] = stored_json(points)
     return found
+
+
+def stored_json(value: object) -> object:
+    """A value read from a key of a stored result: SQLite may hand a JSON value back as its
+    text, which is decoded here (None where it is not JSON)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
 
 
 def paired_speedup(
@@ -167,12 +172,10 @@ def paired_speedup(
     geometric mean of their speedups (not the ratio of means pooled across them); under the
     concurrency protocol the ratio of aggregate tok/s at the lowest level; else the plain ratio."""
     if protocol == verdicts.CONCURRENCY:
-        own = verdicts.lowest_level(points.get(best.pk))
-        theirs = verdicts.level_points(points.get(baseline.pk))
-        if own is None or own[0] not in theirs:
+        pair = verdicts.lowest_level_pair(points.get(best.pk), points.get(baseline.pk))
+        if pair is None or pair[1] is None:
             return None
-        reference = verdicts.aggregate_sample(theirs[own[0]])
-        return ratio(own[1].mean, reference.mean if reference else None)
+        return ratio(pair[0].mean, pair[1].mean)
     raw_points = (best.raw_result or {}).get("points")
     if len(depth_points(raw_points)) > 1 or len(category_points(raw_points)) > 1:
         baseline_points = (baseline.raw_result or {}).get("points")

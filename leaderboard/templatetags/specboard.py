@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from django import template
 
 from leaderboard.models import Run
-from leaderboard.services.configs import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from leaderboard.verdicts.statistics import finite
+from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 
 register = template.Library()
 

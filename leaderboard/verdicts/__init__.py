@@ -41,6 +41,7 @@ from leaderboard.verdicts.best_run import (
     is_noisy,
     level_points,
     lowest_level,
+    lowest_level_pair,
     run_sample,
 )
 from leaderboard.verdicts.concurrency import (
@@ -129,6 +130,7 @@ __all__ = [
     "level_points",
     "level_verdicts",
     "lowest_level",
+    "lowest_level_pair",
     "ranking_key",
     "ranking_label",
     "ratio_interval",

@@ -49,8 +49,15 @@ def against_baseline(interval: Interval | None, speedup: float) -> str | None:
     return FASTER if low > 1 else SLOWER if high < 1 else UNCLEAR
 
 
+class _Readable:
+    """An answer that templates, serializers and tests may read as a mapping too."""
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+
 @dataclass
-class DraftStanding:
+class DraftStanding(_Readable):
     """One way of drafting in one ranking: its best row and where it stands."""
 
     spec_label: str
@@ -63,13 +70,9 @@ class DraftStanding:
     tie_unknown: bool = False
     against_baseline: str | None = None
 
-    def __getitem__(self, name: str) -> Any:
-        # Templates and serializers read these as mappings as well as attributes.
-        return getattr(self, name)
-
 
 @dataclass
-class DraftTable:
+class DraftTable(_Readable):
     """One ranking's drafts, the fastest first, with its heading."""
 
     hardware: Any
@@ -80,9 +83,6 @@ class DraftTable:
     ranking_label: str
     drafts: list[DraftStanding] = field(default_factory=list)
     none_pays: bool = False
-
-    def __getitem__(self, name: str) -> Any:
-        return getattr(self, name)
 
 
 def _best_of(entries: Sequence[Any]) -> Any:
@@ -148,7 +148,7 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
 
 
 @dataclass
-class FitAnswer:
+class FitAnswer(_Readable):
     """The fastest config of one ranking that fits the memory, and what ties with it."""
 
     ranking_label: str
@@ -157,9 +157,6 @@ class FitAnswer:
     tied: list[Any]
     others: list[Any]
     baseline: Any | None
-
-    def __getitem__(self, name: str) -> Any:
-        return getattr(self, name)
 
 
 def fitting_answers(entries: Iterable[Any]) -> list[FitAnswer]:

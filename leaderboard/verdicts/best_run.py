@@ -70,6 +70,18 @@ def lowest_level(points: object) -> tuple[int, Sample] | None:
     return None
 
 
+def lowest_level_pair(
+    points: object, baseline_points: object
+) -> tuple[Sample, Sample | None] | None:
+    """A concurrency result's lowest level (its rounds' sample) and the baseline's sample at
+    that same level (None where the baseline lacks it); None without a lowest level."""
+    own = lowest_level(points)
+    if own is None:
+        return None
+    level, sample = own
+    return sample, aggregate_sample(level_points(baseline_points).get(level))
+
+
 def run_sample(run: RunLike, *, points: object = None, protocol: str = "") -> Sample | None:
     """The sample a run's ranking figure is the mean of: its requests in its tok/s definition,
     or, under the concurrency protocol, its lowest level's rounds of aggregate tok/s."""

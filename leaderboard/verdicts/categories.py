@@ -18,7 +18,6 @@ from leaderboard.verdicts.statistics import (
     Sample,
     count,
     finite,
-    ratio_interval,
     sample_of,
     t_interval,
 )
@@ -74,11 +73,6 @@ def category_figures(requests: object) -> dict[int, CategoryFigures]:
             decode=sample_of(speeds),
         )
     return found
-
-
-def speedup_interval(own: Sample | None, baseline: Sample | None) -> Interval | None:
-    """A category's speedup interval over its prompts (own and baseline decode means)."""
-    return ratio_interval(own, baseline)
 
 
 def by_category(

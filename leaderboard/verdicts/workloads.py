@@ -18,7 +18,9 @@ from runner.config import NGRAM_TYPES
 
 # How much of a quick protocol's prompt a label shows.
 PROMPT_PREVIEW = 40
+# The seed kit's CSV imports: a protocol of their own (leaderboard.services.configs says why).
 SEED_CSV_PROTOCOL = "seed-csv"
+SEED_CSV_PROTOCOL_LABEL = "seed kit CSV (unverified)"
 DEFINITION_WORDS = {
     "decode": "decode tok/s",
     "end-to-end": "end-to-end tok/s",
@@ -45,7 +47,7 @@ def workload_label(config: Config) -> str:
     protocol = canonical_protocol(config)
     name = config.protocol
     if name == SEED_CSV_PROTOCOL:
-        return "seed kit CSV (unverified)"
+        return SEED_CSV_PROTOCOL_LABEL
     parts: list[str] = []
     depths = _depths(protocol)
     levels = [level for level in protocol.get("levels") or [] if _whole(level)]

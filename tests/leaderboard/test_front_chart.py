@@ -14,9 +14,8 @@ import subprocess
 import pytest
 from scipy import stats as scipy_stats
 
-from leaderboard import selectors, services
+from leaderboard import selectors, services, verdicts
 from leaderboard.models import LeaderboardEntry, Run
-from leaderboard.selectors.board_charts import entry_speedup_interval
 from leaderboard.services.board import mark_test_weights
 from leaderboard.templatetags.run_display import memory_text, runnable
 from leaderboard.verdicts.statistics import Sample, ratio_interval, t_critical
@@ -78,7 +77,7 @@ def test_a_speedup_has_no_interval_with_fewer_than_two_requests_or_a_missing_fig
 def test_a_row_interval_is_taken_against_the_baseline_batch_it_is_paired_with(board):
     entry = LeaderboardEntry.objects.get(config=board["jobs"][4].config)
     low, high = entry.speedup_ci95_low, entry.speedup_ci95_high
-    assert entry_speedup_interval(entry) == (low, high)
+    assert verdicts.speedup_interval(entry) == (low, high)
     assert entry.speedup_basis == "requests"  # one batch: its requests against its baseline's
     # The same spread a request further off: about as wide (no jump in t at a whole df).
     near = LeaderboardEntry.objects.get(config=board["jobs"][3].config)
