@@ -15,7 +15,7 @@ from typing import Any
 
 from django import forms
 
-from leaderboard import comparisons, selectors, services
+from leaderboard import selectors, services
 from runner.config import (
     DFLASH_MAX_N_MAX,
     DRAFT_MODEL_TYPES,
@@ -383,8 +383,8 @@ class CompareForm(forms.Form):
     )
 
     def clean_keys(self) -> list[str]:
-        # The rules (how many, which exist) are leaderboard.comparisons', shared with the API.
-        return comparisons.requested_keys(self.cleaned_data["keys"])
+        # The rules (how many, which exist) are selectors.compare', shared with the API.
+        return selectors.requested_keys(self.cleaned_data["keys"])
 
 
 class BestConfigForm(forms.Form):

@@ -11,6 +11,13 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from runner.gguf.inspect import ModelInfo
+
+# What self-reported rows carry instead of a measured engine release, and where uploads come from
+# (a config's canonical "source"); the writes set them and the reads recognise them.
+SELF_REPORTED_RELEASE = "unreported"
+SELF_REPORTED_UPLOAD_SOURCE = "self-reported-upload"
+
 
 class ModelFile(models.Model):
     """A GGUF file registered by an admin; submissions may only pick these."""
@@ -51,6 +58,11 @@ class ModelFile(models.Model):
     @property
     def from_hub(self) -> bool:
         return bool(self.hf_repo)
+
+    def model_info(self) -> ModelInfo:
+        """The runner's ModelInfo of this file, from the metadata read at registration."""
+        known = ModelInfo.__dataclass_fields__
+        return ModelInfo(**{k: v for k, v in self.metadata.items() if k in known})
 
 
 class ModelRequest(models.Model):

@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
-from leaderboard import comparisons, exports, selectors, services
+from leaderboard import exports, selectors, services
 from leaderboard.forms import BestConfigForm, CompareForm
 from leaderboard.models import Job
 
@@ -286,8 +286,8 @@ def compare(request: HttpRequest) -> HttpResponse:
     result = None
     if form.is_bound and form.is_valid():
         try:
-            result = comparisons.compare_configs(keys=form.cleaned_data["keys"])
-        except comparisons.ComparisonRefused as refusal:
+            result = selectors.compare_configs(keys=form.cleaned_data["keys"])
+        except selectors.ComparisonRefused as refusal:
             form.add_error("keys", refusal.message)
     return render(
         request,

@@ -12,7 +12,8 @@ The reads are grouped by what they are about, one module each:
 - `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
   trade-off, n_max sweep, context depth).
 - `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
-- `compare`: Welch differences and the compare page's side-by-side columns.
+- `compare`: Welch differences and configs side by side (`compare_configs`, the rules the
+  compare page and the API share, with its refusals `WrongNumberOfKeys` and `UnknownKeys`).
 - `jobs`: a job's status, cost and time left, and a user's jobs.
 - `queue`: a queued job's position in its hardware's queue and its estimated start.
 - `hosts`: the GPU hosts serving each hardware kind, online or not, and each kind's queue.
@@ -80,7 +81,16 @@ from leaderboard.selectors.charts import (
     nmax_sweep,
     nmax_targets,
 )
-from leaderboard.selectors.compare import comparison, entry_difference, welch_difference
+from leaderboard.selectors.compare import (
+    ComparisonRefused,
+    UnknownKeys,
+    WrongNumberOfKeys,
+    compare_configs,
+    comparison,
+    entry_difference,
+    requested_keys,
+    welch_difference,
+)
 from leaderboard.selectors.definitions import (
     LEGEND,
     TPS_DEFINITIONS,
@@ -119,6 +129,8 @@ from leaderboard.selectors.spread import acceptance_spread
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
 __all__ = [
+    "BoardPaginator",
+    "ComparisonRefused",
     "LEADERBOARD_ORDERINGS",
     "LEGEND",
     "PROTOCOLS",
@@ -127,38 +139,40 @@ __all__ = [
     "SEPARATE_PROTOCOLS",
     "SOURCES",
     "TPS_DEFINITIONS",
+    "UnknownKeys",
+    "WrongNumberOfKeys",
     "acceptance_by_position",
+    "acceptance_spread",
     "baseline_rows",
     "best_config_for",
-    "category_heatmap",
-    "category_targets",
-    "category_view",
-    "concurrency_series",
-    "concurrency_targets",
-    "concurrency_view",
-    "acceptance_spread",
-    "draft_advice",
-    "energy_by_run",
-    "energy_figures",
     "best_entry",
     "board_cache_key",
     "board_cached",
     "board_definitions",
     "board_version",
     "cached_live_workers",
-    "BoardPaginator",
+    "category_heatmap",
+    "category_targets",
+    "category_view",
+    "compare_configs",
     "comparison",
+    "concurrency_series",
+    "concurrency_targets",
+    "concurrency_view",
     "config_by_key",
     "config_chart_data",
     "config_entries",
     "config_runs",
     "context_series",
     "depth_speedups",
+    "draft_advice",
     "draft_compatibility",
+    "energy_by_run",
+    "energy_figures",
     "engine_builds",
     "entry_difference",
-    "gpu_time_estimate",
     "forget_board_version",
+    "gpu_time_estimate",
     "hardware_by_slug",
     "hardware_comparison_for",
     "hardware_summaries",
@@ -180,14 +194,15 @@ __all__ = [
     "nmax_sweep",
     "nmax_targets",
     "page_ranks",
+    "point_labels",
     "protocol_depths",
     "queue_standing",
     "ranked_rows",
-    "point_labels",
     "registered_models",
     "release_number",
-    "rerun_source",
     "request_records",
+    "requested_keys",
+    "rerun_source",
     "row_definitions",
     "row_evidence",
     "run_by_id",

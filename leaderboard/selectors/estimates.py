@@ -17,9 +17,13 @@ from dataclasses import dataclass
 from django.db.models import Count, Sum
 from pydantic import ValidationError
 
-from leaderboard.models import Config, Hardware, ModelFile, RequestRecord
-from leaderboard.services.configs import SELF_REPORTED_UPLOAD_SOURCE
-from leaderboard.services.registry import model_info
+from leaderboard.models import (
+    SELF_REPORTED_UPLOAD_SOURCE,
+    Config,
+    Hardware,
+    ModelFile,
+    RequestRecord,
+)
 from runner.compatibility import max_dflash_n_max, pair_problems
 from runner.config import DRAFT_MODEL_TYPES, SELF_DRAFT_TYPES, BenchmarkConfig, parse_config
 from runner.errors import ConfigError
@@ -36,7 +40,7 @@ def _pair_problem(target: ModelFile, draft: ModelFile | None, spec_type: str) ->
         )
     except ValidationError:
         return None  # not a pair the schema takes at all; the form says why on submit
-    problems = pair_problems(config, model_info(target), model_info(draft) if draft else None)
+    problems = pair_problems(config, target.model_info(), draft.model_info() if draft else None)
     messages = problems.get("draft_model" if draft else "spec_types")
     return messages[0] if messages else None
 
@@ -62,7 +66,7 @@ def draft_compatibility() -> dict:
             if reason := _pair_problem(target, None, spec_type):
                 types.setdefault(target.path, {})[spec_type] = reason
     n_max = {
-        model.path: max_dflash_n_max(model_info(model))
+        model.path: max_dflash_n_max(model.model_info())
         for model in models
         if model.architecture == "dflash"
     }

@@ -27,8 +27,8 @@ from django.utils.text import slugify
 
 from leaderboard import broker
 from leaderboard.models import GpuHost, Hardware, Job, Run
+from leaderboard.progress import clean_progress
 from leaderboard.selectors.queue import progress_fraction
-from leaderboard.services.progress import clean_progress
 
 # Asking the workers waits for their replies (a second): one answer serves the page this long.
 WORKERS_CACHE_SECONDS = 15

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from leaderboard.models import Job, Run
-from leaderboard.services.progress import clean_progress
+from leaderboard.progress import clean_progress
 from runner.config import parse_config
 from runner.errors import ConfigError
 from runner.protocols import job_token_budget as runner_job_budget

@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard.models import Job
-from leaderboard.services.progress import clean_progress
+from leaderboard.progress import clean_progress
 
 # How many of a hardware kind's latest succeeded jobs its typical duration is the median of.
 RECENT_JOBS = 20

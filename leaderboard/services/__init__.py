@@ -16,6 +16,7 @@ this package's names are the public face (`services.submit_config`), the modules
 No module here imports `leaderboard.tasks`: tasks are sent by name through `leaderboard.dispatch`.
 """
 
+from leaderboard.models import SELF_REPORTED_RELEASE, SELF_REPORTED_UPLOAD_SOURCE
 from leaderboard.services.board import (
     raise_board_version,
     refresh_leaderboard_entry,
@@ -26,7 +27,6 @@ from leaderboard.services.community_imports import (
     ImportReport,
     import_leaderboard_csv,
 )
-from leaderboard.services.configs import SELF_REPORTED_RELEASE, SELF_REPORTED_UPLOAD_SOURCE
 from leaderboard.services.errors import (
     CsvImportError,
     DuplicateUploadError,

@@ -22,11 +22,10 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from leaderboard.models import Config, Hardware, Run
+from leaderboard.models import SELF_REPORTED_RELEASE, Config, Hardware, Run
 from leaderboard.services.board import refresh_leaderboard_entry
 from leaderboard.services.configs import (
     SEED_CSV_SOURCE,
-    SELF_REPORTED_RELEASE,
     digest,
     imported_config,
 )

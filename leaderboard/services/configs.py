@@ -13,13 +13,15 @@ import json
 import re
 from pathlib import Path
 
-from leaderboard.models import Config, ConfigSpecType, ModelFile
+from leaderboard.models import (
+    SELF_REPORTED_UPLOAD_SOURCE,
+    Config,
+    ConfigSpecType,
+    ModelFile,
+)
 from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL
 from runner.config import BenchmarkConfig
 
-# What self-reported rows carry instead of a measured engine release, and where uploads come from.
-SELF_REPORTED_RELEASE = "unreported"
-SELF_REPORTED_UPLOAD_SOURCE = "self-reported-upload"
 SEED_CSV_SOURCE = "seed-leaderboard-csv"
 # The seed kit's rows stopped at 733-757 tokens of a 1500-token budget, so ignore-EOS was off and
 # the kit did not hold the quick protocol: its configs get a protocol of their own

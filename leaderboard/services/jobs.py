@@ -21,7 +21,7 @@ from leaderboard.models import (
     Job,
     ModelFile,
 )
-from leaderboard.services.progress import clean_progress, live_log, storable_text
+from leaderboard.progress import clean_progress, live_log, storable_text
 from runner import protocols as runner_protocols
 
 logger = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def claim_job(*, job_id: int) -> bool:
 
 def record_progress(*, job_id: int, progress: dict) -> bool:
     """Store a worker's progress event, its well-typed figures only (a host we do not own may
-    send anything: leaderboard.services.progress); the first ("started") claims the job."""
+    send anything: leaderboard.progress); the first ("started") claims the job."""
     clean = clean_progress(progress)
     if clean.get("phase") == "started":
         if claim_job(job_id=job_id):

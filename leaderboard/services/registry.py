@@ -26,7 +26,7 @@ from leaderboard.services.board import mark_test_weights, raise_board_version, r
 from leaderboard.services.errors import RegistrationError
 from runner.config import BenchmarkConfig, field_errors
 from runner.errors import ModelCheckError
-from runner.gguf.inspect import ModelInfo, inspect_model
+from runner.gguf.inspect import inspect_model
 from runner.provenance import normalise_gpu_name
 
 DRAFT_ARCHITECTURES = frozenset({"dflash", "dflash-draft", "eagle3"})
@@ -166,9 +166,3 @@ def retire_engine_build(*, release: str, note: str = "") -> int:
         rerank_all(ranking_keys=touched)
         raise_board_version(row_set=True)
     return retired
-
-
-def model_info(model: ModelFile) -> ModelInfo:
-    """The runner's ModelInfo of a registered file, from the metadata read at registration."""
-    known = ModelInfo.__dataclass_fields__
-    return ModelInfo(**{k: v for k, v in model.metadata.items() if k in known})

@@ -19,6 +19,8 @@ from django.utils import timezone
 
 from leaderboard.models import (
     REQUEST_RECORD_FIELDS,
+    SELF_REPORTED_RELEASE,
+    SELF_REPORTED_UPLOAD_SOURCE,
     Config,
     EngineBuild,
     Hardware,
@@ -29,8 +31,6 @@ from leaderboard.models import (
 )
 from leaderboard.services.board import build_flags_key, refresh_leaderboard_entry
 from leaderboard.services.configs import (
-    SELF_REPORTED_RELEASE,
-    SELF_REPORTED_UPLOAD_SOURCE,
     config_row,
     digest,
     uploaded_config,

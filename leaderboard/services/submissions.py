@@ -28,7 +28,6 @@ from leaderboard.services.configs import config_row
 from leaderboard.services.errors import SubmissionError
 from leaderboard.services.jobs import enqueue_on_commit, measures_own_baseline
 from leaderboard.services.limits import check_allowance
-from leaderboard.services.registry import model_info
 from runner.compatibility import memory_problems, pair_problems
 from runner.config import BenchmarkConfig, field_errors
 
@@ -92,7 +91,7 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
         raise SubmissionError(errors)
     draft = registered.get(config.draft_model) if config.draft_model else None
     # The runner's checks, on the metadata read at registration (no file access).
-    target_info, draft_info = model_info(target), model_info(draft) if draft else None
+    target_info, draft_info = target.model_info(), draft.model_info() if draft else None
     if problems := pair_problems(config, target_info, draft_info):
         raise SubmissionError(problems)
     if hardware is not None and (

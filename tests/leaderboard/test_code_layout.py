@@ -41,6 +41,17 @@ def test_the_services_import_no_tasks_and_no_read_side_code():
         assert not found, f"{path.name} imports {found}"
 
 
+def test_the_selectors_import_no_services_and_no_pages():
+    # Reads never write: what both sides need (the progress description, a file's ModelInfo, the
+    # self-reported constants) lives in modules both may import (leaderboard.progress, models).
+    forbidden = re.compile(r"^leaderboard\.(services|tasks|views|api|forms)\b")
+    selectors = sorted((REPOSITORY / "leaderboard" / "selectors").glob("*.py"))
+    assert len(selectors) >= 10
+    for path in selectors:
+        found = {name for name in imported_modules(path) if forbidden.match(name)}
+        assert not found, f"{path.name} imports {found}"
+
+
 def test_only_dispatch_sends_or_revokes_celery_tasks():
     sending = re.compile(r"(?<!dispatch)\.(apply_async|delay|send_task|revoke)\(")
     senders = [

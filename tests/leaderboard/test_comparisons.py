@@ -1,11 +1,11 @@
-"""The compare rules (leaderboard.comparisons): configs of different workloads are shown side by
+"""The compare rules (selectors.compare): configs of different workloads are shown side by
 side but never set against each other; a difference's interval is Welch's with its exact df."""
 
 from __future__ import annotations
 
 import pytest
 
-from leaderboard import comparisons, services
+from leaderboard import selectors, services
 from leaderboard.models import Job
 from leaderboard.selectors.compare import welch_difference
 from tests.support.baselines import with_baseline_section
@@ -28,7 +28,7 @@ def test_a_config_of_another_workload_is_shown_but_not_compared(
         ),
     )
 
-    result = comparisons.compare_configs(keys=[quick.config.key, job.config.key])
+    result = selectors.compare_configs(keys=[quick.config.key, job.config.key])
 
     [difference] = [d for d in result["differences"] if d["config_key"] == job.config.key]
     assert difference["difference"] is None and difference["ci95_low"] is None

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from leaderboard import broker, selectors, services, tasks
 from leaderboard.models import Job
-from leaderboard.services.progress import LIVE_LOG_CHARS, clean_progress
+from leaderboard.progress import LIVE_LOG_CHARS, clean_progress
 from runner.benchmark import _Progress
 from runner.model_cache import download_progress
 

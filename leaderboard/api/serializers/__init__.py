@@ -8,7 +8,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard import comparisons, selectors
+from leaderboard import selectors
 from leaderboard.api import energy_fields, spread_fields
 from leaderboard.api.serializers.board import (
     DepthFigureSerializer as DepthFigureSerializer,
@@ -281,8 +281,8 @@ class CompareQuerySerializer(serializers.Serializer):
     )
 
     def validate_keys(self, value: str) -> list[str]:
-        # How many and which exist are leaderboard.comparisons' rules, shared with the page.
-        return comparisons.requested_keys(value)
+        # How many and which exist are selectors.compare' rules, shared with the page.
+        return selectors.requested_keys(value)
 
 
 class DifferenceSerializer(serializers.Serializer):

@@ -4,7 +4,7 @@ The list is the page's main ranking unless the query names a source or asks for 
 it is rendered once per change of the leaderboard rows and served from the board cache until
 then. The exports take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT`
 rows, with formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by
-side under the rules in `leaderboard.comparisons`, the same ones as the compare page.
+side under the rules in `selectors.compare`, the same ones as the compare page.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard import comparisons, exports, selectors
+from leaderboard import exports, selectors
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
 from leaderboard.api.renderers import FiniteJSONRenderer
@@ -132,13 +132,13 @@ class Compare(APIView):
         query = s.CompareQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
-            result = comparisons.compare_configs(keys=query.validated_data["keys"])
-        except comparisons.UnknownKeys as refusal:
+            result = selectors.compare_configs(keys=query.validated_data["keys"])
+        except selectors.UnknownKeys as refusal:
             return Response(
                 {"keys": [f"unknown config keys: {', '.join(refusal.keys)}"]},
                 status=status.HTTP_404_NOT_FOUND,
             )
-        except comparisons.WrongNumberOfKeys:
+        except selectors.WrongNumberOfKeys:
             return Response(
                 {"keys": ["give two to four distinct config keys"]},
                 status=status.HTTP_400_BAD_REQUEST,
