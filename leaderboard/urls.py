@@ -5,6 +5,7 @@ from urllib.parse import unquote
 from allauth.account import views as allauth_views
 from django.contrib import admin
 from django.urls import include, path, register_converter
+from django.views.generic import RedirectView
 
 from leaderboard import host_views, protocol_views, submit_views, views
 
@@ -80,5 +81,6 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("account/", include("leaderboard.accounts.urls")),
     path("api/v1/", include(api_urls)),
+    path("api/", RedirectView.as_view(pattern_name="api-root"), name="api-unversioned"),
     path("admin/", admin.site.urls),
 ]

@@ -1,4 +1,4 @@
-"""The API's routes under /api/v1/: one path per resource, and a JSON 404 for any other path."""
+"""The API's routes under /api/v1/: its root, one path per resource, a JSON 404 for the rest."""
 
 from django.conf import settings
 from django.urls import path, re_path, register_converter
@@ -11,6 +11,7 @@ from leaderboard.api.views import board, catalogue, hosts, jobs, runs, submissio
 from leaderboard.api.views.drafts import Drafts
 from leaderboard.api.views.models import ModelRequestListCreate
 from leaderboard.api.views.protocols import Concurrency
+from leaderboard.api.views.root import ApiRoot
 
 
 class IdConverter:
@@ -33,6 +34,7 @@ docs_view = csp_override(settings.SECURE_CSP | {"style-src": [CSP.SELF, CSP.UNSA
 )
 
 urlpatterns = [
+    path("", ApiRoot.as_view(), name="api-root"),
     path("models", catalogue.ModelListCreate.as_view(), name="api-models"),
     path("model-requests", ModelRequestListCreate.as_view(), name="api-model-requests"),
     path("hardware", catalogue.HardwareList.as_view(), name="api-hardware"),
