@@ -20,8 +20,8 @@ from pydantic import (
 
 from runner.errors import ConfigError
 
-# The protocols live in runner.protocol_schema; their names are importable from here as well.
-from runner.protocol_schema import (  # noqa: F401
+# The protocols live in runner.protocols.schema; their names are importable from here as well.
+from runner.protocols.schema import (  # noqa: F401
     MAX_CONCURRENCY,
     MAX_CONCURRENCY_LEVELS,
     MAX_CONTEXT,
@@ -232,6 +232,11 @@ class BenchmarkConfig(_Strict):
     @property
     def is_synthetic(self) -> bool:
         return self.spec_synth_len is not None or self.spec_synth_rates is not None
+
+    @property
+    def learns_across_requests(self) -> bool:
+        """Whether the config drafts from n-gram state that outlives a request in the engine."""
+        return any(name in NGRAM_TYPES for name in self.spec_types)
 
     @property
     def effective_ctx_size(self) -> int:

@@ -169,45 +169,7 @@ def session_order(timeline: Timeline) -> list[str]:
     return [event[1] for event in timeline.events if event[0] == "start"]
 
 
-# The order itself.
-
-
-def test_rounds_alternate_which_side_goes_first_and_always_end_on_the_baseline():
-    assert protocols.round_orders(1) == [("speculative", "baseline")]
-    assert protocols.round_orders(2) == [("baseline", "speculative"), ("speculative", "baseline")]
-    assert protocols.round_orders(4) == [
-        ("baseline", "speculative"),
-        ("speculative", "baseline"),
-        ("baseline", "speculative"),
-        ("speculative", "baseline"),
-    ]
-    assert protocols.baseline_sessions(1) == 1
-    assert protocols.baseline_sessions(2) == 2
-    assert protocols.baseline_sessions(4) == 3
-
-
-def test_each_depth_is_split_across_the_rounds_and_a_round_with_nothing_is_dropped():
-    config = parse_config(
-        {"target_model": "tiny-qwen3.gguf",
-         "protocol": {"name": "context-sweep", "points": [
-             {"input_tokens": 8, "output_tokens": 4, "requests": 3, "warmup": 1},
-             {"input_tokens": 16, "output_tokens": 4, "requests": 1, "warmup": 1}]}}
-    )  # fmt: skip
-    plan = protocols.plan_requests(config, vocab_size=2000)
-    # Depth 0's measured requests are 0, 1, 2 and depth 1's is 3.
-    assert protocols.split_rounds(plan, 2) == [[0, 1, 3], [2]]
-    assert protocols.split_rounds(plan, 5) == [[0, 3], [1], [2]]
-
-
-def test_a_concurrency_level_s_waves_stay_whole_in_their_round():
-    config = parse_config(
-        {"target_model": "tiny-qwen3.gguf",
-         "protocol": {"name": "concurrency", "levels": [1, 2], "rounds": 3, "warmup": 1,
-                      "input_tokens": 8, "output_tokens": 4}}
-    )  # fmt: skip
-    plan = protocols.plan_requests(config, vocab_size=2000)
-    level_two = [spec for spec in plan if spec.concurrency == 2]
-    assert protocols.split_rounds(level_two, 2) == [[0, 1, 2, 3], [4, 5]]
+# The order itself (the rounds' plan is tests/runner/protocols/test_request_plans.py).
 
 
 def test_each_concurrency_level_runs_its_own_rounds_in_sessions_of_its_slots():

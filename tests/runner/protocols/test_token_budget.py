@@ -1,21 +1,7 @@
-"""Turning a protocol into requests (runner.protocols): exact prompts and the token budget."""
+"""What a protocol costs in tokens (runner.protocols.budget), warm-ups included."""
 
 from runner.config import parse_config
-from runner.protocols import plan_requests, token_budget
-
-
-def test_sweep_prompts_have_exact_lengths_and_are_reproducible():
-    config = parse_config(
-        {
-            "target_model": "t.gguf",
-            "protocol": {"name": "depth", "depths": [64, 128], "output_tokens": 8, "requests": 2},
-        }
-    )
-    plan = plan_requests(config, vocab_size=256)
-    assert [len(r.prompt) for r in plan] == [64, 64, 64, 128, 128, 128]
-    assert [r.phase for r in plan[:3]] == ["warmup", "measure", "measure"]
-    assert plan == plan_requests(config, vocab_size=256)
-    assert all(64 <= token < 255 for r in plan for token in r.prompt)
+from runner.protocols import token_budget
 
 
 def test_token_budget_counts_warmups_and_the_baseline_warms_up_in_each_of_its_sessions():

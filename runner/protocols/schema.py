@@ -2,8 +2,8 @@
 many, at which depths or concurrency levels, over which prompts), one pydantic model each, the
 discriminated ``Protocol`` union that ``runner.config.BenchmarkConfig`` holds.
 
-``runner.config`` re-exports every name here; ``runner.protocols`` turns a protocol into the
-exact list of requests to send.
+``runner.config`` re-exports every name here; ``runner.protocols.plans`` turns a protocol into
+the exact list of requests to send, ``runner.protocols.budget`` counts what they cost.
 """
 
 from __future__ import annotations

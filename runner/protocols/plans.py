@@ -1,4 +1,4 @@
-"""Turn a protocol into the exact list of requests to send, and estimate its token budget.
+"""Turn a protocol into the exact list of requests to send: the request plans.
 
 The quick protocol repeats one prompt, which is fair to every speculative type but the n-gram
 ones: their caches (``ngram-mod``'s hash pool, ``ngram-cache``, the n-gram maps) outlive a request
@@ -16,8 +16,8 @@ category, every prompt distinct, after warm-ups on prompts that belong to no cat
 A paired run (a config and its baseline in one invocation) splits each stage's measured requests
 into rounds (``split_rounds``, ``PAIRED_ROUNDS`` of them by default) whose sides run in ABBA order
 (``round_orders``), so that a drift of clocks or power over the run falls on both sides alike;
-``runner.benchmark`` runs them and records the order. ``token_budget`` counts the warm-ups of
-every engine session that order takes.
+``runner.benchmark`` runs them and records the order. What a plan costs in tokens is
+``runner.protocols.budget``'s business.
 """
 
 from __future__ import annotations
@@ -27,19 +27,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from runner.config import (
-    NGRAM_TYPES,
-    BenchmarkConfig,
-    CategoriesProtocol,
-    ConcurrencyProtocol,
-    Protocol,
-    QuickProtocol,
-)
 from runner.prompts import load_suite
+from runner.protocols.schema import CategoriesProtocol, ConcurrencyProtocol, QuickProtocol
+
+if TYPE_CHECKING:
+    # Only a type here: runner.config imports the protocol schema from this package.
+    from runner.config import BenchmarkConfig
 
 
 @dataclass(frozen=True)
@@ -96,18 +93,9 @@ def _token_prompt(length: int, *, vocab_size: int, rng: np.random.Generator) -> 
     return rng.integers(low, vocab_size - 1, size=length).tolist()
 
 
-def learns_across_requests(config: BenchmarkConfig) -> bool:
-    """Whether the config drafts from n-gram state that outlives a request in the engine."""
-    return any(name in NGRAM_TYPES for name in config.spec_types)
-
-
-def _quick_prompt_tokens(protocol: QuickProtocol) -> int:
-    # The text prompt's length in tokens as the token budget estimates it.
-    return _text_tokens(protocol.prompt)
-
-
-def _text_tokens(prompt: str) -> int:
-    # A text prompt's length in tokens as the token budget estimates it: four characters a token.
+def text_tokens(prompt: str) -> int:
+    """A text prompt's length in tokens as the plans and the token budget estimate it: four
+    characters a token."""
     return max(1, len(prompt) // 4)
 
 
@@ -233,22 +221,6 @@ def split_rounds(specs: Sequence[RequestSpec], rounds: int) -> list[list[int]]:
     return [sorted(chunk) for chunk in chunks if chunk]
 
 
-def _measured_waves_per_point(protocol: Protocol) -> int:
-    # The most measured waves any one point of the protocol has: what split_rounds can split.
-    if isinstance(protocol, QuickProtocol):
-        return protocol.runs
-    if isinstance(protocol, ConcurrencyProtocol):
-        return protocol.rounds
-    if isinstance(protocol, CategoriesProtocol):
-        return protocol.prompts_per_category
-    return max(point.requests for point in protocol.points)
-
-
-def paired_baseline_sessions(config: BenchmarkConfig, rounds: int = PAIRED_ROUNDS) -> int:
-    """Engine sessions the paired baseline takes per stage, each with its own warm-ups."""
-    return baseline_sessions(min(rounds, _measured_waves_per_point(config.protocol)))
-
-
 def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSpec]:
     """Every request of the protocol in order, warm-ups first at each depth.
 
@@ -262,7 +234,7 @@ def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSp
         return _categories_plan(config, protocol)
     if isinstance(protocol, QuickProtocol):
         phases = ["warmup"] * protocol.warmup + ["measure"] * protocol.runs
-        if not learns_across_requests(config):
+        if not config.learns_across_requests:
             return [
                 RequestSpec(
                     phase,
@@ -276,7 +248,7 @@ def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSp
                 for phase in phases
             ]
         rng = np.random.default_rng(protocol.seed)
-        length = _quick_prompt_tokens(protocol)
+        length = text_tokens(protocol.prompt)
         return [
             RequestSpec(
                 phase,
@@ -308,93 +280,12 @@ def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSp
     return requests
 
 
-Tokens = tuple[int, int, int]  # requests, prompt tokens, generated tokens
-
-
-def _warmup_and_measured(protocol: Protocol) -> tuple[Tokens, Tokens]:
-    # What the protocol's warm-ups cost, then what its measured requests cost.
-    if isinstance(protocol, QuickProtocol):
-        each = (1, _quick_prompt_tokens(protocol), protocol.n_predict)
-        return _times(each, protocol.warmup), _times(each, protocol.runs)
-    if isinstance(protocol, ConcurrencyProtocol):
-        each = (1, protocol.input_tokens, protocol.output_tokens)
-        requests = sum(protocol.levels)
-        return _times(each, requests * protocol.warmup), _times(each, requests * protocol.rounds)
-    if isinstance(protocol, CategoriesProtocol):
-        warmups = list(load_suite().warmup[: protocol.warmup])
-        measured = [text for _, _, text in category_prompts(protocol)]
-        return _texts(warmups, protocol.output_tokens), _texts(measured, protocol.output_tokens)
-    points = protocol.points
-    return (
-        (
-            sum(p.warmup for p in points),
-            sum(p.warmup * p.input_tokens for p in points),
-            sum(p.warmup * p.output_tokens for p in points),
-        ),
-        (
-            sum(p.requests for p in points),
-            sum(p.requests * p.input_tokens for p in points),
-            sum(p.requests * p.output_tokens for p in points),
-        ),
-    )
-
-
-def _texts(texts: list[str], output_tokens: int) -> Tokens:
-    return len(texts), sum(_text_tokens(text) for text in texts), len(texts) * output_tokens
-
-
-def _times(each: Tokens, count: int) -> Tokens:
-    return (each[0] * count, each[1] * count, each[2] * count)
-
-
-def token_budget(
-    config: BenchmarkConfig, *, with_baseline: bool = False, rounds: int = PAIRED_ROUNDS
-) -> dict[str, int]:
-    """Prompt and generated tokens the protocol will cost, warm-ups included.
-
-    With the baseline, its measured requests once more and its warm-ups once per engine session
-    the paired rounds give it (``paired_baseline_sessions``: two for the default two rounds).
-    """
-    warmup, measured = _warmup_and_measured(config.protocol)
-    sessions = paired_baseline_sessions(config, rounds) if with_baseline else 0
-    requests, prompt_tokens, generated = (
-        w * (1 + sessions) + m * (2 if with_baseline else 1)
-        for w, m in zip(warmup, measured, strict=True)
-    )
-    return {
-        "requests": requests,
-        "prompt_tokens": prompt_tokens,
-        "generated_tokens": generated,
-        "total_tokens": prompt_tokens + generated,
-    }
-
-
 def repeated_prompt(config: BenchmarkConfig, requests: Sequence[Mapping[str, Any]]) -> bool | None:
     """For an n-gram config: whether two measured requests shared a prompt (the n-gram state
     could have learned the answer); None for other configs, or records without prompt hashes."""
-    if not learns_across_requests(config):
+    if not config.learns_across_requests:
         return None
     hashes = [record.get("prompt_sha256") for record in requests]
     if not hashes or None in hashes:
         return None
     return len(set(hashes)) < len(hashes)
-
-
-def measures_own_baseline(*, speculative: bool, synthetic: bool) -> bool:
-    """Whether a job runs its config's paired baseline in the same runner invocation.
-
-    A speculative config with its own drafting does: only a baseline measured beside it can take
-    its top-2 margins where the outputs diverge (runner.fidelity), so its fidelity is graded.
-    Synthetic acceptance claims nothing about output, so it shares one baseline job instead.
-    The service asks this of a stored config (services.jobs), the budget below of a schema one.
-    """
-    return speculative and not synthetic
-
-
-def job_token_budget(config: BenchmarkConfig) -> dict[str, int]:
-    """What a job of this config costs: with its paired baseline when it measures one beside it
-    (`measures_own_baseline`)."""
-    with_baseline = measures_own_baseline(
-        speculative=config.is_speculative, synthetic=config.is_synthetic
-    )
-    return token_budget(config, with_baseline=with_baseline)
