@@ -11,6 +11,7 @@ in-process engine, llama-cpp-python, once from its sdist.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -53,6 +54,29 @@ class Engine:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def avoids_amx_repack(self) -> bool:
+        """Whether weights must stay out of the AMX buffer type: a CPU build on an AMX host.
+
+        b11434's AMX matrix kernels stop with SIGILL (tinygemm_kernel_amx) on quantized weights
+        on an AMX Xeon under a VM, where the CPU's own AMX test passes; without repacking, the
+        AVX-512 kernels run them (same tokens). llama-server gets --no-repack, llama-bench
+        --repack 0.
+        """
+        return self.backend == "cpu" and host_cpu_has_amx()
+
+
+@functools.cache
+def host_cpu_has_amx() -> bool:
+    """Whether this host's CPU advertises Intel AMX (the amx_int8 flag in /proc/cpuinfo)."""
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return any(
+        line.startswith("flags") and "amx_int8" in line.split() for line in cpuinfo.splitlines()
+    )
 
 
 def _read_manifest(manifest: Path) -> Engine:
@@ -257,10 +281,7 @@ def llama_bench(
         argv += ["-t", str(threads)]
     if n_gpu_layers is not None:
         argv += ["-ngl", str(n_gpu_layers)]
-    from runner.engines.server import host_cpu_has_amx
-
-    if engine.backend == "cpu" and host_cpu_has_amx():
-        # As llama-server gets --no-repack there (runner.engines.server): AMX kernels crash.
+    if engine.avoids_amx_repack:
         argv += ["--repack", "0"]
     environment = dict(os.environ, LD_LIBRARY_PATH=str(Path(engine.bench_path).parent))
     completed = subprocess.run(

@@ -8,7 +8,6 @@ This module owns the llama-server command line (``server_argv``) and the process
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import shlex
 import signal
@@ -38,18 +37,6 @@ def _die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-@functools.cache
-def host_cpu_has_amx() -> bool:
-    """Whether this host's CPU advertises Intel AMX (the amx_int8 flag in /proc/cpuinfo)."""
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return any(
-        line.startswith("flags") and "amx_int8" in line.split() for line in cpuinfo.splitlines()
-    )
 
 
 def free_port() -> int:
@@ -99,10 +86,8 @@ def server_argv(
         argv += ["-t", str(config.threads)]
     if config.effective_backend_sampling:
         argv.append("-bs")
-    if engine.backend == "cpu" and host_cpu_has_amx():
-        # b11434's AMX matrix kernels stop with SIGILL (tinygemm_kernel_amx) on quantized weights
-        # on an AMX Xeon under a VM, where the CPU's own AMX test passes: --no-repack keeps the
-        # weights out of the AMX buffer type, so the AVX-512 kernels run them (same tokens).
+    if engine.avoids_amx_repack:
+        # AMX kernels crash on quantized weights there (runner.engines.build.Engine).
         argv.append("--no-repack")
     if config.spec_types:
         argv += ["--spec-type", ",".join(config.spec_types)]
