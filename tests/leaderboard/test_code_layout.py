@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -88,3 +89,125 @@ def test_modules_near_five_hundred_lines_are_listed_for_a_split_by_domain():
         warnings.warn(f"{name} has {lines} lines: does it hold more than one domain?", stacklevel=1)
     # Whatever the count, a module holds one domain; none holds two thousand lines of one.
     assert all(lines < 2000 for lines in long.values()), long
+
+
+# Import cycles --------------------------------------------------------------------------------
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runs_at_import(nodes: Iterable[ast.AST]) -> list[ast.Import | ast.ImportFrom]:
+    # The imports these statements execute when their module is imported: not those inside
+    # functions, nor those under `if TYPE_CHECKING:`, which only the type checker reads.
+    found: list[ast.Import | ast.ImportFrom] = []
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            found += _runs_at_import(node.orelse)
+        else:
+            found += _runs_at_import(ast.iter_child_nodes(node))
+    return found
+
+
+def import_graph(folder: Path) -> dict[str, set[str]]:
+    """Which of the folder's modules each one imports at module level.
+
+    `from pkg import mod` counts as importing `pkg.mod` where that is a module, else `pkg`;
+    importing `a.b.c` also runs the packages above it that the importer is not inside (a module
+    inside `a.b` only runs once `a.b`'s own `__init__` has started)."""
+    root = folder.parent
+    paths = [path for path in sorted(folder.rglob("*.py")) if "migrations" not in path.parts]
+    modules = {_module_name(path, root): path for path in paths}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in _runs_at_import(ast.parse(path.read_text()).body):
+            if isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                imported = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
+            for target in imported:
+                parts = target.split(".")
+                parents = {".".join(parts[:end]) for end in range(1, len(parts))}
+                targets |= {
+                    p for p in parents if p in modules and not f"{name}.".startswith(f"{p}.")
+                }
+                targets |= {target} & modules.keys()
+        graph[name] = targets - {name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's circles: each strongly connected set of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_no_import_cycle_among_the_runner_s_modules_nor_the_service_s():
+    # Imports inside functions are left out: a few break a circle on purpose. None is needed at
+    # module level, so every module can be imported first, on its own.
+    for folder in ("runner", "leaderboard"):
+        graph = import_graph(REPOSITORY / folder)
+        assert len(graph) > 30 and sum(map(len, graph.values())) > 60, folder
+        assert import_cycles(graph) == [], folder
+
+
+def test_the_cycle_check_sees_a_circle_through_a_package_but_not_one_inside_a_function(
+    tmp_path: Path,
+):
+    package = tmp_path / "app" / "protocols"
+    package.mkdir(parents=True)
+    sources = {
+        "app/__init__.py": "",
+        "app/config.py": "from app.protocols.schema import Schema\n",
+        "app/late.py": "def load():\n    from app import config\n",
+        "app/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import app.late\n",
+        "app/protocols/__init__.py": "from app.protocols.plans import plan\n",
+        "app/protocols/schema.py": "Schema = 1\n",
+        "app/protocols/plans.py": "from . import schema\nfrom app import config, typed\n",
+    }
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text)
+
+    graph = import_graph(tmp_path / "app")
+
+    assert graph["app.config"] == {"app.protocols", "app.protocols.schema"}
+    assert graph["app.protocols.plans"] == {"app.protocols.schema", "app.config", "app.typed"}
+    assert graph["app.late"] == set() and graph["app.typed"] == set()
+    assert import_cycles(graph) == [["app.config", "app.protocols", "app.protocols.plans"]]
