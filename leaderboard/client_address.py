@@ -9,8 +9,9 @@ and no limit reads a header the others ignore.
   one client rotate addresses past every limit, or lock other people out under theirs.
 - Behind N reverse proxies that each append the address they saw: the N-th entry from the right
   of X-Forwarded-For, read only when the connection comes from one of the proxies' networks
-  (SPECBOARD_TRUSTED_PROXY_NETWORKS; loopback and the private ranges by default, so a web port
-  published beyond the proxy needs the proxy's own address there), and only when the entries
+  (SPECBOARD_TRUSTED_PROXY_NETWORKS, which the operator lists: none by default, since loopback
+  and the private ranges also hold a docker port mapping's gateway, other containers and the
+  LAN, any of which could otherwise choose its own address), and only when the entries
   the inner proxies appended are proxies' addresses too. Entries
   further left were written by the client and are never read. A request from elsewhere (a client
   that reached the web server directly), with fewer entries than N, or with an entry that is no

@@ -59,6 +59,25 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_networks(name: str) -> tuple[str, ...]:
+    """Comma-separated networks (10.0.0.0/8, 127.0.0.1/32, fd00::/8; a bare address is its own
+    network), each checked: an empty entry, a network with host bits set (10.0.0.1/8, which
+    means either 10.0.0.1/32 or 10.0.0.0/8) or no network at all stops the site."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return ()
+    networks = []
+    for entry in value.split(","):
+        try:
+            networks.append(str(ipaddress.ip_network(entry.strip(), strict=True)))
+        except ValueError as error:
+            raise ImproperlyConfigured(
+                f"{name} must be comma-separated networks like 10.0.0.0/8,127.0.0.1/32; "
+                f"{entry.strip()!r} is not one ({error})"
+            ) from None
+    return tuple(networks)
+
+
 def database_from_url(url: str) -> dict:
     """A DATABASES entry from postgres://user:password@host:port/name?option=value or sqlite:///path."""
     parts = urlsplit(url)
@@ -159,20 +178,14 @@ MIDDLEWARE = [
 # Every per-address limit (sign-in lockouts, sign-up and reset limits, API throttles) counts a
 # request under leaderboard.client_address: the connection's peer, or behind this many reverse
 # proxies that append to X-Forwarded-For, that header's entry this far from the right.
-# The header is read only from a peer in SPECBOARD_TRUSTED_PROXY_NETWORKS (CIDRs).
+# The header is read only from a peer in SPECBOARD_TRUSTED_PROXY_NETWORKS, the networks the
+# operator lists (none by default: loopback and the private ranges are where containers, a
+# docker port mapping or a neighbour on the LAN connect from, not only the proxy), or from a
+# Unix socket.
 SPECBOARD_TRUSTED_PROXIES = env_int("SPECBOARD_TRUSTED_PROXIES", 0)
 if SPECBOARD_TRUSTED_PROXIES < 0:
     raise ImproperlyConfigured("SPECBOARD_TRUSTED_PROXIES must be 0 or more")
-SPECBOARD_TRUSTED_PROXY_NETWORKS = tuple(
-    env_list(
-        "SPECBOARD_TRUSTED_PROXY_NETWORKS",
-        "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7",
-    )
-)
-try:
-    [ipaddress.ip_network(network, strict=False) for network in SPECBOARD_TRUSTED_PROXY_NETWORKS]
-except ValueError as error:
-    raise ImproperlyConfigured(f"SPECBOARD_TRUSTED_PROXY_NETWORKS: {error}") from None
+SPECBOARD_TRUSTED_PROXY_NETWORKS = env_networks("SPECBOARD_TRUSTED_PROXY_NETWORKS")
 
 # Failed sign-ins are counted in the database (so every web process sees them) per account and
 # per address, separately: after SPECBOARD_SIGNIN_FAILURES failures either one is locked out for

@@ -4,6 +4,11 @@ client could have written itself."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 from django.test import Client, RequestFactory
 
@@ -11,6 +16,12 @@ from leaderboard.client_address import client_address
 
 PASSWORD = "correct-horse-battery"
 PROXY = "10.0.0.5"
+
+
+@pytest.fixture(autouse=True)
+def proxies_network(settings):
+    """The deployment these tests describe lists its proxies' network, 10.0.0.0/8."""
+    settings.SPECBOARD_TRUSTED_PROXY_NETWORKS = ("10.0.0.0/8",)
 
 
 def request_from(peer: str, forwarded: str | None = None):
@@ -67,8 +78,72 @@ def test_the_proxies_networks_are_the_deployments_to_say(settings):
     settings.SPECBOARD_TRUSTED_PROXIES = 1
     settings.SPECBOARD_TRUSTED_PROXY_NETWORKS = ("203.0.113.0/24",)
     assert client_address(request_from("203.0.113.9", "198.51.100.1")) == "198.51.100.1"
-    # The default private ranges are trusted no more once the deployment names its own.
+    # A private address is no proxy unless the deployment lists it.
     assert client_address(request_from(PROXY, "198.51.100.1")) == PROXY
+
+
+def settings_in_a_process(**environment: str) -> subprocess.CompletedProcess:
+    script = (
+        "import json, django; django.setup(); from django.conf import settings as s; "
+        "print(json.dumps(s.SPECBOARD_TRUSTED_PROXY_NETWORKS))"
+    )
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SPECBOARD_TRUSTED_PROXY")}
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        env=base
+        | {"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "SECRET_KEY": "x"}
+        | environment,
+        capture_output=True,
+        text=True,
+    )
+
+
+def proxy_networks_read_from(**environment: str) -> list[str]:
+    process = settings_in_a_process(**environment)
+    assert process.returncode == 0, process.stderr
+    return json.loads(process.stdout)
+
+
+def test_by_default_no_network_is_a_proxys_so_loopback_clients_rotating_the_header_are_limited(
+    db, settings
+):
+    """Behind SPECBOARD_TRUSTED_PROXIES=1 with the default networks, a client on loopback or a
+    private range (a docker port mapping's gateway, another container) is not a proxy: it
+    cannot sign up twelve times under twelve addresses of its choosing."""
+    settings.SPECBOARD_TRUSTED_PROXY_NETWORKS = tuple(proxy_networks_read_from())
+    settings.SPECBOARD_TRUSTED_PROXIES = 1
+    settings.ACCOUNT_RATE_LIMITS = settings.ACCOUNT_RATE_LIMITS | {"signup": "10/h/ip"}
+
+    for first, peer in ((0, "127.0.0.1"), (100, "172.17.0.1")):
+        codes = [
+            sign_up(index, peer=peer, forwarded=f"198.51.100.{index}")
+            for index in range(first, first + 12)
+        ]
+        assert codes.count(302) == 10 and codes[-2:] == [429, 429], peer
+
+
+def test_the_proxy_networks_the_operator_lists_are_read_strictly():
+    assert proxy_networks_read_from() == []
+    assert proxy_networks_read_from(
+        SPECBOARD_TRUSTED_PROXY_NETWORKS="10.0.0.0/8, 127.0.0.1,fd00::/8"
+    ) == ["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]
+    for malformed in ("10.0.0.1/8", "10.0.0.0/33", "proxy.example", "10.0.0.0/8,,127.0.0.1/32"):
+        process = settings_in_a_process(SPECBOARD_TRUSTED_PROXY_NETWORKS=malformed)
+        assert process.returncode != 0, malformed
+        assert (
+            "SPECBOARD_TRUSTED_PROXY_NETWORKS must be comma-separated networks"
+            in (process.stderr.strip().splitlines()[-1])
+        )
+
+
+def test_a_proxy_count_without_proxy_networks_is_warned_about(settings):
+    from django.core import checks
+
+    settings.SPECBOARD_TRUSTED_PROXIES = 1
+    settings.SPECBOARD_TRUSTED_PROXY_NETWORKS = ()
+    assert "specboard.W002" in [m.id for m in checks.run_checks(tags=["security"])]
+    settings.SPECBOARD_TRUSTED_PROXY_NETWORKS = ("10.0.0.2/32",)
+    assert "specboard.W002" not in [m.id for m in checks.run_checks(tags=["security"])]
 
 
 def test_addresses_inside_one_ipv6_block_count_as_one(settings):
