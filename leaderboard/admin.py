@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from leaderboard import services
-from leaderboard.forms import CsvImportForm
+from leaderboard.forms import CsvImportForm, add_service_errors
 from leaderboard.models import (
     Config,
     EngineBuild,
@@ -69,9 +69,7 @@ def _service_form_view(
         try:
             message = action(form.cleaned_data)
         except services.ServiceError as error:
-            for name, problems in error.errors.items():
-                for problem in problems:
-                    form.add_error(name if name in form.fields else None, problem)
+            add_service_errors(form, error)
         else:
             modeladmin.message_user(request, message, messages.SUCCESS)
             opts = modeladmin.model._meta

@@ -4,12 +4,14 @@ The submit form's layout is data: which fields a speculative type or a protocol 
 (`SPEC_TYPE_FIELDS`, `PROTOCOL_FORM_FIELDS`), the fieldsets they sit in (`FIELDSETS`) and the
 presets at the top (`PRESETS`), whose numbers are the runner's protocol defaults. The page's
 script shows only the fields that apply; without it every field shows, and the server validates
-everything either way (the runner's schema is the one validator).
+everything either way (the runner's schema is the one validator). `add_service_errors` shows a
+service's field-keyed refusal on the form that asked, on every page and in the admin.
 """
 
 from __future__ import annotations
 
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,6 +156,22 @@ class IntegerListField(forms.CharField):
 
 def _config_default(name: str) -> Any:
     return BenchmarkConfig.model_fields[name].default
+
+
+def add_service_errors(
+    form: forms.BaseForm,
+    error: services.ServiceError,
+    *,
+    field_for: Callable[[str], str | None] | None = None,
+) -> None:
+    """Show a service's refusal on the form it came from: each message at the form field its key
+    names (`field_for` maps a key to a field; by default a key that is one of the form's fields),
+    any other above the form, led by its key unless that is "non_field_errors"."""
+    for name, messages in error.errors.items():
+        field = field_for(name) if field_for else (name if name in form.fields else None)
+        for message in messages:
+            named = field or name == "non_field_errors"
+            form.add_error(field, message if named else f"{name}: {message}")
 
 
 class SubmitForm(forms.Form):
@@ -310,10 +328,7 @@ class SubmitForm(forms.Form):
                 data=self.config_data(), hardware_slug=cleaned.get("hardware")
             )
         except services.SubmissionError as error:
-            for name, messages in error.errors.items():
-                field = self._form_field(name)
-                for message in messages:
-                    self.add_error(field, message if field else f"{name}: {message}")
+            add_service_errors(self, error, field_for=self._form_field)
         return cleaned
 
     def _form_field(self, name: str) -> str | None:

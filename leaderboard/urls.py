@@ -7,12 +7,19 @@ from django.contrib import admin
 from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 
-from leaderboard import host_views, protocol_views, submit_views, views
-
 # The API's routes register the `id` converter (digits that fit a 64-bit integer), which the
 # pages use too: /runs/99999999999999999999999/ is a 404 before any query is made.
 from leaderboard.api import urls as api_urls
-from leaderboard.model_request_views import model_requests
+from leaderboard.views import (
+    answers,
+    board,
+    configs,
+    hosts,
+    jobs,
+    model_requests,
+    protocols,
+    submit,
+)
 
 
 class ModelNameConverter:
@@ -51,29 +58,29 @@ register_converter(ModelNameConverter, "model_name")
 register_converter(ConfigKeyConverter, "config_key")
 
 urlpatterns = [
-    path("", views.leaderboard, name="leaderboard"),
-    path("configs/<config_key:key>/", views.config_detail, name="config"),
-    path("runs/<id:run_id>/", views.run_detail, name="run"),
-    path("runs/<id:run_id>/requests.csv", views.run_requests_csv, name="run-requests-csv"),
-    path("runs/<id:run_id>/requests.json", views.run_requests_json, name="run-requests-json"),
-    path("nmax/", views.nmax, name="nmax"),
-    path("context/", views.context, name="context"),
-    path("concurrency/", protocol_views.concurrency, name="concurrency"),
-    path("categories/", protocol_views.categories, name="categories"),
-    path("compare/", views.compare, name="compare"),
-    path("hardware/", views.hardware_list, name="hardware-list"),
-    path("hardware/<slug:slug>/", views.hardware_detail, name="hardware"),
-    path("models/", views.model_list, name="model-list"),
-    path("models/<model_name:name>/", views.model_detail, name="model"),
-    path("best/", views.best_config, name="best"),
-    path("submit/", submit_views.submit, name="submit"),
-    path("submit/estimate", submit_views.submit_estimate, name="submit-estimate"),
-    path("jobs/", views.my_jobs, name="my-jobs"),
+    path("", board.leaderboard, name="leaderboard"),
+    path("configs/<config_key:key>/", configs.config_detail, name="config"),
+    path("runs/<id:run_id>/", configs.run_detail, name="run"),
+    path("runs/<id:run_id>/requests.csv", configs.run_requests_csv, name="run-requests-csv"),
+    path("runs/<id:run_id>/requests.json", configs.run_requests_json, name="run-requests-json"),
+    path("nmax/", answers.nmax, name="nmax"),
+    path("context/", answers.context, name="context"),
+    path("concurrency/", protocols.concurrency, name="concurrency"),
+    path("categories/", protocols.categories, name="categories"),
+    path("compare/", answers.compare, name="compare"),
+    path("hardware/", answers.hardware_list, name="hardware-list"),
+    path("hardware/<slug:slug>/", answers.hardware_detail, name="hardware"),
+    path("models/", answers.model_list, name="model-list"),
+    path("models/<model_name:name>/", answers.model_detail, name="model"),
+    path("best/", answers.best_config, name="best"),
+    path("submit/", submit.submit, name="submit"),
+    path("submit/estimate", submit.submit_estimate, name="submit-estimate"),
+    path("jobs/", jobs.my_jobs, name="my-jobs"),
     # Not under /models/: a model may be named "request" (/models/<name>/ is its page).
-    path("model-requests/", model_requests, name="model-requests"),
-    path("jobs/<id:job_id>/", views.job_detail, name="job"),
-    path("jobs/<id:job_id>/cancel/", views.job_cancel, name="job-cancel"),
-    path("hosts/", host_views.hosts, name="hosts"),
+    path("model-requests/", model_requests.model_requests, name="model-requests"),
+    path("jobs/<id:job_id>/", jobs.job_detail, name="job"),
+    path("jobs/<id:job_id>/cancel/", jobs.job_cancel, name="job-cancel"),
+    path("hosts/", hosts.hosts, name="hosts"),
     # allauth's sign-in and sign-out under the names the templates have always used, then all of
     # allauth's pages (sign-up, email confirmation, password change and reset, providers).
     path("accounts/login/", allauth_views.login, name="login"),

@@ -14,6 +14,7 @@ from leaderboard import selectors as site_selectors
 from leaderboard import services as site_services
 from leaderboard.accounts import selectors, services
 from leaderboard.accounts.forms import TokenCreateForm
+from leaderboard.forms import add_service_errors
 
 # The new key waits in the session for the one page view after the redirect, then is gone.
 NEW_KEY_SESSION = "accounts.new_api_key"
@@ -29,9 +30,7 @@ def account(request: HttpRequest) -> HttpResponse:
         try:
             issued = services.issue_api_token(user=request.user, name=form.cleaned_data["name"])
         except services.TokenError as refusal:
-            for field, errors in refusal.errors.items():
-                for error in errors:
-                    form.add_error(None if field == "non_field_errors" else field, error)
+            add_service_errors(form, refusal)
         else:
             request.session[NEW_KEY_SESSION] = {"id": issued.token.id, "key": issued.key}
             return redirect("account")

@@ -18,10 +18,14 @@ The reads are grouped by what they are about, one module each:
 - `queue`: a queued job's position in its hardware's queue and its estimated start.
 - `hosts`: the GPU hosts serving each hardware kind, online or not, and each kind's queue.
 - `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
-  measured speed, whether a stored config can be run again.
+  measured speed, whether a stored config can be run again, and the live estimate's cost of
+  what the form holds (`submission_cost`).
 - `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
 - `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
+- `pages`: the reads behind the pages that gather several (`board_page`, `config_page`,
+  `run_page`, `context_page`, `concurrency_page`): what each renders, so its view only
+  parses, calls and renders.
 - `protocols`: the concurrency protocol's per-level figures, verdicts and crossover, and the
   helpers the protocols' reads share; `categories`: per-category figures with intervals over
   prompts and the heatmap.
@@ -102,9 +106,12 @@ from leaderboard.selectors.drafts import draft_advice
 from leaderboard.selectors.energy import energy_by_run, energy_figures
 from leaderboard.selectors.estimates import (
     draft_compatibility,
+    duration_text,
     gpu_time_estimate,
     measured_speed,
     rerun_source,
+    submission_cost,
+    submission_models,
 )
 from leaderboard.selectors.hosts import cached_live_workers, host_board
 from leaderboard.selectors.jobs import (
@@ -117,6 +124,13 @@ from leaderboard.selectors.jobs import (
     user_jobs,
 )
 from leaderboard.selectors.model_requests import user_model_requests
+from leaderboard.selectors.pages import (
+    board_page,
+    concurrency_page,
+    config_page,
+    context_page,
+    run_page,
+)
 from leaderboard.selectors.protocols import (
     SEPARATE_PROTOCOLS,
     concurrency_series,
@@ -149,6 +163,7 @@ __all__ = [
     "board_cache_key",
     "board_cached",
     "board_definitions",
+    "board_page",
     "board_version",
     "cached_live_workers",
     "category_heatmap",
@@ -156,17 +171,21 @@ __all__ = [
     "category_view",
     "compare_configs",
     "comparison",
+    "concurrency_page",
     "concurrency_series",
     "concurrency_targets",
     "concurrency_view",
     "config_by_key",
     "config_chart_data",
     "config_entries",
+    "config_page",
     "config_runs",
+    "context_page",
     "context_series",
     "depth_speedups",
     "draft_advice",
     "draft_compatibility",
+    "duration_text",
     "energy_by_run",
     "energy_figures",
     "engine_builds",
@@ -206,9 +225,12 @@ __all__ = [
     "row_definitions",
     "row_evidence",
     "run_by_id",
+    "run_page",
     "servable_hardware",
     "spec_type_q",
     "speedup_chart",
+    "submission_cost",
+    "submission_models",
     "target_summaries",
     "user_jobs",
     "user_model_requests",

@@ -8,6 +8,10 @@ job will hold the GPU, and whether a stored config can be run again here.
   target: the pooled prompt and decode speeds of the target's measured baseline requests there.
 - `rerun_source`: a stored config as a runner config the form can fill in, or why it cannot be
   run on this site (an imported config, a model that is not registered).
+- `submission_cost`: what the submit form's live estimate says a config would cost: the job's
+  token budget (or, while the rest of the form is refused, the protocol's own), whether it
+  measures its paired baseline beside it, and its GPU time in seconds and in words
+  (`duration_text`); `submission_models` finds the target and hardware the form names.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from leaderboard.models import (
     ModelFile,
     RequestRecord,
 )
+from leaderboard.selectors.catalogue import registered_models, servable_hardware
 from runner.compatibility import max_dflash_n_max, pair_problems
 from runner.config import DRAFT_MODEL_TYPES, SELF_DRAFT_TYPES, BenchmarkConfig, parse_config
 from runner.errors import ConfigError
+from runner.protocols import job_token_budget, token_budget
 
 
 def _pair_problem(target: ModelFile, draft: ModelFile | None, spec_type: str) -> str | None:
@@ -177,3 +183,57 @@ def rerun_source(*, config: Config) -> RerunSource:
             "An admin registers model files; then this config can be run again.",
         )
     return RerunSource(parsed)
+
+
+def submission_models(
+    *, target_path: str | None, hardware_slug: str | None
+) -> tuple[ModelFile | None, Hardware | None]:
+    """The registered target model and the servable hardware a form names, each None where it
+    names none (or one this site does not have)."""
+    targets = registered_models(role=ModelFile.Role.TARGET)
+    target = targets.filter(path=target_path).first() if target_path else None
+    hardware = servable_hardware().filter(slug=hardware_slug).first() if hardware_slug else None
+    return target, hardware
+
+
+def submission_cost(
+    *,
+    config: BenchmarkConfig | None,
+    protocol_config: BenchmarkConfig | None,
+    target: ModelFile | None,
+    hardware: Hardware | None,
+) -> dict:
+    """What submitting would cost: the job's token budget (`config`, with its paired baseline
+    where the job measures one beside it) or, with no config to cost, the protocol's own
+    (`protocol_config`: the target with the form's protocol and nothing else); the GPU time
+    that budget takes at the target's measured speed on the hardware, in words too."""
+    budget = None
+    if config is not None:
+        budget = job_token_budget(config)
+    elif protocol_config is not None:
+        budget = token_budget(protocol_config)
+    gpu_time = (
+        gpu_time_estimate(target=target, hardware=hardware, budget=budget).as_dict()
+        if budget
+        else None
+    )
+    return {
+        "budget": budget,
+        "budget_scope": "job" if config else "protocol",
+        # A speculative job may measure its paired baseline beside it, at the same cost again.
+        "with_baseline": bool(config and budget and budget != token_budget(config)),
+        "gpu_time": gpu_time,
+        "gpu_time_text": duration_text(gpu_time["seconds"])
+        if gpu_time and gpu_time["known"]
+        else "",
+    }
+
+
+def duration_text(seconds: float) -> str:
+    """'about 40 s', 'about 3 min', 'about 1 h 20 min'."""
+    if seconds < 60:
+        return f"about {max(round(seconds), 1)} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60} min"

@@ -132,7 +132,7 @@ def test_best_answers_per_ranking_and_never_sets_a_slow_config_beside_a_fast_one
 
 
 def test_best_shows_the_fastest_answers_first_and_counts_the_rest(client, demo_board, monkeypatch):
-    monkeypatch.setattr("leaderboard.views.BEST_ANSWERS", 1)
+    monkeypatch.setattr("leaderboard.views.answers.BEST_ANSWERS", 1)
     fast = demo_board["fast"].config
 
     page = text(client.get("/best/", {"target": TARGET, "memory_gb": "10"}))

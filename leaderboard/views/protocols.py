@@ -1,7 +1,9 @@
 """Pages of the concurrency and categories protocols: /concurrency/ and /categories/.
 
-Small function views over the reads of `leaderboard.selectors.protocols`, with the target and hardware
-selectors the n_max page has (the pair with the most rows first; an unknown pair falls back to it).
+Small function views over the reads of `leaderboard.selectors.protocols` (through
+`selectors.concurrency_page`) and `leaderboard.selectors.categories`, with the target and
+hardware choices the n_max page has (the pair with the most rows first; an unknown pair falls
+back to it).
 """
 
 from __future__ import annotations
@@ -37,30 +39,15 @@ def concurrency(request: HttpRequest) -> HttpResponse:
     pairs = selectors.concurrency_targets()
     target, hardware = _chosen_pair(request, pairs)
     level = request.GET.get("level", "")
-    series = (
-        selectors.concurrency_series(
-            target_name=target,
-            hardware_slug=hardware,
-            level=int(level) if level.isdigit() and len(level) < 6 else None,
-        )
-        if target
-        else {"levels": [], "lines": [], "level": None, "ranking": []}
+    page = selectors.concurrency_page(
+        target_name=target,
+        hardware_slug=hardware,
+        level=int(level) if level.isdigit() and len(level) < 6 else None,
     )
-    chart = {
-        "levels": series["levels"],
-        "lines": [
-            {
-                key: line[key]
-                for key in ("short_label", "baseline", "levels", "aggregate", "crossover")
-            }
-            | {"label": line["short_label"]}
-            for line in series["lines"]
-        ],
-    }
     return render(
         request,
         "leaderboard/concurrency.html",
-        _selector_context(pairs, target, hardware) | {"series": series, "chart": chart},
+        _selector_context(pairs, target, hardware) | page,
     )
 
 

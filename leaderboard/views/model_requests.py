@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from leaderboard import selectors, services
-from leaderboard.forms import ModelRequestForm
+from leaderboard.forms import ModelRequestForm, add_service_errors
 
 
 @login_required
@@ -22,9 +22,7 @@ def model_requests(request: HttpRequest) -> HttpResponse:
         try:
             created = services.request_model(requester=request.user, **form.cleaned_data)
         except services.ServiceError as error:
-            for name, problems in error.errors.items():
-                for problem in problems:
-                    form.add_error(name if name in form.fields else None, problem)
+            add_service_errors(form, error)
         else:
             messages.success(request, f"Asked for {created}: an admin will decide.")
             return redirect("model-requests")

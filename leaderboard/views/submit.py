@@ -2,9 +2,9 @@
 
 `submit` shows the form (filled in from a preset, or from a stored config for "run this again")
 and queues what it validated; `submit_estimate` answers the page's script as the user types:
-the token budget and GPU time of what the form holds now, or the real validator's field errors,
-with the user's allowance. Both read the same `SubmitForm`, so the estimate cannot disagree with
-what submitting would do.
+the token budget and GPU time of what the form holds now (`selectors.submission_cost`), or the
+real validator's field errors, with the user's allowance. Both read the same `SubmitForm`, so
+the estimate cannot disagree with what submitting would do.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from leaderboard.forms import (
     PRESETS,
     PROTOCOL_FORM_FIELDS,
     SubmitForm,
+    add_service_errors,
     initial_from_config,
     protocol_defaults,
 )
-from leaderboard.models import ModelFile
+from leaderboard.models import Hardware, ModelFile
 from runner.config import DFLASH_MAX_N_MAX, MAX_N_MAX, BenchmarkConfig
-from runner.protocols import job_token_budget, token_budget
 
 ESTIMATE_TEMPLATE = "leaderboard/_submit_estimate.html"
 # What ?from= and ?hardware= may hold to be looked up (a config key, a hardware slug).
@@ -50,7 +50,7 @@ def submit(request: HttpRequest) -> HttpResponse:
             try:
                 job = services.queue_submission(owner=request.user, submission=form.submission)
             except services.LimitReached as refusal:
-                form.add_error(None, refusal.errors["non_field_errors"][0])
+                add_service_errors(form, refusal)
             else:
                 messages.success(request, f"Job {job.pk} is queued.")
                 return redirect("job", job_id=job.pk)
@@ -102,12 +102,10 @@ def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, dict | None]:
                 initial, rerun["lost"] = initial_from_config(source.config)
                 preset = initial["protocol"]
     hardware = request.GET.get("hardware", "")
-    if (
-        hardware
-        and _QUERY_SLUG.fullmatch(hardware)
-        and selectors.servable_hardware().filter(slug=hardware).exists()
-    ):
-        initial["hardware"] = hardware
+    if hardware and _QUERY_SLUG.fullmatch(hardware):
+        _, served = selectors.submission_models(target_path=None, hardware_slug=hardware)
+        if served is not None:
+            initial["hardware"] = hardware
     return SubmitForm(initial=initial, preset=preset), rerun
 
 
@@ -150,9 +148,35 @@ def submit_estimate(request: HttpRequest) -> JsonResponse:
 
 
 def submission_estimate(*, form: SubmitForm, user: AbstractBaseUser) -> dict:
-    """Validate the form with the real validator and say what submitting it would cost."""
+    """Validate the form with the real validator and say what submitting it would cost
+    (`selectors.submission_cost`) and whether the user's allowance would take it."""
     valid = form.is_valid()
-    errors = [
+    config = form.submission.config if form.submission else _schema_config(form)
+    target, hardware = _target_and_hardware(form)
+    cost = selectors.submission_cost(
+        config=config,
+        # While the rest of the form is refused, the protocol's own cost is still worth showing.
+        protocol_config=None if config else _protocol_config(form),
+        target=target,
+        hardware=hardware,
+    )
+    refusal = ""
+    if valid and config is not None:
+        try:
+            services.check_allowance(user=user, config=config)
+        except services.LimitReached as limit:
+            refusal = limit.errors["non_field_errors"][0]
+    return (
+        {"valid": valid and not refusal, "errors": _field_errors(form)}
+        | cost
+        | {"refusal": refusal, "allowance": services.allowance(user=user).as_dict()}
+    )
+
+
+def _field_errors(form: SubmitForm) -> list[dict[str, str]]:
+    """The form's errors as the page's script shows them: each with its field and label ("" for
+    an error of the whole form)."""
+    return [
         {
             "field": name if name in form.fields else "",
             "label": str(form.fields[name].label or name) if name in form.fields else "",
@@ -161,38 +185,6 @@ def submission_estimate(*, form: SubmitForm, user: AbstractBaseUser) -> dict:
         for name, messages_ in form.errors.items()
         for message in messages_
     ]
-    config = form.submission.config if form.submission else _schema_config(form)
-    budget = job_token_budget(config) if config else None
-    # While the rest of the form is refused, the protocol's own cost is still worth showing.
-    protocol_only = None if config else _protocol_config(form)
-    if protocol_only is not None:
-        budget = token_budget(protocol_only)
-    refusal = ""
-    if valid and config is not None:
-        try:
-            services.check_allowance(user=user, config=config)
-        except services.LimitReached as limit:
-            refusal = limit.errors["non_field_errors"][0]
-    target, hardware = _target_and_hardware(form)
-    gpu_time = (
-        selectors.gpu_time_estimate(target=target, hardware=hardware, budget=budget).as_dict()
-        if budget
-        else None
-    )
-    return {
-        "valid": valid and not refusal,
-        "errors": errors,
-        "budget": budget,
-        "budget_scope": "job" if config else "protocol",
-        # A speculative job may measure its paired baseline beside it, at the same cost again.
-        "with_baseline": bool(config and budget and budget != token_budget(config)),
-        "gpu_time": gpu_time,
-        "gpu_time_text": duration_text(gpu_time["seconds"])
-        if gpu_time and gpu_time["known"]
-        else "",
-        "refusal": refusal,
-        "allowance": services.allowance(user=user).as_dict(),
-    }
 
 
 def _protocol_fields_valid(form: SubmitForm) -> bool:
@@ -227,23 +219,12 @@ def _protocol_config(form: SubmitForm) -> BenchmarkConfig | None:
         return None
 
 
-def _target_and_hardware(form: SubmitForm) -> tuple[ModelFile | None, Any]:
+def _target_and_hardware(form: SubmitForm) -> tuple[ModelFile | None, Hardware | None]:
+    """The target and hardware the form names: the validated submission's, or the registered
+    ones its cleaned fields name."""
     if form.submission is not None:
         return form.submission.target, form.submission.hardware
     data = getattr(form, "cleaned_data", {})
-    target = (
-        selectors.registered_models(role="target").filter(path=data.get("target_model")).first()
+    return selectors.submission_models(
+        target_path=data.get("target_model"), hardware_slug=data.get("hardware")
     )
-    slug = data.get("hardware")
-    hardware = selectors.servable_hardware().filter(slug=slug).first() if slug else None
-    return target, hardware
-
-
-def duration_text(seconds: float) -> str:
-    """'about 40 s', 'about 3 min', 'about 1 h 20 min'."""
-    if seconds < 60:
-        return f"about {max(round(seconds), 1)} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"about {minutes} min"
-    return f"about {minutes // 60} h {minutes % 60} min"

@@ -1,0 +1,137 @@
+"""The pages that answer a question from the board: the best n_max (/nmax/), speed against
+context depth (/context/), configs side by side (/compare/), the best config for a GPU or a
+memory size (/best/), and the hardware and model lists and pages (GPUs compared for a target,
+which draft for a target)."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from leaderboard import selectors
+from leaderboard.forms import BestConfigForm, CompareForm
+from leaderboard.views.board import PAGE_SIZE
+
+# How many rankings' answers /best/ shows at most.
+BEST_ANSWERS = 12
+
+
+@require_safe
+def nmax(request: HttpRequest) -> HttpResponse:
+    pairs = selectors.nmax_targets()
+    target = request.GET.get("target", "")
+    hardware = request.GET.get("hardware", "")
+    if (target, hardware) not in {(t, h) for t, h, _ in pairs} and pairs:
+        target, hardware = "", ""
+    if not target and pairs:
+        target, hardware = pairs[0][0], pairs[0][1]
+    sweep = selectors.nmax_sweep(target_name=target, hardware_slug=hardware) if target else None
+    return render(
+        request,
+        "leaderboard/nmax.html",
+        {
+            "pairs": pairs,
+            "targets": sorted({t for t, _, _ in pairs}),
+            "hardware_choices": sorted({(h, name) for _, h, name in pairs}),
+            "target": target,
+            "hardware": hardware,
+            "sweep": sweep,
+        },
+    )
+
+
+@require_safe
+def context(request: HttpRequest) -> HttpResponse:
+    choices = selectors.leaderboard_filter_choices()
+    target = request.GET.get("target", "")
+    hardware = request.GET.get("hardware", "")
+    target = target if target in dict(choices["target"]) else ""
+    hardware = hardware if hardware in dict(choices["hardware"]) else ""
+    return render(
+        request,
+        "leaderboard/context.html",
+        {"choices": choices, "target": target, "hardware": hardware}
+        | selectors.context_page(target_name=target, hardware_slug=hardware),
+    )
+
+
+@require_safe
+def compare(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.GET or None)
+    result = None
+    if form.is_bound and form.is_valid():
+        try:
+            result = selectors.compare_configs(keys=form.cleaned_data["keys"])
+        except selectors.ComparisonRefused as refusal:
+            form.add_error("keys", refusal.message)
+    return render(
+        request,
+        "leaderboard/compare.html",
+        {"form": form, "result": result, "legend": selectors.LEGEND},
+    )
+
+
+@require_safe
+def hardware_list(request: HttpRequest) -> HttpResponse:
+    # The GPUs compared for one target and protocol; unknown choices fall back to the widest.
+    comparison = selectors.hardware_comparison_for(
+        target=request.GET.get("target", ""), protocol=request.GET.get("protocol", "")
+    )
+    return render(
+        request,
+        "leaderboard/hardware_list.html",
+        {"hardware": selectors.hardware_summaries(), "comparison": comparison},
+    )
+
+
+@require_safe
+def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    hardware = selectors.hardware_by_slug(slug=slug)
+    if hardware is None:
+        raise Http404("no such hardware")
+    rows = selectors.ranked_rows(
+        selectors.leaderboard_entries(hardware=slug, ranked_only=True), limit=PAGE_SIZE
+    )
+    return render(request, "leaderboard/hardware_detail.html", {"hardware": hardware, "rows": rows})
+
+
+@require_safe
+def model_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "leaderboard/model_list.html", {"targets": selectors.target_summaries()})
+
+
+@require_safe
+def model_detail(request: HttpRequest, name: str) -> HttpResponse:
+    if "\x00" in name:
+        # No stored name holds a NUL character (imports refuse them), and PostgreSQL cannot
+        # even compare against one.
+        raise Http404("no results for this model")
+    entries = selectors.leaderboard_entries(target=name, ranked_only=True)
+    if not selectors.leaderboard_entries(target=name, include_retired=True).exists():
+        raise Http404("no results for this model")
+    rows = selectors.ranked_rows(entries, limit=PAGE_SIZE)
+    return render(
+        request,
+        "leaderboard/model_detail.html",
+        {"name": name, "rows": rows, "drafts": selectors.draft_advice(target_name=name)},
+    )
+
+
+@require_safe
+def best_config(request: HttpRequest) -> HttpResponse:
+    form = BestConfigForm(request.GET or None)
+    answers, more = None, 0
+    if form.is_bound and form.is_valid():
+        answers = selectors.best_config_for(
+            target_name=form.cleaned_data["target"],
+            memory_bytes=form.memory_bytes(),
+            hardware=form.cleaned_data.get("hardware_row"),
+        )
+        # One answer per ranking: without a GPU chosen, the fastest answers first, the rest
+        # counted (a page of a hundred sections answers nobody).
+        more = max(0, len(answers) - BEST_ANSWERS)
+        answers = answers[:BEST_ANSWERS]
+    return render(
+        request, "leaderboard/best.html", {"form": form, "answers": answers, "more": more}
+    )

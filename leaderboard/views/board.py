@@ -1,0 +1,72 @@
+"""The front page: the leaderboard's filters, its rankings a page at a time, the rows kept off the
+ranking, the baselines apart as their denominators, and the speedup chart."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_safe
+
+from leaderboard import selectors
+
+FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
+PAGE_SIZE = 50
+BOARD_TEMPLATE = "leaderboard/_leaderboard_board.html"
+
+
+@require_safe
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    choices = selectors.leaderboard_filter_choices()
+    filters = {name: request.GET.get(name, "") for name in FILTERS}
+    filters = {
+        name: value if value in dict(choices[name]) else "" for name, value in filters.items()
+    }
+    page_number = request.GET.get("page", "")
+    view = {
+        "filters": filters,
+        # NUL cannot reach PostgreSQL in a query; a search term is plain text.
+        "search": request.GET.get("q", "").replace("\x00", "").strip()[:100],
+        "include_all": request.GET.get("all") == "1",
+        "page": int(page_number) if page_number.isdigit() else 1,
+    }
+    # The board (filters, table, pager) is rendered once per change of the leaderboard rows and
+    # served from the cache until then; only the site header around it is rendered per request.
+    board = selectors.board_cached(
+        "leaderboard-page", view, lambda: _board_html(view=view, choices=choices)
+    )
+    return render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
+
+
+def _board_html(*, view: dict, choices: dict) -> str:
+    """The leaderboard's filters, ranked page and kept-off rows as HTML, from validated input."""
+    filters, search, include_all = view["filters"], view["search"], view["include_all"]
+    board = selectors.board_page(
+        filters=filters,
+        search=search,
+        include_all=include_all,
+        page=view["page"],
+        page_size=PAGE_SIZE,
+    )
+    return render_to_string(
+        BOARD_TEMPLATE,
+        board
+        | _queries(filters=filters, search=search, include_all=include_all)
+        | {"include_all": include_all, "search": search, "choices": choices, "filters": filters},
+    )
+
+
+def _queries(*, filters: dict[str, str], search: str, include_all: bool) -> dict[str, str]:
+    """The query strings of the board's links: "query" keeps the filters, the search and the
+    toggle as they are (for the pager), "toggle_query" flips the toggle."""
+    query = QueryDict(mutable=True)
+    query.update({name: value for name, value in filters.items() if value})
+    if search:
+        query["q"] = search
+    toggle = query.copy()
+    if include_all:
+        query["all"] = "1"
+    else:
+        toggle["all"] = "1"
+    return {"query": query.urlencode(), "toggle_query": toggle.urlencode()}

@@ -1,0 +1,57 @@
+"""A job's page (its status, progress and place in the queue), cancelling it, and a user's jobs."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST, require_safe
+
+from leaderboard import selectors, services
+from leaderboard.models import Job
+
+
+def _job_or_404(job_id: int) -> Job:
+    job = selectors.job_by_id(job_id=job_id)
+    if job is None:
+        raise Http404("no such job")
+    return job
+
+
+@require_safe
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = _job_or_404(job_id)
+    status = selectors.job_status(job=job)
+    return render(
+        request,
+        "leaderboard/job.html",
+        {
+            "job": job,
+            "status": status,
+            "remaining_s": selectors.job_remaining_seconds(status=status),
+            # Where a queued job stands in its hardware's queue and when it should start.
+            "standing": selectors.queue_standing(job=job),
+            "can_cancel": job.is_active and (request.user == job.owner or request.user.is_staff),
+        },
+    )
+
+
+@login_required
+@require_POST
+def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = _job_or_404(job_id)
+    if services.cancel_job(job=job, user=request.user):
+        messages.success(request, "The job is cancelled.")
+    else:
+        messages.info(request, "The job had already finished.")
+    return redirect("job", job_id=job.pk)
+
+
+@login_required
+@require_safe
+def my_jobs(request: HttpRequest) -> HttpResponse:
+    page = Paginator(selectors.user_jobs(user=request.user), 50).get_page(request.GET.get("page"))
+    rows = [{"job": job, **selectors.job_cost(job=job)} for job in page.object_list]
+    return render(request, "leaderboard/my_jobs.html", {"page": page, "rows": rows})
