@@ -24,15 +24,23 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from runner import energy, protocols, stats
-from runner.compatibility import check_pair
+from runner.compatibility import check_pair, memory_problems
 from runner.config import BenchmarkConfig, ConcurrencyProtocol
 from runner.engines.build import Engine, locate
+from runner.engines.flags import require_flags
+from runner.engines.server import gpu_placement_argv
 from runner.engines.session import EngineSession, ServerSession, open_session
-from runner.errors import BenchmarkCancelled, EngineBuildError, ModelCheckError, RunnerError
+from runner.errors import (
+    BenchmarkCancelled,
+    ConfigError,
+    EngineBuildError,
+    ModelCheckError,
+    RunnerError,
+)
 from runner.fidelity import Divergence, TopTwo, judge_divergences
 from runner.gguf.inspect import ModelInfo, inspect_model
 from runner.pairing import Pairing, margin_positions, pair_with_baseline
-from runner.provenance import MemorySampler, system_info
+from runner.provenance import MemorySampler, describe_gpus, system_info, visible_gpus
 from runner.results import (
     RESULT_SCHEMA_VERSION,
     BenchmarkResult,
@@ -84,6 +92,23 @@ def _recordable(model: type[BaseModel], data: dict, error: type[RunnerError], wh
         raise error(f"{what} cannot be recorded in a result: {detail}") from None
 
 
+def check_gpu_placement(
+    config: BenchmarkConfig, *, engine: Engine, target: ModelInfo, draft: ModelInfo | None
+) -> None:
+    """Refuse, before any engine starts, a multi-GPU config this binary or host cannot run: a
+    flag the binary's --help does not list, a GPU the host does not have, or a GPU whose share
+    of the weights and K/V cache exceeds its memory (runner.compatibility)."""
+    require_flags(engine, gpu_placement_argv(config, engine=engine))
+    gpus = visible_gpus() if engine.backend != "cpu" else None
+    if not gpus:
+        return
+    memory = [gpu["memory_bytes"] for gpu in gpus]
+    problems = memory_problems(config, target, draft, memory_bytes=None, gpu_memory=memory)
+    if problems:
+        detail = "; ".join(f"{field}: {' '.join(found)}" for field, found in problems.items())
+        raise ConfigError(f"this host's GPUs ({describe_gpus(gpus)}) cannot run it: {detail}")
+
+
 class _Progress:
     def __init__(self, total: int, callback: ProgressCallback | None) -> None:
         self.total = total
@@ -126,6 +151,8 @@ class _Measured:
     # A paired baseline's margin pass: each speculative request's divergences, judged by the
     # baseline's top-2 margins (runner.fidelity.judge_divergences).
     divergences: Sequence[list[Divergence] | None] | None = None
+    # Each GPU's own peak memory and energy over the measured requests (results.GpuFigures).
+    gpus: list[dict[str, Any]] | None = None
 
 
 def _margin_pass(
@@ -221,13 +248,20 @@ def _run_one_config(
         sampler = MemorySampler(session.pid).start()
         # NVML's energy counter of the engine's GPUs, read around each request (runner.energy).
         meter = energy.EnergyMeter.open() if engine.backend == "cuda" else None
+        # Each GPU's energy over the measured waves; None once a wave has no figure.
+        gpu_joules = [0.0] * meter.gpu_count if meter is not None else None
         try:
             for wave in protocols.waves(plan):
                 if should_cancel and should_cancel():
                     raise BenchmarkCancelled("benchmark cancelled")
                 before = energy.read(meter)
                 answered = _measure_wave(session, wave)
-                joules = energy.joules_between(before, energy.read(meter))
+                after = energy.read(meter)
+                joules = energy.joules_between(before, after)
+                if wave[0].phase == "measure":
+                    gpu_joules = energy.add_per_gpu(
+                        gpu_joules, energy.joules_per_gpu_between(before, after)
+                    )
                 shares = energy.share_by_tokens(joules, [r["predicted_n"] for r in answered])
                 # A wave's requests run side by side: its time is its slowest request's.
                 request_seconds += max(record["wall_ms"] for record in answered) / 1000.0
@@ -247,6 +281,7 @@ def _run_one_config(
             if meter is not None:
                 meter.close()
             kind = sampler.kind
+            gpus = _gpu_figures(sampler.gpu_peaks, gpu_joules if records else None)
     finally:
         progress.recent_log = None
         session.stop()
@@ -263,7 +298,27 @@ def _run_one_config(
         # A result's text never carries NUL characters, whatever a crashing engine printed.
         log_tail=session.log_text()[-LOG_TAIL_CHARS:].replace("\x00", ""),
         divergences=divergences,
+        gpus=gpus,
     )
+
+
+def _gpu_figures(
+    peaks: list[int] | None, joules: list[float] | None
+) -> list[dict[str, Any]] | None:
+    """Each GPU's peak memory and energy (results.GpuFigures), where NVML sampled the GPUs;
+    energy only where the meter read the same GPUs the sampler did."""
+    if not peaks:
+        return None
+    if joules is not None and len(joules) != len(peaks):
+        joules = None
+    return [
+        {
+            "index": index,
+            "peak_memory_bytes": peak or None,
+            "energy_joules": joules[index] if joules is not None else None,
+        }
+        for index, peak in enumerate(peaks)
+    ]
 
 
 def _measure_wave(session: EngineSession, wave: list[protocols.RequestSpec]) -> list[dict]:
@@ -393,6 +448,7 @@ def _joined(parts: list[_Measured], records: list[dict], divergences: list | Non
     loads = [part.load_seconds for part in parts if part.load_seconds is not None]
     tails = "".join(part.log_tail for part in parts)
     return _Measured(
+        gpus=_joined_gpus([part.gpus for part in parts]),
         argv=parts[-1].argv,
         command="\n".join(dict.fromkeys(part.command for part in parts)),
         records=records,
@@ -404,6 +460,29 @@ def _joined(parts: list[_Measured], records: list[dict], divergences: list | Non
         log_tail=tails[-LOG_TAIL_CHARS:],
         divergences=divergences,
     )
+
+
+def _joined_gpus(parts: list[list[dict[str, Any]] | None]) -> list[dict[str, Any]] | None:
+    """A side's sessions' GPUs as one: each GPU's largest peak and the sum of its energies
+    (None unless every session measured the same GPUs, or as soon as one has no figure)."""
+    if not parts or any(part is None for part in parts):
+        return None
+    counts = {len(part or ()) for part in parts}
+    if len(counts) != 1:
+        return None
+    joined = []
+    for index in range(counts.pop()):
+        own = [part[index] for part in parts if part is not None]
+        peaks = [gpu["peak_memory_bytes"] for gpu in own if gpu["peak_memory_bytes"]]
+        energies = [gpu["energy_joules"] for gpu in own]
+        joined.append(
+            {
+                "index": index,
+                "peak_memory_bytes": max(peaks, default=None),
+                "energy_joules": None if None in energies else sum(energies),
+            }
+        )
+    return joined
 
 
 def _run_sessions(
@@ -517,6 +596,7 @@ def _section(
     summary = stats.pooled_figures(measured.records) | {
         "peak_memory_bytes": measured.peak_memory_bytes,
         "memory_kind": measured.memory_kind,
+        "gpus": measured.gpus,
         "gpu_seconds": measured.held_seconds if engine.backend == "cuda" else 0.0,
         "engine_seconds": measured.held_seconds,
         "load_seconds": measured.load_seconds,
@@ -564,6 +644,8 @@ def run_benchmark(
     else:
         engine = engine or locate()
     _recordable(EngineInfo, engine.as_dict(), EngineBuildError, f"engine {engine.server_path}")
+    if config.engine == "llama-server" and config.uses_gpu_placement:
+        check_gpu_placement(config, engine=engine, target=target, draft=draft)
     plan = protocols.plan_requests(config, vocab_size=target.vocab_size or 256)
     pair = with_baseline and config.is_speculative
     # Paired, the two sides run in rounds of ABBA order (_schedule); a graded pair's baseline

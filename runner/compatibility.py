@@ -3,13 +3,17 @@
 This module owns every check that needs both a config and the models' GGUF metadata: the
 speculative type against the target and draft (MTP head, DFlash architecture, target layers,
 hidden size, vocabulary), a DFlash draft's n_max limit, and the context against the target's
-training context. ``pair_problems`` returns them keyed by the config field they are about, for
-the service's forms and API (which build ``ModelInfo`` from registered metadata, no file access);
-``check_pair`` raises them as one ``ModelCheckError`` line, for the runner before it starts a
-server. Every message is a whole sentence, readable beside its field or on its own.
+training context; and the memory estimate, per GPU for a split over several
+(``memory_problems``, ``gpu_placement_problems``). ``pair_problems`` returns them keyed by the
+config field they are about, for the service's forms and API (which build ``ModelInfo`` from
+registered metadata, no file access); ``check_pair`` raises them as one ``ModelCheckError``
+line, for the runner before it starts a server. Every message is a whole sentence, readable
+beside its field or on its own.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from runner.config import BenchmarkConfig, ConcurrencyProtocol
 from runner.errors import ModelCheckError
@@ -104,28 +108,146 @@ def _size(count: float) -> str:
     return f"{count / GIB:.1f} GiB" if count >= GIB else f"{count / 1024**2:.1f} MiB"
 
 
+def gpu_placement_problems(config: BenchmarkConfig, *, gpu_count: int) -> dict[str, list[str]]:
+    """Where the config's multi-GPU options name a GPU the hardware does not have, by field."""
+    problems: dict[str, list[str]] = {}
+    have = f"this hardware has {gpu_count} GPU{'s' if gpu_count != 1 else ''}"
+    if config.tensor_split is not None and len(config.tensor_split) > gpu_count:
+        problems["tensor_split"] = [
+            f"the split gives proportions for {len(config.tensor_split)} GPUs, but {have}"
+        ]
+    if config.main_gpu >= gpu_count:
+        problems["main_gpu"] = [f"GPU {config.main_gpu} does not exist: {have} (0 is the first)"]
+    if config.draft_gpu is not None and config.draft_gpu >= gpu_count:
+        problems["draft_gpu"] = [f"GPU {config.draft_gpu} does not exist: {have} (0 is the first)"]
+    return problems
+
+
+def _shares(config: BenchmarkConfig, gpu_memory: Sequence[int]) -> tuple[list[float], int]:
+    """Each GPU's share of the target's weights, and the GPU its K/V cache sits on (-1: the
+    cache follows the weights). llama.cpp b11434: split_mode none puts everything on the main
+    GPU; a layer split gives each GPU its layers and their cache by the tensor split, else in
+    proportion to each GPU's free memory (its total memory here); a row split divides the
+    weight matrices by the tensor split and keeps the cache and intermediate results on the
+    main GPU."""
+    count = len(gpu_memory)
+    if config.split_mode == "none" or count == 1:
+        shares = [0.0] * count
+        shares[min(config.main_gpu, count - 1)] = 1.0
+        return shares, -1
+    weights = list(config.tensor_split or gpu_memory)[:count]
+    weights += [0.0] * (count - len(weights))
+    total = sum(weights)
+    shares = [part / total for part in weights] if total > 0 else [1.0 / count] * count
+    return shares, (config.main_gpu if config.split_mode == "row" else -1)
+
+
+def _placed(size: float, cache: float, shares: list[float], cache_gpu: int) -> list[float]:
+    if cache_gpu < 0:
+        return [(size + cache) * share for share in shares]
+    placed = [size * share for share in shares]
+    placed[cache_gpu] += cache
+    return placed
+
+
+def estimated_memory_per_gpu(
+    config: BenchmarkConfig,
+    target: ModelInfo,
+    draft: ModelInfo | None,
+    *,
+    gpu_memory: Sequence[int],
+) -> list[int] | None:
+    """The least memory each GPU needs for the config's split (its share of the weights and of
+    the K/V cache, ``_shares``); a draft placed on a GPU of its own (draft_gpu) is wholly there,
+    else it follows the target's split, as llama-server's draft does. None where a model's K/V
+    size is unknown, or the config names a GPU that is not there."""
+    if not gpu_memory or gpu_placement_problems(config, gpu_count=len(gpu_memory)):
+        return None
+    models = [m for m in (target, draft) if m is not None]
+    if any(m.kv_elements_per_token is None for m in models):
+        return None
+    shares, cache_gpu = _shares(config, gpu_memory)
+    needed = [0.0] * len(gpu_memory)
+    for model in models:
+        cache = config.effective_ctx_size * kv_bytes_per_token(
+            model.kv_elements_per_token or 0,
+            cache_type_k=config.cache_type_k,
+            cache_type_v=config.cache_type_v,
+        )
+        if model is draft and config.draft_gpu is not None:
+            needed[config.draft_gpu] += model.size_bytes + cache
+            continue
+        for gpu, amount in enumerate(_placed(model.size_bytes, cache, shares, cache_gpu)):
+            needed[gpu] += amount
+    return [int(amount) for amount in needed]
+
+
 def memory_problems(
     config: BenchmarkConfig,
     target: ModelInfo,
     draft: ModelInfo | None,
     *,
     memory_bytes: int | None,
+    gpu_memory: Sequence[int] | None = None,
 ) -> dict[str, list[str]]:
     """Whether the config cannot fit in the memory the hardware has (weights and K/V cache),
-    keyed by the field that asks for the memory: the concurrency levels, else the context."""
-    needed = estimated_memory_bytes(config, target, draft)
-    if not memory_bytes or needed is None or needed <= memory_bytes:
-        return {}
+    keyed by the field that asks for the memory: the concurrency levels, else the context.
+
+    ``gpu_memory`` is each GPU's memory, where the hardware has several or the config places the
+    model: then every GPU's share is checked against its own memory (``estimated_memory_per_gpu``),
+    keyed by the split's field when the config chose the split, and a GPU the config names that is
+    not there is an error of its own (``gpu_placement_problems``)."""
     field = (
         "protocol.concurrency.levels"
         if isinstance(config.protocol, ConcurrencyProtocol)
         else "ctx_size"
     )
+    if gpu_memory and (len(gpu_memory) > 1 or config.uses_gpu_placement):
+        return _per_gpu_problems(config, target, draft, gpu_memory=gpu_memory, field=field)
+    needed = estimated_memory_bytes(config, target, draft)
+    if not memory_bytes or needed is None or needed <= memory_bytes:
+        return {}
     return {
         field: [
             f"{config.slots} slot(s) with {config.effective_ctx_size} tokens of context in all "
             f"need at least {_size(needed)} (weights and the K/V cache), above the "
             f"{_size(memory_bytes)} this hardware has"
+        ]
+    }
+
+
+def _per_gpu_problems(
+    config: BenchmarkConfig,
+    target: ModelInfo,
+    draft: ModelInfo | None,
+    *,
+    gpu_memory: Sequence[int],
+    field: str,
+) -> dict[str, list[str]]:
+    if placement := gpu_placement_problems(config, gpu_count=len(gpu_memory)):
+        return placement
+    needed = estimated_memory_per_gpu(config, target, draft, gpu_memory=gpu_memory)
+    if needed is None or all(
+        amount <= memory for amount, memory in zip(needed, gpu_memory, strict=True)
+    ):
+        return {}
+    if config.tensor_split is not None:
+        field = "tensor_split"
+    elif config.split_mode != "layer":
+        field = "split_mode"
+    over = [
+        f"GPU {gpu} needs at least {_size(amount)} of its {_size(memory)}"
+        for gpu, (amount, memory) in enumerate(zip(needed, gpu_memory, strict=True))
+        if amount > memory
+    ]
+    split = f"split_mode {config.split_mode}"
+    if config.tensor_split is not None:
+        split += " with tensor split " + ",".join(str(int(p)) for p in config.tensor_split)
+    return {
+        field: [
+            f"{config.slots} slot(s) with {config.effective_ctx_size} tokens of context in all "
+            f"do not fit this hardware's GPUs with {split}: {'; '.join(over)} "
+            f"(its share of the weights and the K/V cache)"
         ]
     }
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
@@ -51,6 +52,15 @@ ENGINE_DEFAULT_N_MAX = 3  # --spec-draft-n-max when not given
 DFLASH_MAX_N_MAX = 15  # block size 16 minus the target token; the engine clamps above this.
 MAX_N_MAX = 64
 MIN_CONTEXT = 256
+# llama.cpp's llama_max_devices() (b11434): GPU indices lie below it, and -ts refuses a list
+# of that many proportions (arg.cpp: size >= llama_max_devices() is an error).
+MAX_GPUS = 16
+SplitMode = Literal["none", "layer", "row"]
+SPLIT_MODES: tuple[SplitMode, ...] = ("none", "layer", "row")
+ENGINE_DEFAULT_SPLIT_MODE: SplitMode = "layer"
+# One GPU's share of a tensor split, before the split is reduced to whole numbers.
+_SPLIT_DECIMALS = 4
+Proportion = Annotated[float, Field(strict=True, ge=0, le=1e6, allow_inf_nan=False)]
 _MODEL_REF = re.compile(r"^[A-Za-z0-9._/\-+]+\.gguf$")
 
 
@@ -70,6 +80,19 @@ class BenchmarkConfig(_Strict):
     # The draft's own sampling on the GPU (llama-server's --[no-]spec-draft-backend-sampling);
     # None leaves the engine's default (on in b11434).
     draft_backend_sampling: bool | None = Field(default=None, strict=True)
+    # Several GPUs (llama-server's --split-mode, --tensor-split, --main-gpu and
+    # --spec-draft-device): how the target is split, in which proportions per GPU, the GPU that
+    # holds the whole model with split_mode none (or a row split's K/V and intermediate
+    # results), and the one GPU a separate draft model is placed on (else the draft follows the
+    # target's split). The defaults are the engine's (layer split in proportion to free memory,
+    # GPU 0, the draft beside the target) and are left out of the canonical JSON, so a config
+    # that does not ask for them keeps the key it always had.
+    split_mode: SplitMode = ENGINE_DEFAULT_SPLIT_MODE
+    tensor_split: list[Proportion] | None = Field(
+        default=None, min_length=1, max_length=MAX_GPUS - 1
+    )
+    main_gpu: int = Field(default=0, strict=True, ge=0, lt=MAX_GPUS)
+    draft_gpu: int | None = Field(default=None, strict=True, ge=0, lt=MAX_GPUS)
     flash_attn: Literal["auto", "on", "off"] = "auto"
     cache_type_k: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
     cache_type_v: Literal[KV_CACHE_TYPES] = "f16"  # type: ignore[valid-type]
@@ -124,6 +147,39 @@ class BenchmarkConfig(_Strict):
         # Order does not change what the engine does; sorting makes one config one key.
         return sorted(types)
 
+    @field_validator("tensor_split", mode="before")
+    @classmethod
+    def _split_tensor_split(cls, value: Any) -> Any:
+        # The engine's own spelling: "3,1" (or "3/1").
+        if isinstance(value, str):
+            value = [part.strip() for part in re.split(r"[,/]", value) if part.strip()]
+            try:
+                value = [float(part) for part in value]
+            except ValueError:
+                raise ValueError("must be numbers separated by commas, e.g. 3,1") from None
+        return value
+
+    @field_validator("tensor_split")
+    @classmethod
+    def _proportions(cls, split: list[float] | None) -> list[float] | None:
+        """Proportions as the smallest whole numbers in the same ratio, trailing zeros dropped:
+        "3,1", "0.75,0.25" and "3,1,0" place the model alike in the engine, so they are one
+        config with one key (3,1)."""
+        if split is None:
+            return None
+        scaled = [round(part * 10**_SPLIT_DECIMALS) for part in split]
+        if any(
+            abs(whole - part * 10**_SPLIT_DECIMALS) > 1e-3
+            for whole, part in zip(scaled, split, strict=True)
+        ):
+            raise ValueError(f"give each proportion with at most {_SPLIT_DECIMALS} decimals")
+        while scaled and scaled[-1] == 0:
+            scaled.pop()
+        if not scaled:
+            raise ValueError("at least one GPU needs a proportion above 0")
+        common = math.gcd(*scaled)
+        return [float(whole // common) for whole in scaled]
+
     @field_validator("spec_synth_rates")
     @classmethod
     def _rates_are_probabilities(cls, rates: list[float] | None) -> list[float] | None:
@@ -167,6 +223,7 @@ class BenchmarkConfig(_Strict):
             raise ValueError(
                 "spec_types: n_max, n_min, p_min and the draft's GPU options need a speculative type"
             )
+        self._check_gpu_placement(model_types)
         if self.n_min is not None and self.n_max is not None and self.n_min > self.n_max:
             raise ValueError(f"n_min: {self.n_min} is larger than n_max {self.n_max}")
         synthetic = self.spec_synth_len is not None or self.spec_synth_rates is not None
@@ -201,6 +258,24 @@ class BenchmarkConfig(_Strict):
             )
         return self
 
+    def _check_gpu_placement(self, model_types: set[str]) -> None:
+        # Each refusal is an option the engine would ignore: one behaviour, one config.
+        if self.split_mode == "none" and self.tensor_split is not None:
+            raise ValueError(
+                "tensor_split: split_mode none keeps the whole model on the main GPU; "
+                "proportions need split_mode layer or row"
+            )
+        if self.split_mode == "layer" and self.main_gpu != 0:
+            raise ValueError(
+                "main_gpu: a layer split places every layer by its proportions; main_gpu "
+                "counts only with split_mode none or row"
+            )
+        if self.draft_gpu is not None and not model_types:
+            raise ValueError(
+                "draft_gpu: only a separate draft model (a draft-* type with draft_model) can "
+                "be placed on a GPU of its own"
+            )
+
     def _check_in_process(self, types: set[str]) -> None:
         if isinstance(self.protocol, ConcurrencyProtocol):
             raise ValueError(
@@ -224,6 +299,11 @@ class BenchmarkConfig(_Strict):
                 raise ValueError(f"{field}: not available with engine llama-cpp-python")
         if self.backend_sampling:
             raise ValueError("backend_sampling: not available with engine llama-cpp-python")
+        if self.uses_gpu_placement:
+            raise ValueError(
+                "split_mode: split_mode, tensor_split, main_gpu and draft_gpu need engine "
+                "llama-server"
+            )
 
     @property
     def is_speculative(self) -> bool:
@@ -237,6 +317,25 @@ class BenchmarkConfig(_Strict):
     def learns_across_requests(self) -> bool:
         """Whether the config drafts from n-gram state that outlives a request in the engine."""
         return any(name in NGRAM_TYPES for name in self.spec_types)
+
+    @property
+    def uses_gpu_placement(self) -> bool:
+        """Whether the config asks for any multi-GPU option beyond the engine's defaults."""
+        return (
+            self.split_mode != ENGINE_DEFAULT_SPLIT_MODE
+            or self.tensor_split is not None
+            or self.main_gpu != 0
+            or self.draft_gpu is not None
+        )
+
+    @property
+    def min_gpu_count(self) -> int:
+        """The fewest GPUs the config's placement names: its proportions, main GPU and draft
+        GPU must all exist (a layer or row split without proportions uses every GPU there is)."""
+        named = [self.main_gpu + 1, len(self.tensor_split or ())]
+        if self.draft_gpu is not None:
+            named.append(self.draft_gpu + 1)
+        return max(named)
 
     @property
     def effective_ctx_size(self) -> int:
@@ -280,6 +379,10 @@ class BenchmarkConfig(_Strict):
         # Left out when unset, so configs written before the option existed keep their keys.
         if data["draft_backend_sampling"] is None:
             del data["draft_backend_sampling"]
+        # The multi-GPU options likewise, at the engine's defaults.
+        for name, default in _PLACEMENT_DEFAULTS.items():
+            if data[name] == default:
+                del data[name]
         return data
 
     @classmethod
@@ -317,11 +420,21 @@ class BenchmarkConfig(_Strict):
                 "p_min": None,
                 "draft_n_gpu_layers": None,
                 "draft_backend_sampling": None,
+                "draft_gpu": None,
                 "spec_synth_len": None,
                 "spec_synth_rates": None,
                 "ctx_size": self.effective_ctx_size,
             }
         )
+
+
+# The multi-GPU options' defaults, which canonical() leaves out.
+_PLACEMENT_DEFAULTS: dict[str, Any] = {
+    "split_mode": ENGINE_DEFAULT_SPLIT_MODE,
+    "tensor_split": None,
+    "main_gpu": 0,
+    "draft_gpu": None,
+}
 
 
 def parse_config(data: Any) -> BenchmarkConfig:

@@ -94,7 +94,8 @@ def gpu_handles(nvml: ModuleType, environ: Mapping[str, str] | None = None) -> l
     """NVML handles of the GPUs visible to CUDA, each once, in CUDA's order.
 
     CUDA's indices follow ``CUDA_DEVICE_ORDER`` (fastest first by default) and NVML's the PCI
-    bus; on a host of identical GPUs, such as the H200 boxes, the two orders are the same.
+    bus; the runner starts llama-server with ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (unless it is set),
+    so that the engine's GPU numbers are these (on identical GPUs the orders agree anyway).
     """
     count = int(nvml.nvmlDeviceGetCount())
     handles = [nvml.nvmlDeviceGetHandleByIndex(index) for index in range(count)]
@@ -203,6 +204,21 @@ def joules_between(before: Reading | None, after: Reading | None) -> float | Non
     return sum(end - start for start, end in zip(before, after, strict=True)) / (
         MILLIJOULES_PER_JOULE
     )
+
+
+def joules_per_gpu_between(before: Reading | None, after: Reading | None) -> list[float] | None:
+    """Each metered GPU's energy between two readings, in joules, in the meter's GPU order;
+    None where ``joules_between`` has no figure. They add up to ``joules_between``."""
+    if joules_between(before, after) is None or before is None or after is None:
+        return None
+    return [(end - start) / MILLIJOULES_PER_JOULE for start, end in zip(before, after, strict=True)]
+
+
+def add_per_gpu(total: list[float] | None, joules: list[float] | None) -> list[float] | None:
+    """Per-GPU energies summed over waves: None as soon as one wave has no figure."""
+    if total is None or joules is None or len(total) != len(joules):
+        return None
+    return [a + b for a, b in zip(total, joules, strict=True)]
 
 
 def share_by_tokens(joules: float | None, tokens: Sequence[int]) -> list[float | None]:

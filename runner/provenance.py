@@ -1,8 +1,10 @@
-"""Where a result came from: the machine, its GPU, and the software versions.
+"""Where a result came from: the machine, its GPUs, and the software versions.
 
-This module owns what the runner records of its host (``system_info``), the one spelling of a
-GPU's name (``normalise_gpu_name``, which the service uses for its hardware registry too), and
-the peak-memory sampler that runs beside an engine.
+This module owns what the runner records of its host (``system_info``, every GPU the engine can
+use as ``visible_gpus`` reads it from NVML), the one spelling of a GPU's name
+(``normalise_gpu_name``) and of a set of GPUs (``describe_gpus``: "2x RTX 3090 24GB"), which the
+service uses for its hardware registry too, and the peak-memory sampler that runs beside an
+engine (the whole and each GPU's).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 
 import psutil
 
+from runner.config import MAX_GPUS
+from runner.energy import gpu_handles
 from runner.roofline import peak_bandwidth
 
 PACKAGES = ("gguf", "numpy", "httpx", "pydantic", "psutil", "nvidia-ml-py")
@@ -57,6 +61,67 @@ def normalise_gpu_name(raw: str) -> str:
     return " ".join(name.split()) or "unknown"
 
 
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _describe_visible(pynvml) -> list[dict]:
+    """Each GPU the engine can use, in its order: its index there, name and memory."""
+    gpus = []
+    for index, handle in enumerate(gpu_handles(pynvml)[:MAX_GPUS]):
+        raw = _text(pynvml.nvmlDeviceGetName(handle))
+        gpus.append(
+            {
+                "index": index,
+                "name": normalise_gpu_name(raw),
+                "raw_name": raw,
+                "memory_bytes": int(pynvml.nvmlDeviceGetMemoryInfo(handle).total),
+            }
+        )
+    return gpus
+
+
+def visible_gpus() -> list[dict] | None:
+    """Every GPU CUDA makes visible to the engine (``CUDA_VISIBLE_DEVICES``, all when unset), as
+    NVML describes it: index (the engine's GPU number), normalised name, raw name and memory.
+    None where there is no NVML; an empty list where it sees no GPU."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return None
+    try:
+        return _describe_visible(pynvml)
+    except pynvml.NVMLError:
+        return None
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def describe_gpus(gpus: list[dict]) -> str:
+    """A set of GPUs in words, each model with its count and memory: "2x RTX 3090 24GB",
+    "RTX 4090 24GB + RTX 3090 24GB"; the hardware registry's kind name (``gpus`` as
+    ``visible_gpus`` gives them, or ``{"name", "memory_bytes"}`` alone)."""
+    groups: list[tuple[str, int]] = []
+    counts: list[int] = []
+    for gpu in gpus:
+        memory = gpu.get("memory_bytes")
+        key = (normalise_gpu_name(gpu["name"]), round(memory / 2**30) if memory else 0)
+        if groups and groups[-1] == key:
+            counts[-1] += 1
+        else:
+            groups.append(key)
+            counts.append(1)
+    parts = []
+    for (name, gib), count in zip(groups, counts, strict=True):
+        described = f"{name} {gib}GB" if gib else name
+        parts.append(f"{count}x {described}" if count > 1 else described)
+    return " + ".join(parts) or "no GPU"
+
+
 def gpu_info() -> dict | None:
     """The first GPU as NVML sees it, or None where there is no NVIDIA GPU or no NVML."""
     try:
@@ -83,6 +148,7 @@ def gpu_info() -> dict | None:
             "gpu_memory_bytes": int(pynvml.nvmlDeviceGetMemoryInfo(handle).total),
             "driver": driver,
             "cuda": f"{cuda // 1000}.{(cuda % 1000) // 10}",
+            "gpus": _describe_visible(pynvml),
         }
     finally:
         pynvml.nvmlShutdown()
@@ -105,6 +171,8 @@ def system_info() -> dict:
         # Filled in by gpu_info; present on every host so a result has one shape.
         "gpu_raw_name": None,
         "gpu_count": None,
+        # Every GPU the engine can use (visible_gpus); None without NVML.
+        "gpus": None,
     }
     gpu = gpu_info()
     if gpu:
@@ -115,36 +183,56 @@ def system_info() -> dict:
 
 
 class MemorySampler:
-    """Samples peak memory while a server runs: GPU memory in use through NVML, else process RSS."""
+    """Samples peak memory while a server runs: GPU memory in use through NVML, else process RSS.
+
+    On GPUs it samples every GPU the engine can use: ``peak_bytes`` is the largest total over
+    them at one moment, ``gpu_peaks`` each GPU's own peak (in the engine's GPU order; None off
+    NVML). A GPU's figure is the server's own memory there where NVML lists its processes, else
+    (containers often hide other PIDs) the GPU's whole memory in use.
+    """
 
     def __init__(self, pid: int, interval_s: float = 0.2) -> None:
         self.pid = pid
         self.interval_s = interval_s
         self.peak_bytes = 0
+        self.gpu_peaks: list[int] | None = None
         self.kind = "process"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self._nvml_handle = None
-        self._baseline_gpu_bytes = 0
+        self._nvml_handles: list = []
         try:
             import pynvml
 
             pynvml.nvmlInit()
-            if pynvml.nvmlDeviceGetCount() > 0:
-                self._nvml_handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            self._nvml_handles = gpu_handles(pynvml)[:MAX_GPUS]
+            if self._nvml_handles:
                 self.kind = "gpu"
+                self.gpu_peaks = [0] * len(self._nvml_handles)
         except Exception:  # noqa: BLE001 - no NVML means no GPU sampling, not an error
-            self._nvml_handle = None
+            self._nvml_handles = []
+
+    def _sample_gpus(self) -> list[int]:
+        import pynvml
+
+        own: list[int | None] = []
+        for handle in self._nvml_handles:
+            mine = [
+                int(process.usedGpuMemory)
+                for process in pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+                if process.pid == self.pid and process.usedGpuMemory
+            ]
+            own.append(sum(mine) if mine else None)
+        if any(amount is not None for amount in own):
+            return [amount or 0 for amount in own]
+        # The server is on none of them as far as NVML says: it hides PIDs (a container).
+        return [int(pynvml.nvmlDeviceGetMemoryInfo(h).used) for h in self._nvml_handles]
 
     def _sample(self) -> int:
-        if self._nvml_handle is not None:
-            import pynvml
-
-            for process in pynvml.nvmlDeviceGetComputeRunningProcesses(self._nvml_handle):
-                if process.pid == self.pid and process.usedGpuMemory:
-                    return int(process.usedGpuMemory)
-            # Containers often hide other PIDs from NVML: fall back to the device's usage.
-            return int(pynvml.nvmlDeviceGetMemoryInfo(self._nvml_handle).used)
+        if self._nvml_handles:
+            amounts = self._sample_gpus()
+            if self.gpu_peaks is not None:
+                self.gpu_peaks = [max(a, b) for a, b in zip(self.gpu_peaks, amounts, strict=True)]
+            return sum(amounts)
         try:
             return int(psutil.Process(self.pid).memory_info().rss)
         except psutil.Error:

@@ -35,7 +35,7 @@ from pydantic import (
     model_validator,
 )
 
-from runner.config import MAX_CONCURRENCY, MAX_N_MAX, BenchmarkConfig
+from runner.config import MAX_CONCURRENCY, MAX_GPUS, MAX_N_MAX, BenchmarkConfig
 from runner.errors import ResultError
 from runner.evidence import (
     evidence_problem,
@@ -259,6 +259,25 @@ class Roofline(_Strict):
     levels: Annotated[list[Roofline], Field(max_length=MAX_POINTS)] | None = None
 
 
+GpuIndex = Annotated[int, Field(ge=0, lt=MAX_GPUS)]
+# Relative slack between the GPUs' energies and the section's: the same joules summed two ways.
+GPU_ENERGY_TOLERANCE = 1e-6
+
+
+def _numbered_in_order(gpus: list[Any] | None) -> None:
+    if gpus is not None and [gpu.index for gpu in gpus] != list(range(len(gpus))):
+        raise ValueError("gpus must be numbered 0, 1, ... in order, each once")
+
+
+class GpuFigures(_Strict):
+    """One GPU's share of a section (``runner.provenance.MemorySampler``, ``runner.energy``):
+    its own peak memory, and its energy over the measured requests where NVML counts it."""
+
+    index: GpuIndex
+    peak_memory_bytes: ByteCount | None = None
+    energy_joules: Amount | None = None
+
+
 # Summary fields only results written before carry: still loaded (and checked as they were
 # defined), never set by the runner, so they dump as null and ``exclude_unset`` leaves them out.
 LEGACY_SUMMARY_FIELDS: tuple[str, ...] = ("joules_per_accepted_token",)
@@ -291,6 +310,10 @@ class Summary(_Strict):
     # is no separate energy of an accepted draft token); still loaded, never shown or written.
     joules_per_accepted_token: Amount | None = None
     roofline: Roofline | None = None
+    # Each GPU the engine used, in its order (absent in results recorded before): its own peak
+    # memory (peak_memory_bytes is the peak of their total at one moment) and its energy
+    # (energy_joules is their sum).
+    gpus: Annotated[list[GpuFigures], Field(min_length=1, max_length=MAX_GPUS)] | None = None
 
     @model_validator(mode="after")
     def _accepted_were_drafted(self) -> Summary:
@@ -298,6 +321,36 @@ class Summary(_Strict):
             raise ValueError(
                 f"draft_accepted {self.draft_accepted} is above draft_tokens {self.draft_tokens}"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _gpus_add_up(self) -> Summary:
+        if self.gpus is None:
+            return self
+        _numbered_in_order(self.gpus)
+        peaks = [gpu.peak_memory_bytes for gpu in self.gpus]
+        total = self.peak_memory_bytes
+        if total is not None and self.memory_kind == "gpu" and None not in peaks:
+            known = [peak or 0 for peak in peaks]
+            # The total's peak is one moment's sum: at least any GPU's peak, at most all of them.
+            if not max(known) <= total <= sum(known):
+                raise ValueError(
+                    f"peak_memory_bytes {total} does not lie between the largest GPU's peak "
+                    f"{max(known)} and the GPUs' peaks together {sum(known)}"
+                )
+        energies = [gpu.energy_joules for gpu in self.gpus]
+        if any(joules is not None for joules in energies):
+            if None in energies or self.energy_joules is None:
+                raise ValueError(
+                    "gpus: an energy per GPU needs every GPU's and the section's energy_joules"
+                )
+            together = sum(joules or 0.0 for joules in energies)
+            slack = GPU_ENERGY_TOLERANCE * max(abs(self.energy_joules), 1.0)
+            if abs(together - self.energy_joules) > slack:
+                raise ValueError(
+                    f"gpus: the GPUs' energies add up to {together:.6g} J, but energy_joules "
+                    f"is {self.energy_joules:.6g} J"
+                )
         return self
 
 
@@ -357,6 +410,15 @@ class EngineInfo(_Strict):
     source: ShortText | None = None
 
 
+class GpuDevice(_Strict):
+    """One GPU the engine could use, as ``runner.provenance.visible_gpus`` reads it from NVML."""
+
+    index: GpuIndex
+    name: ShortText
+    raw_name: ShortText | None = None
+    memory_bytes: ByteCount | None = None
+
+
 class SystemInfo(_Strict):
     """The host, as ``runner.provenance.system_info`` reads it; every field may be unknown."""
 
@@ -375,6 +437,14 @@ class SystemInfo(_Strict):
     gpu_count: Annotated[int, Field(ge=0, le=1024)] | None = None
     # runner.roofline.peak_bandwidth of the GPUs the engine uses (NVML); None without NVML.
     gpu_peak_bandwidth_bytes_per_second: ByteCount | None = None
+    # Every GPU visible to the engine, in its order; absent in results recorded before.
+    gpus: Annotated[list[GpuDevice], Field(max_length=MAX_GPUS)] | None = None
+
+    @field_validator("gpus")
+    @classmethod
+    def _gpus_in_order(cls, gpus: list[GpuDevice] | None) -> list[GpuDevice] | None:
+        _numbered_in_order(gpus)
+        return gpus
 
 
 class TokenBudget(_Strict):

@@ -21,9 +21,9 @@ from types import TracebackType
 
 import httpx
 
-from runner.config import BenchmarkConfig
+from runner.config import ENGINE_DEFAULT_SPLIT_MODE, BenchmarkConfig
 from runner.engines.build import Engine
-from runner.errors import EngineCrashedError, EngineTimeoutError
+from runner.errors import EngineBuildError, EngineCrashedError, EngineTimeoutError
 
 LOG_TAIL_BYTES = 4000
 PR_SET_PDEATHSIG = 1
@@ -82,6 +82,7 @@ def server_argv(
     ]
     if config.n_gpu_layers is not None:
         argv += ["-ngl", str(config.n_gpu_layers)]
+    argv += gpu_placement_argv(config, engine=engine)
     if config.threads is not None:
         argv += ["-t", str(config.threads)]
     if config.effective_backend_sampling:
@@ -111,6 +112,37 @@ def server_argv(
         argv += ["--spec-synth-len", repr(config.spec_synth_len)]
     if config.spec_synth_rates is not None:
         argv += ["--spec-synth-rates", ",".join(repr(rate) for rate in config.spec_synth_rates)]
+    return argv
+
+
+# ggml's device names by backend: the backend's prefix and the GPU's index in its order.
+GPU_DEVICE_PREFIXES = {"cuda": "CUDA", "rocm": "ROCm", "hip": "ROCm", "vulkan": "Vulkan"}
+
+
+def gpu_device_name(engine: Engine, index: int) -> str:
+    """The engine's name for its GPU number ``index`` (``CUDA1``), as --spec-draft-device takes it."""
+    prefix = GPU_DEVICE_PREFIXES.get(engine.backend)
+    if prefix is None:
+        raise EngineBuildError(
+            f"draft_gpu needs a GPU engine, but this llama-server's backend is {engine.backend!r} "
+            "(set SPECBOARD_LLAMA_BACKEND=cuda for a CUDA binary given by path)"
+        )
+    return f"{prefix}{index}"
+
+
+def gpu_placement_argv(config: BenchmarkConfig, *, engine: Engine) -> list[str]:
+    """The multi-GPU flags of a config; none at the engine's defaults, so a single-GPU config's
+    command is what it always was."""
+    argv: list[str] = []
+    if config.split_mode != ENGINE_DEFAULT_SPLIT_MODE:
+        argv += ["--split-mode", config.split_mode]
+    if config.tensor_split is not None:
+        argv += ["--tensor-split", ",".join(str(int(part)) for part in config.tensor_split)]
+    if config.main_gpu != 0:
+        argv += ["--main-gpu", str(config.main_gpu)]
+    if config.draft_gpu is not None:
+        # b11434's name for --device-draft (-devd); the draft then ignores the target's split.
+        argv += ["--spec-draft-device", gpu_device_name(engine, config.draft_gpu)]
     return argv
 
 
@@ -159,6 +191,10 @@ class LlamaServer:
     def start(self) -> None:
         """Launch the process and wait until /health says it is loaded."""
         environment = dict(os.environ)
+        # CUDA numbers GPUs fastest first by default, NVML by PCI bus: in bus order the
+        # config's main_gpu and draft_gpu, CUDA_VISIBLE_DEVICES and the per-GPU memory and
+        # energy figures (runner.provenance, runner.energy) all name the same GPU by one number.
+        environment.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
         if self._library_dir:
             existing = environment.get("LD_LIBRARY_PATH")
             environment["LD_LIBRARY_PATH"] = (

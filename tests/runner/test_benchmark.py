@@ -130,6 +130,7 @@ class FakeSampler:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.kind = "process"
+        self.gpu_peaks = None  # off NVML: no GPU of its own to report
 
     def start(self) -> FakeSampler:
         return self

@@ -202,3 +202,121 @@ def test_numbers_and_flags_must_be_json_numbers_and_booleans_not_look_alikes(cha
     with pytest.raises(ValidationError):
         BenchmarkConfig.model_validate(base | change)
     assert BenchmarkConfig.model_validate(base | {"n_max": 12}).n_max == 12
+
+
+# Several GPUs: llama-server's --split-mode, --tensor-split, --main-gpu, --spec-draft-device.
+
+DFLASH_DEPTHS = {
+    "target_model": "qwen3-8b.gguf",
+    "draft_model": "dflash.gguf",
+    "spec_types": "draft-dflash",
+    "n_max": 12,
+    "protocol": {"name": "depth", "depths": [512, 4096]},
+}
+# The keys these configs had before the multi-GPU options existed (computed on commit 865bdf7).
+KEYS_BEFORE_THE_OPTIONS = {
+    "quick baseline": ({"target_model": "tiny-qwen3.gguf"}, "1ab2a9e718119451", "1ab2a9e718119451"),
+    "dflash depths": (DFLASH_DEPTHS, "34390cea9ed02f7e", "72fea05b43332846"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEYS_BEFORE_THE_OPTIONS))
+def test_a_single_gpu_config_at_the_default_split_keeps_the_key_it_had(name):
+    data, key, baseline_key = KEYS_BEFORE_THE_OPTIONS[name]
+    for spelled in ({}, {"split_mode": "layer", "main_gpu": 0, "tensor_split": None}):
+        config = parse_config(data | spelled)
+        assert (config.key, config.baseline().key) == (key, baseline_key)
+        assert not {"split_mode", "tensor_split", "main_gpu", "draft_gpu"} & set(config.canonical())
+
+
+def test_a_tensor_split_is_one_config_however_its_proportions_are_written():
+    keys = {
+        parse_config(DFLASH_DEPTHS | {"tensor_split": written}).key
+        for written in ("3,1", "0.75,0.25", [3, 1, 0], [6, 2], "3/1")
+    }
+    assert len(keys) == 1
+    config = parse_config(DFLASH_DEPTHS | {"tensor_split": "0.75,0.25"})
+    assert config.tensor_split == [3.0, 1.0]
+    assert parse_config(config.canonical()).key == config.key
+    assert parse_config(DFLASH_DEPTHS | {"tensor_split": "1,1"}).key != config.key
+
+
+def test_each_multi_gpu_option_changes_the_key_and_survives_the_canonical_round_trip():
+    base = parse_config(DFLASH_DEPTHS)
+    variants = [
+        {"split_mode": "none"},
+        {"split_mode": "none", "main_gpu": 1},
+        {"split_mode": "row"},
+        {"split_mode": "row", "main_gpu": 1, "tensor_split": [1, 1]},
+        {"tensor_split": [1, 1]},
+        {"draft_gpu": 1},
+    ]
+    keys = set()
+    for variant in variants:
+        config = parse_config(DFLASH_DEPTHS | variant)
+        again = parse_config(config.canonical())
+        assert again.key == config.key
+        placement = ("split_mode", "tensor_split", "main_gpu", "draft_gpu")
+        assert [getattr(again, n) for n in placement] == [getattr(config, n) for n in placement]
+        keys.add(config.key)
+    assert len(keys) == len(variants) and base.key not in keys
+
+
+@pytest.mark.parametrize(
+    ("variant", "field", "words"),
+    [
+        ({"split_mode": "none", "tensor_split": [1, 1]}, "tensor_split", "split_mode none"),
+        ({"main_gpu": 1}, "main_gpu", "none or row"),
+        ({"split_mode": "tensor"}, "split_mode", "'none', 'layer' or 'row'"),
+        ({"tensor_split": [0, 0]}, "tensor_split", "above 0"),
+        ({"tensor_split": "a,b"}, "tensor_split", "numbers separated by commas"),
+        ({"tensor_split": [0.12345, 1]}, "tensor_split", "at most 4 decimals"),
+        ({"tensor_split": [1] * 16}, "tensor_split", "at most 15"),
+        ({"main_gpu": 16, "split_mode": "none"}, "main_gpu", "less than 16"),
+    ],
+)
+def test_a_placement_the_engine_would_ignore_or_refuse_is_a_field_error(variant, field, words):
+    errors = errors_of(DFLASH_DEPTHS | variant)
+    assert words in " ".join(errors[field])
+
+
+def test_a_proportion_must_be_a_finite_number_of_at_least_zero():
+    for bad in (-1, True, float("nan"), float("inf"), "1"):
+        assert "tensor_split.0" in errors_of(DFLASH_DEPTHS | {"tensor_split": [bad, 1]})
+
+
+def test_only_a_separate_draft_model_can_have_a_gpu_of_its_own():
+    mtp = {"target_model": "mtp.gguf", "spec_types": "draft-mtp", "draft_gpu": 1}
+    assert "separate draft model" in errors_of(mtp)["draft_gpu"][0]
+    assert "draft_gpu" in errors_of({"target_model": "t.gguf", "draft_gpu": 1})
+
+
+def test_the_in_process_engine_takes_no_multi_gpu_option():
+    errors = errors_of(
+        {"target_model": "t.gguf", "engine": "llama-cpp-python", "split_mode": "none"}
+    )
+    assert "need engine llama-server" in errors["split_mode"][0]
+
+
+def test_the_paired_baseline_keeps_the_targets_split_and_drops_the_drafts_gpu():
+    config = parse_config(
+        DFLASH_DEPTHS | {"split_mode": "row", "tensor_split": [1, 1], "main_gpu": 1, "draft_gpu": 0}
+    )
+    baseline = config.baseline()
+    assert (baseline.split_mode, baseline.tensor_split, baseline.main_gpu) == ("row", [1.0, 1.0], 1)
+    assert baseline.draft_gpu is None
+    assert (
+        baseline.key
+        == parse_config(
+            DFLASH_DEPTHS | {"split_mode": "row", "tensor_split": [1, 1], "main_gpu": 1}
+        )
+        .baseline()
+        .key
+    )
+
+
+def test_the_fewest_gpus_a_config_needs_are_the_ones_its_placement_names():
+    assert parse_config(DFLASH_DEPTHS).min_gpu_count == 1
+    assert parse_config(DFLASH_DEPTHS | {"tensor_split": [1, 1, 2]}).min_gpu_count == 3
+    assert parse_config(DFLASH_DEPTHS | {"split_mode": "none", "main_gpu": 1}).min_gpu_count == 2
+    assert parse_config(DFLASH_DEPTHS | {"draft_gpu": 3}).min_gpu_count == 4

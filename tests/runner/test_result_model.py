@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.energy import energy_figures
 from runner.errors import ResultError
 from runner.evidence import in_current_convention, written_before_the_convention
 from runner.results import BenchmarkResult, load_result
@@ -225,3 +226,81 @@ def test_an_in_process_engine_is_described_like_any_other(stored):
     }
     stored["engine"] = stored["provenance"]["engine"] = engine
     assert load_result(stored).engine.server_path == "(in process)"
+
+
+# Each GPU's peak memory and energy (summary.gpus) and each visible GPU (provenance.system.gpus).
+
+
+def with_two_gpus(data: dict, *, peaks: tuple[int, int], energies: tuple[float, float] | None):
+    """The stored result as if measured on two GPUs: per-GPU peaks, and per-GPU energies that
+    split the requests' energy (which they are given) as claimed."""
+    measured = [r for r in data["requests"] if r["phase"] == "measure"]
+    if energies is not None:
+        for record in measured:
+            record["energy_joules"] = 40.0
+        data["summary"] |= energy_figures(measured)
+    data["summary"]["gpus"] = [
+        {
+            "index": index,
+            "peak_memory_bytes": peak,
+            "energy_joules": None if energies is None else joules,
+        }
+        for index, (peak, joules) in enumerate(zip(peaks, energies or (None, None), strict=True))
+    ]
+    data["provenance"]["system"]["gpus"] = [
+        {
+            "index": i,
+            "name": "RTX 3090",
+            "raw_name": "NVIDIA GeForce RTX 3090",
+            "memory_bytes": 24 * 2**30,
+        }
+        for i in range(2)
+    ]
+    return data
+
+
+def test_a_result_records_each_gpus_peak_memory_and_energy(stored):
+    total = stored["summary"]["peak_memory_bytes"]
+    whole = 40.0 * sum(1 for r in stored["requests"] if r["phase"] == "measure")
+    data = with_two_gpus(stored, peaks=(total - 10**9, 10**9), energies=(whole * 0.7, whole * 0.3))
+    result = load_result(data)
+    assert [gpu.peak_memory_bytes for gpu in result.summary.gpus] == [total - 10**9, 10**9]
+    assert sum(gpu.energy_joules for gpu in result.summary.gpus) == pytest.approx(
+        result.summary.energy_joules
+    )
+    assert [gpu.name for gpu in result.provenance.system.gpus] == ["RTX 3090", "RTX 3090"]
+    assert load_result(result.model_dump(mode="json")) == result
+
+
+def test_a_result_recorded_before_the_per_gpu_figures_still_loads(stored):
+    result = load_result(stored)
+    assert result.summary.gpus is None and result.provenance.system.gpus is None
+    assert "gpus" not in result.model_dump(mode="json", exclude_unset=True)["summary"]
+
+
+def test_a_total_peak_the_gpus_peaks_cannot_make_is_refused(stored):
+    total = stored["summary"]["peak_memory_bytes"]
+    # Above the GPUs' peaks together, or below the largest one's.
+    assert "does not lie between" in refusal(
+        with_two_gpus(copy.deepcopy(stored), peaks=(total // 4, total // 4), energies=None)
+    )
+    assert "does not lie between" in refusal(
+        with_two_gpus(stored, peaks=(total + 1, 5), energies=None)
+    )
+
+
+def test_gpu_energies_that_do_not_add_up_to_the_sections_are_refused(stored):
+    whole = 40.0 * sum(1 for r in stored["requests"] if r["phase"] == "measure")
+    total = stored["summary"]["peak_memory_bytes"]
+    message = refusal(with_two_gpus(stored, peaks=(total, 1), energies=(whole, whole * 0.1)))
+    assert "the GPUs' energies add up to" in message
+
+
+def test_gpus_numbered_out_of_order_are_refused(stored):
+    total = stored["summary"]["peak_memory_bytes"]
+    data = with_two_gpus(copy.deepcopy(stored), peaks=(total, 1), energies=None)
+    data["summary"]["gpus"][1]["index"] = 0
+    assert "numbered 0, 1" in refusal(data)
+    data = with_two_gpus(stored, peaks=(total, 1), energies=None)
+    data["provenance"]["system"]["gpus"][0]["index"] = 1
+    assert "numbered 0, 1" in refusal(data)

@@ -1,8 +1,9 @@
 """A stand-in for the ``pynvml`` module (nvidia-ml-py) for the runner's energy and roofline tests.
 
 It answers the NVML calls ``runner.energy``, ``runner.roofline`` and ``runner.provenance`` make,
-for GPUs the test describes: each one's UUID, total energy counter (millijoules; None where the
-GPU has none), memory bus width and maximum memory clock. ``install`` puts it where
+for the GPUs the test describes, one or several: each one's UUID, name, total and used memory,
+the processes NVML lists on it with their memory, total energy counter (millijoules; None where
+the GPU has none), memory bus width and maximum memory clock. ``install`` puts it where
 ``import pynvml`` finds it. It is the fast unit layer only: the real NVML is exercised by
 ``bench/gpu/energy_probe.py`` on the H200.
 """
@@ -30,6 +31,9 @@ class FakeGpu:
     max_memory_clock_mhz: int = 3201
     name: str = "NVIDIA H200"
     memory_total: int = 150_000_000_000
+    memory_used: int = 1_000_000
+    # (pid, bytes) of each compute process NVML lists on the GPU; empty as in a container.
+    processes: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -89,10 +93,18 @@ class FakeNvml:
         return 13000
 
     def nvmlDeviceGetMemoryInfo(self, handle: FakeGpu):
-        return type("Memory", (), {"total": handle.memory_total, "used": 1_000_000})()
+        return type("Memory", (), {"total": handle.memory_total, "used": handle.memory_used})()
 
     def nvmlDeviceGetComputeRunningProcesses(self, handle: FakeGpu) -> list:
-        return []
+        return [
+            type("Process", (), {"pid": pid, "usedGpuMemory": used})()
+            for pid, used in handle.processes
+        ]
+
+
+def rtx_3090s(count: int, **overrides) -> list[FakeGpu]:
+    """count fake RTX 3090s of 24 GiB, as NVML names them (the usual two-GPU home rig)."""
+    return fake_gpus(count, name="NVIDIA GeForce RTX 3090", memory_total=24 * 2**30, **overrides)
 
 
 def fake_gpus(count: int, **overrides) -> list[FakeGpu]:

@@ -7,9 +7,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from runner.config import parse_config
 from runner.engines.build import Engine
 from runner.engines.server import server_argv
+from runner.errors import EngineBuildError
 
 
 def test_argv_uses_current_flags_and_never_removed_ones():
@@ -31,6 +34,55 @@ def test_argv_uses_current_flags_and_never_removed_ones():
     assert argv[argv.index("-md") + 1] == "/m/d.gguf"
     assert argv[argv.index("--spec-synth-len") + 1] == "6.0"
     assert not {"--draft-max", "--draft-min", "--draft"} & set(argv)
+
+
+DFLASH = {
+    "target_model": "t.gguf",
+    "draft_model": "d.gguf",
+    "spec_types": "draft-dflash",
+    "n_max": 12,
+}
+CUDA = Engine(server_path="/x/llama-server", release="b11434", backend="cuda")
+PLACEMENT_FLAGS = {"--split-mode", "--tensor-split", "--main-gpu", "--spec-draft-device"}
+
+
+def dflash_argv(engine: Engine = CUDA, **placement) -> list[str]:
+    return server_argv(
+        parse_config(DFLASH | placement),
+        engine=engine,
+        target_path=Path("/m/t.gguf"),
+        draft_path=Path("/m/d.gguf"),
+        port=9,
+    )
+
+
+def value_after(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+def test_a_config_at_the_default_split_gets_no_multi_gpu_flag():
+    assert not PLACEMENT_FLAGS & set(dflash_argv())
+    assert dflash_argv() == dflash_argv(split_mode="layer", main_gpu=0)
+
+
+def test_the_multi_gpu_options_become_llama_servers_flags():
+    argv = dflash_argv(split_mode="row", tensor_split="0.75,0.25", main_gpu=1, draft_gpu=0)
+    assert value_after(argv, "--split-mode") == "row"
+    # The proportions as the smallest whole numbers in the same ratio.
+    assert value_after(argv, "--tensor-split") == "3,1"
+    assert value_after(argv, "--main-gpu") == "1"
+    # The draft on its own GPU, by the backend's device name (b11434's --device-draft).
+    assert value_after(argv, "--spec-draft-device") == "CUDA0"
+    single = dflash_argv(split_mode="none")
+    assert value_after(single, "--split-mode") == "none"
+    assert not {"--tensor-split", "--main-gpu", "--spec-draft-device"} & set(single)
+
+
+def test_a_draft_gpu_needs_an_engine_that_names_its_gpus():
+    for backend in ("cpu", "unknown"):
+        engine = Engine(server_path="/x/llama-server", release="b11434", backend=backend)
+        with pytest.raises(EngineBuildError, match="draft_gpu needs a GPU engine"):
+            dflash_argv(engine, draft_gpu=1)
 
 
 def test_llama_server_dies_with_the_process_that_started_it(tmp_path):
