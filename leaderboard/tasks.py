@@ -1,14 +1,14 @@
 """Celery tasks: thin wrappers around one runner function or one service.
 
 `run_benchmark_job` runs on a GPU worker (queue `gpu.<hardware-slug>`) and never touches the
-database: what it learns goes back through the broker to the `record_*` tasks on the `db` queue.
+database: it hands the job message to `runner.jobs.run_job` and sends what comes back (progress
+as it happens, then the result or the failure) through the broker to the `record_*` tasks on the
+`db` queue.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import time
 from pathlib import Path
 
 from celery import shared_task
@@ -19,17 +19,10 @@ from django.db import InterfaceError, OperationalError
 from leaderboard import dispatch, selectors, services
 from leaderboard.broker import active_task_ids, broker_holdings, forget_unacked
 from leaderboard.celery import RECONCILE_EVERY_S
-from runner.benchmark import resolve_model, run_benchmark
-from runner.config import parse_config
-from runner.errors import BenchmarkCancelled, ModelCheckError, RunnerError
-from runner.gguf.inspect import sha256_file
-from runner.hub import HubFile
-from runner.model_cache import ModelCache, download_progress
-from runner.results import BenchmarkResult
+from runner import jobs
 
 logger = logging.getLogger(__name__)
 
-PROGRESS_INTERVAL_S = 1.0
 # Only infrastructure trouble is retried; a benchmark that fails is a result, not an exception.
 TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
 # A result must outlive a database outage: retry forever, at most a minute apart.
@@ -42,82 +35,15 @@ RECORD_RETRY = {
 }
 
 
-class _ProgressSender:
-    """Forwards the runner's progress events to the db side, at most one a second per phase."""
-
-    def __init__(self, job_id: int) -> None:
-        self.job_id = job_id
-        self.last_phase: str | None = None
-        self.last_sent = 0.0
-
-    def __call__(self, event: dict) -> None:
-        now = time.monotonic()
-        done = event.get("done") == event.get("total")
-        if (
-            event.get("phase") == self.last_phase
-            and not done
-            and now - self.last_sent < PROGRESS_INTERVAL_S
-        ):
-            return
-        self.last_phase, self.last_sent = event.get("phase"), now
-        dispatch.send_progress(job_id=self.job_id, progress=event)
-
-
-def _model_mismatch(result: BenchmarkResult, models: dict) -> str | None:
-    reported = result.provenance.models
-    for role, found in (("target", reported.target), ("draft", reported.draft)):
-        expected = models.get(role)
-        if expected and found and found.sha256 != expected["sha256"]:
-            return (
-                f"{role} model {expected['path']} on this worker differs from the registered file"
-            )
-    return None
-
-
-def _changed_model_file(models: dict) -> str | None:
-    base = Path(settings.SPECBOARD_MODELS_DIR)
-    for role, expected in models.items():
-        if expected and expected.get("hf_repo"):
-            continue  # a Hub file is checked by the model cache as it is fetched
-        if expected and sha256_file(resolve_model(expected["path"], base)) != expected["sha256"]:
-            return (
-                f"{role} model {expected['path']} on this worker differs from the registered "
-                "file (sha256 mismatch): it was changed after registration"
-            )
-    return None
-
-
-def _fetch_hub_models(models: dict, *, progress, held: contextlib.ExitStack) -> Path:
-    """Fetch a job's Hugging Face models into this host's model cache (resumed, size and sha256
-    checked, download progress sent as job progress) and hold them in `held`; returns the
-    models directory the benchmark runs in."""
-    models_dir = Path(settings.SPECBOARD_MODELS_DIR)
-    hub = {role: row for role, row in models.items() if row and row.get("hf_repo")}
-    if not hub:
-        return models_dir
-    cache = ModelCache(
-        settings.SPECBOARD_MODEL_CACHE_DIR,
-        endpoint=settings.SPECBOARD_HF_ENDPOINT,
-        max_bytes=settings.SPECBOARD_MODEL_CACHE_BYTES,
-        token=settings.SPECBOARD_HF_TOKEN,
+def _this_host() -> jobs.JobHost:
+    """Where this worker keeps its models and how it reaches the Hub (its settings)."""
+    return jobs.JobHost(
+        models_dir=Path(settings.SPECBOARD_MODELS_DIR),
+        cache_dir=Path(settings.SPECBOARD_MODEL_CACHE_DIR),
+        hf_endpoint=settings.SPECBOARD_HF_ENDPOINT,
+        cache_max_bytes=settings.SPECBOARD_MODEL_CACHE_BYTES,
+        hf_token=settings.SPECBOARD_HF_TOKEN,
     )
-    mixed = any(row and not row.get("hf_repo") for row in models.values())
-    if mixed and cache.root.resolve() != models_dir.resolve():
-        raise ModelCheckError(
-            "this job mixes a local model and a Hugging Face one: on this host "
-            "SPECBOARD_MODEL_CACHE_DIR must be SPECBOARD_MODELS_DIR (its default)"
-        )
-    report = download_progress(progress)
-    for row in hub.values():
-        hub_file = HubFile(
-            repo=row["hf_repo"],
-            file=row["hf_file"],
-            revision=row["hf_revision"],
-            size_bytes=row["size_bytes"],
-            sha256=row["sha256"],
-        )
-        held.enter_context(cache.in_use(cache.fetch(hub_file, progress=report)))
-    return cache.root
 
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
@@ -127,45 +53,18 @@ def run_benchmark_job(
     """Run one job's config on this worker's llama-server and send the result to the db queue;
     with_baseline also measures its paired baseline in the same invocation (fidelity graded)."""
     task_id = self.request.id
-    send_progress = _ProgressSender(job_id)
-    send_progress({"phase": "started"})
-    held = contextlib.ExitStack()
-    try:
-        # Hugging Face models first: fetched into this host's cache (size and sha256 checked)
-        # and held there until the benchmark is over, so that eviction leaves them alone.
-        models_dir = _fetch_hub_models(models, progress=send_progress, held=held)
-        # The registered hash, checked before the run: a changed file must not cost a benchmark.
-        if problem := _changed_model_file(models):
-            dispatch.send_failure(job_id=job_id, error=problem)
-            return
-        result = run_benchmark(
-            parse_config(config),
-            models_dir=models_dir,
-            with_baseline=with_baseline,
-            progress=send_progress,
-            # Cancelling revokes the task; the threads and solo pools see that from inside a run.
-            should_cancel=lambda: task_id in worker_state.revoked,
-        )
-    except BenchmarkCancelled:
-        logger.info("job %s cancelled", job_id)
-        return
-    except RunnerError as error:
-        dispatch.send_failure(
-            job_id=job_id, error=str(error), log_tail=getattr(error, "log_tail", "")
-        )
-        return
-    except Exception as error:
-        logger.exception("job %s failed inside the worker", job_id)
-        dispatch.send_failure(
-            job_id=job_id, error=f"internal worker error: {type(error).__name__}: {error}"
-        )
-        return
-    finally:
-        held.close()
-    if problem := _model_mismatch(result, models):
-        dispatch.send_failure(job_id=job_id, error=problem)
-        return
-    dispatch.send_result(job_id=job_id, result=result.model_dump(mode="json"))
+    message = {"job_id": job_id, "config": config, "models": models, "with_baseline": with_baseline}
+    outcome = jobs.run_job(
+        message,
+        host=_this_host(),
+        progress=lambda event: dispatch.send_progress(job_id=job_id, progress=event),
+        # Cancelling revokes the task; the threads and solo pools see that from inside a run.
+        should_cancel=lambda: task_id in worker_state.revoked,
+    )
+    if isinstance(outcome, jobs.JobSucceeded):
+        dispatch.send_result(job_id=job_id, result=outcome.result.model_dump(mode="json"))
+    elif isinstance(outcome, jobs.JobFailed):
+        dispatch.send_failure(job_id=job_id, error=outcome.error, log_tail=outcome.log_tail)
 
 
 @shared_task(

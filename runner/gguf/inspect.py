@@ -3,7 +3,7 @@
 This module owns ``ModelInfo`` and ``inspect_model``: the header and tensor table are read once
 with ``runner.gguf.header`` (which decodes only the keys asked for, so a real model's vocabulary
 costs milliseconds), a short or corrupt file is refused with one readable line, and the file's
-sha256 is cached by path, size and mtime. Whether two models can run together is
+sha256 is cached by inode, size and mtime. Whether two models can run together is
 ``runner.compatibility``'s business.
 """
 
@@ -41,7 +41,9 @@ __all__ = [
     "sha256_file",
 ]
 
-_sha_cache: dict[tuple[str, int, int], str] = {}
+# A file's digest by device, inode, size and modification time: a file renamed into place (the
+# model cache's finished download) keeps its digest, a file replaced at the same path does not.
+_sha_cache: dict[tuple[int, int, int, int], str] = {}
 
 
 # llama.cpp's architecture names (llama, qwen3, gemma3, dflash, ...): short and plain; the
@@ -89,9 +91,10 @@ class ModelInfo:
 
 
 def sha256_file(path: str | Path) -> str:
-    """Return the hex sha256 of a file, read in chunks; cached by path, size and mtime."""
+    """Return the hex sha256 of a file, read in chunks; cached by the file (its inode), size and
+    mtime, so a file is read once however it is named."""
     st = os.stat(path)
-    key = (str(Path(path).resolve()), st.st_size, st.st_mtime_ns)
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if key not in _sha_cache:
         digest = hashlib.sha256()
         with open(path, "rb") as f:

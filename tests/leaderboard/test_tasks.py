@@ -7,6 +7,7 @@ import pytest
 from leaderboard import dispatch, services, tasks
 from leaderboard.celery import app
 from leaderboard.models import Job
+from runner import jobs
 from runner.errors import EngineCrashedError
 from runner.gguf.inspect import sha256_file
 from runner.results import BenchmarkResult
@@ -44,7 +45,7 @@ def test_the_gpu_task_sends_progress_and_result_to_the_db_queue_without_touching
         progress({"phase": "measuring", "done": 2, "total": 2, "tokens": 128, "elapsed_s": 1.0})
         return BenchmarkResult.model_validate(make_result(config, [10.0, 11.0]))
 
-    monkeypatch.setattr(tasks, "run_benchmark", fake_run)
+    monkeypatch.setattr(jobs, "run_benchmark", fake_run)
     # No django_db mark: any query here would fail the test.
     run_task(
         {
@@ -76,7 +77,7 @@ def test_an_engine_crash_is_sent_as_a_failure_with_its_log_tail(monkeypatch, sen
     def crash(config, **_):
         raise EngineCrashedError("engine crashed: exit code 134", "GGML_ASSERT failed")
 
-    monkeypatch.setattr(tasks, "run_benchmark", crash)
+    monkeypatch.setattr(jobs, "run_benchmark", crash)
     run_task({"job_id": 7, "config": CONFIG, "models": {}})
 
     assert sent[-1] == (
@@ -97,7 +98,7 @@ def test_a_model_file_that_differs_on_the_worker_is_a_failure_before_any_benchma
     def must_not_run(config, **_):
         raise AssertionError("a changed model file must fail before the benchmark")
 
-    monkeypatch.setattr(tasks, "run_benchmark", must_not_run)
+    monkeypatch.setattr(jobs, "run_benchmark", must_not_run)
     run_task(
         {
             "job_id": 7,

@@ -13,6 +13,8 @@ from rest_framework.test import APIClient
 from leaderboard import services
 from leaderboard.models import ModelFile, ModelRequest
 from runner import hub as runner_hub
+from runner import jobs
+from runner.errors import RunnerError
 from tests.support.hub_server import HubServer
 
 REPO = "tiny-org/tiny-qwen3-GGUF"
@@ -359,17 +361,15 @@ def run_task(model: ModelFile) -> None:
 def test_the_gpu_task_fetches_a_hub_model_into_its_cache_before_the_benchmark(
     db, hub, settings, tmp_path, worker_messages, monkeypatch, tiny_models
 ):
-    from leaderboard import tasks
-
     settings.SPECBOARD_MODEL_CACHE_DIR = tmp_path / "cache"
     model = services.register_hub_model(hf_repo=REPO, hf_file=FILE)
     seen: list[bytes] = []
 
     def benchmark(config, *, models_dir, **kwargs):
         seen.append((models_dir / config.target_model).read_bytes())
-        raise tasks.RunnerError("stopped here: the engine is another test's business")
+        raise RunnerError("stopped here: the engine is another test's business")
 
-    monkeypatch.setattr(tasks, "run_benchmark", benchmark)
+    monkeypatch.setattr(jobs, "run_benchmark", benchmark)
     run_task(model)
 
     assert seen == [tiny_models[FILE].read_bytes()]
@@ -384,14 +384,12 @@ def test_the_gpu_task_fetches_a_hub_model_into_its_cache_before_the_benchmark(
 def test_the_gpu_task_refuses_a_hub_model_whose_bytes_changed_before_any_engine(
     db, hub, settings, tmp_path, worker_messages, monkeypatch
 ):
-    from leaderboard import tasks
-
     settings.SPECBOARD_MODEL_CACHE_DIR = tmp_path / "cache"
     model = services.register_hub_model(hf_repo=REPO, hf_file=FILE)
     content = bytearray(hub.repos[REPO].commits[model.hf_revision][FILE])
     content[-1] ^= 0xFF
     hub._blobs[model.sha256] = bytes(content)  # the CDN now serves other bytes
-    monkeypatch.setattr(tasks, "run_benchmark", lambda *a, **k: pytest.fail("an engine started"))
+    monkeypatch.setattr(jobs, "run_benchmark", lambda *a, **k: pytest.fail("an engine started"))
 
     run_task(model)
 
