@@ -208,6 +208,9 @@ class GpuHost(models.Model):
     # The HMAC key both sides hold (the host in SPECBOARD_HOST_KEY); shown once at registration.
     key = models.CharField(max_length=64, editable=False)
     revoked = models.BooleanField(default=False)
+    # The llama.cpp release an admin registered it for: besides the job's own release, the only
+    # one its results may carry (a result's claim alone never names a release).
+    engine_release = models.CharField(max_length=64, blank=True, default="", db_default="")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -234,7 +237,9 @@ class Job(models.Model):
     )
     config = models.ForeignKey(Config, on_delete=models.PROTECT, related_name="jobs")
     hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="jobs")
-    engine_release = models.CharField(max_length=64)
+    # The release the site asked for (SPECBOARD_ENGINE_RELEASE when it was submitted): with the
+    # hosts' registered releases, the releases the site knows (selectors.board staleness).
+    engine_release = models.CharField(max_length=64, db_index=True)
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
     )
@@ -255,6 +260,11 @@ class Job(models.Model):
         GpuHost, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
     )
     host_seen_at = models.DateTimeField(null=True, blank=True)
+    # The nonce in the job message last sent (every send and re-send has a fresh one), and the
+    # highest sequence number accepted for it: a host's message counts only for that delivery
+    # and only once (services.hosts).
+    delivery = models.CharField(max_length=32, blank=True, default="", db_default="")
+    delivery_sequence = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["-created_at"]
