@@ -14,15 +14,17 @@ The reads are grouped by what they are about, one module each:
 - `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
 - `compare`: Welch differences and configs side by side (`compare_configs`, the rules the
   compare page and the API share, with its refusals `WrongNumberOfKeys` and `UnknownKeys`).
-- `jobs`: a job's status, cost and time left, and a user's jobs.
+- `jobs`: a job's status, cost and time left, what the jobs API shows of it, and a user's jobs.
 - `queue`: a queued job's position in its hardware's queue and its estimated start.
 - `hosts`: the GPU hosts serving each hardware kind, online or not, and each kind's queue.
 - `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
   measured speed, whether a stored config can be run again, and the live estimate's cost of
   what the form holds (`submission_cost`).
-- `catalogue`: configs, runs and request records, models, hardware, targets and engine builds.
+- `catalogue`: configs (and their best row's protocol figures), runs and request records, models,
+  hardware, targets and engine builds.
 - `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
+- `energy`: a stored result's energy and roofline (a run's, a config's best run's, a row's).
 - `pages`: the reads behind the pages that gather several (`board_page`, `config_page`,
   `run_page`, `context_page`, `concurrency_page`): what each renders, so its view only
   parses, calls and renders.
@@ -65,6 +67,7 @@ from leaderboard.selectors.catalogue import (
     best_entry,
     config_by_key,
     config_entries,
+    config_protocol_figures,
     config_runs,
     engine_builds,
     hardware_by_slug,
@@ -103,7 +106,13 @@ from leaderboard.selectors.definitions import (
     row_evidence,
 )
 from leaderboard.selectors.drafts import draft_advice
-from leaderboard.selectors.energy import energy_by_run, energy_figures
+from leaderboard.selectors.energy import (
+    best_run_figures,
+    energy_by_run,
+    energy_figures,
+    energy_of,
+    roofline_of,
+)
 from leaderboard.selectors.estimates import (
     draft_compatibility,
     duration_text,
@@ -119,6 +128,7 @@ from leaderboard.selectors.jobs import (
     job_cost,
     job_engine_seconds,
     job_remaining_seconds,
+    job_report,
     job_status,
     job_token_budget,
     user_jobs,
@@ -160,6 +170,7 @@ __all__ = [
     "baseline_rows",
     "best_config_for",
     "best_entry",
+    "best_run_figures",
     "board_cache_key",
     "board_cached",
     "board_definitions",
@@ -179,6 +190,7 @@ __all__ = [
     "config_chart_data",
     "config_entries",
     "config_page",
+    "config_protocol_figures",
     "config_runs",
     "context_page",
     "context_series",
@@ -188,6 +200,7 @@ __all__ = [
     "duration_text",
     "energy_by_run",
     "energy_figures",
+    "energy_of",
     "engine_builds",
     "entry_difference",
     "forget_board_version",
@@ -201,6 +214,7 @@ __all__ = [
     "job_cost",
     "job_engine_seconds",
     "job_remaining_seconds",
+    "job_report",
     "job_status",
     "job_token_budget",
     "leaderboard_entries",
@@ -222,6 +236,7 @@ __all__ = [
     "request_records",
     "requested_keys",
     "rerun_source",
+    "roofline_of",
     "row_definitions",
     "row_evidence",
     "run_by_id",

@@ -1,7 +1,8 @@
 """The catalogue: configs, runs and their request records, models, hardware, targets and builds.
 
 It owns the plain lookups behind the detail pages, the forms and the API's resources: a config
-by key with its leaderboard rows, runs and best row (`best_entry`), a run by id and its raw
+by key with its leaderboard rows, runs and best row (`best_entry`, and that row's concurrency or
+categories figures: `config_protocol_figures`), a run by id and its raw
 per-request records (`request_records`, with the columns `REQUEST_EXPORT_FIELDS` exports), the
 registered model files, the hardware that can serve jobs and each hardware's and target's
 number of rows, and the engine builds seen.
@@ -20,6 +21,8 @@ from leaderboard.models import (
     ModelFile,
     Run,
 )
+from leaderboard.selectors.categories import category_view
+from leaderboard.selectors.protocols import concurrency_view
 
 
 def config_by_key(*, key: str) -> Config | None:
@@ -46,6 +49,14 @@ def best_entry(*, config: Config) -> LeaderboardEntry | None:
         .order_by("retired", "-tokens_per_second")
         .first()
     )
+
+
+def config_protocol_figures(*, config: Config) -> dict:
+    """{"concurrency", "categories"}: the config's best row's concurrency figures and crossover
+    (`concurrency_view`) and its per-category figures (`category_view`); each None for a config
+    of another protocol or without a row."""
+    entry = best_entry(config=config)
+    return {"concurrency": concurrency_view(entry=entry), "categories": category_view(entry=entry)}
 
 
 def run_by_id(*, run_id: int) -> Run | None:

@@ -4,7 +4,8 @@ It owns the reads of the job pages and the jobs API: a user's jobs and one job b
 status a job page polls (`job_status`: phase, progress as a fraction, error and log tail), its
 cost known before it runs (`job_token_budget`, from the runner's own budget for the config) and
 after it succeeded (`job_engine_seconds`, GPU seconds), and a linear estimate of the time left
-(`job_remaining_seconds`).
+(`job_remaining_seconds`); the jobs API's whole reading of a job is `job_report` (its status
+and, while queued, its standing in the queue).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.db.models import QuerySet
 
 from leaderboard.models import Job, Run
 from leaderboard.progress import clean_progress
+from leaderboard.selectors.queue import queue_standing
 from runner.config import parse_config
 from runner.errors import ConfigError
 from runner.protocols import job_token_budget as runner_job_budget
@@ -65,6 +67,12 @@ def job_status(*, job: Job) -> dict:
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
     }
+
+
+def job_report(*, job: Job) -> dict:
+    """What the jobs API shows of a job: its status (`job_status`) with its queue standing
+    (`queue_standing`: position and estimated start while it is queued)."""
+    return job_status(job=job) | queue_standing(job=job)
 
 
 def download_text(progress: dict) -> str:

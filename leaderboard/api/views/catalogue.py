@@ -18,7 +18,6 @@ from rest_framework.views import APIView
 from leaderboard import selectors, services
 from leaderboard.api import serializers as s
 from leaderboard.api.permissions import ReadOnlyOrAdmin
-from leaderboard.api.protocol_serializers import ConfigDetailSerializer
 from leaderboard.models import Config, Hardware, ModelFile
 
 
@@ -96,6 +95,6 @@ class ConfigList(generics.ListAPIView):
 class ConfigDetail(generics.RetrieveAPIView):
     """A config, with its best row's concurrency levels, categories and energy where it has them."""
 
-    serializer_class = ConfigDetailSerializer
+    serializer_class = s.ConfigDetailSerializer
     queryset = Config.objects.select_related("target", "draft", "baseline")
     lookup_field = "key"

@@ -10,78 +10,21 @@ against the fastest and against no drafting (`leaderboard.selectors.drafts`, whi
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import selectors
-
-
-class DraftsQuerySerializer(serializers.Serializer):
-    target = serializers.CharField(max_length=200, help_text="The target model's name.")
-
-
-class DraftSerializer(serializers.Serializer):
-    spec_label = serializers.CharField()
-    draft = serializers.CharField(help_text="The draft file's name; empty without one.")
-    config_key = serializers.CharField(source="entry.config.key")
-    config_label = serializers.CharField(source="entry.config.label")
-    speedup = serializers.FloatField(source="entry.speedup")
-    speedup_ci95_low = serializers.SerializerMethodField()
-    speedup_ci95_high = serializers.SerializerMethodField()
-    acceptance_rate = serializers.FloatField(source="entry.acceptance_rate", allow_null=True)
-    tau = serializers.FloatField(source="entry.tau", allow_null=True)
-    tokens_per_second = serializers.FloatField(source="entry.tokens_per_second")
-    configs = serializers.IntegerField(help_text="Configs of this draft in the workload.")
-    leader = serializers.BooleanField(
-        help_text="The fastest non-noisy draft of its table (the least slow where every draft is "
-        "slower than no drafting: see against_baseline)."
-    )
-    tied = serializers.BooleanField(
-        help_text="Indistinguishable from the fastest: the difference of the two log speedups "
-        "is within its noise at 5%."
-    )
-    tie_unknown = serializers.BooleanField(help_text="It or the fastest has no interval.")
-    against_baseline = serializers.ChoiceField(
-        choices=["faster", "slower", "unclear", "below 1, no interval"],
-        allow_null=True,
-        help_text="Where its speedup interval lies against 1 (no drafting).",
-    )
-
-    def get_speedup_ci95_low(self, draft: dict) -> float | None:
-        return draft["interval"][0] if draft["interval"] else None
-
-    def get_speedup_ci95_high(self, draft: dict) -> float | None:
-        return draft["interval"][1] if draft["interval"] else None
-
-
-class DraftGroupSerializer(serializers.Serializer):
-    hardware = serializers.CharField(source="hardware.slug")
-    gpu_name = serializers.CharField(source="hardware.gpu_name")
-    definition = serializers.CharField()
-    workload = serializers.CharField(help_text="The protocol and its parameters, in words.")
-    engine_release = serializers.CharField()
-    ranking_label = serializers.CharField(
-        help_text="The ranking in words (workload, tok/s definition, GPU, release): the model "
-        "page's heading of this table."
-    )
-    none_pays = serializers.BooleanField(help_text="Every draft's speedup is below 1.")
-    drafts = DraftSerializer(many=True)
-
-
-class DraftsSerializer(serializers.Serializer):
-    target = serializers.CharField()
-    groups = DraftGroupSerializer(many=True)
+from leaderboard.api import serializers as s
 
 
 class Drafts(APIView):
     """Which draft for a target, one group per ranking, fastest first."""
 
-    @extend_schema(parameters=[DraftsQuerySerializer], responses=DraftsSerializer)
+    @extend_schema(parameters=[s.DraftsQuerySerializer], responses=s.DraftsSerializer)
     def get(self, request: Request) -> Response:
-        query = DraftsQuerySerializer(data=request.query_params)
+        query = s.DraftsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         target = query.validated_data["target"]
         body = {"target": target, "groups": selectors.draft_advice(target_name=target)}
-        return Response(DraftsSerializer(body).data)
+        return Response(s.DraftsSerializer(body).data)

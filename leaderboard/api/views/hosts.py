@@ -1,81 +1,26 @@
 """GPU hosts: `GET /api/v1/hosts`, who serves each hardware kind and how long its queue is.
 
-The same reading as the /hosts/ page (`selectors.host_board`), with its output serializers
-here: each hardware kind's queue depth, running jobs and live workers, and each registered
-host's status ("online", "offline", "unknown" when the broker cannot tell, "revoked"), running
-job and engine release. A host's key is never part of it.
+The same reading as the /hosts/ page (`selectors.host_board`), shown by `serializers.hosts`: each
+hardware kind's queue depth, running jobs and live workers, and each registered host's status
+("online", "offline", "unknown" when the broker cannot tell, "revoked"), running job and engine
+release. A host's key is never part of it.
 """
 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import selectors
-
-
-class HostJobSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    config_key = serializers.CharField()
-    label = serializers.CharField()
-    phase = serializers.CharField()
-    percent = serializers.IntegerField()
-    started_at = serializers.DateTimeField(allow_null=True)
-
-
-class HostSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    status = serializers.ChoiceField(choices=["online", "offline", "unknown", "revoked"])
-    reason = serializers.CharField(help_text="Why the status is what it is, in one line.")
-    last_message_at = serializers.DateTimeField(
-        allow_null=True, help_text="When the host last sent a signed message about a job."
-    )
-    running_job = HostJobSerializer(allow_null=True)
-    engine_release = serializers.CharField(
-        help_text="The release of the latest run it measured, else of the latest job it claimed."
-    )
-    engine_release_from = serializers.ChoiceField(choices=["run", "job", ""])
-    revoked = serializers.BooleanField()
-    registered_at = serializers.DateTimeField()
-
-
-class HardwareHostsSerializer(serializers.Serializer):
-    slug = serializers.CharField()
-    gpu_name = serializers.CharField()
-    queue = serializers.CharField()
-    queued_jobs = serializers.IntegerField(help_text="Jobs queued in the database.")
-    broker_waiting = serializers.IntegerField(
-        allow_null=True, help_text="Messages waiting in the broker's queue (Redis only)."
-    )
-    running_jobs = serializers.IntegerField()
-    unclaimed_running = HostJobSerializer(
-        many=True, help_text="Running jobs that no registered host of this kind holds."
-    )
-    workers_answering = serializers.IntegerField(
-        allow_null=True, help_text="Live workers consuming the queue; null when unknown."
-    )
-    online_hosts = serializers.IntegerField()
-    hosts = HostSerializer(many=True)
-
-
-class HostBoardSerializer(serializers.Serializer):
-    checked_at = serializers.DateTimeField()
-    workers_known = serializers.BooleanField(
-        help_text="Whether the broker answered which workers are alive."
-    )
-    online_window_s = serializers.IntegerField(
-        help_text="A host that sent a signed message within this many seconds is online."
-    )
-    hardware = HardwareHostsSerializer(many=True)
+from leaderboard.api import serializers as s
 
 
 class HostList(APIView):
     """The GPU hosts serving each hardware kind, online or not, and each kind's queue."""
 
-    @extend_schema(responses={200: HostBoardSerializer})
+    @extend_schema(responses={200: s.HostBoardSerializer})
     def get(self, request: Request) -> Response:
         board = selectors.host_board(workers=selectors.cached_live_workers())
-        return Response(HostBoardSerializer(board).data)
+        return Response(s.HostBoardSerializer(board).data)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
-from rest_framework import generics, status
+from rest_framework import generics
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from leaderboard import selectors, services
 from leaderboard.api import serializers as s
+from leaderboard.api.errors import Conflict
 from leaderboard.models import Job
 
 
@@ -37,8 +38,6 @@ class JobCancel(APIView):
         if job is None:
             raise Http404
         if not services.cancel_job(job=job, user=request.user):
-            return Response(
-                {"detail": f"job {pk} has already {job.status}"}, status=status.HTTP_409_CONFLICT
-            )
+            raise Conflict(f"job {pk} has already {job.status}")
         job.refresh_from_db()
         return Response(s.JobSerializer(job).data)

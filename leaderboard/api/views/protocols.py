@@ -13,15 +13,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import selectors
-from leaderboard.api import protocol_serializers as ps
+from leaderboard.api import serializers as s
 
 
 class Concurrency(APIView):
     """Aggregate tok/s against concurrency for the configs of one target on one hardware."""
 
-    @extend_schema(parameters=[ps.ConcurrencyQuerySerializer], responses=ps.ConcurrencySerializer)
+    @extend_schema(parameters=[s.ConcurrencyQuerySerializer], responses=s.ConcurrencySerializer)
     def get(self, request: Request) -> Response:
-        query = ps.ConcurrencyQuerySerializer(data=request.query_params)
+        query = s.ConcurrencyQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         pairs = selectors.concurrency_targets()
         asked = (query.validated_data.get("target", ""), query.validated_data.get("hardware", ""))
@@ -33,4 +33,4 @@ class Concurrency(APIView):
             else {"levels": [], "lines": []}
         )
         body = {"target": target, "hardware": hardware} | series
-        return Response(ps.ConcurrencySerializer(body).data)
+        return Response(s.ConcurrencySerializer(body).data)

@@ -7,11 +7,12 @@ list of URL patterns. Only collections are listed: a resource by id or key is li
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
+
+from leaderboard.api import serializers as s
 
 # (route name, what it holds): in the order a newcomer reads them.
 RESOURCES = (
@@ -35,24 +36,10 @@ RESOURCES = (
 )
 
 
-class ResourceSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    url = serializers.URLField()
-    description = serializers.CharField()
-
-
-class ApiRootSerializer(serializers.Serializer):
-    version = serializers.CharField()
-    resources = ResourceSerializer(many=True)
-    schema = serializers.URLField(help_text="The OpenAPI schema generated from the code.")
-    docs = serializers.URLField(help_text="The schema rendered for reading.")
-    guide = serializers.CharField(help_text="Where the API is described in words.")
-
-
 class ApiRoot(APIView):
     """Where everything is: each collection's link and what it holds, the schema and the docs."""
 
-    @extend_schema(responses=ApiRootSerializer)
+    @extend_schema(responses=s.ApiRootSerializer)
     def get(self, request: Request) -> Response:
         return Response(
             {

@@ -2,16 +2,16 @@
 
 A submission queues a job on our hardware (POST /submissions, throttled per user). An import
 (a seed-kit leaderboard_runs.csv) and an upload (a runner result file measured on the user's own
-GPU) are listed as self-reported. Files larger than SPECBOARD_MAX_IMPORT_BYTES are a 413; a
-result file is parsed here and checked by the runner's one result model, then recorded by the
-services.
+GPU) are listed as self-reported. The input serializers check the request (a file larger than
+SPECBOARD_MAX_IMPORT_BYTES is a 413; a result file is parsed and checked by the runner's one
+result model); the services record it, and their refusals (over the allowance, an invalid
+config, the same file twice) are answered by `leaderboard.api.errors`.
 """
 
 from __future__ import annotations
 
-from django.conf import settings
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, generics, status
+from rest_framework import generics, status
 from rest_framework.parsers import FormParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -20,10 +20,8 @@ from rest_framework.views import APIView
 
 from leaderboard import selectors, services
 from leaderboard.api import serializers as s
-from leaderboard.api.parsers import LimitedMultiPartParser, parse_json_bytes
+from leaderboard.api.parsers import LimitedMultiPartParser
 from leaderboard.api.throttles import ImportThrottle, UploadThrottle
-from runner.errors import ResultError
-from runner.results import load_result
 
 
 class SubmissionListCreate(generics.ListAPIView):
@@ -39,26 +37,11 @@ class SubmissionListCreate(generics.ListAPIView):
     def post(self, request: Request) -> Response:
         incoming = s.SubmissionInputSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        try:
-            job = services.submit_config(
-                owner=request.user,
-                data=incoming.validated_data["config"],
-                hardware_slug=incoming.validated_data.get("hardware"),
-            )
-        except services.LimitReached as refusal:
-            # The same limit as the submit form's, counted in the database across processes.
-            headers = {"Retry-After": str(refusal.retry_after_s)} if refusal.retry_after_s else {}
-            return Response(
-                {"detail": refusal.errors["non_field_errors"][0]},
-                status=status.HTTP_429_TOO_MANY_REQUESTS,
-                headers=headers,
-            )
-        except services.SubmissionError as error:
-            errors = dict(error.errors)
-            body = {"hardware": errors.pop("hardware")} if "hardware" in errors else {}
-            if errors:
-                body["config"] = errors
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        job = services.submit_config(
+            owner=request.user,
+            data=incoming.validated_data["config"],
+            hardware_slug=incoming.validated_data.get("hardware"),
+        )
         return Response(s.JobSerializer(job).data, status=status.HTTP_201_CREATED)
 
 
@@ -73,15 +56,6 @@ class AllowanceDetail(APIView):
         return Response(s.AllowanceSerializer(allowance.as_dict()).data)
 
 
-def _too_large(upload) -> Response | None:
-    if upload.size > settings.SPECBOARD_MAX_IMPORT_BYTES:
-        return Response(
-            {"file": [f"the file is larger than {settings.SPECBOARD_MAX_IMPORT_BYTES} bytes"]},
-            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-        )
-    return None
-
-
 class ImportCreate(APIView):
     """Import a seed-kit leaderboard_runs.csv as self-reported results (multipart upload)."""
 
@@ -94,8 +68,6 @@ class ImportCreate(APIView):
         incoming = s.ImportInputSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
-        if refusal := _too_large(data["file"]):
-            return refusal
         report = services.import_leaderboard_csv(
             content=data["file"].read(),
             hardware_name=data["hardware"],
@@ -118,24 +90,8 @@ class UploadCreate(APIView):
     def post(self, request: Request) -> Response:
         incoming = s.UploadInputSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        upload = incoming.validated_data["file"]
-        if refusal := _too_large(upload):
-            return refusal
-        try:
-            result = parse_json_bytes(upload.read())
-        except exceptions.ParseError as error:
-            return Response({"file": [str(error.detail)]}, status=status.HTTP_400_BAD_REQUEST)
-        if not isinstance(result, dict):
-            return Response(
-                {"file": ["a runner result file holds one JSON object"]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        try:
-            typed = load_result(result)
-        except ResultError as error:
-            return Response({"file": error.errors}, status=status.HTTP_400_BAD_REQUEST)
         runs = services.record_self_reported_result(
-            result=typed,
+            result=incoming.validated_data["result"],
             hardware_name=incoming.validated_data["hardware"],
             uploaded_by=request.user,
             publish_name=incoming.validated_data["publish_name"],

@@ -1,20 +1,15 @@
-"""API serializers of the concurrency and categories protocols, read-only.
+"""The protocols resource's serializers: the concurrency and categories figures, read-only.
 
-A config's detail adds its best row's per-level concurrency figures and crossover, its
-per-category figures (`ConfigDetailSerializer`); `/api/v1/concurrency` lists the
-lines of the /concurrency/ page (`ConcurrencySerializer`). Every figure comes from
-`leaderboard.selectors.protocols`, which reads stored results defensively: null, never 0, where
-a result lacks it.
+`/api/v1/concurrency` lists the lines of the /concurrency/ page (`ConcurrencySerializer`, with
+its query); a config's detail (`serializers.configs`) shows its best row's levels
+(`ConcurrencyLevelSerializer`) or categories (`CategoryFigureSerializer`). Every figure comes
+from `leaderboard.selectors.protocols` and `selectors.categories`, which read stored results
+defensively: null, never 0, where a result lacks it.
 """
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-
-from leaderboard import selectors
-from leaderboard.api.serializers import ConfigSerializer
-from leaderboard.models import Config, LeaderboardEntry
 
 
 class ConcurrencyLevelSerializer(serializers.Serializer):
@@ -98,51 +93,3 @@ class CategoryFigureSerializer(serializers.Serializer):
     speedup_ci95_high = serializers.FloatField(
         allow_null=True, help_text="The speedup's 95% interval over the category's prompts."
     )
-
-
-class ConfigDetailSerializer(ConfigSerializer):
-    """A config with its best row's concurrency levels and crossover, or its categories (null
-    for other protocols); its energy and roofline are ConfigSerializer's."""
-
-    concurrency_levels = serializers.SerializerMethodField()
-    crossover_concurrency = serializers.SerializerMethodField()
-    categories = serializers.SerializerMethodField()
-
-    class Meta(ConfigSerializer.Meta):
-        fields = [
-            *ConfigSerializer.Meta.fields,
-            "concurrency_levels",
-            "crossover_concurrency",
-            "categories",
-        ]
-        read_only_fields = fields
-
-    def _entry(self, config: Config) -> LeaderboardEntry | None:
-        if config.pk not in self._best:
-            self._best[config.pk] = selectors.best_entry(config=config)
-        return self._best[config.pk]
-
-    def _concurrency(self, config: Config) -> dict | None:
-        if config.pk not in self._levels:
-            self._levels[config.pk] = selectors.concurrency_view(entry=self._entry(config))
-        return self._levels[config.pk]
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._best: dict[int, LeaderboardEntry | None] = {}
-        self._levels: dict[int, dict | None] = {}
-
-    @extend_schema_field(ConcurrencyLevelSerializer(many=True, allow_null=True))
-    def get_concurrency_levels(self, config: Config) -> list | None:
-        view = self._concurrency(config)
-        return ConcurrencyLevelSerializer(view["line"]["rows"], many=True).data if view else None
-
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_crossover_concurrency(self, config: Config) -> int | None:
-        view = self._concurrency(config)
-        return view["crossover"] if view else None
-
-    @extend_schema_field(CategoryFigureSerializer(many=True, allow_null=True))
-    def get_categories(self, config: Config) -> list | None:
-        view = selectors.category_view(entry=self._entry(config))
-        return CategoryFigureSerializer(view["rows"], many=True).data if view else None

@@ -1,0 +1,126 @@
+"""The configs resource's serializers: a config in the list, and its detail with protocol figures.
+
+A config's ``energy`` and ``roofline`` are its best run's (``selectors.best_run_figures``), read
+once for a whole page of configs (``ConfigListSerializer``) or, for a config read alone, by the
+serializer itself; null where nothing was measured. The detail adds its best row's per-level
+concurrency figures and crossover, or its per-category figures (``ConfigDetailSerializer``, from
+``selectors.config_protocol_figures``): null for the other protocols.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from leaderboard import selectors
+from leaderboard.api.serializers.protocols import (
+    CategoryFigureSerializer,
+    ConcurrencyLevelSerializer,
+)
+from leaderboard.api.serializers.runs import (
+    ENERGY_HELP,
+    ROOFLINE_HELP,
+    EnergySerializer,
+    RooflineSerializer,
+    WholeObjectField,
+)
+from leaderboard.models import Config
+
+
+@extend_schema_field(EnergySerializer(allow_null=True))
+class ConfigEnergyField(WholeObjectField):
+    help = f"The best run's: {ENERGY_HELP}"
+
+    def to_representation(self, config: Config) -> dict | None:
+        return config.energy_figures["energy"]
+
+
+@extend_schema_field(RooflineSerializer(allow_null=True))
+class ConfigRooflineField(WholeObjectField):
+    help = f"The best run's: {ROOFLINE_HELP}"
+
+    def to_representation(self, config: Config) -> dict | None:
+        return config.energy_figures["roofline"]
+
+
+def _with_best_run_figures(configs: list[Config]) -> list[Config]:
+    """Configs with their best runs' energy and roofline, fetched at once."""
+    figures = selectors.best_run_figures(configs=configs)
+    for config in configs:
+        config.energy_figures = figures[config.pk]
+    return configs
+
+
+class ConfigListSerializer(serializers.ListSerializer):
+    """Configs read together: their best runs' energy and roofline are fetched once for all."""
+
+    def to_representation(self, data: Any) -> list:
+        return super().to_representation(
+            _with_best_run_figures(list(data.all() if hasattr(data, "all") else data))
+        )
+
+
+class ConfigSerializer(serializers.ModelSerializer):
+    target = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+    draft = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+    baseline_key = serializers.SlugRelatedField(
+        source="baseline", slug_field="key", read_only=True, allow_null=True
+    )
+    energy = ConfigEnergyField()
+    roofline = ConfigRooflineField()
+
+    class Meta:
+        model = Config
+        list_serializer_class = ConfigListSerializer
+        fields = [
+            "key", "label", "target_name", "target", "draft", "spec_label", "protocol", "n_max",
+            "ctx_size", "synthetic", "self_reported", "baseline_key", "canonical", "created_at",
+            "energy", "roofline",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def to_representation(self, config: Config) -> dict:
+        # A config read alone (the detail and compare resources) fetches its own figures.
+        if not hasattr(config, "energy_figures"):
+            _with_best_run_figures([config])
+        return super().to_representation(config)
+
+
+class ConfigDetailSerializer(ConfigSerializer):
+    """A config with its best row's concurrency levels and crossover, or its categories (null
+    for other protocols); its energy and roofline are ConfigSerializer's."""
+
+    concurrency_levels = serializers.SerializerMethodField()
+    crossover_concurrency = serializers.SerializerMethodField()
+    categories = serializers.SerializerMethodField()
+
+    class Meta(ConfigSerializer.Meta):
+        fields = [
+            *ConfigSerializer.Meta.fields,
+            "concurrency_levels",
+            "crossover_concurrency",
+            "categories",
+        ]
+        read_only_fields = fields
+
+    def to_representation(self, config: Config) -> dict:
+        # The best row's figures are read once, here, for the three fields that show them.
+        config.protocol_figures = selectors.config_protocol_figures(config=config)
+        return super().to_representation(config)
+
+    @extend_schema_field(ConcurrencyLevelSerializer(many=True, allow_null=True))
+    def get_concurrency_levels(self, config: Config) -> list | None:
+        view = config.protocol_figures["concurrency"]
+        return ConcurrencyLevelSerializer(view["line"]["rows"], many=True).data if view else None
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_crossover_concurrency(self, config: Config) -> int | None:
+        view = config.protocol_figures["concurrency"]
+        return view["crossover"] if view else None
+
+    @extend_schema_field(CategoryFigureSerializer(many=True, allow_null=True))
+    def get_categories(self, config: Config) -> list | None:
+        view = config.protocol_figures["categories"]
+        return CategoryFigureSerializer(view["rows"], many=True).data if view else None

@@ -1,0 +1,168 @@
+"""The runs resource's serializers: a run, its per-request records, and its read-only figures.
+
+A run's ``energy`` and ``roofline`` are read from its stored result (``selectors.energy``: the
+roofline derived from the result's own evidence, never read as stored); a run's detail adds its
+``acceptance_spread`` (``selectors.spread``): a histogram of per-request acceptance in bins of 10%
+and the smallest, 10th percentile, median, 90th percentile and largest of acceptance and tau,
+from its request records. Each is null where nothing was measured (CPU hosts, older results, a
+baseline that drafted nothing) or the stored figures are malformed, never an error. A config's
+energy and roofline, its best run's, reuse the figures' serializers here
+(``serializers.configs``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from leaderboard import selectors
+from leaderboard.models import RequestRecord, Run
+
+ENERGY_HELP = (
+    "NVML energy over generated tokens: each request's counter includes its prefill and any idle "
+    "time within it, and a concurrent wave's energy is shared out by tokens (an allocation). "
+    "joules_per_accepted_token is always null: there is no separate energy of an accepted "
+    "draft token. Null where none was measured (CPU hosts, older results)."
+)
+ROOFLINE_HELP = (
+    "The rate against the GPU's memory-bandwidth ceiling for the bytes one step reads, derived "
+    "from the result's own evidence: bandwidth x streams x tokens per step over the target's "
+    "weights, the K/V cache at the requests' mean context and the draft's bytes (a null term is "
+    "unknown, left out); one stream: mean decode tok/s; a concurrency level: aggregate tok/s "
+    "(levels, the lowest on top). Flags: above_ceiling (impossible, a measurement error) or "
+    "far_below (a one-stream baseline, likely a CPU fallback); null off CUDA."
+)
+
+
+class EnergySerializer(serializers.Serializer):
+    joules_per_token = serializers.FloatField(allow_null=True)
+    joules_per_accepted_token = serializers.FloatField(allow_null=True, help_text="Always null.")
+
+
+class RooflineLevelSerializer(serializers.Serializer):
+    concurrency = serializers.IntegerField()
+    ceiling_tokens_per_second = serializers.FloatField()
+    fraction = serializers.FloatField(allow_null=True)
+    flag = serializers.ChoiceField(choices=["above_ceiling", "far_below"], allow_null=True)
+    bytes_per_step = serializers.IntegerField()
+    kv_bytes_per_step = serializers.IntegerField(allow_null=True)
+    draft_bytes_per_step = serializers.IntegerField(allow_null=True)
+    tokens_per_step = serializers.FloatField()
+    streams = serializers.IntegerField()
+
+
+class RooflineSerializer(serializers.Serializer):
+    peak_bandwidth_bytes_per_second = serializers.IntegerField()
+    bytes_per_token = serializers.IntegerField(help_text="bytes_per_step over the tokens it yields")
+    ceiling_tokens_per_second = serializers.FloatField()
+    fraction = serializers.FloatField(allow_null=True)
+    flag = serializers.ChoiceField(choices=["above_ceiling", "far_below"], allow_null=True)
+    target_weight_bytes = serializers.IntegerField()
+    kv_bytes_per_step = serializers.IntegerField(allow_null=True)
+    draft_bytes_per_step = serializers.IntegerField(allow_null=True)
+    bytes_per_step = serializers.IntegerField()
+    tokens_per_step = serializers.FloatField()
+    streams = serializers.IntegerField()
+    context_tokens = serializers.FloatField(allow_null=True)
+    rate = serializers.ChoiceField(choices=["decode", "aggregate"])
+    concurrency = serializers.IntegerField(allow_null=True)
+    levels = RooflineLevelSerializer(many=True, allow_null=True)
+
+
+class SpreadSerializer(serializers.Serializer):
+    min = serializers.FloatField()
+    p10 = serializers.FloatField(help_text="10th percentile (inclusive method)")
+    median = serializers.FloatField()
+    p90 = serializers.FloatField(help_text="90th percentile (inclusive method)")
+    max = serializers.FloatField()
+
+
+class AcceptanceBinSerializer(serializers.Serializer):
+    low = serializers.FloatField()
+    high = serializers.FloatField(help_text="exclusive, but for the last bin (1.0 included)")
+    count = serializers.IntegerField(help_text="requests whose acceptance falls in the bin")
+
+
+class AcceptanceSpreadSerializer(serializers.Serializer):
+    n = serializers.IntegerField(help_text="measured requests")
+    drafted = serializers.IntegerField(help_text="of them, requests that drafted tokens")
+    without_drafts = serializers.IntegerField(help_text="requests without drafts: no acceptance")
+    bins = AcceptanceBinSerializer(many=True)
+    acceptance = SpreadSerializer(help_text="per request: accepted over drafted tokens")
+    tau = SpreadSerializer(allow_null=True, help_text="per request: 1 + accepted per verify step")
+
+
+class WholeObjectField(serializers.Field):
+    """A read-only field computed from the whole object, null allowed."""
+
+    help = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", self.help)
+        super().__init__(source="*", read_only=True, allow_null=True, **kwargs)
+
+
+@extend_schema_field(EnergySerializer(allow_null=True))
+class RunEnergyField(WholeObjectField):
+    help = ENERGY_HELP
+
+    def to_representation(self, run: Run) -> dict | None:
+        return selectors.energy_of(run.raw_result)
+
+
+@extend_schema_field(RooflineSerializer(allow_null=True))
+class RunRooflineField(WholeObjectField):
+    help = ROOFLINE_HELP
+
+    def to_representation(self, run: Run) -> dict | None:
+        return selectors.roofline_of(run.raw_result)
+
+
+@extend_schema_field(AcceptanceSpreadSerializer(allow_null=True))
+class RunAcceptanceSpreadField(WholeObjectField):
+    help = (
+        "How acceptance and tau spread over the run's measured requests (a histogram in bins of "
+        "10% and percentiles), from its request records; null where no request drafted."
+    )
+
+    def to_representation(self, run: Run) -> dict | None:
+        return selectors.acceptance_spread(run=run)
+
+
+class RequestRecordSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RequestRecord
+        exclude = ["id", "run"]
+        read_only_fields = [
+            f.name for f in RequestRecord._meta.fields if f.name not in ("id", "run")
+        ]
+
+
+class RunSerializer(serializers.ModelSerializer):
+    config_key = serializers.CharField(source="config.key", read_only=True)
+    hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    job_id = serializers.IntegerField(read_only=True, allow_null=True)
+    tokens_per_second = serializers.FloatField(read_only=True, allow_null=True)
+    energy = RunEnergyField()
+    roofline = RunRooflineField()
+
+    class Meta:
+        model = Run
+        exclude = ["config", "job", "raw_result", "import_fingerprint"]
+        read_only_fields = [f.name for f in Run._meta.fields]
+
+    def to_representation(self, run: Run) -> dict:
+        data = super().to_representation(run)  # One request has no spread (Run.SPREAD_FIELDS).
+        return data | dict.fromkeys(Run.SPREAD_FIELDS) if run.n < 2 else data
+
+
+class RunDetailSerializer(RunSerializer):
+    requests = RequestRecordSerializer(many=True, read_only=True)
+    acceptance_spread = RunAcceptanceSpreadField()
+
+
+class RunQuerySerializer(serializers.Serializer):
+    config = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    hardware = serializers.CharField(required=False, allow_blank=True, max_length=100)
