@@ -188,18 +188,27 @@ if SPECBOARD_TRUSTED_PROXIES < 0:
 SPECBOARD_TRUSTED_PROXY_NETWORKS = env_networks("SPECBOARD_TRUSTED_PROXY_NETWORKS")
 
 # Failed sign-ins are counted in the database (so every web process sees them) per account and
-# per address, separately: after SPECBOARD_SIGNIN_FAILURES failures either one is locked out for
-# SPECBOARD_SIGNIN_COOLOFF_MINUTES, and the sign-in page says so.
+# address together: after SPECBOARD_SIGNIN_FAILURES failures from one address that account is
+# locked out there for SPECBOARD_SIGNIN_COOLOFF_MINUTES, and the sign-in page says so. Its owner,
+# elsewhere, still signs in: a stranger cannot lock anyone out. The address itself is throttled
+# after SPECBOARD_SIGNIN_ADDRESS_FAILURES failures in that time, whichever accounts it tried
+# (ACCOUNT_RATE_LIMITS' login_failed below, in the shared cache).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
-    # Sign-in by email address as well as by user name (allauth passes the request along, which
-    # the axes backend above needs to count and lock out).
-    "allauth.account.auth_backends.AuthenticationBackend",
+    # By user name or email address, with one password hash per attempt whether or not an
+    # account answers (allauth passes the request along, which the axes backend needs).
+    "leaderboard.accounts.backends.SignInBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("SPECBOARD_SIGNIN_FAILURES", 5)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("SPECBOARD_SIGNIN_COOLOFF_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+SIGNIN_COOLOFF_MINUTES = env_int("SPECBOARD_SIGNIN_COOLOFF_MINUTES", 15)
+AXES_COOLOFF_TIME = timedelta(minutes=SIGNIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+SIGNIN_ADDRESS_FAILURES = env_int("SPECBOARD_SIGNIN_ADDRESS_FAILURES", 20)
+if min(AXES_FAILURE_LIMIT, SIGNIN_COOLOFF_MINUTES, SIGNIN_ADDRESS_FAILURES) < 1:
+    raise ImproperlyConfigured(
+        "SPECBOARD_SIGNIN_FAILURES, SPECBOARD_SIGNIN_COOLOFF_MINUTES and "
+        "SPECBOARD_SIGNIN_ADDRESS_FAILURES must be 1 or more"
+    )
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -222,8 +231,10 @@ def env_rates(name: str, default: str) -> str:
 # Sign-up needs an email address, confirmed through a link sent to it before the account can sign
 # in; sign-in takes the user name or the address. The forms' POSTs that send mail or make
 # accounts are limited per address in Django's cache: the shared Redis (CACHE_URL) wherever
-# several web processes serve, which leaderboard/gunicorn_conf.py insists on. Failed sign-ins are
-# django-axes' (above, in the database), so allauth's own sign-in limits are off.
+# several web processes serve, which leaderboard/gunicorn_conf.py insists on. Failed sign-ins
+# lock an account at one address through django-axes (above, in the database); allauth's
+# login_failed limit is only the per-address throttle (never per account: that would let a
+# stranger lock the owner out).
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"
@@ -237,8 +248,11 @@ ACCOUNT_RATE_LIMITS = {
     "signup": env_rates("SPECBOARD_SIGNUP_RATE", "10/h/ip"),
     "reset_password": env_rates("SPECBOARD_PASSWORD_RESET_RATE", "10/h/ip,3/h/key"),
     "login": None,
-    "login_failed": None,
+    "login_failed": f"{SIGNIN_ADDRESS_FAILURES}/{SIGNIN_COOLOFF_MINUTES}m/ip",
 }
+# A reset link's token, made and checked without writing to the account (allauth's own copies
+# the account's `email` into an unconfirmed address record, which then blocked its sign-in).
+ACCOUNT_PASSWORD_RESET_TOKEN_GENERATOR = "leaderboard.accounts.password_reset.ResetTokenGenerator"
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
 SOCIALACCOUNT_LOGIN_ON_GET = False
 
@@ -443,7 +457,14 @@ BROKER_DIR = VAR_DIR / "broker"
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
     # Longer than the longest job, so a job in progress is never handed to a second worker.
     "visibility_timeout": SPECBOARD_MAX_JOB_SECONDS * 2,
+    # One Redis list per queue (nothing here sends priorities): a GPU host's broker ACL then
+    # names exactly the keys it may touch (leaderboard.broker.host_acl_rule).
+    "priority_steps": [0],
 }
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # Checks every message against the queue it came from before a worker sees it: a GPU host
+    # writes to some of them (leaderboard.transport).
+    CELERY_BROKER_TRANSPORT = "leaderboard.transport:Transport"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS.update(
         data_folder_in=str(BROKER_DIR / "messages"),

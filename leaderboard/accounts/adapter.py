@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from allauth.account.adapter import DefaultAccountAdapter
-from django.core.exceptions import PermissionDenied
+from allauth.core.exceptions import ImmediateHttpResponse
+from axes.helpers import get_lockout_response
+from django.core.exceptions import PermissionDenied, ValidationError
 
 from leaderboard.client_address import client_address
 
@@ -16,3 +18,12 @@ class AccountAdapter(DefaultAccountAdapter):
         if not address:
             raise PermissionDenied("Unable to determine client IP address")
         return address
+
+    def pre_authenticate(self, request, **credentials) -> None:
+        """An address that used up its failed sign-ins (ACCOUNT_RATE_LIMITS' login_failed, per
+        address only) gets the answer an account's lockout gets: the lockout page, 429."""
+        try:
+            super().pre_authenticate(request, **credentials)
+        except ValidationError:
+            response = get_lockout_response(request, credentials=credentials)
+            raise ImmediateHttpResponse(response) from None

@@ -16,8 +16,11 @@ MAX_LOGIN_LENGTH = 254
 
 class SignInForm(LoginForm):
     """allauth's sign-in: an address given at sign-up must be confirmed before the account signs
-    in. Accounts an admin or a command made have no address on record (the demo user, a CI bot):
-    there is nothing to confirm, and they sign in as they always have.
+    in. Accounts an admin or a command made (the demo user, a CI bot) were given no address at
+    sign-up, the one allauth records as primary: there is nothing to confirm, and they sign in
+    as they always have, even once an address was added later or copied from their `email`
+    field (allauth's reset links did that for anyone who asked for one, before this site's own
+    token generator, leaderboard.accounts.password_reset).
 
     The name or address is at most MAX_LOGIN_LENGTH characters: a longer one is no account's,
     and axes would store it in a 255-character column, which PostgreSQL refuses to overflow."""
@@ -30,7 +33,10 @@ class SignInForm(LoginForm):
         login.widget.attrs["maxlength"] = str(MAX_LOGIN_LENGTH)
 
     def login(self, request, redirect_url=None):
-        if self.user is not None and not EmailAddress.objects.filter(user=self.user).exists():
+        if (
+            self.user is not None
+            and not EmailAddress.objects.filter(user=self.user, primary=True).exists()
+        ):
             self._login.email_verification = EmailVerificationMethod.NONE
         return super().login(request, redirect_url)
 

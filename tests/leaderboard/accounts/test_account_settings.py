@@ -20,6 +20,7 @@ KEYS = (
     "SPECBOARD_HUGGINGFACE_",
     "SPECBOARD_SIGNUP",
     "SPECBOARD_PASS",
+    "SPECBOARD_SIGNIN",
 )
 
 
@@ -53,7 +54,16 @@ def test_mail_goes_to_the_console_by_default_and_through_smtp_when_configured():
         "default": {"BACKEND": "django.core.mail.backends.console.EmailBackend", "OPTIONS": {}}
     }
     assert providers == {}
-    assert limits["signup"] == "10/h/ip" and limits["login_failed"] is None
+    assert limits["signup"] == "10/h/ip" and limits["login"] is None
+    # Failed sign-ins are throttled per address only (never per account: axes locks an account
+    # at one address); the throttle's window is the lockout's.
+    assert limits["login_failed"] == "20/15m/ip"
+    assert (
+        seen(SPECBOARD_SIGNIN_ADDRESS_FAILURES="50", SPECBOARD_SIGNIN_COOLOFF_MINUTES="30")[2][
+            "login_failed"
+        ]
+        == "50/30m/ip"
+    )
 
     smtp, _, _ = seen(
         EMAIL_BACKEND="smtp",
@@ -87,6 +97,8 @@ def test_mail_goes_to_the_console_by_default_and_through_smtp_when_configured():
         ({"EMAIL_BACKEND": "file"}, "needs EMAIL_FILE_PATH"),
         ({"SPECBOARD_GITHUB_CLIENT_ID": "abc"}, "SPECBOARD_GITHUB_CLIENT_SECRET go together"),
         ({"SPECBOARD_SIGNUP_RATE": "ten an hour"}, "SPECBOARD_SIGNUP_RATE must be rates like"),
+        ({"SPECBOARD_SIGNIN_ADDRESS_FAILURES": "0"}, "must be 1 or more"),
+        ({"SPECBOARD_SIGNIN_FAILURES": "five"}, "SPECBOARD_SIGNIN_FAILURES must be an integer"),
     ],
 )
 def test_malformed_account_settings_stop_the_site_with_one_line(environment, message):
