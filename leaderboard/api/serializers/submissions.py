@@ -78,8 +78,7 @@ class ImportReportSerializer(serializers.Serializer):
 
 
 class UploadInputSerializer(serializers.Serializer):
-    """A result file and where it was measured; validated, it carries the typed `result`."""
-
+    # Validated, it carries the file's typed `result` (the runner's BenchmarkResult).
     file = serializers.FileField(
         help_text="A runner result JSON file (python -m runner run ... --out RESULT.json)."
     )
