@@ -1,0 +1,130 @@
+"""GET /api/v1/leaderboard and its exports: the page's main ranking unless a query asks for
+more, a bad query is a 400, the page cache is keyed on the validated query alone, and the CSV
+export's cells cannot be formulas."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from rest_framework.test import APIClient
+
+from leaderboard import board_version, services
+from leaderboard.models import LeaderboardEntry
+from tests.support.api_clients import SPECULATIVE, honest_result, upload
+from tests.support.baselines import with_baseline_section
+
+SYNTHETIC = SPECULATIVE | {"spec_synth_len": 6}
+
+
+def ranked_labels(page: str) -> list[str]:
+    ranking = re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S)
+    return (
+        re.findall(r'<a href="/configs/[0-9a-f]+/">([^<]+)</a>', ranking.group(1))
+        if ranking
+        else []
+    )
+
+
+def api_labels(api: APIClient, query: dict | None = None) -> list[str]:
+    return [row["label"] for row in api.get("/api/v1/leaderboard", query or {}).json()["results"]]
+
+
+def cached_entries() -> int:
+    return len(cache._cache)  # the test settings' per-process cache (LocMemCache)
+
+
+def test_the_api_leaderboard_defaults_to_the_pages_main_ranking(
+    user, signed_in, anonymous, models, hardware, enqueued, make_result
+):
+    for data, decode in ((SPECULATIVE, [200.0, 204.0]), (SYNTHETIC, [900.0, 904.0])):
+        job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
+        result = make_result(job.config.key, decode)
+        if not job.config.synthetic:
+            # It measures its paired baseline beside itself; the synthetic job pairs with that.
+            baseline = make_result(job.config.baseline.key, [50.0, 52.0])
+            result = with_baseline_section(result, baseline)
+        services.record_result(job_id=job.pk, result=result)
+    assert upload(signed_in, honest_result(make_result, [385.0, 395.0])).status_code == 201
+    synthetic = LeaderboardEntry.objects.get(synthetic=True).config.label
+    uploaded = LeaderboardEntry.objects.get(self_reported=True).config.label
+
+    default = api_labels(anonymous)
+    page = ranked_labels(Client().get("/").content.decode())
+
+    assert default == page
+    assert synthetic not in default and uploaded not in default
+    widened = api_labels(anonymous, {"source": "all"})
+    assert synthetic in widened and uploaded in widened and set(default) < set(widened)
+    assert set(widened) == set(ranked_labels(Client().get("/", {"all": "1"}).content.decode()))
+    assert api_labels(anonymous, {"source": "self-reported"}) == [uploaded]
+    assert synthetic in api_labels(anonymous, {"source": "measured"})
+    # The downloads take the same query, so they default to the ranking too.
+    exported = anonymous.get("/api/v1/exports/leaderboard.json").json()
+    assert [row["label"] for row in exported] == default
+
+
+def test_a_bad_leaderboard_ordering_is_400(anonymous, db):
+    assert anonymous.get("/api/v1/leaderboard", {"ordering": "bogus"}).status_code == 400
+
+
+def test_junk_queries_add_nothing_to_the_cache_and_a_real_query_is_cached_once(db, settings):
+    # Read the board's version once for the whole test (a re-read would start new keys).
+    settings.SPECBOARD_BOARD_VERSION_SECONDS = 3600
+    board_version.forget()
+    api = APIClient()
+    assert api.get("/api/v1/leaderboard").status_code == 200
+    assert api.get("/api/v1/leaderboard", {"ordering": "tau"}).status_code == 200
+    # One uncached answer fills the board's shared reads (filter choices, newest release) once.
+    assert api.get("/api/v1/leaderboard", {"target": "warm-up"}).status_code == 200
+    settled = cached_entries()
+
+    for index in range(200):
+        assert api.get("/api/v1/leaderboard", {f"junk{index}": "x"}).status_code == 200
+        assert api.get("/api/v1/leaderboard", {"target": f"no-such-{index}"}).status_code == 200
+        assert api.get("/api/v1/leaderboard", {"page": f"0{index}x"}).status_code == 404
+        assert api.get("/api/v1/leaderboard", {"ordering": f"bad{index}"}).status_code == 400
+    assert cached_entries() == settled
+
+    # The same valid query however it is spelled is one entry.
+    api.get("/api/v1/leaderboard", {"ordering": "tau", "page": "1"})
+    api.get("/api/v1/leaderboard", {"ordering": "tau", "page": "01"})
+    assert cached_entries() <= settled + 1
+
+
+def test_exports_neutralise_formula_cells(signed_in, anonymous):
+    rows = [
+        {"run_name": '=HYPERLINK("http://evil")', "avg_tps": "70"},
+        {"run_name": "+cmd-dflash", "avg_tps": "150"},
+        {"run_name": "@SUM(A1)-mtp", "avg_tps": "120"},
+    ]
+    header = services.SEED_CSV_COLUMNS
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=header)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: "" for c in header} | {"runs": "1"} | row)
+    body = {
+        "file": SimpleUploadedFile("runs.csv", buffer.getvalue().encode()),
+        "hardware": "-RTX 3090",
+        "baseline_run_name": rows[0]["run_name"],
+    }
+    assert signed_in.post("/api/v1/imports", body, format="multipart").status_code == 201
+
+    # Imported rows are self-reported: the exports, like the list, give them when asked.
+    exported = anonymous.get("/api/v1/exports/leaderboard.csv", {"source": "all"})
+
+    assert exported.status_code == 200 and exported["Content-Type"].startswith("text/csv")
+    table = list(csv.DictReader(io.StringIO(exported.content.decode())))
+    assert {row["label"] for row in table} == {
+        '\'=HYPERLINK("http://evil")',
+        "'+cmd-dflash",
+        "'@SUM(A1)-mtp",
+    }
+    assert all(not cell.startswith(("=", "+", "-", "@")) for row in table for cell in row.values())
+    as_json = anonymous.get("/api/v1/exports/leaderboard.json", {"source": "all"}).json()
+    assert {row["label"] for row in as_json} == {row["run_name"] for row in rows}

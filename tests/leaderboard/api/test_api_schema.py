@@ -1,0 +1,32 @@
+"""GET /api/v1/schema/ and /api/v1/docs/: the OpenAPI schema generated from the code, with the
+runner's config schema as a component, and the Swagger UI served from our own files."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_the_openapi_schema_and_offline_docs_are_served(anonymous):
+    schema = anonymous.get("/api/v1/schema/")
+    assert schema.status_code == 200 and b"/api/v1/submissions" in schema.content
+    docs = anonymous.get("/api/v1/docs/")
+    assert docs.status_code == 200 and b"swagger-ui" in docs.content
+    assert b"cdn.jsdelivr" not in docs.content
+
+
+def test_the_schema_describes_the_config_fields(anonymous):
+    schema = anonymous.get("/api/v1/schema/", {"format": "json"}).json()
+    config = schema["components"]["schemas"]["BenchmarkConfig"]
+
+    assert {"target_model", "draft_model", "spec_types", "n_max", "ctx_size", "protocol"} <= set(
+        config["properties"]
+    )
+    assert config["properties"]["n_max"]["maximum"] == 64
+    assert "QuickProtocol" in schema["components"]["schemas"]
+    assert "const" not in json.dumps(schema) and "$defs" not in json.dumps(schema)
+    submission = schema["components"]["schemas"]["SubmissionInputRequest"]
+    assert "#/components/schemas/BenchmarkConfig" in json.dumps(submission["properties"]["config"])
+    for path in ("/api/v1/uploads", "/api/v1/compare", "/api/v1/exports/leaderboard.csv"):
+        assert path in schema["paths"]
+    assert "413" in schema["paths"]["/api/v1/submissions"]["post"]["responses"]
+    assert "429" in schema["paths"]["/api/v1/uploads"]["post"]["responses"]
