@@ -1,4 +1,4 @@
-"""Command-line interface: `python -m runner engine|fixtures|budget|run|schema|submit|upload`.
+"""Command-line interface: `python -m runner engine|fixtures|gpus|budget|run|schema|submit|upload`.
 
 Each command wraps one runner function and prints its answer; errors are one line on stderr.
 `submit` and `upload` talk to a Specboard site (runner/client.py).
@@ -41,6 +41,22 @@ def _command_engine(args: argparse.Namespace) -> int:
         return 0
     engine = engine_build.locate(server=args.server, backend=args.backend, log=_stderr)
     print(f"{engine.server_path}\t{engine.release}\t{engine.backend}")
+    return 0
+
+
+def _command_gpus(args: argparse.Namespace) -> int:
+    from runner.provenance import describe_gpus, visible_gpus
+
+    gpus = visible_gpus()
+    if gpus is None:
+        raise RunnerError("no NVML here: install nvidia-ml-py on a host with an NVIDIA driver")
+    if args.json:
+        # What a host advertises: manage.py register_gpu_host NAME --hardware SLUG --gpus '...'
+        print(json.dumps(gpus))
+        return 0
+    for gpu in gpus:
+        print(f"{gpu['index']}\t{gpu['name']}\t{gpu['memory_bytes']}")
+    print(describe_gpus(gpus))
     return 0
 
 
@@ -212,6 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also place the real Gemma 3 270M base model (needs the real-model extra)",
     )
     fixtures.set_defaults(handler=_command_fixtures)
+
+    gpus = commands.add_parser(
+        "gpus", help="the GPUs the engine can use here (NVML): what a GPU host advertises"
+    )
+    gpus.add_argument("--json", action="store_true", help="as JSON, for register_gpu_host --gpus")
+    gpus.set_defaults(handler=_command_gpus)
 
     budget = commands.add_parser("budget", help="print a config's estimated token budget")
     budget.add_argument("config")

@@ -102,3 +102,18 @@ def test_run_line_says_a_concurrency_speedup_is_on_aggregate_tok_s_and_its_cross
         "(geometric mean over 3 concurrency levels of aggregate tok/s over the baseline's)" in line
     )
     assert "crossover at 2 concurrent" in line
+
+
+def test_gpus_prints_what_a_host_advertises(monkeypatch, capsys):
+    from runner.cli import main
+    from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
+
+    install(monkeypatch, FakeNvml(rtx_3090s(2)))
+    assert main(["gpus"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "2x RTX 3090 24GB"
+    assert main(["gpus", "--json"]) == 0
+    advertised = json.loads(capsys.readouterr().out)
+    assert [gpu["name"] for gpu in advertised] == ["RTX 3090", "RTX 3090"]
+    install(monkeypatch, None)
+    assert main(["gpus"]) == 2
+    assert "no NVML here" in capsys.readouterr().err
