@@ -1,5 +1,7 @@
-"""Where a queued job stands and who serves its hardware: the queue selector, the hosts
-selector, the job page, /hosts/ and their API fields, with hostile data that must never 500."""
+"""Where a queued job stands and who serves its hardware: the queue selector (position, typical
+duration, estimated start), the hosts selector (online, offline, unknown, revoked; each kind's
+queue) and the broker it asks, and the jobs and hosts API fields, with hostile data that must
+never break them. (The job page and /hosts/ are in tests/leaderboard/views/.)"""
 
 from __future__ import annotations
 
@@ -14,50 +16,22 @@ from leaderboard import broker, selectors, services
 from leaderboard.models import GpuHost, Job, Run
 from leaderboard.selectors.hosts import host_status, worker_host_name
 from leaderboard.selectors.queue import estimated_wait_seconds, median_job_seconds, wait_text
-
-BASELINE = {
-    "target_model": "tiny-qwen3.gguf",
-    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-}
+from tests.support.job_histories import job_history, register_host, submit_first_job
 
 
 @pytest.fixture
 def first_job(user, models, hardware, enqueued) -> Job:
     """One queued baseline job submitted the ordinary way: its config row serves the others."""
-    return services.submit_config(owner=user, data=BASELINE, hardware_slug=hardware.slug)
+    return submit_first_job(user, hardware)
 
 
 @pytest.fixture
 def job_factory(first_job):
     """Made-up job histories: jobs of the first job's config with chosen timestamps."""
-    base = timezone.now() - timedelta(hours=2)
-
-    def make(status: str, *, minute: int, started: float | None = None, took: float | None = None,
-             hardware=None, progress: dict | None = None, host: GpuHost | None = None,
-             seen: timedelta | None = None) -> Job:  # fmt: skip
-        created = base + timedelta(minutes=minute)
-        started_at = created + timedelta(seconds=started) if started is not None else None
-        finished_at = (
-            started_at + timedelta(seconds=took) if started_at and took is not None else None
-        )
-        return Job.objects.create(
-            owner=first_job.owner,
-            config=first_job.config,
-            hardware=hardware or first_job.hardware,
-            engine_release="b11434",
-            status=status,
-            created_at=created,
-            started_at=started_at,
-            finished_at=finished_at,
-            progress=progress or {},
-            host=host,
-            host_seen_at=timezone.now() - seen if seen is not None else None,
-        )
-
-    return make
+    return job_history(first_job)
 
 
-# The queue: position and estimated start ------------------------------------------------------
+# The queue: position and estimated start ----------------------------------------------------------
 
 
 def test_queue_position_counts_the_jobs_submitted_before_it_on_the_same_hardware(
@@ -157,29 +131,7 @@ def test_jobs_with_null_or_backwards_timestamps_never_break_the_estimate(first_j
     assert standing["typical_job_seconds"] is None and standing["estimated_start"] is None
 
 
-# The job page and the API fields ---------------------------------------------------------------
-
-
-def test_the_job_page_says_where_a_queued_job_stands_and_when_it_should_start(
-    client, first_job, job_factory
-):
-    job_factory("succeeded", minute=1, started=0, took=120)
-    mine = job_factory("queued", minute=200)
-    page = client.get(f"/jobs/{mine.pk}/").content.decode()
-    assert 'id="queue-standing"' in page
-    assert 'data-field="queue_position">2</strong> for H200 (1 job ahead' in page
-    # One job ahead of the median's 120 s, nothing running: it starts in about two minutes.
-    assert "about 2 min from now" in page and "median job on this hardware 120 s" in page
-    assert 'href="/hosts/"' in page
-
-
-def test_the_job_page_says_unknown_without_history_and_nothing_once_it_ran(
-    client, first_job, job_factory
-):
-    page = client.get(f"/jobs/{first_job.pk}/").content.decode()
-    assert "estimated start: <strong>unknown</strong>" in page
-    done = job_factory("succeeded", minute=1, started=0, took=60)
-    assert 'id="queue-standing"' not in client.get(f"/jobs/{done.pk}/").content.decode()
+# The API's fields ---------------------------------------------------------------------------------
 
 
 def test_the_job_api_has_queue_position_and_estimated_start(first_job, job_factory):
@@ -204,13 +156,12 @@ def test_the_api_schema_documents_the_new_fields(first_job):
     assert "/api/v1/hosts" in schema["paths"]
 
 
-# Hosts: online, offline, unknown --------------------------------------------------------------
+# Hosts: online, offline, unknown ------------------------------------------------------------------
 
 
 @pytest.fixture
 def host(hardware) -> GpuHost:
-    host, _key = services.register_gpu_host(name="lab-a", hardware_slug=hardware.slug)
-    return host
+    return register_host(hardware)
 
 
 def test_worker_node_names_name_their_host():
@@ -327,18 +278,6 @@ def test_the_workers_answer_is_cached_for_the_page(monkeypatch):
     assert asked == [1]
 
 
-# /hosts/ and GET /api/v1/hosts -----------------------------------------------------------------
-
-
-def test_the_hosts_page_lists_hosts_with_their_status_and_is_in_the_nav(client, host, job_factory):
-    job_factory("running", minute=100, started=0, host=host, seen=timedelta(seconds=10))
-    page = client.get("/hosts/").content.decode()
-    assert '<a href="/hosts/">Hosts</a>' in page
-    assert 'data-host="lab-a"' in page and 'data-status="online"' in page
-    assert "1</strong> job queued" in page or "0</strong> jobs queued" in page
-    assert host.key not in page
-
-
 def test_the_hosts_api_lists_each_kind_and_never_a_key(host, job_factory):
     job_factory("queued", minute=100)
     response = APIClient().get("/api/v1/hosts")
@@ -351,20 +290,3 @@ def test_the_hosts_api_lists_each_kind_and_never_a_key(host, job_factory):
     assert row["name"] == "lab-a" and row["status"] in {"offline", "unknown"}
     assert host.key not in response.content.decode()
     assert "key" not in row
-
-
-def test_hostile_host_data_never_500s(client, hardware, host, first_job, job_factory):
-    # A host whose jobs have no timestamps and odd progress, and a host with no jobs at all.
-    services.register_gpu_host(name="empty", hardware_slug=hardware.slug)
-    odd = job_factory("running", minute=1, host=host, progress={"done": None, "total": "many"})
-    Job.objects.filter(pk=odd.pk).update(started_at=None, host_seen_at=None)
-    page = client.get("/hosts/")
-    assert page.status_code == 200 and f"job {odd.pk}</a>" in page.content.decode()
-    assert APIClient().get("/api/v1/hosts").status_code == 200
-    # A queued job behind a running job without timestamps, and jobs with none at all.
-    queued = job_factory("queued", minute=5)
-    Job.objects.filter(pk=queued.pk).update(started_at=None, finished_at=None)
-    assert client.get(f"/jobs/{queued.pk}/").status_code == 200
-    # Submitted (made up) before the first job: it is ahead of it.
-    assert APIClient().get(f"/api/v1/jobs/{queued.pk}").json()["queue_position"] == 1
-    assert selectors.queue_standing(job=first_job)["queue_position"] == 2

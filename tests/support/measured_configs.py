@@ -1,9 +1,11 @@
-"""Measured draft-simple configs for page tests: submitted, then given results through the services."""
+"""Measured configs for page tests: submitted, then given results through the services (draft-simple
+configs, any config with its paired baseline, looped and energy-carrying results)."""
 
 from __future__ import annotations
 
 from leaderboard import services
 from leaderboard.models import Job
+from runner.energy import energy_figures
 from tests.support.baselines import with_baseline_section
 
 
@@ -35,3 +37,50 @@ def measure(
     )
     job.refresh_from_db()
     return job
+
+
+def measure_config(owner, hardware, make_result, data, decode, baseline=(50.0, 52.0), **options):
+    """Submit any config, then store its result with the paired baseline measured in the same
+    run at the given speeds (`measure` for a draft-simple config and the usual baseline)."""
+    job = services.submit_config(owner=owner, data=data, hardware_slug=hardware.slug)
+    services.record_result(
+        job_id=job.pk,
+        result=with_baseline_section(
+            make_result(job.config.key, decode, draft=(40, 30), tau=2.2, **options),
+            make_result(job.config.baseline.key, list(baseline), **options),
+        ),
+    )
+    job.refresh_from_db()
+    return job
+
+
+def quick_config(spec_type: str, n_max: int, *, prompt: str | None = None) -> dict:
+    """A config of the tiny target on the quick protocol (its own prompt if given); draft-simple
+    drafts with the target's own file."""
+    protocol = {"name": "quick", "n_predict": 64, "runs": 3} | (
+        {"prompt": prompt} if prompt else {}
+    )
+    data = {
+        "target_model": "tiny-qwen3.gguf",
+        "spec_types": [spec_type],
+        "n_max": n_max,
+        "protocol": protocol,
+    }
+    return data | ({"draft_model": "tiny-qwen3.gguf"} if spec_type == "draft-simple" else {})
+
+
+def degenerate_result(make_result, key: str, decode: list[float]) -> dict:
+    """A result whose output looped (repetitive 4-grams): its batch is degenerate."""
+    result = make_result(key, decode, draft=(40, 30), tau=2.2)
+    for record in result["requests"]:
+        record["distinct_4gram_ratio"] = 0.01
+    result["summary"]["degenerate"] = True
+    return result
+
+
+def with_energy(result: dict, joules_per_request: float) -> dict:
+    """The result with NVML's energy on every request and the summary those give."""
+    for record in result["requests"]:
+        record["energy_joules"] = joules_per_request
+    result["summary"] |= energy_figures(result["requests"])
+    return result

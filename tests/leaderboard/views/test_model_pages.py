@@ -1,8 +1,9 @@
-"""Which draft for a target (the model page and GET /api/v1/drafts): per ranking (GPU kind,
-workload, tok/s definition and engine release), each speculative type and draft file by its
-best speedup over the paired baseline, "indistinguishable from the fastest" when the difference
-of the log speedups is within its noise (`verdicts.ratios_indistinguishable`); flagged rows and
-other rankings' speedups never mixed in, and every table headed by its workload."""
+"""A model's page: which draft for its target, as the page shows it and GET /api/v1/drafts gives
+it (both from `selectors.draft_advice`): per ranking (GPU kind, workload, tok/s definition and
+engine release), each speculative type and draft file by its best speedup over the paired
+baseline, "indistinguishable from the fastest" when the difference of the log speedups is within
+its noise (`verdicts.ratios_indistinguishable`); flagged rows and other rankings' speedups never
+mixed in, and every table headed by its workload."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The submit form: presets with the runner's defaults, only the fields a choice uses, drafts that
-cannot run refused with their reason, the live estimate endpoint and "run this again"."""
+"""The submit form: a signed-in user's, presets with the runner's defaults, only the fields a choice
+uses, drafts that cannot run refused with their reason, field errors inline, a valid config
+queued (the concurrency and categories protocols' too), the live estimate endpoint and "run this
+again"."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from runner.config import (
 )
 from runner.protocols import job_token_budget, token_budget
 from tests.support.measured_configs import measure
+from tests.support.pages import text
 from tests.support.seed_kit import SEED_CSV
 
 QUICK_FORM = {
@@ -69,6 +72,14 @@ def estimate(client, form: dict) -> dict:
     response = client.post("/submit/estimate", form)
     assert response.status_code == 200
     return response.json()
+
+
+# The form and its presets -------------------------------------------------------------------------
+
+
+def test_the_submit_form_needs_a_signed_in_user(client, models, hardware):
+    response = client.get("/submit/")
+    assert response.status_code == 302 and "/accounts/login/" in response.headers["Location"]
 
 
 def test_the_depth_preset_fills_the_form_with_the_runners_defaults(signed_in):
@@ -136,8 +147,59 @@ def test_each_field_says_which_types_and_protocols_use_it(signed_in):
     assert re.search(r'data-protocols="[^"]*\bquick\b[^"]*\bdepth\b[^"]*" id="field-warmup"', page)
     assert '<fieldset class="group" id="group-draft">' in page
     # The form's own script is a static file (the policy allows no inline scripts).
-    assert '<script src="/static/leaderboard/submit.js"></script>' in page
+    assert "/static/leaderboard/submit.js" in re.findall(r'<script src="([^"]+)"', page)
     assert re.search(r"<script>(?!\s*</script>)", page) is None
+
+
+# Submitting ---------------------------------------------------------------------------------------
+
+
+def test_the_submit_form_shows_an_inline_error_and_creates_no_job(client, user, models, hardware):
+    client.force_login(user)
+    form = {
+        "hardware": hardware.slug,
+        "target_model": "tiny-qwen3.gguf",
+        "draft_model": "tiny-dflash.gguf",
+        "spec_types": ["draft-dflash"],
+        "n_max": "16",
+        "protocol": "quick",
+        "runs": "3",
+        "n_predict": "64",
+        "flash_attn": "auto",
+        "cache_type_k": "f16",
+        "cache_type_v": "f16",
+    }
+    response = client.post("/submit/", form)
+    page = text(response)
+
+    assert response.status_code == 200
+    assert re.search(r'id="field-n_max">.*?out of range for draft-dflash', page)
+    assert not Job.objects.exists()
+
+    premerge = text(
+        client.post(
+            "/submit/", form | {"n_max": "8", "draft_model": "tiny-dflash-draft-premerge.gguf"}
+        )
+    )
+    assert re.search(r'id="field-draft_model">.*?pre-merge DFlash file', premerge)
+
+
+def test_a_valid_form_submission_redirects_to_the_job_page(
+    client, user, models, hardware, enqueued
+):
+    client.force_login(user)
+    form = {
+        "hardware": hardware.slug, "target_model": "tiny-qwen3.gguf", "draft_model": "tiny-qwen3.gguf",
+        "spec_types": ["draft-simple"], "n_max": "4", "protocol": "quick", "runs": "3", "n_predict": "64",
+        "warmup": "1", "flash_attn": "auto", "cache_type_k": "f16", "cache_type_v": "f16",
+    }  # fmt: skip
+    response = client.post("/submit/", form)
+
+    job = Job.objects.get()
+    assert response.status_code == 302 and response.headers["Location"] == f"/jobs/{job.pk}/"
+    assert job.config.canonical["protocol"]["n_predict"] == 64
+    # Its paired baseline is measured in the same run: no automatic baseline job.
+    assert not job.auto_scheduled and not job.baseline_jobs.exists()
 
 
 def test_a_depth_submission_needs_none_of_the_hidden_fields(signed_in, hardware, enqueued):
@@ -169,6 +231,63 @@ def test_fields_of_another_protocol_are_not_part_of_the_config(signed_in, hardwa
     assert Job.objects.get().config.canonical["protocol"] == QuickProtocol(
         runs=2, n_predict=32
     ).model_dump(mode="json")
+
+
+def test_the_form_submits_a_concurrency_config_and_shows_bad_levels_inline(
+    client, user, ranked_models, hardware, enqueued
+):
+    client.force_login(user)
+    form = {
+        "hardware": hardware.slug,
+        "target_model": "tiny-qwen3.gguf",
+        "draft_model": "tiny-dflash.gguf",
+        "spec_types": ["draft-dflash"],
+        "n_max": "4",
+        "protocol": "concurrency",
+        "levels": "4, 2",
+        "input_tokens": "64",
+        "output_tokens": "32",
+        "rounds": "2",
+        "warmup": "1",
+    }
+    page = text(client.post("/submit/", form))
+    assert "strictly increasing" in page and not Job.objects.exists()
+    # The error sits at the levels field, not at the top of the form.
+    assert re.search(
+        r"strictly increasing.{0,400}name=\"levels\"|name=\"levels\".{0,600}strictly increasing",
+        page,
+    )
+
+    response = client.post("/submit/", form | {"levels": "1,2"})
+    assert response.status_code == 302
+    job = Job.objects.get(config__protocol="concurrency", config__spec_label="draft-dflash")
+    assert job.config.canonical["protocol"]["levels"] == [1, 2]
+    assert job.config.canonical["protocol"]["rounds"] == 2
+
+
+def test_the_form_submits_chosen_categories_and_refuses_an_unknown_one_inline(
+    client, user, models, hardware, enqueued
+):
+    client.force_login(user)
+    form = {
+        "hardware": hardware.slug,
+        "target_model": "tiny-qwen3.gguf",
+        "spec_types": ["ngram-mod"],
+        "protocol": "categories",
+        "categories": ["code", "poetry"],
+        "output_tokens": "16",
+        "prompts_per_category": "2",
+        "warmup": "1",
+    }
+    page = text(client.post("/submit/", form))
+    assert "poetry is not one of the available choices" in page
+    assert not Job.objects.exists()
+
+    assert client.post("/submit/", form | {"categories": ["math", "code"]}).status_code == 302
+    job = Job.objects.get(config__spec_label="ngram-mod")
+    protocol = job.config.canonical["protocol"]
+    # The suite's order, whatever order they were checked in.
+    assert protocol["categories"] == ["code", "math"] and protocol["prompts_per_category"] == 2
 
 
 def test_a_draft_that_does_not_fit_the_target_is_greyed_out_and_refused_with_one_reason(
@@ -206,6 +325,9 @@ def test_a_target_without_an_mtp_head_greys_out_draft_mtp(signed_in):
 
     assert "no nextn_predict_layers" in types["tiny-qwen3.gguf"]["draft-mtp"]
     assert "draft-mtp" not in types.get("tiny-mtp.gguf", {})
+
+
+# The live estimate --------------------------------------------------------------------------------
 
 
 def test_the_estimate_is_the_runners_budget_of_what_the_form_holds(signed_in, user, hardware):
@@ -311,6 +433,9 @@ def test_the_gpu_time_comes_from_the_measured_baseline_speed_on_that_hardware(
         budget["prompt_tokens"] / prompt_speed + budget["generated_tokens"] / decode_speed
     )
     assert "measured baseline speed" in answer["html"]
+
+
+# Run this again -----------------------------------------------------------------------------------
 
 
 def test_run_this_again_fills_the_form_with_the_config_and_submits_the_same_key(

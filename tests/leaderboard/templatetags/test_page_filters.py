@@ -1,0 +1,54 @@
+"""The filters the pages read numbers through (leaderboard.templatetags): a 95% interval of a
+speed as it is, "no interval" when there is none, and one that reached below zero says its batch
+cannot place its mean; a non-finite stored figure shows as a dash; memory in MiB below a GiB
+and not at all when nothing was measured; a llama-server command that runs when pasted."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.templatetags.run_display import memory_text, runnable
+from leaderboard.templatetags.specboard import interval
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "text"),
+    [
+        (95.25, 104.75, "95.2 – 104.8"),
+        (1200.0, 1300.0, "1,200.0 – 1,300.0"),
+        (0.0, 12.0, "0.0 – 12.0"),
+        (-50.8, 115.3, "0.0 – 115.3 (too few requests to place the mean)"),
+        (None, 12.0, "no interval"),
+        (12.0, None, "no interval"),
+    ],
+)
+def test_an_interval_reads_as_what_it_says(low, high, text):
+    assert interval(low, high) == text
+
+
+@pytest.mark.parametrize("stored", [float("nan"), float("inf"), -float("inf")])
+def test_a_non_finite_stored_figure_shows_as_a_dash_never_as_nan_or_inf(stored):
+    from leaderboard.templatetags.specboard import number, percent, times
+
+    assert number(stored) == percent(stored) == times(stored) == "–"
+    assert interval(stored, 10.0) == "no interval" and memory_text(stored) == ""
+
+
+def test_memory_reads_in_mib_below_a_gib_and_not_at_all_when_nothing_was_measured():
+    assert memory_text(312 * 2**20) == "312.0 MiB"
+    assert memory_text(3 * 2**30) == "3.0 GiB"
+    assert memory_text(0) == "" and memory_text(None) == "" and memory_text(True) == ""
+
+
+def test_the_command_gets_the_library_path_of_a_built_engines_binary():
+    command = "/root/.cache/specboard/engines/b1-cpu/bin/llama-server -m '/m/a b.gguf' --port 8"
+    assert runnable(command) == (
+        "LD_LIBRARY_PATH=/root/.cache/specboard/engines/b1-cpu/bin " + command
+    )
+    assert runnable("llama-server -m a.gguf") == "llama-server -m a.gguf"  # found on PATH
+    assert runnable("/odd dir/llama-server") == "/odd dir/llama-server"  # not one word
+    assert (
+        runnable("'/odd dir/llama-server' -m x")
+        == "LD_LIBRARY_PATH='/odd dir' '/odd dir/llama-server' -m x"
+    )
+    assert runnable("unbalanced 'quote") == "unbalanced 'quote"

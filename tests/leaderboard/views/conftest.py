@@ -1,0 +1,99 @@
+"""The boards the page tests share: measured jobs and configs, the stored H200 files, the
+concurrency and categories results, and job histories for the queue; each fixture says what it
+stores. The site's own fixtures (models, hardware, user, ...) come from tests/leaderboard."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard import services
+from leaderboard.models import GpuHost, Job, Run
+from leaderboard.services.board import mark_test_weights
+from tests.support.baselines import with_baseline_section
+from tests.support.h200_results import load_h200_results
+from tests.support.job_histories import job_history, register_host, submit_first_job
+from tests.support.measured_configs import draft_simple, measure
+from tests.support.protocol_runs import import_category_runs, import_concurrency_runs
+
+
+@pytest.fixture
+def ranked_models(models):
+    """The tiny fixture models cleared of their test-weights mark, as an admin could: only rows
+    of real weights compete, and the tests using these are about what competes."""
+    mark_test_weights(models=models.values(), test_weights=False)
+    return models
+
+
+@pytest.fixture
+def measured_job(user, models, hardware, enqueued, make_result) -> Job:
+    """A speculative job (draft-simple, n_max 4, test weights: kept off the ranking), finished
+    with the paired baseline measured in the same run."""
+    job = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
+    services.record_result(
+        job_id=job.pk,
+        result=with_baseline_section(
+            make_result(job.config.key, [100.0, 104.0], draft=(40, 30), tau=2.2),
+            make_result(job.config.baseline.key, [50.0, 52.0]),
+        ),
+    )
+    job.refresh_from_db()
+    return job
+
+
+@pytest.fixture
+def draft_simple_job(user, ranked_models, hardware, enqueued, make_result) -> Job:
+    """One ranked draft-simple config (n_max 4) measured at [100, 104] tok/s."""
+    return measure(user, hardware, make_result, 4, [100.0, 104.0])
+
+
+@pytest.fixture
+def two_close_configs(user, ranked_models, hardware, enqueued, make_result) -> tuple[Job, Job]:
+    """Two ranked draft-simple configs a tok/s apart: n_max 4 leads n_max 3."""
+    leader = measure(user, hardware, make_result, 4, [100.0, 104.0])
+    runner_up = measure(user, hardware, make_result, 3, [99.0, 103.0])
+    return leader, runner_up
+
+
+@pytest.fixture
+def three_configs(user, ranked_models, hardware, enqueued, make_result) -> dict:
+    """Three measured draft-simple configs against one paired baseline of [50, 52] tok/s."""
+    jobs = {
+        n_max: measure(user, hardware, make_result, n_max, decode)
+        for n_max, decode in ((4, [100.0, 104.0]), (3, [99.0, 103.0]), (2, [60.0, 60.5]))
+    }
+    return {"jobs": jobs, "hardware": hardware}
+
+
+@pytest.fixture
+def h200(user, hardware) -> list[Run]:
+    """The stored H200 result files (random-weight models: synthetic and degenerate)."""
+    return load_h200_results(owner=user, hardware=hardware)
+
+
+@pytest.fixture
+def concurrency_runs(user, ranked_models, hardware, make_protocol_result) -> list[Run]:
+    """A DFlash config's concurrency result with its paired baseline, imported as a result file."""
+    return import_concurrency_runs(user, hardware, make_protocol_result)
+
+
+@pytest.fixture
+def category_runs(user, models, hardware, make_protocol_result) -> list[Run]:
+    """A DFlash config's categories result with its paired baseline, imported as a result file."""
+    return import_category_runs(user, hardware, make_protocol_result)
+
+
+@pytest.fixture
+def first_job(user, models, hardware, enqueued) -> Job:
+    """One queued baseline job submitted the ordinary way: its config row serves the others."""
+    return submit_first_job(user, hardware)
+
+
+@pytest.fixture
+def job_factory(first_job):
+    """Made-up job histories: jobs of the first job's config with chosen timestamps."""
+    return job_history(first_job)
+
+
+@pytest.fixture
+def host(hardware) -> GpuHost:
+    return register_host(hardware)

@@ -1,0 +1,395 @@
+"""A config's page and a run's: the chart data, the llama-server command and the runs table; the
+one best run named the same on the row, the page, its energy and the API; acceptance per
+position and the memory trade-off; the concurrency and categories breakdowns; energy and the
+roofline; provenance and the per-request downloads (JSON, and CSV safe from formulas)."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import re
+import subprocess
+
+import pytest
+from rest_framework.test import APIClient
+
+from leaderboard import services
+from leaderboard.models import LeaderboardEntry, RequestRecord, Run
+from tests.support.measured_configs import degenerate_result, measure, quick_config, with_energy
+from tests.support.pages import element_text, embedded, text
+from tests.support.protocol_results import (
+    categories_config,
+    category_records,
+    concurrency_config,
+    concurrency_records,
+)
+from tests.support.protocol_runs import (
+    CATEGORIES,
+    CATEGORY_ACCEPTANCE,
+    CATEGORY_BASELINE,
+    CATEGORY_DECODE,
+    CONCURRENCY_BASELINE,
+    CONCURRENCY_SPECULATIVE,
+    LEVELS,
+    concurrency_key,
+    import_result,
+)
+
+# The config page ----------------------------------------------------------------------------------
+
+
+def test_config_detail_embeds_chart_data_the_command_and_a_table(client, measured_job):
+    response = client.get(f"/configs/{measured_job.config.key}/")
+    page = response.content.decode()
+
+    data = embedded(page, "tps-data")
+    assert data["mean"] == [pytest.approx(102.0)] and data["definition"] == "decode"
+    assert 'data-chart-source="tps-data"' in page
+    assert "leaderboard/vendor/chart.umd.min.js" in page and "leaderboard/charts.js" in page
+    command = element_text(page, "server-command")
+    assert command.startswith("llama-server -m tiny-qwen3.gguf ")
+    assert "--spec-type draft-simple" in command
+    assert 'id="runs-table"' in page and "lossless" in page
+
+
+def test_the_row_the_config_page_its_energy_and_the_api_name_one_best_run(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    data = quick_config("draft-simple", 4)
+    batches = {}
+    # A clean batch; a faster one whose output looped; a faster still, but noisy.
+    for name, decode, joules in (
+        ("clean", [100.0, 104.0, 102.0], 5.0),
+        ("looped", [150.0, 152.0, 151.0], 7.0),
+        ("noisy", [20.0, 300.0, 250.0], 9.0),
+    ):
+        job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
+        result = (
+            degenerate_result(make_result, job.config.key, decode)
+            if name == "looped"
+            else make_result(job.config.key, decode, draft=(40, 30), tau=2.2)
+        )
+        services.record_result(job_id=job.pk, result=with_energy(result, joules))
+        batches[name] = Run.objects.get(job=job)
+    clean = batches["clean"]
+    assert batches["looped"].degenerate and not clean.degenerate
+
+    row = LeaderboardEntry.objects.get(config=clean.config)
+    assert row.best_run == clean and row.runs_count == 3
+    assert row.tokens_per_second == pytest.approx(102.0) and not row.degenerate and not row.noisy
+
+    page = text(client.get(f"/configs/{clean.config.key}/"))
+    provenance = re.search(r"Provenance <span class=\"sub\">of the best run, (.*?)</span>", page)
+    assert f'href="/runs/{clean.pk}/">run #{clean.pk}<' in provenance.group(1)
+    # Its energy: 5 J a request over 64 tokens, not the looped or noisy batch's.
+    assert element_text(page, "joules-per-token").startswith("0.078 J")
+
+    (api,) = [
+        r
+        for r in client.get("/api/v1/leaderboard").json()["results"]
+        if r["config_key"] == clean.config.key
+    ]
+    assert api["best_run_id"] == clean.pk
+    assert api["tokens_per_second"] == pytest.approx(102.0)
+    assert api["joules_per_token"] == pytest.approx(5.0 / 64)
+
+
+def test_the_config_page_charts_acceptance_per_position_and_speedup_against_extra_memory(
+    client, h200
+):
+    run = next(r for r in h200 if r.config.key == "8bddd103171a857f")
+    page = text(client.get(f"/configs/{run.config.key}/"))
+
+    acceptance = embedded(page, "acceptance-data")
+    assert acceptance["positions"] == list(range(1, 16))
+    assert acceptance["rate"][0] == pytest.approx(0.9459, abs=1e-4)
+    assert 'id="acceptance-table"' in page and "95%" in page
+    memory = embedded(page, "memory-data")
+    (point,) = memory["points"]
+    assert point["extra_gib"] == pytest.approx((29106372608 - 25583157248) / 2**30)
+    # The runner's definition across depths (the file's own summary speedup), not pooled means.
+    assert point["speedup"] == pytest.approx(2.7296, abs=1e-3)
+    assert 'id="memory-table"' in page and "3.28 GiB" in page
+
+
+def test_a_cpu_runs_page_says_process_memory_and_shows_no_gpu_memory_chart(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    job = measure(user, hardware, make_result, 4, [100.0, 104.0])
+    run = job.run
+    config_page = client.get(f"/configs/{job.config.key}/").content.decode()
+    assert 'id="memory-chart"' in config_page  # GPU memory on both sides: the trade-off chart
+    assert "117.7 MiB GPU memory" in config_page
+
+    Run.objects.update(memory_kind="process", peak_memory_bytes=300 * 2**20)
+    services.raise_board_version()
+    run_page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert element_text(run_page, "peak-memory") == "300.0 MiB process memory"
+    config_page = client.get(f"/configs/{job.config.key}/").content.decode()
+    assert 'id="memory-chart"' not in config_page and "extra GPU memory" not in config_page
+
+    Run.objects.update(peak_memory_bytes=0)
+    run_page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "Peak memory" not in run_page and "0.0 GiB" not in run_page
+
+
+@pytest.mark.engine
+def test_the_command_on_a_config_page_starts_llama_server_when_pasted_into_a_shell(
+    client, user, ranked_models, hardware, enqueued, make_result, tiny_models
+):
+    from runner.config import BenchmarkConfig
+    from runner.engines.build import locate
+    from runner.engines.server import display_command, server_argv
+    from runner.errors import EngineBuildError
+
+    try:
+        engine = locate(build_if_missing=False)
+    except EngineBuildError:
+        pytest.skip("no cached llama-server build")
+    job = measure(user, hardware, make_result, 4, [100.0, 104.0])
+    config = BenchmarkConfig.from_canonical(job.config.canonical)
+    argv = server_argv(
+        config,
+        engine=engine,
+        target_path=tiny_models["tiny-qwen3.gguf"],
+        draft_path=None,
+        port=18123,
+    )
+    # The command exactly as the runner records it in a result's provenance.
+    Run.objects.filter(pk=job.run.pk).update(
+        provenance=job.run.provenance | {"argv": argv, "command": display_command(argv)}
+    )
+    page = client.get(f"/configs/{job.config.key}/").content.decode()
+    shown = html.unescape(re.search(r'<pre id="server-command">(.*?)</pre>', page, re.S).group(1))
+    assert shown.startswith("LD_LIBRARY_PATH=")
+    environment = {key: value for key, value in os.environ.items() if key != "LD_LIBRARY_PATH"}
+    pasted = subprocess.run(  # noqa: S602 - the point: the page's text, as a person pastes it
+        shown + " --version",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment,
+    )
+    assert pasted.returncode == 0, pasted.stderr
+    assert "version" in (pasted.stdout + pasted.stderr)
+    # Without the prefix it fails the way the issue reports: the shared library is not found.
+    bare = subprocess.run(  # noqa: S602
+        display_command(argv) + " --version", shell=True, capture_output=True, text=True,
+        timeout=60, env=environment,
+    )  # fmt: skip
+    assert bare.returncode != 0 and "libllama-server-impl.so" in bare.stderr
+
+
+def test_a_self_drafted_config_names_its_missing_model_once(
+    client, user, hardware, make_protocol_result
+):
+    config = categories_config(
+        CATEGORIES, draft_model="tiny-mtp.gguf", target_model="tiny-mtp.gguf"
+    )
+    result = make_protocol_result(
+        config,
+        category_records(config, CATEGORY_DECODE, CATEGORY_ACCEPTANCE),
+        category_records(config.baseline(), CATEGORY_BASELINE, None),
+    )
+    services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
+    page = re.sub(
+        r"\s+", " ", html.unescape(client.get(f"/configs/{config.key}/").content.decode())
+    )
+    assert "It cannot be run here: tiny-mtp.gguf is not a registered model" in page
+
+
+# The concurrency and categories protocols on the config page --------------------------------------
+
+
+def test_the_config_page_charts_aggregate_throughput_against_its_baseline_with_the_crossover(
+    client, concurrency_runs
+):
+    page = text(client.get(f"/configs/{concurrency_key()}/"))
+
+    chart = embedded(page, "config-concurrency-data")
+    assert chart["levels"] == LEVELS and chart["crossover"] == 4
+    mine, baseline = chart["lines"]
+    assert baseline["baseline"] and not mine["baseline"]
+    assert mine["aggregate"] == pytest.approx(CONCURRENCY_SPECULATIVE, rel=1e-3)
+    assert baseline["aggregate"] == pytest.approx(CONCURRENCY_BASELINE, rel=1e-3)
+    assert 'data-chart-source="config-concurrency-data"' in page
+    table = re.search(
+        r'<table class="concurrency-table" id="config-concurrency-table">(.*?)</table>', page
+    ).group(1)
+    rows = re.findall(r"<tr.*?</tr>", table)
+    assert len(rows) == 1 + len(LEVELS)
+    # Level 4 is the crossover row: its speedup is 160 / 200 and it is marked.
+    assert 'class="crossover"' in rows[3] and "0.80×" in rows[3]
+    assert "1.67×" in rows[1] and "1.25×" in rows[2]
+    # Clearly faster at 2 and clearly slower at 4 over two rounds each: the interval is (2, 4].
+    assert "Crossover between 2 and 4 concurrent requests" in page
+
+
+def test_a_config_that_never_paid_does_not_read_as_crossing_over(
+    client, user, models, hardware, make_protocol_result
+):
+    config = concurrency_config([1, 2, 4])
+    result = make_protocol_result(
+        config,
+        concurrency_records(config, [60.0, 80.0, 100.0], acceptance=0.75),
+        concurrency_records(config.baseline(), [100.0, 160.0, 300.0], acceptance=None),
+    )
+    services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
+    page = re.sub(
+        r"\s+", " ", html.unescape(client.get(f"/configs/{config.key}/").content.decode())
+    )
+    assert "Speculation did not pay at any level measured" in page
+    assert "Crossover at 1 concurrent requests" not in page
+
+
+def test_the_config_page_breaks_a_categories_result_down_by_category(client, category_runs):
+    key = categories_config(CATEGORIES).key
+    page = text(client.get(f"/configs/{key}/"))
+
+    chart = embedded(page, "category-data")
+    assert chart["categories"] == CATEGORIES
+    assert chart["acceptance"] == pytest.approx([0.9, 0.6, 0.2])
+    assert chart["speedup"] == pytest.approx([1.8, 1.2, 0.9], rel=1e-6)
+    table = re.search(
+        r'<table class="category-table" id="config-category-table">(.*?)</table>', page
+    )
+    rows = re.findall(r"<tr>.*?</tr>", table.group(1))
+    assert "code" in rows[1] and "1.80×" in rows[1] and "90.0%" in rows[1]
+    assert "translation" in rows[3] and "0.90×" in rows[3]
+
+
+def test_each_category_carries_intervals_over_its_prompts_and_two_prompts_are_anecdotal(
+    client, category_runs
+):
+    key = categories_config(CATEGORIES).key
+    page = text(client.get(f"/configs/{key}/"))
+
+    table = re.search(
+        r'<table class="category-table" id="config-category-table">(.*?)</table>', page
+    ).group(1)
+    rows = re.findall(r"<tr>.*?</tr>", table)
+    # Two prompts a category: each figure is an anecdote, and the page says so at the figure.
+    assert all("anecdotal" in row for row in rows[1:])
+    assert "· 2" in rows[1]
+    body = client.get(f"/api/v1/configs/{key}").json()
+    code = next(c for c in body["categories"] if c["category"] == "code")
+    assert code["prompts"] == 2 and code["anecdotal"] is True
+    low, high = code["speedup_ci95_low"], code["speedup_ci95_high"]
+    assert low < code["speedup"] < high
+
+
+# Energy and the roofline --------------------------------------------------------------------------
+
+
+def test_energy_and_the_roofline_show_on_the_config_and_run_pages(client, category_runs):
+    run = Run.objects.get(config__key=categories_config(CATEGORIES).key)
+    for url in (f"/configs/{run.config.key}/", f"/runs/{run.pk}/"):
+        page = text(client.get(url))
+        assert element_text(page, "joules-per-token").startswith("0.250 J "), url
+        assert "includes its prefill and any idle time within it" in page, url
+        assert "Joules per accepted" not in page and "joules-per-accepted" not in page, url
+    board = text(client.get("/", {"all": "1"}))
+    assert "0.250 J/token" in board
+
+
+def test_a_result_without_energy_shows_none_rather_than_zero(
+    client, user, models, hardware, make_protocol_result
+):
+    config = concurrency_config([1, 2])
+    import_result(
+        user,
+        hardware,
+        make_protocol_result(
+            config, concurrency_records(config, [50.0, 80.0], acceptance=0.5), None
+        ),
+    )
+    run = Run.objects.get(config__key=config.key)
+    page = text(client.get(f"/runs/{run.pk}/"))
+    assert 'id="energy"' not in page and "J/token" not in text(client.get("/", {"all": "1"}))
+    (row,) = APIClient().get("/api/v1/leaderboard", {"source": "all"}).json()["results"]
+    assert row["joules_per_token"] is None and row["joules_per_accepted_token"] is None
+
+
+def test_a_baseline_at_a_cpu_fallback_speed_is_flagged_far_below_the_roofline(
+    client, user, models, hardware, make_protocol_result
+):
+    config = categories_config(CATEGORIES).baseline()
+    # 100 tok/s against a ceiling of 10^12 bytes/s over the tiny target's bytes per token.
+    result = make_protocol_result(
+        config, category_records(config, CATEGORY_BASELINE, None), None, bandwidth=10**13
+    )
+    assert result["summary"]["roofline"]["flag"] == "far_below"
+    (run,) = import_result(user, hardware, result)
+    page = text(client.get(f"/runs/{run.pk}/"))
+    assert "far below" in page and "likely a CPU fallback" in page
+    entry = LeaderboardEntry.objects.get(config=run.config)
+    (row,) = [
+        r
+        for r in APIClient().get("/api/v1/leaderboard", {"source": "all"}).json()["results"]
+        if r["id"] == entry.pk
+    ]
+    assert row["roofline_flag"] == "far_below" and row["roofline_fraction"] < 0.05
+
+
+# A run's provenance and its downloads -------------------------------------------------------------
+
+
+def test_every_result_has_a_provenance_panel_and_raw_record_downloads(client, h200):
+    run = next(r for r in h200 if r.config.key == "8bddd103171a857f")
+    page = text(client.get(f"/runs/{run.pk}/"))
+
+    assert "--spec-type draft-dflash" in page or "llama-server" in page
+    assert '<pre id="server-command">' in page
+    assert "a8d4f2eb093cf269ceca3f9dd96d5d2b8254e11c45acdb332fb6cd0a13977761" in page
+    assert "948bf00fe5d9843061f5441b9dff98e359237d94c96c8a143324fa4958921ff2" in page
+    assert "NVIDIA H200" in page and "580.159.04" in page and "13.0" in page
+    assert "b11434" in page
+    assert f'href="/runs/{run.pk}/requests.csv"' in page
+    assert f'href="/runs/{run.pk}/requests.json"' in page
+    config_page = text(client.get(f"/configs/{run.config.key}/"))
+    assert f'href="/runs/{run.pk}/requests.csv"' in config_page
+
+
+def test_the_raw_records_download_as_json(client, h200):
+    run = next(r for r in h200 if r.config.key == "8bddd103171a857f")
+    response = client.get(f"/runs/{run.pk}/requests.json")
+
+    body = json.loads(response.content)
+    assert response.headers["Content-Disposition"].endswith('requests.json"')
+    assert len(body["requests"]) == 8 and body["engine_release"] == "b11434"
+    assert body["requests"][0]["accepted_per_position"][:3] == [35, 28, 26]
+    assert body["provenance"]["system"]["driver"] == "580.159.04"
+
+
+def test_the_csv_download_neutralises_cells_a_spreadsheet_would_run_as_formulas(client, h200):
+    run = next(r for r in h200 if r.config.key == "8bddd103171a857f")
+    hostile = ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "plain"]
+    for index, value in enumerate(hostile):
+        RequestRecord.objects.filter(run=run, index=index).update(output_sha256=value)
+    response = client.get(f"/runs/{run.pk}/requests.csv")
+
+    assert response.headers["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [row["output_sha256"] for row in rows[:5]] == [
+        '\'=HYPERLINK("http://x")',
+        "'+1+1",
+        "'-2+3",
+        "'@SUM(A1)",
+        "plain",
+    ]
+    assert not any(cell[:1] in "=+-@" for row in rows for cell in row.values() if cell)
+    # The stored decode rate, by llama-bench's convention: the n - 1 tokens after the first
+    # over the generation time (llama-server's own timings in the record).
+    first = rows[0]
+    decode = (int(first["predicted_n"]) - 1) / float(first["predicted_ms"]) * 1000
+    assert float(first["decode_tokens_per_second"]) == pytest.approx(decode)
+    assert first["decode_tokens_per_second"].startswith("206.55")
+
+
+def test_unknown_runs_are_not_found(client, db):
+    assert client.get("/runs/999/").status_code == 404
+    assert client.get("/runs/999/requests.csv").status_code == 404

@@ -1,0 +1,59 @@
+"""Stored results of the concurrency and categories protocols for the page tests: a DFlash
+config's categories result over three categories and its concurrency result over three levels,
+each imported with its paired baseline as a runner result file."""
+
+from __future__ import annotations
+
+from leaderboard import services
+from leaderboard.models import Run
+from tests.support.protocol_results import (
+    categories_config,
+    category_records,
+    concurrency_config,
+    concurrency_records,
+)
+
+CATEGORIES = ["code", "math", "translation"]
+CATEGORY_DECODE = {"code": 180.0, "math": 120.0, "translation": 90.0}
+CATEGORY_BASELINE = {"code": 100.0, "math": 100.0, "translation": 100.0}
+CATEGORY_ACCEPTANCE = {"code": 0.9, "math": 0.6, "translation": 0.2}
+
+LEVELS = [1, 2, 4]
+# Aggregate tok/s per level: speculation pays at 1 and 2 concurrent requests, not at 4.
+CONCURRENCY_SPECULATIVE = [100.0, 150.0, 160.0]
+CONCURRENCY_BASELINE = [60.0, 120.0, 200.0]
+CONCURRENCY_SPEEDUPS = [100 / 60, 150 / 120, 160 / 200]
+
+
+def import_result(user, hardware, result) -> list[Run]:
+    return services.import_runner_result(
+        owner=user, hardware=hardware, result=result, source="test"
+    )
+
+
+def import_category_runs(user, hardware, make_protocol_result) -> list[Run]:
+    """The DFlash config's categories result (8 J a request) with its paired baseline."""
+    config = categories_config(CATEGORIES)
+    result = make_protocol_result(
+        config,
+        category_records(config, CATEGORY_DECODE, CATEGORY_ACCEPTANCE),
+        category_records(config.baseline(), CATEGORY_BASELINE, None),
+        joules_per_request=8.0,
+    )
+    return import_result(user, hardware, result)
+
+
+def import_concurrency_runs(user, hardware, make_protocol_result) -> list[Run]:
+    """The DFlash config's concurrency result with its paired baseline."""
+    config = concurrency_config(LEVELS)
+    result = make_protocol_result(
+        config,
+        concurrency_records(config, CONCURRENCY_SPECULATIVE, acceptance=0.75),
+        concurrency_records(config.baseline(), CONCURRENCY_BASELINE, acceptance=None),
+    )
+    return import_result(user, hardware, result)
+
+
+def concurrency_key() -> str:
+    """The key of the concurrency result's speculative config."""
+    return concurrency_config(LEVELS).key
