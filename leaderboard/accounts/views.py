@@ -1,5 +1,11 @@
 """The account page: the user's API tokens (make one, its key shown once; revoke one), their jobs
-and what is left of their allowance. Sign-up, sign-in and passwords are allauth's pages."""
+and what is left of their allowance. Sign-up, sign-in and passwords are allauth's pages.
+
+A new token's key is shown in the answer to the POST that made it, the one exception to
+redirect-after-POST here: a redirect would have to keep the key somewhere for the next GET (it
+sat in the session, on the server, until then), and only its sha256 is ever stored. The answer
+is never cached; reloading it asks the browser to send the form again, which makes a new token.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +22,6 @@ from leaderboard.accounts import selectors, services
 from leaderboard.accounts.forms import TokenCreateForm
 from leaderboard.forms import add_service_errors
 
-# The new key waits in the session for the one page view after the redirect, then is gone.
-NEW_KEY_SESSION = "accounts.new_api_key"
 RECENT_JOBS = 5
 
 
@@ -26,15 +30,14 @@ RECENT_JOBS = 5
 @require_http_methods(["GET", "HEAD", "POST"])
 def account(request: HttpRequest) -> HttpResponse:
     form = TokenCreateForm(request.POST or None)
+    issued = None
     if request.method == "POST" and form.is_valid():
         try:
             issued = services.issue_api_token(user=request.user, name=form.cleaned_data["name"])
         except services.TokenError as refusal:
             add_service_errors(form, refusal)
         else:
-            request.session[NEW_KEY_SESSION] = {"id": issued.token.id, "key": issued.key}
-            return redirect("account")
-    new_key = request.session.pop(NEW_KEY_SESSION, None) if request.method == "GET" else None
+            form = TokenCreateForm()
     tokens = selectors.user_tokens(user=request.user)
     jobs = site_selectors.user_jobs(user=request.user)
     return render(
@@ -42,8 +45,8 @@ def account(request: HttpRequest) -> HttpResponse:
         "account/account.html",
         {
             "form": form,
-            "new_key": new_key,
-            "new_token": tokens.filter(id=new_key["id"]).first() if new_key else None,
+            "new_key": issued.key if issued else None,
+            "new_token": issued.token if issued else None,
             "tokens": tokens,
             "recent_jobs": jobs[:RECENT_JOBS],
             "job_count": jobs.count(),
