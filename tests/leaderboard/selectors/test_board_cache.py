@@ -24,7 +24,7 @@ ORDERINGS = list(selectors.LEADERBOARD_ORDERINGS)
 @pytest.fixture
 def models(models):
     """The tiny fixture models, cleared of their test-weights mark as an admin could: these tests
-    are about the ranking, and test-weight rows never enter it (test_definitions_on_pages)."""
+    are about the ranking, and test-weight rows never enter it (views/test_board_page.py)."""
     mark_test_weights(models=models.values(), test_weights=False)
     return models
 
