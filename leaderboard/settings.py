@@ -242,7 +242,12 @@ ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_LOGOUT_ON_GET = False
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Specboard] "
-ACCOUNT_FORMS = {"login": "leaderboard.accounts.forms.SignInForm"}
+ACCOUNT_FORMS = {
+    "login": "leaderboard.accounts.forms.SignInForm",
+    # Both offer to revoke the account's API tokens; a reset does unless the owner keeps them.
+    "change_password": "leaderboard.accounts.forms.PasswordChangeForm",
+    "reset_password_from_key": "leaderboard.accounts.forms.PasswordResetForm",
+}
 ACCOUNT_ADAPTER = "leaderboard.accounts.adapter.AccountAdapter"
 ACCOUNT_RATE_LIMITS = {
     "signup": env_rates("SPECBOARD_SIGNUP_RATE", "10/h/ip"),

@@ -1,13 +1,17 @@
-"""The sign-in form (allauth's, with one rule for accounts an admin made) and the token form."""
+"""The sign-in form (allauth's, with one rule for accounts an admin made), the password change
+and reset forms (allauth's, offering to revoke the account's API tokens) and the token form."""
 
 from __future__ import annotations
 
 from allauth.account.app_settings import EmailVerificationMethod
-from allauth.account.forms import LoginForm
+from allauth.account.forms import ChangePasswordForm, LoginForm, ResetPasswordKeyForm
 from allauth.account.models import EmailAddress
+from allauth.core import context
 from django import forms
+from django.contrib import messages
 from django.core import validators
 
+from leaderboard.accounts import selectors, services
 from leaderboard.accounts.services import MAX_NAME_LENGTH
 
 # The longest address Django's EmailField takes (a username is at most 150).
@@ -39,6 +43,67 @@ class SignInForm(LoginForm):
         ):
             self._login.email_verification = EmailVerificationMethod.NONE
         return super().login(request, redirect_url)
+
+
+class _OffersToRevokeTokens:
+    """A password form that offers a choice about the account's live API tokens, which
+    otherwise keep their access through a new password. The choice shows only when the account
+    has live tokens."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.live_tokens = (
+            selectors.user_tokens(user=self.user).filter(revoked_at=None).count()
+            if self.user is not None
+            else 0
+        )
+        if self.live_tokens:
+            name, label = self.token_choice(self.live_tokens)
+            self.fields[name] = forms.BooleanField(
+                required=False,
+                label=label,
+                help_text="Clients and scripts using a revoked token stop working; make new "
+                "ones on your account page.",
+            )
+
+    def token_choice(self, live: int) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def revokes_tokens(self) -> bool:
+        raise NotImplementedError
+
+    def save(self) -> None:
+        super().save()
+        if self.live_tokens and self.revokes_tokens():
+            count = services.revoke_user_api_tokens(user=self.user)
+            messages.info(context.request, f"{count} API token(s) revoked.")
+
+
+def _tokens(live: int) -> str:
+    return f"{live} API token{'s' if live > 1 else ''}"
+
+
+class PasswordChangeForm(_OffersToRevokeTokens, ChangePasswordForm):
+    """allauth's password change, offering to revoke the API tokens (unticked: the owner may
+    only be rotating the password)."""
+
+    def token_choice(self, live: int) -> tuple[str, str]:
+        return "revoke_api_tokens", f"Also revoke my {_tokens(live)}"
+
+    def revokes_tokens(self) -> bool:
+        return bool(self.cleaned_data.get("revoke_api_tokens"))
+
+
+class PasswordResetForm(_OffersToRevokeTokens, ResetPasswordKeyForm):
+    """allauth's new password from a reset link: the API tokens are revoked unless the owner
+    ticks to keep them (a reset often means someone else may have had the account, and a
+    client that sends only the passwords gets the safe default)."""
+
+    def token_choice(self, live: int) -> tuple[str, str]:
+        return "keep_api_tokens", f"Keep my {_tokens(live)} working (else they are revoked)"
+
+    def revokes_tokens(self) -> bool:
+        return not self.cleaned_data.get("keep_api_tokens")
 
 
 class TokenCreateForm(forms.Form):

@@ -1,5 +1,5 @@
 """Every write on API tokens: issuing one (its key returned once, only its sha256 kept), revoking
-one, and noting when one was last used.
+one or all of a user's, and noting when one was last used.
 
 The key is `sbk_` and 43 URL-safe characters (256 random bits); its first 12 characters are kept
 as the token's prefix so that a user can tell their tokens apart on the account page.
@@ -81,6 +81,11 @@ def revoke_api_tokens(*, token_ids: list[int]) -> int:
     return ApiToken.objects.filter(id__in=token_ids, revoked_at=None).update(
         revoked_at=timezone.now()
     )
+
+
+def revoke_user_api_tokens(*, user: AbstractBaseUser) -> int:
+    """Revoke every live token of `user` (on a password change or reset); how many were live."""
+    return ApiToken.objects.filter(user=user, revoked_at=None).update(revoked_at=timezone.now())
 
 
 def record_token_use(*, token: ApiToken) -> None:
