@@ -87,3 +87,26 @@ def test_the_b11434_binary_accepts_every_flag_a_multi_gpu_config_composes():
     assert missing_flags(engine, argv) == []
     assert {"--split-mode", "--tensor-split", "--main-gpu", "--spec-draft-device"} <= set(argv)
     assert {"--device", "--device-draft", "-devd", "-sm", "-ts", "-mg"} <= accepted_flags(engine)
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    "placement", [{"split_mode": "none"}, {"split_mode": "row", "tensor_split": [1]}]
+)
+def test_a_split_config_runs_on_the_cpu_build_with_its_flags_in_the_command(tiny_models, placement):
+    # A CPU build warns that split options have no effect and runs: the command is the one a
+    # GPU host runs, measured end to end.
+    from runner.benchmark import run_benchmark
+
+    config = parse_config(
+        {"target_model": "tiny-qwen3.gguf", "threads": 2,
+         "protocol": {"name": "quick", "runs": 2, "warmup": 1, "n_predict": 16}} | placement
+    )  # fmt: skip
+    models_dir = next(iter(tiny_models.values())).parent
+    result = run_benchmark(config, models_dir=models_dir, engine=locate())
+    argv = result.provenance.argv
+    assert argv[argv.index("--split-mode") + 1] == config.split_mode
+    assert result.config_key == config.key
+    assert result.summary.decode_tokens_per_second.n == 2
+    # Off NVML there is no GPU to report.
+    assert result.summary.gpus is None
