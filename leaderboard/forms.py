@@ -22,6 +22,7 @@ from runner.config import (
     DFLASH_MAX_N_MAX,
     DRAFT_MODEL_TYPES,
     KV_CACHE_TYPES,
+    MAX_GPUS,
     MAX_N_MAX,
     SELF_DRAFT_TYPES,
     SPEC_TYPES,
@@ -53,6 +54,7 @@ SPEC_TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "n_min": SPEC_TYPES,
     "p_min": SPEC_TYPES,
     "spec_synth_len": DRAFT_MODEL_TYPES + SELF_DRAFT_TYPES,
+    "draft_gpu": DRAFT_MODEL_TYPES,
 }
 # (id, legend, fields); a protocol field not listed goes to "protocol", any other to "engine".
 FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -60,11 +62,18 @@ FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("draft", "Draft and speculation", ("draft_model", "n_max", "n_min", "p_min", "spec_synth_len")),
     ("protocol", "Protocol", ("protocol",)),
     ("engine", "Engine options", ("ctx_size", "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v")),
+    ("gpus", "Several GPUs", ("split_mode", "tensor_split", "main_gpu", "draft_gpu")),
 )  # fmt: skip
 CONFIG_FIELDS = (
     "target_model", "draft_model", "spec_types", "n_max", "n_min", "p_min", "ctx_size",
     "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "spec_synth_len",
+    "split_mode", "tensor_split", "main_gpu", "draft_gpu",
 )  # fmt: skip
+SPLIT_MODE_CHOICES = [
+    ("layer", "layer: each GPU holds whole layers (the engine's default)"),
+    ("none", "none: the whole model on the main GPU"),
+    ("row", "row: weight rows split over the GPUs, K/V on the main GPU"),
+]
 
 
 def protocol_classes() -> dict[str, type]:
@@ -154,6 +163,15 @@ class IntegerListField(forms.CharField):
         return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
 
 
+class ProportionListField(forms.CharField):
+    """A tensor split as the engine spells it ("3,1"); the schema parses and checks it."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return ",".join(f"{part:g}" for part in value)
+        return value
+
+
 def _config_default(name: str) -> Any:
     return BenchmarkConfig.model_fields[name].default
 
@@ -214,6 +232,32 @@ class SubmitForm(forms.Form):
         choices=[(v, v) for v in KV_CACHE_TYPES],
         initial=_config_default("cache_type_v"),
         required=False,
+    )
+    split_mode = forms.ChoiceField(
+        label="Split mode",
+        choices=SPLIT_MODE_CHOICES,
+        initial=_config_default("split_mode"),
+        required=False,
+        help_text="How llama-server spreads the target over the GPUs (--split-mode).",
+    )
+    tensor_split = ProportionListField(
+        label="Tensor split",
+        required=False,
+        max_length=200,
+        help_text="Each GPU's proportion, e.g. 3,1 (--tensor-split); empty: by each GPU's memory.",
+    )
+    main_gpu = forms.IntegerField(
+        label="Main GPU",
+        required=False,
+        min_value=0,
+        help_text="The GPU of a none split, or of a row split's K/V (--main-gpu); 0 is the first.",
+    )
+    draft_gpu = forms.IntegerField(
+        label="Draft's GPU",
+        required=False,
+        min_value=0,
+        help_text="Put the draft model wholly on this GPU (--spec-draft-device); empty: it "
+        "follows the target's split.",
     )
     spec_synth_len = forms.FloatField(
         label="Synthetic acceptance length",
@@ -403,7 +447,8 @@ class CompareForm(forms.Form):
 
 
 class BestConfigForm(forms.Form):
-    """A target model and either a hardware kind or a memory size in GB."""
+    """A target model and either a hardware kind (one GPU or several) or a memory size in GB
+    per GPU and how many such GPUs."""
 
     target = forms.ChoiceField(label="Target model")
     hardware = forms.ChoiceField(label="My GPU", required=False)
@@ -412,7 +457,15 @@ class BestConfigForm(forms.Form):
         required=False,
         min_value=0.1,
         max_value=10_000,
-        help_text="GPU memory available, in GB (10^9 bytes); used when no GPU is picked.",
+        help_text="Each GPU's memory, in GB (10^9 bytes); used when no GPU is picked.",
+    )
+    gpu_count = forms.IntegerField(
+        label="GPUs",
+        required=False,
+        min_value=1,
+        max_value=MAX_GPUS,
+        initial=1,
+        help_text="How many such GPUs: rows measured on more GPUs than this are left out.",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -421,7 +474,7 @@ class BestConfigForm(forms.Form):
             (t["name"], t["name"]) for t in selectors.target_summaries()
         ]
         self.fields["hardware"].choices = [("", "any (enter memory)")] + [
-            (h.slug, f"{h.gpu_name} ({h.slug})")
+            (h.slug, f"{h.label} ({h.slug})")
             for h in selectors.hardware_summaries()
             if h.memory_bytes
         ]
@@ -435,10 +488,18 @@ class BestConfigForm(forms.Form):
         return cleaned
 
     def memory_bytes(self) -> int:
+        """Each GPU's memory: the chosen kind's (its smallest GPU's), else the one entered."""
         hardware = self.cleaned_data.get("hardware_row")
         if hardware is not None:
             return hardware.memory_bytes
         return int(self.cleaned_data["memory_gb"] * 1e9)
+
+    def gpus(self) -> int:
+        """How many GPUs: the chosen kind's, else the number entered (one by default)."""
+        hardware = self.cleaned_data.get("hardware_row")
+        if hardware is not None:
+            return hardware.gpu_count
+        return self.cleaned_data.get("gpu_count") or 1
 
 
 class ModelRequestForm(forms.Form):

@@ -12,6 +12,7 @@ from django.db import models
 from django.utils import timezone
 
 from runner.gguf.inspect import ModelInfo
+from runner.provenance import describe_gpus
 
 # What self-reported rows carry instead of a measured engine release, and where uploads come from
 # (a config's canonical "source"); the writes set them and the reads recognise them.
@@ -102,11 +103,19 @@ class ModelRequest(models.Model):
 
 
 class Hardware(models.Model):
-    """One kind of machine: a normalised GPU name and memory, served by one worker queue."""
+    """One kind of machine: its GPUs (how many, of which model and memory), served by one
+    worker queue. A two-GPU kind is a kind of its own ("2x RTX 3090 24GB"), with its own queue
+    and rows: a host serves it only with exactly those GPUs visible (services.hosts)."""
 
     slug = models.SlugField(max_length=100, unique=True)
+    # The GPU model ("RTX 3090"; a mixed set's names joined by " + ") and one GPU's memory (the
+    # smallest of a mixed set); `gpus` has each GPU's own.
     gpu_name = models.CharField(max_length=200)
     memory_bytes = models.BigIntegerField(null=True, blank=True)
+    gpu_count = models.PositiveSmallIntegerField(default=1, db_default=1)
+    # Each GPU in the engine's order, as NVML names it on the host: [{"name", "memory_bytes"}];
+    # empty for kinds registered before, which are gpu_count GPUs of gpu_name and memory_bytes.
+    gpus = models.JSONField(default=list, blank=True)
     driver = models.CharField(max_length=64, blank=True)
     cuda = models.CharField(max_length=32, blank=True)
     host = models.CharField(max_length=200, blank=True)
@@ -121,7 +130,29 @@ class Hardware(models.Model):
         verbose_name_plural = "hardware"
 
     def __str__(self) -> str:
-        return self.gpu_name
+        return self.label
+
+    def gpu_list(self) -> list[dict]:
+        """Each GPU's name and memory, in the engine's order."""
+        if self.gpus:
+            return [
+                {"name": gpu.get("name", self.gpu_name), "memory_bytes": gpu.get("memory_bytes")}
+                for gpu in self.gpus
+                if isinstance(gpu, dict)
+            ]
+        return [{"name": self.gpu_name, "memory_bytes": self.memory_bytes}] * self.gpu_count
+
+    def gpu_memory(self) -> list[int] | None:
+        """Each GPU's memory in bytes, in the engine's order; None where one is unknown."""
+        memory = [gpu["memory_bytes"] for gpu in self.gpu_list()]
+        return memory if memory and all(isinstance(m, int) and m > 0 for m in memory) else None
+
+    @property
+    def label(self) -> str:
+        """The kind in words: "RTX 4090" for one GPU (as always), "2x RTX 3090 24GB" for more."""
+        if self.gpu_count == 1 and len(self.gpu_list()) == 1:
+            return self.gpu_name
+        return describe_gpus(self.gpu_list())
 
 
 class EngineBuild(models.Model):
@@ -208,6 +239,9 @@ class GpuHost(models.Model):
     # The HMAC key both sides hold (the host in SPECBOARD_HOST_KEY); shown once at registration.
     key = models.CharField(max_length=64, editable=False)
     revoked = models.BooleanField(default=False)
+    # The GPUs the host advertised (runner.provenance.visible_gpus: index, name, memory), at
+    # registration or in its latest signed claim of a job; empty when it never said.
+    gpus = models.JSONField(default=list, blank=True)
     # The llama.cpp release an admin registered it for: besides the job's own release, the only
     # one its results may carry (a result's claim alone never names a release).
     engine_release = models.CharField(max_length=64, blank=True, default="", db_default="")

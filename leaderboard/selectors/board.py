@@ -15,12 +15,30 @@ import re
 from collections.abc import Sequence
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet
+from django.db.models import (
+    BigIntegerField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+)
 from django.db.models.functions import Coalesce
 from django.utils.functional import cached_property
 
 from leaderboard import verdicts
-from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
+from leaderboard.models import (
+    Config,
+    EngineBuild,
+    GpuHost,
+    Hardware,
+    Job,
+    LeaderboardEntry,
+    Run,
+)
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import (
     LEGEND,
@@ -149,14 +167,15 @@ def _filter_choices() -> dict[str, list[tuple[str, str]]]:
     hardware = (
         Hardware.objects.filter(Exists(LeaderboardEntry.objects.filter(hardware=OuterRef("pk"))))
         .order_by("slug")
-        .values_list("slug", "gpu_name")
+        .only("slug", "gpu_name", "memory_bytes", "gpu_count", "gpus")
     )
     present = sorted({part for label in labels for part in label.split(",")} - {"none"})
     spec_types = [("none", "none (baseline)")] + [(t, t) for t in present]
     spec_types += [(t, t) for t in SPEC_TYPES if t not in present]
     return {
         "target": [(t, t) for t in sorted(targets)],
-        "hardware": [(slug, f"{name} ({slug})") for slug, name in hardware],
+        # A kind of several GPUs by its count: "2x RTX 3090 24GB (2x-rtx-3090-24gb)".
+        "hardware": [(kind.slug, f"{kind.label} ({kind.slug})") for kind in hardware],
         "spec_type": spec_types,
         "protocol": [(p, PROTOCOL_LABELS.get(p, p)) for p in PROTOCOLS],
         "source": list(SOURCES.items()),
@@ -174,8 +193,10 @@ def release_number(release: str) -> int | None:
 
 
 def newest_release_number() -> int | None:
-    """The newest engine release that a current measured row was measured with: a release string
-    in a self-reported upload is a claim, so it never makes measured rows stale."""
+    """The newest engine release that a current measured row was measured with, among the
+    releases the site knows: one a job asked for or an admin registered a GPU host for. A
+    release string in a self-reported upload or in a host's result is a claim, so on its own it
+    never makes measured rows stale."""
     return board_cached("newest-release", {}, _newest_release_number, row_set_only=True)
 
 
@@ -186,7 +207,10 @@ def _newest_release_number() -> int | None:
             engine_release=OuterRef("release"), retired=False, self_reported=False
         )
     )
-    releases = EngineBuild.objects.filter(in_use).values_list("release", flat=True)
+    known = Exists(Job.objects.filter(engine_release=OuterRef("release"))) | Exists(
+        GpuHost.objects.filter(engine_release=OuterRef("release"))
+    )
+    releases = EngineBuild.objects.filter(in_use, known).values_list("release", flat=True)
     numbers = [n for n in map(release_number, releases) if n is not None]
     return max(numbers, default=None)
 
@@ -277,17 +301,26 @@ def baseline_rows(*, rankings: Sequence[str]) -> list[LeaderboardEntry]:
 
 
 def best_config_for(
-    *, target_name: str, memory_bytes: int, hardware: Hardware | None = None
+    *, target_name: str, memory_bytes: int, hardware: Hardware | None = None, gpu_count: int = 1
 ) -> list:
-    """Per ranking (one workload, definition, GPU and release), the fastest config that fits the
-    memory, lossless (or plain baseline) and measured, with the configs Welch's test cannot tell
-    from it and the ranking's baseline as the denominator (`verdicts.advice.fitting_answers`)."""
+    """Per ranking (one workload, definition, GPU kind and release), the fastest config that fits
+    the memory, lossless (or plain baseline) and measured, with the configs Welch's test cannot
+    tell from it and the ranking's baseline as the denominator (`verdicts.advice.fitting_answers`).
+
+    `memory_bytes` is each GPU's memory and `gpu_count` how many there are: a row measured on a
+    kind of N GPUs answers when N is at most that many and its peak (their total at one moment)
+    is within N such GPUs' memory, so one person's two 24 GB cards see the single-GPU rows that
+    fit one card and the two-GPU rows, and never a row measured on four."""
+    on_its_gpus = ExpressionWrapper(
+        F("hardware__gpu_count") * memory_bytes, output_field=BigIntegerField()
+    )
     entries = LeaderboardEntry.objects.filter(
         RANKED,
         Q(lossless=True) | BASELINE,
         config__target_name=target_name,
         peak_memory_bytes__isnull=False,
-        peak_memory_bytes__lte=memory_bytes,
+        peak_memory_bytes__lte=on_its_gpus,
+        hardware__gpu_count__lte=gpu_count,
     ).select_related("config", "hardware")
     # What the peak memory was (GPU or process), for templatetags.run_display.peak_memory.
     entries = entries.annotate(memory_kind=F("best_run__memory_kind"))

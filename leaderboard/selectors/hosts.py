@@ -196,6 +196,8 @@ def host_board(
             {
                 "slug": kind.slug,
                 "gpu_name": kind.gpu_name,
+                # "2x RTX 3090 24GB" for a kind of several GPUs (the page's heading).
+                "label": kind.label,
                 "queue": kind.queue_name,
                 "queued_jobs": queued.get(kind.pk, 0),
                 "broker_waiting": (waiting or {}).get(kind.queue_name) if waiting else None,

@@ -59,7 +59,10 @@ from leaderboard.services.jobs import (
 )
 from leaderboard.services.limits import Allowance, LimitReached, allowance, check_allowance
 from leaderboard.services.registry import (
+    advertised_gpu_problems,
+    gpus_serve_kind_problem,
     register_hardware,
+    register_hardware_from_gpus,
     register_model,
     retire_engine_build,
 )
@@ -112,6 +115,9 @@ __all__ = [
     "refresh_leaderboard_entry",
     "register_gpu_host",
     "register_hardware",
+    "register_hardware_from_gpus",
+    "advertised_gpu_problems",
+    "gpus_serve_kind_problem",
     "register_hub_model",
     "register_model",
     "refuse_model_request",

@@ -351,7 +351,8 @@ def _refresh_entry(
             "ranking_label": verdicts.ranking_label(
                 config,
                 definition=figures.definition,
-                gpu_name=hardware.gpu_name,
+                # "2x RTX 3090 24GB" for a kind of two: its ranking is not the one GPU's.
+                gpu_name=hardware.label,
                 engine_release=engine_release,
             ),
             "workload_label": verdicts.workload_label(config),

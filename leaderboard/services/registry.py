@@ -1,7 +1,8 @@
 """The registry: hardware kinds, model files and engine builds.
 
-A model is registered by reading its GGUF header with the runner; a hardware kind gets the queue
-its GPU workers consume; retiring an engine build takes its rows off the ranking."""
+A model is registered by reading its GGUF header with the runner; a hardware kind (one GPU or
+several: "2x RTX 3090 24GB", from the GPUs NVML shows on a host) gets the queue its GPU workers
+consume; retiring an engine build takes its rows off the ranking."""
 
 from __future__ import annotations
 
@@ -24,10 +25,10 @@ from leaderboard.models import (
 )
 from leaderboard.services.board import mark_test_weights, raise_board_version, rerank_all
 from leaderboard.services.errors import RegistrationError
-from runner.config import BenchmarkConfig, field_errors
+from runner.config import MAX_GPUS, BenchmarkConfig, field_errors
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import inspect_model
-from runner.provenance import normalise_gpu_name
+from runner.provenance import describe_gpus, normalise_gpu_name
 
 DRAFT_ARCHITECTURES = frozenset({"dflash", "dflash-draft", "eagle3"})
 
@@ -38,14 +39,18 @@ _SELF_REPORTED_SUFFIX = "-self-reported"
 _FAITHFUL_NAME = re.compile(r"[A-Za-z0-9 -]+")
 
 
-def hardware_slug(*, gpu_name: str, memory_bytes: int | None = None, self_reported: bool) -> str:
+def hardware_slug(
+    *, gpu_name: str, memory_bytes: int | None = None, self_reported: bool, gpu_count: int = 1
+) -> str:
     """The slug of a hardware kind; a name that slugify would not keep whole gets its digest.
 
-    "RTX 4090" is `rtx-4090`; names that differ only in what slugify drops (punctuation, other
-    scripts, anything past its length) are different GPUs to their uploaders, so they must not
-    land on one kind: `显卡` and `图形卡` would both slugify to nothing."""
+    "RTX 4090" is `rtx-4090`, two of them with 24 GiB each `2x-rtx-4090-24gb`; names that differ
+    only in what slugify drops (punctuation, other scripts, anything past its length) are
+    different GPUs to their uploaders, so they must not land on one kind: `显卡` and `图形卡`
+    would both slugify to nothing."""
     memory = f"-{round(memory_bytes / 2**30)}gb" if memory_bytes else ""
-    base = slugify(f"{gpu_name}{memory}")
+    count = f"{gpu_count}x-" if gpu_count > 1 else ""
+    base = slugify(f"{count}{gpu_name}{memory}")
     faithful = _FAITHFUL_NAME.fullmatch(gpu_name) is not None and len(base) <= _SLUG_NAME_LENGTH
     if not faithful:
         name_digest = hashlib.sha256(gpu_name.encode()).hexdigest()[:8]
@@ -62,21 +67,120 @@ def register_hardware(
     host: str = "",
     self_reported: bool = False,
     slug: str | None = None,
+    gpu_count: int = 1,
 ) -> Hardware:
-    """Find or create a hardware kind; measured kinds get the queue their workers consume."""
+    """Find or create a hardware kind of gpu_count GPUs of one model (memory_bytes each);
+    measured kinds get the queue their workers consume."""
     if "\x00" in gpu_name:
         # PostgreSQL cannot store a NUL character in text.
         raise RegistrationError({"hardware": ["the hardware name contains a NUL character"]})
+    if not 1 <= gpu_count <= MAX_GPUS:
+        raise RegistrationError({"gpu_count": [f"a kind has 1 to {MAX_GPUS} GPUs"]})
     normalised = normalise_gpu_name(gpu_name)
-    if slug is None:
-        slug = hardware_slug(
-            gpu_name=normalised, memory_bytes=memory_bytes, self_reported=self_reported
+    gpus = [{"name": normalised, "memory_bytes": memory_bytes}] * gpu_count
+    return _hardware_kind(
+        gpus=gpus, slug=slug, self_reported=self_reported, driver=driver, cuda=cuda, host=host
+    )
+
+
+def register_hardware_from_gpus(
+    *,
+    gpus: list[dict],
+    driver: str = "",
+    cuda: str = "",
+    host: str = "",
+    slug: str | None = None,
+) -> Hardware:
+    """Find or create the kind that a host's GPUs make, as NVML describes them on the host
+    (``runner.provenance.visible_gpus``: every GPU's name and memory): one RTX 3090 is
+    `rtx-3090-24gb`, two are `2x-rtx-3090-24gb`, a 4090 beside a 3090 a kind of its own."""
+    problems = advertised_gpu_problems(gpus)
+    if problems or not gpus:
+        raise RegistrationError({"gpus": problems or ["a hardware kind needs at least one GPU"]})
+    described = [
+        {"name": normalise_gpu_name(gpu["name"]), "memory_bytes": gpu.get("memory_bytes")}
+        for gpu in gpus
+    ]
+    return _hardware_kind(
+        gpus=described, slug=slug, self_reported=False, driver=driver, cuda=cuda, host=host
+    )
+
+
+def advertised_gpu_problems(gpus: object) -> list[str]:
+    """Why a host's list of GPUs (from NVML on the host, or a signed message) is not one."""
+    if not isinstance(gpus, list) or len(gpus) > MAX_GPUS:
+        return [f"the GPUs must be a list of at most {MAX_GPUS}"]
+    for gpu in gpus:
+        name = gpu.get("name") if isinstance(gpu, dict) else None
+        memory = gpu.get("memory_bytes") if isinstance(gpu, dict) else None
+        if not isinstance(name, str) or not 0 < len(name) <= 200 or "\x00" in name:
+            return ["every GPU needs a name of 1 to 200 characters"]
+        if memory is not None and (
+            not isinstance(memory, int) or isinstance(memory, bool) or not 0 < memory < 2**53
+        ):
+            return ["a GPU's memory must be a positive whole number of bytes"]
+    return []
+
+
+def gpus_serve_kind_problem(*, hardware: Hardware, gpus: object) -> str | None:
+    """Why a host whose engine sees these GPUs (``runner.provenance.visible_gpus``) cannot serve
+    this kind, or None: it must see exactly the kind's GPUs, in order, each of its model and
+    memory (to the GiB), so that a run on it is a run on the kind. A larger host serves a
+    smaller kind with CUDA_VISIBLE_DEVICES narrowed to it."""
+    if (problems := advertised_gpu_problems(gpus)) or not isinstance(gpus, list):
+        return problems[0] if problems else "the GPUs must be a list"
+    wanted = hardware.gpu_list()
+    shown = describe_gpus(gpus) if gpus else "no GPU"
+    if len(gpus) != len(wanted):
+        return (
+            f"{hardware.slug} is {hardware.label}, but the host's engine sees {shown} "
+            f"({len(gpus)} GPU{'s' if len(gpus) != 1 else ''}; CUDA_VISIBLE_DEVICES narrows a "
+            "larger host)"
         )
-    hardware, created = Hardware.objects.get_or_create(
+    for index, (have, want) in enumerate(zip(gpus, wanted, strict=True)):
+        if normalise_gpu_name(have["name"]) != normalise_gpu_name(want["name"] or ""):
+            return (
+                f"GPU {index} of the host is {normalise_gpu_name(have['name'])}, not {want['name']}"
+            )
+        memory, needed = have.get("memory_bytes"), want["memory_bytes"]
+        if memory and needed and round(memory / 2**30) != round(needed / 2**30):
+            return (
+                f"GPU {index} of the host has {round(memory / 2**30)} GiB, "
+                f"{hardware.label}'s {round(needed / 2**30)} GiB"
+            )
+    return None
+
+
+def _hardware_kind(
+    *,
+    gpus: list[dict],
+    slug: str | None,
+    self_reported: bool,
+    driver: str,
+    cuda: str,
+    host: str,
+) -> Hardware:
+    names = list(dict.fromkeys(gpu["name"] for gpu in gpus))
+    memories = [gpu["memory_bytes"] for gpu in gpus if gpu["memory_bytes"]]
+    gpu_name = " + ".join(names)
+    memory_bytes = min(memories) if len(memories) == len(gpus) else None
+    if slug is None:
+        mixed = len(names) > 1 or len(set(memories)) > 1
+        slug = hardware_slug(
+            # A mixed set is named by every GPU in order, each with its memory.
+            gpu_name=describe_gpus(gpus) if mixed else gpu_name,
+            memory_bytes=None if mixed else memory_bytes,
+            self_reported=self_reported,
+            gpu_count=1 if mixed else len(gpus),
+        )
+    hardware, _ = Hardware.objects.get_or_create(
         slug=slug,
         defaults={
-            "gpu_name": normalised,
+            "gpu_name": gpu_name,
             "memory_bytes": memory_bytes,
+            "gpu_count": len(gpus),
+            # A single GPU's kind keeps the shape kinds always had: its name and memory alone.
+            "gpus": gpus if len(gpus) > 1 else [],
             "driver": driver,
             "cuda": cuda,
             "host": host,

@@ -28,7 +28,7 @@ from leaderboard.services.configs import config_row
 from leaderboard.services.errors import SubmissionError
 from leaderboard.services.jobs import enqueue_on_commit, measures_own_baseline
 from leaderboard.services.limits import check_allowance
-from runner.compatibility import memory_problems, pair_problems
+from runner.compatibility import gpu_placement_problems, memory_problems, pair_problems
 from runner.config import BenchmarkConfig, field_errors
 
 
@@ -95,8 +95,15 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
     if problems := pair_problems(config, target_info, draft_info):
         raise SubmissionError(problems)
     if hardware is not None and (
-        problems := memory_problems(
-            config, target_info, draft_info, memory_bytes=hardware.memory_bytes
+        # A GPU the config's split names must be one the kind has; then each GPU's share of
+        # the weights and K/V cache must fit its own memory (runner.compatibility).
+        problems := gpu_placement_problems(config, gpu_count=hardware.gpu_count)
+        or memory_problems(
+            config,
+            target_info,
+            draft_info,
+            memory_bytes=hardware.memory_bytes,
+            gpu_memory=hardware.gpu_memory(),
         )
     ):
         raise SubmissionError(problems)

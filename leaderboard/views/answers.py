@@ -127,6 +127,7 @@ def best_config(request: HttpRequest) -> HttpResponse:
             target_name=form.cleaned_data["target"],
             memory_bytes=form.memory_bytes(),
             hardware=form.cleaned_data.get("hardware_row"),
+            gpu_count=form.gpus(),
         )
         # One answer per ranking: without a GPU chosen, the fastest answers first, the rest
         # counted (a page of a hundred sections answers nobody).

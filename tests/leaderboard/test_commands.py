@@ -1,5 +1,5 @@
 """Management commands: import_seed_csv (alias import_runs), import_runner_results (alias
-import_results), create_api_token, register_hardware (seed_demo: test_seed_demo.py)."""
+import_results), create_api_token, register_hardware (one GPU or several; seed_demo: test_seed_demo.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 
 from leaderboard.accounts.models import ApiToken, key_digest
 from leaderboard.models import LeaderboardEntry
+from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
 from tests.support.seed_kit import SEED_CSV
 
 
@@ -52,6 +53,22 @@ def test_register_hardware_names_the_queue(db):
         run("register_hardware", "NVIDIA H200", "--memory-gib", "141").strip()
         == "h200-141gb\tgpu.h200-141gb"
     )
+
+
+def test_register_hardware_takes_a_gpu_count_or_this_hosts_gpus(db, monkeypatch):
+    assert (
+        run("register_hardware", "RTX 3090", "--memory-gib", "24", "--gpu-count", "2").strip()
+        == "2x-rtx-3090-24gb\tgpu.2x-rtx-3090-24gb"
+    )
+    install(monkeypatch, FakeNvml(rtx_3090s(2)))
+    assert (
+        run("register_hardware", "--this-host").strip() == "2x-rtx-3090-24gb\tgpu.2x-rtx-3090-24gb"
+    )
+    install(monkeypatch, FakeNvml([]))
+    with pytest.raises(CommandError, match="no GPU"):
+        run("register_hardware", "--this-host")
+    with pytest.raises(CommandError, match="1 to 16 GPUs"):
+        run("register_hardware", "RTX 3090", "--gpu-count", "0")
 
 
 def test_refresh_leaderboard_fills_the_verdicts_of_rows_stored_before_them(db):

@@ -41,13 +41,25 @@ class HubModelRegistrationSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
 
 
+class HardwareGpuSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    memory_bytes = serializers.IntegerField(allow_null=True)
+
+
 class HardwareSerializer(serializers.ModelSerializer):
     served = serializers.SerializerMethodField()
+    label = serializers.CharField(
+        read_only=True, help_text='The kind in words: "RTX 4090", "2x RTX 3090 24GB".'
+    )
+    gpus = HardwareGpuSerializer(
+        source="gpu_list", many=True, read_only=True, help_text="Each GPU, in the engine's order."
+    )
 
     class Meta:
         model = Hardware
         fields = [
             "slug", "gpu_name", "memory_bytes", "driver", "cuda", "host", "self_reported", "served",
+            "gpu_count", "gpus", "label",
         ]  # fmt: skip
         read_only_fields = fields
 

@@ -1,0 +1,254 @@
+"""Hardware kinds of several GPUs (issue 28): a kind from the GPUs NVML shows on a host, the
+memory check per GPU for a config's split, the queue a job goes to, and the rows: a single-GPU
+and a two-GPU row of the same config are different rows, in different rankings."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard import selectors, services
+from leaderboard.celery import gpu_queue
+from leaderboard.models import Hardware, Job, LeaderboardEntry
+from runner.config import parse_config
+from runner.provenance import describe_gpus
+
+GIB = 2**30
+MIB = 2**20
+RTX_3090 = {"name": "NVIDIA GeForce RTX 3090", "memory_bytes": 24 * GIB}
+RTX_4090 = {"name": "NVIDIA GeForce RTX 4090", "memory_bytes": 24 * GIB}
+
+
+def nvml_gpus(*gpus: dict) -> list[dict]:
+    """GPUs as runner.provenance.visible_gpus gives them on a host."""
+    return [{"index": i, "raw_name": gpu["name"]} | gpu for i, gpu in enumerate(gpus)]
+
+
+@pytest.fixture
+def one_3090(db) -> Hardware:
+    return services.register_hardware_from_gpus(gpus=nvml_gpus(RTX_3090))
+
+
+@pytest.fixture
+def two_3090s(db) -> Hardware:
+    return services.register_hardware_from_gpus(gpus=nvml_gpus(RTX_3090, RTX_3090))
+
+
+def test_a_kind_says_how_many_gpus_of_which_model(one_3090, two_3090s):
+    assert (one_3090.slug, one_3090.label, one_3090.gpu_count) == ("rtx-3090-24gb", "RTX 3090", 1)
+    assert (two_3090s.slug, two_3090s.label, two_3090s.gpu_count) == (
+        "2x-rtx-3090-24gb",
+        "2x RTX 3090 24GB",
+        2,
+    )
+    assert two_3090s.queue_name == gpu_queue("2x-rtx-3090-24gb") != one_3090.queue_name
+    assert two_3090s.gpu_memory() == [24 * GIB, 24 * GIB] and one_3090.gpu_memory() == [24 * GIB]
+    # The same GPUs again, or the count given by hand, find the same kind.
+    again = services.register_hardware_from_gpus(gpus=nvml_gpus(RTX_3090, RTX_3090))
+    by_hand = services.register_hardware(
+        gpu_name="NVIDIA GeForce RTX 3090", memory_bytes=24 * GIB, gpu_count=2
+    )
+    assert again == by_hand == two_3090s
+    assert Hardware.objects.count() == 2
+
+
+def test_a_single_gpu_kind_is_what_it_always_was(db):
+    kind = services.register_hardware(gpu_name="NVIDIA H200", memory_bytes=141 * GIB)
+    assert (kind.slug, kind.gpu_count, kind.gpus, str(kind)) == ("h200-141gb", 1, [], "H200")
+    assert kind.gpu_list() == [{"name": "H200", "memory_bytes": 141 * GIB}]
+
+
+def test_mixed_gpus_are_a_kind_of_their_own(two_3090s):
+    mixed = services.register_hardware_from_gpus(gpus=nvml_gpus(RTX_4090, RTX_3090))
+    assert mixed.label == "RTX 4090 24GB + RTX 3090 24GB"
+    assert mixed.gpu_count == 2 and mixed.slug not in ("2x-rtx-3090-24gb", "rtx-4090-24gb")
+
+
+@pytest.mark.parametrize(
+    "gpus",
+    [
+        [],
+        "two",
+        [{"name": ""}],
+        [{"name": "RTX 3090", "memory_bytes": -1}],
+        [{"name": "RTX 3090", "memory_bytes": True}],
+        [{"name": "x\x00"}],
+        [RTX_3090] * 17,
+    ],
+)
+def test_gpus_that_are_not_a_list_of_named_gpus_make_no_kind(db, gpus):
+    with pytest.raises(services.RegistrationError):
+        services.register_hardware_from_gpus(gpus=gpus)
+    assert not Hardware.objects.exists()
+
+
+def test_a_host_serves_a_kind_only_with_exactly_its_gpus(one_3090, two_3090s):
+    assert (
+        services.gpus_serve_kind_problem(hardware=two_3090s, gpus=nvml_gpus(RTX_3090, RTX_3090))
+        is None
+    )
+    assert services.gpus_serve_kind_problem(hardware=one_3090, gpus=nvml_gpus(RTX_3090)) is None
+    # NVML's total memory varies a little with the driver: the same GiB is the same GPU.
+    close = {"name": "NVIDIA GeForce RTX 3090", "memory_bytes": 24 * GIB - 200 * MIB}
+    assert services.gpus_serve_kind_problem(hardware=one_3090, gpus=nvml_gpus(close)) is None
+
+    one_for_two = services.gpus_serve_kind_problem(hardware=two_3090s, gpus=nvml_gpus(RTX_3090))
+    assert "2x RTX 3090 24GB" in one_for_two and "1 GPU;" in one_for_two
+    two_for_one = services.gpus_serve_kind_problem(
+        hardware=one_3090, gpus=nvml_gpus(RTX_3090, RTX_3090)
+    )
+    assert "CUDA_VISIBLE_DEVICES" in two_for_one
+    other = services.gpus_serve_kind_problem(hardware=two_3090s, gpus=nvml_gpus(RTX_3090, RTX_4090))
+    assert other == "GPU 1 of the host is RTX 4090, not RTX 3090"
+    smaller = {"name": "NVIDIA GeForce RTX 3090", "memory_bytes": 12 * GIB}
+    assert "12 GiB" in services.gpus_serve_kind_problem(hardware=one_3090, gpus=nvml_gpus(smaller))
+    assert services.gpus_serve_kind_problem(hardware=one_3090, gpus={"name": "RTX 3090"})
+
+
+# The memory check per GPU, at the door. The tiny qwen3's 64 slots of 784 tokens need about
+# 25 MiB (tests/leaderboard/services/test_memory_check.py): more than one 16 MiB GPU holds.
+
+
+def concurrency(**extra) -> dict:
+    protocol = {
+        "name": "concurrency",
+        "levels": [1, 8, 64],
+        "input_tokens": 512,
+        "output_tokens": 256,
+    }
+    return {"target_model": "tiny-qwen3.gguf", "protocol": protocol} | extra
+
+
+@pytest.fixture
+def small_gpus(db) -> tuple[Hardware, Hardware]:
+    """One GPU of 16 MiB, and two of them."""
+    small = {"name": "Tiny GPU", "memory_bytes": 16 * MIB}
+    return (
+        services.register_hardware_from_gpus(gpus=nvml_gpus(small)),
+        services.register_hardware_from_gpus(gpus=nvml_gpus(small, small)),
+    )
+
+
+def refused(user, data: dict, kind: Hardware) -> dict[str, list[str]]:
+    with pytest.raises(services.SubmissionError) as refusal:
+        services.submit_config(owner=user, data=data, hardware_slug=kind.slug)
+    return refusal.value.errors
+
+
+def test_what_one_gpu_cannot_hold_is_accepted_on_two_by_the_layer_split(
+    user, models, small_gpus, enqueued
+):
+    one, two = small_gpus
+    assert (
+        "above the 16.0 MiB this hardware has"
+        in refused(user, concurrency(), one)["protocol.concurrency.levels"][0]
+    )
+    job = services.submit_config(owner=user, data=concurrency(), hardware_slug=two.slug)
+    assert job.hardware == two
+
+
+def test_a_split_that_overfills_one_gpu_is_refused_at_its_field(user, models, small_gpus, enqueued):
+    _, two = small_gpus
+    (none,) = refused(user, concurrency(split_mode="none"), two)["split_mode"]
+    assert "GPU 0 needs at least" in none and "of its 16.0 MiB" in none
+    (uneven,) = refused(user, concurrency(tensor_split="9,1"), two)["tensor_split"]
+    assert "tensor split 9,1" in uneven and "GPU 1" not in uneven
+    assert not Job.objects.exists() and enqueued == []
+
+
+def test_a_gpu_the_kind_does_not_have_is_refused_even_without_its_memory(
+    user, models, db, enqueued
+):
+    unknown = services.register_hardware(gpu_name="RTX 3090", gpu_count=2)
+    assert unknown.gpu_memory() is None
+    assert (
+        "this hardware has 2 GPUs"
+        in refused(user, {"target_model": "tiny-qwen3.gguf", "tensor_split": [1, 1, 1]}, unknown)[
+            "tensor_split"
+        ][0]
+    )
+    single = services.register_hardware(gpu_name="RTX 3090")
+    data = {
+        "target_model": "tiny-qwen3.gguf",
+        "draft_model": "tiny-qwen3.gguf",
+        "spec_types": "draft-simple",
+        "draft_gpu": 1,
+    }
+    assert "this hardware has 1 GPU" in refused(user, data, single)["draft_gpu"][0]
+    assert enqueued == []
+
+
+def test_a_job_for_a_two_gpu_kind_goes_to_that_kinds_queue_only(
+    user, models, one_3090, two_3090s, enqueued, django_capture_on_commit_callbacks
+):
+    data = {"target_model": "tiny-qwen3.gguf", "split_mode": "row", "tensor_split": "3,1"}
+    with django_capture_on_commit_callbacks(execute=True):
+        on_two = services.submit_config(owner=user, data=data, hardware_slug=two_3090s.slug)
+        plain = services.submit_config(
+            owner=user, data={"target_model": "tiny-qwen3.gguf"}, hardware_slug=one_3090.slug
+        )
+    assert [message["queue"] for message in enqueued] == [
+        "gpu.2x-rtx-3090-24gb",
+        "gpu.rtx-3090-24gb",
+    ]
+    # The message carries the split as the runner composes it into llama-server's flags.
+    sent = enqueued[0]["kwargs"]["config"]
+    assert (sent["split_mode"], sent["tensor_split"]) == ("row", [3.0, 1.0])
+    assert parse_config(sent).key == on_two.config.key != plain.config.key
+    assert "split_mode" not in enqueued[1]["kwargs"]["config"]
+
+
+# Rows: one config measured on one RTX 3090 and on two.
+
+
+@pytest.fixture
+def both_rows(make_result, one_3090, two_3090s, user) -> tuple[LeaderboardEntry, LeaderboardEntry]:
+    config = parse_config(
+        {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "runs": 3}}
+    )
+    for kind, decode in ((one_3090, [50.0, 51.0, 52.0]), (two_3090s, [70.0, 71.0, 72.0])):
+        services.import_runner_result(
+            owner=user, hardware=kind, result=make_result(config, decode), source="test"
+        )
+    return (
+        LeaderboardEntry.objects.get(hardware=one_3090),
+        LeaderboardEntry.objects.get(hardware=two_3090s),
+    )
+
+
+def test_one_and_two_gpus_of_the_same_config_are_two_rows_in_two_rankings(both_rows):
+    one, two = both_rows
+    assert one.config_id == two.config_id and one.pk != two.pk
+    assert one.ranking_key != two.ranking_key
+    assert "2x RTX 3090 24GB" in two.ranking_label and "2x" not in one.ranking_label
+    assert list(selectors.leaderboard_entries(hardware="2x-rtx-3090-24gb")) == [two]
+    assert list(selectors.leaderboard_entries(hardware="rtx-3090-24gb")) == [one]
+
+
+def test_the_hardware_filter_names_a_kind_by_its_gpus(both_rows):
+    choices = dict(selectors.leaderboard_filter_choices()["hardware"])
+    assert choices == {
+        "2x-rtx-3090-24gb": "2x RTX 3090 24GB (2x-rtx-3090-24gb)",
+        "rtx-3090-24gb": "RTX 3090 (rtx-3090-24gb)",
+    }
+
+
+def test_best_answers_from_the_kinds_a_person_has(both_rows):
+    one, two = both_rows
+    peak = one.peak_memory_bytes
+    assert peak == two.peak_memory_bytes
+
+    def answered(**asked) -> set[int]:
+        answers = selectors.best_config_for(target_name=one.config.target_name, **asked)
+        return {answer.best.pk for answer in answers}
+
+    # One GPU that holds the row: the single-GPU row only, never the one measured on two.
+    assert answered(memory_bytes=peak, gpu_count=1) == {one.pk}
+    # Two GPUs, each holding half of it: the two-GPU row fits them, the one-GPU row does not.
+    assert answered(memory_bytes=peak // 2 + 1, gpu_count=2) == {two.pk}
+    assert answered(memory_bytes=peak, gpu_count=2) == {one.pk, two.pk}
+    # A kind picked: its own rows, at its GPUs' memory.
+    assert answered(memory_bytes=24 * GIB, gpu_count=2, hardware=two.hardware) == {two.pk}
+
+
+def test_describe_gpus_is_the_kinds_name(two_3090s):
+    assert describe_gpus(two_3090s.gpu_list()) == two_3090s.label
