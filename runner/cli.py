@@ -166,10 +166,19 @@ def summary_line(result) -> str:
     return line
 
 
+def _credentials(args: argparse.Namespace):
+    """The site and token for submit and upload, with a warning when the token came as a flag."""
+    from runner import client
+
+    if args.token:
+        print(client.TOKEN_FLAG_WARNING, file=sys.stderr)
+    return client.resolve_credentials(site=args.site, token=args.token)
+
+
 def _command_submit(args: argparse.Namespace) -> int:
     from runner import client
 
-    credentials = client.resolve_credentials(site=args.site, token=args.token)
+    credentials = _credentials(args)
     return client.submit(
         credentials=credentials,
         config_path=args.config,
@@ -182,7 +191,7 @@ def _command_submit(args: argparse.Namespace) -> int:
 def _command_upload(args: argparse.Namespace) -> int:
     from runner import client
 
-    credentials = client.resolve_credentials(site=args.site, token=args.token)
+    credentials = _credentials(args)
     return client.upload(
         credentials=credentials,
         result_path=args.result,
@@ -195,7 +204,8 @@ def _site_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--site", help="the site's URL (default $SPECBOARD_SITE or client.toml)")
     parser.add_argument(
         "--token",
-        help="API token (default $SPECBOARD_TOKEN or ~/.config/specboard/client.toml)",
+        help="API token; prefer $SPECBOARD_TOKEN or ~/.config/specboard/client.toml (the "
+        "default): every local user can read a command line",
     )
 
 

@@ -1,11 +1,13 @@
 """The terminal client of a Specboard site: submit a config and follow its job, or upload a result
 measured on your own GPU, through the site's REST API (/api/v1/, docs/API.md).
 
-`python -m runner submit CONFIG.json --site URL --token T [--hardware SLUG] [--wait]` and
-`python -m runner upload RESULT.json --site URL --token T --hardware NAME` (runner/cli.py).
-The token comes from `--token`, else `SPECBOARD_TOKEN`, else `~/.config/specboard/client.toml`
-(`site = "..."` and `token = "..."`); it is sent only in the Authorization header and never
-printed. An API error is shown as the one line the API gives, and the command exits non-zero.
+`python -m runner submit CONFIG.json --site URL [--hardware SLUG] [--wait]` and
+`python -m runner upload RESULT.json --site URL --hardware NAME` (runner/cli.py).
+The token comes from `SPECBOARD_TOKEN` or `~/.config/specboard/client.toml` (`site = "..."` and
+`token = "..."`), or from `--token`, which wins but is warned about: a command line is in the
+process list, which every user of the machine can read. It is sent only in the Authorization
+header and never printed. An API error is shown as the one line the API gives, and the command
+exits non-zero.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ from runner.errors import RunnerError
 TOKEN_VARIABLE = "SPECBOARD_TOKEN"
 SITE_VARIABLE = "SPECBOARD_SITE"
 CONFIG_FILE = Path("~/.config/specboard/client.toml")
+TOKEN_FLAG_WARNING = (
+    "warning: --token puts the key in this machine's process list, which every local user can "
+    f'read (ps, /proc); set {TOKEN_VARIABLE} or put token = "..." in {CONFIG_FILE} '
+    "(chmod 600) instead"
+)
 API_PREFIX = "/api/v1"
 FINISHED = ("succeeded", "failed", "cancelled")
 BAR_WIDTH = 30

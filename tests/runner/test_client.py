@@ -86,14 +86,30 @@ def assert_token_kept_out(token: str, *outputs: str) -> None:
 def test_submit_queues_a_job_for_the_tokens_owner_and_says_where_it_is(site, home, tmp_path):
     config = write_json(tmp_path, "config.json", CONFIG)
     done = runner_command(
-        "submit", config, "--site", site["url"], "--token", site["token"], home=home
+        "submit", config, "--site", site["url"], home=home, SPECBOARD_TOKEN=site["token"]
     )
 
     assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
     job = Job.objects.get(auto_scheduled=False)
     assert job.owner == site["user"] and job.hardware == site["hardware"]
     assert done.stdout.startswith(f"job {job.pk} queued: config {job.config.key} on ")
     assert f"{site['url']}/jobs/{job.pk}/" in done.stdout
+    assert_token_kept_out(site["token"], done.stdout, done.stderr)
+
+
+def test_a_token_given_as_a_flag_still_works_and_is_warned_about(site, home, tmp_path):
+    """A command line is in the process list, which every local user can read."""
+    config = write_json(tmp_path, "config.json", CONFIG)
+    done = runner_command(
+        "submit", config, "--site", site["url"], "--token", site["token"], home=home
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert Job.objects.filter(owner=site["user"], auto_scheduled=False).count() == 1
+    [warning] = done.stderr.strip().splitlines()
+    assert warning.startswith("warning: --token puts the key in this machine's process list")
+    assert "SPECBOARD_TOKEN" in warning and "client.toml" in warning
     assert_token_kept_out(site["token"], done.stdout, done.stderr)
 
 
@@ -206,7 +222,7 @@ def test_on_a_terminal_submit_wait_draws_a_progress_bar(site, home, tmp_path, ma
 def test_a_bad_token_is_the_apis_message_and_a_non_zero_exit(site, home, tmp_path):
     config = write_json(tmp_path, "config.json", CONFIG)
     bad = "sbk_" + "x" * 43
-    done = runner_command("submit", config, "--site", site["url"], "--token", bad, home=home)
+    done = runner_command("submit", config, "--site", site["url"], home=home, SPECBOARD_TOKEN=bad)
 
     assert done.returncode != 0
     assert done.stderr.strip() == "error: Invalid token."
@@ -221,7 +237,7 @@ def test_a_config_the_site_refuses_is_its_field_message_in_one_line(site, home, 
         CONFIG | {"draft_model": "tiny-dflash.gguf", "spec_types": ["draft-dflash"], "n_max": 16},
     )
     done = runner_command(
-        "submit", config, "--site", site["url"], "--token", site["token"], home=home
+        "submit", config, "--site", site["url"], home=home, SPECBOARD_TOKEN=site["token"]
     )
 
     assert done.returncode != 0
@@ -255,9 +271,10 @@ def test_without_a_token_the_client_says_where_it_looked(home, tmp_path):
 def test_upload_records_a_self_reported_result_once(site, home, tmp_path, make_result):
     result = make_result(BenchmarkConfig.model_validate(CONFIG), [120.0, 122.0, 121.0])
     path = write_json(tmp_path, "result.json", result)
-    arguments = ("upload", path, "--site", site["url"], "--token", site["token"])
+    arguments = ("upload", path, "--site", site["url"])
+    token = {"SPECBOARD_TOKEN": site["token"]}
 
-    first = runner_command(*arguments, "--hardware", "RTX 4090", home=home)
+    first = runner_command(*arguments, "--hardware", "RTX 4090", home=home, **token)
 
     assert first.returncode == 0, first.stderr
     run = Run.objects.get()
@@ -266,7 +283,7 @@ def test_upload_records_a_self_reported_result_once(site, home, tmp_path, make_r
     assert f"run {run.pk}: config {run.config.key}" in first.stdout
     assert "121.00 tok/s" in first.stdout
 
-    again = runner_command(*arguments, "--hardware", "RTX 4090", home=home)
+    again = runner_command(*arguments, "--hardware", "RTX 4090", home=home, **token)
     assert again.returncode != 0
     [line] = again.stderr.strip().splitlines()
     assert line.startswith("error: ") and "already" in line
@@ -278,8 +295,8 @@ def test_an_upload_that_is_not_json_never_leaves_the_machine(home, tmp_path):
     path = tmp_path / "result.json"
     path.write_text("not json")
     done = runner_command(
-        "upload", str(path), "--site", "http://127.0.0.1:9", "--token", "t", "--hardware", "x",
-        home=home,
+        "upload", str(path), "--site", "http://127.0.0.1:9", "--hardware", "x",
+        home=home, SPECBOARD_TOKEN="t",
     )  # fmt: skip
     assert done.returncode != 0
     assert done.stderr.startswith(f"error: result file {path} is not valid JSON")
@@ -288,7 +305,7 @@ def test_an_upload_that_is_not_json_never_leaves_the_machine(home, tmp_path):
 def test_an_unreachable_site_is_one_line(home, tmp_path):
     config = write_json(tmp_path, "config.json", CONFIG)
     done = runner_command(
-        "submit", config, "--site", "http://127.0.0.1:9", "--token", "sbk_secret", home=home
+        "submit", config, "--site", "http://127.0.0.1:9", home=home, SPECBOARD_TOKEN="sbk_secret"
     )
     assert done.returncode != 0
     assert done.stderr.startswith("error: cannot reach http://127.0.0.1:9: ")
