@@ -2,7 +2,7 @@
 
 `peak_memory` says what was measured: GPU memory (NVML) or the engine process's memory (RSS,
 on CPU builds), in MiB below 1 GiB, and nothing at all when no memory was measured (0 or
-missing). `runnable_command` is the recorded llama-server command as it can be pasted: a built
+missing); `per_gpu` each GPU's own peak and energy where a run was on several. `runnable_command` is the recorded llama-server command as it can be pasted: a built
 engine's binary finds its shared libraries (libllama-server-impl.so and the ggml ones, beside
 it in the build's bin/) only through LD_LIBRARY_PATH, which the runner sets when it starts the
 server, so the command gets the same prefix, computed from the binary's path in the command.
@@ -42,6 +42,27 @@ def peak_memory(run: Run) -> str:
         return ""
     kind = MEMORY_KINDS.get(getattr(run, "memory_kind", "") or "", "memory of unknown kind")
     return f"{amount} {kind}"
+
+
+@register.filter
+def per_gpu(run: Run) -> list[str]:
+    """Each GPU's own peak memory and energy, where the run was measured on several (the
+    result's summary.gpus): ["GPU 0: 12.0 GiB, 310.5 J", "GPU 1: 10.0 GiB"]; empty for one GPU
+    or a result recorded before. Whatever a stored result holds reads as a figure or nothing."""
+    raw = getattr(run, "raw_result", None)
+    summary = raw.get("summary") if isinstance(raw, Mapping) else None
+    gpus = summary.get("gpus") if isinstance(summary, Mapping) else None
+    if not isinstance(gpus, list) or len(gpus) < 2:
+        return []
+    lines = []
+    for index, gpu in enumerate(gpus):
+        gpu = gpu if isinstance(gpu, Mapping) else {}
+        joules = finite(gpu.get("energy_joules"))
+        parts = [memory_text(gpu.get("peak_memory_bytes")) or "memory not measured"]
+        if joules is not None and joules >= 0:
+            parts.append(f"{joules:,.1f} J")
+        lines.append(f"GPU {index}: {', '.join(parts)}")
+    return lines
 
 
 def runnable(command: str) -> str:

@@ -252,3 +252,21 @@ def test_best_answers_from_the_kinds_a_person_has(both_rows):
 
 def test_describe_gpus_is_the_kinds_name(two_3090s):
     assert describe_gpus(two_3090s.gpu_list()) == two_3090s.label
+
+
+def test_the_run_page_of_a_two_gpu_run_shows_each_gpus_peak(make_result, two_3090s, user, client):
+    config = parse_config(
+        {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "runs": 3}}
+    )
+    result = make_result(config, [70.0, 71.0, 72.0])
+    total = result["summary"]["peak_memory_bytes"]
+    result["summary"]["gpus"] = [
+        {"index": 0, "peak_memory_bytes": total - 20 * MIB, "energy_joules": None},
+        {"index": 1, "peak_memory_bytes": 20 * MIB, "energy_joules": None},
+    ]
+    (run,) = services.import_runner_result(
+        owner=user, hardware=two_3090s, result=result, source="test"
+    )
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "2x RTX 3090 24GB" in page
+    assert "GPU 1: 20.0 MiB" in page
