@@ -1,17 +1,28 @@
-"""What the Redis broker holds, for the reconciler: waiting and unacked task ids, and results on
-their way to the database; forgetting a lost worker's unacked messages; asking live workers what
-they execute; for the hosts page, which workers answer with the queues they consume and how
-many messages wait in a queue. Nothing here sends a task (leaderboard.dispatch does).
+"""What the Redis broker holds, for the reconciler: waiting and unacked task ids (every GPU
+host keeps its unacked messages under keys of its own), and results on their way to the
+database; forgetting a lost worker's unacked messages; asking live workers what they execute;
+for the hosts page, which workers answer with the queues they consume and how many messages
+wait in a queue; and the Redis ACL rule that gives a GPU host exactly what its worker needs.
+Nothing here sends a task (leaderboard.dispatch does).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from leaderboard.celery import DB_QUEUE, app
-from leaderboard.dispatch import RECORD_FAILURE, RECORD_RESULT
+from leaderboard.celery import (
+    DB_QUEUE,
+    RECORD_FAILURE,
+    RECORD_RESULT,
+    app,
+    gpu_queue,
+    host_unacked_keys,
+)
+from leaderboard.workers import gpu_worker_name
 
 # kombu's Redis transport keeps prioritised messages in keys with these suffixes.
 _REDIS_PRIORITY_SEPARATOR = "\x06\x16"
@@ -23,8 +34,9 @@ class BrokerHoldings:
     """The task ids a broker holds: waiting in a queue, or delivered to a worker and not acked."""
 
     waiting: set[str] = field(default_factory=set)
-    # Task id -> the transport's delivery tag, so that a lost worker's message can be forgotten.
-    unacked: dict[str, str] = field(default_factory=dict)
+    # Task id -> (the GPU host whose keys hold it, "" for the default ones; the transport's
+    # delivery tag), so that a lost worker's message can be forgotten.
+    unacked: dict[str, tuple[str, str]] = field(default_factory=dict)
     # Jobs whose result or failure is on its way to the database (in the db queue).
     finishing_job_ids: set[int] = field(default_factory=set)
 
@@ -36,8 +48,20 @@ class BrokerHoldings:
 _FINISHING_TASKS = (RECORD_RESULT, RECORD_FAILURE)
 
 
-def broker_holdings(queues: list[str]) -> BrokerHoldings | None:
-    """What the Redis broker holds for these queues, read in one transaction; None if unknown."""
+def _unacked_key(host: str, default: str) -> str:
+    return host_unacked_keys(host).get("unacked_key", default)
+
+
+def _registered_host_names() -> list[str]:
+    from leaderboard.models import GpuHost
+
+    return list(GpuHost.objects.values_list("name", flat=True))
+
+
+def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> BrokerHoldings | None:
+    """What the Redis broker holds for these queues and these GPU hosts' unacked messages (every
+    registered host's by default), read in one transaction; None if unknown."""
+    hosts = ["", *(_registered_host_names() if hosts is None else hosts)]
     with app.connection_for_write() as connection:
         if connection.transport.driver_type != "redis":
             return None
@@ -54,13 +78,16 @@ def broker_holdings(queues: list[str]) -> BrokerHoldings | None:
         with client.pipeline(transaction=True) as pipe:
             for key in keys:
                 pipe.lrange(key, 0, -1)
-            pipe.hgetall(channel.unacked_key)
-            *lists, unacked = pipe.execute()
+            for host in hosts:
+                pipe.hgetall(_unacked_key(host, channel.unacked_key))
+            replies = pipe.execute()
+    lists, unacked_by_host = replies[: len(keys)], zip(hosts, replies[len(keys) :], strict=True)
     holdings = BrokerHoldings()
     messages = [(json.loads(raw), None) for items in lists for raw in items]
-    for tag, raw in unacked.items():
-        message, _exchange, routing_key = json.loads(raw)
-        messages.append((message, tag.decode() if isinstance(tag, bytes) else tag))
+    for host, unacked in unacked_by_host:
+        for tag, raw in unacked.items():
+            message, _exchange, _routing_key = json.loads(raw)
+            messages.append((message, (host, tag.decode() if isinstance(tag, bytes) else tag)))
     for message, tag in messages:
         headers = message.get("headers") or {}
         task_id = headers.get("id")
@@ -84,15 +111,18 @@ def _job_id(message: dict) -> int | None:
         return None
 
 
-def forget_unacked(delivery_tags: list[str]) -> None:
-    """Drop a lost worker's unacked messages, so the broker never redelivers them a second time."""
+def forget_unacked(delivery_tags: list[tuple[str, str]]) -> None:
+    """Drop lost workers' unacked messages ((host, delivery tag) as broker_holdings found them),
+    so the broker never redelivers them a second time."""
     if not delivery_tags:
         return
     with app.connection_for_write() as connection:
         channel = connection.default_channel
         with channel.client.pipeline(transaction=True) as pipe:
-            pipe.hdel(channel.unacked_key, *delivery_tags)
-            pipe.zrem(channel.unacked_index_key, *delivery_tags)
+            for host, tag in delivery_tags:
+                keys = host_unacked_keys(host)
+                pipe.hdel(keys.get("unacked_key", channel.unacked_key), tag)
+                pipe.zrem(keys.get("unacked_index_key", channel.unacked_index_key), tag)
             pipe.execute()
 
 
@@ -142,3 +172,42 @@ def queue_lengths(queues: list[str]) -> dict[str, int] | None:
     return {
         queue: sum(counts[i * per_queue : (i + 1) * per_queue]) for i, queue in enumerate(queues)
     }
+
+
+def host_acl_rule(*, host_name: str, hardware_slug: str, password: str, db: int = 0) -> str:
+    """The Redis ACL rule (a users.acl line) for one GPU host's broker user, by name: exactly the
+    keys and the channel its worker uses, under the worker's own name `gpu@<host>`.
+
+    It may take jobs from its hardware's queue (and put one back, as kombu does when a worker
+    stops mid-job), keep its unacknowledged messages under its own keys, push messages to `db`
+    without reading it, receive the site's revokes and questions on the control channel and push
+    its answers to the asker's reply queue. It can publish nothing (no broadcast, no event) and
+    run no dangerous command. The password is stored hashed (`#<sha256>`).
+    """
+    queue = gpu_queue(hardware_slug)
+    unacked = host_unacked_keys(host_name)
+    own_keys = [
+        queue,
+        f"_kombu.binding.{queue}",
+        f"_kombu.binding_permanent.{queue}",
+        "_kombu.binding.celery.pidbox",
+        "_kombu.binding_permanent.celery.pidbox",
+        f"{gpu_worker_name(host_name)}.celery.pidbox",
+        unacked["unacked_key"],
+        unacked["unacked_index_key"],
+        unacked["unacked_mutex_key"],
+    ]
+    digest = hashlib.sha256(password.encode()).hexdigest()
+    return " ".join(
+        [
+            f"user {host_name} on #{digest} resetkeys resetchannels",
+            *(f"~{key}" for key in own_keys),
+            "%R~_kombu.binding.reply.celery.pidbox",
+            "%W~*.reply.celery.pidbox",
+            f"%W~{DB_QUEUE}",
+            f"&/{db}.celery.pidbox",
+            "+@all -@dangerous -publish -spublish",
+            # Key patterns hold in every database: keep the host in its own.
+            *(["-select"] if db == 0 else []),
+        ]
+    )

@@ -1,42 +1,59 @@
-"""The Celery app: benchmark jobs on one queue per hardware kind, recording on the `db` queue.
+"""The Celery app: benchmark jobs on one queue per hardware kind, what hosts send back on `db`,
+the site's own periodic tasks on `site`.
 
 A GPU worker consumes `gpu.<hardware-slug>` and needs only the broker URL, llama-server and the
 model files; everything it learns travels back through the broker to tasks on the `db` queue.
-Two periodic tasks keep the broker honest against the database, which is the source of truth:
-the reconciler re-sends jobs the broker lost, the sweeper fails jobs stuck past their time limit.
+`db` is the one queue a GPU host may write to (the broker's ACL, leaderboard.broker.host_acl_rule,
+gives it no other); what the site sends itself, the reconciler and the sweeper, goes to `site`,
+which no host can reach. Each queue carries only its own task names: the transport
+(leaderboard.transport) drops anything else before a worker sees it, so a host cannot make the db
+worker run a benchmark or the reconciler. Two periodic tasks keep the broker honest against the
+database, which is the source of truth: the reconciler re-sends jobs the broker lost, the sweeper
+fails jobs stuck past their time limit.
 """
 
 from __future__ import annotations
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 
 DB_QUEUE = "db"
+SITE_QUEUE = "site"
 GPU_QUEUE_PREFIX = "gpu."
 RECONCILE_EVERY_S = float(os.environ.get("SPECBOARD_RECONCILE_EVERY_S", "30"))
 SWEEP_EVERY_S = float(os.environ.get("SPECBOARD_SWEEP_EVERY_S", "60"))
+
+RUN_BENCHMARK = "leaderboard.tasks.run_benchmark_job"
+RECORD_PROGRESS = "leaderboard.tasks.record_progress_task"
+RECORD_RESULT = "leaderboard.tasks.record_result_task"
+RECORD_FAILURE = "leaderboard.tasks.record_failure_task"
+RECONCILE = "leaderboard.tasks.reconcile_jobs_task"
+SWEEP = "leaderboard.tasks.sweep_stuck_jobs_task"
+# What a GPU host may send back, the only tasks the `db` queue carries.
+HOST_TASKS = frozenset({RECORD_PROGRESS, RECORD_RESULT, RECORD_FAILURE})
+SITE_TASKS = frozenset({RECONCILE, SWEEP})
 
 app = Celery("specboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_routes = {
     "leaderboard.tasks.record_*": {"queue": DB_QUEUE},
-    "leaderboard.tasks.reconcile_*": {"queue": DB_QUEUE},
-    "leaderboard.tasks.sweep_*": {"queue": DB_QUEUE},
+    RECONCILE: {"queue": SITE_QUEUE},
+    SWEEP: {"queue": SITE_QUEUE},
 }
 app.conf.beat_schedule = {
     "reconcile-jobs-with-the-broker": {
-        "task": "leaderboard.tasks.reconcile_jobs_task",
+        "task": RECONCILE,
         "schedule": RECONCILE_EVERY_S,
         # A late reconcile is useless: the next one is already due.
-        "options": {"queue": DB_QUEUE, "expires": RECONCILE_EVERY_S},
+        "options": {"queue": SITE_QUEUE, "expires": RECONCILE_EVERY_S},
     },
     "fail-jobs-stuck-running": {
-        "task": "leaderboard.tasks.sweep_stuck_jobs_task",
+        "task": SWEEP,
         "schedule": SWEEP_EVERY_S,
-        "options": {"queue": DB_QUEUE, "expires": SWEEP_EVERY_S},
+        "options": {"queue": SITE_QUEUE, "expires": SWEEP_EVERY_S},
     },
 }
 app.autodiscover_tasks(["leaderboard"])
@@ -45,3 +62,52 @@ app.autodiscover_tasks(["leaderboard"])
 def gpu_queue(hardware_slug: str) -> str:
     """The queue name that the workers of one hardware kind consume."""
     return f"{GPU_QUEUE_PREFIX}{hardware_slug}"
+
+
+def queue_tasks(queue: str) -> frozenset[str] | None:
+    """The task names a message on this queue may carry; None for queues of Celery's own
+    plumbing (remote control and its replies), which carry no tasks."""
+    if queue == DB_QUEUE:
+        return HOST_TASKS
+    if queue == SITE_QUEUE:
+        return SITE_TASKS
+    if queue.startswith(GPU_QUEUE_PREFIX):
+        return frozenset({RUN_BENCHMARK})
+    return None
+
+
+def host_unacked_keys(host_name: str) -> dict[str, str]:
+    """Where a GPU host's worker keeps the messages it holds and has not acknowledged yet: keys
+    of its own (kombu's transport options), so that no host can read or restore another's."""
+    if not host_name:
+        return {}
+    return {
+        "unacked_key": f"unacked.{host_name}",
+        "unacked_index_key": f"unacked.{host_name}.index",
+        "unacked_mutex_key": f"unacked.{host_name}.mutex",
+    }
+
+
+def _consumed_queues(options: dict) -> set[str]:
+    queues = options.get("queues") or []
+    if isinstance(queues, str):
+        queues = queues.split(",")
+    return {str(queue).strip() for queue in queues}
+
+
+@signals.celeryd_init.connect
+def configure_worker(*, conf, options: dict, **_) -> None:
+    """A worker's settings by what it is: the db worker takes no remote control (a GPU host may
+    broadcast on the control channel, and must not stop or steer it); a GPU host's worker keeps
+    its unacknowledged messages under its own keys and its control queue without an expiry (so
+    it needs no access to the broker's shared binding deadlines)."""
+    from django.conf import settings
+
+    if DB_QUEUE in _consumed_queues(options) or SITE_QUEUE in _consumed_queues(options):
+        conf.worker_enable_remote_control = False
+    if settings.ROLE == "gpu-worker":
+        conf.broker_transport_options = {
+            **conf.broker_transport_options,
+            **host_unacked_keys(settings.SPECBOARD_HOST_NAME),
+        }
+        conf.control_queue_expires = None

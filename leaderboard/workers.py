@@ -7,6 +7,12 @@ records results and runs the reconciler and the sweeper when it embeds beat; a G
 consumes its hardware's queue one benchmark at a time, in the threads pool, so a running
 benchmark sees its cancellation (a revoke). A registered GPU host's worker is named for the host
 (`gpu@<SPECBOARD_HOST_NAME>`), so that /hosts/ can tell which host a live worker is.
+
+The db worker consumes `db` (what hosts send back) and `site` (the site's own periodic tasks),
+takes no remote control (leaderboard.celery.configure_worker) and asks no neighbour anything at
+start (mingle) or later (gossip): every other worker is a GPU host's. A GPU worker publishes
+nothing on the broker's event and control channels (no heartbeat, mingle or gossip), which its
+ACL does not let it do; it still receives revokes and answers the reconciler's questions.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ import sys
 
 from django.conf import settings
 
-from leaderboard.celery import DB_QUEUE, gpu_queue
+from leaderboard.celery import DB_QUEUE, SITE_QUEUE, gpu_queue
 
 _CELERY = ["-m", "celery", "-A", "leaderboard"]
 # Test and bench workers skip the cluster chatter that only slows their start and stop.
 _QUIET = ["--without-heartbeat", "--without-mingle", "--without-gossip"]
+# The db worker never asks a GPU host's worker anything (a host may answer in another's name).
+_DB_ALONE = ["--without-mingle", "--without-gossip"]
 
 
 def _worker(*, queue: str, hostname: str, loglevel: str, quiet: bool) -> list[str]:
@@ -47,8 +55,12 @@ def db_worker_argv(
     loglevel: str = "INFO",
     quiet: bool = False,
 ) -> list[str]:
-    """The db-side worker; with beat_schedule it also runs the periodic tasks (embedded beat)."""
-    argv = _worker(queue=DB_QUEUE, hostname=hostname, loglevel=loglevel, quiet=quiet)
+    """The db-side worker, on the `db` and `site` queues; with beat_schedule it also runs the
+    periodic tasks (embedded beat)."""
+    argv = _worker(
+        queue=f"{DB_QUEUE},{SITE_QUEUE}", hostname=hostname, loglevel=loglevel, quiet=quiet
+    )
+    argv += [] if quiet else _DB_ALONE
     argv += ["--concurrency", str(concurrency)]
     if beat_schedule is not None:
         argv += ["-B", "--schedule", beat_schedule]
@@ -70,12 +82,10 @@ def gpu_worker_argv(
     loglevel: str = "INFO",
     quiet: bool = False,
 ) -> list[str]:
-    """A GPU host's worker: its hardware's queue, one benchmark at a time, threads pool; named
-    `gpu_worker_name()` unless a hostname is given."""
+    """A GPU host's worker: its hardware's queue, one benchmark at a time, threads pool, silent
+    on the event and control channels; named `gpu_worker_name()` unless a hostname is given."""
     hostname = hostname or gpu_worker_name()
-    argv = _worker(
-        queue=gpu_queue(hardware_slug), hostname=hostname, loglevel=loglevel, quiet=quiet
-    )
+    argv = _worker(queue=gpu_queue(hardware_slug), hostname=hostname, loglevel=loglevel, quiet=True)
     return [*argv, "--pool", "threads", "--concurrency", "1"]
 
 

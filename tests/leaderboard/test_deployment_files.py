@@ -65,7 +65,7 @@ def test_compose_services_use_variables_the_settings_understand():
     assert set(web) <= documented_variables()
     assert set(services["worker-gpu"]["environment"]) <= documented_variables()
     worker_db = celery_command(services["worker-db"])
-    assert worker_db[worker_db.index("-Q") + 1] == "db"
+    assert worker_db[worker_db.index("-Q") + 1].split(",") == ["db", "site"]
 
 
 def test_the_gpu_image_starts_its_worker_from_the_one_argv_builder():
