@@ -30,6 +30,7 @@ from runner.errors import BenchmarkCancelled, ModelCheckError, RunnerError
 from runner.gguf.inspect import sha256_file
 from runner.hub import HubFile
 from runner.model_cache import ModelCache, download_progress
+from runner.provenance import visible_gpus
 from runner.results import BenchmarkResult
 
 logger = logging.getLogger(__name__)
@@ -96,6 +97,18 @@ class _Throttled:
         self.send(event)
 
 
+def started_event() -> dict[str, Any]:
+    """The event that claims a job: on a GPU host it advertises the GPUs its engine sees
+    (``runner.provenance.visible_gpus``), so that the site lets a host claim a job of a kind
+    only with that kind's GPUs (two RTX 3090s for a 2x RTX 3090 kind); off NVML it is the phase
+    alone."""
+    event: dict[str, Any] = {"phase": "started"}
+    gpus = visible_gpus()
+    if gpus is not None:
+        event["gpus"] = gpus
+    return event
+
+
 def run_job(
     message: Mapping[str, Any],
     *,
@@ -105,12 +118,12 @@ def run_job(
 ) -> JobOutcome:
     """Run one job message on this host: its models fetched and checked, its config measured.
 
-    Progress goes to ``progress`` as it happens ("started" first); every error becomes a
-    ``JobFailed``, a cancellation ``JobCancelled``.
+    Progress goes to ``progress`` as it happens ("started" first, ``started_event``); every
+    error becomes a ``JobFailed``, a cancellation ``JobCancelled``.
     """
     job_id = message.get("job_id")
     report = _Throttled(progress)
-    report({"phase": "started"})
+    report(started_event())
     try:
         config = parse_config(message["config"])
         models = {role: row for role, row in message["models"].items() if row}

@@ -209,3 +209,20 @@ def test_the_runner_refuses_a_split_over_gpus_the_host_does_not_show(
         benchmark.check_gpu_placement(config, engine=engine, target=target, draft=None)
     install(monkeypatch, FakeNvml(rtx_3090s(2)))
     benchmark.check_gpu_placement(config, engine=engine, target=target, draft=None)
+
+
+def test_a_gpu_host_claims_a_job_with_the_gpus_its_engine_sees(monkeypatch, tmp_path):
+    from runner import jobs
+
+    host = jobs.JobHost(models_dir=tmp_path, cache_dir=tmp_path, hf_endpoint="http://hub.invalid")
+    message = {"job_id": 1, "config": {"target_model": "missing.gguf"}, "models": {}}
+    install(monkeypatch, FakeNvml(rtx_3090s(2)))
+    events: list[dict] = []
+    jobs.run_job(message, host=host, progress=events.append)
+    assert events[0]["phase"] == "started"
+    assert [gpu["name"] for gpu in events[0]["gpus"]] == ["RTX 3090", "RTX 3090"]
+    # Off NVML the event is the phase alone, as it always was.
+    install(monkeypatch, None)
+    events.clear()
+    jobs.run_job(message, host=host, progress=events.append)
+    assert events[0] == {"phase": "started"}
