@@ -1,29 +1,43 @@
 """The only code that sends or revokes Celery tasks.
 
 Tasks are sent by name, so the services never import `leaderboard.tasks` (which imports them):
-benchmark jobs go to their hardware's GPU queue under the job's own task id, and what a GPU
-worker learns (progress, result, failure) goes back to the `db` queue, signed with the GPU
-host's own key (SPECBOARD_HOST_NAME and SPECBOARD_HOST_KEY, issued by `register_gpu_host`). `send`
-is the one call that reaches the broker; tests capture it to see what would be sent.
+benchmark jobs go to their hardware's GPU queue under the job's own task id, each with a fresh
+delivery nonce, and what a GPU worker learns (progress, result, failure) goes back to the `db`
+queue with that delivery, a sequence number and a signature by the GPU host's own key
+(SPECBOARD_HOST_NAME and SPECBOARD_HOST_KEY, issued by `register_gpu_host`). `send` is the one
+call that reaches the broker; tests capture it to see what would be sent.
 """
 
 from __future__ import annotations
+
+import threading
+import time
 
 from django.conf import settings
 from django.db import transaction
 
 from leaderboard import signing
-from leaderboard.celery import DB_QUEUE, app
+from leaderboard.celery import (
+    DB_QUEUE,
+    RECORD_FAILURE,
+    RECORD_PROGRESS,
+    RECORD_RESULT,
+    RUN_BENCHMARK,
+    app,
+)
 
-RUN_BENCHMARK = "leaderboard.tasks.run_benchmark_job"
-RECORD_PROGRESS = "leaderboard.tasks.record_progress_task"
-RECORD_RESULT = "leaderboard.tasks.record_result_task"
-RECORD_FAILURE = "leaderboard.tasks.record_failure_task"
+__all__ = ["RECORD_FAILURE", "RECORD_PROGRESS", "RECORD_RESULT", "RUN_BENCHMARK"]
+
+_sequence_lock = threading.Lock()
+_last_sequence = 0
 
 
 def send(name: str, *, kwargs: dict, queue: str, task_id: str | None = None) -> None:
-    """Send one task message by name to a queue."""
-    app.send_task(name, kwargs=kwargs, queue=queue, task_id=task_id)
+    """Send one task message by name to a queue.
+
+    Straight to the queue's list (the default exchange) and declaring nothing: a GPU host's
+    broker ACL lets it push to `db` and touch no routing table (leaderboard.broker)."""
+    app.send_task(name, kwargs=kwargs, queue=queue, task_id=task_id, exchange="", declare=[])
 
 
 def send_benchmark(*, payload: dict, queue: str, task_id: str) -> None:
@@ -48,40 +62,45 @@ def revoke_on_commit(task_id: str) -> None:
     transaction.on_commit(lambda: revoke(task_id), robust=True)
 
 
-def _signed(kind: str, job_id: int, body: object) -> dict:
-    """This GPU host's name and its signature over one message (empty when it has no key)."""
+def next_sequence() -> int:
+    """The sequence number of this worker's next message: milliseconds since the epoch, raised
+    past the last one, so a delivery's messages rise even when the broker redelivers it."""
+    global _last_sequence
+    with _sequence_lock:
+        _last_sequence = max(_last_sequence + 1, time.time_ns() // 1_000_000)
+        return _last_sequence
+
+
+def _signed(kind: str, job_id: int, delivery: str, body: object) -> dict:
+    """The delivery, a fresh sequence number, this GPU host's name and its signature over the
+    message (empty when it has no key)."""
     host, key = settings.SPECBOARD_HOST_NAME, settings.SPECBOARD_HOST_KEY
-    if not key:
-        return {"host": host, "signature": ""}
-    return {
-        "host": host,
-        "signature": signing.sign(key=key, kind=kind, job_id=job_id, body=body),
-    }
-
-
-def send_progress(*, job_id: int, progress: dict) -> None:
-    """A GPU worker's progress event, signed, to the db queue."""
-    send(
-        RECORD_PROGRESS,
-        kwargs={"job_id": job_id, "progress": progress} | _signed("progress", job_id, progress),
-        queue=DB_QUEUE,
+    sequence = next_sequence()
+    signature = (
+        signing.sign(
+            key=key, kind=kind, job_id=job_id, delivery=delivery, sequence=sequence, body=body
+        )
+        if key
+        else ""
     )
+    return {"delivery": delivery, "sequence": sequence, "host": host, "signature": signature}
 
 
-def send_result(*, job_id: int, result: dict) -> None:
-    """A GPU worker's result (plain JSON), signed, to the db queue."""
-    send(
-        RECORD_RESULT,
-        kwargs={"job_id": job_id, "result": result} | _signed("result", job_id, result),
-        queue=DB_QUEUE,
-    )
+def send_progress(*, job_id: int, delivery: str, progress: dict) -> None:
+    """A GPU worker's progress event for one delivery of a job, signed, to the db queue."""
+    signed = _signed("progress", job_id, delivery, progress)
+    send(RECORD_PROGRESS, kwargs={"job_id": job_id, "progress": progress} | signed, queue=DB_QUEUE)
 
 
-def send_failure(*, job_id: int, error: str, log_tail: str = "") -> None:
-    """A GPU worker's failure with the engine's log tail, signed, to the db queue."""
+def send_result(*, job_id: int, delivery: str, result: dict) -> None:
+    """A GPU worker's result (plain JSON) for one delivery of a job, signed, to the db queue."""
+    signed = _signed("result", job_id, delivery, result)
+    send(RECORD_RESULT, kwargs={"job_id": job_id, "result": result} | signed, queue=DB_QUEUE)
+
+
+def send_failure(*, job_id: int, delivery: str, error: str, log_tail: str = "") -> None:
+    """A GPU worker's failure with the engine's log tail for one delivery of a job, signed, to
+    the db queue."""
     failure = {"error": error, "log_tail": log_tail}
-    send(
-        RECORD_FAILURE,
-        kwargs={"job_id": job_id, **failure} | _signed("failure", job_id, failure),
-        queue=DB_QUEUE,
-    )
+    signed = _signed("failure", job_id, delivery, failure)
+    send(RECORD_FAILURE, kwargs={"job_id": job_id, **failure} | signed, queue=DB_QUEUE)

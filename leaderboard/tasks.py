@@ -48,23 +48,35 @@ def _this_host() -> jobs.JobHost:
 
 @shared_task(bind=True, acks_late=True, ignore_result=True)
 def run_benchmark_job(
-    self, *, job_id: int, config: dict, models: dict, with_baseline: bool = False
+    self,
+    *,
+    job_id: int,
+    config: dict,
+    models: dict,
+    with_baseline: bool = False,
+    delivery: str = "",
 ) -> None:
     """Run one job's config on this worker's llama-server and send the result to the db queue;
-    with_baseline also measures its paired baseline in the same invocation (fidelity graded)."""
+    with_baseline also measures its paired baseline in the same invocation (fidelity graded).
+    Everything sent back names the message's delivery, which the site checks."""
     task_id = self.request.id
     message = {"job_id": job_id, "config": config, "models": models, "with_baseline": with_baseline}
     outcome = jobs.run_job(
         message,
         host=_this_host(),
-        progress=lambda event: dispatch.send_progress(job_id=job_id, progress=event),
+        progress=lambda event: dispatch.send_progress(
+            job_id=job_id, delivery=delivery, progress=event
+        ),
         # Cancelling revokes the task; the threads and solo pools see that from inside a run.
         should_cancel=lambda: task_id in worker_state.revoked,
     )
     if isinstance(outcome, jobs.JobSucceeded):
-        dispatch.send_result(job_id=job_id, result=outcome.result.model_dump(mode="json"))
+        result = outcome.result.model_dump(mode="json")
+        dispatch.send_result(job_id=job_id, delivery=delivery, result=result)
     elif isinstance(outcome, jobs.JobFailed):
-        dispatch.send_failure(job_id=job_id, error=outcome.error, log_tail=outcome.log_tail)
+        dispatch.send_failure(
+            job_id=job_id, delivery=delivery, error=outcome.error, log_tail=outcome.log_tail
+        )
 
 
 @shared_task(
@@ -75,34 +87,69 @@ def run_benchmark_job(
     max_retries=8,
 )
 def record_progress_task(
-    *, job_id: int, progress: dict, host: str = "", signature: str = ""
+    *,
+    job_id: int,
+    progress: dict,
+    delivery: str = "",
+    sequence: int = 0,
+    host: str = "",
+    signature: str = "",
 ) -> None:
     """Store a GPU host's progress event, if that host may send it."""
-    if services.accept_host_message(
-        kind="progress", job_id=job_id, body=progress, host=host, signature=signature
-    ):
-        services.record_progress(job_id=job_id, progress=progress)
+    services.record_host_message(
+        kind="progress",
+        job_id=job_id,
+        body=progress,
+        host=host,
+        signature=signature,
+        delivery=delivery,
+        sequence=sequence,
+    )
 
 
 @shared_task(acks_late=True, ignore_result=True, **RECORD_RETRY)
-def record_result_task(*, job_id: int, result: dict, host: str = "", signature: str = "") -> None:
+def record_result_task(
+    *,
+    job_id: int,
+    result: dict,
+    delivery: str = "",
+    sequence: int = 0,
+    host: str = "",
+    signature: str = "",
+) -> None:
     """Store a GPU host's result and refresh the leaderboard, if that host claimed the job."""
-    if services.accept_host_message(
-        kind="result", job_id=job_id, body=result, host=host, signature=signature
-    ):
-        services.record_result(job_id=job_id, result=result)
+    services.record_host_message(
+        kind="result",
+        job_id=job_id,
+        body=result,
+        host=host,
+        signature=signature,
+        delivery=delivery,
+        sequence=sequence,
+    )
 
 
 @shared_task(acks_late=True, ignore_result=True, **RECORD_RETRY)
 def record_failure_task(
-    *, job_id: int, error: str, log_tail: str = "", host: str = "", signature: str = ""
+    *,
+    job_id: int,
+    error: str,
+    log_tail: str = "",
+    delivery: str = "",
+    sequence: int = 0,
+    host: str = "",
+    signature: str = "",
 ) -> None:
     """Store a GPU host's failure with the engine's log tail, if that host claimed the job."""
-    failure = {"error": error, "log_tail": log_tail}
-    if services.accept_host_message(
-        kind="failure", job_id=job_id, body=failure, host=host, signature=signature
-    ):
-        services.record_failure(job_id=job_id, error=error, log_tail=log_tail)
+    services.record_host_message(
+        kind="failure",
+        job_id=job_id,
+        body={"error": error, "log_tail": log_tail},
+        host=host,
+        signature=signature,
+        delivery=delivery,
+        sequence=sequence,
+    )
 
 
 @shared_task(ignore_result=True)

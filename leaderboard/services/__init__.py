@@ -37,6 +37,7 @@ from leaderboard.services.errors import (
 from leaderboard.services.hosts import (
     accept_host_message,
     ensure_gpu_host,
+    record_host_message,
     register_gpu_host,
     revoke_gpu_host,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "normalise_gpu_name",
     "raise_board_version",
     "record_failure",
+    "record_host_message",
     "record_progress",
     "record_result",
     "queue_submission",

@@ -2,11 +2,18 @@
 
 A community GPU host runs only the GPU worker, with the broker's URL, its name and the key an
 admin issued (`manage.py register_gpu_host NAME --hardware SLUG`, shown once). Everything it
-sends back is signed with that key (`leaderboard.signing`). The database side accepts a message
-only from a registered, unrevoked host of the job's hardware kind with a valid signature, and a
-result or failure only from the host that claimed the job with its "started" event; a job whose
-host went quiet (its worker died, the broker redelivered it) may be claimed by another host of
-that kind. A refused message is logged and changes nothing.
+sends back is signed with that key (`leaderboard.signing`) over the job, the delivery (the nonce
+the site put in the job message it sent; every re-send has a fresh one) and a sequence number.
+
+The database side accepts a message only from a registered, unrevoked host of the job's hardware
+kind, with a valid signature, for the job's current delivery and with a sequence above the last
+one it accepted for that delivery: a replayed or duplicated message is a logged no-op, and a
+message for a delivery the site has since replaced (a re-send) counts for nothing. A host claims
+a job with its "started" event, which only the delivery the site sent to the job's queue can
+carry; a result or failure then counts only from the host that claimed it. A job whose host went
+quiet may be claimed by another host of that kind holding the same delivery (the broker gave it
+the same message again). A result's engine release must be the job's own or the one an admin
+registered the host for. A refused message is logged and changes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
@@ -22,14 +30,22 @@ from django.utils.text import slugify
 from leaderboard import signing
 from leaderboard.models import GpuHost, Hardware, Job
 from leaderboard.services.errors import RegistrationError
+from leaderboard.services.jobs import record_failure, record_progress
+from leaderboard.services.results import record_result
 
 logger = logging.getLogger(__name__)
 
 MESSAGE_KINDS = ("progress", "result", "failure")
+# Sequence numbers are milliseconds since the epoch (leaderboard.dispatch.next_sequence), stored
+# in a 64-bit column.
+_MAX_SEQUENCE = 2**63 - 1
 
 
-def register_gpu_host(*, name: str, hardware_slug: str) -> tuple[GpuHost, str]:
-    """Register a GPU host for a hardware kind; returns the host and its key (shown once)."""
+def register_gpu_host(
+    *, name: str, hardware_slug: str, engine_release: str = ""
+) -> tuple[GpuHost, str]:
+    """Register a GPU host for a hardware kind (and, optionally, the llama.cpp release it runs
+    when that is not the site's); returns the host and its key (shown once)."""
     slug = slugify(name)[:100]
     if not slug:
         raise RegistrationError({"name": ["a host name needs letters or digits"]})
@@ -38,8 +54,11 @@ def register_gpu_host(*, name: str, hardware_slug: str) -> tuple[GpuHost, str]:
         raise RegistrationError({"hardware": [f"no served hardware kind {hardware_slug!r}"]})
     if GpuHost.objects.filter(name=slug).exists():
         raise RegistrationError({"name": [f"a host named {slug!r} is already registered"]})
+    release = engine_release.strip()
+    if len(release) > 64 or any(character.isspace() for character in release):
+        raise RegistrationError({"engine_release": ["a release is one word, like b11434"]})
     key = signing.new_key()
-    host = GpuHost.objects.create(name=slug, hardware=hardware, key=key)
+    host = GpuHost.objects.create(name=slug, hardware=hardware, key=key, engine_release=release)
     return host, key
 
 
@@ -56,49 +75,180 @@ def revoke_gpu_host(*, name: str) -> bool:
     return bool(GpuHost.objects.filter(name=name).update(revoked=True))
 
 
-def host_message_refusal(
-    *, kind: str, job_id: int, body: object, host: str, signature: str
-) -> str | None:
-    """Why the database side must refuse this message from a GPU host, or None to accept it.
-
-    Accepting a "started" progress event claims the job for the host.
-    """
-    if kind not in MESSAGE_KINDS:
-        return f"unknown message kind {kind!r}"
+def _sender(*, kind, job_id, body, host, signature, delivery, sequence) -> GpuHost | str | None:
+    """The registered host that signed this message, None for an unsigned message the settings
+    allow, or why it cannot be anyone's."""
     if not settings.SPECBOARD_REQUIRE_HOST_SIGNATURES and not host:
         return None
-    gpu_host = GpuHost.objects.filter(name=host, revoked=False).first() if host else None
+    gpu_host = (
+        GpuHost.objects.filter(name=host, revoked=False).select_related("hardware").first()
+        if isinstance(host, str) and host
+        else None
+    )
     if gpu_host is None:
         return f"no registered host {host!r}" if host else "the message is not signed"
     if not signing.verify(
-        key=gpu_host.key, kind=kind, job_id=job_id, body=body, signature=signature
+        key=gpu_host.key,
+        kind=kind,
+        job_id=job_id,
+        delivery=delivery,
+        sequence=sequence,
+        body=body,
+        signature=signature,
     ):
         return f"the signature is not host {host!r}'s"
-    job = Job.objects.filter(id=job_id).only("id", "hardware_id", "host_id").first()
+    return gpu_host
+
+
+def host_message_refusal(
+    *,
+    kind: str,
+    job_id: int,
+    body: object,
+    host: str,
+    signature: str,
+    delivery: str,
+    sequence: int,
+) -> str | None:
+    """Why the database side must refuse this message from a GPU host, or None to accept it.
+
+    Accepting a message raises the delivery's sequence to its own; accepting a "started"
+    progress event claims the job for the host.
+    """
+    if kind not in MESSAGE_KINDS:
+        return f"unknown message kind {kind!r}"
+    if not settings.SPECBOARD_REQUIRE_HOST_SIGNATURES and not host and not delivery:
+        return None  # a deployment that trusts unsigned messages, from a worker of before
+    if not isinstance(delivery, str) or not delivery:
+        return "the message names no delivery"
+    if isinstance(sequence, bool) or not isinstance(sequence, int):
+        return "the message has no sequence number"
+    if not 0 < sequence <= _MAX_SEQUENCE:
+        return f"sequence number {sequence} is out of range"
+    sender = _sender(
+        kind=kind,
+        job_id=job_id,
+        body=body,
+        host=host,
+        signature=signature,
+        delivery=delivery,
+        sequence=sequence,
+    )
+    if isinstance(sender, str):
+        return sender
+    job = Job.objects.filter(id=job_id).only("id", "hardware_id", "delivery").first()
     if job is None:
         return None  # the services ignore results for unknown jobs themselves
-    if job.hardware_id != gpu_host.hardware_id:
+    if sender is not None and job.hardware_id != sender.hardware_id:
         return f"host {host!r} serves another hardware kind"
+    if delivery != job.delivery:
+        return (
+            "the message is not for the job's current delivery (a replay, a job sent again "
+            "since, or one this host was never sent)"
+        )
     now = timezone.now()
+    fresh = Job.objects.filter(id=job_id, delivery=delivery, delivery_sequence__lt=sequence)
     if kind == "progress" and isinstance(body, dict) and body.get("phase") == "started":
         quiet = now - timedelta(seconds=settings.SPECBOARD_HOST_RECLAIM_SECONDS)
-        claimed = (
-            Job.objects.filter(id=job_id)
-            .filter(Q(host__isnull=True) | Q(host=gpu_host) | Q(host_seen_at__lt=quiet))
-            .update(host=gpu_host, host_seen_at=now)
-        )
-        return None if claimed else "another host holds the job"
-    if not Job.objects.filter(id=job_id, host=gpu_host).update(host_seen_at=now):
-        return f"host {host!r} did not claim the job"
+        holder = Q(host__isnull=True) | Q(host_seen_at__lt=quiet)
+        if sender is not None:
+            holder |= Q(host=sender)
+        if fresh.filter(holder).update(host=sender, host_seen_at=now, delivery_sequence=sequence):
+            return None
+        return _why_not_fresh(job_id, sequence) or "another host holds the job"
+    if fresh.filter(host=sender).update(host_seen_at=now, delivery_sequence=sequence):
+        return None
+    return _why_not_fresh(job_id, sequence) or f"host {host!r} did not claim the job"
+
+
+def _why_not_fresh(job_id: int, sequence: int) -> str | None:
+    last = Job.objects.filter(id=job_id).values_list("delivery_sequence", flat=True).first()
+    if last is not None and sequence <= last:
+        return f"a replay or a duplicate (sequence {sequence}, last accepted {last}): ignored"
     return None
 
 
-def accept_host_message(*, kind: str, job_id: int, body: object, host: str, signature: str) -> bool:
+def accept_host_message(
+    *,
+    kind: str,
+    job_id: int,
+    body: object,
+    host: str,
+    signature: str,
+    delivery: str,
+    sequence: int,
+) -> bool:
     """Whether to record this message from a GPU host; a refusal is logged."""
     refusal = host_message_refusal(
-        kind=kind, job_id=job_id, body=body, host=host, signature=signature
+        kind=kind,
+        job_id=job_id,
+        body=body,
+        host=host,
+        signature=signature,
+        delivery=delivery,
+        sequence=sequence,
     )
     if refusal is not None:
         logger.warning("refused a %s for job %s from host %r: %s", kind, job_id, host, refusal)
         return False
+    return True
+
+
+def result_release_refusal(*, job_id: int, result: object) -> str | None:
+    """Why a claimed job's result may not carry the engine release it names, or None: it must
+    be the job's own release or the one an admin registered the job's host for."""
+    engine = result.get("engine") if isinstance(result, dict) else None
+    release = engine.get("release") if isinstance(engine, dict) else None
+    if not isinstance(release, str) or not release:
+        return None  # the result model refuses a malformed one; none means the job's own
+    job = Job.objects.filter(id=job_id).select_related("host").first()
+    if job is None:
+        return None
+    registered = job.host.engine_release if job.host is not None else ""
+    if release in {job.engine_release, registered}:
+        return None
+    allowed = " or ".join(repr(r) for r in dict.fromkeys([job.engine_release, registered]) if r)
+    return (
+        f"the result names engine release {release[:64]!r}, but this job may only report "
+        f"{allowed} (an admin registers a host's release: register_gpu_host --engine-release)"
+    )
+
+
+def record_host_message(
+    *,
+    kind: str,
+    job_id: int,
+    body: dict,
+    host: str,
+    signature: str,
+    delivery: str,
+    sequence: int,
+) -> bool:
+    """Record a GPU host's progress event, result or failure if that host may send it; False
+    when it was refused (logged).
+
+    Accepting and recording are one transaction: a task retried after a database error is not
+    mistaken for a replay of a message that was accepted and then never recorded.
+    """
+    with transaction.atomic():
+        if not accept_host_message(
+            kind=kind,
+            job_id=job_id,
+            body=body,
+            host=host,
+            signature=signature,
+            delivery=delivery,
+            sequence=sequence,
+        ):
+            return False
+        if kind == "progress":
+            record_progress(job_id=job_id, progress=body)
+        elif kind == "failure":
+            record_failure(job_id=job_id, error=body["error"], log_tail=body["log_tail"])
+        elif (problem := result_release_refusal(job_id=job_id, result=body)) is not None:
+            logger.warning("refused a result for job %s from host %r: %s", job_id, host, problem)
+            record_failure(job_id=job_id, error=problem)
+            return False
+        else:
+            record_result(job_id=job_id, result=body)
     return True

@@ -1,7 +1,9 @@
 """Job state: claims, progress, failures, cancels and the sweeps that keep the broker honest.
 
 Every status change is a guarded conditional UPDATE, so two workers can never both move a job;
-the database, not the broker, is the source of truth for what must run."""
+the database, not the broker, is the source of truth for what must run. Every job message sent,
+first or again, carries a fresh delivery nonce stored on the job: what a GPU host sends back
+counts only for the current one (services.hosts)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from leaderboard import dispatch
+from leaderboard import dispatch, signing
 from leaderboard.models import (
     Config,
     Job,
@@ -54,10 +56,19 @@ def measures_own_baseline(config: Config) -> bool:
     )
 
 
+def _delivered_payload(job: Job) -> dict:
+    """The job's message with a fresh delivery nonce, which becomes the job's current one (its
+    sequence starts again): an earlier delivery's messages count for nothing from now on."""
+    delivery = signing.new_delivery()
+    Job.objects.filter(pk=job.pk).update(delivery=delivery, delivery_sequence=0)
+    job.delivery, job.delivery_sequence = delivery, 0
+    return job_payload(job) | {"delivery": delivery}
+
+
 def enqueue_on_commit(job: Job) -> None:
     """Send a new job's benchmark message to its hardware's queue once the job is committed."""
     dispatch.send_benchmark_on_commit(
-        payload=job_payload(job), queue=job.hardware.queue_name, task_id=str(job.task_id)
+        payload=_delivered_payload(job), queue=job.hardware.queue_name, task_id=str(job.task_id)
     )
 
 
@@ -133,9 +144,10 @@ def cancel_job(*, job: Job, user: AbstractBaseUser) -> bool:
 
 
 def _send_job(job: Job) -> None:
-    """Send a job's message (again) under its own task id; the guarded claim makes repeats safe."""
+    """Send a job's message again under its own task id, as a new delivery: whatever the lost
+    one's worker may still send is refused, and the guarded claim makes repeats safe."""
     dispatch.send_benchmark(
-        payload=job_payload(job), queue=job.hardware.queue_name, task_id=str(job.task_id)
+        payload=_delivered_payload(job), queue=job.hardware.queue_name, task_id=str(job.task_id)
     )
 
 

@@ -18,14 +18,19 @@ CONFIG = {
 }
 
 
+# What every message sent back carries besides its body: checked by the delivery test below and
+# tests/leaderboard/services/test_gpu_hosts.py.
+ENVELOPE = ("host", "signature", "delivery", "sequence")
+
+
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict, str]]:
-    """Messages the GPU task sends back to the db queue, captured (without the host's signature,
-    which tests/leaderboard/services/test_gpu_hosts.py checks)."""
+    """Messages the GPU task sends back to the db queue, captured (without the delivery, the
+    sequence number and the host's signature)."""
     messages: list[tuple[str, dict, str]] = []
 
     def capture(name, *, kwargs, queue, task_id=None):
-        body = {k: v for k, v in kwargs.items() if k not in ("host", "signature")}
+        body = {k: v for k, v in kwargs.items() if k not in ENVELOPE}
         messages.append((name.split(".")[-1], body, queue))
 
     monkeypatch.setattr(dispatch, "send", capture)
@@ -71,6 +76,28 @@ def test_the_gpu_task_sends_progress_and_result_to_the_db_queue_without_touching
     assert sent[-1][1]["result"]["summary"]["decode_tokens_per_second"]["mean"] == pytest.approx(
         10.5
     )
+
+
+def test_everything_the_gpu_task_sends_back_names_its_delivery_with_a_rising_sequence(
+    monkeypatch, make_result
+):
+    envelopes = []
+    monkeypatch.setattr(
+        dispatch, "send", lambda name, *, kwargs, queue, task_id=None: envelopes.append(kwargs)
+    )
+
+    def fake_run(config, *, progress, **_):
+        for done in range(3):
+            progress({"phase": "measuring", "done": done, "total": 2, "elapsed_s": 0.1})
+        return BenchmarkResult.model_validate(make_result(config, [10.0, 11.0]))
+
+    monkeypatch.setattr(jobs, "run_benchmark", fake_run)
+    run_task({"job_id": 7, "config": CONFIG, "models": {}, "delivery": "d" * 32})
+
+    assert len(envelopes) >= 3 and "result" in envelopes[-1]
+    assert {message["delivery"] for message in envelopes} == {"d" * 32}
+    sequences = [message["sequence"] for message in envelopes]
+    assert sequences == sorted(set(sequences))
 
 
 def test_an_engine_crash_is_sent_as_a_failure_with_its_log_tail(monkeypatch, sent):

@@ -80,16 +80,26 @@ def hardware(db) -> Hardware:
 
 @pytest.fixture
 def signed_by_host(hardware):
-    """Signs messages as a registered GPU host of `hardware`, which claims the jobs it starts:
-    signed_by_host(kind, job_id, body) -> {"host": ..., "signature": ...}."""
+    """Signs messages as a registered GPU host of `hardware`, which claims the jobs it starts,
+    for the job's current delivery (one is given to a job made without a message) with a fresh
+    sequence number: signed_by_host(kind, job_id, body) -> the task's keyword arguments
+    {"delivery", "sequence", "host", "signature"}."""
     host, key = services.register_gpu_host(name="test-host", hardware_slug=hardware.slug)
 
-    def sign(kind: str, job_id: int, body: object) -> dict[str, str]:
+    def sign(kind: str, job_id: int, body: object) -> dict[str, object]:
         if kind != "progress":  # the host claims the job before it reports on it
             Job.objects.filter(id=job_id, host=None).update(host=host)
+        Job.objects.filter(id=job_id, delivery="").update(delivery=signing.new_delivery())
+        delivery = Job.objects.filter(id=job_id).values_list("delivery", flat=True).first() or ""
+        sequence = dispatch.next_sequence()
+        signature = signing.sign(
+            key=key, kind=kind, job_id=job_id, delivery=delivery, sequence=sequence, body=body
+        )
         return {
+            "delivery": delivery,
+            "sequence": sequence,
             "host": host.name,
-            "signature": signing.sign(key=key, kind=kind, job_id=job_id, body=body),
+            "signature": signature,
         }
 
     return sign

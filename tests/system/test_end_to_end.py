@@ -191,11 +191,21 @@ def test_a_rogue_gpu_host_cannot_record_a_result_for_a_job_another_host_runs(
     honest = Job.objects.get(pk=job.pk).host
     rogue, rogue_key = services.register_gpu_host(name="rogue", hardware_slug=hardware.slug)
     forged = make_result(job.config.key, [99_999.0] * 3)
+    delivery = Job.objects.get(pk=job.pk).delivery  # as if it had seen the job's message
     for name in (rogue.name, honest.name):  # under its own name, and posing as the honest host
-        signature = signing.sign(key=rogue_key, kind="result", job_id=job.pk, body=forged)
+        sequence = dispatch.next_sequence()
+        signature = signing.sign(
+            key=rogue_key,
+            kind="result",
+            job_id=job.pk,
+            delivery=delivery,
+            sequence=sequence,
+            body=forged,
+        )
         app.send_task(
             dispatch.RECORD_RESULT,
-            kwargs={"job_id": job.pk, "result": forged, "host": name, "signature": signature},
+            kwargs={"job_id": job.pk, "result": forged, "host": name, "signature": signature}
+            | {"delivery": delivery, "sequence": sequence},
             queue=DB_QUEUE,
         )
 

@@ -1,21 +1,35 @@
-"""Register a GPU host for a hardware kind and print the key it signs its results with (once)."""
+"""Register a GPU host for a hardware kind and print the key it signs its results with and its
+broker user's ACL rule (once)."""
 
 from __future__ import annotations
+
+import secrets
 
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import services
+from leaderboard.broker import host_acl_rule
 
 
 class Command(BaseCommand):
     help = (
-        "Register a GPU host; prints SPECBOARD_HOST_NAME and SPECBOARD_HOST_KEY for its worker "
-        "(the key is shown only now)."
+        "Register a GPU host; prints SPECBOARD_HOST_NAME and SPECBOARD_HOST_KEY for its worker, "
+        "a broker password for its GPU_BROKER_URL and the line for the broker's users.acl "
+        "(shown only now)."
     )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("name", help="the host's name, e.g. lab-4090-a")
         parser.add_argument("--hardware", required=True, help="the hardware kind's slug it serves")
+        parser.add_argument(
+            "--engine-release",
+            default="",
+            help="the llama.cpp release it runs, when not the site's (SPECBOARD_ENGINE_RELEASE): "
+            "its results may carry only that one or the job's own",
+        )
+        parser.add_argument(
+            "--broker-db", type=int, default=0, help="the broker's database number (URL path)"
+        )
         parser.add_argument("--revoke", action="store_true", help="stop accepting its messages")
 
     def handle(self, *args, **options) -> None:
@@ -26,8 +40,22 @@ class Command(BaseCommand):
             return
         try:
             host, key = services.register_gpu_host(
-                name=options["name"], hardware_slug=options["hardware"]
+                name=options["name"],
+                hardware_slug=options["hardware"],
+                engine_release=options["engine_release"],
             )
         except services.ServiceError as error:
             raise CommandError(str(error)) from None
-        self.stdout.write(f"SPECBOARD_HOST_NAME={host.name}\nSPECBOARD_HOST_KEY={key}")
+        password = secrets.token_urlsafe(24)
+        rule = host_acl_rule(
+            host_name=host.name,
+            hardware_slug=host.hardware.slug,
+            password=password,
+            db=options["broker_db"],
+        )
+        self.stdout.write(
+            f"SPECBOARD_HOST_NAME={host.name}\nSPECBOARD_HOST_KEY={key}\n"
+            f"# Its broker user: GPU_BROKER_URL=rediss://{host.name}:<password>@<broker>/"
+            f"{options['broker_db']}, and this line in the broker's users.acl\n"
+            f"BROKER_PASSWORD={password}\n{rule}"
+        )

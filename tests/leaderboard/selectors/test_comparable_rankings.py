@@ -12,7 +12,7 @@ import re
 import pytest
 
 from leaderboard import selectors, services
-from leaderboard.models import Config, EngineBuild, Hardware, LeaderboardEntry, Run
+from leaderboard.models import Config, EngineBuild, GpuHost, Hardware, LeaderboardEntry, Run
 from runner.pairing import combined_speedup
 from tests.support.board_rows import board_row as row
 from tests.support.h200_results import RESULTS_DIR, load_h200_results
@@ -371,6 +371,9 @@ def test_a_depth_rows_interval_says_it_is_pooled_across_depths(client, h200):
 
 
 def test_a_self_reported_release_string_cannot_make_measured_rows_stale(client, gpu):
+    # Both releases are ones the site knows (an admin registered a host for each).
+    for name, release in (("lab-a", "b11434"), ("lab-b", "b99999")):
+        GpuHost.objects.create(name=name, hardware=gpu, key="0" * 64, engine_release=release)
     EngineBuild.objects.create(release="b11434")
     EngineBuild.objects.create(release="b99999")
     row(gpu, "measured", 100.0, engine_release="b11434")

@@ -1,14 +1,16 @@
-"""GPU hosts we do not own: each signs what it sends with its own key, and the database side
-records a result only from the host that claimed the job."""
+"""GPU hosts we do not own: each signs what it sends with its own key, for one delivery of one
+job and once; the database side records a result only from the host that claimed the job, and
+a result's engine release only when the job or the host's registration names it."""
 
 from __future__ import annotations
 
 import logging
 
 import pytest
+from django.core.management import call_command
 
-from leaderboard import dispatch, services, signing, tasks
-from leaderboard.models import Job, Run
+from leaderboard import dispatch, selectors, services, signing, tasks
+from leaderboard.models import EngineBuild, GpuHost, Job, LeaderboardEntry, Run
 
 CONFIG = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 8}}
 
@@ -26,44 +28,55 @@ def hosts(hardware) -> dict[str, tuple[str, str]]:
     return {"honest": (honest.name, honest_key), "rogue": (rogue.name, rogue_key)}
 
 
-def message(kind: str, job_id: int, body: dict, host: tuple[str, str]) -> dict:
+def sent_delivery(job: Job) -> str:
+    """The nonce in the job message the site sent to the job's queue (what a host receives)."""
+    return Job.objects.get(pk=job.pk).delivery
+
+
+def message(
+    kind: str,
+    job_id: int,
+    body: dict,
+    host: tuple[str, str],
+    *,
+    delivery: str,
+    sequence: int | None = None,
+) -> dict:
+    """The signed envelope a GPU worker puts around a body (leaderboard.dispatch)."""
     name, key = host
-    return {
-        "host": name,
-        "signature": signing.sign(key=key, kind=kind, job_id=job_id, body=body),
-    }
+    sequence = dispatch.next_sequence() if sequence is None else sequence
+    signature = signing.sign(
+        key=key, kind=kind, job_id=job_id, delivery=delivery, sequence=sequence, body=body
+    )
+    return {"delivery": delivery, "sequence": sequence, "host": name, "signature": signature}
 
 
-def start(job: Job, host: tuple[str, str]) -> None:
+def start(job: Job, host: tuple[str, str], *, delivery: str | None = None, **envelope) -> dict:
+    """Send the "started" event; returns the task's keyword arguments (to send them again)."""
     started = {"phase": "started"}
-    tasks.record_progress_task.apply(
-        kwargs={"job_id": job.pk, "progress": started} | message("progress", job.pk, started, host)
-    ).get()
+    delivery = sent_delivery(job) if delivery is None else delivery
+    kwargs = {"job_id": job.pk, "progress": started} | message(
+        "progress", job.pk, started, host, delivery=delivery, **envelope
+    )
+    tasks.record_progress_task.apply(kwargs=kwargs).get()
+    return kwargs
 
 
-def post_result(job: Job, result: dict, sender: tuple[str, str], **override: str) -> None:
-    signed = message("result", job.pk, result, sender) | override
-    tasks.record_result_task.apply(kwargs={"job_id": job.pk, "result": result} | signed).get()
+def post_result(job: Job, result: dict, sender: tuple[str, str], **override) -> dict:
+    signed = message("result", job.pk, result, sender, delivery=sent_delivery(job)) | override
+    kwargs = {"job_id": job.pk, "result": result} | signed
+    tasks.record_result_task.apply(kwargs=kwargs).get()
+    return kwargs
 
 
-def test_a_signature_holds_only_for_its_key_and_its_exact_message():
-    key, other = signing.new_key(), signing.new_key()
-    signature = signing.sign(key=key, kind="result", job_id=3, body={"mean": 5.0})
-    assert signing.verify(key=key, kind="result", job_id=3, body={"mean": 5.0}, signature=signature)
-    for changed in (
-        {"key": other},
-        {"kind": "failure"},
-        {"job_id": 4},
-        {"body": {"mean": 5000.0}},
-    ):
-        arguments = {"key": key, "kind": "result", "job_id": 3, "body": {"mean": 5.0}} | changed
-        assert not signing.verify(**arguments, signature=signature)
-    assert not signing.verify(key=key, kind="result", job_id=3, body={}, signature="")
+def refusals(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
 
 
 def test_registering_a_host_issues_a_key_once_and_refuses_bad_names(hardware):
     host, key = services.register_gpu_host(name="Lab 4090 #1", hardware_slug=hardware.slug)
     assert host.name == "lab-4090-1" and len(key) == 64 and host.key == key
+    assert host.engine_release == ""
     for name, hardware_slug, field in (
         ("Lab 4090 #1", hardware.slug, "name"),
         ("!!!", hardware.slug, "name"),
@@ -72,6 +85,30 @@ def test_registering_a_host_issues_a_key_once_and_refuses_bad_names(hardware):
         with pytest.raises(services.RegistrationError) as refused:
             services.register_gpu_host(name=name, hardware_slug=hardware_slug)
         assert field in refused.value.errors
+
+
+def test_the_register_command_records_the_release_an_admin_gives_the_host(hardware, capsys):
+    call_command("register_gpu_host", "lab-x", hardware=hardware.slug, engine_release="b11500")
+    printed = capsys.readouterr().out
+    host = GpuHost.objects.get(name="lab-x")
+    assert host.engine_release == "b11500"
+    assert f"SPECBOARD_HOST_KEY={host.key}" in printed
+
+
+def test_every_job_message_sent_carries_a_fresh_delivery_that_the_job_keeps(
+    user, models, hardware, enqueued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.submit_config(owner=user, data=CONFIG, hardware_slug=hardware.slug)
+    (first,) = enqueued
+    assert first["kwargs"]["delivery"] == sent_delivery(job) and len(sent_delivery(job)) == 32
+    Job.objects.filter(pk=job.pk).update(created_at=job.created_at.replace(year=2000))
+
+    # The reconciler sends the job again (the broker lost it): a new delivery replaces the old.
+    services.requeue_lost_jobs(held_task_ids=set(), older_than_s=1)
+
+    again = enqueued[-1]["kwargs"]["delivery"]
+    assert again == sent_delivery(job) and again != first["kwargs"]["delivery"]
 
 
 def test_the_host_that_claimed_a_job_records_its_result(job, hosts, make_result):
@@ -99,10 +136,10 @@ def test_a_rogue_host_cannot_post_a_result_for_another_hosts_job(job, hosts, mak
     job.refresh_from_db()
     assert job.status == Job.Status.RUNNING and job.host.name == "lab-a"
     assert not Run.objects.exists()
-    refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
-    assert len(refusals) == 5, refusals
-    assert "did not claim the job" in refusals[0] and "not host 'lab-a'" in refusals[1]
-    assert "not signed" in refusals[2] and "another host holds the job" in refusals[3]
+    refused = refusals(caplog)
+    assert len(refused) == 5, refused
+    assert "did not claim the job" in refused[0] and "not host 'lab-a'" in refused[1]
+    assert "not signed" in refused[2] and "another host holds the job" in refused[3]
 
     post_result(job, make_result(job.config.key, [40.0]), hosts["honest"])
     assert Run.objects.get().decode_mean == 40.0
@@ -119,21 +156,159 @@ def test_a_revoked_host_or_a_host_of_another_kind_is_refused(job, hosts, make_re
     assert Job.objects.get(pk=job.pk).host is None
 
 
+def test_a_replayed_started_event_is_a_no_op_and_never_fails_the_running_job(job, hosts, caplog):
+    started = start(job, hosts["honest"])
+    with caplog.at_level(logging.WARNING, logger="leaderboard.services.hosts"):
+        for _ in range(3):
+            tasks.record_progress_task.apply(kwargs=started).get()
+
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.error) == (Job.Status.RUNNING, 1, "")
+    assert len(refusals(caplog)) == 3
+    assert all("a replay or a duplicate" in refusal for refusal in refusals(caplog))
+
+
+def test_a_duplicated_result_is_recorded_once(job, hosts, make_result, caplog):
+    start(job, hosts["honest"])
+    sent = post_result(job, make_result(job.config.key, [42.0]), hosts["honest"])
+    with caplog.at_level(logging.WARNING, logger="leaderboard.services.hosts"):
+        tasks.record_result_task.apply(kwargs=sent).get()
+
+    assert Run.objects.count() == 1 and Job.objects.get(pk=job.pk).status == "succeeded"
+    assert "a replay or a duplicate" in refusals(caplog)[0]
+
+
+def test_messages_of_one_delivery_count_only_in_rising_order(job, hosts, caplog):
+    start(job, hosts["honest"])
+    delivery = sent_delivery(job)
+    later, earlier = dispatch.next_sequence() + 10, dispatch.next_sequence()
+    for sequence, done in ((later, 2), (earlier, 1)):  # the second arrives late: it is stale
+        event = {"phase": "measuring", "done": done, "total": 4}
+        tasks.record_progress_task.apply(
+            kwargs={"job_id": job.pk, "progress": event}
+            | message(
+                "progress", job.pk, event, hosts["honest"], delivery=delivery, sequence=sequence
+            )  # fmt: skip
+        ).get()
+    assert Job.objects.get(pk=job.pk).progress["done"] == 2
+
+
+def test_a_host_never_sent_the_job_cannot_claim_it_and_the_host_that_was_sent_it_can(
+    job, hosts, caplog
+):
+    with caplog.at_level(logging.WARNING, logger="leaderboard.services.hosts"):
+        # The rogue host guesses the job's id, but not the delivery the site sent with it.
+        start(job, hosts["rogue"], delivery="0" * 32)
+        start(job, hosts["rogue"], delivery="")
+    assert Job.objects.get(pk=job.pk).host is None
+    assert "not for the job's current delivery" in refusals(caplog)[0]
+    assert "names no delivery" in refusals(caplog)[1]
+
+    start(job, hosts["honest"])
+    job.refresh_from_db()
+    assert job.status == Job.Status.RUNNING and job.host.name == "lab-a"
+
+
+def test_once_a_job_is_sent_again_the_earlier_delivery_counts_for_nothing(job, hosts, make_result):
+    old = sent_delivery(job)
+    start(job, hosts["honest"])
+    Job.objects.filter(pk=job.pk).update(started_at=job.created_at.replace(year=2000))
+    # Its worker was lost: the reconciler queues it again with a new delivery.
+    services.requeue_orphaned_jobs(
+        executing_task_ids=set(), waiting_task_ids=set(), finishing_job_ids=set(), older_than_s=1
+    )
+    assert sent_delivery(job) != old
+
+    result = make_result(job.config.key, [42.0])
+    tasks.record_result_task.apply(
+        kwargs={"job_id": job.pk, "result": result}
+        | message("result", job.pk, result, hosts["honest"], delivery=old)
+    ).get()
+    assert not Run.objects.exists() and Job.objects.get(pk=job.pk).status == "queued"
+
+
+def test_the_same_delivery_started_again_later_counts_as_another_attempt(job, hosts):
+    # The broker handed the same message out again (its worker stopped mid-job): a later
+    # sequence, so not a replay; the db side counts the attempt as it did before.
+    start(job, hosts["honest"])
+    start(job, hosts["honest"])
+    job.refresh_from_db()
+    assert job.status == Job.Status.RUNNING and job.attempts == 2
+
+
+def test_a_result_claiming_an_unregistered_release_fails_the_job_and_marks_nothing_stale(
+    job, hosts, make_result
+):
+    start(job, hosts["honest"])
+    post_result(job, make_result(job.config.key, [42.0], release="b999999"), hosts["honest"])
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert "engine release 'b999999'" in job.error and "--engine-release" in job.error
+    assert not Run.objects.exists()
+    assert not EngineBuild.objects.filter(release="b999999").exists()
+
+
+def test_a_host_registered_for_another_release_may_report_it(
+    user, models, hardware, enqueued, make_result
+):
+    host, key = services.register_gpu_host(
+        name="lab-new", hardware_slug=hardware.slug, engine_release="b11500"
+    )
+    job = services.submit_config(owner=user, data=CONFIG, hardware_slug=hardware.slug)
+    start(job, (host.name, key))
+    post_result(job, make_result(job.config.key, [42.0], release="b11500"), (host.name, key))
+
+    assert Job.objects.get(pk=job.pk).status == Job.Status.SUCCEEDED
+    assert Run.objects.get().engine_release == "b11500"
+    assert LeaderboardEntry.objects.get().engine_release == "b11500"
+    assert selectors.newest_release_number() == 11500
+
+
+def test_a_measured_row_on_a_release_no_one_asked_for_never_makes_rows_stale(
+    job, hosts, make_result
+):
+    # As a result recorded before hosts' releases were checked could have left it.
+    start(job, hosts["honest"])
+    post_result(job, make_result(job.config.key, [42.0]), hosts["honest"])
+    assert selectors.newest_release_number() == 11434
+    Run.objects.update(engine_release="b999999")
+    LeaderboardEntry.objects.update(engine_release="b999999")
+    EngineBuild.objects.create(release="b999999")
+    services.raise_board_version(row_set=True)
+
+    assert selectors.newest_release_number() is None
+
+
 def test_a_gpu_worker_signs_what_it_sends_with_its_own_key(settings, monkeypatch, hosts):
     name, key = hosts["honest"]
     settings.SPECBOARD_HOST_NAME, settings.SPECBOARD_HOST_KEY = name, key
     sent = []
     monkeypatch.setattr(dispatch, "send", lambda task, *, kwargs, queue, **_: sent.append(kwargs))
 
-    dispatch.send_result(job_id=9, result={"summary": {"tau": 3.0}})
-    dispatch.send_failure(job_id=9, error="engine crashed", log_tail="oom")
+    dispatch.send_result(job_id=9, delivery="d1", result={"summary": {"tau": 3.0}})
+    dispatch.send_failure(job_id=9, delivery="d1", error="engine crashed", log_tail="oom")
 
     result, failure = sent
     assert result["host"] == failure["host"] == "lab-a"
+    assert result["delivery"] == failure["delivery"] == "d1"
+    assert result["sequence"] < failure["sequence"]
     assert signing.verify(
-        key=key, kind="result", job_id=9, body=result["result"], signature=result["signature"]
+        key=key,
+        kind="result",
+        job_id=9,
+        delivery="d1",
+        sequence=result["sequence"],
+        body=result["result"],
+        signature=result["signature"],
     )
     body = {"error": "engine crashed", "log_tail": "oom"}
     assert signing.verify(
-        key=key, kind="failure", job_id=9, body=body, signature=failure["signature"]
+        key=key,
+        kind="failure",
+        job_id=9,
+        delivery="d1",
+        sequence=failure["sequence"],
+        body=body,
+        signature=failure["signature"],
     )

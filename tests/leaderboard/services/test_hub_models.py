@@ -326,15 +326,19 @@ def worker_messages(monkeypatch):
     monkeypatch.setattr(
         dispatch,
         "send_progress",
-        lambda *, job_id, progress: sent.append(("progress", job_id, progress)),
+        lambda *, job_id, delivery, progress: sent.append(("progress", job_id, progress)),
     )
     monkeypatch.setattr(
         dispatch,
         "send_failure",
-        lambda *, job_id, error, log_tail="": sent.append(("failure", job_id, {"error": error})),
+        lambda *, job_id, delivery, error, log_tail="": sent.append(
+            ("failure", job_id, {"error": error})
+        ),
     )
     monkeypatch.setattr(
-        dispatch, "send_result", lambda *, job_id, result: sent.append(("result", job_id, result))
+        dispatch,
+        "send_result",
+        lambda *, job_id, delivery, result: sent.append(("result", job_id, result)),
     )
     return sent
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 from leaderboard import selectors, services, tasks
 from leaderboard.celery import app
 from leaderboard.models import Job, Run
+from leaderboard.services import hosts as hosts_service
 
 BASELINE = {
     "target_model": "tiny-qwen3.gguf",
@@ -136,7 +137,9 @@ def test_a_result_is_recorded_once_the_database_answers_again(
             raise OperationalError("could not connect to server: Connection refused")
         return record(**kwargs)
 
-    monkeypatch.setattr(services, "record_result", database_down_twice)
+    # Where the host message service looks it up: accepting and recording are one transaction,
+    # so each retry of the same signed message is accepted again (not taken for a replay).
+    monkeypatch.setattr(hosts_service, "record_result", database_down_twice)
     result = make_result(job.config.key, [50.0, 51.0])
     tasks.record_result_task.apply(
         kwargs={"job_id": job.pk, "result": result} | signed_by_host("result", job.pk, result)
