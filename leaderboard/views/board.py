@@ -10,6 +10,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from leaderboard import selectors
+from leaderboard.query import whole_number
 
 FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
 PAGE_SIZE = 50
@@ -29,7 +30,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         # NUL cannot reach PostgreSQL in a query; a search term is plain text.
         "search": request.GET.get("q", "").replace("\x00", "").strip()[:100],
         "include_all": request.GET.get("all") == "1",
-        "page": int(page_number) if page_number.isdigit() else 1,
+        "page": whole_number(page_number, max_digits=18) or 1,
     }
     # The board (filters, table, pager) is rendered once per change of the leaderboard rows and
     # served from the cache until then; only the site header around it is rendered per request.

@@ -13,6 +13,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from leaderboard import selectors
+from leaderboard.query import whole_number
 
 
 def _chosen_pair(request: HttpRequest, pairs: list[tuple[str, str, str]]) -> tuple[str, str]:
@@ -42,7 +43,7 @@ def concurrency(request: HttpRequest) -> HttpResponse:
     page = selectors.concurrency_page(
         target_name=target,
         hardware_slug=hardware,
-        level=int(level) if level.isdigit() and len(level) < 6 else None,
+        level=whole_number(level, max_digits=5),
     )
     return render(
         request,

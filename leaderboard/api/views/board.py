@@ -22,6 +22,7 @@ from leaderboard import exports, selectors
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
 from leaderboard.api.renderers import FiniteJSONRenderer
+from leaderboard.query import whole_number
 
 EXPORT_ROW_LIMIT = 10_000
 
@@ -82,7 +83,7 @@ class LeaderboardList(generics.ListAPIView):
         if set(request.query_params) - known:
             return None
         page = request.query_params.get("page", "1")
-        if not page.isdigit() or len(page) > 6:
+        if whole_number(page) is None:
             return None
         choices = selectors.leaderboard_filter_choices()
         for name in ("target", "hardware", "spec_type"):
