@@ -571,3 +571,18 @@ class BoardVersion(models.Model):
 
     def __str__(self) -> str:
         return f"leaderboard version {self.value} (row_set {self.row_set})"
+
+
+class ReporterPseudonym(models.Model):
+    """What a user's unpublished self-reported results are keyed under instead of their name: a
+    random value made once and stored only here, so one uploader's batches of a config still
+    share a row while no config key or page leads back to the account (a key over the user name
+    could be checked against every user name)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reporter_pseudonym"
+    )
+    value = models.CharField(max_length=32, unique=True)
+
+    def __str__(self) -> str:
+        return f"pseudonym of user {self.user_id}"

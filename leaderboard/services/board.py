@@ -422,14 +422,22 @@ def rerank_all(*, ranking_keys: Iterable[str]) -> int:
 
 
 def refresh_verdicts() -> int:
-    """Recompute every leaderboard row and its ranking (after an upgrade that changed a rule):
-    returns the number of rows."""
+    """Recompute every leaderboard row and its ranking (after an upgrade that changed a rule),
+    and make the rows of runs that have none (after a migration moved runs between configs,
+    as 0019 does): returns the number of rows."""
     done = 0
-    for config_id, hardware_id, release in (
+    rows = list(
         LeaderboardEntry.objects.order_by("config__baseline_id", "id")
         .values_list("config_id", "hardware_id", "engine_release")
         .distinct()
-    ):
+    )
+    missing = set(
+        Run.objects.values_list("config_id", "hardware_id", "engine_release").distinct()
+    ) - set(rows)
+    baselines = set(Config.objects.filter(baseline=None).values_list("pk", flat=True))
+    # A baseline's row before the rows paired with it, which read its speed.
+    rows += sorted(missing, key=lambda row: (row[0] not in baselines, row))
+    for config_id, hardware_id, release in rows:
         refresh_leaderboard_entry(
             config=Config.objects.get(pk=config_id),
             hardware=Hardware.objects.get(pk=hardware_id),

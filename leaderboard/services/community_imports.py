@@ -28,6 +28,7 @@ from leaderboard.services.configs import (
     SEED_CSV_SOURCE,
     digest,
     imported_config,
+    reporter_identity,
 )
 from leaderboard.services.errors import CsvImportError
 from leaderboard.services.registry import register_hardware
@@ -300,10 +301,17 @@ def _target_rows(
     return groups
 
 
-def _reporter_identity(uploaded_by: AbstractBaseUser | None, rows: list[tuple[int, dict]]) -> str:
-    """Who reported the rows: the uploader's account, or for an anonymous import its file."""
+def _reporter_identity(
+    uploaded_by: AbstractBaseUser | None, rows: list[tuple[int, dict]], *, publish_name: bool
+) -> str:
+    """Who reported the rows: the uploader's account when they published their name, their
+    pseudonym when not (`reporter_identity`), or for an anonymous import its file."""
     if uploaded_by is not None and uploaded_by.pk is not None:
-        return f"user:{uploaded_by.pk}"
+        return (
+            f"user:{uploaded_by.pk}"
+            if publish_name
+            else reporter_identity(user=uploaded_by, publish_name=False)
+        )
     return f"file:{digest([row for _, row in rows])[:16]}"
 
 
@@ -334,8 +342,8 @@ def import_leaderboard_csv(
         )
     lines = _read_seed_csv(content)
     groups = _target_rows(lines, target_name=target_name, baseline_run_name=baseline_run_name)
-    reporter = _reporter_identity(uploaded_by, lines)
     with transaction.atomic():
+        reporter = _reporter_identity(uploaded_by, lines, publish_name=publish_name)
         hardware = register_hardware(gpu_name=hardware_name.strip()[:200], self_reported=True)
         report = ImportReport(
             hardware=hardware,

@@ -4,25 +4,34 @@ identity) into a `Config` row with its label and its paired baseline.
 Measured configs are keyed by the runner's config key; self-reported ones (seed CSV imports and
 uploads) get keys of their own, so they never share a row with measured results. A self-reported
 key carries who reported it, so two people who name the same GPU never share a row either: the
-best-of rule only ever picks among one uploader's own batches."""
+best-of rule only ever picks among one uploader's own batches. Who reported it is, as the key
+knows them, the user name only when the uploader chose to publish it, else their pseudonym
+(`reporter_identity`): keys are public, and a hash over a user name can be checked against every
+user name. Published and unpublished results of one uploader are rows of their own."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+import secrets
 from pathlib import Path
+
+from django.contrib.auth.models import AbstractBaseUser
 
 from leaderboard.models import (
     SELF_REPORTED_UPLOAD_SOURCE,
     Config,
     ConfigSpecType,
     ModelFile,
+    ReporterPseudonym,
 )
 from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL
 from runner.config import BenchmarkConfig
 
 SEED_CSV_SOURCE = "seed-leaderboard-csv"
+# A reporter identity that names nobody (a user name has no colon).
+PSEUDONYM_PREFIX = "pseudonym:"
 # The seed kit's rows stopped at 733-757 tokens of a 1500-token budget, so ignore-EOS was off and
 # the kit did not hold the quick protocol: its configs get a protocol of their own
 # (SEED_CSV_PROTOCOL and its label, named in leaderboard.verdicts.workloads, which tells
@@ -67,6 +76,19 @@ def protocol_variant(protocol: object) -> str:
     if not isinstance(protocol, dict):
         return ""
     return digest({k: v for k, v in protocol.items() if k not in MEASUREMENT_COUNTS})[:12]
+
+
+def reporter_identity(*, user: AbstractBaseUser | None, publish_name: bool) -> str | None:
+    """Who a self-reported config's key says reported it: the user name they chose to publish,
+    else their pseudonym (made on their first unpublished upload); None for nobody's."""
+    if user is None or user.pk is None:
+        return None
+    if publish_name:
+        return user.get_username()
+    pseudonym, _ = ReporterPseudonym.objects.get_or_create(
+        user=user, defaults={"value": secrets.token_hex(16)}
+    )
+    return PSEUDONYM_PREFIX + pseudonym.value
 
 
 def _stored_config(*, key: str, spec_label: str, **fields: object) -> Config:
@@ -114,7 +136,9 @@ def imported_config(
     """A self-reported config: identified by its run name, target, baseline and who reported it.
 
     `reported_by` is the uploader's identity (or, for an anonymous import, the file's): the same
-    run name imported by someone else is a config of its own, never a batch of this one."""
+    run name imported by someone else is a config of its own, never a batch of this one. A
+    pseudonym is in the key only: the stored canonical JSON, which pages show, says
+    "unpublished"."""
     spec_label, n_max = ("none", None) if baseline is None else inferred_spec(run_name)
     identity = {
         "source": SEED_CSV_SOURCE,
@@ -123,10 +147,14 @@ def imported_config(
         "baseline_run_name": baseline.label if baseline else None,
         "reported_by": reported_by,
     }
+    shown = reported_by
+    if reported_by and reported_by.startswith(PSEUDONYM_PREFIX):
+        shown = "unpublished"
     return _stored_config(
         key=digest(identity)[:16],
         canonical=identity
         | {
+            "reported_by": shown,
             "spec_label_inferred": spec_label,
             "n_max_inferred": n_max,
             "prompt_preview": prompt[:200],
@@ -144,7 +172,10 @@ def imported_config(
 def uploaded_config(
     config: BenchmarkConfig, *, baseline: Config | None, uploaded_by: str | None
 ) -> Config:
-    """A self-reported config row: its own key per uploader, apart from measured results."""
+    """A self-reported config row: its own key per uploader, apart from measured results.
+
+    `uploaded_by` is who the key says uploaded it (`reporter_identity`): a published user name,
+    a pseudonym, or None; never a name the uploader did not publish."""
     canonical = config.canonical()
     identity = {
         "source": SELF_REPORTED_UPLOAD_SOURCE,

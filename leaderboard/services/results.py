@@ -33,6 +33,7 @@ from leaderboard.services.board import build_flags_key, refresh_leaderboard_entr
 from leaderboard.services.configs import (
     config_row,
     digest,
+    reporter_identity,
     uploaded_config,
 )
 from leaderboard.services.errors import DuplicateUploadError, ServiceError
@@ -430,7 +431,8 @@ def record_self_reported_result(
 ) -> list[Run]:
     """Store an uploaded runner result file as self-reported runs, baseline first.
 
-    The uploader's user name is shown in the runs' provenance only when they chose to publish it.
+    The uploader's user name is shown in the runs' provenance, and keys their config rows, only
+    when they chose to publish it; otherwise their pseudonym keys the rows (`reporter_identity`).
 
     Derive, don't trust: the result model refused figures that disagree with the file's own
     requests, and pairing claims are not copied. Lossless is None: the site compared no outputs
@@ -442,6 +444,7 @@ def record_self_reported_result(
     typed = _typed(result)
     username = getattr(uploaded_by, "username", None)
     with transaction.atomic():
+        reporter = reporter_identity(user=uploaded_by, publish_name=publish_name)
         hardware = register_hardware(gpu_name=hardware_name.strip()[:200], self_reported=True)
         runs: list[Run] = []
         baseline_row: Config | None = None
@@ -455,7 +458,7 @@ def record_self_reported_result(
             row = uploaded_config(
                 config,
                 baseline=baseline_row if config.is_speculative else None,
-                uploaded_by=username,
+                uploaded_by=reporter,
             )
             if not config.is_speculative:
                 baseline_row = row

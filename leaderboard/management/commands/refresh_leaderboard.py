@@ -1,5 +1,6 @@
 """Recompute every leaderboard row and its ranking from the stored runs, after an upgrade that
-changed a verdict rule (migration 0015 added the verdict columns empty)."""
+changed a verdict rule (migration 0015 added the verdict columns empty) or moved runs between
+configs (0019 split self-reported configs that mixed published and unpublished runs)."""
 
 from __future__ import annotations
 
