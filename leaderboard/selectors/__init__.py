@@ -25,6 +25,7 @@ The reads are grouped by what they are about, one module each:
 - `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
 - `energy`: a stored result's energy and roofline (a run's, a config's best run's, a row's).
+- `model_requests`: a user's requests for Hugging Face models and their state.
 - `pages`: the reads behind the pages that gather several (`board_page`, `config_page`,
   `run_page`, `context_page`, `concurrency_page`): what each renders, so its view only
   parses, calls and renders.

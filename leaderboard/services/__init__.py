@@ -10,8 +10,11 @@ this package's names are the public face (`services.submit_config`), the modules
 - `hosts`: GPU hosts, their keys, and what a host may send back.
 - `limits`: what a user may still ask of the GPUs (submissions an hour, tokens a day).
 - `results`: one road for every runner result (worker, result file, upload) into Run rows.
-- `board`: the maintained leaderboard rows and the board's version.
+- `board`: the maintained leaderboard rows, their verdicts, reranking and the board's version.
+- `pairing`: a row's baseline batch and its speedup, as the board stores them.
+- `hub_models`: Hugging Face registrations and the users' model requests.
 - `community_imports`: the seed kit's results CSV.
+- `errors`: the field-keyed errors every service raises (one exception handler maps them).
 
 No module here imports `leaderboard.tasks`: tasks are sent by name through `leaderboard.dispatch`.
 """

@@ -10,6 +10,8 @@ import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 SOURCE = [
     path
@@ -51,6 +53,17 @@ def test_the_selectors_import_no_services_and_no_pages():
     for path in selectors:
         found = {name for name in imported_modules(path) if forbidden.match(name)}
         assert not found, f"{path.name} imports {found}"
+
+
+@pytest.mark.parametrize("package", ["services", "selectors", "verdicts", "views", "api/views"])
+def test_each_package_docstring_names_every_module_it_holds(package):
+    # A newcomer reads the package's docstring to find who owns what: none may be left out.
+    folder = REPOSITORY / "leaderboard" / package
+    docstring = ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or ""
+    modules = [path.stem for path in folder.glob("*.py") if path.stem != "__init__"]
+    assert modules
+    missing = [name for name in modules if not re.search(rf"`{name}`|\b{name}\b", docstring)]
+    assert not missing, f"leaderboard/{package}/__init__.py does not name {missing}"
 
 
 def test_only_dispatch_sends_or_revokes_celery_tasks():

@@ -3,7 +3,9 @@
 `catalogue` holds model files, hardware, llama.cpp builds and configs; `board` the leaderboard,
 its exports and compare; `runs` the measured runs and their per-request exports; `jobs` a job's
 progress and cancelling it; `hosts` the GPU hosts serving each hardware kind; `submissions`
-what users send in (configs, CSV imports, result files). Errors, content negotiation,
+what users send in (configs, CSV imports, result files); `models` the users' Hugging Face
+model requests; `drafts` which draft for a target; `protocols` the concurrency protocol's
+figures; `root` the API's root with every collection's link. Errors, content negotiation,
 permissions and throttles live beside this package in `leaderboard.api`. Every view is
 re-exported here, so `views.Compare` names the same class.
 """
