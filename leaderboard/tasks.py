@@ -55,12 +55,19 @@ def run_benchmark_job(
     models: dict,
     with_baseline: bool = False,
     delivery: str = "",
+    gpus: list | None = None,
 ) -> None:
     """Run one job's config on this worker's llama-server and send the result to the db queue;
     with_baseline also measures its paired baseline in the same invocation (fidelity graded).
     Everything sent back names the message's delivery, which the site checks."""
     task_id = self.request.id
-    message = {"job_id": job_id, "config": config, "models": models, "with_baseline": with_baseline}
+    message = {
+        "job_id": job_id,
+        "config": config,
+        "models": models,
+        "with_baseline": with_baseline,
+        "gpus": gpus,
+    }
     outcome = jobs.run_job(
         message,
         host=_this_host(),

@@ -30,7 +30,7 @@ from runner.errors import BenchmarkCancelled, ModelCheckError, RunnerError
 from runner.gguf.inspect import sha256_file
 from runner.hub import HubFile
 from runner.model_cache import ModelCache, download_progress
-from runner.provenance import visible_gpus
+from runner.provenance import describe_gpus, gpu_set_problem, visible_gpus
 from runner.results import BenchmarkResult
 
 logger = logging.getLogger(__name__)
@@ -109,6 +109,20 @@ def started_event() -> dict[str, Any]:
     return event
 
 
+def _kind_problem(kind_gpus: object) -> str | None:
+    """Why this host's engine cannot run a job of the kind whose GPUs the message names (its
+    ``gpus``: each one's name and memory), or None; nothing to check without them or off NVML."""
+    have = visible_gpus()
+    if not isinstance(kind_gpus, list) or not kind_gpus or have is None:
+        return None
+    wanted = [
+        gpu for gpu in kind_gpus if isinstance(gpu, dict) and isinstance(gpu.get("name"), str)
+    ]
+    if len(wanted) != len(kind_gpus):
+        return None
+    return gpu_set_problem(wanted=wanted, have=have, label=describe_gpus(wanted))
+
+
 def run_job(
     message: Mapping[str, Any],
     *,
@@ -124,6 +138,8 @@ def run_job(
     job_id = message.get("job_id")
     report = _Throttled(progress)
     report(started_event())
+    if problem := _kind_problem(message.get("gpus")):
+        return JobFailed(error=f"this host cannot run a job of its hardware kind: {problem}")
     try:
         config = parse_config(message["config"])
         models = {role: row for role, row in message["models"].items() if row}

@@ -122,6 +122,37 @@ def describe_gpus(gpus: list[dict]) -> str:
     return " + ".join(parts) or "no GPU"
 
 
+# NVML's total memory of one GPU model varies a little with the driver and board (an H200 is
+# 140.4 GiB where its kind says 141): within this share it is the same GPU.
+GPU_MEMORY_TOLERANCE = 0.05
+
+
+def gpu_set_problem(*, wanted: list[dict], have: list[dict], label: str) -> str | None:
+    """Why a host whose engine sees the GPUs ``have`` cannot run a job of the kind made of the
+    GPUs ``wanted`` (each ``{"name", "memory_bytes"}``), or None: it must see as many; for a kind
+    of several, each of the kind's model and memory too, in order, so that a run on it is a run
+    on the kind. A larger host serves a smaller kind with CUDA_VISIBLE_DEVICES narrowed to it."""
+    if len(have) != len(wanted):
+        seen = describe_gpus(have)
+        return (
+            f"the kind is {label}, but this host's engine sees {seen} ({len(have)} "
+            f"GPU{'s' if len(have) != 1 else ''}; CUDA_VISIBLE_DEVICES narrows a larger host)"
+        )
+    if len(wanted) < 2:
+        return None
+    for index, (gpu, kind) in enumerate(zip(have, wanted, strict=True)):
+        name, kind_name = normalise_gpu_name(gpu["name"]), normalise_gpu_name(kind["name"] or "")
+        if name != kind_name:
+            return f"GPU {index} of this host is {name}, not {kind_name} as in {label}"
+        memory, needed = gpu.get("memory_bytes"), kind.get("memory_bytes")
+        if memory and needed and abs(memory - needed) > GPU_MEMORY_TOLERANCE * needed:
+            return (
+                f"GPU {index} of this host has {memory / 2**30:.0f} GiB, not the "
+                f"{needed / 2**30:.0f} GiB of {label}"
+            )
+    return None
+
+
 def gpu_info() -> dict | None:
     """The first GPU as NVML sees it, or None where there is no NVIDIA GPU or no NVML."""
     try:

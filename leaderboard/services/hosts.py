@@ -13,7 +13,11 @@ a job with its "started" event, which only the delivery the site sent to the job
 carry; a result or failure then counts only from the host that claimed it. A job whose host went
 quiet may be claimed by another host of that kind holding the same delivery (the broker gave it
 the same message again). A result's engine release must be the job's own or the one an admin
-registered the host for. A refused message is logged and changes nothing.
+registered the host for. A host claims a job only with its kind's GPUs: those its "started"
+event advertises (what NVML shows its engine), else those it advertised at registration; a kind
+of several GPUs ("2x RTX 3090 24GB") is claimed only by a host that said it has them, and no
+host with more or fewer GPUs visible than its kind has claims one at all
+(`services.registry.gpus_serve_kind_problem`). A refused message is logged and changes nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from leaderboard import signing
 from leaderboard.models import GpuHost, Hardware, Job
 from leaderboard.services.errors import RegistrationError
 from leaderboard.services.jobs import record_failure, record_progress
+from leaderboard.services.registry import gpus_serve_kind_problem
 from leaderboard.services.results import record_result
 
 logger = logging.getLogger(__name__)
@@ -42,10 +47,11 @@ _MAX_SEQUENCE = 2**63 - 1
 
 
 def register_gpu_host(
-    *, name: str, hardware_slug: str, engine_release: str = ""
+    *, name: str, hardware_slug: str, engine_release: str = "", gpus: object = None
 ) -> tuple[GpuHost, str]:
     """Register a GPU host for a hardware kind (and, optionally, the llama.cpp release it runs
-    when that is not the site's); returns the host and its key (shown once)."""
+    when that is not the site's, and the GPUs it advertises: `python -m runner gpus --json` on
+    the host, which must be the kind's); returns the host and its key (shown once)."""
     slug = slugify(name)[:100]
     if not slug:
         raise RegistrationError({"name": ["a host name needs letters or digits"]})
@@ -57,9 +63,37 @@ def register_gpu_host(
     release = engine_release.strip()
     if len(release) > 64 or any(character.isspace() for character in release):
         raise RegistrationError({"engine_release": ["a release is one word, like b11434"]})
+    if gpus is not None and (problem := gpus_serve_kind_problem(hardware=hardware, gpus=gpus)):
+        raise RegistrationError({"gpus": [problem]})
     key = signing.new_key()
-    host = GpuHost.objects.create(name=slug, hardware=hardware, key=key, engine_release=release)
+    host = GpuHost.objects.create(
+        name=slug,
+        hardware=hardware,
+        key=key,
+        engine_release=release,
+        gpus=_advertised(gpus) if gpus is not None else [],
+    )
     return host, key
+
+
+def _advertised(gpus: list[dict]) -> list[dict]:
+    """What the site keeps of a host's advertised GPUs: each one's name and memory, in order."""
+    return [{"name": gpu["name"], "memory_bytes": gpu.get("memory_bytes")} for gpu in gpus]
+
+
+def _gpus_refusal(host: GpuHost, body: dict) -> str | None:
+    """Why a host may not claim a job of its kind with the GPUs it shows: those its "started"
+    event advertises (runner.jobs.started_event), else those it advertised at registration. A
+    kind of several GPUs is claimed only by a host that said it has them."""
+    hardware = host.hardware
+    advertised = body.get("gpus", host.gpus or None)
+    if advertised is None:
+        if hardware.gpu_count == 1:
+            return None
+        return f"host {host.name!r} advertised no GPUs, and {hardware.label} needs its GPUs seen"
+    if problem := gpus_serve_kind_problem(hardware=hardware, gpus=advertised):
+        return f"host {host.name!r} cannot claim a job of {hardware.slug}: {problem}"
+    return None
 
 
 def ensure_gpu_host(*, name: str, hardware_slug: str) -> tuple[GpuHost, str]:
@@ -149,11 +183,17 @@ def host_message_refusal(
     now = timezone.now()
     fresh = Job.objects.filter(id=job_id, delivery=delivery, delivery_sequence__lt=sequence)
     if kind == "progress" and isinstance(body, dict) and body.get("phase") == "started":
+        if sender is not None and (refusal := _gpus_refusal(sender, body)):
+            return refusal
         quiet = now - timedelta(seconds=settings.SPECBOARD_HOST_RECLAIM_SECONDS)
         holder = Q(host__isnull=True) | Q(host_seen_at__lt=quiet)
         if sender is not None:
             holder |= Q(host=sender)
         if fresh.filter(holder).update(host=sender, host_seen_at=now, delivery_sequence=sequence):
+            if sender is not None and "gpus" in body:
+                # What the host's engine saw when it claimed: the /hosts/ page's and the next
+                # claim's record of its GPUs.
+                GpuHost.objects.filter(pk=sender.pk).update(gpus=_advertised(body["gpus"]))
             return None
         return _why_not_fresh(job_id, sequence) or "another host holds the job"
     if fresh.filter(host=sender).update(host_seen_at=now, delivery_sequence=sequence):

@@ -45,6 +45,8 @@ def job_payload(job: Job) -> dict:
         "config": job.config.canonical,
         "models": {"target": model(job.config.target), "draft": model(job.config.draft)},
         "with_baseline": measures_own_baseline(job.config),
+        # The kind's GPUs, which the host's engine must see to run it (runner.jobs).
+        "gpus": job.hardware.gpu_list(),
     }
 
 

@@ -28,7 +28,7 @@ from leaderboard.services.errors import RegistrationError
 from runner.config import MAX_GPUS, BenchmarkConfig, field_errors
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import inspect_model
-from runner.provenance import describe_gpus, normalise_gpu_name
+from runner.provenance import describe_gpus, gpu_set_problem, normalise_gpu_name
 
 DRAFT_ARCHITECTURES = frozenset({"dflash", "dflash-draft", "eagle3"})
 
@@ -124,31 +124,11 @@ def advertised_gpu_problems(gpus: object) -> list[str]:
 
 def gpus_serve_kind_problem(*, hardware: Hardware, gpus: object) -> str | None:
     """Why a host whose engine sees these GPUs (``runner.provenance.visible_gpus``) cannot serve
-    this kind, or None: it must see exactly the kind's GPUs, in order, each of its model and
-    memory (to the GiB), so that a run on it is a run on the kind. A larger host serves a
-    smaller kind with CUDA_VISIBLE_DEVICES narrowed to it."""
+    this kind, or None (``runner.provenance.gpu_set_problem``: as many GPUs as the kind has, and
+    for a kind of several each of its model and memory, in order)."""
     if (problems := advertised_gpu_problems(gpus)) or not isinstance(gpus, list):
         return problems[0] if problems else "the GPUs must be a list"
-    wanted = hardware.gpu_list()
-    shown = describe_gpus(gpus) if gpus else "no GPU"
-    if len(gpus) != len(wanted):
-        return (
-            f"{hardware.slug} is {hardware.label}, but the host's engine sees {shown} "
-            f"({len(gpus)} GPU{'s' if len(gpus) != 1 else ''}; CUDA_VISIBLE_DEVICES narrows a "
-            "larger host)"
-        )
-    for index, (have, want) in enumerate(zip(gpus, wanted, strict=True)):
-        if normalise_gpu_name(have["name"]) != normalise_gpu_name(want["name"] or ""):
-            return (
-                f"GPU {index} of the host is {normalise_gpu_name(have['name'])}, not {want['name']}"
-            )
-        memory, needed = have.get("memory_bytes"), want["memory_bytes"]
-        if memory and needed and round(memory / 2**30) != round(needed / 2**30):
-            return (
-                f"GPU {index} of the host has {round(memory / 2**30)} GiB, "
-                f"{hardware.label}'s {round(needed / 2**30)} GiB"
-            )
-    return None
+    return gpu_set_problem(wanted=hardware.gpu_list(), have=gpus, label=hardware.label)
 
 
 def _hardware_kind(

@@ -226,3 +226,21 @@ def test_a_gpu_host_claims_a_job_with_the_gpus_its_engine_sees(monkeypatch, tmp_
     events.clear()
     jobs.run_job(message, host=host, progress=events.append)
     assert events[0] == {"phase": "started"}
+
+
+def test_a_host_refuses_a_job_of_a_kind_whose_gpus_its_engine_does_not_see(monkeypatch, tmp_path):
+    from runner import jobs
+
+    host = jobs.JobHost(models_dir=tmp_path, cache_dir=tmp_path, hf_endpoint="http://hub.invalid")
+    kind = [{"name": "RTX 3090", "memory_bytes": 24 * GIB}] * 2
+    message = {"job_id": 1, "config": {"target_model": "missing.gguf"}, "models": {}, "gpus": kind}
+    install(monkeypatch, FakeNvml(rtx_3090s(1)))
+    outcome = jobs.run_job(message, host=host, progress=lambda event: None)
+    assert isinstance(outcome, jobs.JobFailed)
+    assert outcome.error.startswith("this host cannot run a job of its hardware kind: the kind is "
+                                    "2x RTX 3090 24GB, but this host's engine sees RTX 3090 24GB")  # fmt: skip
+    # With the kind's GPUs (or off NVML, where nothing can be checked) the job goes on.
+    for nvml in (FakeNvml(rtx_3090s(2)), None):
+        install(monkeypatch, nvml)
+        outcome = jobs.run_job(message, host=host, progress=lambda event: None)
+        assert "hardware kind" not in outcome.error

@@ -3,6 +3,7 @@ broker user's ACL rule (once)."""
 
 from __future__ import annotations
 
+import json
 import secrets
 
 from django.core.management.base import BaseCommand, CommandError
@@ -28,6 +29,11 @@ class Command(BaseCommand):
             "its results may carry only that one or the job's own",
         )
         parser.add_argument(
+            "--gpus",
+            help="the GPUs it advertises, as `python -m runner gpus --json` prints them on the "
+            "host: they must be the kind's (2x RTX 3090 24GB: two RTX 3090s)",
+        )
+        parser.add_argument(
             "--broker-db", type=int, default=0, help="the broker's database number (URL path)"
         )
         parser.add_argument("--revoke", action="store_true", help="stop accepting its messages")
@@ -38,11 +44,18 @@ class Command(BaseCommand):
                 raise CommandError(f"no such host: {options['name']}")
             self.stdout.write(f"host {options['name']} revoked")
             return
+        gpus = None
+        if options["gpus"]:
+            try:
+                gpus = json.loads(options["gpus"])
+            except json.JSONDecodeError as error:
+                raise CommandError(f"--gpus is not JSON: {error}") from None
         try:
             host, key = services.register_gpu_host(
                 name=options["name"],
                 hardware_slug=options["hardware"],
                 engine_release=options["engine_release"],
+                gpus=gpus,
             )
         except services.ServiceError as error:
             raise CommandError(str(error)) from None

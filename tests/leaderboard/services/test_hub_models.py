@@ -357,6 +357,11 @@ def run_task(model: ModelFile) -> None:
             baseline_id = None
             synthetic = False
 
+        class hardware:  # noqa: N801 - the kind's GPUs, which job_payload names
+            @staticmethod
+            def gpu_list() -> list[dict]:
+                return [{"name": "H200", "memory_bytes": None}]
+
     payload = job_payload(FakeJob)
     payload.pop("job_id")
     tasks.run_benchmark_job.apply(kwargs={"job_id": 7, **payload})

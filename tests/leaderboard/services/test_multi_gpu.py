@@ -4,13 +4,19 @@ and a two-GPU row of the same config are different rows, in different rankings."
 
 from __future__ import annotations
 
-import pytest
+import json
+from io import StringIO
 
-from leaderboard import selectors, services
+import pytest
+from django.core.management import CommandError, call_command
+
+from leaderboard import dispatch, selectors, services, signing
 from leaderboard.celery import gpu_queue
-from leaderboard.models import Hardware, Job, LeaderboardEntry
+from leaderboard.models import GpuHost, Hardware, Job, LeaderboardEntry
+from leaderboard.services.hosts import host_message_refusal
 from runner.config import parse_config
-from runner.provenance import describe_gpus
+from runner.provenance import describe_gpus, visible_gpus
+from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
 
 GIB = 2**30
 MIB = 2**20
@@ -82,25 +88,26 @@ def test_gpus_that_are_not_a_list_of_named_gpus_make_no_kind(db, gpus):
 
 
 def test_a_host_serves_a_kind_only_with_exactly_its_gpus(one_3090, two_3090s):
-    assert (
-        services.gpus_serve_kind_problem(hardware=two_3090s, gpus=nvml_gpus(RTX_3090, RTX_3090))
-        is None
-    )
-    assert services.gpus_serve_kind_problem(hardware=one_3090, gpus=nvml_gpus(RTX_3090)) is None
-    # NVML's total memory varies a little with the driver: the same GiB is the same GPU.
-    close = {"name": "NVIDIA GeForce RTX 3090", "memory_bytes": 24 * GIB - 200 * MIB}
-    assert services.gpus_serve_kind_problem(hardware=one_3090, gpus=nvml_gpus(close)) is None
+    def problem(kind: Hardware, *gpus: dict) -> str | None:
+        return services.gpus_serve_kind_problem(hardware=kind, gpus=nvml_gpus(*gpus))
 
-    one_for_two = services.gpus_serve_kind_problem(hardware=two_3090s, gpus=nvml_gpus(RTX_3090))
-    assert "2x RTX 3090 24GB" in one_for_two and "1 GPU;" in one_for_two
-    two_for_one = services.gpus_serve_kind_problem(
-        hardware=one_3090, gpus=nvml_gpus(RTX_3090, RTX_3090)
+    assert problem(two_3090s, RTX_3090, RTX_3090) is None
+    assert problem(one_3090, RTX_3090) is None
+    # NVML's total memory varies a little with the driver: within 5% it is the same GPU.
+    close = {"name": "NVIDIA GeForce RTX 3090", "memory_bytes": 23 * GIB}
+    assert problem(two_3090s, close, RTX_3090) is None
+
+    one_for_two = problem(two_3090s, RTX_3090)
+    assert "2x RTX 3090 24GB" in one_for_two and "(1 GPU;" in one_for_two
+    # A larger host would spread a layer split over every GPU it shows: narrow it first.
+    assert "CUDA_VISIBLE_DEVICES" in problem(one_3090, RTX_3090, RTX_3090)
+    assert problem(two_3090s, RTX_3090, RTX_4090) == (
+        "GPU 1 of this host is RTX 4090, not RTX 3090 as in 2x RTX 3090 24GB"
     )
-    assert "CUDA_VISIBLE_DEVICES" in two_for_one
-    other = services.gpus_serve_kind_problem(hardware=two_3090s, gpus=nvml_gpus(RTX_3090, RTX_4090))
-    assert other == "GPU 1 of the host is RTX 4090, not RTX 3090"
     smaller = {"name": "NVIDIA GeForce RTX 3090", "memory_bytes": 12 * GIB}
-    assert "12 GiB" in services.gpus_serve_kind_problem(hardware=one_3090, gpus=nvml_gpus(smaller))
+    assert "has 12 GiB, not the 24 GiB" in problem(two_3090s, RTX_3090, smaller)
+    # A kind of one GPU, often named by hand, asks for one GPU whatever NVML calls it.
+    assert problem(one_3090, RTX_4090) is None
     assert services.gpus_serve_kind_problem(hardware=one_3090, gpus={"name": "RTX 3090"})
 
 
@@ -270,3 +277,102 @@ def test_the_run_page_of_a_two_gpu_run_shows_each_gpus_peak(make_result, two_309
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "2x RTX 3090 24GB" in page
     assert "GPU 1: 20.0 MiB" in page
+
+
+# A host advertises its GPUs; a job for a two-GPU kind goes only to a host that has them.
+
+
+def test_a_host_registers_for_a_kind_only_with_the_kinds_gpus(two_3090s):
+    with pytest.raises(services.RegistrationError) as refused:
+        services.register_gpu_host(
+            name="lab-one", hardware_slug=two_3090s.slug, gpus=nvml_gpus(RTX_3090)
+        )
+    assert "(1 GPU;" in refused.value.errors["gpus"][0]
+    host, _ = services.register_gpu_host(
+        name="lab-two", hardware_slug=two_3090s.slug, gpus=nvml_gpus(RTX_3090, RTX_3090)
+    )
+    assert [gpu["name"] for gpu in host.gpus] == ["NVIDIA GeForce RTX 3090"] * 2
+
+
+def test_the_gpus_in_a_hosts_registration_come_from_runner_gpus_json(two_3090s, monkeypatch):
+    install(monkeypatch, FakeNvml(rtx_3090s(2)))
+    advertised = json.dumps(visible_gpus())
+    call_command(
+        "register_gpu_host",
+        "lab-a",
+        "--hardware",
+        two_3090s.slug,
+        "--gpus",
+        advertised,
+        stdout=StringIO(),
+    )
+    assert len(GpuHost.objects.get(name="lab-a").gpus) == 2
+    with pytest.raises(CommandError, match="not JSON"):
+        call_command(
+            "register_gpu_host",
+            "lab-b",
+            "--hardware",
+            two_3090s.slug,
+            "--gpus",
+            "two",
+            stdout=StringIO(),
+        )
+
+
+@pytest.fixture
+def sent_job(user, models, two_3090s, enqueued, django_capture_on_commit_callbacks) -> Job:
+    """A job for the two-GPU kind, its message sent to the kind's queue."""
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.submit_config(
+            owner=user, data={"target_model": "tiny-qwen3.gguf"}, hardware_slug=two_3090s.slug
+        )
+    job.refresh_from_db()
+    assert enqueued[-1]["queue"] == "gpu.2x-rtx-3090-24gb"
+    assert enqueued[-1]["kwargs"]["gpus"] == two_3090s.gpu_list()
+    return job
+
+
+def claim(job: Job, host: str, key: str, body: dict) -> str | None:
+    """Why the site refuses this host's signed "started" event for the job (None: claimed)."""
+    sequence = dispatch.next_sequence()
+    signature = signing.sign(
+        key=key, kind="progress", job_id=job.pk, delivery=job.delivery, sequence=sequence, body=body
+    )
+    return host_message_refusal(
+        kind="progress", job_id=job.pk, body=body, host=host, signature=signature,
+        delivery=job.delivery, sequence=sequence,
+    )  # fmt: skip
+
+
+def test_only_a_host_that_shows_the_kinds_gpus_claims_its_job(sent_job, two_3090s):
+
+    host, key = services.register_gpu_host(name="lab-a", hardware_slug=two_3090s.slug)
+    # Registered without GPUs, it must show them when it claims.
+    assert "advertised no GPUs" in claim(sent_job, host.name, key, {"phase": "started"})
+    one = claim(sent_job, host.name, key, {"phase": "started", "gpus": nvml_gpus(RTX_3090)})
+    assert "cannot claim a job of 2x-rtx-3090-24gb" in one and "(1 GPU;" in one
+    hostile = claim(sent_job, host.name, key, {"phase": "started", "gpus": [{"name": 5}]})
+    assert "cannot claim" in hostile
+    assert Job.objects.get(pk=sent_job.pk).host is None
+
+    two = {"phase": "started", "gpus": nvml_gpus(RTX_3090, RTX_3090)}
+    assert claim(sent_job, host.name, key, two) is None
+    assert Job.objects.get(pk=sent_job.pk).host == host
+    # What it showed is what the site now knows of it.
+    assert len(GpuHost.objects.get(pk=host.pk).gpus) == 2
+
+
+def test_a_single_gpu_host_claims_as_it_always_did(
+    user, models, one_3090, enqueued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.submit_config(
+            owner=user, data={"target_model": "tiny-qwen3.gguf"}, hardware_slug=one_3090.slug
+        )
+    job.refresh_from_db()
+    host, key = services.register_gpu_host(name="lab-a", hardware_slug=one_3090.slug)
+    # Two GPUs visible for a one-GPU kind: a layer split would use both. Narrow it first.
+    assert "CUDA_VISIBLE_DEVICES" in claim(
+        job, host.name, key, {"phase": "started", "gpus": nvml_gpus(RTX_3090, RTX_3090)}
+    )
+    assert claim(job, host.name, key, {"phase": "started"}) is None
