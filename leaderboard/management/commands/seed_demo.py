@@ -107,16 +107,23 @@ class Command(BaseCommand):
                 + (weights if model.test_weights else "")
             )
         system = system_info()
-        hardware = services.register_hardware(
-            gpu_name=system.get("gpu") or f"CPU {system.get('cpu') or 'unknown'}",
-            memory_bytes=system.get("gpu_memory_bytes") or system.get("memory_bytes"),
-            driver=system.get("driver") or "",
-            cuda=system.get("cuda") or "",
-            host=system.get("hostname") or "",
-            slug=options["hardware_slug"],
-        )
+        where = {
+            "driver": system.get("driver") or "",
+            "cuda": system.get("cuda") or "",
+            "host": system.get("hostname") or "",
+            "slug": options["hardware_slug"],
+        }
+        if system.get("gpus"):
+            # Every GPU this machine's engine sees: the local worker claims its jobs with them.
+            hardware = services.register_hardware_from_gpus(gpus=system["gpus"], **where)
+        else:
+            hardware = services.register_hardware(
+                gpu_name=system.get("gpu") or f"CPU {system.get('cpu') or 'unknown'}",
+                memory_bytes=system.get("gpu_memory_bytes") or system.get("memory_bytes"),
+                **where,
+            )
         self.stdout.write(
-            f"hardware {hardware.slug}: {hardware.gpu_name}, queue {hardware.queue_name}"
+            f"hardware {hardware.slug}: {hardware.label}, queue {hardware.queue_name}"
         )
         user, created = get_user_model().objects.get_or_create(username=options["username"])
         if created:
