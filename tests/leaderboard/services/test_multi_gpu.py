@@ -376,3 +376,86 @@ def test_a_single_gpu_host_claims_as_it_always_did(
         job, host.name, key, {"phase": "started", "gpus": nvml_gpus(RTX_3090, RTX_3090)}
     )
     assert claim(job, host.name, key, {"phase": "started"}) is None
+
+
+# The API: the same schema and service as the form.
+
+
+def test_the_api_takes_a_split_config_and_names_a_kinds_gpus(user, models, two_3090s, client):
+    from leaderboard.accounts.services import issue_api_token
+
+    key = issue_api_token(user=user, name="multi-gpu").key
+    data = {
+        "target_model": "tiny-qwen3.gguf",
+        "split_mode": "row",
+        "tensor_split": "3,1",
+        "main_gpu": 1,
+    }
+    response = client.post(
+        "/api/v1/submissions",
+        {"config": data, "hardware": two_3090s.slug},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {key}",
+    )
+    assert response.status_code == 201, response.content
+    job = Job.objects.get()
+    assert job.hardware == two_3090s
+    assert (job.config.canonical["split_mode"], job.config.canonical["main_gpu"]) == ("row", 1)
+
+    refused = client.post(
+        "/api/v1/submissions",
+        {"config": data | {"main_gpu": 2}, "hardware": two_3090s.slug},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {key}",
+    )
+    assert refused.status_code == 400
+    assert "this hardware has 2 GPUs" in json.dumps(refused.json())
+
+    kinds = {kind["slug"]: kind for kind in client.get("/api/v1/hardware").json()["results"]}
+    kind = kinds["2x-rtx-3090-24gb"]
+    assert (kind["gpu_count"], kind["label"]) == (2, "2x RTX 3090 24GB")
+    assert [gpu["memory_bytes"] for gpu in kind["gpus"]] == [24 * GIB, 24 * GIB]
+
+
+def test_the_api_schema_describes_the_multi_gpu_options(client):
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    config = schema["components"]["schemas"]["BenchmarkConfig"]["properties"]
+    assert {"split_mode", "tensor_split", "main_gpu", "draft_gpu"} <= set(config)
+
+
+# The submit form: the "Several GPUs" fieldset, through the same service.
+
+
+def test_the_submit_form_sends_a_split_and_shows_a_gpu_the_kind_lacks_inline(
+    client, user, models, two_3090s, enqueued
+):
+    client.force_login(user)
+    page = client.get("/submit/").content.decode()
+    assert 'id="group-gpus"' in page and "2x RTX 3090 24GB" in page
+    form = {
+        "hardware": two_3090s.slug, "target_model": "tiny-qwen3.gguf", "protocol": "quick",
+        "runs": "2", "n_predict": "32", "split_mode": "none", "main_gpu": "1",
+    }  # fmt: skip
+    response = client.post("/submit/", form)
+    assert response.status_code == 302
+    canonical = Job.objects.get().config.canonical
+    assert (canonical["split_mode"], canonical["main_gpu"]) == ("none", 1)
+
+    refused = client.post(
+        "/submit/", form | {"main_gpu": "", "tensor_split": "1,1,1", "split_mode": "layer"}
+    )
+    assert refused.status_code == 200
+    assert "this hardware has 2 GPUs" in refused.content.decode()
+    assert Job.objects.count() == 1
+
+
+def test_run_this_again_carries_a_configs_split(db):
+    from leaderboard.forms import initial_from_config
+
+    config = parse_config(
+        {"target_model": "t.gguf", "draft_model": "d.gguf", "spec_types": "draft-simple",
+         "split_mode": "row", "tensor_split": [3, 1], "main_gpu": 1, "draft_gpu": 0}
+    )  # fmt: skip
+    initial, lost = initial_from_config(config)
+    assert lost == []
+    assert (initial["split_mode"], initial["main_gpu"], initial["draft_gpu"]) == ("row", 1, 0)
