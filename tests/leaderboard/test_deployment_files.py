@@ -13,7 +13,7 @@ from leaderboard.settings import database_from_url
 from leaderboard.workers import argv_for
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-ENV_READ = re.compile(r'(?:os\.environ\.get|env_(?:str|bool|int|list))\(\s*"([A-Z][A-Z0-9_]+)"')
+ENV_READ = re.compile(r'(?:os\.environ\.get|env_[a-z]+)\(\s*"([A-Z][A-Z0-9_]+)"')
 
 
 def variables_read_by_the_code() -> set[str]:
@@ -54,7 +54,7 @@ def test_the_gpu_worker_gets_the_broker_and_models_but_no_database_credentials()
 
 def test_compose_services_use_variables_the_settings_understand():
     services = compose()["services"]
-    assert set(services) == {"redis", "db", "web", "worker-db", "beat", "worker-gpu"}
+    assert set(services) == {"redis", "db", "backup", "web", "worker-db", "beat", "worker-gpu"}
     assert celery_command(services["beat"])[:5] == ["-m", "celery", "-A", "leaderboard", "beat"]
     assert "--appendonly" in services["redis"]["command"]
     web = services["web"]["environment"]
@@ -66,6 +66,27 @@ def test_compose_services_use_variables_the_settings_understand():
     assert set(services["worker-gpu"]["environment"]) <= documented_variables()
     worker_db = celery_command(services["worker-db"])
     assert worker_db[worker_db.index("-Q") + 1].split(",") == ["db", "site"]
+
+
+def test_the_database_is_dumped_on_a_schedule_to_a_folder_of_the_host():
+    """The backup service (README "Backups and restore"; tests/system/test_database_backup.py
+    restores what its command writes)."""
+    services = compose()["services"]
+    backup = services["backup"]
+    # pg_dump of the server's own major version, started once the server answers.
+    assert backup["image"] == services["db"]["image"]
+    assert backup["depends_on"]["db"]["condition"] == "service_healthy"
+    assert backup["restart"] == "unless-stopped"
+    environment = backup["environment"]
+    assert (environment["PGHOST"], environment["PGUSER"], environment["PGDATABASE"]) == (
+        "db", services["db"]["environment"]["POSTGRES_USER"], "specboard"
+    )  # fmt: skip
+    # A folder of the host, which `docker compose down -v` does not remove.
+    [mount] = backup["volumes"]
+    source, target = mount.rsplit(":", 1)
+    assert target == "/backups" and source.startswith("${BACKUP_PATH:-./")
+    configured = set(re.findall(r"\$\{([A-Z][A-Z0-9_]+)", yaml.safe_dump(backup)))
+    assert configured | {"BACKUP_PATH"} <= documented_variables()
 
 
 def test_the_gpu_image_starts_its_worker_from_the_one_argv_builder():
