@@ -176,38 +176,43 @@ def queue_lengths(queues: list[str]) -> dict[str, int] | None:
 
 def host_acl_rule(*, host_name: str, hardware_slug: str, password: str, db: int = 0) -> str:
     """The Redis ACL rule (a users.acl line) for one GPU host's broker user, by name: exactly the
-    keys and the channel its worker uses, under the worker's own name `gpu@<host>`.
+    keys, commands and channel its worker uses, under the worker's own name `gpu@<host>`.
 
-    It may take jobs from its hardware's queue (and put one back, as kombu does when a worker
-    stops mid-job), keep its unacknowledged messages under its own keys, push messages to `db`
-    without reading it, receive the site's revokes and questions on the control channel and push
-    its answers to the asker's reply queue. It can publish nothing (no broadcast, no event) and
-    run no dangerous command. The password is stored hashed (`#<sha256>`).
+    Its own keys (where it keeps its unacknowledged messages, its control queue) it may use
+    freely, but no dangerous command, no publishing (no broadcast, no event) and no other
+    database. A key it shares with others it may touch only with the one or two commands kombu
+    needs there (Redis ACL selectors): take jobs from its hardware's queue and put one back (as
+    kombu does when a worker stops mid-job), push messages to `db` without reading, emptying or
+    trimming it, push an answer to the reconciler's reply queue, declare its own bindings. The
+    password is stored hashed (`#<sha256>`).
     """
     queue = gpu_queue(hardware_slug)
     unacked = host_unacked_keys(host_name)
     own_keys = [
-        queue,
+        unacked["unacked_key"],
+        unacked["unacked_index_key"],
+        unacked["unacked_mutex_key"],
+        f"{gpu_worker_name(host_name)}.celery.pidbox",
+    ]
+    bindings = [
         f"_kombu.binding.{queue}",
         f"_kombu.binding_permanent.{queue}",
         "_kombu.binding.celery.pidbox",
         "_kombu.binding_permanent.celery.pidbox",
-        f"{gpu_worker_name(host_name)}.celery.pidbox",
-        unacked["unacked_key"],
-        unacked["unacked_index_key"],
-        unacked["unacked_mutex_key"],
     ]
     digest = hashlib.sha256(password.encode()).hexdigest()
     return " ".join(
         [
             f"user {host_name} on #{digest} resetkeys resetchannels",
             *(f"~{key}" for key in own_keys),
-            "%R~_kombu.binding.reply.celery.pidbox",
-            "%W~*.reply.celery.pidbox",
-            f"%W~{DB_QUEUE}",
             f"&/{db}.celery.pidbox",
             "+@all -@dangerous -publish -spublish",
             # Key patterns hold in every database: keep the host in its own.
             *(["-select"] if db == 0 else []),
+            f"(~{queue} +brpop +lpush +rpush +llen)",
+            f"({' '.join(f'~{key}' for key in bindings)} +sadd +srem)",
+            "(%R~_kombu.binding.reply.celery.pidbox +smembers)",
+            "(%W~*.reply.celery.pidbox +lpush)",
+            f"(%W~{DB_QUEUE} +lpush)",
         ]
     )

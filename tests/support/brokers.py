@@ -1,14 +1,82 @@
-"""Real brokers and databases for tests that start worker processes."""
+"""Real brokers and databases for tests that start worker processes: a private redis-server
+(optionally with the users of an ACL file), the Celery app pointed at another broker, this test
+database as a URL, a registered GPU host's worker environment."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+import redis
 from django.db import connection
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class PrivateRedis:
+    """A throwaway redis-server on a free port without persistence, so a restart loses every
+    message; with `acl_rules` its users are those lines of an ACL file (the site's own user,
+    `default`, is given every right unless a rule names it)."""
+
+    def __init__(self, directory: Path, acl_rules: list[str] | None = None) -> None:
+        if shutil.which("redis-server") is None:
+            pytest.skip("redis-server is not installed")
+        self.port = free_port()
+        self.directory = directory
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.acl_file: Path | None = None
+        if acl_rules is not None:
+            site = [] if any(r.startswith("user default ") for r in acl_rules) else [SITE_USER]
+            self.acl_file = directory / "users.acl"
+            self.acl_file.write_text("\n".join([*site, *acl_rules]) + "\n")
+        self.process: subprocess.Popen | None = None
+
+    def url_for(self, user: str, password: str) -> str:
+        """The broker URL of one ACL user."""
+        return f"redis://{user}:{password}@127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        acl = ["--aclfile", str(self.acl_file)] if self.acl_file else []
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+            + ["--appendonly", "no", "--dir", str(self.directory), *acl],
+            stdout=subprocess.DEVNULL,
+        )
+        client = redis.Redis.from_url(self.url)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                return
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+# The site's own processes (web, db worker, beat) as one user with every right.
+SITE_USER = "user default on nopass ~* &* +@all"
 
 
 @contextmanager

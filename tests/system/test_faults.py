@@ -8,9 +8,7 @@ one part: the GPU worker or llama-server killed mid-run, Redis restarted, a job 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import time
 import uuid
@@ -27,7 +25,7 @@ from leaderboard import services
 from leaderboard.models import Job, RequestRecord, Run
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
-from tests.support.brokers import database_url, gpu_worker_environment
+from tests.support.brokers import PrivateRedis, database_url, gpu_worker_environment
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
 
@@ -44,52 +42,8 @@ def long_baseline(runs: int, tokens: int = 512) -> dict:
     return QUICK | {"protocol": {"name": "quick", "n_predict": tokens, "runs": runs, "warmup": 0}}
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class PrivateRedis:
-    """A throwaway redis-server without persistence, so a restart loses every message."""
-
-    def __init__(self, directory: Path) -> None:
-        self.port = free_port()
-        self.directory = directory
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no", "--dir", str(self.directory)],
-            stdout=subprocess.DEVNULL,
-        )
-        client = redis.Redis.from_url(self.url)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                return
-            except redis.ConnectionError:
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-            self.process = None
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
-
-
 @pytest.fixture
 def broker(tmp_path: Path, switch_broker) -> Iterator[PrivateRedis]:
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
     server = PrivateRedis(tmp_path)
     server.start()
     with switch_broker(server.url):

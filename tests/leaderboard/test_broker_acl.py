@@ -1,0 +1,218 @@
+"""A GPU host's broker user, as leaderboard.broker.host_acl_rule spells it, on a real redis-server
+started with that ACL; and the app's transport on the db queue (leaderboard.transport), which
+drops what a host may write there but must not be run. No worker process: the real db worker
+facing the same attacks is tests/system/test_broker_acl_worker.py."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from kombu import Connection, Consumer, Queue
+from kombu.exceptions import OperationalError
+
+from leaderboard import dispatch, signing
+from leaderboard.broker import host_acl_rule
+from leaderboard.celery import DB_QUEUE, RECORD_PROGRESS, RUN_BENCHMARK, SITE_QUEUE, app
+from leaderboard.transport import message_refusal
+from tests.support.brokers import PrivateRedis, celery_broker
+
+HOSTS = {"lab-a": ("h200", "pw-a"), "lab-b": ("h200-x2", "pw-b")}
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrivateRedis]:
+    rules = [
+        host_acl_rule(host_name=name, hardware_slug=slug, password=password)
+        for name, (slug, password) in HOSTS.items()
+    ]
+    server = PrivateRedis(tmp_path_factory.mktemp("acl"), acl_rules=rules)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def site(broker) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(broker.url)
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def lab_a(broker, site) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(broker.url_for("lab-a", "pw-a"))
+    yield client
+    client.close()
+
+
+def refused(call) -> bool:
+    """Whether Redis refused the call for want of permission (kombu says so in its own error)."""
+    try:
+        call()
+    except redis.exceptions.NoPermissionError:
+        return True
+    except OperationalError as error:
+        return "no permissions" in str(error)
+    return False
+
+
+def test_a_host_takes_jobs_from_its_own_queue_and_can_put_one_back(site, lab_a):
+    site.lpush("gpu.h200", "job-1", "job-2")
+    assert lab_a.brpop(["gpu.h200"], timeout=1) == (b"gpu.h200", b"job-1")
+    lab_a.rpush("gpu.h200", "job-1")  # kombu restoring a message its worker did not finish
+    assert site.lrange("gpu.h200", 0, -1) == [b"job-2", b"job-1"]
+    # The other hosts of its kind wait on the same queue: it may not empty or trim it.
+    assert refused(lambda: lab_a.delete("gpu.h200"))
+    assert refused(lambda: lab_a.ltrim("gpu.h200", 0, 0))
+
+
+def test_a_host_can_send_to_db_but_never_read_or_take_what_is_there(site, lab_a):
+    assert lab_a.lpush(DB_QUEUE, "a result") == 1
+    for read in (
+        lambda: lab_a.lrange(DB_QUEUE, 0, -1),
+        lambda: lab_a.llen(DB_QUEUE),
+        lambda: lab_a.lpop(DB_QUEUE),
+        lambda: lab_a.rpop(DB_QUEUE),
+        lambda: lab_a.brpop([DB_QUEUE], timeout=1),
+        lambda: lab_a.lmove(DB_QUEUE, "gpu.h200"),
+        # Nor empty, trim, thin or expire it: others' results wait there.
+        lambda: lab_a.delete(DB_QUEUE),
+        lambda: lab_a.ltrim(DB_QUEUE, 0, 0),
+        lambda: lab_a.lrem(DB_QUEUE, 0, "a result"),
+        lambda: lab_a.lset(DB_QUEUE, 0, "another result"),
+        lambda: lab_a.expire(DB_QUEUE, 1),
+        lambda: lab_a.rename(DB_QUEUE, "mine"),
+    ):
+        assert refused(read)
+    assert site.lrange(DB_QUEUE, 0, -1) == [b"a result"]
+
+
+def test_a_host_reaches_no_other_kinds_queue_nor_the_sites_nor_anyones_unacked_messages(
+    site, lab_a
+):
+    site.lpush("gpu.h200-x2", "theirs")
+    site.hset("unacked.lab-b", "tag", "theirs")
+    for key in ("gpu.h200-x2", SITE_QUEUE, "unacked", "unacked_index", "unacked.lab-b"):
+        assert refused(lambda key=key: lab_a.type(key)), key
+    assert refused(lambda: lab_a.lpush(SITE_QUEUE, "a reconcile"))
+    assert refused(lambda: lab_a.hgetall("unacked.lab-b"))
+    assert refused(lambda: lab_a.sadd("_kombu.binding.db", "db\x06\x16\x06\x16gpu.h200"))
+    # Its own unacknowledged messages it keeps under keys of its own.
+    lab_a.hset("unacked.lab-a", "tag", "mine")
+    assert lab_a.hget("unacked.lab-a", "tag") == b"mine"
+
+
+def test_a_host_hears_the_control_channel_but_can_broadcast_nothing(broker, lab_a):
+    listener = lab_a.pubsub()
+    listener.psubscribe("/0.celery.pidbox")  # revokes and the reconciler's questions
+    assert listener.get_message(timeout=1)["type"] == "psubscribe"
+    assert refused(lambda: lab_a.publish("/0.celery.pidbox", "shutdown"))
+    assert refused(lambda: lab_a.publish("/0.celeryev/worker.heartbeat", "{}"))
+    with celery_broker(broker.url_for("lab-a", "pw-a")):
+        assert refused(lambda: app.control.shutdown())
+    listener.close()
+
+
+def test_a_host_runs_no_dangerous_command_and_stays_in_its_database(lab_a):
+    for call in (
+        lab_a.flushall,
+        lambda: lab_a.keys("*"),
+        lambda: lab_a.config_get("*"),
+        lambda: lab_a.client_kill_filter(_type="normal"),
+        lambda: lab_a.execute_command("SELECT", 1),
+    ):
+        assert refused(call)
+
+
+def test_a_gpu_host_worker_sends_its_messages_back_under_its_acl(broker, site, settings):
+    settings.SPECBOARD_HOST_NAME, settings.SPECBOARD_HOST_KEY = "lab-a", signing.new_key()
+    with celery_broker(broker.url_for("lab-a", "pw-a")):
+        dispatch.send_progress(job_id=1, delivery="d", progress={"phase": "started"})
+    (raw,) = site.lrange(DB_QUEUE, 0, -1)
+    assert json.loads(raw)["headers"]["task"] == RECORD_PROGRESS
+
+
+def task_message(task: str, kwargs: dict) -> str:
+    """A Celery task message as kombu's Redis transport stores it."""
+    body = base64.b64encode(json.dumps([[], kwargs, {}]).encode()).decode()
+    return json.dumps(
+        {
+            "body": body,
+            "content-encoding": "utf-8",
+            "content-type": "application/json",
+            "headers": {"task": task, "id": "t-1", "lang": "py"},
+            "properties": {
+                "body_encoding": "base64",
+                "delivery_tag": "chosen-by-the-host",
+                "delivery_info": {"exchange": "", "routing_key": SITE_QUEUE},
+                "priority": 0,
+            },
+        }
+    )
+
+
+def test_the_transport_drops_what_does_not_belong_on_db_and_delivers_the_rest(
+    broker, site, lab_a, caplog
+):
+    hostile = [
+        "not-json",
+        b"\xff\xfe",
+        "5",
+        "{}",
+        json.dumps({"headers": {"task": RECORD_PROGRESS}, "properties": {}, "body": "%%"}),
+        task_message(RUN_BENCHMARK, {"job_id": 1}),
+        task_message("leaderboard.tasks.reconcile_jobs_task", {}),
+    ]
+    for message in [*hostile, task_message(RECORD_PROGRESS, {"job_id": 1})]:
+        lab_a.lpush(DB_QUEUE, message)
+
+    delivered = []
+    with Connection(broker.url, transport="leaderboard.transport:Transport") as connection:
+        queue = Queue(DB_QUEUE, no_declare=True)
+        with Consumer(connection, [queue], callbacks=[lambda body, m: delivered.append(m)]):
+            for _ in range(len(hostile) + 1):
+                try:
+                    connection.drain_events(timeout=2)
+                except TimeoutError:
+                    break
+
+    (message,) = delivered
+    assert message.headers["task"] == RECORD_PROGRESS
+    # The host chose neither its tag nor where a restore would put it.
+    assert message.delivery_tag != "chosen-by-the-host"
+    assert message.delivery_info["routing_key"] == DB_QUEUE
+    drops = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(drops) == len(hostile), drops
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        ([], "not a message"),
+        ({"headers": {"task": RUN_BENCHMARK}, "properties": {}}, "does not belong"),
+        (json.loads(task_message(RECORD_PROGRESS, {})) | {"content-type": "x"}, "not JSON"),
+        (json.loads(task_message(RECORD_PROGRESS, {})) | {"body": "!!"}, "does not decode"),
+    ],
+)
+def test_a_message_refusal_says_what_is_wrong(message, reason):
+    assert reason in message_refusal(message, frozenset({RECORD_PROGRESS}))
+
+
+def test_the_rule_names_exact_keys_so_a_kind_whose_name_extends_another_is_apart():
+    rule = host_acl_rule(host_name="lab-a", hardware_slug="h200", password="secret")
+    assert "~gpu.h200 " in rule and "~gpu.h200*" not in rule
+    assert "secret" not in rule and "&/0.celery.pidbox" in rule
+
+
+def test_the_example_acl_file_is_what_the_rule_gives():
+    example = Path(__file__).resolve().parents[2] / "examples" / "redis-users.acl"
+    lines = [line for line in example.read_text().splitlines() if line.startswith("user ")]
+    assert lines[1:] == [
+        host_acl_rule(host_name="lab-a", hardware_slug="h200-141gb", password="change-me")
+    ]
