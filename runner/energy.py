@@ -37,7 +37,9 @@ to the tokens it generated::
         record["energy_joules"] = joules
 
 Either way the section's ``energy_joules`` is the sum over its measured requests, so a wave's
-energy is counted once, and ``joules_per_token`` is the same whichever way it was split.
+energy is counted once, and ``joules_per_token`` is the same whichever way it was split. Each
+GPU's own share (``joules_per_gpu_between``, summed over the measured waves by ``add_per_gpu``)
+is the section's ``summary.gpus[].energy_joules``; they add up to its ``energy_joules``.
 """
 
 from __future__ import annotations
