@@ -2,7 +2,8 @@
 
 A fake engine session answers with records built by the runner's own ``build_record``, so the
 result model checks them like a real run's; a shared timeline records which side's engine was
-alive and what each one sent, in order.
+alive and what each one sent, in order. On a fake NVML of two GPUs a run records each GPU's
+peak memory and energy, and a split over GPUs the host does not show is refused.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ from runner.benchmark import run_benchmark
 from runner.config import parse_config
 from runner.engines.build import Engine
 from runner.engines.measure import SpecCounters, build_record
-from runner.errors import BenchmarkCancelled
+from runner.errors import BenchmarkCancelled, ConfigError
 from runner.fidelity import TopTwo
+from runner.gguf.inspect import inspect_model
+from runner.protocols import plan_requests
 from runner.results import load_result
+from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
 
+GIB = 2**30
 ENGINE = Engine(server_path="/fake/llama-server", release="b11434", backend="cpu")
 OUTPUT = 16
 # The speculative side decodes twice as fast as its baseline (milliseconds per request).
@@ -341,3 +346,97 @@ def test_a_stored_result_s_rounds_must_name_every_request_once(timeline, tiny_mo
     older = data | {"provenance": {
         k: v for k, v in data["provenance"].items() if k != "paired_rounds"}}  # fmt: skip
     assert load_result(older).provenance.paired_rounds is None
+
+
+# Several GPUs through a fake NVML -------------------------------------------------------------
+
+
+class _TwoGpuSession:
+    """A server split over two fake GPUs: each generated token costs GPU 0 3 mJ, GPU 1 1 mJ."""
+
+    argv = ["llama-server"]
+    command = "llama-server"
+    pid = 4242
+    load_seconds = 0.5
+
+    def __init__(self, gpus) -> None:
+        self.gpus = gpus
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def log_text(self) -> str:
+        return ""
+
+    def recent_log(self) -> str:
+        return ""
+
+    def measure(self, spec) -> dict:
+        self.gpus[0].energy_millijoules += 3 * spec.output_tokens
+        self.gpus[1].energy_millijoules += 1 * spec.output_tokens
+        return {"wall_ms": 10.0, "predicted_n": spec.output_tokens, "prompt_n": 4}
+
+
+def test_a_run_on_two_gpus_records_each_gpus_peak_and_measured_energy(monkeypatch, tiny_models):
+    gpus = rtx_3090s(2)
+    gpus[0].processes = [(4242, 12 * GIB)]
+    gpus[1].processes = [(4242, 10 * GIB)]
+    install(monkeypatch, FakeNvml(gpus))
+    session = _TwoGpuSession(gpus)
+    monkeypatch.setattr(benchmark, "open_session", lambda *args, **kwargs: session)
+    config = parse_config(
+        {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "runs": 2, "warmup": 1}}
+    )
+    target = inspect_model(tiny_models["tiny-qwen3.gguf"])
+    plan = plan_requests(config, vocab_size=target.vocab_size)
+    measured = benchmark._run_one_config(
+        config,
+        engine=Engine(server_path="/x", release="b1", backend="cuda"),
+        target=target,
+        draft=None,
+        plan=plan,
+        progress=benchmark._Progress(len(plan), None),
+        phase="measuring",
+        should_cancel=None,
+        request_timeout_s=5,
+        start_timeout_s=5,
+    )
+    tokens = 2 * config.protocol.n_predict  # the two measured requests; the warm-up not counted
+    assert measured.gpus == [
+        {
+            "index": 0,
+            "peak_memory_bytes": 12 * GIB,
+            "energy_joules": pytest.approx(3 * tokens / 1000),
+        },
+        {"index": 1, "peak_memory_bytes": 10 * GIB, "energy_joules": pytest.approx(tokens / 1000)},
+    ]
+    assert measured.peak_memory_bytes == 22 * GIB
+    assert sum(gpu["energy_joules"] for gpu in measured.gpus) == pytest.approx(
+        sum(record["energy_joules"] for record in measured.records)
+    )
+
+
+def fake_cuda_server(tmp_path) -> Engine:
+    """A stand-in llama-server whose --help lists the multi-GPU flags (as b11434's does)."""
+    binary = tmp_path / "llama-server"
+    binary.write_text(
+        "#!/bin/sh\necho '-h, --help  -sm, --split-mode  -ts, --tensor-split  -mg, --main-gpu'\n"
+        "echo '--spec-draft-device, -devd, --device-draft'\n"
+    )
+    binary.chmod(0o755)
+    return Engine(server_path=str(binary), release="b11434", backend="cuda")
+
+
+def test_the_runner_refuses_a_split_over_gpus_the_host_does_not_show(
+    monkeypatch, tmp_path, tiny_models
+):
+    engine = fake_cuda_server(tmp_path)
+    target = inspect_model(tiny_models["tiny-qwen3.gguf"])
+    config = parse_config({"target_model": "tiny-qwen3.gguf", "tensor_split": [1, 1]})
+    install(monkeypatch, FakeNvml(rtx_3090s(1)))
+    with pytest.raises(ConfigError, match=r"this host's GPUs \(RTX 3090 24GB\) cannot run it: "
+                       r"tensor_split: the split gives proportions for 2 GPUs"):  # fmt: skip
+        benchmark.check_gpu_placement(config, engine=engine, target=target, draft=None)
+    install(monkeypatch, FakeNvml(rtx_3090s(2)))
+    benchmark.check_gpu_placement(config, engine=engine, target=target, draft=None)

@@ -1,6 +1,6 @@
 """Energy per request (runner.energy) from NVML's total energy counter, with a fake NVML module:
 which GPUs count, the arithmetic, a counter that goes backwards or is missing, NVML errors, the
-split of a concurrent wave, the summary figures, the run's wiring and the evidence check."""
+split of a concurrent wave, each GPU's share, the summary figures, the run's wiring and the evidence check."""
 
 from __future__ import annotations
 
@@ -273,3 +273,14 @@ def test_the_stored_h200_concurrency_file_with_the_old_figure_still_loads():
     assert stored["summary"]["joules_per_accepted_token"] == pytest.approx(0.5245, abs=5e-5)
     loaded = load_result(stored)
     assert loaded.summary.joules_per_token == pytest.approx(0.4385, abs=5e-5)
+
+
+def test_each_gpus_energy_adds_up_to_the_whole():
+    before, after = (1_000, 5_000), (3_500, 6_000)
+    assert energy.joules_per_gpu_between(before, after) == [2.5, 1.0]
+    assert sum(energy.joules_per_gpu_between(before, after)) == energy.joules_between(before, after)
+    # A counter that went backwards: no figure, per GPU either.
+    assert energy.joules_per_gpu_between(after, before) is None
+    assert energy.add_per_gpu([1.0, 2.0], [0.5, 0.5]) == [1.5, 2.5]
+    assert energy.add_per_gpu([1.0, 2.0], None) is None
+    assert energy.add_per_gpu(None, [0.5, 0.5]) is None

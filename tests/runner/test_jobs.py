@@ -1,6 +1,8 @@
 """A GPU host's job (runner.jobs): Hub models fetched from a local Hub with the real
 huggingface_hub, every model's bytes checked against the registered sha256 once and hashed once,
-progress reported, and every way a job ends returned as an outcome, never raised."""
+progress reported (the started event naming the GPUs the engine sees), a job of a hardware kind
+whose GPUs the engine does not see failed, and every way a job ends returned as an outcome,
+never raised."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from runner.errors import BenchmarkCancelled, EngineBuildError, EngineCrashedErr
 from runner.gguf import inspect as gguf_inspect
 from runner.gguf.inspect import sha256_file
 from runner.hub import resolve_hub_file
+from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
 from tests.support.hub_server import HubServer
 
+GIB = 2**30
 REPO = "tiny-org/tiny-GGUF"
 FILE = "tiny-qwen3.gguf"
 
@@ -224,3 +228,34 @@ def test_a_hub_job_runs_on_llama_server_and_its_result_names_the_registered_file
     assert outcome.result.provenance.models.target.sha256 == target["sha256"]
     assert Path(outcome.result.provenance.models.target.path).name == FILE
     assert phases[:2] == ["started", "downloading"] and "measuring" in phases
+
+
+def test_a_gpu_host_claims_a_job_with_the_gpus_its_engine_sees(monkeypatch, tmp_path):
+    host = jobs.JobHost(models_dir=tmp_path, cache_dir=tmp_path, hf_endpoint="http://hub.invalid")
+    message = {"job_id": 1, "config": {"target_model": "missing.gguf"}, "models": {}}
+    install(monkeypatch, FakeNvml(rtx_3090s(2)))
+    events: list[dict] = []
+    jobs.run_job(message, host=host, progress=events.append)
+    assert events[0]["phase"] == "started"
+    assert [gpu["name"] for gpu in events[0]["gpus"]] == ["RTX 3090", "RTX 3090"]
+    # Off NVML the event is the phase alone, as it always was.
+    install(monkeypatch, None)
+    events.clear()
+    jobs.run_job(message, host=host, progress=events.append)
+    assert events[0] == {"phase": "started"}
+
+
+def test_a_host_refuses_a_job_of_a_kind_whose_gpus_its_engine_does_not_see(monkeypatch, tmp_path):
+    host = jobs.JobHost(models_dir=tmp_path, cache_dir=tmp_path, hf_endpoint="http://hub.invalid")
+    kind = [{"name": "RTX 3090", "memory_bytes": 24 * GIB}] * 2
+    message = {"job_id": 1, "config": {"target_model": "missing.gguf"}, "models": {}, "gpus": kind}
+    install(monkeypatch, FakeNvml(rtx_3090s(1)))
+    outcome = jobs.run_job(message, host=host, progress=lambda event: None)
+    assert isinstance(outcome, jobs.JobFailed)
+    assert outcome.error.startswith("this host cannot run a job of its hardware kind: the kind is "
+                                    "2x RTX 3090 24GB, but this host's engine sees RTX 3090 24GB")  # fmt: skip
+    # With the kind's GPUs (or off NVML, where nothing can be checked) the job goes on.
+    for nvml in (FakeNvml(rtx_3090s(2)), None):
+        install(monkeypatch, nvml)
+        outcome = jobs.run_job(message, host=host, progress=lambda event: None)
+        assert "hardware kind" not in outcome.error

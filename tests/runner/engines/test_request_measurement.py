@@ -3,7 +3,12 @@
 import httpx
 import pytest
 
-from runner.engines.measure import distinct_ngram_ratio, measure_request, parse_metrics
+from runner.engines.measure import (
+    distinct_ngram_ratio,
+    measure_request,
+    parse_metrics,
+    repeating_tail,
+)
 from runner.errors import EngineResponseError
 from runner.protocols import RequestSpec
 
@@ -42,3 +47,11 @@ def test_a_response_without_timings_is_an_error_not_a_result():
     spec = RequestSpec("measure", 0, None, 16, "hello", 1)
     with pytest.raises(EngineResponseError, match="no timings"):
         measure_request(client, "http://server", spec, timeout_s=5)
+
+
+def test_the_repeating_tail_is_the_longest_one_and_its_shortest_cycle():
+    assert repeating_tail([1, 2, 3] * 10) == (3, 30)
+    assert repeating_tail([9, 8, 7, 6, 5]) == (None, 0)
+    assert repeating_tail([]) == (None, 0)
+    # A cycle longer than the search window is not looked for.
+    assert repeating_tail(list(range(600)) * 2) == (None, 0)

@@ -29,7 +29,7 @@ from runner.gguf.real_model import (
 )
 from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
 
-REPOSITORY = Path(__file__).parents[2]
+REPOSITORY = Path(__file__).parents[3]
 
 needs_real_model = pytest.mark.skipif(
     not real_model_installed(),
