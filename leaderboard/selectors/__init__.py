@@ -28,7 +28,8 @@ The reads are grouped by what they are about, one module each:
 - `model_requests`: a user's requests for Hugging Face models and their state.
 - `pages`: the reads behind the pages that gather several (`board_page`, `config_page`,
   `run_page`, `context_page`, `concurrency_page`): what each renders, so its view only
-  parses, calls and renders.
+  parses, calls and renders; `run_figures`, a run's figures computed once per change of the
+  board, and `run_page_key`, what a run's cached page depends on.
 - `protocols`: the concurrency protocol's per-level figures, verdicts and crossover, and the
   helpers the protocols' reads share; `categories`: per-category figures with intervals over
   prompts and the heatmap.
@@ -76,6 +77,7 @@ from leaderboard.selectors.catalogue import (
     point_labels,
     registered_models,
     request_records,
+    request_records_page,
     run_by_id,
     servable_hardware,
     target_summaries,
@@ -139,8 +141,11 @@ from leaderboard.selectors.pages import (
     board_page,
     concurrency_page,
     config_page,
+    config_runs_count,
     context_page,
+    run_figures,
     run_page,
+    run_page_key,
 )
 from leaderboard.selectors.protocols import (
     SEPARATE_PROTOCOLS,
@@ -193,6 +198,7 @@ __all__ = [
     "config_page",
     "config_protocol_figures",
     "config_runs",
+    "config_runs_count",
     "context_page",
     "context_series",
     "depth_speedups",
@@ -235,13 +241,16 @@ __all__ = [
     "registered_models",
     "release_number",
     "request_records",
+    "request_records_page",
     "requested_keys",
     "rerun_source",
     "roofline_of",
     "row_definitions",
     "row_evidence",
     "run_by_id",
+    "run_figures",
     "run_page",
+    "run_page_key",
     "servable_hardware",
     "spec_type_q",
     "speedup_chart",

@@ -3,13 +3,15 @@
 It owns the plain lookups behind the detail pages, the forms and the API's resources: a config
 by key with its leaderboard rows, runs and best row (`best_entry`, and that row's concurrency or
 categories figures: `config_protocol_figures`), a run by id and its raw
-per-request records (`request_records`, with the columns `REQUEST_EXPORT_FIELDS` exports), the
+per-request records (`request_records`, with the columns `REQUEST_EXPORT_FIELDS` exports, or a
+page of them: `request_records_page`), the
 registered model files, the hardware that can serve jobs and each hardware's and target's
 number of rows, and the engine builds seen.
 """
 
 from __future__ import annotations
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
 
 from leaderboard.models import (
@@ -36,9 +38,11 @@ def config_entries(*, config: Config) -> QuerySet[LeaderboardEntry]:
 
 
 def config_runs(*, config: Config) -> QuerySet[Run]:
+    """A config's runs, oldest first, without their stored results (a result file can hold
+    megabytes; read `run_result` for the one run whose figures a page shows)."""
     return (
         config.runs.select_related("hardware", "job")
-        .prefetch_related("requests")
+        .defer("raw_result")
         .order_by("created_at", "id")
     )
 
@@ -60,7 +64,14 @@ def config_protocol_figures(*, config: Config) -> dict:
 
 
 def run_by_id(*, run_id: int) -> Run | None:
-    return Run.objects.select_related("config", "hardware", "job").filter(id=run_id).first()
+    """A run with its config, hardware and job, without its stored result: that loads (one
+    query) when something reads `run.raw_result`."""
+    return (
+        Run.objects.select_related("config", "hardware", "job")
+        .defer("raw_result")
+        .filter(id=run_id)
+        .first()
+    )
 
 
 REQUEST_EXPORT_FIELDS = REQUEST_RECORD_FIELDS
@@ -69,6 +80,16 @@ REQUEST_EXPORT_FIELDS = REQUEST_RECORD_FIELDS
 def request_records(*, run: Run) -> list[dict]:
     """The run's raw per-request records, as plain dicts in the order they were measured."""
     return list(run.requests.order_by("index").values(*REQUEST_EXPORT_FIELDS))
+
+
+def request_records_page(*, run: Run, number: int, size: int, count: int) -> Page:
+    """One page of the run's request records (`request_records`' dicts), `size` a page, of the
+    `count` it has; a number past the last page is the last."""
+    records = run.requests.order_by("index").values(*REQUEST_EXPORT_FIELDS)
+    paginator = Paginator(records, size)
+    # The count is known (the run page caches it): the paginator need not count again.
+    paginator.count = count
+    return paginator.get_page(number)
 
 
 def point_labels(*, run: Run) -> dict[int, str]:

@@ -21,19 +21,17 @@ from leaderboard.verdicts.workloads import DEPTH_PROTOCOLS, is_across_depths
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
 
-def config_chart_data(*, runs: list[Run]) -> dict:
-    """Plain lists for the tok/s-per-run chart: one point per run with its 95% interval."""
+def config_chart_data(*, runs: list[Run], first: int = 1) -> dict:
+    """Plain lists for the tok/s-per-run chart: one point per run with its 95% interval, from
+    the runs' stored figures (never their requests); `first` is the first run's number (the
+    page of runs shown starts there)."""
     return {
-        "labels": [f"run {i + 1} · {r.hardware.gpu_name}" for i, r in enumerate(runs)],
+        "labels": [f"run {first + i} · {r.hardware.gpu_name}" for i, r in enumerate(runs)],
         "definition": runs[0].tps_definition if runs else "decode",
         "mean": [r.tokens_per_second for r in runs],
         "ci95_low": [r.ci95[0] for r in runs],
         "ci95_high": [r.ci95[1] for r in runs],
         "acceptance": [r.acceptance_rate for r in runs],
-        "requests": [
-            [(q.decode_tokens_per_second, q.end_to_end_tokens_per_second) for q in r.requests.all()]
-            for r in runs
-        ],
     }
 
 
@@ -41,7 +39,9 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
     """Share of verify steps in which each draft position was accepted, from the run's result."""
     if run is None:
         return []
-    pooled = (run.raw_result.get("summary") or {}).get("acceptance_by_position")
+    raw = run.raw_result if isinstance(run.raw_result, dict) else {}
+    summary = raw.get("summary")
+    pooled = summary.get("acceptance_by_position") if isinstance(summary, dict) else None
     if pooled:
         return [float(value) for value in pooled]
     records = list(run.requests.all())
@@ -56,14 +56,14 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
     ]
 
 
-def _baseline_peak_memory(entry: LeaderboardEntry) -> int | None:
-    """The paired baseline's peak GPU memory (never a CPU build's process memory)."""
+def _baseline_peak_memory(entry: LeaderboardEntry, paired: object) -> int | None:
+    """The paired baseline's peak GPU memory (never a CPU build's process memory): its row's,
+    else the baseline section's summary (`paired`) measured in the same run as the row's."""
     baseline = entry.baseline_entry if entry.baseline_entry_id else None
     if baseline is not None and baseline.peak_memory_bytes and baseline.best_run_id:
         if baseline.best_run.memory_kind == "gpu":
             return baseline.peak_memory_bytes
-    run = entry.best_run
-    paired = ((run.raw_result.get("baseline") or {}).get("summary") or {}) if run else {}
+    paired = paired if isinstance(paired, dict) else {}
     return paired.get("peak_memory_bytes") if paired.get("memory_kind") == "gpu" else None
 
 
@@ -84,8 +84,20 @@ def memory_tradeoff(*, target_name: str, hardware: Hardware) -> list[dict]:
     ).exclude(config__spec_label="none")
     points = []
     related = ("config", "baseline_entry", "baseline_entry__best_run", "best_run")
-    for entry in entries.select_related(*related):
-        baseline_peak = _baseline_peak_memory(entry)
+    # The runs' stored results stay in the database (each can hold megabytes): the paired
+    # baseline sections' summaries are read on their own.
+    rows = list(
+        entries.select_related(*related).defer(
+            "best_run__raw_result", "baseline_entry__best_run__raw_result"
+        )
+    )
+    paired = dict(
+        LeaderboardEntry.objects.filter(pk__in=[entry.pk for entry in rows]).values_list(
+            "pk", "best_run__raw_result__baseline__summary"
+        )
+    )
+    for entry in rows:
+        baseline_peak = _baseline_peak_memory(entry, paired.get(entry.pk))
         speedup = _entry_speedup(entry)
         if entry.peak_memory_bytes is None or baseline_peak is None or speedup is None:
             continue

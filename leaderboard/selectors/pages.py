@@ -4,11 +4,17 @@ request its view has already parsed and validated, so a view only parses, calls 
 - `board_page`: a page of the leaderboard: its rows with their ranks, the rows kept off the
   ranking, the baselines of the page's rankings (their denominators, shown apart) and the
   speedup chart of the chosen target and hardware.
-- `config_page`: a config's runs and rows, its one best run (the run its best row stores: the
-  verdicts' rule) and that run's figures (energy, acceptance by position and its spread), the
-  memory trade-off, the concurrency and categories figures, and whether it can be run again.
-- `run_page`: a run's request records, each with its point's label, its energy and spread, and
-  whether its engine release is stale.
+- `config_page`: a config's rows and a page of its runs, its one best run (the run its best row
+  stores: the verdicts' rule) and that run's figures (energy, acceptance by position and its
+  spread), the memory trade-off, the concurrency and categories figures, and whether it can be
+  run again.
+- `run_page`: a page of a run's request records, each with its point's label, its energy and
+  spread, and whether its engine release is stale; `run_page_key` names everything that page
+  shows, for its view to cache the rendering under.
+- `run_figures`: what a run's and its config's pages show of its stored result and requests
+  (energy and roofline, the spread, acceptance by position, point labels, the request count),
+  computed once per change of the board: a result file can hold megabytes and the derived
+  roofline reads every request, so a page never reads either on a cache hit.
 - `context_page`: the context-depth lines, each with one cell per depth any of them measured.
 - `concurrency_page`: the concurrency protocol's lines for a target and hardware, ranked at a
   level, and the figures its chart draws.
@@ -16,9 +22,11 @@ request its view has already parsed and validated, so a view only parses, calls 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-from leaderboard.models import Config, LeaderboardEntry, Run
+from django.core.paginator import Page, Paginator
+
+from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
 from leaderboard.selectors.board import (
     RANKED,
     BoardPaginator,
@@ -30,12 +38,13 @@ from leaderboard.selectors.board import (
     newest_release_number,
 )
 from leaderboard.selectors.board_charts import speedup_chart
+from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.catalogue import (
     best_entry,
     config_entries,
     config_runs,
     point_labels,
-    request_records,
+    request_records_page,
 )
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.charts import (
@@ -118,40 +127,75 @@ def board_page(
     }
 
 
-def _best_run(entry: LeaderboardEntry | None, runs: Iterable[Run]) -> Run | None:
+def run_figures(*, run: Run) -> dict:
+    """What the pages show of a run's stored result and requests, computed once per change of
+    the board and kept in the page cache: {"summary": the stored result's summary, "energy",
+    "spread", "acceptance" (by draft position), "labels" (each point's), "requests" (how many
+    records)}. A stored result and its records change only with the board (they are written
+    once, when the run is recorded), so the version is their key."""
+    return board_cached("run-figures", {"run": run.pk}, lambda: _run_figures(run))
+
+
+def _run_figures(run: Run) -> dict:
+    raw = run.raw_result  # the whole stored result: one query where it was deferred
+    summary = raw.get("summary") if isinstance(raw, dict) else None
+    acceptance = acceptance_by_position(run=run)
+    return {
+        "summary": summary if isinstance(summary, dict) else {},
+        "energy": energy_figures(raw),
+        "spread": acceptance_spread(run=run),
+        "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
+        "labels": point_labels(run=run),
+        "requests": run.requests.count(),
+    }
+
+
+def _with_figures(run: Run) -> dict:
+    """The run's figures, its stored result's summary standing in for the whole result (which
+    the page's filters read it from: the fidelity grade, each GPU's figures)."""
+    figures = run_figures(run=run)
+    run.raw_result = {"summary": figures["summary"]}
+    return figures
+
+
+def _best_run(*, config: Config, entry: LeaderboardEntry | None) -> Run | None:
     """The config's one best run: the run its best row stores (the verdicts' rule); a config
     without a row yet has none."""
-    if entry is None:
+    if entry is None or entry.best_run_id is None:
         return None
-    return next((run for run in runs if run.pk == entry.best_run_id), None)
+    return config_runs(config=config).filter(pk=entry.best_run_id).first()
 
 
-def config_page(*, config: Config) -> dict:
-    """What a config's page shows: its runs and rows, its one best run ("provenance_run") and
-    that run's figures, the memory trade-off on its best row's hardware, the concurrency and
-    categories figures of its best row, and whether this site can run it again ("rerun")."""
-    runs = list(config_runs(config=config))
+def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
+    """What a config's page shows: its rows and a page of its runs ("runs", "runs_page": `page_size`
+    a page, oldest first; a number past the last is the last), its one best run
+    ("provenance_run") and that run's figures, the memory trade-off on its best row's hardware,
+    the concurrency and categories figures of its best row, and whether this site can run it
+    again ("rerun")."""
+    shown = Paginator(config_runs(config=config), page_size).get_page(runs_page)
+    runs = list(shown.object_list)
     top = best_entry(config=config)
-    best = _best_run(top, runs)
+    best = _best_run(config=config, entry=top)
+    figures = _with_figures(best) if best else None
     memory = (
         memory_tradeoff(target_name=config.target_name, hardware=top.hardware)
         if top is not None and config.is_speculative
         else []
     )
-    acceptance = acceptance_by_position(run=best)
     return {
         # The concurrency and categories protocols' figures (None for other protocols).
         "concurrency": concurrency_view(entry=top),
         "categories": category_view(entry=top),
-        "energy": energy_figures(best.raw_result) if best else None,
+        "energy": figures["energy"] if figures else None,
         "entries": leaderboard_rows(
             entries=list(config_entries(config=config)), ranks={}, newest=newest_release_number()
         ),
         "runs": runs,
+        "runs_page": shown,
         "provenance_run": best,
-        "chart": config_chart_data(runs=runs),
-        "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
-        "spread": acceptance_spread(run=best),
+        "chart": config_chart_data(runs=runs, first=shown.start_index()),
+        "acceptance": figures["acceptance"] if figures else {"positions": [], "rate": []},
+        "spread": figures["spread"] if figures else None,
         "memory": {"points": memory, "highlight": config.key},
         "memory_hardware": top.hardware if top else None,
         # "Run this again": the form filled in, or why this site cannot run it.
@@ -159,17 +203,52 @@ def config_page(*, config: Config) -> dict:
     }
 
 
-def run_page(*, run: Run) -> dict:
-    """What a run's page shows: its request records, each with its point's label, its energy
-    figures, the spread of its acceptance and whether its engine release is stale."""
-    labels = point_labels(run=run)
+def config_runs_count(*, config: Config) -> int:
+    """How many runs a config has, counted once per change of the board."""
+    return board_cached("config-runs", {"config": config.pk}, lambda: config.runs.count())
+
+
+def run_page_key(*, run: Run, requests_page: int, page_size: int) -> dict:
+    """Everything a run's page shows, for its view to cache the rendering under (with the
+    board's version, `board_cached`): the run, its own row and its hardware's as stored
+    (an edit outside the services, which raise the version, shows at once), whether its
+    release is stale, and the page of requests shown (a number past the last is the last)."""
+    pages = max(1, -(-run_figures(run=run)["requests"] // page_size))
+    return {
+        "run": run.pk,
+        "row": _stored(run, Run, leave_out={"raw_result"}),
+        "hardware": _stored(run.hardware, Hardware),
+        "stale": is_stale(run.engine_release, newest_release_number()),
+        "requests_page": min(max(requests_page, 1), pages),
+    }
+
+
+def _stored(row: Run | Hardware, model: type[Run] | type[Hardware], leave_out=frozenset()) -> list:
+    return [
+        getattr(row, field.attname)
+        for field in model._meta.concrete_fields
+        if field.attname not in leave_out
+    ]
+
+
+def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
+    """What a run's page shows: a page of its request records ("records", "requests_page":
+    `page_size` a page in the order they were measured; a number past the last is the last),
+    each with its point's label, how many it has ("requests"), its energy figures, the spread
+    of its acceptance and whether its engine release is stale."""
+    figures = _with_figures(run)
+    shown: Page = request_records_page(
+        run=run, number=requests_page, size=page_size, count=figures["requests"]
+    )
+    labels = figures["labels"]
     return {
         "records": [
-            record | {"point_label": labels.get(record["point"])}
-            for record in request_records(run=run)
+            record | {"point_label": labels.get(record["point"])} for record in shown.object_list
         ],
-        "energy": energy_figures(run.raw_result),
-        "spread": acceptance_spread(run=run),
+        "requests_page": shown,
+        "requests": figures["requests"],
+        "energy": figures["energy"],
+        "spread": figures["spread"],
         "stale": is_stale(run.engine_release, newest_release_number()),
     }
 

@@ -1,13 +1,31 @@
-"""A config's page (its runs and rows, its one best run and that run's figures), a run's page and
-its per-request downloads as CSV and JSON."""
+"""A config's page (its rows and a page of its runs, its one best run and that run's figures), a
+run's page (a page of its requests) and its per-request downloads as CSV and JSON.
+
+Both pages are rendered once per change of the board (and, for a run, of its own row) and served
+from the page cache until then, as the front page is; only the site header around them is
+rendered per request. What a miss costs is bounded too: a hundred runs or requests a page, and
+the figures read from a run's stored result computed once (`selectors.run_figures`)."""
 
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from leaderboard import exports, selectors
+from leaderboard.models import Config, Run
+from leaderboard.query import whole_number
+
+RUNS_PAGE_SIZE = 100
+REQUESTS_PAGE_SIZE = 100
+CONFIG_TEMPLATE = "leaderboard/_config_detail.html"
+RUN_TEMPLATE = "leaderboard/_run_detail.html"
+
+
+def _page_number(request: HttpRequest, name: str) -> int:
+    return whole_number(request.GET.get(name, ""), max_digits=18) or 1
 
 
 @require_safe
@@ -15,11 +33,24 @@ def config_detail(request: HttpRequest, key: str) -> HttpResponse:
     config = selectors.config_by_key(key=key)
     if config is None:
         raise Http404("no such config")
-    return render(
-        request,
-        "leaderboard/config_detail.html",
-        {"config": config} | selectors.config_page(config=config),
+    pages = max(1, -(-selectors.config_runs_count(config=config) // RUNS_PAGE_SIZE))
+    view = {
+        "config": config.pk,
+        "runs_page": min(_page_number(request, "runs_page"), pages),
+        # Whether it can be run again follows the registered models, not the board.
+        "rerun": selectors.rerun_source(config=config).problem,
+    }
+    body = selectors.board_cached(
+        "config-page", view, lambda: _config_html(config=config, runs_page=view["runs_page"])
     )
+    return render(
+        request, "leaderboard/config_detail.html", {"config": config, "body": mark_safe(body)}
+    )
+
+
+def _config_html(*, config: Config, runs_page: int) -> str:
+    page = selectors.config_page(config=config, runs_page=runs_page, page_size=RUNS_PAGE_SIZE)
+    return render_to_string(CONFIG_TEMPLATE, {"config": config} | page)
 
 
 @require_safe
@@ -27,9 +58,27 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
         raise Http404("no such run")
-    return render(
-        request, "leaderboard/run_detail.html", {"run": run} | selectors.run_page(run=run)
+    view = selectors.run_page_key(
+        run=run,
+        requests_page=_page_number(request, "requests_page"),
+        page_size=REQUESTS_PAGE_SIZE,
     )
+    shown = selectors.board_cached(
+        "run-page", view, lambda: _run_html(run=run, requests_page=view["requests_page"])
+    )
+    return render(
+        request,
+        "leaderboard/run_detail.html",
+        {"run": run, "body": mark_safe(shown["body"]), "charts": shown["charts"]},
+    )
+
+
+def _run_html(*, run: Run, requests_page: int) -> dict:
+    page = selectors.run_page(run=run, requests_page=requests_page, page_size=REQUESTS_PAGE_SIZE)
+    return {
+        "body": render_to_string(RUN_TEMPLATE, {"run": run} | page),
+        "charts": page["spread"] is not None,
+    }
 
 
 @require_safe

@@ -1,0 +1,120 @@
+"""What a page costs stays bounded whatever was uploaded: the heaviest result the upload limit
+lets through (tests.support.heavy_results) shows its requests a hundred at a time, in a bounded
+number of queries, and a second visit is served from the page cache until the board changes;
+its config page lists its runs a page at a time too. The downloads keep every request."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from leaderboard.models import Run
+from tests.support.api_clients import token_client, upload
+from tests.support.heavy_results import heaviest_result
+from tests.support.measured_configs import measure
+from tests.support.pages import text
+
+REQUESTS_SHOWN = 100
+
+
+@pytest.fixture
+def heavy_run(user, models, make_protocol_result, settings) -> Run:
+    """The heaviest result an upload can carry, uploaded through the API."""
+    result = heaviest_result(make_protocol_result, limit_bytes=settings.SPECBOARD_MAX_IMPORT_BYTES)
+    response = upload(token_client(user), result, hardware="NVIDIA H200")
+    assert response.status_code == 201, response.content
+    (row,) = response.json()["runs"]
+    return Run.objects.get(pk=row["id"])
+
+
+def request_indices(page: str) -> list[int]:
+    """The request numbers in the run page's requests table, in its order."""
+    table = page[page.index('id="requests-table"') :]
+    body = table[table.index("<tbody>") : table.index("</tbody>")]
+    return [int(number) for number in re.findall(r"<tr><td[^>]*>(\d+)</td>", body)]
+
+
+def test_the_heaviest_upload_shows_a_hundred_requests_in_a_few_queries_then_from_the_cache(
+    client, heavy_run, django_assert_max_num_queries
+):
+    requests = heavy_run.requests.count()
+    assert requests > 6000
+
+    with django_assert_max_num_queries(15):
+        first = client.get(f"/runs/{heavy_run.pk}/")
+    assert request_indices(first.content.decode()) == list(range(REQUESTS_SHOWN))
+    assert f"{requests:,} measured" in text(first)
+    with django_assert_max_num_queries(2):
+        again = client.get(f"/runs/{heavy_run.pk}/")
+    assert again.content == first.content
+
+    pages = -(-requests // REQUESTS_SHOWN)
+    last = client.get(f"/runs/{heavy_run.pk}/", {"requests_page": pages}).content.decode()
+    assert request_indices(last) == list(range((pages - 1) * REQUESTS_SHOWN, requests))
+    for beyond in (str(pages + 1), "9" * 18):
+        page = client.get(f"/runs/{heavy_run.pk}/", {"requests_page": beyond}).content.decode()
+        assert request_indices(page) == request_indices(last)
+    for odd in ("²", "-1", "x", "", "9" * 30):
+        page = client.get(f"/runs/{heavy_run.pk}/", {"requests_page": odd}).content.decode()
+        assert request_indices(page) == list(range(REQUESTS_SHOWN))
+
+
+def test_the_heaviest_uploads_downloads_keep_every_request(client, heavy_run):
+    requests = heavy_run.requests.count()
+    csv_lines = client.get(f"/runs/{heavy_run.pk}/requests.csv").content.decode().splitlines()
+    assert len(csv_lines) == 1 + requests
+    body = client.get(f"/runs/{heavy_run.pk}/requests.json").json()
+    assert [record["index"] for record in body["requests"]] == list(range(requests))
+
+
+def test_the_heaviest_uploads_config_page_costs_a_bounded_number_of_queries(
+    client, heavy_run, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(30):
+        page = client.get(f"/configs/{heavy_run.config.key}/")
+    assert page.status_code == 200
+    # Its figures (energy, the spread of acceptance) come from the run page's cached ones.
+    client.get(f"/runs/{heavy_run.pk}/")
+    assert b"acceptance-spread-data" in page.content
+
+
+def test_a_cached_run_page_changes_with_the_board_and_with_its_own_row(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    run = measure(user, hardware, make_result, 4, [100.0, 104.0], release="b11000").run
+    assert ">stale</span>" not in text(client.get(f"/runs/{run.pk}/"))
+
+    # A newer release measured: this run's is stale, and its page says so at once.
+    measure(user, hardware, make_result, 5, [90.0, 94.0], release="b11434")
+    assert ">stale</span>" in text(client.get(f"/runs/{run.pk}/"))
+
+    # Its row edited outside the services (which raise the board's version): shown all the same.
+    Run.objects.filter(pk=run.pk).update(peak_memory_bytes=300 * 2**20, memory_kind="process")
+    assert "300.0 MiB process memory" in text(client.get(f"/runs/{run.pk}/"))
+
+
+def test_a_config_page_lists_its_runs_a_hundred_at_a_time(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    job = measure(user, hardware, make_result, 4, [100.0, 104.0])
+    # 249 more batches of the same config: the page reads their rows, however they came.
+    copies = [
+        Run(**{field.attname: getattr(job.run, field.attname) for field in Run._meta.fields})
+        for _ in range(249)
+    ]
+    for copy in copies:
+        copy.pk = copy.job_id = copy.import_fingerprint = None
+    Run.objects.bulk_create(copies)
+    runs = list(Run.objects.filter(config=job.config).order_by("created_at", "id"))
+    assert len(runs) == 250
+
+    def linked(query: dict) -> list[int]:
+        page = client.get(f"/configs/{job.config.key}/", query).content.decode()
+        table = page[page.index('id="runs-table"') :]
+        return [int(pk) for pk in re.findall(r'<a href="/runs/(\d+)/">run \d+</a>', table)]
+
+    assert linked({}) == [run.pk for run in runs[:100]]
+    assert linked({"runs_page": "3"}) == [run.pk for run in runs[200:]]
+    assert linked({"runs_page": "7"}) == linked({"runs_page": "3"})
+    assert linked({"runs_page": "³"}) == linked({})
