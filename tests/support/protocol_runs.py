@@ -31,15 +31,21 @@ def import_result(user, hardware, result) -> list[Run]:
     )
 
 
-def import_category_runs(user, hardware, make_protocol_result) -> list[Run]:
-    """The DFlash config's categories result (8 J a request) with its paired baseline."""
+def categories_result_file(make_protocol_result, **options) -> dict:
+    """The DFlash config's categories result with its paired baseline, as a runner file (not
+    imported); `options` go to make_protocol_result (joules_per_request, ...)."""
     config = categories_config(CATEGORIES)
-    result = make_protocol_result(
+    return make_protocol_result(
         config,
         category_records(config, CATEGORY_DECODE, CATEGORY_ACCEPTANCE),
         category_records(config.baseline(), CATEGORY_BASELINE, None),
-        joules_per_request=8.0,
+        **options,
     )
+
+
+def import_category_runs(user, hardware, make_protocol_result) -> list[Run]:
+    """The DFlash config's categories result (8 J a request) with its paired baseline."""
+    result = categories_result_file(make_protocol_result, joules_per_request=8.0)
     return import_result(user, hardware, result)
 
 

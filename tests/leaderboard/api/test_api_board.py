@@ -1,6 +1,8 @@
 """GET /api/v1/leaderboard and its exports: the page's main ranking unless a query asks for
-more, a bad query is a 400, the page cache is keyed on the validated query alone, and the CSV
-export's cells cannot be formulas."""
+more, a bad query is a 400, the page cache is keyed on the validated query alone, the CSV
+export's cells cannot be formulas, and each row carries every number's definition, its n and its
+interval, as the board shows them one hover away (a categories row's speedup is across its
+categories)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import csv
 import io
 import re
 
+import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -15,8 +18,11 @@ from rest_framework.test import APIClient
 
 from leaderboard import board_version, services
 from leaderboard.models import LeaderboardEntry
+from leaderboard.services.board import mark_test_weights
 from tests.support.api_clients import SPECULATIVE, honest_result, upload
 from tests.support.baselines import with_baseline_section
+from tests.support.measured_configs import measure
+from tests.support.protocol_runs import categories_result_file
 
 SYNTHETIC = SPECULATIVE | {"spec_synth_len": 6}
 
@@ -128,3 +134,63 @@ def test_exports_neutralise_formula_cells(signed_in, anonymous):
     assert all(not cell.startswith(("=", "+", "-", "@")) for row in table for cell in row.values())
     as_json = anonymous.get("/api/v1/exports/leaderboard.json", {"source": "all"}).json()
     assert {row["label"] for row in as_json} == {row["run_name"] for row in rows}
+
+
+# A row's definitions --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def categories_result(make_protocol_result) -> dict:
+    """A DFlash config's categories result with its paired baseline, as a runner file."""
+    return categories_result_file(make_protocol_result)
+
+
+def test_a_categories_row_says_its_speedup_is_across_categories(
+    user, models, hardware, categories_result
+):
+    services.import_runner_result(
+        owner=user, hardware=hardware, result=categories_result, source="test"
+    )
+    response = APIClient().get("/api/v1/leaderboard", {"protocol": "categories", "source": "all"})
+    assert response.status_code == 200
+    (row,) = [r for r in response.json()["results"] if r["speedup"] is not None]
+    sentence = row["definitions"]["speedup"]
+    assert "geometric mean" in sentence and "categor" in sentence
+    # The pooled tok/s of the two rows is not what this speedup divides.
+    assert " over 100.00 tok/s" not in sentence
+
+
+@pytest.fixture
+def real_models(models):
+    """The tiny fixtures cleared of their test-weights mark, so their rows are ranked."""
+    mark_test_weights(models=models.values(), test_weights=False)
+    return models
+
+
+@pytest.fixture
+def measured(user, real_models, hardware, enqueued, make_result):
+    return measure(user, hardware, make_result, 4, [100.0, 104.0])
+
+
+def test_the_api_row_carries_each_numbers_definition_n_and_interval(client, measured):
+    entry = LeaderboardEntry.objects.get(config=measured.config)
+    (row,) = [
+        r
+        for r in client.get("/api/v1/leaderboard").json()["results"]
+        if r["config_key"] == entry.config.key
+    ]
+
+    assert set(row["definitions"]) == {
+        "tokens_per_second", "ci95", "n", "speedup", "acceptance_rate", "tau", "runs_count",
+        "joules_per_token", "roofline",
+    }  # fmt: skip
+    assert row["definitions"]["joules_per_token"].startswith("J/token: NVML's energy counter")
+    assert row["definitions"]["roofline"].startswith("roofline: mean decode tok/s over the")
+    assert row["definitions"]["acceptance_rate"].startswith("acceptance: draft tokens accepted")
+    assert row["definitions"]["tau"].startswith("tau: 1 + accepted draft tokens per verify step")
+    assert row["acceptance_draft_tokens"] == entry.best_run.draft_tokens
+    assert row["acceptance_accepted_tokens"] == entry.best_run.draft_accepted
+    assert row["tau_verify_steps"] == entry.best_run.verify_steps
+    assert row["ci95_scope"] == "requests" and row["n"] == 2
+    assert row["baseline_tokens_per_second"] == entry.baseline_entry.tokens_per_second
+    assert row["depths"] == []

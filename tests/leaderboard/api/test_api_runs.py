@@ -8,10 +8,12 @@ import csv
 import io
 
 import pytest
+from django.test import Client
 
 from leaderboard import selectors, services
 from leaderboard.models import Run
 from tests.support.api_clients import SPECULATIVE
+from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.stored_results import (
     BANDWIDTH,
     ROOFLINE,
@@ -117,3 +119,39 @@ def test_a_cpu_result_s_stored_roofline_is_not_shown(anonymous, recorded):
     store_summary(run, roofline=ROOFLINE)
     assert selectors.energy_by_run(run_ids=[run.pk])[run.pk]["roofline_fraction"] is None
     assert anonymous.get(f"/api/v1/runs/{run.pk}").json()["roofline"] is None
+
+
+# The H200's concurrency result ----------------------------------------------------------------
+
+
+@pytest.fixture
+def h200_concurrency(user, db):
+    """The H200's concurrency result (docs/gpu-results/h200-run4): (its hardware kind, [the
+    baseline run, the speculative run])."""
+    return load_h200_concurrency(owner=user)
+
+
+def test_the_run_resource_carries_the_measured_energy_and_roofline(
+    h200_concurrency, client: Client
+):
+    _, (baseline, speculative) = h200_concurrency
+    run = client.get(f"/api/v1/runs/{speculative.pk}").json()
+    assert run["energy"]["joules_per_token"] == pytest.approx(0.4385, abs=1e-4)
+    assert run["energy"]["joules_per_accepted_token"] is None  # stored 0.52, never shown
+    # The file stored the target-only ceiling (1026 tok/s, 0.115 of it); what is shown is
+    # derived from its evidence: level 1's aggregate against the target's and DFlash's bytes
+    # for tau tokens, and every level against one batched step for all its requests.
+    roofline = run["roofline"]
+    assert roofline["ceiling_tokens_per_second"] == pytest.approx(5157.6, abs=0.1)
+    assert roofline["fraction"] == pytest.approx(0.0617, abs=5e-5)
+    assert roofline["rate"] == "aggregate" and roofline["bytes_per_step"] == 5_805_546_752
+    assert [level["streams"] for level in roofline["levels"]] == CONCURRENCY_LEVELS
+    assert roofline["levels"][-1]["ceiling_tokens_per_second"] == pytest.approx(16 * 5157.6, 1e-4)
+    base = client.get(f"/api/v1/runs/{baseline.pk}").json()["roofline"]
+    assert base["levels"][0]["fraction"] == pytest.approx(0.1867, abs=5e-5)
+    page = client.get(f"/configs/{speculative.config.key}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert '<dd id="roofline-fraction">6.2%' in text and "1: 6.2% of 5,158 tok/s" in text
+    assert "an allocation" in text and "Joules per accepted" not in text
+    assert client.get(f"/runs/{baseline.pk}/").status_code == 200

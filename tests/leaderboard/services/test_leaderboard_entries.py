@@ -1,12 +1,23 @@
-"""Leaderboard rows: each config's best average over its runs, and speedup against its baseline."""
+"""Leaderboard rows: each config's best average over its runs, and speedup against its baseline
+(a categories row's: the geometric mean of its categories' speedups, the runner's definition)."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
 from leaderboard import selectors, services
 from leaderboard.models import Job, LeaderboardEntry
+from runner.evidence import derived_speedup
 from tests.support.baselines import submit_baseline
+from tests.support.protocol_results import categories_config
+from tests.support.protocol_runs import (
+    CATEGORIES,
+    CATEGORY_BASELINE,
+    CATEGORY_DECODE,
+    categories_result_file,
+)
 
 DRAFT_SIMPLE = {
     "target_model": "tiny-qwen3.gguf",
@@ -109,3 +120,29 @@ def test_retiring_an_engine_build_takes_its_rows_off_the_board(jobs, make_result
     assert services.retire_engine_build(release="b11434") == 1
     assert list(selectors.leaderboard_entries()) == []
     assert len(selectors.leaderboard_entries(include_retired=True)) == 1
+
+
+# A categories row -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def categories_result(make_protocol_result) -> dict:
+    """A DFlash config's categories result with its paired baseline, as a runner file."""
+    return categories_result_file(make_protocol_result)
+
+
+def test_a_categories_row_speedup_is_the_geometric_mean_of_its_categories(
+    user, models, hardware, categories_result
+):
+    services.import_runner_result(
+        owner=user, hardware=hardware, result=categories_result, source="test"
+    )
+    key = categories_config(CATEGORIES).key
+    row = LeaderboardEntry.objects.get(config__key=key)
+    per_category = [CATEGORY_DECODE[name] / CATEGORY_BASELINE[name] for name in CATEGORIES]
+    geometric = math.exp(sum(math.log(s) for s in per_category) / len(per_category))
+    pooled = sum(CATEGORY_DECODE.values()) / sum(CATEGORY_BASELINE.values())
+    assert abs(geometric - pooled) > 0.03  # the two definitions differ on these figures
+    assert row.speedup == pytest.approx(geometric, rel=1e-6)
+    # The runner's own definition, recomputed from the file's request records.
+    assert derived_speedup(categories_result) == pytest.approx(row.speedup, rel=1e-6)

@@ -1,5 +1,7 @@
 """Importing runner result files measured outside the queue (the H200 pipeline's output)."""
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
 
@@ -9,6 +11,12 @@ from django.contrib.auth import get_user_model
 from leaderboard import services
 from leaderboard.models import LeaderboardEntry, Run
 from runner.evidence import in_current_convention
+from tests.support.h200_results import (
+    CONCURRENCY_FILE,
+    CONCURRENCY_LEVELS,
+    RESULTS_DIR,
+    load_h200_concurrency,
+)
 
 H200 = Path(__file__).resolve().parents[3] / "docs/gpu-results/h200-run2"
 
@@ -55,3 +63,21 @@ def test_a_file_that_is_not_a_runner_result_is_refused(h200, owner):
             owner=owner, hardware=h200, result={"rows": []}, source="test"
         )
     assert Run.objects.count() == 0
+
+
+@pytest.fixture
+def h200_concurrency(user, db):
+    """The H200's concurrency result (docs/gpu-results/h200-run4): (its hardware kind, [the
+    baseline run, the speculative run])."""
+    return load_h200_concurrency(owner=user)
+
+
+def test_the_h200_concurrency_file_is_stored_with_its_baseline(h200_concurrency):
+    _, (baseline, speculative) = h200_concurrency
+    result = json.loads((RESULTS_DIR / CONCURRENCY_FILE).read_text())
+
+    assert [p["concurrency"] for p in speculative.raw_result["points"]] == CONCURRENCY_LEVELS
+    assert speculative.synthetic and speculative.lossless is None and speculative.fidelity == ""
+    assert result["summary"]["crossover_concurrency"] == 4
+    entry = LeaderboardEntry.objects.get(config=speculative.config)
+    assert entry.baseline_run == baseline

@@ -14,10 +14,12 @@ import re
 import subprocess
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard import services
 from leaderboard.models import LeaderboardEntry, RequestRecord, Run
+from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.measured_configs import degenerate_result, measure, quick_config, with_energy
 from tests.support.pages import element_text, embedded, text
 from tests.support.protocol_results import (
@@ -393,3 +395,32 @@ def test_the_csv_download_neutralises_cells_a_spreadsheet_would_run_as_formulas(
 def test_unknown_runs_are_not_found(client, db):
     assert client.get("/runs/999/").status_code == 404
     assert client.get("/runs/999/requests.csv").status_code == 404
+
+
+# The H200's concurrency result ----------------------------------------------------------------
+
+
+@pytest.fixture
+def h200_concurrency(user, db):
+    """The H200's concurrency result (docs/gpu-results/h200-run4): (its hardware kind, [the
+    baseline run, the speculative run])."""
+    return load_h200_concurrency(owner=user)
+
+
+def test_the_run_page_names_each_requests_concurrency_level(h200_concurrency, client: Client):
+    _, (_, speculative) = h200_concurrency
+    page = client.get(f"/runs/{speculative.pk}/").content.decode()
+    for level in CONCURRENCY_LEVELS:
+        assert f'<td class="num">{level} concurrent</td>' in page
+
+
+def test_the_run_page_shows_point_indices_when_the_stored_points_say_nothing(
+    h200_concurrency, client: Client
+):
+    _, (_, speculative) = h200_concurrency
+    Run.objects.filter(pk=speculative.pk).update(
+        raw_result={"points": [1, {"concurrency": True}, {"category": 5}, None, "x"]}
+    )
+    page = client.get(f"/runs/{speculative.pk}/")
+    assert page.status_code == 200
+    assert "concurrent</td>" not in page.content.decode()

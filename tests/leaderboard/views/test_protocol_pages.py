@@ -9,10 +9,12 @@ import html
 import re
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard import selectors, services
 from leaderboard.models import Run
+from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.pages import embedded, text
 from tests.support.protocol_results import (
     categories_config,
@@ -187,3 +189,31 @@ def test_damaged_category_points_never_break_a_page(client, category_runs, hardw
         assert client.get(url).status_code == 200, url
     for url in (f"/api/v1/configs/{key}", "/api/v1/leaderboard?source=all"):
         assert APIClient().get(url).status_code == 200, url
+
+
+# The H200's concurrency result ----------------------------------------------------------------
+
+
+@pytest.fixture
+def h200_concurrency(user, db):
+    """The H200's concurrency result (docs/gpu-results/h200-run4): (its hardware kind, [the
+    baseline run, the speculative run])."""
+    return load_h200_concurrency(owner=user)
+
+
+def test_the_concurrency_page_and_api_show_the_measured_crossover(h200_concurrency, client: Client):
+    hardware, (_, speculative) = h200_concurrency
+    target = speculative.config.target_name
+    page = client.get("/concurrency/", {"target": target, "hardware": hardware.slug})
+    assert page.status_code == 200
+    text = page.content.decode()
+    # The runner's point estimate is 4, but its three rounds there cannot tell (Welch p = 0.38).
+    assert "between 2 and 8" in text
+
+    api = client.get("/api/v1/concurrency", {"target": target, "hardware": hardware.slug}).json()
+    line = next(line for line in api["lines"] if not line["baseline"])
+    assert line["crossover"] == 4 and line["crossover_text"] == "between 2 and 8"
+    assert [row["verdict"] for row in line["rows"]][2] == "not established"
+    assert [row["concurrency"] for row in line["rows"]] == CONCURRENCY_LEVELS
+    speedups = [row["speedup"] for row in line["rows"]]
+    assert speedups[0] == pytest.approx(1.661, abs=1e-3) and speedups[-1] < 1

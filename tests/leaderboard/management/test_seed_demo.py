@@ -18,7 +18,7 @@ from runner.config import parse_config
 from runner.gguf.real_model import INSTALL_HINT, REAL_MODEL_NAME, real_model_installed
 from runner.gguf.tiny_models import FIXTURE_NAMES
 
-REPOSITORY = Path(__file__).parents[2]
+REPOSITORY = Path(__file__).parents[3]
 
 
 def seed_demo(capture_on_commit) -> str:
