@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from leaderboard.celery import (
     DB_QUEUE,
+    HOST_TASKS,
     RECORD_FAILURE,
     RECORD_RESULT,
     app,
@@ -39,6 +40,9 @@ class BrokerHoldings:
     unacked: dict[str, tuple[str, str]] = field(default_factory=dict)
     # Jobs whose result or failure is on its way to the database (in the db queue).
     finishing_job_ids: set[int] = field(default_factory=set)
+    # Jobs a GPU host reported on (progress, result or failure) that the database has not seen
+    # yet: on the db queue or being recorded. A worker took such a job's message.
+    reporting_job_ids: set[int] = field(default_factory=set)
 
     @property
     def task_ids(self) -> set[str]:
@@ -83,23 +87,36 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
             replies = pipe.execute()
     lists, unacked_by_host = replies[: len(keys)], zip(hosts, replies[len(keys) :], strict=True)
     holdings = BrokerHoldings()
-    messages = [(json.loads(raw), None) for items in lists for raw in items]
+    messages = [(message, None) for items in lists for message in map(_decoded, items)]
     for host, unacked in unacked_by_host:
         for tag, raw in unacked.items():
-            message, _exchange, _routing_key = json.loads(raw)
-            messages.append((message, (host, tag.decode() if isinstance(tag, bytes) else tag)))
+            entry = _decoded(raw)
+            if isinstance(entry, list) and entry:
+                tag = tag.decode() if isinstance(tag, bytes) else tag
+                messages.append((entry[0], (host, tag)))
     for message, tag in messages:
-        headers = message.get("headers") or {}
+        if not isinstance(message, dict) or not isinstance(message.get("headers"), dict):
+            continue  # a host may push anything to db; the db worker drops it
+        headers = message["headers"]
         task_id = headers.get("id")
-        if headers.get("task") in _FINISHING_TASKS:
+        if headers.get("task") in HOST_TASKS:
             job_id = _job_id(message)
             if job_id is not None:
-                holdings.finishing_job_ids.add(job_id)
+                holdings.reporting_job_ids.add(job_id)
+                if headers.get("task") in _FINISHING_TASKS:
+                    holdings.finishing_job_ids.add(job_id)
         elif task_id and tag is None:
             holdings.waiting.add(task_id)
         elif task_id:
             holdings.unacked[task_id] = tag
     return holdings
+
+
+def _decoded(raw: bytes) -> object:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
 
 
 def _job_id(message: dict) -> int | None:

@@ -168,7 +168,9 @@ def reconcile_jobs_task() -> dict:
         logger.info("the broker cannot be inspected; reconciling skipped")
         return {}
     requeued = services.requeue_lost_jobs(
-        held_task_ids=holdings.task_ids, older_than_s=RECONCILE_EVERY_S
+        held_task_ids=holdings.task_ids,
+        older_than_s=RECONCILE_EVERY_S,
+        reporting_job_ids=holdings.reporting_job_ids,
     )
     # Running, yet no live worker executes it and nothing will finish it: its worker died.
     executing = active_task_ids()

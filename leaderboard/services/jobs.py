@@ -8,6 +8,7 @@ counts only for the current one (services.hosts)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import timedelta
 
 from django.conf import settings
@@ -153,14 +154,23 @@ def _send_job(job: Job) -> None:
     )
 
 
-def requeue_lost_jobs(*, held_task_ids: set[str], older_than_s: float) -> list[int]:
-    """Re-send queued jobs that the broker no longer holds (lost in a restart, or never sent)."""
+def requeue_lost_jobs(
+    *,
+    held_task_ids: set[str],
+    older_than_s: float,
+    reporting_job_ids: Collection[int] = (),
+) -> list[int]:
+    """Re-send queued jobs that the broker no longer holds (lost in a restart, or never sent).
+
+    A job a host already reported on (its report still on its way, `reporting_job_ids`) was
+    taken by a worker, not lost: sending it again would make that worker's run count for
+    nothing (a new delivery)."""
     cutoff = timezone.now() - timedelta(seconds=older_than_s)
     waiting = Job.objects.filter(status=Job.Status.QUEUED, created_at__lt=cutoff)
     lost_ids = [
         job_id
         for job_id, task_id in waiting.values_list("id", "task_id")
-        if str(task_id) not in held_task_ids
+        if str(task_id) not in held_task_ids and job_id not in reporting_job_ids
     ]
     lost = Job.objects.filter(id__in=lost_ids, status=Job.Status.QUEUED).select_related(
         "config__target", "config__draft", "hardware"

@@ -216,3 +216,19 @@ def test_the_example_acl_file_is_what_the_rule_gives():
     assert lines[1:] == [
         host_acl_rule(host_name="lab-a", hardware_slug="h200-141gb", password="change-me")
     ]
+
+
+def test_the_reconciler_reads_each_hosts_unacked_messages_and_the_reports_on_db(broker, site):
+    from leaderboard.broker import broker_holdings, forget_unacked
+
+    benchmark = json.loads(task_message(RUN_BENCHMARK, {"job_id": 3}))
+    site.hset("unacked.lab-a", "tag-3", json.dumps([benchmark, "", "gpu.h200"]))
+    site.zadd("unacked.lab-a.index", {"tag-3": 1.0})
+    site.lpush(DB_QUEUE, "not-json", task_message(RECORD_PROGRESS, {"job_id": 7}))
+
+    with celery_broker(broker.url):
+        holdings = broker_holdings(["gpu.h200"], hosts=["lab-a", "lab-b"])
+        assert holdings.unacked == {"t-1": ("lab-a", "tag-3")}
+        assert holdings.reporting_job_ids == {7} and holdings.finishing_job_ids == set()
+        forget_unacked([holdings.unacked["t-1"]])
+    assert not site.exists("unacked.lab-a", "unacked.lab-a.index")

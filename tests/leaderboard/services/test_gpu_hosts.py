@@ -111,6 +111,18 @@ def test_every_job_message_sent_carries_a_fresh_delivery_that_the_job_keeps(
     assert again == sent_delivery(job) and again != first["kwargs"]["delivery"]
 
 
+def test_a_queued_job_a_host_already_reported_on_is_not_sent_again(job, enqueued):
+    # Its worker took the message and finished before the db worker recorded its "started":
+    # sending it again would make that run count for nothing.
+    Job.objects.filter(pk=job.pk).update(created_at=job.created_at.replace(year=2000))
+    delivery = sent_delivery(job)
+    assert (
+        services.requeue_lost_jobs(held_task_ids=set(), older_than_s=1, reporting_job_ids={job.pk})
+        == []
+    )
+    assert sent_delivery(job) == delivery and enqueued == []
+
+
 def test_the_host_that_claimed_a_job_records_its_result(job, hosts, make_result):
     start(job, hosts["honest"])
     post_result(job, make_result(job.config.key, [42.0]), hosts["honest"])
