@@ -1,12 +1,15 @@
 """The shared fixtures (tests/support/fixtures.py) for the service's tests."""
 
 from tests.support.fixtures import (  # noqa: F401 (pytest finds fixtures by name)
+    category_runs,
+    concurrency_runs,
     enqueued,
     hardware,
     make_protocol_result,
     make_result,
     migrate,
     models,
+    ranked_models,
     signed_by_host,
     site_settings,
     static_root,

@@ -1,6 +1,7 @@
 """Pytest fixtures for the service's tests and the system tests: tiny real GGUF models,
-registered, a served hardware kind, a user, captured task messages, runner results and a
-broker switch. The conftest files of tests/leaderboard and tests/system import them."""
+registered (and cleared of their test-weights mark), a served hardware kind, a user, captured
+task messages, runner results, the concurrency and categories results imported, and a broker
+switch. The conftest files of tests/leaderboard and tests/system import them."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from leaderboard import board_version, dispatch, services, signing
-from leaderboard.models import Hardware, Job, ModelFile
+from leaderboard.models import Hardware, Job, ModelFile, Run
+from leaderboard.services.board import mark_test_weights
 from runner.gguf.tiny_models import write_fixtures
 from tests.support.brokers import celery_broker
 from tests.support.protocol_results import protocol_result
+from tests.support.protocol_runs import import_category_runs, import_concurrency_runs
 from tests.support.results import fake_result
 
 
@@ -74,6 +77,14 @@ def models(db) -> dict[str, ModelFile]:
 
 
 @pytest.fixture
+def ranked_models(models) -> dict[str, ModelFile]:
+    """The tiny fixture models cleared of their test-weights mark, as an admin could: only rows
+    of real weights compete, and the tests using these are about what competes."""
+    mark_test_weights(models=models.values(), test_weights=False)
+    return models
+
+
+@pytest.fixture
 def hardware(db) -> Hardware:
     return services.register_hardware(gpu_name="NVIDIA H200", memory_bytes=141 * 2**30)
 
@@ -121,6 +132,20 @@ def make_protocol_result(tiny_models: dict[str, Path]):
     """Builds concurrency and categories results: make_protocol_result(config, records,
     baseline_records, ...) (tests.support.protocol_results.protocol_result)."""
     return functools.partial(protocol_result, models_dir=next(iter(tiny_models.values())).parent)
+
+
+@pytest.fixture
+def concurrency_runs(user, ranked_models, hardware, make_protocol_result) -> list[Run]:
+    """A DFlash config's concurrency result with its paired baseline, imported as a result file
+    (tests.support.protocol_runs: levels 1, 2 and 4), on ranked models."""
+    return import_concurrency_runs(user, hardware, make_protocol_result)
+
+
+@pytest.fixture
+def category_runs(user, models, hardware, make_protocol_result) -> list[Run]:
+    """A DFlash config's categories result with its paired baseline, imported as a result file
+    (tests.support.protocol_runs: code, math and translation, 8 J a request)."""
+    return import_category_runs(user, hardware, make_protocol_result)
 
 
 @pytest.fixture

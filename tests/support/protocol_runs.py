@@ -60,6 +60,23 @@ def import_concurrency_runs(user, hardware, make_protocol_result) -> list[Run]:
     return import_result(user, hardware, result)
 
 
+def import_concurrency_config(
+    user, hardware, make_protocol_result, levels, speculative, baseline, **protocol
+) -> str:
+    """A DFlash concurrency config at these levels (its protocol changed by `protocol`),
+    imported with its paired baseline at these aggregate tok/s a level; its key."""
+    config = concurrency_config(levels)
+    if protocol:
+        config = concurrency_config(levels, protocol=config.protocol.model_dump() | protocol)
+    result = make_protocol_result(
+        config,
+        concurrency_records(config, speculative, acceptance=0.75),
+        concurrency_records(config.baseline(), baseline, acceptance=None),
+    )
+    import_result(user, hardware, result)
+    return config.key
+
+
 def concurrency_key() -> str:
     """The key of the concurrency result's speculative config."""
     return concurrency_config(LEVELS).key

@@ -18,7 +18,6 @@ from rest_framework.test import APIClient
 
 from leaderboard import board_version, services
 from leaderboard.models import LeaderboardEntry
-from leaderboard.services.board import mark_test_weights
 from tests.support.api_clients import SPECULATIVE, honest_result, upload
 from tests.support.baselines import with_baseline_section
 from tests.support.measured_configs import measure
@@ -161,14 +160,7 @@ def test_a_categories_row_says_its_speedup_is_across_categories(
 
 
 @pytest.fixture
-def real_models(models):
-    """The tiny fixtures cleared of their test-weights mark, so their rows are ranked."""
-    mark_test_weights(models=models.values(), test_weights=False)
-    return models
-
-
-@pytest.fixture
-def measured(user, real_models, hardware, enqueued, make_result):
+def measured(user, ranked_models, hardware, enqueued, make_result):
     return measure(user, hardware, make_result, 4, [100.0, 104.0])
 
 

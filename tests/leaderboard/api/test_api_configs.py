@@ -4,9 +4,12 @@ the same in the list as in the detail."""
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
 from leaderboard import services
 from tests.support.api_clients import SPECULATIVE
+from tests.support.protocol_results import categories_config
+from tests.support.protocol_runs import CATEGORIES
 from tests.support.stored_results import (
     BANDWIDTH,
     ROOFLINE,
@@ -61,3 +64,18 @@ def test_a_gpu_result_s_figures_are_shown_and_a_config_shows_its_best_run_s(anon
         assert config["energy"] == {"joules_per_token": 0.25, "joules_per_accepted_token": None}
         assert config["roofline"]["flag"] is None
         assert config["roofline"]["bytes_per_token"] == round((WEIGHTS + 1_000) / tau)
+
+
+def test_the_api_gives_a_config_its_categories_and_energy(client, category_runs):
+    key = categories_config(CATEGORIES).key
+    body = APIClient().get(f"/api/v1/configs/{key}").json()
+
+    assert [c["category"] for c in body["categories"]] == CATEGORIES
+    assert body["categories"][0]["speedup"] == pytest.approx(1.8)
+    assert body["concurrency_levels"] is None and body["crossover_concurrency"] is None
+    rows = APIClient().get("/api/v1/leaderboard", {"source": "all"}).json()["results"]
+    (row,) = [r for r in rows if r["config_key"] == key]
+    # 8 J a request over 32 generated tokens; no energy of an accepted draft token exists.
+    assert row["joules_per_token"] == pytest.approx(8.0 / 32)
+    assert row["joules_per_accepted_token"] is None
+    assert row["roofline_fraction"] is None and row["roofline_flag"] is None

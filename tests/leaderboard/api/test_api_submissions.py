@@ -85,3 +85,80 @@ def test_submissions_are_throttled_per_user(signed_in, models, hardware, enqueue
         signed_in.post("/api/v1/submissions", VALID, format="json").status_code for _ in range(3)
     ]
     assert codes == [201, 201, 429]
+
+
+# The categories protocol ----------------------------------------------------------------------
+
+
+def categories_submission(hardware, **protocol) -> dict:
+    return {
+        "hardware": hardware.slug,
+        "config": {
+            "target_model": "tiny-qwen3.gguf",
+            "spec_types": ["ngram-mod"],
+            "protocol": {"name": "categories", "output_tokens": 16} | protocol,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("categories", "fragment"), [([], "at least one category"), (["poetry"], "unknown category")]
+)
+def test_empty_or_unknown_categories_are_a_field_error_in_the_api(
+    signed_in, models, hardware, enqueued, categories, fragment
+):
+    response = signed_in.post(
+        "/api/v1/submissions",
+        categories_submission(hardware, categories=categories),
+        format="json",
+    )
+
+    assert response.status_code == 400
+    errors = response.json()["config"]
+    assert fragment in " ".join(errors["protocol.categories.categories"])
+    assert not Job.objects.exists()
+
+
+# The concurrency protocol ---------------------------------------------------------------------
+
+
+def concurrency_submission(hardware, **protocol) -> dict:
+    return {
+        "hardware": hardware.slug,
+        "config": {
+            "target_model": "tiny-qwen3.gguf",
+            "draft_model": "tiny-dflash.gguf",
+            "spec_types": ["draft-dflash"],
+            "n_max": 4,
+            "protocol": {"name": "concurrency", "input_tokens": 64, "output_tokens": 32} | protocol,
+        },
+    }
+
+
+def test_the_api_queues_a_concurrency_config(signed_in, models, hardware, enqueued):
+    response = signed_in.post(
+        "/api/v1/submissions", concurrency_submission(hardware, levels=[1, 2]), format="json"
+    )
+
+    assert response.status_code == 201, response.json()
+    job = Job.objects.get(pk=response.json()["id"])
+    assert job.config.protocol == "concurrency"
+    assert job.config.canonical["protocol"]["levels"] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("levels", "fragment"),
+    [([1, 128], "slot limit"), ([4, 2], "strictly increasing"), ([], "at least one")],
+)
+def test_bad_levels_are_a_field_error_in_the_api_and_queue_nothing(
+    signed_in, models, hardware, enqueued, levels, fragment
+):
+    response = signed_in.post(
+        "/api/v1/submissions", concurrency_submission(hardware, levels=levels), format="json"
+    )
+
+    assert response.status_code == 400
+    errors = response.json()["config"]
+    (field,) = [name for name in errors if name.startswith("protocol.")]
+    assert field.endswith(".levels") and fragment in " ".join(errors[field])
+    assert not Job.objects.exists()

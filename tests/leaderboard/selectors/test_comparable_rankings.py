@@ -2,10 +2,13 @@
 GPU and release, each under its heading; ranks by the sorted field within it, kept-off rows
 unranked; Welch labels instead of shared ranks, none without an interval; n_max series of one
 ranking against their own paired baseline, from ranked rows only; one speedup definition for
-depth runs, and staleness from measured releases only."""
+depth runs, and staleness from measured releases only. Concurrency rows rank only among
+concurrency rows measured alike (their levels and lengths, not how many rounds), by aggregate
+tok/s at their lowest level."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -16,6 +19,13 @@ from leaderboard.models import Config, EngineBuild, GpuHost, Hardware, Leaderboa
 from runner.pairing import combined_speedup
 from tests.support.board_rows import board_row as row
 from tests.support.h200_results import RESULTS_DIR, load_h200_results
+from tests.support.measured_configs import measure
+from tests.support.protocol_runs import (
+    CONCURRENCY_SPECULATIVE,
+    CONCURRENCY_SPEEDUPS,
+    concurrency_key,
+    import_concurrency_config,
+)
 from tests.support.seed_kit import SEED_CSV
 
 
@@ -418,3 +428,74 @@ def test_depth_points_that_carry_strings_never_break_a_page(client, h200, hardwa
     # The unreadable depths are left out, never guessed: 512 has no mean, 4096 no depth.
     assert [d["input_tokens"] for d in shown["depths"]] == [512, 12288, 36864]
     assert shown["depths"][0]["mean"] is None and shown["depths"][0]["speedup"] is None
+
+
+# Concurrency rows -----------------------------------------------------------------------------
+
+
+def test_a_concurrency_row_ranks_only_among_concurrency_rows(
+    concurrency_runs, user, hardware, enqueued, make_result
+):
+    # A quick row far faster than the concurrency row's pooled decode tok/s.
+    measure(user, hardware, make_result, 4, [900.0, 910.0])
+    entries = selectors.leaderboard_entries(ranked_only=True)
+    page = list(entries)
+    ranks = selectors.page_ranks(entries, page, offset=0, ordering="tokens_per_second")
+    by_protocol = {}
+    for entry in page:
+        by_protocol.setdefault(entry.config.protocol, []).append(ranks[entry.pk].rank)
+    # Each protocol family's fastest row is rank 1 of its own ranking.
+    assert min(by_protocol["concurrency"]) == 1 and min(by_protocol["quick"]) == 1
+    speculative = LeaderboardEntry.objects.get(config__key=concurrency_key())
+    # The row ranks by aggregate tok/s at its lowest level (its rounds the samples), not by
+    # per-request decode pooled over levels, and its speedup is that level's ratio.
+    assert speculative.tps_definition == "aggregate" and speculative.interval_basis == "rounds"
+    assert speculative.tokens_per_second == pytest.approx(CONCURRENCY_SPECULATIVE[0], rel=1e-3)
+    assert speculative.speedup == pytest.approx(CONCURRENCY_SPEEDUPS[0], rel=1e-3)
+    assert speculative.speedup_basis == "rounds" and speculative.crossover == "between 2 and 4"
+    assert speculative.ranking_key != next(
+        e.ranking_key for e in page if e.config.protocol == "quick"
+    )
+    definitions = selectors.row_definitions(speculative, {})
+    assert "at its lowest level" in definitions["tokens_per_second"]
+    assert "aggregate tok/s over the paired" in definitions["speedup"]
+
+
+@pytest.fixture
+def record(user, hardware, make_protocol_result, ranked_models):
+    """record(levels, speculative tok/s, baseline tok/s, **protocol changes): a concurrency
+    config imported with its paired baseline, on ranked models; its key."""
+    return functools.partial(import_concurrency_config, user, hardware, make_protocol_result)
+
+
+def ranks_by_key():
+    entries = selectors.leaderboard_entries(ranked_only=True)
+    page = list(entries)
+    ranks = selectors.page_ranks(entries, page, offset=0, ordering="tokens_per_second")
+    return {entry.config.key: ranks[entry.pk].rank for entry in page}
+
+
+def test_configs_of_other_levels_rank_apart_and_of_the_same_levels_together(record):
+    low = record([1, 2], [100.0, 150.0], [60.0, 120.0])
+    wide = record([1, 2, 4], [30.0, 40.0, 50.0], [20.0, 30.0, 40.0])
+    # The same levels and lengths, measured over more rounds: the same ranking as `wide`.
+    again = record([1, 2, 4], [20.0, 25.0, 30.0], [10.0, 12.0, 14.0], rounds=3)
+
+    ranks = ranks_by_key()
+
+    variants = dict(
+        Config.objects.filter(key__in=[low, wide, again]).values_list("key", "protocol_variant")
+    )
+    assert variants[wide] == variants[again] != variants[low]
+    # Each is ranked among its own: `low` leads its ranking, `wide` leads the other, and
+    # `again` (slower, same levels) comes after `wide`, not after `low`.
+    assert ranks == {low: 1, wide: 1, again: 2}
+    entries = {e.config.key: e for e in LeaderboardEntry.objects.filter(config__key__in=ranks)}
+    assert entries[wide].ranking_key == entries[again].ranking_key != entries[low].ranking_key
+    # Ranked by aggregate tok/s at the lowest level (level 1: its rounds' tokens over wall time).
+    assert {key: e.tps_definition for key, e in entries.items()} == dict.fromkeys(
+        ranks, "aggregate"
+    )
+    assert entries[low].tokens_per_second == pytest.approx(100.0, rel=0.05)
+    assert entries[wide].tokens_per_second == pytest.approx(30.0, rel=0.05)
+    assert entries[again].tokens_per_second == pytest.approx(20.0, rel=0.05)

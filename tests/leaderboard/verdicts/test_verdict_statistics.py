@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from scipy import stats as scipy_stats
 
 from leaderboard.verdicts.statistics import (
     Sample,
@@ -16,6 +17,7 @@ from leaderboard.verdicts.statistics import (
     ratios_indistinguishable,
     sample_of,
     summary_sample,
+    t_critical,
     t_interval,
     welch_p,
 )
@@ -84,3 +86,26 @@ def test_a_064x_speedup_is_never_indistinguishable_from_a_129x_one_with_interval
     assert ratios_indistinguishable(0.64, (0.60, 0.68), 1.29, (1.20, 1.38)) is False
     assert ratios_indistinguishable(1.25, (1.0, 1.5), 1.29, (1.1, 1.5)) is True
     assert ratios_indistinguishable(0.64, None, 1.29, (1.20, 1.38)) is None
+
+
+def test_the_speedup_interval_is_the_delta_method_on_the_log_ratio_with_welch_df():
+    mean, stdev, n, base_mean, base_stdev, base_n = 102.0, 2.83, 2, 51.0, 1.41, 2
+    own, base = (stdev / mean) ** 2 / n, (base_stdev / base_mean) ** 2 / base_n
+    df = (own + base) ** 2 / (own**2 / (n - 1) + base**2 / (base_n - 1))
+    half = scipy_stats.t.ppf(0.975, df) * math.sqrt(own + base)
+    low, high = ratio_interval(Sample(mean, stdev, n), Sample(base_mean, base_stdev, base_n))
+    assert low == pytest.approx(2.0 * math.exp(-half)) and high == pytest.approx(
+        2.0 * math.exp(half)
+    )
+    assert low < 2.0 < high and low > 0
+    # A fractional df is scipy's own t, between its whole neighbours (no table, no jump).
+    assert t_critical(2) < t_critical(1.9) < t_critical(1)
+    assert t_critical(1.99) == pytest.approx(t_critical(2), rel=0.01)
+
+
+def test_a_speedup_has_no_interval_with_fewer_than_two_requests_or_a_missing_figure():
+    baseline = Sample(50.0, 1.0, 5)
+    assert ratio_interval(Sample(100.0, None, 1), baseline) is None
+    assert ratio_interval(Sample(100.0, 1.0, 5), Sample(50.0, None, 5)) is None
+    assert ratio_interval(None, baseline) is None
+    assert ratio_interval(Sample(100.0, 0.0, 3), Sample(50.0, 0.0, 3)) == (2.0, 2.0)

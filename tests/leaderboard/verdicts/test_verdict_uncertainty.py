@@ -1,12 +1,21 @@
 """A row's uncertainty: its batch means with several batches, else its one batch's requests;
-its speedup's over per-batch speedups, else the two batches' ratio."""
+its speedup's over per-batch speedups, else the two batches' ratio; and the speedup interval a
+recorded row stores (speedup_ci95_low/high, speedup_basis), which the front page's chart draws
+as stored."""
 
 from __future__ import annotations
 
-import pytest
+import math
+import statistics
 
+import pytest
+from scipy import stats as scipy_stats
+
+from leaderboard import selectors, verdicts
+from leaderboard.models import LeaderboardEntry
 from leaderboard.verdicts.statistics import Sample
 from leaderboard.verdicts.uncertainty import config_uncertainty, speedup_uncertainty
+from tests.support.measured_configs import measure
 
 # The seed's seven n-gram batch means (tok/s): batches differ (one-way ANOVA p = 0.005).
 SEED_NGRAM_BATCHES = (660.7, 692.8, 769.6, 776.8, 783.1, 779.8, 781.2)
@@ -50,3 +59,58 @@ def test_a_speedup_over_depths_from_one_batch_has_no_interval():
         batch_speedups=[2.0], own=Sample(100.0, 1.0, 3), baseline=Sample(50.0, 1.0, 3)
     )
     assert plain.basis == "requests" and plain.interval[0] < 2.0 < plain.interval[1]
+
+
+# The interval a row stores --------------------------------------------------------------------
+
+
+@pytest.fixture
+def board(user, ranked_models, hardware, enqueued, make_result) -> dict:
+    """Three measured draft-simple configs against one paired baseline of [50, 52] tok/s."""
+    jobs = {
+        n_max: measure(user, hardware, make_result, n_max, decode)
+        for n_max, decode in ((4, [100.0, 104.0]), (3, [99.0, 103.0]), (2, [60.0, 60.5]))
+    }
+    return {"jobs": jobs, "hardware": hardware}
+
+
+def test_a_row_interval_is_taken_against_the_baseline_batch_it_is_paired_with(board):
+    entry = LeaderboardEntry.objects.get(config=board["jobs"][4].config)
+    low, high = entry.speedup_ci95_low, entry.speedup_ci95_high
+    assert verdicts.speedup_interval(entry) == (low, high)
+    assert entry.speedup_basis == "requests"  # one batch: its requests against its baseline's
+    # The same spread a request further off: about as wide (no jump in t at a whole df).
+    near = LeaderboardEntry.objects.get(config=board["jobs"][3].config)
+    assert near.speedup_ci95_high / near.speedup_ci95_low == pytest.approx(high / low, rel=0.02)
+    assert entry.speedup == pytest.approx(102.0 / 51.0)
+    assert low < entry.speedup < high
+    # From the batches themselves: [100, 104] over the baseline's [50, 52], two requests each
+    # (Welch df 2.0, t = 4.303).
+    own = (statistics.stdev([100.0, 104.0]) / 102.0) ** 2 / 2
+    base = (statistics.stdev([50.0, 52.0]) / 51.0) ** 2 / 2
+    half = 4.302652729911275 * math.sqrt(own + base)
+    assert (low, high) == pytest.approx((2.0 * math.exp(-half), 2.0 * math.exp(half)))
+
+
+def test_a_row_measured_in_several_batches_carries_the_interval_of_its_batch_speedups(
+    board, user, make_result
+):
+    # n_max 4 again, a little faster: two batches, each with its own baseline batch.
+    again = measure(user, board["hardware"], make_result, 4, [110.0, 114.0])
+    entry = LeaderboardEntry.objects.get(config=again.config)
+    speedups = [102.0 / 51.0, 112.0 / 51.0]
+    logs = [math.log(value) for value in speedups]
+    half = scipy_stats.t.ppf(0.975, 1) * statistics.stdev(logs) / math.sqrt(2)
+    center = math.exp(statistics.fmean(logs))
+
+    assert entry.speedup_basis == "batch speedups"
+    assert (entry.speedup_ci95_low, entry.speedup_ci95_high) == pytest.approx(
+        (center * math.exp(-half), center * math.exp(half))
+    )
+    # The chart draws the interval the row stores.
+    [point] = [p for p in selectors.speedup_chart()["points"] if p["key"] == again.config.key]
+    assert (point["ci95_low"], point["ci95_high"]) == (
+        entry.speedup_ci95_low,
+        entry.speedup_ci95_high,
+    )
+    assert point["interval_basis"] == "batch speedups"

@@ -1,6 +1,7 @@
-"""The boards the page tests share: measured jobs and configs, the stored H200 files, the
-concurrency and categories results, and job histories for the queue; each fixture says what it
-stores. The site's own fixtures (models, hardware, user, ...) come from tests/leaderboard."""
+"""The boards the page tests share: measured jobs and configs, the stored H200 files and job
+histories for the queue; each fixture says what it stores. The site's own fixtures (models,
+ranked_models, hardware, user, the concurrency and categories results, ...) come from
+tests/leaderboard."""
 
 from __future__ import annotations
 
@@ -8,20 +9,10 @@ import pytest
 
 from leaderboard import services
 from leaderboard.models import GpuHost, Job, Run
-from leaderboard.services.board import mark_test_weights
 from tests.support.baselines import with_baseline_section
 from tests.support.h200_results import load_h200_results
 from tests.support.job_histories import job_history, register_host, submit_first_job
 from tests.support.measured_configs import draft_simple, measure
-from tests.support.protocol_runs import import_category_runs, import_concurrency_runs
-
-
-@pytest.fixture
-def ranked_models(models):
-    """The tiny fixture models cleared of their test-weights mark, as an admin could: only rows
-    of real weights compete, and the tests using these are about what competes."""
-    mark_test_weights(models=models.values(), test_weights=False)
-    return models
 
 
 @pytest.fixture
@@ -68,18 +59,6 @@ def three_configs(user, ranked_models, hardware, enqueued, make_result) -> dict:
 def h200(user, hardware) -> list[Run]:
     """The stored H200 result files (random-weight models: synthetic and degenerate)."""
     return load_h200_results(owner=user, hardware=hardware)
-
-
-@pytest.fixture
-def concurrency_runs(user, ranked_models, hardware, make_protocol_result) -> list[Run]:
-    """A DFlash config's concurrency result with its paired baseline, imported as a result file."""
-    return import_concurrency_runs(user, hardware, make_protocol_result)
-
-
-@pytest.fixture
-def category_runs(user, models, hardware, make_protocol_result) -> list[Run]:
-    """A DFlash config's categories result with its paired baseline, imported as a result file."""
-    return import_category_runs(user, hardware, make_protocol_result)
 
 
 @pytest.fixture

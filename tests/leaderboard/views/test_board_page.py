@@ -6,6 +6,7 @@ away; and the speedup chart of the chosen target and hardware."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -18,6 +19,7 @@ from tests.support.baselines import with_baseline_section
 from tests.support.measured_configs import draft_simple, measure, measure_config
 from tests.support.pages import board_rows, embedded, n_max_of, table_html, text
 from tests.support.protocol_results import categories_config, category_records
+from tests.support.protocol_runs import import_concurrency_config
 from tests.support.seed_kit import SEED_CSV
 
 # Rows, filters and search -------------------------------------------------------------------------
@@ -489,3 +491,30 @@ def test_a_board_without_speedups_has_no_chart_and_still_shows(
     assert selectors.speedup_chart() is None
     response = client.get("/?target=nothing-like-it&hardware=nor-this")
     assert response.status_code == 200 and 'id="speedup-chart"' not in response.content.decode()
+
+
+# Concurrency rankings -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def record(user, hardware, make_protocol_result, ranked_models):
+    """record(levels, speculative tok/s, baseline tok/s, **protocol changes): a concurrency
+    config imported with its paired baseline, on ranked models; its key."""
+    return functools.partial(import_concurrency_config, user, hardware, make_protocol_result)
+
+
+def test_the_board_names_each_ranking_by_what_it_measured(client, record):
+    record([1, 2], [100.0, 150.0], [60.0, 120.0])
+    record([1, 2, 4], [30.0, 40.0, 50.0], [20.0, 30.0, 40.0])
+
+    page = client.get("/", {"protocol": "concurrency"}).content.decode()
+
+    # Each ranking under its own heading: the workload, what is ranked, the GPU and release.
+    table = re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S).group(1)
+    headings = re.findall(r'<tr class="ranking-heading"><th [^>]*>([^<]+)</th></tr>', table)
+    assert headings == [
+        "concurrency 1–2 (2 levels), 64 in, 32 out · aggregate tok/s at the lowest level"
+        " · H200 · b11434",
+        "concurrency 1–4 (3 levels), 64 in, 32 out · aggregate tok/s at the lowest level"
+        " · H200 · b11434",
+    ]
