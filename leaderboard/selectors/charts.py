@@ -41,17 +41,22 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
         return []
     raw = run.raw_result if isinstance(run.raw_result, dict) else {}
     summary = raw.get("summary")
-    pooled = summary.get("acceptance_by_position") if isinstance(summary, dict) else None
-    if pooled:
-        return [float(value) for value in pooled]
-    records = list(run.requests.all())
-    steps = sum(r.verify_steps for r in records)
-    width = max((len(r.accepted_per_position or []) for r in records), default=0)
+    # A runner result's summary says it (the door checked it against the measured requests:
+    # none where no step was verified); only a result without one is counted from its records.
+    if isinstance(summary, dict) and "acceptance_by_position" in summary:
+        pooled = summary["acceptance_by_position"]
+        return [float(value) for value in pooled] if isinstance(pooled, list) else []
+    # Two columns, not whole records: a run can have tens of thousands of them.
+    records = [
+        (steps, positions if isinstance(positions, list) else [])
+        for steps, positions in run.requests.values_list("verify_steps", "accepted_per_position")
+    ]
+    steps = sum(steps for steps, _ in records)
+    width = max((len(positions) for _, positions in records), default=0)
     if not steps or not width:
         return []
     return [
-        sum((r.accepted_per_position or [])[i] for r in records if i < len(r.accepted_per_position))
-        / steps
+        sum(positions[i] for _, positions in records if i < len(positions)) / steps
         for i in range(width)
     ]
 

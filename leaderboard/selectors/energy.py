@@ -2,7 +2,8 @@
 
 It owns what the run and config resources say of energy (``energy``: joules per generated
 token) and of the roofline (``roofline``: the runner's ``Roofline`` fields), and the pages'
-fuller figures (``energy_figures``, ``energy_by_run``), with the definition sentences
+fuller figures (``energy_figures``; ``run_energy_figures`` and ``energy_by_run`` for stored
+runs, computed once per change of the board), with the definition sentences
 (``selectors.definitions``) beside them.
 
 Energy is read from ``Run.raw_result``'s summary, which the door checked against the requests'
@@ -22,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from pydantic import ValidationError
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.selectors.cache import board_cache_key
 from runner.results import Roofline
 from runner.roofline import derived_roofline
 
@@ -179,15 +183,35 @@ ENERGY_KEYS = ("joules_per_token", "roofline_fraction", "roofline_flag")
 
 
 def energy_by_run(*, run_ids: Iterable[int | None]) -> dict[int, dict]:
-    """The energy and derived roofline figures of some runs in one query:
+    """The energy and derived roofline figures of some runs (`run_energy_figures`):
     {run id: {joules_per_token, roofline_fraction, roofline_flag}}, every value None where the
     run measured none."""
-    wanted = {pk for pk in run_ids if pk is not None}
-    # The whole result: the roofline is derived from its engine, host, models and requests.
-    rows = Run.objects.filter(pk__in=wanted).values_list("pk", "raw_result")
-    found = {}
-    for pk, raw_result in rows:
-        figures = energy_figures(raw_result)
-        found[pk] = {key: (figures or {}).get(key) for key in ENERGY_KEYS}
-    empty = dict.fromkeys(ENERGY_KEYS)
-    return {pk: found.get(pk, empty) for pk in wanted}
+    figures = run_energy_figures(run_ids=run_ids)
+    return {
+        pk: {key: (found or {}).get(key) for key in ENERGY_KEYS} for pk, found in figures.items()
+    }
+
+
+def run_energy_figures(*, run_ids: Iterable[int | None]) -> dict[int, dict | None]:
+    """`energy_figures` of each run's stored result ({run id: figures or None}), computed once
+    per change of the board and kept in the page cache, one entry a run: a stored result can
+    hold megabytes and its roofline reads every request, so the board, the config page and the
+    run page compute each run's once. The results missing from the cache are read in one query,
+    a few at a time."""
+    wanted = sorted({pk for pk in run_ids if pk is not None})
+    keys = {pk: board_cache_key("run-energy", {"run": pk}) for pk in wanted}
+    cached = cache.get_many(list(keys.values()))
+    found = {pk: cached[key] for pk, key in keys.items() if key in cached}
+    missing = [pk for pk in wanted if pk not in found]
+    if missing:
+        # The whole result: the roofline is derived from its engine, host, models and requests.
+        rows = Run.objects.filter(pk__in=missing).values_list("pk", "raw_result")
+        computed = dict.fromkeys(missing) | {
+            pk: energy_figures(raw_result) for pk, raw_result in rows.iterator(chunk_size=4)
+        }
+        cache.set_many(
+            {keys[pk]: figures for pk, figures in computed.items()},
+            settings.SPECBOARD_BOARD_CACHE_SECONDS,
+        )
+        found |= computed
+    return found

@@ -53,7 +53,7 @@ from leaderboard.selectors.charts import (
     context_series,
     memory_tradeoff,
 )
-from leaderboard.selectors.energy import energy_figures
+from leaderboard.selectors.energy import run_energy_figures
 from leaderboard.selectors.estimates import rerun_source
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
 from leaderboard.selectors.ranks import page_ranks
@@ -137,12 +137,19 @@ def run_figures(*, run: Run) -> dict:
 
 
 def _run_figures(run: Run) -> dict:
-    raw = run.raw_result  # the whole stored result: one query where it was deferred
-    summary = raw.get("summary") if isinstance(raw, dict) else None
+    # The stored result's summary and points, read on their own: its requests (megabytes) are
+    # read only for the roofline, once per run and change of the board (run_energy_figures).
+    summary, points = (
+        Run.objects.filter(pk=run.pk)
+        .values_list("raw_result__summary", "raw_result__points")
+        .first()
+    ) or (None, None)
+    summary = summary if isinstance(summary, dict) else {}
+    run.raw_result = {"summary": summary, "points": points}
     acceptance = acceptance_by_position(run=run)
     return {
-        "summary": summary if isinstance(summary, dict) else {},
-        "energy": energy_figures(raw),
+        "summary": summary,
+        "energy": run_energy_figures(run_ids=[run.pk])[run.pk],
         "spread": acceptance_spread(run=run),
         "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
         "labels": point_labels(run=run),

@@ -68,14 +68,18 @@ def per_gpu(run: Run) -> list[str]:
 def runnable(command: str) -> str:
     """The command with the LD_LIBRARY_PATH its binary needs, where it names a llama.cpp binary
     by its absolute path (a bare name is found on PATH, where it was installed whole)."""
+    # Only the first word matters: a recorded command can be 64 KB, and splitting all of it
+    # cost a run page a third of a second.
+    lexer = shlex.shlex(command, posix=True)
+    lexer.whitespace_split, lexer.commenters = True, ""
     try:
-        words = shlex.split(command)
+        first = lexer.get_token()
     except ValueError:
         return command
-    program = PurePosixPath(words[0]) if words else None
+    program = PurePosixPath(first) if first else None
     if program is None or not program.is_absolute() or not program.name.startswith("llama-"):
         return command
-    library_dir = str(PurePosixPath(words[0]).parent)
+    library_dir = str(program.parent)
     return f"LD_LIBRARY_PATH={shlex.quote(library_dir)} {command}"
 
 
