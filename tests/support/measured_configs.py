@@ -1,10 +1,11 @@
 """Measured configs for page tests: submitted, then given results through the services (draft-simple
-configs, any config with its paired baseline, looped and energy-carrying results)."""
+configs, any config with its paired baseline, looped and energy-carrying results), and a measured
+run whose stored records' drafting a test sets."""
 
 from __future__ import annotations
 
 from leaderboard import services
-from leaderboard.models import Job
+from leaderboard.models import Job, RequestRecord, Run
 from runner.energy import energy_figures
 from tests.support.baselines import with_baseline_section
 
@@ -84,3 +85,18 @@ def with_energy(result: dict, joules_per_request: float) -> dict:
         record["energy_joules"] = joules_per_request
     result["summary"] |= energy_figures(result["requests"])
     return result
+
+
+def measured_run(owner, hardware, make_result, decode: list[float]) -> Run:
+    """A draft-simple config (n_max 4) measured once, a request for each decode tok/s: its run."""
+    job = measure(owner, hardware, make_result, 4, decode, runs=len(decode))
+    return Run.objects.get(job=job, config=job.config)
+
+
+def set_drafts(run: Run, drafts: list[tuple[int, int, float | None]]) -> None:
+    """Overwrite the run's stored records' (drafted, accepted, tau), in index order."""
+    records = list(run.requests.filter(phase="measure").order_by("index"))
+    assert len(records) == len(drafts)
+    for record, (drafted, accepted, tau) in zip(records, drafts, strict=True):
+        record.draft_n, record.draft_n_accepted, record.tau = drafted, accepted, tau
+    RequestRecord.objects.bulk_update(records, ["draft_n", "draft_n_accepted", "tau"])

@@ -11,9 +11,11 @@ import pytest
 from django.test import Client
 
 from leaderboard import selectors, services
-from leaderboard.models import Run
+from leaderboard.models import RequestRecord, Run
+from leaderboard.selectors.spread import acceptance_spread
 from tests.support.api_clients import SPECULATIVE
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
+from tests.support.measured_configs import measured_run, set_drafts
 from tests.support.stored_results import (
     BANDWIDTH,
     ROOFLINE,
@@ -155,3 +157,40 @@ def test_the_run_resource_carries_the_measured_energy_and_roofline(
     assert '<dd id="roofline-fraction">6.2%' in text and "1: 6.2% of 5,158 tok/s" in text
     assert "an allocation" in text and "Joules per accepted" not in text
     assert client.get(f"/runs/{baseline.pk}/").status_code == 200
+
+
+# How acceptance spreads over a run's requests -------------------------------------------------
+
+
+@pytest.fixture
+def spread_run(user, hardware, make_result, models) -> Run:
+    """A draft-simple run of five measured requests, whose drafting each test sets."""
+    return measured_run(user, hardware, make_result, [100.0, 101.0, 102.0, 103.0, 104.0])
+
+
+def test_the_run_resource_carries_the_spread_and_the_schema_names_it(client, spread_run):
+    set_drafts(spread_run, [(10, 9, 4.0), (10, 2, 1.5), (10, 10, 6.0), (0, 0, None), (20, 11, 2.5)])
+
+    data = client.get(f"/api/v1/runs/{spread_run.pk}").json()
+
+    assert data["acceptance_spread"] == acceptance_spread(run=spread_run)
+    assert data["acceptance_spread"]["drafted"] == 4
+    baseline = Run.objects.filter(config=spread_run.config.baseline).first()
+    assert client.get(f"/api/v1/runs/{baseline.pk}").json()["acceptance_spread"] is None
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").content.decode()
+    assert "acceptance_spread" in schema and "AcceptanceSpread" in schema
+
+
+def test_a_non_finite_number_stored_past_the_door_is_null_in_the_api_not_a_server_error(
+    client, spread_run
+):
+    record = spread_run.requests.filter(phase="measure").order_by("index").first()
+    RequestRecord.objects.filter(pk=record.pk).update(tau=float("inf"), ttft_ms=float("nan"))
+
+    response = client.get(f"/api/v1/runs/{spread_run.pk}")
+
+    assert response.status_code == 200
+    first = min(response.json()["requests"], key=lambda r: r["index"])
+    assert first["tau"] is None and first["ttft_ms"] is None
+    assert client.get(f"/runs/{spread_run.pk}/").status_code == 200
+    assert client.get(f"/configs/{spread_run.config.key}/").status_code == 200

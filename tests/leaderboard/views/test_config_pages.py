@@ -1,7 +1,9 @@
 """A config's page and a run's: the chart data, the llama-server command and the runs table; the
 one best run named the same on the row, the page, its energy and the API; acceptance per
 position and the memory trade-off; the concurrency and categories breakdowns; energy and the
-roofline; provenance and the per-request downloads (JSON, and CSV safe from formulas)."""
+roofline; provenance and the per-request downloads (JSON, and CSV safe from formulas); how
+acceptance spreads over a run's requests; a batch of one request with no interval, whichever
+form its file or its row was stored in."""
 
 from __future__ import annotations
 
@@ -20,7 +22,15 @@ from rest_framework.test import APIClient
 from leaderboard import services
 from leaderboard.models import LeaderboardEntry, RequestRecord, Run
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
-from tests.support.measured_configs import degenerate_result, measure, quick_config, with_energy
+from tests.support.measured_configs import (
+    degenerate_result,
+    draft_simple,
+    measure,
+    measured_run,
+    quick_config,
+    set_drafts,
+    with_energy,
+)
 from tests.support.pages import element_text, embedded, text
 from tests.support.protocol_results import (
     categories_config,
@@ -424,3 +434,140 @@ def test_the_run_page_shows_point_indices_when_the_stored_points_say_nothing(
     page = client.get(f"/runs/{speculative.pk}/")
     assert page.status_code == 200
     assert "concurrent</td>" not in page.content.decode()
+
+
+# How acceptance spreads over a run's requests -------------------------------------------------
+
+
+@pytest.fixture
+def spread_run(user, hardware, make_result, models) -> Run:
+    """A draft-simple run of five measured requests, whose drafting each test sets."""
+    return measured_run(user, hardware, make_result, [100.0, 101.0, 102.0, 103.0, 104.0])
+
+
+def test_the_config_and_run_pages_show_the_spread(client, spread_run):
+    set_drafts(spread_run, [(10, 9, 4.0), (10, 2, 1.5), (10, 10, 6.0), (0, 0, None), (20, 11, 2.5)])
+
+    for path in (f"/configs/{spread_run.config.key}/", f"/runs/{spread_run.pk}/"):
+        page = client.get(path).content.decode()
+        section = page[page.index('id="acceptance-spread"') :]
+        assert "4 of 5 measured requests drafted; 1 drafted nothing" in section
+        table = section[: section.index("</table>")]
+        cells = re.findall(r'<td class="num">(\d+)</td>', table)
+        assert cells == ["0", "0", "1", "0", "0", "1", "0", "0", "0", "2"]
+        assert "median 72.5%" in section
+        assert 'id="acceptance-spread-data"' in section
+
+
+def test_a_baseline_has_no_spread_section(client, spread_run):
+    baseline = Run.objects.filter(config=spread_run.config.baseline).first()
+    assert baseline is not None
+    for path in (f"/configs/{spread_run.config.baseline.key}/", f"/runs/{baseline.pk}/"):
+        response = client.get(path)
+        assert response.status_code == 200
+        assert 'id="acceptance-spread"' not in response.content.decode()
+
+
+def test_the_run_page_lists_each_requests_verify_steps_beside_its_tau(client, spread_run):
+    records = list(spread_run.requests.filter(phase="measure").order_by("index"))
+    for steps, record in enumerate(records, start=7):
+        record.verify_steps = steps
+    RequestRecord.objects.bulk_update(records, ["verify_steps"])
+
+    page = client.get(f"/runs/{spread_run.pk}/").content.decode()
+    table = page[page.index('id="requests-table"') :]
+    header = re.findall(r"<th[^>]*>([^<]*)</th>", table[: table.index("</thead>")])
+    column = header.index("Verify steps")
+    assert header[column - 1 : column + 2] == ["Accepted", "Verify steps", "tau"]
+    body = table[table.index("<tbody>") : table.index("</tbody>")]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in body.split("</tr>") if "<td" in row]
+    assert [row[column] for row in rows] == [str(7 + i) for i in range(len(records))]
+
+
+# A batch of one request has no interval -------------------------------------------------------
+
+
+def old_form(result: dict) -> dict:
+    """The result as files before the null-spread rule have it: every statistic of one value
+    with stdev 0.0 and an interval of exactly its mean."""
+    statistics = [result["summary"][name] for name in ("decode_tokens_per_second",
+                  "end_to_end_tokens_per_second", "ttft_ms")]  # fmt: skip
+    for statistic in statistics:
+        if statistic["n"] == 1:
+            statistic |= {
+                "stdev": 0.0,
+                "ci95_low": statistic["mean"],
+                "ci95_high": statistic["mean"],
+            }
+    return result
+
+
+@pytest.fixture
+def one_request_job(user, models, hardware, enqueued):
+    return services.submit_config(owner=user, data=draft_simple(3), hardware_slug=hardware.slug)
+
+
+def run_job_and_config_pages(client, run: Run) -> list[str]:
+    return [
+        text(client.get(f"/runs/{run.pk}/")),
+        text(client.get(f"/jobs/{run.job_id}/")),
+        text(client.get(f"/configs/{run.config.key}/")),
+    ]
+
+
+@pytest.mark.parametrize("written", ["null", "zero-width"])
+def test_a_one_request_run_shows_no_interval_whichever_form_its_file_used(
+    client, one_request_job, make_result, written
+):
+    result = make_result(one_request_job.config.key, [120.0], draft=(40, 30), tau=2.5)
+    assert result["summary"]["decode_tokens_per_second"]["ci95_low"] is None
+    if written == "zero-width":
+        result = old_form(result)
+        assert result["summary"]["decode_tokens_per_second"]["ci95_high"] == 120.0
+
+    services.record_result(job_id=one_request_job.pk, result=result)
+
+    run = Run.objects.get(job=one_request_job)
+    assert run.n == 1 and run.decode_mean == 120.0
+    assert (run.decode_stdev, run.decode_ci95_low, run.decode_ci95_high) == (None, None, None)
+    run_page, job_page, config_page = run_job_and_config_pages(client, run)
+    assert "(95% CI no interval, n 1)" in run_page
+    assert "95% CI no interval" in job_page
+    for page in (run_page, job_page, config_page):
+        assert "120.0 – 120.0" not in page
+    assert "no interval" in config_page
+    api = client.get(f"/api/v1/runs/{run.pk}").json()
+    assert (api["decode_stdev"], api["decode_ci95_low"], api["decode_ci95_high"]) == (None,) * 3
+
+
+def test_a_row_stored_with_a_zero_width_interval_still_shows_no_interval(
+    client, one_request_job, make_result
+):
+    services.record_result(
+        job_id=one_request_job.pk, result=make_result(one_request_job.config.key, [120.0])
+    )
+    # As the site stored one-request batches before the rule.
+    Run.objects.filter(job=one_request_job).update(
+        decode_stdev=0.0, decode_ci95_low=120.0, decode_ci95_high=120.0
+    )
+    run = Run.objects.get(job=one_request_job)
+
+    assert run.ci95 == (None, None)
+    for page in run_job_and_config_pages(client, run):
+        assert "120.0 – 120.0" not in page
+    api = client.get(f"/api/v1/runs/{run.pk}").json()
+    assert (api["decode_stdev"], api["decode_ci95_low"], api["decode_ci95_high"]) == (None,) * 3
+
+
+def test_two_requests_still_show_their_interval(client, one_request_job, make_result):
+    services.record_result(
+        job_id=one_request_job.pk, result=make_result(one_request_job.config.key, [100.0, 104.0])
+    )
+    run = Run.objects.get(job=one_request_job)
+    low, high = run.ci95
+
+    assert low < 102.0 < high
+    assert (
+        f"(95% CI {max(low, 0):,.1f} – {high:,.1f}, n 2)"
+        in run_job_and_config_pages(client, run)[0]
+    )

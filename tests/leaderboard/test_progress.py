@@ -1,22 +1,22 @@
-"""A GPU host may send any progress event: what the site stores of it is well typed, every real
-event still passes, and no page or API resource breaks on it, nor on rows stored before."""
+"""A GPU host's progress event (leaderboard.progress), read and written alike: a host may send
+any event, and what the site stores of it is well typed, every real event still passes, and no
+page or API resource breaks on it, nor on rows stored before."""
 
 from __future__ import annotations
 
 import json
 import math
-from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
 from django.db import connection
-from rest_framework.test import APIClient
 
 from leaderboard import broker, selectors, services, tasks
 from leaderboard.models import Job
 from leaderboard.progress import LIVE_LOG_CHARS, clean_progress
 from runner.benchmark import _Progress
 from runner.model_cache import download_progress
+from tests.support.progress_events import assert_every_surface_answers, post_progress
 
 CONFIG = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 8}}
 
@@ -85,15 +85,6 @@ STORED_BEFORE_THE_FIX = [event for event, _ in SIGNABLE] + [
 ]
 
 
-def strict_json(text: str) -> object:
-    """JSON as a browser's JSON.parse reads it: NaN and Infinity are not JSON."""
-
-    def refuse(constant: str) -> None:
-        raise ValueError(f"{constant} is not JSON")
-
-    return json.loads(text, parse_constant=refuse)
-
-
 def real_events() -> list[dict]:
     """The progress events the runner and the model cache really send, made by their own code."""
     events: list[dict] = []
@@ -119,28 +110,6 @@ def quiet_broker(monkeypatch):
     """/hosts/ asks the broker which workers answer: here none, at once."""
     monkeypatch.setattr(broker, "live_workers", lambda: {})
     cache.clear()
-
-
-def post_progress(job: Job, progress: object, signed_by_host) -> None:
-    """A progress event through the real task path, signed by the host that claimed the job."""
-    signature = signed_by_host("progress", job.pk, progress)
-    tasks.record_progress_task.apply(
-        kwargs={"job_id": job.pk, "progress": progress} | signature
-    ).get()
-
-
-def assert_every_surface_answers(client, job: Job) -> dict:
-    """The job page, My jobs, /hosts/, the job API and the hosts API: no 5xx, strict JSON."""
-    client.force_login(job.owner)
-    for url in (f"/jobs/{job.pk}/", "/jobs/", "/hosts/"):
-        response = client.get(url)
-        assert response.status_code == 200, url
-    hosts = APIClient().get("/api/v1/hosts")
-    assert hosts.status_code == 200
-    strict_json(hosts.content.decode())
-    response = APIClient().get(f"/api/v1/jobs/{job.pk}")
-    assert response.status_code == 200
-    return strict_json(response.content.decode())
 
 
 @pytest.mark.parametrize("event", real_events(), ids=lambda event: event["phase"])
@@ -231,34 +200,3 @@ def test_rows_stored_before_the_fix_still_show_everywhere(
     (host,) = kind["hosts"]
     assert host["running_job"]["id"] == job.pk
     assert host["running_job"]["phase"] == kept.get("phase", "")
-
-
-def test_a_queued_job_behind_a_running_job_with_an_absurd_estimate_still_shows(
-    client, job, signed_by_host, quiet_broker
-):
-    # A finished job times the hardware (ten seconds); the running one has 199,999 requests to
-    # go at 10**15 seconds each: a start past any calendar.
-    finished = job.created_at
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.SUCCEEDED,
-        started_at=finished,
-        finished_at=finished + timedelta(seconds=10),
-    )
-    running = Job.objects.create(
-        owner=job.owner, config=job.config, hardware=job.hardware, engine_release="b1"
-    )
-    post_progress(running, {"phase": "started"}, signed_by_host)
-    post_progress(
-        running,
-        {"phase": "measuring", "done": 1, "total": 200_000, "elapsed_s": 1e15},
-        signed_by_host,
-    )
-    queued = Job.objects.create(
-        owner=job.owner, config=job.config, hardware=job.hardware, engine_release="b1"
-    )
-
-    standing = selectors.queue_standing(job=queued)
-    assert standing["queue_position"] == 1 and standing["estimated_start"] is None
-    assert "unknown" in client.get(f"/jobs/{queued.pk}/").content.decode()
-    assert assert_every_surface_answers(client, queued)["estimated_start"] is None
-    assert assert_every_surface_answers(client, running)["progress"]["percent"] == 0
