@@ -125,7 +125,6 @@ class Workers:
                 hardware_slug=self.hardware_slug,
                 hostname=f"gpu-{uuid.uuid4().hex[:6]}@%h",
                 loglevel="ERROR",
-                quiet=True,
             ),
             self.environment | {"SPECBOARD_ROLE": "gpu-worker"} | self.gpu_environment,
         )

@@ -871,7 +871,7 @@ def main() -> int:
         processes.append(
             subprocess.Popen(
                 gpu_worker_argv(
-                    hardware_slug=local.slug, hostname="gpu-site@%h", loglevel="WARNING", quiet=True
+                    hardware_slug=local.slug, hostname="gpu-site@%h", loglevel="WARNING"
                 ),
                 env=environment | {"SPECBOARD_ROLE": "gpu-worker"} | gpu_host_environment,
                 cwd=REPOSITORY,

@@ -80,7 +80,6 @@ def gpu_worker_argv(
     hardware_slug: str,
     hostname: str | None = None,
     loglevel: str = "INFO",
-    quiet: bool = False,
 ) -> list[str]:
     """A GPU host's worker: its hardware's queue, one benchmark at a time, threads pool, silent
     on the event and control channels; named `gpu_worker_name()` unless a hostname is given."""

@@ -232,3 +232,22 @@ def test_the_reconciler_reads_each_hosts_unacked_messages_and_the_reports_on_db(
         assert holdings.reporting_job_ids == {7} and holdings.finishing_job_ids == set()
         forget_unacked([holdings.unacked["t-1"]])
     assert not site.exists("unacked.lab-a", "unacked.lab-a.index")
+
+
+def test_a_worker_on_db_takes_no_remote_control_and_a_gpu_worker_keeps_its_own_unacked_keys(
+    settings,
+):
+    from types import SimpleNamespace
+
+    from leaderboard.celery import configure_worker
+
+    conf = SimpleNamespace(worker_enable_remote_control=True, broker_transport_options={})
+    configure_worker(conf=conf, options={"queues": ["db", "site"]})
+    assert conf.worker_enable_remote_control is False
+
+    settings.ROLE, settings.SPECBOARD_HOST_NAME = "gpu-worker", "lab-a"
+    conf = SimpleNamespace(worker_enable_remote_control=True, broker_transport_options={"x": 1})
+    configure_worker(conf=conf, options={"queues": "gpu.h200"})
+    assert conf.worker_enable_remote_control is True  # it must still hear revokes
+    assert conf.broker_transport_options["unacked_key"] == "unacked.lab-a"
+    assert conf.broker_transport_options["x"] == 1 and conf.control_queue_expires is None

@@ -97,6 +97,10 @@ def test_the_gpu_image_starts_its_worker_from_the_one_argv_builder():
     assert argv[argv.index("--concurrency") + 1] == "1"
     db = argv_for(["db", "--beat-schedule", "/tmp/schedule"])
     assert db[db.index("--schedule") + 1] == "/tmp/schedule" and "-B" in db
+    # A GPU host's broker user may publish nothing (no event, no broadcast); the db worker asks
+    # no neighbour anything, since every other worker is a host's.
+    assert {"--without-heartbeat", "--without-mingle", "--without-gossip"} <= set(argv)
+    assert {"--without-mingle", "--without-gossip"} <= set(db)
 
 
 def test_a_registered_hosts_gpu_worker_is_named_for_it_and_shows_online_while_idle(

@@ -65,7 +65,7 @@ def workers(broker, tiny_models, hardware):
             cwd=REPOSITORY,
         ),
         subprocess.Popen(
-            gpu_worker_argv(hardware_slug=hardware.slug, hostname=f"gpu-{name}@%h", quiet=True),
+            gpu_worker_argv(hardware_slug=hardware.slug, hostname=f"gpu-{name}@%h"),
             env=base | gpu_worker_environment(hardware),
             cwd=REPOSITORY,
         ),

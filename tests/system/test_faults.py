@@ -95,7 +95,6 @@ class Stack:
                 hardware_slug=self.hardware_slug,
                 hostname=f"gpu-{uuid.uuid4().hex[:6]}@%h",
                 loglevel="WARNING",
-                quiet=True,
             ),
             self.environment | self.gpu_environment,
         )

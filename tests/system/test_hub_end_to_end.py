@@ -77,7 +77,7 @@ def workers(broker, hub, hardware, tiny_models, tmp_path, gpu_cache):
             cwd=REPOSITORY,
         ),
         subprocess.Popen(
-            gpu_worker_argv(hardware_slug=hardware.slug, hostname=f"gpu-{name}@%h", quiet=True),
+            gpu_worker_argv(hardware_slug=hardware.slug, hostname=f"gpu-{name}@%h"),
             env=base
             | gpu_worker_environment(hardware)
             | {
