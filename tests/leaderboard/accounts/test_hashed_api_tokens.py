@@ -188,3 +188,10 @@ def test_revoking_in_the_admin_revokes(admin_client, user):
     assert ApiToken.objects.get().revoked_at is not None
     assert ApiToken.objects.get().revoked_at <= timezone.now()
     assert api_with(f"Token {issued.key}").get("/api/v1/allowance").status_code == 401
+
+
+def test_invalid_tokens_are_401_as_json(db):
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION="Token ' OR 1=1 --")
+    response = api.get("/api/v1/leaderboard")
+    assert response.status_code == 401 and "detail" in response.json()

@@ -186,3 +186,18 @@ def test_the_api_row_carries_each_numbers_definition_n_and_interval(client, meas
     assert row["ci95_scope"] == "requests" and row["n"] == 2
     assert row["baseline_tokens_per_second"] == entry.baseline_entry.tokens_per_second
     assert row["depths"] == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"ordering": "-id; DROP TABLE leaderboard_run"},
+        {"protocol": "<script>"},
+        {"include_retired": "maybe"},
+        {"target": "x" * 5000},
+        {"target": "a\x00b"},
+    ],
+)
+def test_bad_leaderboard_queries_are_400(signed_in, db, query):
+    response = signed_in.get("/api/v1/leaderboard", query)
+    assert response.status_code == 400 and response.json()

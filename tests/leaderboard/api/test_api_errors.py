@@ -1,12 +1,18 @@
 """How the API fails (leaderboard.api.errors): every refusal is JSON with the status that says
-what it is, answered by the one exception handler from the services' and selectors' errors."""
+what it is, answered by the one exception handler from the services' and selectors' errors;
+malformed JSON of any kind is a 400, an odd or traversing path a JSON 404, and an unexpected
+error a JSON 500 that is logged."""
 
 from __future__ import annotations
 
 import logging
 
+import pytest
+
 from leaderboard import selectors, services
 from leaderboard.api.errors import Conflict, exception_handler
+from tests.support.api_clients import post_csv, row_counts
+from tests.support.seed_kit import SEED_CSV
 
 
 def answer(error: Exception):
@@ -81,3 +87,57 @@ def test_an_unexpected_error_is_a_logged_500_that_says_only_that(caplog):
     assert response.status_code == 500
     assert response.data == {"detail": "An unexpected error occurred; it has been logged."}
     assert "secret" not in str(response.data) and "unexpected error" in caplog.text
+
+
+# Malformed requests and odd paths -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "{not json",
+        '{"config": ',
+        '{"config": {"target_model": NaN}}',
+        '{"config": Infinity}',
+        '"\\ud800"',
+        "[" * 100_000,
+        "\x00\x01\x02",
+    ],
+)
+def test_malformed_json_is_400(signed_in, models, hardware, raw):
+    before = row_counts()
+    response = signed_in.generic(
+        "POST", "/api/v1/submissions", raw, content_type="application/json"
+    )
+    assert response.status_code == 400 and "detail" in response.json()
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/configs/..%2F..%2Fetc%2Fpasswd",
+        "/api/v1/configs/../../etc/passwd",
+        "/api/v1/runs/99999999999999999999999",
+        "/api/v1/jobs/-1",
+        "/api/v1/exports/runs/1/../../../etc/passwd",
+        "/api/v1/no/such/thing",
+    ],
+)
+def test_path_traversal_and_odd_paths_are_json_404s(signed_in, db, path):
+    response = signed_in.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+
+
+def test_unexpected_errors_are_json_and_logged(signed_in, db, monkeypatch, caplog):
+    def explode(**kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(services, "import_leaderboard_csv", explode)
+    signed_in.raise_request_exception = False
+    response = post_csv(signed_in, SEED_CSV.read_bytes())
+
+    assert response.status_code == 500
+    assert response.json() == {"detail": "An unexpected error occurred; it has been logged."}
+    assert "boom" in caplog.text

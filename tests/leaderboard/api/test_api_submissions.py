@@ -1,12 +1,15 @@
 """POST and GET /api/v1/submissions: token auth for writes, field-level 400s, the same service as
-the form, and the per-user throttle."""
+the form, and the per-user throttle; the concurrency and categories protocols queued or refused
+by field; out-of-range, wrongly typed and hostile configs refused with nothing stored, queued or
+run, a hostile prompt stored as inert data, and a body too large a 413."""
 
 from __future__ import annotations
 
 import pytest
+from rest_framework.test import APIClient
 
 from leaderboard.models import Job
-from tests.support.api_clients import SPECULATIVE
+from tests.support.api_clients import HOSTILE_STRINGS, SPECULATIVE, row_counts
 
 VALID = {"hardware": "h200-141gb", "config": SPECULATIVE}
 
@@ -162,3 +165,92 @@ def test_bad_levels_are_a_field_error_in_the_api_and_queue_nothing(
     (field,) = [name for name in errors if name.startswith("protocol.")]
     assert field.endswith(".levels") and fragment in " ".join(errors[field])
     assert not Job.objects.exists()
+
+
+# Hostile and malformed configs ----------------------------------------------------------------
+
+
+def submit(api: APIClient, body) -> object:
+    return api.post("/api/v1/submissions", body, format="json")
+
+
+@pytest.mark.parametrize(
+    ("config_changes", "field"),
+    [
+        ({"n_max": 0}, "n_max"),
+        ({"n_max": 65}, "n_max"),
+        ({"n_max": "eight"}, "n_max"),
+        ({"n_max": 2**70}, "n_max"),
+        ({"ctx_size": 10}, "ctx_size"),
+        ({"ctx_size": 10**9}, "ctx_size"),
+        # The tiny target was trained on 4096 tokens of context.
+        ({"ctx_size": 8192}, "ctx_size"),
+        ({"target_model": "unregistered.gguf"}, "target_model"),
+        ({"target_model": "../../etc/passwd"}, "target_model"),
+        ({"target_model": "/etc/passwd.gguf"}, "target_model"),
+        ({"target_model": "../outside/x.gguf"}, "target_model"),
+        ({"draft_model": ["tiny-dflash.gguf"]}, "draft_model"),
+        ({"spec_types": {"a": 1}}, "spec_types"),
+        ({"protocol": {"name": "quick", "runs": -1}}, "protocol.quick.runs"),
+        ({"protocol": "quick"}, "protocol"),
+        ({"cache_type_k": "q8_0; rm -rf /"}, "cache_type_k"),
+    ],
+)
+def test_out_of_range_and_wrongly_typed_configs_are_400_with_the_field(
+    signed_in, models, hardware, enqueued, no_subprocess, config_changes, field
+):
+    before = row_counts()
+    response = submit(
+        signed_in, {"hardware": hardware.slug, "config": SPECULATIVE | config_changes}
+    )
+
+    assert response.status_code == 400
+    assert field in response.json()["config"], response.json()
+    assert row_counts() == before and enqueued == []
+
+
+@pytest.mark.parametrize("text", HOSTILE_STRINGS)
+def test_hostile_text_in_every_submission_field_is_refused_and_nothing_runs(
+    signed_in, models, hardware, enqueued, no_subprocess, text
+):
+    before = row_counts()
+    bodies = [
+        {"hardware": text, "config": SPECULATIVE},
+        {"hardware": hardware.slug, "config": SPECULATIVE | {"target_model": text}},
+        {"hardware": hardware.slug, "config": SPECULATIVE | {"draft_model": text}},
+        {"hardware": hardware.slug, "config": SPECULATIVE | {"spec_types": [text]}},
+        {"hardware": hardware.slug, "config": SPECULATIVE | {"flash_attn": text}},
+        {"hardware": hardware.slug, "config": SPECULATIVE | {text: 1}},
+    ]
+    for body in bodies:
+        response = submit(signed_in, body)
+        assert response.status_code == 400, (body, response.json())
+    assert row_counts() == before and enqueued == [] and no_subprocess == []
+
+
+@pytest.mark.parametrize("text", HOSTILE_STRINGS)
+def test_hostile_prompt_is_stored_as_inert_data(
+    signed_in, models, hardware, enqueued, no_subprocess, text
+):
+    protocol = {"name": "quick", "n_predict": 64, "runs": 3, "prompt": text}
+    response = submit(
+        signed_in, {"hardware": hardware.slug, "config": SPECULATIVE | {"protocol": protocol}}
+    )
+
+    assert response.status_code == 201
+    job = Job.objects.get(pk=response.json()["id"])
+    assert job.config.canonical["protocol"]["prompt"] == text
+    assert no_subprocess == []
+    page = signed_in.get(f"/configs/{job.config.key}/")
+    if page.status_code == 200 and text.startswith("<"):
+        assert b"<script>alert(1)</script>" not in page.content
+
+
+def test_huge_json_bodies_are_413(signed_in, models, hardware, settings):
+    before = row_counts()
+    protocol = {"name": "quick", "prompt": "x" * (settings.SPECBOARD_MAX_JSON_BYTES + 10)}
+    response = submit(
+        signed_in, {"hardware": hardware.slug, "config": SPECULATIVE | {"protocol": protocol}}
+    )
+    assert response.status_code == 413 and "detail" in response.json()
+    assert row_counts() == before

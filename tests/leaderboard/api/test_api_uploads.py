@@ -1,10 +1,12 @@
 """POST /api/v1/uploads: a runner result file measured on the user's own GPU, recorded as
 self-reported apart from what our workers measured; a file that is not a result, or claims what
-its own requests cannot back, is a 400 under `file` and nothing is stored."""
+its own requests cannot back, is a 400 under `file` and nothing is stored; one too large is a
+413."""
 
 from __future__ import annotations
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from leaderboard import services
@@ -160,3 +162,10 @@ def test_a_file_without_a_measured_request_is_400(signed_in, make_result):
     [message] = response.json()["file"]["non_field_errors"]
     assert "at least one measured request" in message
     assert not Run.objects.exists()
+
+
+def test_huge_result_uploads_are_413(signed_in, settings):
+    settings.SPECBOARD_MAX_IMPORT_BYTES = 1024
+    body = {"file": SimpleUploadedFile("r.json", b" " * 4096 + b"{}"), "hardware": "RTX 4090"}
+    response = signed_in.post("/api/v1/uploads", body, format="multipart")
+    assert response.status_code == 413 and not Run.objects.exists()

@@ -1,4 +1,6 @@
-"""The llama-server command line and process (runner.engines.server), without a real server."""
+"""The llama-server command line and process (runner.engines.server), without a real server: the
+process started from an argument list (shell syntax in it runs nothing), and dying with its
+parent."""
 
 import os
 import signal
@@ -11,8 +13,8 @@ import pytest
 
 from runner.config import parse_config
 from runner.engines.build import Engine
-from runner.engines.server import server_argv
-from runner.errors import EngineBuildError
+from runner.engines.server import LlamaServer, free_port, server_argv
+from runner.errors import EngineBuildError, EngineCrashedError
 
 
 def test_argv_uses_current_flags_and_never_removed_ones():
@@ -119,3 +121,31 @@ def test_llama_server_dies_with_the_process_that_started_it(tmp_path):
     else:
         os.kill(child_pid, signal.SIGKILL)
         raise AssertionError("the child outlived its killed parent")
+
+
+def test_shell_syntax_in_a_model_path_reaches_the_server_as_one_argument_and_runs_nothing(
+    tmp_path,
+):
+    # The server is started from an argument list, never through a shell: a stand-in
+    # llama-server writes down the arguments it was given, one a line, and exits.
+    given, pwned = tmp_path / "argv.txt", tmp_path / "pwned"
+    server = tmp_path / "llama-server"
+    server.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > '{given}'\nexit 3\n")
+    server.chmod(0o755)
+    hostile = tmp_path / f"$(touch {pwned}); `touch {pwned}` | touch {pwned} && x.gguf"
+    config = parse_config({"target_model": "x.gguf", "cache_type_k": "q8_0"})
+    port = free_port()
+    argv = server_argv(
+        config,
+        engine=Engine(server_path=str(server), release="b11434", backend="cpu"),
+        target_path=hostile,
+        draft_path=None,
+        port=port,
+    )
+
+    with pytest.raises(EngineCrashedError, match="exited with code 3"):
+        LlamaServer(argv, port=port, start_timeout_s=30).start()
+
+    assert given.read_text().splitlines() == argv[1:]
+    assert str(hostile) in given.read_text().splitlines()
+    assert not pwned.exists()
