@@ -1,17 +1,25 @@
-"""The seed CSV import's rules: its own protocol, one uploader's rows apart from another's, and
-each target model paired with its own baseline."""
+"""The seed CSV import's rules (services.community_imports): its own protocol, one uploader's rows
+apart from another's, and each target model paired with its own baseline; numbers out of bounds
+and NUL characters refused by line, with nothing stored, at both doors (the API and the admin's
+import form)."""
 
 from __future__ import annotations
 
 import csv
+import html
 import io
+import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from rest_framework.test import APIClient
 
 from leaderboard import selectors, services
 from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
+from tests.support.api_clients import post_csv, row_counts, token_client
 from tests.support.results import result_file
-from tests.support.seed_kit import SEED_CSV, seed_csv
+from tests.support.seed_kit import SEED_CSV, seed_csv, seed_csv_with_samples
 
 GPU = "RTX 4090"
 SPECULATIVE = {
@@ -213,3 +221,116 @@ def test_a_file_with_several_targets_is_refused_when_a_pairing_is_unclear(
 
     assert message in " ".join(refused.value.errors[field])
     assert not Run.objects.exists() and not Config.objects.exists()
+
+
+# Numbers and text the import refuses, by line, at both doors ----------------------------------
+
+
+@pytest.fixture
+def api(user) -> APIClient:
+    """The API's door: the test user's token client."""
+    return token_client(user)
+
+
+@pytest.fixture
+def staff(django_user_model) -> Client:
+    """The admin's door: a superuser's browser."""
+    client = Client()
+    client.force_login(django_user_model.objects.create_superuser(username="root", password="x"))
+    return client
+
+
+@pytest.fixture
+def generous_throttles(settings) -> None:
+    settings.SPECBOARD_IMPORT_RATE = "1000/minute"
+
+
+def post_csv_form(staff: Client, content: bytes, hardware: str = "RTX 4090", **fields):
+    body = {"file": SimpleUploadedFile("runs.csv", content), "hardware": hardware}
+    body |= {"baseline_run_name": "", "target_name": ""} | fields
+    return staff.post("/admin/leaderboard/run/import-csv/", body)
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "fragment"),
+    [
+        ("avg_tps", "1e999", "avg_tps must be a finite, positive number of at most 1e+06"),
+        ("median_tps", "nan", "median_tps must be a finite"),
+        ("max_tps", "2e6", "max_tps must be a finite"),
+        ("total_elapsed_s", "-inf", "total_elapsed_s must be a finite"),
+        ("runs", "1e300", "runs must be a finite, positive number of at most 100000"),
+        ("runs", "2.5", "runs must be a whole number"),
+        ("total_tokens", "99999999999", "total_tokens must be a finite"),
+        ("draft_tokens", "1e999", "draft_tokens must be a finite"),
+        ("samples", "[1e999, 100]", "samples must be a finite"),
+        ("samples", "[NaN, 100]", "samples is not a JSON list of numbers"),
+        ("samples", "[Infinity]", "samples is not a JSON list of numbers"),
+        ("samples", "[true, 100]", "samples must be a number"),
+        ("samples", '["100"]', "samples must be a number"),
+        ("samples", "[" * 5000, "samples is not a JSON list of numbers"),
+        ("samples", json.dumps([1.0] * 100_001), "samples holds more than 100000 values"),
+        ("sample_tokens", "[1e10]", "sample_tokens must be a finite"),
+        ("sample_tokens", f"[{'9' * 5000}]", "sample_tokens is not a JSON list of numbers"),
+        ("sample_elapsed_s", "[-1]", "sample_elapsed_s must be a finite"),
+    ],
+)
+def test_overflowing_and_out_of_bound_numbers_are_refused_by_line_at_both_doors(
+    api, staff, generous_throttles, column, value, fragment
+):
+    rows = [{"run_name": "base", "avg_tps": "70"}, {"run_name": "base-dflash", "avg_tps": "140"}]
+    rows[1][column] = value
+    content = seed_csv_with_samples(rows)
+    before = row_counts()
+
+    response = post_csv(api, content)
+    form = post_csv_form(staff, content)
+
+    assert response.status_code == 400
+    assert f"line 3: {fragment}" in " ".join(response.json()["file"])
+    assert form.status_code == 200 and f"line 3: {fragment}" in html.unescape(form.content.decode())
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("column", ["run_name", "model", "prompt_preview", "api"])
+def test_nul_characters_in_the_files_text_are_refused_at_both_doors(
+    api, staff, generous_throttles, column
+):
+    rows = [{"run_name": "base", "avg_tps": "70"}, {"run_name": "base-dflash", "avg_tps": "140"}]
+    rows[1][column] = f"{rows[1].get(column, 'x')}\x00tail"
+    content = seed_csv_with_samples(rows)
+    before = row_counts()
+
+    response = post_csv(api, content)
+    form = post_csv_form(staff, content)
+
+    assert response.status_code == 400
+    assert f"line 3: {column} contains a NUL character" in response.json()["file"]
+    assert f"line 3: {column} contains a NUL character" in form.content.decode()
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("field", ["hardware", "target_name", "baseline_run_name"])
+def test_nul_characters_in_the_import_fields_are_refused_at_both_doors(
+    api, staff, generous_throttles, field
+):
+    fields = {"hardware": "RTX 4090", field: "base\x00"}
+    content = seed_csv_with_samples([{"run_name": "base", "avg_tps": "70"}])
+    before = row_counts()
+
+    response = post_csv(api, content, **fields)
+    form = post_csv_form(staff, content, **fields)
+
+    assert response.status_code == 400 and "Null characters" in " ".join(response.json()[field])
+    assert "Null characters are not allowed" in form.content.decode()
+    assert row_counts() == before
+    with pytest.raises(services.CsvImportError) as refused:
+        services.import_leaderboard_csv(
+            content=content, **{"hardware_name": "RTX 4090"} | _service_names(field)
+        )
+    assert refused.value.errors == {field: ["must not contain a NUL character"]}
+    assert row_counts() == before
+
+
+def _service_names(field: str) -> dict[str, str]:
+    name = {"hardware": "hardware_name"}.get(field, field)
+    return {name: "base\x00"}

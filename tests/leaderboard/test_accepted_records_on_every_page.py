@@ -1,40 +1,30 @@
-"""What the site accepts, it can always show: hostile imports and uploads, then every page.
+"""What the site accepts, it can always show: the seed kit's file and hostile imports and uploads,
+then every page.
 
-Each test imports or uploads a hostile file through the public doors (the API and the admin's
-web form), then crawls every page and API resource the data touches, following the links a
-person would: no response may be a 5xx, and every JSON body must parse as strict JSON."""
+Each test imports or uploads a file through the API (the seed kit's own, names of slashes,
+quotes, markup and unicode, figures the import refuses), then crawls every page and API resource
+the data touches, following the links a person would: no response may be a 5xx, and every JSON
+body must parse as strict JSON. This spans the whole site by design; what each door refuses is
+tested beside it (tests/leaderboard/api/, services/test_seed_csv_rules.py)."""
 
 from __future__ import annotations
 
 import html
 import json
-import math
 import re
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
-from leaderboard import services
-from leaderboard.accounts.services import issue_api_token
-from leaderboard.models import Config, Hardware, LeaderboardEntry, RequestRecord, Run
+from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
+from tests.support.api_clients import SPECULATIVE, post_csv, row_counts, token_client, upload
 from tests.support.results import result_file
-from tests.support.seed_kit import SEED_CSV
-from tests.support.seed_kit import seed_csv as kit_csv
+from tests.support.seed_kit import SEED_CSV, seed_csv_with_samples
 
-# Every generated row has two samples, so each run has an interval.
-HOSTILE_ROW_DEFAULTS = {"runs": "2", "samples": "[99.0, 101.0]", "sample_tokens": "[700, 710]"}
 # Pages that need a login, change state, or are not the data's pages.
 NOT_CRAWLED = ("/admin/", "/accounts/", "/api/v1/docs", "/api/v1/schema", "/submit/", "/jobs/")
-SPECULATIVE = {
-    "target_model": "tiny-qwen3.gguf",
-    "draft_model": "tiny-dflash.gguf",
-    "spec_types": ["draft-dflash"],
-    "n_max": 8,
-    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-}
 
 
 HOSTILE_RUN_NAMES = [
@@ -48,25 +38,6 @@ HOSTILE_RUN_NAMES = [
 ]
 
 
-def row_counts() -> dict[str, int]:
-    models = (Config, Hardware, LeaderboardEntry, RequestRecord, Run)
-    return {model.__name__: model.objects.count() for model in models}
-
-
-def seed_csv(rows: list[dict]) -> bytes:
-    """The rows as a kit file; a row without samples gets two around its own avg_tps, so that
-    its figures are its samples' (the import refuses a mean that is not)."""
-    shaped = []
-    for row in rows:
-        try:
-            mean = float(row.get("avg_tps", ""))
-        except ValueError:
-            mean = math.nan
-        own = {"samples": json.dumps([mean - 1, mean + 1])} if math.isfinite(mean) else {}
-        shaped.append(HOSTILE_ROW_DEFAULTS | own | row)
-    return kit_csv(shaped, defaults=HOSTILE_ROW_DEFAULTS)
-
-
 def strict_json(body: bytes) -> object:
     def refuse(constant: str) -> None:
         raise AssertionError(f"{constant} is not JSON")
@@ -76,32 +47,13 @@ def strict_json(body: bytes) -> object:
 
 @pytest.fixture
 def api(user) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_api_token(user=user, name='tests').key}")
-    return client
-
-
-@pytest.fixture
-def staff(django_user_model) -> Client:
-    client = Client()
-    client.force_login(django_user_model.objects.create_superuser(username="root", password="x"))
-    return client
+    """The test user's token client."""
+    return token_client(user)
 
 
 @pytest.fixture(autouse=True)
 def generous_throttles(settings) -> None:
     settings.SPECBOARD_IMPORT_RATE = "1000/minute"
-
-
-def post_csv(api: APIClient, content: bytes, hardware: str = "RTX 4090", **fields):
-    body = {"file": SimpleUploadedFile("runs.csv", content), "hardware": hardware} | fields
-    return api.post("/api/v1/imports", body, format="multipart")
-
-
-def post_csv_form(staff: Client, content: bytes, hardware: str = "RTX 4090", **fields):
-    body = {"file": SimpleUploadedFile("runs.csv", content), "hardware": hardware}
-    body |= {"baseline_run_name": "", "target_name": ""} | fields
-    return staff.post("/admin/leaderboard/run/import-csv/", body)
 
 
 def data_urls() -> list[str]:
@@ -192,7 +144,7 @@ def test_names_with_slashes_quotes_markup_and_unicode_show_and_link(api):
         for i, name in enumerate(HOSTILE_RUN_NAMES)
     ]
     rows[0]["prompt_preview"] = "<img src=x onerror=alert(1)> «prompt» ✓"
-    response = post_csv(api, seed_csv(rows), hardware='RTX 4090 <b>"quoted"</b> 显卡')
+    response = post_csv(api, seed_csv_with_samples(rows), hardware='RTX 4090 <b>"quoted"</b> 显卡')
     assert response.status_code == 201, response.json()
     for target in ("../../etc/passwd", "50% off?#x"):
         other = post_csv(api, SEED_CSV.read_bytes(), hardware="显卡", target_name=target)
@@ -217,87 +169,6 @@ def test_names_with_slashes_quotes_markup_and_unicode_show_and_link(api):
     labels = page_text("/?all=1")
     assert all(name in labels for name in HOSTILE_RUN_NAMES)
     assert Hardware.objects.filter(gpu_name='RTX 4090 <b>"quoted"</b> 显卡').exists()
-
-
-@pytest.mark.parametrize(
-    ("column", "value", "fragment"),
-    [
-        ("avg_tps", "1e999", "avg_tps must be a finite, positive number of at most 1e+06"),
-        ("median_tps", "nan", "median_tps must be a finite"),
-        ("max_tps", "2e6", "max_tps must be a finite"),
-        ("total_elapsed_s", "-inf", "total_elapsed_s must be a finite"),
-        ("runs", "1e300", "runs must be a finite, positive number of at most 100000"),
-        ("runs", "2.5", "runs must be a whole number"),
-        ("total_tokens", "99999999999", "total_tokens must be a finite"),
-        ("draft_tokens", "1e999", "draft_tokens must be a finite"),
-        ("samples", "[1e999, 100]", "samples must be a finite"),
-        ("samples", "[NaN, 100]", "samples is not a JSON list of numbers"),
-        ("samples", "[Infinity]", "samples is not a JSON list of numbers"),
-        ("samples", "[true, 100]", "samples must be a number"),
-        ("samples", '["100"]', "samples must be a number"),
-        ("samples", "[" * 5000, "samples is not a JSON list of numbers"),
-        ("samples", json.dumps([1.0] * 100_001), "samples holds more than 100000 values"),
-        ("sample_tokens", "[1e10]", "sample_tokens must be a finite"),
-        ("sample_tokens", f"[{'9' * 5000}]", "sample_tokens is not a JSON list of numbers"),
-        ("sample_elapsed_s", "[-1]", "sample_elapsed_s must be a finite"),
-    ],
-)
-def test_overflowing_and_out_of_bound_numbers_are_refused_by_line_at_both_doors(
-    api, staff, column, value, fragment
-):
-    rows = [{"run_name": "base", "avg_tps": "70"}, {"run_name": "base-dflash", "avg_tps": "140"}]
-    rows[1][column] = value
-    content = seed_csv(rows)
-    before = row_counts()
-
-    response = post_csv(api, content)
-    form = post_csv_form(staff, content)
-
-    assert response.status_code == 400
-    assert f"line 3: {fragment}" in " ".join(response.json()["file"])
-    assert form.status_code == 200 and f"line 3: {fragment}" in html.unescape(form.content.decode())
-    assert row_counts() == before
-
-
-@pytest.mark.parametrize("column", ["run_name", "model", "prompt_preview", "api"])
-def test_nul_characters_in_the_files_text_are_refused_at_both_doors(api, staff, column):
-    rows = [{"run_name": "base", "avg_tps": "70"}, {"run_name": "base-dflash", "avg_tps": "140"}]
-    rows[1][column] = f"{rows[1].get(column, 'x')}\x00tail"
-    content = seed_csv(rows)
-    before = row_counts()
-
-    response = post_csv(api, content)
-    form = post_csv_form(staff, content)
-
-    assert response.status_code == 400
-    assert f"line 3: {column} contains a NUL character" in response.json()["file"]
-    assert f"line 3: {column} contains a NUL character" in form.content.decode()
-    assert row_counts() == before
-
-
-@pytest.mark.parametrize("field", ["hardware", "target_name", "baseline_run_name"])
-def test_nul_characters_in_the_import_fields_are_refused_at_both_doors(api, staff, field):
-    fields = {"hardware": "RTX 4090", field: "base\x00"}
-    content = seed_csv([{"run_name": "base", "avg_tps": "70"}])
-    before = row_counts()
-
-    response = post_csv(api, content, **fields)
-    form = post_csv_form(staff, content, **fields)
-
-    assert response.status_code == 400 and "Null characters" in " ".join(response.json()[field])
-    assert "Null characters are not allowed" in form.content.decode()
-    assert row_counts() == before
-    with pytest.raises(services.CsvImportError) as refused:
-        services.import_leaderboard_csv(
-            content=content, **{"hardware_name": "RTX 4090"} | _service_names(field)
-        )
-    assert refused.value.errors == {field: ["must not contain a NUL character"]}
-    assert row_counts() == before
-
-
-def _service_names(field: str) -> dict[str, str]:
-    name = {"hardware": "hardware_name"}.get(field, field)
-    return {name: "base\x00"}
 
 
 def test_an_upload_whose_depth_points_carry_strings_is_refused_and_the_pages_still_show(
@@ -326,24 +197,16 @@ def test_an_upload_whose_depth_points_carry_strings_is_refused_and_the_pages_sti
     assert seen["/context/"] == 200
 
 
-def upload(api: APIClient, result: dict, hardware: str = "RTX 4090"):
-    body = {
-        "file": SimpleUploadedFile("result.json", json.dumps(result).encode()),
-        "hardware": hardware,
-    }
-    return api.post("/api/v1/uploads", body, format="multipart")
-
-
 def test_hostile_imports_and_uploads_together_leave_every_page_showing(api, make_result):
     names = [{"run_name": n, "avg_tps": "100", "model": "Qwen/Qwen3-8B"} for n in HOSTILE_RUN_NAMES]
-    assert post_csv(api, seed_csv(names), hardware="RTX 4090").status_code == 201
+    assert post_csv(api, seed_csv_with_samples(names), hardware="RTX 4090").status_code == 201
     assert post_csv(api, SEED_CSV.read_bytes(), hardware="RTX 4090").status_code == 201
     good = result_file(make_result, SPECULATIVE, [300.0, 310.0])
     assert upload(api, good, hardware="RTX 4090").status_code == 201
     refused = [
-        seed_csv([{"run_name": "x", "avg_tps": "1e999"}]),
-        seed_csv([{"run_name": "x\x00", "avg_tps": "70"}]),
-        seed_csv([{"run_name": "x", "avg_tps": "70", "samples": "[1e999]"}]),
+        seed_csv_with_samples([{"run_name": "x", "avg_tps": "1e999"}]),
+        seed_csv_with_samples([{"run_name": "x\x00", "avg_tps": "70"}]),
+        seed_csv_with_samples([{"run_name": "x", "avg_tps": "70", "samples": "[1e999]"}]),
     ]
     assert [post_csv(api, content).status_code for content in refused] == [400, 400, 400]
 
@@ -355,19 +218,3 @@ def test_hostile_imports_and_uploads_together_leave_every_page_showing(api, make
         strict_json(Client().get(f"/api/v1/runs/{pk}").content)
         for pk in Run.objects.values_list("pk", flat=True)
     )
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/runs/99999999999999999999999/",
-        "/runs/99999999999999999999999/requests.json",
-        "/configs/%00/",
-        "/models/%00/",
-        "/models/a%00b/",
-        "/models/no-such-model/",
-        "/hardware/no-such-gpu/",
-    ],
-)
-def test_odd_page_paths_are_404s_not_errors(db, path):
-    assert Client(raise_request_exception=False).get(path).status_code == 404
