@@ -1,22 +1,32 @@
-"""Gunicorn's settings for the web server: compose, the Dockerfile and the site bench use them.
+"""Gunicorn's settings for the web server: compose, the Dockerfile and the benches use them.
 
 Asyncio workers (gunicorn's own ASGI worker, serving leaderboard.asgi): an idle or slow client's
 connection waits in the event loop until its whole request has arrived, so half-open connections
 can no longer hold the workers (three sync workers froze for 10 s on four of them; threaded
 workers hand each new connection to a thread at once, so 4 threads froze on 64 idle ones).
-Django runs the views in each process's thread as before. And the server
-refuses to start several processes on a per-process cache outside DEBUG: the API's throttles
-and the board's page cache would then count and cache per process.
+Django runs each request's view in a thread of its own, so a slow page holds no other request
+of its process; but they share that process's interpreter lock, so the number of processes
+sets how much CPU work runs side by side: by default two per CPU the server may use, plus one
+(gunicorn's advice), WEB_WORKERS to choose. The pages keep their own cost bounded (cached per
+board version, a hundred rows a page: docs/PERFORMANCE.md, page load). And the server refuses
+to start several processes on a per-process cache outside DEBUG: the API's throttles and the
+board's page cache would then count and cache per process.
 """
 
 from __future__ import annotations
 
 import os
 
+
+def default_workers() -> int:
+    """Two web processes for each CPU this server may run on, plus one."""
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return 2 * (len(usable) if usable else os.cpu_count() or 1) + 1
+
+
 bind = os.environ.get("SPECBOARD_BIND", "0.0.0.0:8000")
-workers = int(os.environ.get("WEB_WORKERS", "3"))
+workers = int(os.environ.get("WEB_WORKERS") or default_workers())
 worker_class = "asgi"
-threads = int(os.environ.get("WEB_THREADS", "16"))
 # Idle keep-alive connections are closed after this many seconds; requests time out after 60.
 keepalive = 5
 timeout = 60
