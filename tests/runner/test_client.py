@@ -1,7 +1,8 @@
 """The terminal client against a running site (pytest-django's live server): `python -m runner
 submit` queues a job and, with --wait, follows it to its result row; `python -m runner upload`
 records a self-measured result. A real token made the site's way; a bad one gets the API's
-message and a non-zero exit; the token never appears in what the client prints."""
+message and a non-zero exit; the token never appears in what the client prints. A site that
+answers something other than a JSON object, or a redirect, is one error that says so."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from django.db import OperationalError
 
@@ -330,3 +332,33 @@ def test_api_errors_flatten_to_one_line():
     )
     html = httpx.Response(502, text="<html>", request=httpx.Request("GET", "http://x/api/v1/jobs"))
     assert client.api_message(html) == "HTTP 502 Bad Gateway from /api/v1/jobs"
+
+
+# A site that is not what the client expects ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        (lambda: httpx.Response(200, text="<html>portal</html>"), "not a JSON object"),
+        (lambda: httpx.Response(201, json=["a", "list"]), "not a JSON object"),
+        (lambda: httpx.Response(200, content=b"\x00\xff"), "not a JSON object"),
+        (
+            lambda: httpx.Response(301, headers={"Location": "https://board.example/api/v1/"}),
+            "redirected /api/v1/submissions to 'https://board.example/api/v1/'",
+        ),
+    ],
+    ids=["html", "list", "bytes", "redirect"],
+)
+def test_the_terminal_client_says_what_a_wrong_site_answered_in_one_error(answer, says):
+    transport = httpx.MockTransport(lambda request: answer())
+    site = client.SpecboardClient(
+        client.Credentials(site="http://board.example", token="sbk_secret"), transport=transport
+    )
+
+    with pytest.raises(client.ClientError) as refused:
+        site.submit(config=CONFIG, hardware=None)
+
+    assert says in str(refused.value)
+    assert "sbk_secret" not in str(refused.value)
+    assert not refused.value.transient

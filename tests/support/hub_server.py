@@ -9,6 +9,7 @@ kept in git answers 200 with its git blob id as ETag. Misses answer 404 with the
 `X-Error-Code` (RepoNotFound, RevisionNotFound, EntryNotFound) so huggingface_hub raises its own
 typed errors. Range requests are honoured (resume, header reads), and the CDN can be told to
 drop connections halfway. Nothing advertises Xet (no `X-Xet-Hash`), so downloads stay on HTTP.
+`closed_port` gives the port of a Hub that is not there.
 """
 
 from __future__ import annotations
@@ -16,11 +17,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released): a Hub that does not answer."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _git_blob_id(content: bytes) -> str:

@@ -1,5 +1,6 @@
 """Reading a rendered page as a person reads it: its text, the JSON its charts embed, an element's
-text by id, and the board's tables row by row."""
+text by id, and the board's tables row by row; and whether any answer, page or JSON, answered
+well (below 500, its JSON parsing)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,36 @@ _VOID = {
     "source",
     "wbr",
 }
+
+
+# Query strings no page or endpoint expects: NUL characters, paths, repeats, numbers too large
+# or not numbers, other scripts, lengths past any column.
+ODD_QUERIES = [
+    "target=%00",
+    "hardware=../x",
+    "hardware=%00",
+    "target=a&target=b&target=%00&hardware=x&hardware=%00",
+    "from=%00",
+    "from=abc%00def",
+    "from=" + "a" * 70,
+    "preset=%00",
+    "preset=../x",
+    "page=%00",
+    "page=-1",
+    "page=99999999999999999999",
+    "format=%00",
+    "hardware=%F0%9F%99%82",
+    "target=" + "x" * 5000,
+]
+
+
+def answers_well(response) -> bool:
+    """Below 500, and JSON that parses wherever JSON is what it says it is."""
+    if response.status_code >= 500:
+        return False
+    if "json" in response.get("Content-Type", ""):
+        json.loads(response.content)
+    return True
 
 
 def text(response) -> str:

@@ -1,5 +1,6 @@
-"""The password forms (leaderboard.accounts.forms): a password change offers to revoke the
-account's API tokens, and a reset revokes them unless the owner keeps them."""
+"""The account forms (leaderboard.accounts.forms): a password change offers to revoke the
+account's API tokens, a reset revokes them unless the owner keeps them, and a sign-in name
+longer than any account is a field error, never counted as an attempt."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from urllib.parse import urlsplit
 
 import pytest
 from allauth.account.models import EmailAddress
+from axes.models import AccessAttempt
 from django.test import Client
 from rest_framework.test import APIClient
 
+from leaderboard.accounts.forms import MAX_LOGIN_LENGTH
 from leaderboard.accounts.models import ApiToken
 from leaderboard.accounts.services import issue_api_token
 
@@ -103,3 +106,15 @@ def test_a_reset_keeps_the_tokens_when_the_owner_says_so(user, keys, reset_form)
     user.refresh_from_db()
     assert user.check_password(NEW_PASSWORD)
     assert all(works(key) for key in keys)
+
+
+# The sign-in form -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [MAX_LOGIN_LENGTH + 1, 300, 20_000])
+def test_a_sign_in_name_longer_than_any_account_is_a_field_error(db, user, length):
+    response = Client().post("/accounts/login/", {"login": "x" * length, "password": "nope"})
+
+    assert response.status_code == 200
+    assert f"at most {MAX_LOGIN_LENGTH} characters" in response.content.decode()
+    assert not AccessAttempt.objects.filter(username__startswith="x" * 200).exists()

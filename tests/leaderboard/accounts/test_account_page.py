@@ -1,6 +1,7 @@
 """The account page: tokens listed, made (the key shown once, in the answer to the POST that
 made it, and kept nowhere on the server) and revoked, with the user's jobs and what is left of
-their allowance; forms need CSRF and show their errors inline."""
+their allowance; forms need CSRF and show their errors inline; nobody sees or revokes another
+user's tokens, model requests or jobs."""
 
 from __future__ import annotations
 
@@ -117,3 +118,29 @@ def test_the_page_shows_the_users_jobs_and_the_allowance_the_api_reports(
     assert reported["submissions_left"] == 6
     assert f"<strong>{reported['submissions_left']}</strong> of 7 left" in allowance
     assert f"<strong>{reported['daily_tokens_left']}</strong> of " in allowance
+
+
+def test_nobody_sees_or_revokes_another_users_tokens_or_requests(
+    user, django_user_model, models, hardware, enqueued
+):
+    issued = issue_api_token(user=user, name="ada-laptop")
+    services.request_model(requester=user, hf_repo="ada-org/secret", hf_file="s.gguf")
+    job = services.submit_config(owner=user, data=CONFIG, hardware_slug=hardware.slug)
+    eve = django_user_model.objects.create_user(username="eve", password="x" * 16)
+    web, api = Client(), APIClient()
+    web.force_login(eve)
+    api.force_authenticate(eve)
+
+    assert web.post(f"/account/tokens/{issued.token.id}/revoke/").status_code == 404
+    issued.token.refresh_from_db()
+    assert issued.token.revoked_at is None
+    for page in ["/account/", "/model-requests/", "/jobs/"]:
+        text = web.get(page).content.decode()
+        assert "ada-laptop" not in text and issued.token.prefix not in text
+        assert "ada-org/secret" not in text
+    assert api.get("/api/v1/model-requests").json()["count"] == 0
+    assert api.get("/api/v1/submissions").json()["count"] == 0
+    assert api.post(f"/api/v1/jobs/{job.pk}/cancel").status_code in (403, 404)
+    assert web.post(f"/jobs/{job.pk}/cancel/").status_code in (403, 404)
+    job.refresh_from_db()
+    assert job.is_active

@@ -195,3 +195,14 @@ def test_invalid_tokens_are_401_as_json(db):
     api.credentials(HTTP_AUTHORIZATION="Token ' OR 1=1 --")
     response = api.get("/api/v1/leaderboard")
     assert response.status_code == 401 and "detail" in response.json()
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["Token \x00", "Token " + "x" * 10_000, "Bearer", "Bearer a b", "Token é", "token sbk_\x00"],
+)
+def test_malformed_token_headers_are_401s(db, header):
+    response = APIClient().get("/api/v1/model-requests", HTTP_AUTHORIZATION=header)
+
+    assert response.status_code == 401
+    assert "detail" in response.json()

@@ -1,11 +1,16 @@
 """Sign-in: failed attempts lock an account at the address they came from, with a clear message,
 counted in the database so every web process sees the same count; the address is throttled
-across accounts. A stranger's wrong passwords never lock the owner out elsewhere."""
+across accounts. A stranger's wrong passwords never lock the owner out elsewhere, and the lockout
+holds however the account is typed (accounts.selectors.sign_in_name: folded and bounded)."""
 
 from __future__ import annotations
 
 import pytest
+from allauth.account.models import EmailAddress
+from axes.models import AccessAttempt
 from django.test import Client
+
+from leaderboard.accounts.selectors import sign_in_name
 
 PASSWORD = "correct-horse-battery"
 
@@ -86,3 +91,45 @@ def test_a_few_mistakes_then_the_right_password_signs_in(accounts):
         sign_in(client, "ada", "wrong")
     sign_in(client, "ada", PASSWORD)
     assert signed_in(client)
+
+
+@pytest.mark.parametrize(
+    ("guessed_as", "then_as"),
+    [
+        ("ada@example.com", "ada"),
+        ("ada", "ada@example.com"),
+        ("ada", "ADA"),
+        ("Ada", "aDa"),
+        ("ada@example.com", "ADA@Example.com"),
+    ],
+)
+def test_the_lockout_holds_however_the_account_is_typed(user, guessed_as, then_as):
+    """Wrong passwords from one address lock the account there, not the spelling that was typed."""
+    user.email = "ada@example.com"
+    user.save()
+    EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
+    for _ in range(5):
+        Client().post(
+            "/accounts/login/",
+            {"login": guessed_as, "password": "wrong"},
+            REMOTE_ADDR="198.51.100.1",
+        )
+
+    browser = Client()
+    response = browser.post(
+        "/accounts/login/",
+        {"login": then_as, "password": "correct-horse-battery"},
+        REMOTE_ADDR="198.51.100.1",
+    )
+
+    assert response.status_code == 429
+    assert "_auth_user_id" not in browser.session
+    assert set(AccessAttempt.objects.values_list("username", flat=True)) == {"ada"}
+
+
+@pytest.mark.parametrize(
+    ("typed", "counted_as"),
+    [("nobody\x00", "nobody"), ("NoBody", "nobody"), ("x" * 20_000, "x" * 255), ("", "")],
+)
+def test_a_sign_in_name_that_is_no_account_is_counted_folded_and_bounded(db, typed, counted_as):
+    assert sign_in_name(None, {"username": typed}) == counted_as

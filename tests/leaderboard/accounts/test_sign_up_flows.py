@@ -1,6 +1,6 @@
 """Accounts people make themselves (django-allauth): sign-up with a confirmation email, sign-in by
 name or address, sign-out, password change and reset, and sign-ups and resets limited per
-address in the shared cache."""
+address in the shared cache; hostile names and addresses refused as forms, signing nobody in."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 from allauth.account.models import EmailAddress
 from django.test import Client
+
+from leaderboard.accounts.forms import MAX_LOGIN_LENGTH
 
 PASSWORD = "correct-horse-battery"
 NEW_PASSWORD = "staple-purple-ocean-42"
@@ -285,3 +287,16 @@ def test_the_sign_up_limit_is_kept_in_the_shared_cache_so_another_process_sees_i
     ).stdout.split()
     assert seen == ["False", "True"]
     redis.Redis.from_url(SHARED_CACHE).flushdb()
+
+
+@pytest.mark.parametrize("login", ["\x00", "a\x00@b.co", "é@é.é", "x" * MAX_LOGIN_LENGTH])
+def test_hostile_sign_ins_and_sign_ups_are_refused_as_forms(db, user, login):
+    anonymous = Client()
+    for path, body in [
+        ("/accounts/login/", {"login": login, "password": "nope"}),
+        ("/accounts/signup/", {"username": login, "email": login, "password1": login}),
+        ("/accounts/password/reset/", {"email": login}),
+    ]:
+        response = anonymous.post(path, body)
+        assert response.status_code in (200, 302, 429), (path, response.status_code)
+    assert not anonymous.session.get("_auth_user_id")

@@ -1,18 +1,23 @@
 """How the API fails (leaderboard.api.errors): every refusal is JSON with the status that says
 what it is, answered by the one exception handler from the services' and selectors' errors;
-malformed JSON of any kind is a 400, an odd or traversing path a JSON 404, and an unexpected
-error a JSON 500 that is logged."""
+malformed JSON of any kind is a 400, an odd or traversing path a JSON 404, an odd query string
+never breaks an endpoint, and an unexpected error is a JSON 500 that is logged."""
 
 from __future__ import annotations
 
 import logging
 
 import pytest
+from rest_framework.test import APIClient
 
 from leaderboard import selectors, services
 from leaderboard.api.errors import Conflict, exception_handler
 from tests.support.api_clients import post_csv, row_counts
+from tests.support.pages import ODD_QUERIES, answers_well
 from tests.support.seed_kit import SEED_CSV
+
+# A queued job whose pages the odd queries are asked of too.
+QUEUED = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 8}}
 
 
 def answer(error: Exception):
@@ -141,3 +146,25 @@ def test_unexpected_errors_are_json_and_logged(signed_in, db, monkeypatch, caplo
     assert response.status_code == 500
     assert response.json() == {"detail": "An unexpected error occurred; it has been logged."}
     assert "boom" in caplog.text
+
+
+# Odd query strings ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ODD_QUERIES)
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/hosts", "/api/v1/concurrency", "/api/v1/model-requests", "/api/v1/submissions"],
+)
+@pytest.mark.parametrize("as_user", [True, False], ids=["signed-in", "anonymous"])
+def test_odd_query_parameters_never_break_an_endpoint(
+    user, models, hardware, enqueued, path, query, as_user
+):
+    job = services.submit_config(owner=user, data=QUEUED, hardware_slug=hardware.slug)
+    client = APIClient()
+    if as_user:
+        client.force_login(user)
+
+    assert answers_well(client.get(f"{path}?{query}"))
+    assert answers_well(client.get(f"/api/v1/jobs/{job.pk}?{query}"))
+    assert answers_well(client.get(f"/jobs/{job.pk}/?{query}"))

@@ -1,4 +1,6 @@
-"""Models by Hugging Face reference: registration, its errors, the API and model requests.
+"""Models by Hugging Face reference (services.hub_models): registration, its errors, the API and
+model requests; hostile references and requests are field errors (a Hub that drops the header
+read, a name or path longer than its column), and a user has at most so many requests waiting.
 
 The real huggingface_hub code talks to a local Hub (tests/support/hub_server.py) that serves
 the tiny GGUF fixtures in the Hub's layout; nothing leaves the machine."""
@@ -8,14 +10,17 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard import services
 from leaderboard.models import ModelFile, ModelRequest
+from leaderboard.services.hub_models import MAX_PENDING_REQUESTS
 from runner import hub as runner_hub
 from runner import jobs
 from runner.errors import RunnerError
-from tests.support.hub_server import HubServer
+from tests.support.hub_server import HubServer, closed_port
+from tests.support.pages import answers_well
 
 REPO = "tiny-org/tiny-qwen3-GGUF"
 FILE = "tiny-qwen3.gguf"
@@ -430,3 +435,142 @@ def test_the_job_page_and_api_say_how_much_of_the_model_is_downloaded(
         progress["downloaded_bytes"] == 3_100_000_000 and progress["total_bytes"] == 16_900_000_000
     )
     assert progress["download"] == "downloading 3.1 of 16.9 GB"
+
+
+# Hostile references and requests --------------------------------------------------------------
+
+
+# What a hostile request can put in a field: NULs, lengths past any column, paths, other
+# scripts, markup, and values that are no text at all.
+HOSTILE_TEXT = ["\x00", "a\x00b", "x" * 20_000, "../x", "%00", "é日本🙂\u202e", " ", "<script>"]
+HOSTILE_VALUES = [*HOSTILE_TEXT, None, -1, 10**30, 1e308, True, [], ["a"], {}, {"a": {"b": []}}]
+
+
+@pytest.fixture
+def admin_api(django_user_model) -> APIClient:
+    admin = django_user_model.objects.create_superuser(username="root", password="x" * 16)
+    api = APIClient()
+    api.force_authenticate(admin)
+    return api
+
+
+@pytest.mark.parametrize("field", ["hf_repo", "hf_file", "revision", "role", "name"])
+@pytest.mark.parametrize("value", HOSTILE_VALUES, ids=repr)
+def test_hostile_model_references_are_field_errors(db, admin_api, settings, field, value):
+    settings.SPECBOARD_HF_ENDPOINT = f"http://127.0.0.1:{closed_port()}"
+    body = {"hf_repo": "org/repo", "hf_file": "m.gguf", field: value}
+
+    response = admin_api.post("/api/v1/models", body, format="json")
+
+    assert response.status_code == 400, response.content
+    assert set(response.json()) <= {"hf_repo", "hf_file", "revision", "role", "name", "path"}
+    assert not ModelFile.objects.exists()
+
+
+def test_a_hub_that_drops_the_header_read_is_a_field_error(db, admin_api, hub):
+    hub.drops_left, hub.drop_after_bytes = 100, 16
+
+    response = admin_api.post("/api/v1/models", {"hf_repo": REPO, "hf_file": FILE}, format="json")
+
+    assert response.status_code == 400, response.content
+    assert "hf_file" in response.json()
+    assert not ModelFile.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("repo", "file", "field"),
+    [
+        ("a" * 65 + "/" + "b" * 65, "c" * 70 + ".gguf", "name"),  # a 210-character name
+        ("a" * 90 + "/" + "b" * 90, "c" * 150 + ".gguf", None),  # and a 430-character path
+    ],
+    ids=["long-name", "long-path"],
+)
+def test_a_hub_file_whose_name_or_path_cannot_be_stored_is_a_field_error(
+    db, admin_api, settings, tiny_models, repo, file, field
+):
+    with HubServer() as server:
+        server.commit(repo, {file: tiny_models[FILE]})
+        settings.SPECBOARD_HF_ENDPOINT = server.endpoint
+
+        response = admin_api.post("/api/v1/models", {"hf_repo": repo, "hf_file": file})
+
+    assert response.status_code == 400, response.content
+    if field:
+        assert "give a name" in response.json()[field][0]
+    assert not ModelFile.objects.exists()
+
+
+def test_a_model_with_the_longest_name_can_be_benchmarked_and_shown(
+    db, admin_api, hub, user, hardware, enqueued
+):
+    registered = admin_api.post(
+        "/api/v1/models", {"hf_repo": REPO, "hf_file": FILE, "name": "x" * 200}
+    ).json()
+    api, web = APIClient(), Client()
+    api.force_authenticate(user)
+    web.force_login(user)
+    config = {"target_model": registered["path"], "protocol": {"name": "quick", "n_predict": 8}}
+
+    response = api.post(
+        "/api/v1/submissions", {"config": config, "hardware": hardware.slug}, format="json"
+    )
+
+    assert response.status_code == 201, response.content
+    job = response.json()["id"]
+    for page in [f"/jobs/{job}/", "/jobs/", "/account/", "/submit/", "/models/", "/hosts/"]:
+        assert web.get(page).status_code == 200, page
+    assert api.get(f"/api/v1/jobs/{job}").status_code == 200
+
+
+@pytest.mark.parametrize("field", ["hf_repo", "hf_file", "revision"])
+@pytest.mark.parametrize("value", HOSTILE_VALUES, ids=repr)
+def test_hostile_model_requests_are_field_errors_and_the_pages_still_show(user, field, value):
+    api = APIClient()
+    api.force_authenticate(user)
+    body = {"hf_repo": "org/repo", "hf_file": "m.gguf", field: value}
+
+    response = api.post("/api/v1/model-requests", body, format="json")
+
+    assert response.status_code in (201, 400), response.content
+    if response.status_code == 400:
+        assert set(response.json()) <= {"hf_repo", "hf_file", "revision"}
+    assert answers_well(APIClient().post("/api/v1/model-requests", body, format="json"))
+    assert APIClient().post("/api/v1/model-requests", body, format="json").status_code == 401
+    web = Client()
+    web.force_login(user)
+    if isinstance(value, str):
+        assert answers_well(web.post("/model-requests/", body))
+    assert web.get("/model-requests/").status_code == 200
+    assert api.get("/api/v1/model-requests").status_code == 200
+
+
+@pytest.mark.parametrize("through", ["api", "page"])
+def test_a_user_has_at_most_so_many_model_requests_waiting(user, through):
+    for n in range(MAX_PENDING_REQUESTS):
+        services.request_model(requester=user, hf_repo="org/repo", hf_file=f"m{n}.gguf")
+    body = {"hf_repo": "org/repo", "hf_file": "one-more.gguf"}
+
+    if through == "api":
+        api = APIClient()
+        api.force_authenticate(user)
+        response = api.post("/api/v1/model-requests", body, format="json")
+        assert response.status_code == 400
+        assert "waiting for an admin" in response.json()["hf_file"][0]
+    else:
+        web = Client()
+        web.force_login(user)
+        response = web.post("/model-requests/", body)
+        assert response.status_code == 200
+        assert "waiting for an admin" in response.content.decode()
+    assert ModelRequest.objects.filter(requester=user).count() == MAX_PENDING_REQUESTS
+
+
+def test_a_decided_request_makes_room_for_another(user, django_user_model):
+    admin = django_user_model.objects.create_superuser(username="root", password="x" * 16)
+    for n in range(MAX_PENDING_REQUESTS):
+        services.request_model(requester=user, hf_repo="org/repo", hf_file=f"m{n}.gguf")
+    services.refuse_model_request(model_request=ModelRequest.objects.first(), admin=admin)
+
+    created = services.request_model(requester=user, hf_repo="org/repo", hf_file="next.gguf")
+
+    assert created.state == ModelRequest.State.PENDING

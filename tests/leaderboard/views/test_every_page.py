@@ -1,13 +1,23 @@
 """What every page does: render without data, answer HEAD as GET, carry a strict content
 security policy with no inline script, draw its charts with the Chart.js served from the site's
-own static files, and sign-in renders; an odd or unknown page path is a 404, never an error."""
+own static files, and sign-in renders; an odd or unknown page path is a 404, never an error, an
+odd query string never breaks one, and a signed-in browser's writes need the CSRF token."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from django.test import Client
+
+from leaderboard import services
+from leaderboard.accounts.models import ApiToken
+from leaderboard.models import ModelRequest
+from tests.support.pages import ODD_QUERIES, answers_well
+
+# A queued job whose pages the odd queries are asked of too.
+QUEUED = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 8}}
 
 
 @pytest.mark.parametrize(
@@ -60,3 +70,45 @@ def test_sign_in_page_renders(db, client):
 )
 def test_odd_page_paths_are_404s_not_errors(db, path):
     assert Client(raise_request_exception=False).get(path).status_code == 404
+
+
+# Odd query strings ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ODD_QUERIES)
+@pytest.mark.parametrize(
+    "path",
+    ["/hosts/", "/concurrency/", "/categories/", "/submit/", "/model-requests/", "/account/"],
+)
+@pytest.mark.parametrize("as_user", [True, False], ids=["signed-in", "anonymous"])
+def test_odd_query_parameters_never_break_a_page(
+    user, models, hardware, enqueued, path, query, as_user
+):
+    job = services.submit_config(owner=user, data=QUEUED, hardware_slug=hardware.slug)
+    client = Client()
+    if as_user:
+        client.force_login(user)
+
+    assert answers_well(client.get(f"{path}?{query}"))
+    assert answers_well(client.get(f"/jobs/{job.pk}/?{query}"))
+    assert answers_well(client.get(f"/api/v1/jobs/{job.pk}?{query}"))
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/submit/estimate", {}),
+        ("/submit/", {}),
+        ("/model-requests/", {"hf_repo": "a/b", "hf_file": "c.gguf"}),
+        ("/account/", {"name": "x"}),
+        ("/api/v1/model-requests", {"hf_repo": "a/b", "hf_file": "c.gguf"}),
+        ("/api/v1/submissions", {"config": json.dumps(QUEUED)}),
+    ],
+)
+def test_writes_from_a_signed_in_browser_need_the_csrf_token(user, path, body):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+
+    assert browser.post(path, body).status_code == 403
+    assert not ModelRequest.objects.exists()
+    assert not ApiToken.objects.filter(user=user).exists()

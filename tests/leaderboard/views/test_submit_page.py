@@ -1,7 +1,7 @@
 """The submit form: a signed-in user's, presets with the runner's defaults, only the fields a choice
 uses, drafts that cannot run refused with their reason, field errors inline, a valid config
 queued (the concurrency and categories protocols' too), the live estimate endpoint and "run this
-again"."""
+again"; a NUL in its query is no lookup, and a hostile estimate is a field error in JSON."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import re
 
 import pytest
 from django.db.models import Sum
+from django.test import Client
 
 from leaderboard import services
 from leaderboard.forms import PRESETS, PROTOCOL_FORM_FIELDS, protocol_classes
@@ -505,3 +506,48 @@ def test_a_served_hardware_can_be_chosen_in_the_link(signed_in, hardware):
     other = services.register_hardware(gpu_name="NVIDIA RTX 4090", memory_bytes=24 * 2**30)
     page = page_of(signed_in.get("/submit/", {"hardware": other.slug}))
     assert selected(page, "hardware") == [other.slug]
+
+
+# Hostile queries and estimates ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "problem"),
+    [
+        ("from=%00", "There is no config with key"),
+        ("from=abc%00def", "There is no config with key"),
+        ("hardware=%00", None),
+        ("hardware=x%00&preset=quick", None),
+    ],
+)
+def test_a_nul_in_the_submit_pages_query_is_no_lookup(user, models, hardware, query, problem):
+    """PostgreSQL refuses a NUL in a query's text: the page says there is no such config."""
+    client = Client()
+    client.force_login(user)
+
+    response = client.get(f"/submit/?{query}")
+
+    assert response.status_code == 200
+    if problem:
+        assert problem in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["hardware", "target_model", "draft_model", "spec_types", "n_max", "ctx_size", "protocol",
+     "runs", "n_predict", "concurrency_levels", "context_lengths", "categories"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    "value", ["\x00", "-1", "99999999999999999999999", "1e309", "nan", "x" * 10_000, "1," * 5000]
+)
+def test_hostile_estimates_are_field_errors_in_json(user, models, hardware, field, value):
+    web = Client()
+    web.force_login(user)
+    data = {"hardware": hardware.slug, "target_model": "tiny-qwen3", "protocol": "quick"}
+
+    response = web.post("/submit/estimate", data | {field: value})
+
+    assert response.status_code == 200
+    body = response.json()
+    assert isinstance(body["valid"], bool) and isinstance(body["errors"], list)
+    assert "html" in body
