@@ -26,7 +26,7 @@ def stored_results() -> list[Path]:
 
 
 # The first H200 run's engine answered every request empty: no decode speed, so no result
-# (tests/runner/test_result_evidence.py proves it is refused); every other stored file is one.
+# (tests/runner/test_evidence.py proves it is refused); every other stored file is one.
 EMPTY_RESPONSES = RESULTS_DIR / "h200-run1" / "8b-dflash12-depth.json"
 STORED = [path for path in stored_results() if path != EMPTY_RESPONSES]
 WITH_BASELINE = next(p for p in STORED if json.loads(p.read_text())["baseline"] is not None)

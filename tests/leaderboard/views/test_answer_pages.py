@@ -314,9 +314,15 @@ def test_the_context_view_pairs_with_a_separately_measured_baseline(client, h200
     assert line["speedup"][0] == pytest.approx(2.590, abs=1e-3)
 
 
-def test_the_depth_result_files_hold_the_runners_own_baseline(h200):
-    assert all(name.endswith("-depth.json") for name in DEPTH_FILES)
-    assert Run.objects.filter(config__spec_label="none").count() == 2
+def test_each_depth_sweep_holds_its_runners_own_baseline_stored_as_a_run_of_its_own(h200):
+    speculative = Run.objects.exclude(config__spec_label="none")
+    sweeps = [run for run in speculative if len(run.raw_result["points"]) > 1]
+    assert len(sweeps) == len(DEPTH_FILES)
+    # The sweeps carry a speedup over the baseline their runner measured; the n_max runs none.
+    assert [run for run in speculative if run.speedup is not None] == sweeps
+    baselines = Run.objects.filter(config__spec_label="none")
+    assert {run.config_id for run in baselines} == {run.config.baseline_id for run in sweeps}
+    assert baselines.count() == 2
 
 
 # /compare/ ----------------------------------------------------------------------------------------
