@@ -6,5 +6,8 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+# Each request's view runs in a thread of its own: a connection kept for reuse would never be
+# reused and would stay open (leaderboard/gunicorn_conf.py sets the same before the settings).
+os.environ["DATABASE_CONN_MAX_AGE"] = "0"
 
 application = get_asgi_application()

@@ -51,6 +51,11 @@ def on_starting(server) -> None:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+    # Each request runs in a thread of its own (see above), so a database connection kept for
+    # reuse is never reused: it stays open with its dead thread, and 8 clients took PostgreSQL
+    # past its 100 connections in a minute. The web processes (forked from this one, after the
+    # settings are read here) close theirs after every request; Celery workers keep theirs.
+    os.environ["DATABASE_CONN_MAX_AGE"] = "0"
     django.setup()
     if problem := per_process_cache_problem(workers=server.cfg.workers):
         raise SystemExit(f"specboard: refusing to start: {problem}")

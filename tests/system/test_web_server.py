@@ -1,6 +1,6 @@
 """The web server as deployed (gunicorn with leaderboard/gunicorn_conf.py): idle clients cannot
-hold it, it refuses to serve several processes from a per-process cache, and the submission
-allowance holds across its processes."""
+hold it, it refuses to serve several processes from a per-process cache, the submission
+allowance holds across its processes, and its requests leave no database connection open."""
 
 from __future__ import annotations
 
@@ -177,3 +177,34 @@ def test_the_submission_allowance_holds_across_web_processes(
 
     assert codes == [201] * 5 + [429] * 7
     assert Job.objects.filter(owner=user, auto_scheduled=False).count() == 5
+
+
+def test_requests_leave_no_database_connection_open(transactional_db):
+    """Each request runs in a thread of its own: a connection kept for reuse would never be
+    reused, and 8 clients took PostgreSQL past its 100 connections in a minute."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("counts PostgreSQL's connections")
+
+    def connections() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid()"
+            )
+            return cursor.fetchone()[0]
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    before = connections()
+    with web_server("leaderboard.asgi", "--workers", "1") as url:
+
+        def load(_: int) -> list[int]:
+            with httpx.Client(timeout=30) as client:
+                return [client.get(f"{url}/api/v1/hardware").status_code for _ in range(10)]
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            codes = [code for codes in pool.map(load, range(8)) for code in codes]
+        assert codes == [200] * 80
+        assert connections() - before <= 1
