@@ -2,16 +2,18 @@
 
 `board_cached` stores a computed read under a key made of the board's change counter (see
 `leaderboard.board_version`), the read's name and a digest of its parameters, so a change to the
-rows makes every cached page miss at once without anyone deleting keys. Reads that depend only on
-the board's shape (row counts, filter choices) key on the counter's row_set part and survive
-ordinary changes. `board_version` and `forget_board_version` are the counter's reader and memo
-reset, named here for the callers that knew them as selectors.
+rows makes every cached page miss at once without anyone deleting keys (and the requests that
+miss one together compute it once). Reads that depend only on the board's shape (row counts,
+filter choices) key on the counter's row_set part and survive ordinary changes. `board_version`
+and `forget_board_version` are the counter's reader and memo reset, named here for the callers
+that knew them as selectors.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -23,6 +25,12 @@ from leaderboard.board_version import forget as forget_board_version
 __all__ = ["board_cache_key", "board_cached", "board_version", "forget_board_version"]
 
 _MISSING = object()
+# How long a miss may be computed before another request computes it too (a process that died
+# computing leaves its mark this long), how long another request waits for it, and how often it
+# looks.
+COMPUTE_SECONDS = 30
+WAIT_SECONDS = 10.0
+WAIT_STEP_SECONDS = 0.05
 
 
 def board_cache_key(name: str, params: dict, *, row_set_only: bool = False) -> str:
@@ -41,11 +49,29 @@ def board_cached[T](
     The key carries the board version, so a recorded run, a retired build or a re-ranked row
     makes every cached page miss at once; `row_set_only` reads (row counts, filter choices) miss
     only when rows come, go or leave the ranking. The timeout only bounds edits made outside the
-    services.
+    services. Requests that miss the same read at once compute it once: the first computes, the
+    others wait for its result (up to WAIT_SECONDS, then compute it themselves).
     """
     key = board_cache_key(name, params, row_set_only=row_set_only)
     found = cache.get(key, _MISSING)
-    if found is _MISSING:
+    if found is not _MISSING:
+        return found
+    # One request computes a miss; the others asking for it meanwhile (every client of a page
+    # misses at once when the board changes) wait for its result instead of each computing it
+    # again, which on a heavy page starved every other request of the CPU.
+    lock = f"{key}:computing"
+    computing = cache.add(lock, True, COMPUTE_SECONDS)
+    if not computing:
+        deadline = time.monotonic() + WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(WAIT_STEP_SECONDS)
+            found = cache.get(key, _MISSING)
+            if found is not _MISSING:
+                return found
+    try:
         found = compute()
         cache.set(key, found, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+    finally:
+        if computing:
+            cache.delete(lock)
     return found

@@ -10,7 +10,7 @@ request its view has already parsed and validated, so a view only parses, calls 
   run again.
 - `run_page`: a page of a run's request records, each with its point's label, its energy and
   spread, and whether its engine release is stale; `run_page_key` names everything that page
-  shows, for its view to cache the rendering under.
+  shows, from cached reads alone, for its view to cache the rendering under.
 - `run_figures`: what a run's and its config's pages show of its stored result and requests
   (energy and roofline, the spread, acceptance by position, point labels, the request count),
   computed once per change of the board: a result file can hold megabytes and the derived
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from django.core.paginator import Page, Paginator
 
-from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
+from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.selectors.board import (
     RANKED,
     BoardPaginator,
@@ -45,6 +45,7 @@ from leaderboard.selectors.catalogue import (
     config_runs,
     point_labels,
     request_records_page,
+    run_by_id,
 )
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.charts import (
@@ -127,16 +128,20 @@ def board_page(
     }
 
 
-def run_figures(*, run: Run) -> dict:
+def run_figures(*, run_id: int) -> dict | None:
     """What the pages show of a run's stored result and requests, computed once per change of
-    the board and kept in the page cache: {"summary": the stored result's summary, "energy",
-    "spread", "acceptance" (by draft position), "labels" (each point's), "requests" (how many
-    records)}. A stored result and its records change only with the board (they are written
-    once, when the run is recorded), so the version is their key."""
-    return board_cached("run-figures", {"run": run.pk}, lambda: _run_figures(run))
+    the board and kept in the page cache: {"release": its engine release, "summary": the stored
+    result's summary, "energy", "spread", "acceptance" (by draft position), "labels" (each
+    point's), "requests" (how many records)}; None for no such run. A stored result and its
+    records change only with the board (they are written once, when the run is recorded), so
+    the version is their key."""
+    return board_cached("run-figures", {"run": run_id}, lambda: _run_figures(run_id))
 
 
-def _run_figures(run: Run) -> dict:
+def _run_figures(run_id: int) -> dict | None:
+    run = run_by_id(run_id=run_id)
+    if run is None:
+        return None
     # The stored result's summary and points, read on their own: its requests (megabytes) are
     # read only for the roofline, once per run and change of the board (run_energy_figures).
     summary, points = (
@@ -148,6 +153,7 @@ def _run_figures(run: Run) -> dict:
     run.raw_result = {"summary": summary, "points": points}
     acceptance = acceptance_by_position(run=run)
     return {
+        "release": run.engine_release,
         "summary": summary,
         "energy": run_energy_figures(run_ids=[run.pk])[run.pk],
         "spread": acceptance_spread(run=run),
@@ -160,8 +166,8 @@ def _run_figures(run: Run) -> dict:
 def _with_figures(run: Run) -> dict:
     """The run's figures, its stored result's summary standing in for the whole result (which
     the page's filters read it from: the fidelity grade, each GPU's figures)."""
-    figures = run_figures(run=run)
-    run.raw_result = {"summary": figures["summary"]}
+    figures = run_figures(run_id=run.pk) or {}
+    run.raw_result = {"summary": figures.get("summary", {})}
     return figures
 
 
@@ -215,27 +221,22 @@ def config_runs_count(*, config: Config) -> int:
     return board_cached("config-runs", {"config": config.pk}, lambda: config.runs.count())
 
 
-def run_page_key(*, run: Run, requests_page: int, page_size: int) -> dict:
+def run_page_key(*, run_id: int, requests_page: int, page_size: int) -> dict | None:
     """Everything a run's page shows, for its view to cache the rendering under (with the
-    board's version, `board_cached`): the run, its own row and its hardware's as stored
-    (an edit outside the services, which raise the version, shows at once), whether its
-    release is stale, and the page of requests shown (a number past the last is the last)."""
-    pages = max(1, -(-run_figures(run=run)["requests"] // page_size))
+    board's version, `board_cached`), from cached reads alone, so a page served from the cache
+    costs no query: the run, whether its release is stale and the page of requests shown (a
+    number past the last is the last); None for no such run. A run's row changes only where
+    the board does (a recorded run and what pairing sets on it); an edit outside the services
+    shows after the cache's timeout."""
+    figures = run_figures(run_id=run_id)
+    if figures is None:
+        return None
+    pages = max(1, -(-figures["requests"] // page_size))
     return {
-        "run": run.pk,
-        "row": _stored(run, Run, leave_out={"raw_result"}),
-        "hardware": _stored(run.hardware, Hardware),
-        "stale": is_stale(run.engine_release, newest_release_number()),
+        "run": run_id,
+        "stale": is_stale(figures["release"], newest_release_number()),
         "requests_page": min(max(requests_page, 1), pages),
     }
-
-
-def _stored(row: Run | Hardware, model: type[Run] | type[Hardware], leave_out=frozenset()) -> list:
-    return [
-        getattr(row, field.attname)
-        for field in model._meta.concrete_fields
-        if field.attname not in leave_out
-    ]
 
 
 def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:

@@ -1,9 +1,9 @@
 """A config's page (its rows and a page of its runs, its one best run and that run's figures), a
 run's page (a page of its requests) and its per-request downloads as CSV and JSON.
 
-Both pages are rendered once per change of the board (and, for a run, of its own row) and served
-from the page cache until then, as the front page is; only the site header around them is
-rendered per request. What a miss costs is bounded too: a hundred runs or requests a page, and
+Both pages are rendered once per change of the board and served from the page cache until then,
+as the front page is; only the site header around them is rendered per request, and a run's
+page served so costs no query. What a miss costs is bounded too: a hundred runs or requests a page, and
 the figures read from a run's stored result computed once (`selectors.run_figures`)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from leaderboard import exports, selectors
-from leaderboard.models import Config, Run
+from leaderboard.models import Config
 from leaderboard.query import whole_number
 
 RUNS_PAGE_SIZE = 100
@@ -55,25 +55,28 @@ def _config_html(*, config: Config, runs_page: int) -> str:
 
 @require_safe
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = selectors.run_by_id(run_id=run_id)
-    if run is None:
-        raise Http404("no such run")
+    # A page served from the cache costs no query: what it depends on is cached too.
     view = selectors.run_page_key(
-        run=run,
+        run_id=run_id,
         requests_page=_page_number(request, "requests_page"),
         page_size=REQUESTS_PAGE_SIZE,
     )
+    if view is None:
+        raise Http404("no such run")
     shown = selectors.board_cached(
-        "run-page", view, lambda: _run_html(run=run, requests_page=view["requests_page"])
+        "run-page", view, lambda: _run_html(run_id=run_id, requests_page=view["requests_page"])
     )
     return render(
         request,
         "leaderboard/run_detail.html",
-        {"run": run, "body": mark_safe(shown["body"]), "charts": shown["charts"]},
+        {"run_id": run_id, "body": mark_safe(shown["body"]), "charts": shown["charts"]},
     )
 
 
-def _run_html(*, run: Run, requests_page: int) -> dict:
+def _run_html(*, run_id: int, requests_page: int) -> dict:
+    run = selectors.run_by_id(run_id=run_id)
+    if run is None:
+        raise Http404("no such run")
     page = selectors.run_page(run=run, requests_page=requests_page, page_size=REQUESTS_PAGE_SIZE)
     return {
         "body": render_to_string(RUN_TEMPLATE, {"run": run} | page),

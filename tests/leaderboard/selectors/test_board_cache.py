@@ -269,3 +269,29 @@ def test_only_rows_that_come_go_or_leave_the_ranking_change_the_boards_row_set(
     assert client.get("/api/v1/leaderboard", {"ordering": "speedup"}).status_code == 200
     html = client.get("/").content.decode()
     assert "No ranked results match" in html
+
+
+def test_a_page_that_several_requests_miss_at_once_is_computed_once(db):
+    import threading
+    import time
+
+    selectors.board_version()  # read once here: the threads use what this process read
+    computed = []
+
+    def slow_page() -> str:
+        computed.append(threading.get_ident())
+        time.sleep(0.5)
+        return "the page"
+
+    pages = []
+    requests = [
+        threading.Thread(target=lambda: pages.append(selectors.board_cached("slow", {}, slow_page)))
+        for _ in range(4)
+    ]
+    for request in requests:
+        request.start()
+    for request in requests:
+        request.join()
+
+    assert pages == ["the page"] * 4
+    assert len(computed) == 1

@@ -144,6 +144,7 @@ def test_a_cpu_runs_page_says_process_memory_and_shows_no_gpu_memory_chart(
     assert 'id="memory-chart"' not in config_page and "extra GPU memory" not in config_page
 
     Run.objects.update(peak_memory_bytes=0)
+    services.raise_board_version()
     run_page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "Peak memory" not in run_page and "0.0 GiB" not in run_page
 
