@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scipy.stats import chi2_contingency
 
 from runner.benchmark import run_benchmark
 from runner.config import parse_config
@@ -169,16 +170,26 @@ def test_self_draft_on_real_weights_is_graded_against_its_own_baseline(real_mode
 @needs_real_model
 def test_acceptance_differs_by_task_category(real_models_dir, engine):
     config = example("real-categories.json")
-    config["protocol"] |= {"categories": ["code", "question-answering", "multi-turn-chat"]}
+    # Enough drafted tokens per category (about 150) for a difference to be told from chance.
+    config["protocol"] |= {
+        "categories": ["code", "question-answering", "multi-turn-chat"],
+        "prompts_per_category": 4,
+        "output_tokens": 96,
+    }
     result = measure(config, real_models_dir, engine, with_baseline=False)
     points = {point["category"]: point for point in result["points"]}
 
     assert list(points) == ["code", "question-answering", "multi-turn-chat"]
-    by_category = {}
+    counts = {}
     for category, point in points.items():
         mine = [r for r in result["requests"] if r["category"] == category]
         drafted = sum(r["draft_n"] for r in mine)
         accepted = sum(r["draft_n_accepted"] for r in mine)
-        assert point["acceptance_rate"] == (accepted / drafted if drafted else None)
-        by_category[category] = accepted / drafted if drafted else 0.0
-    assert max(by_category.values()) - min(by_category.values()) > 0.2, by_category
+        assert drafted > 0, category
+        assert point["acceptance_rate"] == accepted / drafted
+        counts[category] = [accepted, drafted - accepted]
+    # Different tasks, different acceptance: the categories' accepted and rejected draft tokens
+    # are not one population (a chi-square test of independence). A fixed gap between the
+    # highest and lowest rate would depend on the CPU's numerics: 0.18 on an AMD EPYC host.
+    p_value = chi2_contingency(list(counts.values())).pvalue
+    assert p_value < 0.01, (counts, p_value)
