@@ -19,6 +19,9 @@ from leaderboard.models import BoardVersion
 
 # The counter as this process last read it, and when: (monotonic seconds, (value, row_set)).
 _seen: tuple[float, tuple[int, int]] | None = None
+# How many times this process was told to forget the counter: the copies of cached pages it
+# keeps in memory (selectors.cache) belong to one of these, so forgetting drops them too.
+_epoch = 0
 
 
 def current() -> tuple[int, int]:
@@ -39,9 +42,16 @@ def current() -> tuple[int, int]:
 
 
 def forget() -> None:
-    """Make this process read the counter again (after it raised it itself)."""
-    global _seen
+    """Make this process read the counter again (after it raised it itself), and drop the
+    copies of cached pages it kept."""
+    global _seen, _epoch
     _seen = None
+    _epoch += 1
+
+
+def epoch() -> int:
+    """How many times this process forgot the counter (see `forget`)."""
+    return _epoch
 
 
 def raise_version(*, row_set: bool = False) -> None:

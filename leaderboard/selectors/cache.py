@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 
 from django.conf import settings
 from django.core.cache import cache
 
 from leaderboard.board_version import current as board_version
+from leaderboard.board_version import epoch as board_epoch
 from leaderboard.board_version import forget as forget_board_version
 
 __all__ = ["board_cache_key", "board_cached", "board_version", "forget_board_version"]
@@ -31,6 +34,12 @@ _MISSING = object()
 COMPUTE_SECONDS = 30
 WAIT_SECONDS = 10.0
 WAIT_STEP_SECONDS = 0.05
+# Each process keeps its own copy of the reads it used last (a key names one version of the
+# board, so what it holds never changes): a page served from memory costs no round trip to the
+# shared cache, each of which also waited for the interpreter lock behind busy threads.
+KEPT_READS = 256
+_KEPT: OrderedDict[tuple[int, str], tuple[float, object]] = OrderedDict()
+_KEPT_LOCK = threading.Lock()
 
 
 def board_cache_key(name: str, params: dict, *, row_set_only: bool = False) -> str:
@@ -50,11 +59,16 @@ def board_cached[T](
     makes every cached page miss at once; `row_set_only` reads (row counts, filter choices) miss
     only when rows come, go or leave the ranking. The timeout only bounds edits made outside the
     services. Requests that miss the same read at once compute it once: the first computes, the
-    others wait for its result (up to WAIT_SECONDS, then compute it themselves).
+    others wait for its result (up to WAIT_SECONDS, then compute it themselves). Each process
+    also keeps the last KEPT_READS reads it used in memory, for as long as the shared cache does.
     """
     key = board_cache_key(name, params, row_set_only=row_set_only)
+    found = _kept(key)
+    if found is not _MISSING:
+        return found
     found = cache.get(key, _MISSING)
     if found is not _MISSING:
+        _keep(key, found)
         return found
     # One request computes a miss; the others asking for it meanwhile (every client of a page
     # misses at once when the board changes) wait for its result instead of each computing it
@@ -71,7 +85,28 @@ def board_cached[T](
     try:
         found = compute()
         cache.set(key, found, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+        _keep(key, found)
     finally:
         if computing:
             cache.delete(lock)
     return found
+
+
+def _kept(key: str) -> object:
+    """This process's copy of a cached read, or _MISSING (none, expired, or forgotten)."""
+    with _KEPT_LOCK:
+        kept = _KEPT.get((board_epoch(), key))
+    if kept is None or kept[0] < time.monotonic():
+        return _MISSING
+    return kept[1]
+
+
+def _keep(key: str, value: object) -> None:
+    with _KEPT_LOCK:
+        _KEPT[(board_epoch(), key)] = (
+            time.monotonic() + settings.SPECBOARD_BOARD_CACHE_SECONDS,
+            value,
+        )
+        _KEPT.move_to_end((board_epoch(), key))
+        while len(_KEPT) > KEPT_READS:
+            _KEPT.popitem(last=False)
