@@ -7,7 +7,7 @@ request its view has already parsed and validated, so a view only parses, calls 
 - `config_page`: a config's rows and a page of its runs, its one best run (the run its best row
   stores: the verdicts' rule) and that run's figures (energy, acceptance by position and its
   spread), the memory trade-off, the concurrency and categories figures, and whether it can be
-  run again.
+  run again; `config_page_key`, like `run_page_key`, what that page shows, from cached reads.
 - `run_page`: a page of a run's request records, each with its point's label, its energy and
   spread, and whether its engine release is stale; `run_page_key` names everything that page
   shows, from cached reads alone, for its view to cache the rendering under.
@@ -41,6 +41,7 @@ from leaderboard.selectors.board_charts import speedup_chart
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.catalogue import (
     best_entry,
+    config_by_key,
     config_entries,
     config_runs,
     point_labels,
@@ -216,9 +217,29 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
     }
 
 
-def config_runs_count(*, config: Config) -> int:
-    """How many runs a config has, counted once per change of the board."""
-    return board_cached("config-runs", {"config": config.pk}, lambda: config.runs.count())
+def config_page_key(*, key: str, runs_page: int, page_size: int) -> dict | None:
+    """Everything a config's page shows, for its view to cache the rendering under (with the
+    board's version, `board_cached`), from cached reads alone, so a page served from the cache
+    costs no query: the config, its label (the page's title), whether it can be run again
+    (registering a model raises the version) and the page of runs shown (a number past the
+    last is the last); None for no such config."""
+    head = board_cached("config-head", {"key": key}, lambda: _config_head(key))
+    if head is None:
+        return None
+    pages = max(1, -(-head["runs"] // page_size))
+    return head | {"runs_page": min(max(runs_page, 1), pages)}
+
+
+def _config_head(key: str) -> dict | None:
+    config = config_by_key(key=key)
+    if config is None:
+        return None
+    return {
+        "config": config.pk,
+        "label": config.label,
+        "runs": config.runs.count(),
+        "rerun": rerun_source(config=config).problem,
+    }
 
 
 def run_page_key(*, run_id: int, requests_page: int, page_size: int) -> dict | None:

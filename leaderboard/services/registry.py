@@ -234,6 +234,8 @@ def register_model(
     if not model.test_weights and info.test_weights:
         mark_test_weights(models=[model])
         model.test_weights = True
+    # A config page's "Run this again" follows the registered models: its cached copy goes.
+    raise_board_version()
     return model
 
 

@@ -2,8 +2,8 @@
 run's page (a page of its requests) and its per-request downloads as CSV and JSON.
 
 Both pages are rendered once per change of the board and served from the page cache until then,
-as the front page is; only the site header around them is rendered per request, and a run's
-page served so costs no query. What a miss costs is bounded too: a hundred runs or requests a page, and
+as the front page is; only the site header around them is rendered per request, and a page
+served so costs no query. What a miss costs is bounded too: a hundred runs or requests a page, and
 the figures read from a run's stored result computed once (`selectors.run_figures`)."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from leaderboard import exports, selectors
-from leaderboard.models import Config
 from leaderboard.query import whole_number
 
 RUNS_PAGE_SIZE = 100
@@ -30,25 +29,24 @@ def _page_number(request: HttpRequest, name: str) -> int:
 
 @require_safe
 def config_detail(request: HttpRequest, key: str) -> HttpResponse:
+    # A page served from the cache costs no query: what it depends on is cached too.
+    view = selectors.config_page_key(
+        key=key, runs_page=_page_number(request, "runs_page"), page_size=RUNS_PAGE_SIZE
+    )
+    if view is None:
+        raise Http404("no such config")
+    body = selectors.board_cached(
+        "config-page", view, lambda: _config_html(key=key, runs_page=view["runs_page"])
+    )
+    return render(
+        request, "leaderboard/config_detail.html", {"label": view["label"], "body": mark_safe(body)}
+    )
+
+
+def _config_html(*, key: str, runs_page: int) -> str:
     config = selectors.config_by_key(key=key)
     if config is None:
         raise Http404("no such config")
-    pages = max(1, -(-selectors.config_runs_count(config=config) // RUNS_PAGE_SIZE))
-    view = {
-        "config": config.pk,
-        "runs_page": min(_page_number(request, "runs_page"), pages),
-        # Whether it can be run again follows the registered models, not the board.
-        "rerun": selectors.rerun_source(config=config).problem,
-    }
-    body = selectors.board_cached(
-        "config-page", view, lambda: _config_html(config=config, runs_page=view["runs_page"])
-    )
-    return render(
-        request, "leaderboard/config_detail.html", {"config": config, "body": mark_safe(body)}
-    )
-
-
-def _config_html(*, config: Config, runs_page: int) -> str:
     page = selectors.config_page(config=config, runs_page=runs_page, page_size=RUNS_PAGE_SIZE)
     return render_to_string(CONFIG_TEMPLATE, {"config": config} | page)
 
