@@ -6,6 +6,7 @@ migration 0019, which re-keys the rows made before."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -64,7 +65,8 @@ def test_an_unpublished_uploads_key_is_no_hash_over_any_user_name(
     config = upload(make_result, user, [100.0, 110.0], publish_name=False)
 
     assert names_it(config, django_user_model) == set()
-    assert "ada" not in public_text(config)
+    # As a word: a random hex key may hold the letters a, d, a (ada1f46e...).
+    assert not re.search(r"\bada\b", public_text(config))
     assert all(run.provenance["uploaded_by"] is None for run in config.runs.all())
 
 
