@@ -270,8 +270,8 @@ def main() -> int:
     figures: dict[str, str] = {
         "web server": (
             f"gunicorn leaderboard.asgi -c python:leaderboard.gunicorn_conf: "
-            f"{gunicorn_conf.workers} workers, worker class {gunicorn_conf.worker_class}, "
-            f"{getattr(gunicorn_conf, 'threads', 1)} threads; {os.cpu_count()} CPUs"
+            f"{gunicorn_conf.workers} workers, worker class {gunicorn_conf.worker_class}; "
+            f"{os.cpu_count()} CPUs"
         ),
         "database": args.database_url.split("://")[0],
     }
