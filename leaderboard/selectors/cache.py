@@ -36,7 +36,8 @@ WAIT_SECONDS = 10.0
 WAIT_STEP_SECONDS = 0.05
 # Each process keeps its own copy of the reads it used last (a key names one version of the
 # board, so what it holds never changes): a page served from memory costs no round trip to the
-# shared cache, each of which also waited for the interpreter lock behind busy threads.
+# shared cache, each of which also waited for the interpreter lock behind busy threads. Every
+# cached page is bounded (a hundred rows or so, 150 KB at most today), so this holds tens of MB.
 KEPT_READS = 256
 _KEPT: OrderedDict[tuple[int, str], tuple[float, object]] = OrderedDict()
 _KEPT_LOCK = threading.Lock()
