@@ -25,7 +25,6 @@ there). The last line is the headline: the front page's p99 with 8 clients on th
 from __future__ import annotations
 
 import argparse
-import atexit
 import functools
 import json
 import os
@@ -34,7 +33,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -49,6 +47,7 @@ from bench.site_load import (  # noqa: E402 (the repository on the path first)
     free_port,
     fresh_database,
     log,
+    scratch_with_redis,
     wait_for_http,
     wrk,
 )
@@ -213,17 +212,7 @@ def main() -> int:
     args = parser.parse_args()
     ensure_wrk()
 
-    scratch = tempfile.mkdtemp(prefix="specboard-pages-")
-    from runner.gguf.tiny_models import write_fixtures
-
-    models_dir = next(iter(write_fixtures(Path(scratch) / "models").values())).parent
-    redis_port = free_port()
-    redis_server = subprocess.Popen(
-        ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""]
-        + ["--appendonly", "no", "--dir", scratch],
-        stdout=subprocess.DEVNULL,
-    )
-    atexit.register(redis_server.kill)
+    scratch, models_dir, redis_server, redis_port = scratch_with_redis(prefix="specboard-pages-")
     environment = os.environ | {
         "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
         "DATABASE_URL": args.database_url,

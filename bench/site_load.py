@@ -59,6 +59,23 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def scratch_with_redis(*, prefix: str) -> tuple[str, Path, subprocess.Popen, int]:
+    """A scratch folder holding the tiny test models, and a throwaway redis-server on a free
+    port (killed at exit too): the folder, the models' directory, the server and its port."""
+    scratch = tempfile.mkdtemp(prefix=prefix)
+    from runner.gguf.tiny_models import write_fixtures
+
+    models_dir = next(iter(write_fixtures(Path(scratch) / "models").values())).parent
+    redis_port = free_port()
+    redis_server = subprocess.Popen(
+        ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""]
+        + ["--appendonly", "no", "--dir", scratch],
+        stdout=subprocess.DEVNULL,
+    )
+    atexit.register(redis_server.kill)
+    return scratch, models_dir, redis_server, redis_port
+
+
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -717,17 +734,7 @@ def main() -> int:
     args = parser.parse_args()
     ensure_wrk()
 
-    scratch = tempfile.mkdtemp(prefix="specboard-site-")
-    from runner.gguf.tiny_models import write_fixtures
-
-    models_dir = next(iter(write_fixtures(Path(scratch) / "models").values())).parent
-    redis_port = free_port()
-    redis_server = subprocess.Popen(
-        ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""]
-        + ["--appendonly", "no", "--dir", scratch],
-        stdout=subprocess.DEVNULL,
-    )
-    atexit.register(redis_server.kill)
+    scratch, models_dir, redis_server, redis_port = scratch_with_redis(prefix="specboard-site-")
     broker_url = f"redis://127.0.0.1:{redis_port}/0"
     environment = os.environ | {
         "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
