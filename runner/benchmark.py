@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from runner import energy, protocols, stats
+from runner import energy, output_length, protocols, stats
 from runner.compatibility import check_pair, memory_problems
 from runner.config import BenchmarkConfig, ConcurrencyProtocol
 from runner.engines.build import Engine, locate
@@ -669,7 +669,9 @@ def run_benchmark(
     section = functools.partial(_section, engine=engine, target=target)
     measured = sides["speculative"]
     outputs = [record["output_tokens"] for record in measured.records]
-    points = stats.depth_points(config, measured.records)
+    points = output_length.with_generated_tokens(
+        config, stats.depth_points(config, measured.records), measured.records
+    )
     baseline = pairing = None
     if pair:
         baseline_measured = sides["baseline"]
@@ -677,7 +679,11 @@ def run_benchmark(
             baseline_config,
             baseline_measured,
             draft=None,
-            points=stats.depth_points(baseline_config, baseline_measured.records),
+            points=output_length.with_generated_tokens(
+                baseline_config,
+                stats.depth_points(baseline_config, baseline_measured.records),
+                baseline_measured.records,
+            ),
             pairing=None,
         )
         pairing = pair_with_baseline(
@@ -688,6 +694,8 @@ def run_benchmark(
             synthetic=config.is_synthetic,
             baseline_divergences=baseline_measured.divergences,
         )
+        # An output length's speedup interval (runner.output_length); other protocols' as is.
+        points = output_length.with_speedup_intervals(config, points, baseline["points"])
     result = section(config, measured, draft=draft, points=points, pairing=pairing)
     result["summary"] |= {
         "speedup": pairing.speedup if pairing else None,

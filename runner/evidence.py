@@ -34,6 +34,7 @@ from runner import protocols, stats
 from runner.config import ENGINE_DEFAULT_N_MAX, MAX_N_MAX, NGRAM_TYPES, BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
 from runner.fidelity import fidelity_grade
+from runner.output_length import output_length_problem
 from runner.pairing import combined_speedup, crossover_concurrency, point_speed
 from runner.roofline import ROOFLINE_FIGURES, derived_roofline, legacy_roofline
 
@@ -138,6 +139,7 @@ def evidence_problem(result: dict[str, Any]) -> str | None:
         or crossover_problem(result)
         or roofline_problem(result)
         or fidelity_problem(result)
+        or output_length_problem(result)
     )
 
 

@@ -112,8 +112,9 @@ def point_speed(point: dict[str, Any]) -> float | None:
     return _mean_of(point, "decode_tokens_per_second")
 
 
-def _point_key(point: dict[str, Any]) -> tuple[Any, Any]:
-    return point["input_tokens"], point.get("concurrency")
+def _point_key(point: dict[str, Any]) -> tuple[Any, Any, Any]:
+    # The output length too: an output-length sweep's points share their input length.
+    return point["input_tokens"], point.get("output_tokens"), point.get("concurrency")
 
 
 def depth_speedups(points: object, baseline_points: object) -> list[float | None]:

@@ -230,6 +230,11 @@ class Point(_Strict):
     ttft_ms: Statistics | None = None
     # The categories protocol: the prompt category.
     category: ShortText | None = None
+    # The output-length protocol (runner.output_length): the tokens the point's measured requests
+    # generated, and on the measured config's points the speedup's 95% interval (delta method).
+    generated_tokens: Statistics | None = None
+    speedup_ci95_low: Amount | None = None
+    speedup_ci95_high: Amount | None = None
 
 
 class Roofline(_Strict):

@@ -20,6 +20,8 @@ MAX_REQUEST_TOKENS = 131_072
 # engine's own ceiling is LLAMA_MAX_SEQ = 256 sequences in b11434.
 MAX_CONCURRENCY = 64
 MAX_CONCURRENCY_LEVELS = 16
+# Output lengths the output-length protocol measures at most in one run.
+MAX_OUTPUT_LENGTHS = 8
 
 QUICK_PROMPT = (
     "Write a Python program to find the nth Fibonacci number using recursion. "
@@ -227,7 +229,71 @@ class CategoriesProtocol(_Strict):
         return self.output_tokens + max(len(p.encode()) // 2 for p in prompts) + 64
 
 
+def _seed_output_lengths() -> list[int]:
+    return [64, 256, 1024, 2048]
+
+
+class OutputLengthProtocol(_Strict):
+    """Output length varies, input length is fixed: how a speedup moves with the tokens asked.
+
+    Per length, ``warmup`` then ``requests`` requests of exact token-id prompts (as the depth
+    protocol's), each forced to its length (``ignore_eos``, runner.protocols.plans.RequestSpec),
+    so every request generates exactly the tokens asked; the records' ``predicted_n`` say so
+    and each point's ``generated_tokens`` is derived from them (runner.evidence).
+    """
+
+    name: Literal["output-length"] = "output-length"
+    input_tokens: int = Field(strict=True, default=512, ge=1, le=MAX_REQUEST_TOKENS)
+    # After the input length, so that the lengths' check can see the context they need.
+    output_lengths: list[Annotated[int, Field(strict=True)]] = Field(
+        default_factory=_seed_output_lengths, max_length=MAX_OUTPUT_LENGTHS
+    )
+    requests: int = Field(strict=True, default=5, ge=1, le=200)
+    warmup: int = Field(strict=True, default=1, ge=0, le=20)
+    seed: int = Field(strict=True, default=42, ge=0, le=2**31 - 1)
+
+    @field_validator("output_lengths")
+    @classmethod
+    def _lengths_the_context_holds(cls, lengths: list[int], info: ValidationInfo) -> list[int]:
+        if not lengths:
+            raise ValueError("give at least one output length")
+        for length in lengths:
+            if not 1 <= length <= MAX_REQUEST_TOKENS:
+                raise ValueError(
+                    f"output length {length} must lie between 1 and {MAX_REQUEST_TOKENS}"
+                )
+        if any(later <= earlier for earlier, later in zip(lengths, lengths[1:], strict=False)):
+            raise ValueError("output lengths must be strictly increasing, without duplicates")
+        if "input_tokens" in info.data:
+            needed = info.data["input_tokens"] + max(lengths) + 16
+            if needed > MAX_CONTEXT:
+                raise ValueError(
+                    f"{info.data['input_tokens']} tokens in and {max(lengths)} out need "
+                    f"{needed} tokens of context, above {MAX_CONTEXT}"
+                )
+        return lengths
+
+    def required_context(self) -> int:
+        return self.input_tokens + max(self.output_lengths) + 16
+
+    @property
+    def points(self) -> list[SweepPoint]:
+        return [
+            SweepPoint(
+                input_tokens=self.input_tokens,
+                output_tokens=length,
+                requests=self.requests,
+                warmup=self.warmup,
+            )
+            for length in self.output_lengths
+        ]
+
 Protocol = Annotated[
-    QuickProtocol | ContextSweepProtocol | DepthProtocol | ConcurrencyProtocol | CategoriesProtocol,
+    QuickProtocol
+    | ContextSweepProtocol
+    | DepthProtocol
+    | ConcurrencyProtocol
+    | CategoriesProtocol
+    | OutputLengthProtocol,
     Field(discriminator="name"),
 ]
