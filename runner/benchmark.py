@@ -601,6 +601,7 @@ def _section(
         "engine_seconds": measured.held_seconds,
         "load_seconds": measured.load_seconds,
         "harness_overhead_seconds": measured.harness_overhead_seconds,
+        "latency": stats.latency_figures(measured.records),
     }
     summary |= energy.energy_figures(measured.records)
     return {

@@ -17,6 +17,11 @@ concurrency protocol a wave's verify steps and per-position counts come from one
 counts (``runner.engines.concurrent``): a level's and the summary's tau are measurements and
 checked; one request's share is not, and its own ``tau`` is null.
 
+Latency (``runner.stats.latency_figures``): a section's and each point's TTFT, TPOT, inter-token
+and end-to-end percentiles and goodput are derived from the measured requests' own clocks and
+streamed chunk arrivals, at the TPOT objective the claim states, and a contradicting claim is
+refused; each request's chunk arrivals are checked against its clocks and its TPOT against them.
+
 A statistic of one value has no spread. ``runner.stats.summarize`` gives it a null stdev and a
 null interval; files written before that carry stdev 0.0 and ci95_low == ci95_high == the mean.
 Both forms are accepted for n = 1, each whole (a null stdev with a zero-width interval is
@@ -308,6 +313,8 @@ def section_evidence_problem(section: dict[str, Any]) -> str | None:
         claimed = summary["joules_per_accepted_token"]
         if found := _disagreement("summary.joules_per_accepted_token", claimed, legacy):
             return found
+    if found := _latency_disagreement("summary.latency", summary.get("latency"), records):
+        return found
     if not points:
         return None  # A section without per-depth points claims no more figures to check.
     by_point: dict[int, list[dict[str, Any]]] = {}
@@ -323,6 +330,8 @@ def section_evidence_problem(section: dict[str, Any]) -> str | None:
                 return found
         if found := _labels_problem(index, point, mine):
             return found
+        if found := _latency_disagreement(f"points.{index}.latency", point.get("latency"), mine):
+            return found
         if point.get("concurrency") is not None:
             level = stats.concurrency_figures(mine)
             for name in CONCURRENCY_FIGURES:
@@ -330,6 +339,21 @@ def section_evidence_problem(section: dict[str, Any]) -> str | None:
                 if found := _disagreement(f"points.{index}.{name}", claimed, level[name]):
                     return found
     return None
+
+
+def _latency_disagreement(
+    path: str, claimed: dict[str, Any] | None, records: list[dict[str, Any]]
+) -> str | None:
+    """Whether claimed latency percentiles and goodput are what the requests give
+    (``runner.stats.latency_figures`` at the claim's own TPOT objective); a result recorded
+    before latency was measured claims none, and nothing is checked."""
+    if claimed is None:
+        return None
+    objective = (claimed.get("goodput") or {}).get("tpot_ms_objective")
+    if not isinstance(objective, int | float) or not objective > 0:
+        return f"{path}.goodput.tpot_ms_objective is {_shown(objective)}, not a positive number"
+    derived = stats.latency_figures(records, tpot_ms_objective=float(objective))
+    return _disagreement(path, claimed, derived)
 
 
 def derived_speedup(result: dict[str, Any]) -> float | None:
@@ -491,7 +515,48 @@ def request_problem(record: dict[str, Any]) -> str | None:
             f"ttft_ms is {_shown(ttft)}, but the first token came after prompt_ms "
             f"{_shown(record['prompt_ms'])} of prompt processing"
         )
-    return _positions_problem(record) or _tau_problem(record) or _tokens_problem(record)
+    return (
+        _positions_problem(record)
+        or _tau_problem(record)
+        or _tokens_problem(record)
+        or _latency_problem(record)
+    )
+
+
+def _latency_problem(record: dict[str, Any]) -> str | None:
+    """Whether a streamed request's chunk arrivals fit its own clocks and tokens (in order,
+    within its wall time, no more chunks than tokens, the first its time to first token) and
+    its time per output token is what its clocks give (``runner.stats.request_tpot_ms``)."""
+    arrivals, wall = record.get("chunk_arrival_ms"), record["wall_ms"]
+    if arrivals:
+        if any(later < earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)):
+            return "chunk_arrival_ms must not decrease: chunks arrive in order"
+        if arrivals[-1] > wall + _slack(wall):
+            return (
+                f"chunk_arrival_ms ends at {_shown(arrivals[-1])}, after the request's wall_ms "
+                f"{_shown(wall)}"
+            )
+        if len(arrivals) > record["predicted_n"]:
+            return (
+                f"chunk_arrival_ms has {len(arrivals)} chunks, but a chunk carries at least one "
+                f"token and predicted_n is {record['predicted_n']}"
+            )
+        ttft = record["ttft_ms"]
+        if ttft is None or not _close(ttft, arrivals[0]):
+            return (
+                f"ttft_ms is {_shown(ttft)}, but the first chunk arrived at {_shown(arrivals[0])}"
+            )
+    claimed = record.get("tpot_ms")
+    if claimed is None:
+        return None  # Not claimed (records written before it was).
+    derived = stats.request_tpot_ms(record)
+    if derived is None or not _close(claimed, derived):
+        return (
+            f"tpot_ms is {_shown(claimed)}, but its wall_ms {_shown(wall)}, ttft_ms "
+            f"{_shown(record['ttft_ms'])} and predicted_n {record['predicted_n']} give "
+            f"{_shown(derived)} ((wall - TTFT) / (n - 1))"
+        )
+    return None
 
 
 def draft_length_bound(config: BenchmarkConfig) -> int:

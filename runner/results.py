@@ -54,6 +54,9 @@ MAX_FIGURE = 1e15
 MAX_REQUESTS = 100_000
 MAX_POINTS = 64
 MAX_LOG_CHARS = 65_536
+# One streamed request's content chunks, and a section's latency samples (every chunk gap).
+MAX_TOKENS_STREAMED = 1_000_000
+MAX_LATENCY_SAMPLES = MAX_REQUESTS * MAX_TOKENS_STREAMED
 SHOWN_ERRORS = 3
 STATISTIC_FIGURES = ("mean", "median", "stdev", "min", "max", "ci95_low", "ci95_high")
 
@@ -132,6 +135,102 @@ class Statistics(_Strict):
         return self
 
 
+class Percentiles(_Strict):
+    """n, mean, p50, p90, p99 and max of some latencies in ms, as
+    ``runner.stats.latency_percentiles`` computes them (linear between the closest ranks):
+    every figure null for no values, and the percentiles in order."""
+
+    n: Annotated[int, Field(ge=0, le=MAX_LATENCY_SAMPLES)]
+    mean: Amount | None
+    p50: Amount | None
+    p90: Amount | None
+    p99: Amount | None
+    max: Amount | None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Percentiles:
+        figures = [self.mean, self.p50, self.p90, self.p99, self.max]
+        if self.n == 0 and any(figure is not None for figure in figures):
+            raise ValueError("percentiles of no values must all be null")
+        if self.n > 0 and any(figure is None for figure in figures):
+            raise ValueError(f"percentiles of {self.n} values need every figure")
+        ordered = [self.p50, self.p90, self.p99, self.max]
+        if self.n > 0 and ordered != sorted(ordered):  # type: ignore[type-var]
+            raise ValueError("p50, p90, p99 and max must not decrease")
+        return self
+
+
+class Goodput(_Strict):
+    """``runner.stats.goodput``: of the requests with a time per output token, how many met the
+    stated objective (TPOT <= tpot_ms_objective), their share and its Wilson 95% interval."""
+
+    tpot_ms_objective: Annotated[float, Field(allow_inf_nan=False, gt=0, le=MAX_FIGURE)]
+    requests: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
+    met: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
+    share: Share | None
+    ci95_low: Share | None
+    ci95_high: Share | None
+
+    @model_validator(mode="after")
+    def _met_among_the_requests(self) -> Goodput:
+        if self.met > self.requests:
+            raise ValueError(f"met {self.met} is above requests {self.requests}")
+        return self
+
+
+class Latency(_Strict):
+    """``runner.stats.latency_figures``: what a serving user waits, per request (time to first
+    token, time per output token = (e2e - TTFT) / (output tokens - 1), end-to-end latency) and
+    per streamed content chunk (inter-token latency: the gap between successive chunks, near 0
+    for the tokens one speculative verify step yields together), and the goodput."""
+
+    ttft_ms: Percentiles
+    tpot_ms: Percentiles
+    itl_ms: Percentiles
+    e2e_ms: Percentiles
+    goodput: Goodput
+
+
+class QualityScore(_Strict):
+    """One quality-protocol request scored (``runner.quality.score``): its task, the expected
+    answer (computed by the project), the output text, the answer extracted from it and whether
+    it is correct. ``runner.evidence`` regenerates the task and scores the text again."""
+
+    task_id: ShortText
+    kind: ShortText
+    expected: ShortText
+    output_text: Text
+    extracted: ShortText
+    correct: bool
+
+
+class QualityFigures(_Strict):
+    """``runner.stats.accuracy_figures``: a section's tasks, correct answers, accuracy (their
+    share) and its Wilson 95% interval, from its records' scores."""
+
+    tasks: Annotated[int, Field(ge=1, le=MAX_REQUESTS)]
+    correct: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
+    accuracy: Share
+    ci95_low: Share
+    ci95_high: Share
+
+
+class QualityDifference(_Strict):
+    """``runner.stats.quality_difference``: the config's accuracy minus its paired baseline's on
+    the same tasks: the pair counts, the difference, Newcombe's paired 95% interval and
+    McNemar's exact p-value."""
+
+    pairs: Annotated[int, Field(ge=1, le=MAX_REQUESTS)]
+    both_correct: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
+    only_speculative_correct: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
+    only_baseline_correct: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
+    neither_correct: Annotated[int, Field(ge=0, le=MAX_REQUESTS)]
+    difference: Annotated[float, Field(allow_inf_nan=False, ge=-1, le=1)]
+    ci95_low: Annotated[float, Field(allow_inf_nan=False, ge=-1, le=1)]
+    ci95_high: Annotated[float, Field(allow_inf_nan=False, ge=-1, le=1)]
+    mcnemar_p: Share
+
+
 class RequestRecord(_Strict):
     """One measured request, as ``runner.engines.measure.build_record`` defines its figures."""
 
@@ -175,6 +274,10 @@ class RequestRecord(_Strict):
     round: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)] | None = None
     concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
     category: ShortText | None = None
+    # A streamed request: when each content chunk arrived, in ms after it was sent (the first is
+    # its ttft_ms); null for a whole response. Its time per output token (runner.stats).
+    chunk_arrival_ms: Annotated[list[Amount], Field(max_length=MAX_TOKENS_STREAMED)] | None = None
+    tpot_ms: Amount | None = None
 
     @model_validator(mode="after")
     def _accepted_were_drafted(self) -> RequestRecord:
@@ -235,6 +338,9 @@ class Point(_Strict):
     generated_tokens: Statistics | None = None
     speedup_ci95_low: Amount | None = None
     speedup_ci95_high: Amount | None = None
+
+    # The point's latency percentiles and goodput; absent in results recorded before.
+    latency: Latency | None = None
 
 
 class Roofline(_Strict):
@@ -319,6 +425,8 @@ class Summary(_Strict):
     # memory (peak_memory_bytes is the peak of their total at one moment) and its energy
     # (energy_joules is their sum).
     gpus: Annotated[list[GpuFigures], Field(min_length=1, max_length=MAX_GPUS)] | None = None
+    # The section's latency percentiles and goodput; absent in results recorded before.
+    latency: Latency | None = None
 
     @model_validator(mode="after")
     def _accepted_were_drafted(self) -> Summary:

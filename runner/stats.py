@@ -8,7 +8,9 @@ degenerated (``is_degenerate``, which the service calls on uploaded records too)
 a section's summary that its request records decide, and the points of a protocol: per depth,
 per concurrency level (with each round's aggregate throughput: all its generated tokens over its
 wall time, the wall time of its slowest request, since a wave's requests are sent together) or
-per prompt category.
+per prompt category; and the latency a serving user weighs (``latency_figures``: time to first
+token, time per output token, inter-token latency and end-to-end latency as p50 / p90 / p99 from
+per-request samples, and the goodput at a TPOT objective), per section and per point.
 """
 
 from __future__ import annotations
@@ -270,6 +272,7 @@ def depth_points(config: BenchmarkConfig, records: Sequence[dict]) -> list[dict[
                 "speedup": None,
             }
             | dict.fromkeys(LABELLED_POINT_FIELDS)
+            | {"latency": latency_figures(mine)}
         )
     return points
 
@@ -294,6 +297,7 @@ def _labelled_points(
             "tau": tau,
             "speedup": None,
         } | dict.fromkeys(LABELLED_POINT_FIELDS)
+        point["latency"] = latency_figures(mine)
         if isinstance(protocol, ConcurrencyProtocol):
             point |= {"input_tokens": protocol.input_tokens, "concurrency": label}
             point |= concurrency_figures(mine)
@@ -301,3 +305,113 @@ def _labelled_points(
             point["category"] = label
         points.append(point)
     return points
+
+
+# --- Latency as a serving user sees it --------------------------------------------------------
+
+# The percentiles every latency figure reports (aiperf's and MLPerf's p50 / p90 / p99).
+LATENCY_PERCENTILES = (50, 90, 99)
+# The goodput objective when none is stated: a request is good when its time per output token
+# is at most this (about 20 tok/s per user, a common interactive target).
+DEFAULT_TPOT_OBJECTIVE_MS = 50.0
+# Two-sided 95% normal quantile for the Wilson interval of a share.
+_Z95 = 1.959963984540054
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0-100) of some values, linear between the closest ranks (numpy's
+    default, Hyndman and Fan's type 7, what aiperf reports); None for no values."""
+    data = sorted(float(v) for v in values)
+    if not data:
+        return None
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"a percentile is between 0 and 100, not {q}")
+    position = (len(data) - 1) * q / 100.0
+    below = math.floor(position)
+    above = min(below + 1, len(data) - 1)
+    weight = position - below
+    return data[below] + weight * (data[above] - data[below])
+
+
+def latency_percentiles(values: Sequence[float]) -> dict[str, float | int | None]:
+    """n, mean, p50, p90, p99 and max of some latencies (``percentile``); all None for none."""
+    data = [float(v) for v in values]
+    figures: dict[str, float | int | None] = {"n": len(data)}
+    figures["mean"] = statistics.fmean(data) if data else None
+    for q in LATENCY_PERCENTILES:
+        figures[f"p{q}"] = percentile(data, q)
+    figures["max"] = max(data) if data else None
+    return figures
+
+
+def request_tpot_ms(record: Mapping[str, Any]) -> float | None:
+    """Time per output token of one request: (end-to-end latency - time to first token) over the
+    tokens after the first, (wall_ms - ttft_ms) / (predicted_n - 1); None without a time to first
+    token or with fewer than two tokens."""
+    ttft, wall, tokens = record.get("ttft_ms"), record.get("wall_ms"), record.get("predicted_n")
+    if ttft is None or wall is None or not tokens or tokens < 2:
+        return None
+    return max(float(wall) - float(ttft), 0.0) / (tokens - 1)
+
+
+def inter_token_gaps_ms(record: Mapping[str, Any]) -> list[float]:
+    """Inter-token latencies of one streamed request: the gaps between the arrivals of its
+    successive content chunks (``chunk_arrival_ms``). With speculative decoding several tokens
+    of one verify step arrive together, so many gaps are near 0: a gap is per chunk received,
+    not per token decoded. Empty for a request that was not streamed."""
+    arrivals = record.get("chunk_arrival_ms") or []
+    return [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
+
+
+def wilson_interval(successes: int, trials: int) -> tuple[float | None, float | None]:
+    """The Wilson score 95% interval of a share; (None, None) for no trials."""
+    if trials <= 0:
+        return None, None
+    share = successes / trials
+    denominator = 1.0 + _Z95**2 / trials
+    centre = (share + _Z95**2 / (2 * trials)) / denominator
+    half = _Z95 * math.sqrt(share * (1 - share) / trials + _Z95**2 / (4 * trials**2)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def goodput(
+    records: Sequence[Mapping[str, Any]], *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+) -> dict[str, Any]:
+    """The share of requests that meet the objective TPOT <= ``tpot_ms_objective`` (aiperf's and
+    MLPerf's goodput, as a share of requests), over the requests that have a TPOT, with its
+    Wilson 95% interval; the objective travels with the figure."""
+    if not math.isfinite(tpot_ms_objective) or tpot_ms_objective <= 0:
+        raise ValueError(f"a TPOT objective is a positive number of ms, not {tpot_ms_objective}")
+    tpots = [tpot for tpot in (request_tpot_ms(r) for r in records) if tpot is not None]
+    met = sum(1 for tpot in tpots if tpot <= tpot_ms_objective)
+    low, high = wilson_interval(met, len(tpots))
+    return {
+        "tpot_ms_objective": float(tpot_ms_objective),
+        "requests": len(tpots),
+        "met": met,
+        "share": met / len(tpots) if tpots else None,
+        "ci95_low": low,
+        "ci95_high": high,
+    }
+
+
+def latency_figures(
+    records: Sequence[Mapping[str, Any]], *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+) -> dict[str, Any]:
+    """The latency a serving user weighs, from some requests: time to first token, time per
+    output token (``request_tpot_ms``) and end-to-end latency (client wall time) per request,
+    inter-token latency pooled over every gap of the streamed requests (``inter_token_gaps_ms``),
+    each as ``latency_percentiles``, and the goodput at a TPOT objective (``goodput``)."""
+    return {
+        "ttft_ms": latency_percentiles(
+            [r["ttft_ms"] for r in records if r.get("ttft_ms") is not None]
+        ),
+        "tpot_ms": latency_percentiles(
+            [tpot for tpot in (request_tpot_ms(r) for r in records) if tpot is not None]
+        ),
+        "itl_ms": latency_percentiles([gap for r in records for gap in inter_token_gaps_ms(r)]),
+        "e2e_ms": latency_percentiles(
+            [r["wall_ms"] for r in records if r.get("wall_ms") is not None]
+        ),
+        "goodput": goodput(records, tpot_ms_objective=tpot_ms_objective),
+    }

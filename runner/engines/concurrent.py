@@ -77,6 +77,7 @@ def wave_records(
             ttft_s=done.ttft_s,
             ttft_source="client stream" if spec.stream else "server prompt time",
             counters=counters,
+            chunk_arrival_s=done.chunk_arrival_s,
         )
         # Not a per-request measurement under concurrency (see the module).
         record["tau"] = None

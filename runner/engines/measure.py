@@ -24,11 +24,13 @@ import numpy as np
 from runner.errors import EngineResponseError
 from runner.fidelity import MARGIN_CANDIDATES, TopTwo, top_two_from_probabilities
 from runner.protocols import RequestSpec
-from runner.stats import decode_rate
+from runner.stats import decode_rate, request_tpot_ms
 
 # The longest cycle the repeating-tail check looks for: an output looping 150-200 tokens keeps a
 # high distinct 4-gram ratio, so the ratio alone misses it.
 MAX_REPEAT_PERIOD = 512
+# Chunk arrivals are kept in milliseconds to this many decimals: the microsecond.
+ARRIVAL_DECIMALS = 3
 
 _METRIC_LINE = re.compile(r'^llamacpp:(\w+)(?:\{position="(\d+)"\})?\s+([0-9.eE+\-]+)$')
 
@@ -133,6 +135,9 @@ class Completion:
     timings: dict
     wall_s: float
     ttft_s: float | None
+    # When each content chunk of a stream arrived, in seconds after the request was sent; None
+    # for a whole response.
+    chunk_arrival_s: list[float] | None = None
 
 
 def complete(
@@ -143,12 +148,14 @@ def complete(
     timings: dict = {}
     first_token_at: float | None = None
     last_chunk: dict | None = None
+    arrivals: list[float] | None = None
     started = time.perf_counter()
     if spec.stream:
         with client.stream(
             "POST", f"{base_url}/completion", json=spec.body(), timeout=timeout_s
         ) as response:
             _raise_for_status(response)
+            arrivals = []
             for line in response.iter_lines():
                 if not line.startswith("data: "):
                     continue
@@ -157,8 +164,10 @@ def complete(
                 if chunk.get("error"):
                     raise EngineResponseError(f"llama-server reported an error: {chunk['error']}")
                 if chunk.get("tokens"):
+                    arrived = time.perf_counter()
                     if first_token_at is None:
-                        first_token_at = time.perf_counter()
+                        first_token_at = arrived
+                    arrivals.append(arrived - started)
                     tokens.extend(chunk["tokens"])
                 if chunk.get("timings"):
                     timings = chunk["timings"]
@@ -182,6 +191,7 @@ def complete(
         timings=timings,
         wall_s=finished - started,
         ttft_s=(first_token_at - started) if first_token_at else None,
+        chunk_arrival_s=arrivals,
     )
 
 
@@ -200,6 +210,7 @@ def measure_request(
         ttft_s=done.ttft_s,
         ttft_source="client stream" if spec.stream else "server prompt time",
         counters=delta,
+        chunk_arrival_s=done.chunk_arrival_s,
     )
 
 
@@ -258,14 +269,21 @@ def build_record(
     ttft_s: float | None,
     counters: SpecCounters,
     ttft_source: str = "client stream",
+    chunk_arrival_s: Sequence[float] | None = None,
 ) -> dict:
     """One request's measurements, with the definitions the project uses."""
+    # A stream's chunk arrivals to the microsecond; its time to first token is the first of them.
+    arrivals = (
+        None
+        if chunk_arrival_s is None
+        else [round(moment * 1000.0, ARRIVAL_DECIMALS) for moment in chunk_arrival_s]
+    )
     predicted_n = int(timings.get("predicted_n", len(tokens)))
     predicted_ms = float(timings.get("predicted_ms", 0.0))
     steps = int(round(counters.verify_steps))
     accepted = int(round(counters.accepted_tokens))
     period, repeated = repeating_tail(tokens)
-    return {
+    record = {
         "phase": spec.phase,
         "point": spec.point,
         "input_tokens": spec.input_tokens,
@@ -281,7 +299,9 @@ def build_record(
         "server_predicted_per_second": timings.get("predicted_per_second"),
         # The seed's definition: completion tokens over client wall time, prefill and HTTP included.
         "end_to_end_tokens_per_second": predicted_n / wall_s if wall_s else None,
-        "ttft_ms": ttft_s * 1000.0
+        "ttft_ms": arrivals[0]
+        if arrivals
+        else ttft_s * 1000.0
         if ttft_s is not None
         else (float(timings["prompt_ms"]) if "prompt_ms" in timings else None),
         "ttft_source": ttft_source,
@@ -301,4 +321,9 @@ def build_record(
         "repeat_period": period,
         "repeated_tail_tokens": repeated,
         "stopped_early": predicted_n < spec.output_tokens,
+        # When each streamed content chunk arrived (ms after sending; runner.stats reads the
+        # inter-token latency from their gaps), and the time per output token.
+        "chunk_arrival_ms": arrivals,
     }
+    record["tpot_ms"] = request_tpot_ms(record)
+    return record
