@@ -10,6 +10,7 @@ service's field-keyed refusal on the form that asked, on every page and in the a
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from runner.config import (
     SELF_DRAFT_TYPES,
     SPEC_TYPES,
     BenchmarkConfig,
+    ContextSweepProtocol,
     Protocol,
 )
 from runner.prompts import load_suite
@@ -41,9 +43,9 @@ PROTOCOL_CHOICES = [
 # The protocol fields each protocol uses, named as the runner names them; a protocol's fields
 # show only while it is chosen, and only they go into its config.
 PROTOCOL_FORM_FIELDS: dict[str, tuple[str, ...]] = {
-    "quick": ("runs", "n_predict", "warmup"),
+    "quick": ("prompt", "runs", "n_predict", "warmup"),
     "depth": ("depths", "output_tokens", "requests", "warmup"),
-    "context-sweep": (),
+    "context-sweep": ("sweep_lengths",),
     "concurrency": ("levels", "input_tokens", "output_tokens", "rounds", "warmup"),
     "categories": ("categories", "output_tokens", "prompts_per_category", "warmup"),
 }
@@ -61,12 +63,12 @@ FIELDSETS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("run", "What to run", ("hardware", "target_model", "spec_types")),
     ("draft", "Draft and speculation", ("draft_model", "n_max", "n_min", "p_min", "spec_synth_len")),
     ("protocol", "Protocol", ("protocol",)),
-    ("engine", "Engine options", ("ctx_size", "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v")),
+    ("engine", "Engine options", ("ctx_size", "n_gpu_layers", "threads", "flash_attn", "cache_type_k", "cache_type_v")),
     ("gpus", "Several GPUs", ("split_mode", "tensor_split", "main_gpu", "draft_gpu")),
 )  # fmt: skip
 CONFIG_FIELDS = (
     "target_model", "draft_model", "spec_types", "n_max", "n_min", "p_min", "ctx_size",
-    "n_gpu_layers", "flash_attn", "cache_type_k", "cache_type_v", "spec_synth_len",
+    "n_gpu_layers", "threads", "flash_attn", "cache_type_k", "cache_type_v", "spec_synth_len",
     "split_mode", "tensor_split", "main_gpu", "draft_gpu",
 )  # fmt: skip
 SPLIT_MODE_CHOICES = [
@@ -82,22 +84,128 @@ def protocol_classes() -> dict[str, type]:
     return {cls.model_fields["name"].default: cls for cls in typing.get_args(union)}
 
 
+# The quick protocol as the form offers it: a text to continue (the real model is a base model)
+# and a length on which Gemma 3 270M base does not loop under greedy decoding, so a first job
+# gives a row that ranks. The seed's Fibonacci prompt at 1500 tokens, the runner's own default,
+# loops on it (a degenerate run and baseline, kept off the ranking); the CLI keeps the seed's
+# protocol. The same prompt and length as the demo's real rows: a first job joins their ranking.
+QUICK_FORM_PROMPT = (
+    "The lighthouse keeper's log, written each evening at the top of the tower.\n\n"
+    "12 March. Wind from the north-west, strong. Lamp lit at 18:40. Two fishing "
+    "boats came in before dark; the ferry was late.\n\n13 March."
+)
+FORM_DEFAULTS: dict[str, dict[str, Any]] = {
+    "quick": {"prompt": QUICK_FORM_PROMPT, "n_predict": 64, "runs": 3, "warmup": 1},
+}
+# A sweep length the form fits to a model's training context is a multiple of this.
+LENGTH_STEP = 1024
+
+
 def protocol_defaults(name: str) -> dict[str, Any]:
-    """The runner's defaults of one protocol's form fields; empty for a protocol it lacks."""
+    """One protocol's form fields at the form's defaults (the runner's, but for the quick
+    protocol's `FORM_DEFAULTS`); empty for a protocol the runner lacks."""
     cls = protocol_classes().get(name)
     if cls is None:
         return {}
-    fields = cls.model_fields
-    return {
-        field: fields[field].get_default(call_default_factory=True)
+    defaults = cls()
+    values = {
+        field: getattr(defaults, field)
         for field in PROTOCOL_FORM_FIELDS.get(name, ())
-        if field in fields
+        if field in cls.model_fields
     }
+    if name == "context-sweep":
+        values["sweep_lengths"] = [point.input_tokens for point in defaults.points]
+    return values | FORM_DEFAULTS.get(name, {})
+
+
+def sweep_point(length: int) -> dict[str, int]:
+    """A context-sweep point of input = output `length`, with the seed's request and warm-up
+    counts for it (those of the seed's shortest point at least as long, else its longest)."""
+    seed = ContextSweepProtocol().points
+    like = next((p for p in seed if p.input_tokens >= length), seed[-1])
+    return {
+        "input_tokens": length,
+        "output_tokens": length,
+        "requests": like.requests,
+        "warmup": like.warmup,
+    }
+
+
+def protocol_payload(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The runner's protocol data for a protocol's form values (empty ones left to the
+    schema's defaults): the context sweep's lengths become its points."""
+    payload: dict[str, Any] = {"name": name}
+    for field in PROTOCOL_FORM_FIELDS.get(name, ()):
+        value = values.get(field)
+        if value in (None, "", []):
+            continue
+        if field == "sweep_lengths":
+            # Text that is not a list of numbers goes to the schema as it is: its message shows.
+            is_list = isinstance(value, list)
+            payload["points"] = [sweep_point(n) for n in value] if is_list else value
+        else:
+            payload[field] = value
+    return payload
+
+
+def _fits(name: str, values: dict[str, Any], context_length: int) -> bool:
+    try:
+        protocol = protocol_classes()[name].model_validate(protocol_payload(name, values))
+    except ValueError:
+        return True  # not the form's to judge: the schema says why on submit
+    return protocol.required_context() <= context_length
+
+
+def fitted_lengths(lengths: list[int], *, fits: Callable[[int], bool]) -> list[int]:
+    """The lengths that fit; where some do not, the longest multiple of `LENGTH_STEP` that fits
+    in their place (when it is longer than every length kept)."""
+    kept = [length for length in lengths if fits(length)]
+    if len(kept) == len(lengths):
+        return list(lengths)
+    shortest_dropped = min(length for length in lengths if not fits(length))
+    top = next(
+        (
+            n
+            for n in range(shortest_dropped // LENGTH_STEP * LENGTH_STEP, 0, -LENGTH_STEP)
+            if fits(n)
+        ),
+        None,
+    )
+    if top is not None and top > max(kept, default=0):
+        kept.append(top)
+    return kept
+
+
+# The field of each protocol whose lengths the target's training context bounds.
+FITTED_FIELDS = {"context-sweep": "sweep_lengths", "depth": "depths"}
+# Where a context the protocol decided (the form's context field left empty) is refused: at the
+# lengths that decided it.
+CONTEXT_FIELDS = {
+    "quick": "n_predict",
+    "depth": "depths",
+    "context-sweep": "sweep_lengths",
+    "concurrency": "input_tokens",
+    "categories": "output_tokens",
+}
+
+
+def fitted_defaults(name: str, *, context_length: int | None) -> dict[str, Any]:
+    """A protocol's form defaults fitted to a model's training context: the sweeps' lengths
+    that fit, their longest replaced by the longest that fits (`fitted_lengths`)."""
+    values = protocol_defaults(name)
+    field = FITTED_FIELDS.get(name)
+    if not context_length or field is None or not values.get(field):
+        return values
+    values[field] = fitted_lengths(
+        values[field],
+        fits=lambda n: _fits(name, values | {field: [n]}, context_length),
+    )
+    return values
 
 
 @dataclass(frozen=True)
 class Preset:
-    """A choice at the top of the form: a protocol with the runner's defaults."""
+    """A choice at the top of the form: a protocol with the form's defaults."""
 
     name: str
     label: str
@@ -108,8 +216,10 @@ class Preset:
     def available(self) -> bool:
         return self.protocol in protocol_classes() and self.protocol in PROTOCOL_FORM_FIELDS
 
-    def values(self) -> dict[str, Any]:
-        return {"protocol": self.protocol} | protocol_defaults(self.protocol)
+    def values(self, *, context_length: int | None = None) -> dict[str, Any]:
+        return {"protocol": self.protocol} | fitted_defaults(
+            self.protocol, context_length=context_length
+        )
 
     def description(self) -> str:
         cls = protocol_classes().get(self.protocol)
@@ -117,26 +227,26 @@ class Preset:
             return "Not available yet: this site's runner does not know the protocol."
         defaults = cls()
         names = {name: getattr(defaults, name) for name in type(defaults).model_fields}
+        names |= protocol_defaults(self.protocol)
         lists = {k: " / ".join(map(str, v)) for k, v in names.items() if isinstance(v, list)}
-        if self.protocol == "context-sweep":
-            lists["points"] = " / ".join(str(p.input_tokens) for p in defaults.points)
         return self.summary.format(**(names | lists))
 
 
 PRESETS = (
     Preset(
         "quick", "Quick leaderboard", "quick",
-        "The seed's leaderboard protocol: one fixed prompt, {runs} runs of {n_predict} tokens "
-        "after {warmup} warm-up, greedy, seed {seed}.",
+        "A first row in minutes: a text to continue, {runs} runs of {n_predict} tokens after "
+        "{warmup} warm-up, greedy (the real model does not loop on it).",
     ),
     Preset(
         "context-sweep", "Context sweep", "context-sweep",
-        "The seed's sweep: input = output at {points} tokens, exact token-id prompts (long).",
+        "The seed's sweep: input = output at {sweep_lengths} tokens, exact token-id prompts "
+        "(long); up to the model's training context.",
     ),
     Preset(
         "depth", "Depth sweep", "depth",
         "The cheap sweep: input {depths} tokens, {output_tokens} tokens out, {requests} "
-        "requests a depth.",
+        "requests a depth; up to the model's training context.",
     ),
     Preset(
         "concurrency", "Concurrency sweep", "concurrency",
@@ -176,20 +286,71 @@ def _config_default(name: str) -> Any:
     return BenchmarkConfig.model_fields[name].default
 
 
+def _thousands(match: re.Match[str]) -> str:
+    number = match.group(0)
+    return f"{int(number):,}" if number.lstrip("-").isdigit() else number
+
+
+# Pydantic's and the runner's wordings, and what a person reads at the field instead.
+WORDINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), words)
+    for pattern, words in (
+        (r"^Input should be greater than or equal to (?P<n>\S+)$", "at least {n}"),
+        (r"^Input should be less than or equal to (?P<n>\S+)$", "at most {n}"),
+        (r"^Input should be greater than (?P<n>\S+)$", "more than {n}"),
+        (r"^Input should be less than (?P<n>\S+)$", "less than {n}"),
+        (r"^Input should be a valid integer.*$", "a whole number"),
+        (r"^Input should be a valid number.*$", "a number"),
+        (r"^Input should be a valid (list|array).*$", "a list of whole numbers, comma-separated"),
+        (r"^String should have at most (?P<n>\d+) characters?$", "at most {n} characters"),
+        (r"^String should have at least 1 character$", "required"),
+        (r"^List should have at least (?P<n>\d+) items?.*$", "give at least {n}"),
+        (r"^List should have at most (?P<n>\d+) items?.*$", "at most {n} values"),
+        (r"^Field required$", "required"),
+    )
+)
+TRAINING_CONTEXT = re.compile(
+    r"^context (?P<needed>\d+)(?P<per_slot> per slot)? is above the target's training context "
+    r"of (?P<limit>\d+) tokens$"
+)
+
+
+def worded(message: str, *, field: str | None = None) -> str:
+    """A refusal in a person's words, for the field it shows at: "at least 1", not pydantic's
+    "Input should be greater than or equal to 1"; a context above the target's training context
+    as "at most 32,768 for this model", at the context field or at the lengths that need it."""
+    if found := TRAINING_CONTEXT.match(message):
+        limit = f"{int(found['limit']):,}"
+        if field == "ctx_size":
+            return f"at most {limit} for this model (its training context)"
+        per_slot = " per request" if found["per_slot"] else ""
+        return (
+            f"these settings need {int(found['needed']):,} tokens of context{per_slot}: "
+            f"at most {limit} for this model (its training context)"
+        )
+    for pattern, words in WORDINGS:
+        if found := pattern.match(message):
+            values = {k: re.sub(r"-?\d+", _thousands, v) for k, v in found.groupdict().items()}
+            return words.format(**values)
+    return message
+
+
 def add_service_errors(
     form: forms.BaseForm,
     error: services.ServiceError,
     *,
     field_for: Callable[[str], str | None] | None = None,
 ) -> None:
-    """Show a service's refusal on the form it came from: each message at the form field its key
-    names (`field_for` maps a key to a field; by default a key that is one of the form's fields),
-    any other above the form, led by its key unless that is "non_field_errors"."""
+    """Show a service's refusal on the form it came from, in words (`worded`): each message at
+    the form field its key names (`field_for` maps a key to a field; by default a key that is
+    one of the form's fields), any other above the form, led by its key unless that is
+    "non_field_errors"."""
     for name, messages in error.errors.items():
         field = field_for(name) if field_for else (name if name in form.fields else None)
         for message in messages:
+            text = worded(message, field=field)
             named = field or name == "non_field_errors"
-            form.add_error(field, message if named else f"{name}: {message}")
+            form.add_error(field, text if named else f"{name}: {text}")
 
 
 class SubmitForm(forms.Form):
@@ -218,6 +379,11 @@ class SubmitForm(forms.Form):
         label="Context size", required=False, help_text="Empty: what the protocol needs."
     )
     n_gpu_layers = forms.IntegerField(label="GPU layers", required=False)
+    threads = forms.IntegerField(
+        label="CPU threads",
+        required=False,
+        help_text="llama-server's -t; empty: the engine's default (all cores).",
+    )
     flash_attn = forms.ChoiceField(
         choices=[(v, v) for v in ("auto", "on", "off")],
         initial=_config_default("flash_attn"),
@@ -265,11 +431,25 @@ class SubmitForm(forms.Form):
         help_text="Benchmark-only: results are labelled synthetic and kept apart.",
     )
     protocol = forms.ChoiceField(choices=PROTOCOL_CHOICES, required=False)
+    prompt = forms.CharField(
+        label="Prompt",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Text the model continues, the same for every run; a base model continues "
+        "text, it does not answer questions.",
+    )
     runs = forms.IntegerField(label="Runs", required=False)
     n_predict = forms.IntegerField(label="Tokens per run", required=False)
     warmup = forms.IntegerField(label="Warm-up requests", required=False)
     depths = IntegerListField(
         label="Depths", required=False, help_text="Comma-separated input lengths in tokens."
+    )
+    sweep_lengths = IntegerListField(
+        label="Lengths",
+        required=False,
+        help_text="Comma-separated input = output lengths in tokens, measured as the seed's sweep "
+        "does: 30 requests up to 512, 10 up to 4,096, 5 up to 12,288, 3 beyond.",
     )
     output_tokens = forms.IntegerField(label="Output tokens", required=False)
     requests = forms.IntegerField(label="Requests per depth", required=False)
@@ -296,14 +476,18 @@ class SubmitForm(forms.Form):
         self.fields["hardware"].choices = [(h.slug, str(h)) for h in hardware]
         targets = selectors.registered_models(role="target")
         self.fields["target_model"].choices = [(m.path, m.name) for m in targets]
+        # Each target's training context, which the sweeps' lengths are fitted to.
+        self.training_contexts = {m.path: m.model_info().context_length for m in targets}
         drafts = selectors.registered_models()
         self.fields["draft_model"].choices = [("", "none")] + [
             (m.path, f"{m.name} ({m.architecture})") for m in drafts
         ]
         # Every protocol field starts at the runner's default: the preset's protocol first.
         chosen = next((p for p in PRESETS if p.name == preset and p.available), PRESETS[0])
+        target = self.initial.get("target_model") or next(iter(self.training_contexts), None)
+        context_length = self.training_contexts.get(target)
         for name in reversed([chosen.protocol, *PROTOCOL_FORM_FIELDS]):
-            for field, value in protocol_defaults(name).items():
+            for field, value in fitted_defaults(name, context_length=context_length).items():
                 self.fields[field].initial = value
         self.fields["protocol"].initial = chosen.protocol
         self.preset = chosen.name
@@ -355,12 +539,7 @@ class SubmitForm(forms.Form):
         config = {
             name: data.get(name) for name in CONFIG_FIELDS if data.get(name) not in (None, "", [])
         }
-        protocol = data.get("protocol") or "quick"
-        config["protocol"] = {"name": protocol} | {
-            name: data[name]
-            for name in PROTOCOL_FORM_FIELDS.get(protocol, ())
-            if data.get(name) not in (None, "", [])
-        }
+        config["protocol"] = protocol_payload(data.get("protocol") or "quick", data)
         return config
 
     def clean(self) -> dict[str, Any]:
@@ -376,11 +555,17 @@ class SubmitForm(forms.Form):
         return cleaned
 
     def _form_field(self, name: str) -> str | None:
-        """The form field that shows a runner error: `protocol.quick.n_predict` shows at n_predict."""
+        """The form field that shows a runner error: `protocol.quick.n_predict` shows at n_predict,
+        a context sweep's points at its lengths, and a context the user left empty at the
+        protocol's lengths that decided it (`CONTEXT_FIELDS`)."""
         parts = name.split(".")
         protocol_fields = {f for fields in PROTOCOL_FORM_FIELDS.values() for f in fields}
-        if parts[0] == "protocol" and len(parts) >= 3 and parts[2] in protocol_fields:
-            return parts[2]
+        if parts[0] == "protocol" and len(parts) >= 3:
+            field = "sweep_lengths" if parts[2] == "points" else parts[2]
+            return field if field in protocol_fields else "protocol"
+        if name == "ctx_size" and self.cleaned_data.get("ctx_size") is None:
+            protocol = self.cleaned_data.get("protocol") or "quick"
+            return CONTEXT_FIELDS.get(protocol, "protocol")
         return parts[0] if parts[0] in self.fields else None
 
 
@@ -396,10 +581,10 @@ def initial_from_config(config: BenchmarkConfig) -> tuple[dict[str, Any], list[s
     initial["protocol"] = protocol.name
     fields = PROTOCOL_FORM_FIELDS.get(protocol.name, ())
     initial |= {name: getattr(protocol, name) for name in fields if hasattr(protocol, name)}
+    if "sweep_lengths" in fields:
+        initial["sweep_lengths"] = [point.input_tokens for point in protocol.points]
     carried = {name: initial[name] for name in CONFIG_FIELDS if name in initial}
-    carried["protocol"] = {"name": protocol.name} | {
-        name: initial[name] for name in fields if name in initial
-    }
+    carried["protocol"] = protocol_payload(protocol.name, initial)
     try:
         rebuilt = BenchmarkConfig.model_validate(carried).canonical()
     except ValueError:

@@ -24,10 +24,12 @@ from pydantic import ValidationError
 
 from leaderboard import selectors, services
 from leaderboard.forms import (
+    FITTED_FIELDS,
     PRESETS,
     PROTOCOL_FORM_FIELDS,
     SubmitForm,
     add_service_errors,
+    fitted_defaults,
     initial_from_config,
     protocol_defaults,
 )
@@ -122,6 +124,13 @@ def _script_data(form: SubmitForm) -> dict:
             if preset.available
         },
         "protocol_fields": PROTOCOL_FORM_FIELDS,
+        # Per target, the protocols whose defaults its training context changes, fitted to it:
+        # a preset or protocol chosen with that target starts from these.
+        "fitted": {
+            target: fitted
+            for target, context_length in form.training_contexts.items()
+            if (fitted := _fitted_defaults(form, context_length))
+        },
         # Every protocol's own defaults, with or without a preset: a protocol chosen from the
         # list starts from them.
         "protocol_defaults": {
@@ -135,6 +144,19 @@ def _script_data(form: SubmitForm) -> dict:
         "n_max": {"max": MAX_N_MAX, "dflash_max": DFLASH_MAX_N_MAX},
         "estimate_url": reverse("submit-estimate"),
     }
+
+
+def _fitted_defaults(form: SubmitForm, context_length: int | None) -> dict[str, dict]:
+    """The protocols' form values fitted to a training context, where they differ from the
+    defaults, as the form's fields write them."""
+    found = {}
+    for name in FITTED_FIELDS:
+        fitted = fitted_defaults(name, context_length=context_length)
+        if fitted != protocol_defaults(name):
+            found[name] = {
+                field: form.fields[field].prepare_value(value) for field, value in fitted.items()
+            }
+    return found
 
 
 @require_POST

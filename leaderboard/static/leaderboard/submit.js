@@ -141,9 +141,18 @@
     });
   }
 
-  // A protocol chosen from the list starts from its preset's numbers, except fields the user typed.
+  // A protocol's starting values: fitted to the chosen target's training context where the
+  // server fitted them (the sweeps' lengths), else the form's defaults.
+  function defaultsFor(name) {
+    var target = control("target_model") ? control("target_model").value : "";
+    var fitted = ((data.fitted || {})[target] || {})[name];
+    return fitted || data.protocol_defaults[name] || {};
+  }
+
+  // A protocol chosen from the list, or a new target, starts from its numbers, except fields
+  // the user typed.
   function protocolChanged() {
-    var values = data.protocol_defaults[protocol()] || {};
+    var values = defaultsFor(protocol());
     var untouched = {};
     Object.keys(values).forEach(function (name) {
       if (!edited[name] && name !== "protocol") untouched[name] = values[name];
@@ -152,8 +161,9 @@
   }
 
   function choosePreset(name) {
-    var values = data.presets[name];
-    if (!values) return;
+    var preset = data.presets[name];
+    if (!preset) return;
+    var values = Object.assign({}, preset, defaultsFor(preset.protocol));
     fill(values);
     Object.keys(values).forEach(function (field) { delete edited[field]; });
     document.querySelectorAll("[data-preset]").forEach(function (link) {
@@ -184,15 +194,58 @@
         if (mine !== sequence || !answer) return;
         body.innerHTML = answer.html;  // rendered by the server's own template, escaped there
         body.removeAttribute("aria-busy");
-        form.querySelectorAll("[aria-invalid]").forEach(function (element) {
-          element.removeAttribute("aria-invalid");
-        });
-        answer.errors.forEach(function (error) {
-          var element = error.field ? control(error.field) : null;
-          if (element && element.setAttribute) element.setAttribute("aria-invalid", "true");
-        });
+        showFieldErrors(answer.errors);
       })
       .catch(function () { body.removeAttribute("aria-busy"); });
+  }
+
+  // Each refusal at its field, as the server words it, while the user types; the page's own
+  // errors from the last submit are replaced by what the form holds now.
+  function showFieldErrors(errors) {
+    form.querySelectorAll("[aria-invalid]").forEach(function (element) {
+      element.removeAttribute("aria-invalid");
+    });
+    form.querySelectorAll("[data-describedby]").forEach(function (element) {
+      var before = element.getAttribute("data-describedby");
+      if (before) element.setAttribute("aria-describedby", before);
+      else element.removeAttribute("aria-describedby");
+    });
+    form.querySelectorAll(".field .errors").forEach(function (box) { box.remove(); });
+    form.querySelectorAll(".field.has-error").forEach(function (field) {
+      field.classList.remove("has-error");
+    });
+    var byField = {};
+    errors.forEach(function (error) {
+      if (!error.field) return;
+      (byField[error.field] = byField[error.field] || []).push(error.message);
+    });
+    Object.keys(byField).forEach(function (name) {
+      var field = document.getElementById("field-" + name);
+      if (!field || field.hidden) return;
+      var box = document.createElement("div");
+      box.className = "errors live";
+      box.id = "errors-" + name;
+      box.setAttribute("role", "alert");
+      var list = document.createElement("ul");
+      list.className = "errorlist";
+      byField[name].forEach(function (message) {
+        var item = document.createElement("li");
+        item.textContent = message;
+        list.appendChild(item);
+      });
+      box.appendChild(list);
+      field.appendChild(box);
+      field.classList.add("has-error");
+      var element = control(name);
+      var inputs = element && element.setAttribute ? [element] : field.querySelectorAll("input, select, textarea");
+      Array.prototype.forEach.call(inputs, function (input) {
+        input.setAttribute("aria-invalid", "true");
+        if (!input.hasAttribute("data-describedby")) {
+          input.setAttribute("data-describedby", input.getAttribute("aria-describedby") || "");
+        }
+        input.setAttribute("aria-describedby", (input.getAttribute("data-describedby") + " " + box.id).trim());
+      });
+    });
   }
 
   function estimateSoon() {
@@ -211,7 +264,7 @@
     refresh();
   });
   form.addEventListener("change", function (event) {
-    if (event.target.name === "protocol") protocolChanged();
+    if (event.target.name === "protocol" || event.target.name === "target_model") protocolChanged();
     refresh();
   });
   document.querySelectorAll("[data-preset]").forEach(function (link) {

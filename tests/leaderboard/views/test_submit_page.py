@@ -14,8 +14,8 @@ from django.db.models import Sum
 from django.test import Client
 
 from leaderboard import services
-from leaderboard.forms import PRESETS, PROTOCOL_FORM_FIELDS, protocol_classes
-from leaderboard.models import Config, Job, RequestRecord
+from leaderboard.forms import FORM_DEFAULTS, PRESETS, PROTOCOL_FORM_FIELDS, protocol_classes
+from leaderboard.models import Config, Job, ModelFile, RequestRecord
 from leaderboard.services.configs import uploaded_config
 from runner.config import (
     DRAFT_MODEL_TYPES,
@@ -64,6 +64,12 @@ def checked(page: str, name: str) -> list[str]:
     return re.findall(rf'<input type="checkbox" name="{name}" value="([^"]*)"[^>]*checked', page)
 
 
+def textarea_value(page: str, name: str) -> str:
+    match = re.search(rf'<textarea [^>]*name="{name}"[^>]*>\n?(.*?)</textarea>', page, re.S)
+    assert match, f"no textarea {name}"
+    return match.group(1)
+
+
 def script_data(page: str) -> dict:
     found = re.search(r'<script id="submit-data" type="application/json">(.*?)</script>', page)
     return json.loads(found.group(1))
@@ -83,31 +89,128 @@ def test_the_submit_form_needs_a_signed_in_user(client, models, hardware):
     assert response.status_code == 302 and "/accounts/login/" in response.headers["Location"]
 
 
-def test_the_depth_preset_fills_the_form_with_the_runners_defaults(signed_in):
+def test_the_depth_preset_fills_the_form_fitted_to_the_targets_training_context(signed_in):
     page = page_of(signed_in.get("/submit/", {"preset": "depth"}))
     defaults = DepthProtocol()
+    context = ModelFile.objects.get(path="tiny-qwen3.gguf").model_info().context_length
+    depths = [int(depth) for depth in input_value(page, "depths").split(",")]
 
     assert selected(page, "protocol") == ["depth"]
-    assert input_value(page, "depths") == ",".join(map(str, defaults.depths))
+    # The runner's depths that fit the tiny model's 4096 tokens, then the longest that fits.
+    fits = [d for d in defaults.depths if d + defaults.output_tokens + 16 <= context]
+    assert depths[: len(fits)] == fits and len(depths) == len(fits) + 1
+    needed = depths[-1] + defaults.output_tokens + 16
+    assert needed <= context < needed + 1024
     assert input_value(page, "output_tokens") == str(defaults.output_tokens)
     assert input_value(page, "requests") == str(defaults.requests)
     assert 'href="?preset=depth" data-preset="depth" aria-current="true"' in page
 
 
+def long_context_target(models, context_length: int = 32_768) -> ModelFile:
+    """A target registered as the real model is (Gemma 3 270M: 32,768 tokens of training
+    context), its other metadata the tiny model's."""
+    tiny = models["tiny-qwen3"]
+    return ModelFile.objects.create(
+        name="gemma-3-270m (32K)",
+        path="gemma-3-270m-32k.gguf",
+        sha256="0" * 64,
+        size_bytes=tiny.size_bytes,
+        architecture=tiny.architecture,
+        role=ModelFile.Role.TARGET,
+        metadata=tiny.metadata | {"context_length": context_length},
+    )
+
+
+def test_the_sweeps_are_fitted_to_each_targets_training_context(signed_in, models):
+    target = long_context_target(models)
+    page = page_of(signed_in.get("/submit/", {"preset": "context-sweep"}))
+    fitted = script_data(page)["fitted"][target.path]
+
+    # The seed's 36,864-token point needs 73,744 tokens; the longest that fits replaces it.
+    assert fitted["context-sweep"]["sweep_lengths"] == "512,4096,12288,15360"
+    assert fitted["depth"]["depths"] == "512,4096,12288,31744"
+    assert "concurrency" not in fitted and "quick" not in fitted
+
+
+def test_the_fitted_context_sweep_is_accepted_for_the_model_it_was_fitted_to(
+    signed_in, models, hardware
+):
+    target = long_context_target(models)
+    page = page_of(signed_in.get("/submit/", {"preset": "context-sweep"}))
+    form = {
+        "hardware": hardware.slug,
+        "target_model": target.path,
+        "protocol": "context-sweep",
+        "sweep_lengths": script_data(page)["fitted"][target.path]["context-sweep"]["sweep_lengths"],
+    }
+    answer = estimate(signed_in, form)
+    assert answer["valid"] is True, answer["errors"]
+    # The seed's sweep on the same model is refused at the lengths, in words, not at the empty
+    # context field.
+    answer = estimate(signed_in, form | {"sweep_lengths": "512,4096,12288,36864"})
+    assert [(e["field"], e["message"]) for e in answer["errors"]] == [
+        (
+            "sweep_lengths",
+            "these settings need 73,744 tokens of context: at most 32,768 for this model "
+            "(its training context)",
+        )
+    ]
+
+
+def test_a_context_typed_above_the_training_context_is_refused_at_that_field(
+    signed_in, models, hardware
+):
+    target = long_context_target(models)
+    answer = estimate(
+        signed_in,
+        QUICK_FORM | {"hardware": hardware.slug, "target_model": target.path, "ctx_size": "40000"},
+    )
+    assert {"field": "ctx_size", "label": "Context size",
+            "message": "at most 32,768 for this model (its training context)"} in answer["errors"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"n_max": "0"}, "n_max", "at least 1"),
+        ({"runs": "0"}, "runs", "at least 1"),
+        ({"n_predict": "200000"}, "n_predict", "at most 131,072"),
+        ({"threads": "0"}, "threads", "at least 1"),
+        ({"prompt": "x" * 20_001}, "prompt", "at most 20,000 characters"),
+    ],
+)  # fmt: skip
+def test_refusals_are_worded_at_their_field_not_in_pydantics_words(
+    signed_in, hardware, change, field, message
+):
+    answer = estimate(signed_in, QUICK_FORM | {"hardware": hardware.slug} | change)
+    assert [(e["field"], e["message"]) for e in answer["errors"]] == [(field, message)]
+    assert "Input should be" not in answer["html"]
+
+
+def test_the_form_carries_threads_and_the_quick_prompt_into_the_config(signed_in, hardware):
+    prompt = "Once upon a time, in a harbour town,"
+    response = signed_in.post(
+        "/submit/",
+        QUICK_FORM | {"hardware": hardware.slug, "threads": "2", "prompt": prompt},
+    )
+    assert response.status_code == 302
+    job = Job.objects.get()
+    assert job.config.canonical["threads"] == 2
+    assert job.config.canonical["protocol"]["prompt"] == prompt
+
+
 def test_the_quick_preset_is_the_default_and_every_preset_carries_its_numbers(signed_in):
     page = page_of(signed_in.get("/submit/"))
-    quick = QuickProtocol()
+    quick = FORM_DEFAULTS["quick"]
     data = script_data(page)
 
     assert selected(page, "protocol") == ["quick"]
-    assert input_value(page, "runs") == str(quick.runs)
-    assert input_value(page, "n_predict") == str(quick.n_predict)
-    assert data["presets"]["quick"] == {
-        "protocol": "quick", "runs": quick.runs, "n_predict": quick.n_predict,
-        "warmup": quick.warmup,
-    }  # fmt: skip
+    assert input_value(page, "runs") == str(quick["runs"])
+    assert input_value(page, "n_predict") == str(quick["n_predict"])
+    assert html.unescape(textarea_value(page, "prompt")) == quick["prompt"]
+    assert data["presets"]["quick"] == {"protocol": "quick"} | quick
     assert data["presets"]["depth"]["depths"] == ",".join(map(str, DepthProtocol().depths))
-    assert f"{quick.runs} runs of {quick.n_predict} tokens" in page
+    assert f"{quick['runs']} runs of {quick['n_predict']} tokens" in page
     # A preset whose protocol the runner does not know yet is shown, but cannot be chosen.
     for preset in PRESETS:
         known = preset.protocol in protocol_classes() and preset.protocol in PROTOCOL_FORM_FIELDS
@@ -369,7 +472,7 @@ def test_the_estimate_changes_with_a_field(signed_in, hardware):
     [
         ({"spec_types": ["draft-dflash"], "draft_model": "tiny-dflash.gguf", "n_max": "16"},
          "n_max", "out of range for draft-dflash"),
-        ({"ctx_size": "300000"}, "ctx_size", "less than or equal to 262144"),
+        ({"ctx_size": "300000"}, "ctx_size", "at most 262,144"),
         ({"protocol": "depth", "depths": "512,200000"}, "depths", "must lie between 1 and"),
         ({"n_predict": "many"}, "n_predict", "whole number"),
     ],
@@ -476,7 +579,8 @@ def test_run_this_again_says_what_the_form_cannot_carry(signed_in, user, hardwar
     page = page_of(signed_in.get("/submit/", {"from": job.config.key}))
 
     lost = re.search(r'id="rerun-lost">The form cannot set (.*?) as', page).group(1)
-    assert lost == "threads, protocol"
+    assert lost == "protocol"
+    assert input_value(page, "threads") == "4"
 
 
 def test_a_config_of_an_unregistered_model_says_why_it_cannot_be_run(signed_in):
