@@ -1,7 +1,8 @@
 """The front page's speedup chart and the /hardware/ page's comparison of GPUs for a target.
 
 It owns `speedup_chart` (speculative configs of one target in one ranking, by speedup over their
-paired baselines, with each speedup's 95% interval as the verdicts stored it) and
+paired baselines, with each speedup's 95% interval as the verdicts stored it and the verdicts'
+word on it against no drafting, which the bar's colour shows) and
 `hardware_comparison` (per hardware kind, for one target and workload: the fastest row with its
 config's interval and the best speedup with its interval).
 
@@ -105,6 +106,9 @@ def speedup_chart(
                 "key": entry.config.key,
                 "label": _config_label(entry),
                 "speedup": entry.speedup,
+                # The verdicts' word on it against no drafting (faster, slower, unclear, ...):
+                # what the bar's colour says.
+                "verdict": verdicts.against_baseline(interval, entry.speedup),
                 "ci95_low": interval[0] if interval else None,
                 "ci95_high": interval[1] if interval else None,
                 "interval_basis": entry.speedup_basis,
@@ -204,6 +208,9 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
                 "speedup_ci95_low": interval[0] if interval else None,
                 "speedup_ci95_high": interval[1] if interval else None,
                 "speedup_basis": spec.speedup_basis if spec else "",
+                "speedup_verdict": verdicts.against_baseline(interval, spec.speedup)
+                if spec
+                else None,
                 "speedup_key": spec.config.key if spec else None,
                 "speedup_label": spec.config.label if spec else None,
             }

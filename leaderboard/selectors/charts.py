@@ -5,7 +5,9 @@ verify steps each draft position was accepted (`acceptance_by_position`), speedu
 GPU memory (`memory_tradeoff`), the n_max sweep with one series per speculative type, protocol
 and tok/s definition, each against its own paired baseline, with its "higher acceptance yet
 slower" findings by the board's tie test (`nmax_targets`, `nmax_sweep`), and per-depth decode
-tok/s, intervals and speedups of depth-sweep rows (`context_series`). Values come from
+tok/s, intervals and speedups of depth-sweep rows (`context_series`, grouped per target and GPU
+by `context_groups`), and each speculative concurrency line's speedup per level with its
+interval and the verdicts' word on it (`concurrency_speedup_lines`). Values come from
 leaderboard rows and runs' stored results; nothing here writes or caches.
 """
 
@@ -304,6 +306,9 @@ def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[di
                 "key": config.key,
                 "run_id": entry.best_run_id,
                 "label": f"{config.label} · {entry.hardware.gpu_name}",
+                "target_name": config.target_name,
+                "gpu_name": entry.hardware.gpu_name,
+                "hardware_slug": entry.hardware.slug,
                 "short_label": " · ".join(
                     part
                     for part in (
@@ -327,3 +332,41 @@ def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[di
             }
         )
     return sorted(lines, key=lambda line: line["label"])
+
+
+def context_groups(lines: list[dict]) -> list[dict]:
+    """The context lines' (target, GPU) pairs, each with the indexes of its lines: one chart per
+    target and GPU, so no chart sets one GPU's speedups beside another's."""
+    groups: dict[tuple[str, str], dict] = {}
+    for index, line in enumerate(lines):
+        found = groups.setdefault(
+            (line["target_name"], line["hardware_slug"]),
+            {"target_name": line["target_name"], "gpu_name": line["gpu_name"], "lines": []},
+        )
+        found["lines"].append(index)
+    return sorted(groups.values(), key=lambda g: (g["target_name"], g["gpu_name"]))
+
+
+def concurrency_speedup_lines(*, lines: list[dict]) -> list[dict]:
+    """Each speculative concurrency line's speedup over its paired baseline at each level that
+    has one, with the ratio's 95% interval and the level's verdict (`verdicts.level_verdicts`:
+    "faster", "slower" or "not established"), which the chart's colours show."""
+    found = []
+    for line in lines:
+        if line["baseline"]:
+            continue
+        rows = [row for row in line["rows"] if row["speedup"] is not None]
+        if not rows:
+            continue
+        found.append(
+            {
+                "label": line["short_label"],
+                "key": line["key"],
+                "levels": [row["concurrency"] for row in rows],
+                "speedup": [row["speedup"] for row in rows],
+                "ci95_low": [row["speedup_ci95_low"] for row in rows],
+                "ci95_high": [row["speedup_ci95_high"] for row in rows],
+                "verdicts": [row["verdict"] for row in rows],
+            }
+        )
+    return found

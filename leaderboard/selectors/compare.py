@@ -8,7 +8,10 @@ rules that the compare page and the API's compare share.
 `compare_configs` takes the requested config keys, as "a,b,c" or as a list. Blank keys and
 repeats are dropped; what is left must be two to four keys, each one a known config, or it
 raises `WrongNumberOfKeys` or `UnknownKeys`, each with a sentence a person can read and the
-unknown keys named. Otherwise it returns `comparison`'s columns and chart, plus the difference
+unknown keys named. `compare_choices` lists the configs with results as a person reads them
+(target, spec type, draft, n_max, workload, hardware, key) for the page's searchable picker, and
+`picked_keys` turns what was typed or picked there (a whole label, a key, or any part of one
+label) into keys. Otherwise `compare_configs` returns `comparison`'s columns and chart, plus the difference
 of each config's best row to the first config's: no difference at all when the two rows measure
 tok/s by different definitions or different workloads, no interval when either has fewer than
 two requests, and a note when they ran on different hardware. Each surface words its own errors
@@ -110,6 +113,8 @@ def comparison(*, configs: list[Config]) -> dict:
 
 
 MIN_KEYS = 2
+# A config key's most characters (Config.key): a longer text in the picker is a label's part.
+KEY_LENGTH = 16
 MAX_KEYS = 4
 
 
@@ -203,3 +208,64 @@ def difference(
     if entry.hardware_id != reference.hardware_id:
         item["note"] = (item["note"] + "; " if item["note"] else "") + "different hardware"
     return item
+
+
+def compare_choices() -> list[dict[str, str]]:
+    """Every config with a current row, as {"key", "label"}: its label (target, spec type, draft,
+    n_max), the workloads and hardware it was measured on, and its key, sorted by label."""
+    entries = (
+        LeaderboardEntry.objects.filter(retired=False)
+        .select_related("config", "hardware")
+        .order_by("config__label", "config__key", "hardware__gpu_name")
+    )
+    found: dict[str, dict] = {}
+    for entry in entries:
+        config = entry.config
+        item = found.setdefault(
+            config.key,
+            {"key": config.key, "name": config.label, "workloads": [], "hardware": []},
+        )
+        workload = entry.workload_label or config.protocol
+        if workload not in item["workloads"]:
+            item["workloads"].append(workload)
+        hardware = entry.hardware.label
+        if hardware not in item["hardware"]:
+            item["hardware"].append(hardware)
+    return [
+        {
+            "key": key,
+            "label": " · ".join(
+                [item["name"], ", ".join(item["workloads"]), ", ".join(item["hardware"]), key]
+            ),
+        }
+        for key, item in sorted(found.items(), key=lambda pair: (pair[1]["name"], pair[0]))
+    ]
+
+
+def picked_keys(*, picks: Sequence[str], choices: list[dict[str, str]]) -> list[str]:
+    """The keys of what was typed in the picker's boxes, blanks dropped: a choice's whole label,
+    a config key, or a part of exactly one label (any case). Raises `ComparisonRefused` naming a
+    text that matches no config, or several."""
+    keys = []
+    for typed in (pick.strip() for pick in picks):
+        if not typed:
+            continue
+        exact = [c["key"] for c in choices if typed in (c["label"], c["key"])]
+        partial = [c for c in choices if typed.casefold() in c["label"].casefold()]
+        if exact:
+            keys.append(exact[0])
+        elif len(partial) == 1:
+            keys.append(partial[0]["key"])
+        elif not partial and len(typed) <= KEY_LENGTH and " " not in typed:
+            # Perhaps a key of a config without a current row: compare_configs says if not.
+            keys.append(typed)
+        elif not partial:
+            raise ComparisonRefused(f"“{typed}” matches no config with results.")
+        else:
+            shown = "; ".join(c["label"] for c in partial[:3])
+            more = f" and {len(partial) - 3} more" if len(partial) > 3 else ""
+            raise ComparisonRefused(
+                f"“{typed}” matches {len(partial)} configs ({shown}{more}): "
+                "type more of the label or pick one from the list."
+            )
+    return keys

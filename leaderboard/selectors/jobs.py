@@ -102,9 +102,18 @@ def job_cost(*, job: Job) -> dict:
     run = _succeeded_run(job)
     return {
         "token_budget": job_token_budget(job=job),
-        "gpu_seconds": run.gpu_seconds if run else None,
+        # None, not 0.0, where no GPU was held: a CPU host's cost is its engine's seconds.
+        "gpu_seconds": run.gpu_seconds if run and held_a_gpu(run=run) else None,
         "engine_seconds": job_engine_seconds(run=run),
     }
+
+
+def held_a_gpu(*, run: Run) -> bool:
+    """Whether a run's engine held a GPU: a CUDA build (the runner counts GPU seconds only for
+    one), else GPU seconds or GPU memory reported; a CPU build's seconds are the CPU's."""
+    if run.engine_backend == "cpu":
+        return False
+    return run.engine_backend == "cuda" or bool(run.gpu_seconds) or run.memory_kind == "gpu"
 
 
 def job_remaining_seconds(*, status: dict) -> float | None:

@@ -51,7 +51,9 @@ from leaderboard.selectors.catalogue import (
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.charts import (
     acceptance_by_position,
+    concurrency_speedup_lines,
     config_chart_data,
+    context_groups,
     context_series,
     memory_tradeoff,
 )
@@ -294,7 +296,13 @@ def context_page(*, target_name: str, hardware_slug: str) -> dict:
             for index, depth in enumerate(line["depths"])
         }
         line["cells"] = [by_depth.get(depth) for depth in depths]
-    return {"lines": lines, "depths": depths, "chart": {"depths": depths, "lines": lines}}
+    groups = context_groups(lines)
+    return {
+        "lines": lines,
+        "depths": depths,
+        "groups": groups,
+        "chart": {"depths": depths, "lines": lines, "groups": groups},
+    }
 
 
 def concurrency_page(*, target_name: str, hardware_slug: str, level: int | None) -> dict:
@@ -311,5 +319,7 @@ def concurrency_page(*, target_name: str, hardware_slug: str, level: int | None)
             {key: line[key] for key in CONCURRENCY_CHART_FIELDS} | {"label": line["short_label"]}
             for line in series["lines"]
         ],
+        # Speedup against concurrency, its intervals and verdicts: the chart beside the tok/s one.
+        "speedup_lines": concurrency_speedup_lines(lines=series["lines"]),
     }
     return {"series": series, "chart": chart}

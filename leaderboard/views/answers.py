@@ -5,8 +5,11 @@ which draft for a target)."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from leaderboard import selectors
@@ -56,19 +59,48 @@ def context(request: HttpRequest) -> HttpResponse:
     )
 
 
+# How many configs the compare page's picker offers boxes for (selectors.compare's most).
+PICKER_SLOTS = 4
+
+
 @require_safe
 def compare(request: HttpRequest) -> HttpResponse:
-    form = CompareForm(request.GET or None)
+    choices = selectors.compare_choices()
+    picks = request.GET.getlist("config")
+    picker_error = ""
+    if any(pick.strip() for pick in picks):
+        # What was picked or typed in the searchable boxes, as keys in the page's address.
+        try:
+            keys = selectors.picked_keys(picks=picks, choices=choices)
+        except selectors.ComparisonRefused as refusal:
+            picker_error = refusal.message
+        else:
+            return redirect(f"{reverse('compare')}?{urlencode({'keys': ','.join(keys)})}")
+    form = CompareForm(None if picker_error else request.GET or None)
     result = None
     if form.is_bound and form.is_valid():
         try:
             result = selectors.compare_configs(keys=form.cleaned_data["keys"])
         except selectors.ComparisonRefused as refusal:
             form.add_error("keys", refusal.message)
+    if picker_error:
+        slots = [pick.strip() for pick in picks]
+    else:
+        labels = {choice["key"]: choice["label"] for choice in choices}
+        wanted = selectors.requested_keys(request.GET.get("keys", ""))
+        slots = [labels.get(key, key) for key in wanted]
+    slots = (slots + [""] * PICKER_SLOTS)[:PICKER_SLOTS]
     return render(
         request,
         "leaderboard/compare.html",
-        {"form": form, "result": result, "legend": selectors.LEGEND},
+        {
+            "form": form,
+            "result": result,
+            "legend": selectors.LEGEND,
+            "choices": choices,
+            "slots": slots,
+            "picker_error": picker_error,
+        },
     )
 
 

@@ -3,6 +3,7 @@
   "use strict";
   if (typeof window.Chart === "undefined") return;
   var Chart = window.Chart;
+  var TPS_COLOUR = "#1f4fa3";  // tok/s bars: one colour, since the axis names each bar
   var PALETTE = ["#1f4fa3", "#c0392b", "#1d7a46", "#9a5b00", "#6c3fa0", "#0f7c8c", "#b03a7a", "#4d4d4d"];
 
   function readData(id) {
@@ -46,44 +47,154 @@
     }
   };
 
-  // An interval band whose low end is below 0 (too few requests to place the mean) is cut at the
-  // axis' 0; its dataset's `clipped` flags say which, and each is marked with a red arrow pointing
-  // left from 0, so a cut band does not pass for one that ends there. Tooltips give the real low.
+  // What a speedup's colour says: the verdict layer's word on it against no drafting, as the
+  // selector passes it ("faster"/"slower" only when the whole 95% interval is on one side of 1×);
+  // any other word (an interval holding 1×, no interval) is "not established". Never decided here.
+  var VERDICT_COLOURS = { faster: "#1d7a46", slower: "#c0392b", unclear: "#8c939d" };
+  var VERDICT_WORDS = {
+    faster: "faster than no drafting (95% interval above 1×)",
+    slower: "slower than no drafting (95% interval below 1×)",
+    unclear: "not established (interval holds 1×, or none)"
+  };
+  var VERDICT_ORDER = ["faster", "slower", "unclear"];
+  function verdictKey(verdict) { return verdict === "faster" || verdict === "slower" ? verdict : "unclear"; }
+  function verdictColour(verdict) { return VERDICT_COLOURS[verdictKey(verdict)]; }
+
+  // A legend of the verdict colours present, in place of one entry per dataset.
+  function verdictLegend(verdicts) {
+    var present = VERDICT_ORDER.filter(function (key) { return verdicts.some(function (v) { return verdictKey(v) === key; }); });
+    return {
+      display: present.length > 0,
+      position: "bottom",
+      onClick: function () {},
+      labels: { generateLabels: function () {
+        return present.map(function (key) {
+          return { text: VERDICT_WORDS[key], fillStyle: VERDICT_COLOURS[key], strokeStyle: VERDICT_COLOURS[key], lineWidth: 0, hidden: false };
+        });
+      } }
+    };
+  }
+
+  // The 1.0× line of a speedup chart (options.plugins.referenceLine: {scale, value, label}): where
+  // a config is exactly as fast as no drafting. Drawn over the bars; its pixel is kept on the
+  // chart ($referenceLine) for whoever checks where it went.
+  var REFERENCE_COLOUR = "#111111";
+  var referenceLinePlugin = {
+    id: "referenceLine",
+    afterDatasetsDraw: function (chart, args, options) {
+      var scale = chart.scales[options.scale];
+      if (!scale || options.value == null || options.value < scale.min || options.value > scale.max) return;
+      var area = chart.chartArea;
+      var pixel = Math.round(scale.getPixelForValue(options.value)) + 0.5;
+      var ctx = chart.ctx;
+      ctx.save();
+      ctx.strokeStyle = REFERENCE_COLOUR;
+      ctx.fillStyle = REFERENCE_COLOUR;
+      ctx.lineWidth = 2;
+      ctx.setLineDash([6, 4]);
+      ctx.beginPath();
+      if (scale.isHorizontal()) { ctx.moveTo(pixel, area.top); ctx.lineTo(pixel, area.bottom); }
+      else { ctx.moveTo(area.left, pixel); ctx.lineTo(area.right, pixel); }
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.font = "bold 11px system-ui, sans-serif";
+      var text = options.label || "1.0× = no drafting";
+      if (scale.isHorizontal()) {
+        // Above the plot, centred on the line, where no bar can cover it.
+        ctx.textAlign = "center";
+        ctx.textBaseline = "bottom";
+        ctx.fillText(text, Math.min(Math.max(pixel, area.left + 60), area.right - 60), area.top - 3);
+      } else {
+        ctx.textAlign = "right";
+        ctx.textBaseline = "bottom";
+        ctx.fillText(text, area.right - 4, pixel - 3);
+      }
+      ctx.restore();
+      chart.$referenceLine = { scale: options.scale, value: options.value, pixel: pixel, horizontal: scale.isHorizontal() };
+    }
+  };
+
+  // The 1.0× line's options for a speedup axis, with room for the line within the axis.
+  function referenceAt(options, scaleId) {
+    options.plugins.referenceLine = { scale: scaleId, value: 1, label: "1.0× = no drafting" };
+    var scale = options.scales[scaleId];
+    if (scale.min === undefined && (scale.suggestedMin === undefined || scale.suggestedMin > 0.9)) scale.suggestedMin = 0.9;
+    if (scale.suggestedMax === undefined || scale.suggestedMax < 1.1) scale.suggestedMax = 1.1;
+    options.layout = options.layout || {};
+    options.layout.padding = Object.assign({ top: 18 }, options.layout.padding || {});
+  }
+
+  // 95% intervals as whiskers (error bars) over bars or points: a dataset's `whiskers` holds
+  // {low: [...], high: [...]}. A low end below the axis' minimum (0 for tok/s) is cut there and
+  // marked with a red arrow, so a cut whisker does not pass for one that ends there; the
+  // dataset's `clipped` flags say which. Tooltips give the real ends. The count drawn is kept on
+  // the chart ($whiskers).
+  var WHISKER_COLOUR = "#1a1a1a";
   var CLIPPED_MARK = "#d4000f";  // a red in no series' palette
-  var clippedIntervalPlugin = {
-    id: "clippedInterval",
+  var whiskerPlugin = {
+    id: "whiskers",
     afterDatasetsDraw: function (chart) {
       var ctx = chart.ctx;
-      var zero = chart.scales.x.getPixelForValue(0);
+      var drawn = 0;
       ctx.save();
-      ctx.fillStyle = CLIPPED_MARK;
       chart.data.datasets.forEach(function (dataset, index) {
-        if (!dataset.clipped || !chart.isDatasetVisible(index)) return;
-        chart.getDatasetMeta(index).data.forEach(function (bar, i) {
-          if (!dataset.clipped[i]) return;
+        if (!dataset.whiskers || !chart.isDatasetVisible(index)) return;
+        var meta = chart.getDatasetMeta(index);
+        var horizontal = chart.options.indexAxis === "y";
+        var scale = chart.scales[horizontal ? meta.xAxisID : meta.yAxisID];
+        meta.data.forEach(function (element, i) {
+          var low = dataset.whiskers.low[i], high = dataset.whiskers.high[i];
+          if (low == null || high == null || element.skip) return;
+          var cut = low < scale.min;
+          var from = scale.getPixelForValue(Math.max(low, scale.min));
+          var to = scale.getPixelForValue(Math.min(high, scale.max));
+          var at = horizontal ? element.y : element.x;
+          var cap = 6;
+          ctx.strokeStyle = WHISKER_COLOUR;
+          ctx.lineWidth = 2;
           ctx.beginPath();
-          ctx.moveTo(zero, bar.y);
-          ctx.lineTo(zero + 9, bar.y - 6);
-          ctx.lineTo(zero + 9, bar.y + 6);
+          if (horizontal) {
+            ctx.moveTo(from, at); ctx.lineTo(to, at);
+            ctx.moveTo(to, at - cap); ctx.lineTo(to, at + cap);
+            if (!cut) { ctx.moveTo(from, at - cap); ctx.lineTo(from, at + cap); }
+          } else {
+            ctx.moveTo(at, from); ctx.lineTo(at, to);
+            ctx.moveTo(at - cap, to); ctx.lineTo(at + cap, to);
+            if (!cut) { ctx.moveTo(at - cap, from); ctx.lineTo(at + cap, from); }
+          }
+          ctx.stroke();
+          drawn++;
+          if (!cut) return;
+          ctx.fillStyle = CLIPPED_MARK;
+          ctx.beginPath();
+          if (horizontal) { ctx.moveTo(from, at); ctx.lineTo(from + 9, at - 6); ctx.lineTo(from + 9, at + 6); }
+          else { ctx.moveTo(at, from); ctx.lineTo(at - 6, from - 9); ctx.lineTo(at + 6, from - 9); }
           ctx.closePath();
           ctx.fill();
         });
       });
       ctx.restore();
+      chart.$whiskers = drawn;
     }
   };
 
-  // The band of each interval, cut at 0, with the flags the plugin above reads.
-  function intervalBands(lows, highs) {
+  // A dataset's whiskers and their cut flags from the intervals' ends, cut at `floor`.
+  function whiskersOf(lows, highs, floor) {
     return {
-      data: lows.map(function (low, i) { return low == null ? null : [Math.max(low, 0), highs[i]]; }),
-      clipped: lows.map(function (low) { return low != null && low < 0; })
+      whiskers: { low: lows, high: highs },
+      clipped: lows.map(function (low, i) { return low != null && highs[i] != null && low < floor; })
     };
   }
 
-  // The axis title, with a word on the mark where a band is cut.
-  function titleWithMark(title, bands) {
-    return bands.clipped.some(Boolean) ? title + "; red ◂ at 0: an interval that runs below 0, cut there" : title;
+  // The axis' top, so every whisker fits in the plot.
+  function highest(values) {
+    var found = values.filter(function (v) { return v != null && isFinite(v); });
+    return found.length ? Math.max.apply(null, found) : undefined;
+  }
+
+  // The axis title, with a word on the mark where a whisker is cut.
+  function titleWithMark(title, clipped) {
+    return clipped.some(Boolean) ? title + "; red ◂ at 0: an interval that runs below 0, cut there" : title;
   }
 
   function bandText(low, high, format) {
@@ -108,6 +219,7 @@
       options: (function () {
         var options = baseOptions("run (batch)", unit);
         options.scales.x.offset = true;  // a single run sits in the middle, not on the axis
+        options.scales.y.min = 0;  // no tok/s axis runs below 0 (a band's low end is cut there)
         return options;
       })()
     });
@@ -146,6 +258,7 @@
     options.scales.x.type = "linear";
     options.scales.x.beginAtZero = true;
     options.scales.y.beginAtZero = true;
+    referenceAt(options, "y");
     options.plugins.legend.display = false;
     options.plugins.tooltip = { callbacks: { label: function (item) { return data.points[item.dataIndex].label + ": " + item.parsed.y.toFixed(2) + "×, +" + item.parsed.x.toFixed(2) + " GiB"; } } };
     return new Chart(canvas, {
@@ -155,10 +268,11 @@
           label: "configs",
           data: data.points.map(function (p) { return { x: p.extra_gib, y: p.speedup }; }),
           pointRadius: data.points.map(function (p) { return p.key === data.highlight ? 8 : 4; }),
-          backgroundColor: data.points.map(function (p) { return p.key === data.highlight ? "#c0392b" : "#1f4fa3"; })
+          backgroundColor: data.points.map(function (p) { return p.key === data.highlight ? "#6c3fa0" : "#1f4fa3"; })
         }]
       },
-      options: options
+      options: options,
+      plugins: [referenceLinePlugin]
     });
   }
 
@@ -192,6 +306,7 @@
     });
     var unit = data.definitions.length === 1 ? data.definitions[0] + " tok/s" : "tok/s (each series' own definition)";
     var options = baseOptions("n_max (draft tokens per step)", unit);
+    options.scales.y.min = 0;
     options.scales.x.type = "linear";
     options.scales.x.ticks = { stepSize: 1 };
     options.scales.tau = { position: "right", title: { display: true, text: "tau (tokens per verify pass)" }, grid: { drawOnChartArea: false }, min: 0 };
@@ -199,19 +314,27 @@
     return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: options, plugins: [pointTextPlugin] });
   }
 
+  // Speedup against context depth for one target on one GPU (the canvas' data-chart-group picks
+  // the selector's group; without one, every line), with the 1.0× line.
   function context(canvas, data) {
+    var group = canvas.getAttribute("data-chart-group");
+    var lines = group == null || !data.groups ? data.lines : data.groups[Number(group)].lines.map(function (i) { return data.lines[i]; });
+    var depths = [];
+    lines.forEach(function (line) { line.depths.forEach(function (d) { if (depths.indexOf(d) < 0) depths.push(d); }); });
+    depths.sort(function (a, b) { return a - b; });
     var options = baseOptions("input tokens (context depth)", "speedup over baseline (×)");
     options.scales.x.type = "logarithmic";
     // Ticks at the measured depths only, labelled 512, 4K, 12K, 36K.
-    options.scales.x.afterBuildTicks = function (axis) { axis.ticks = data.depths.map(function (d) { return { value: d }; }); };
+    options.scales.x.afterBuildTicks = function (axis) { axis.ticks = depths.map(function (d) { return { value: d }; }); };
     options.scales.x.ticks = { callback: function (value) { return value >= 1024 ? Math.round(value / 1024) + "K" : value; } };
-    options.scales.y.suggestedMin = 1;
+    referenceAt(options, "y");
+    options.layout.padding.right = 24;
     return new Chart(canvas, {
       type: "line",
       data: {
-        datasets: data.lines.map(function (line, i) {
+        datasets: lines.map(function (line, i) {
           return {
-            label: line.short_label,
+            label: group == null ? line.short_label : line.short_label.replace(" · " + line.gpu_name, "").replace(line.target_name + " · ", ""),
             data: line.depths.map(function (d, j) { return { x: d, y: line.speedup[j] }; }),
             borderColor: color(i), backgroundColor: color(i), pointRadius: 4,
             pointText: line.speedup.map(function (s) { return s == null ? null : s.toFixed(2) + "×"; })
@@ -219,38 +342,69 @@
         })
       },
       options: options,
-      plugins: [pointTextPlugin]
+      plugins: [referenceLinePlugin, pointTextPlugin]
     });
   }
 
-  function compareTps(canvas, data) {
-    var options = baseOptions("best average tok/s (bar) and its 95% interval (dark band)", "config");
-    options.indexAxis = "y";
-    options.plugins.legend.display = false;
-    options.scales.x.min = 0;
-    options.scales.y.title.display = false;
-    var oneDecimal = function (value) { return value == null ? "–" : value.toFixed(1); };
+  // Speedup against concurrency, one line per speculative config, each level's 95% interval as
+  // a whisker and its point filled in the colour of its verdict (Welch on the rounds).
+  function concurrencySpeedup(canvas, data) {
+    var lines = data.speedup_lines;
+    var levels = [];
+    lines.forEach(function (line) { line.levels.forEach(function (l) { if (levels.indexOf(l) < 0) levels.push(l); }); });
+    levels.sort(function (a, b) { return a - b; });
+    var all = [];
+    lines.forEach(function (line) { all = all.concat(line.verdicts); });
+    var options = baseOptions("concurrent requests", "speedup over the paired baseline (×, aggregate tok/s)");
+    options.scales.x.type = "logarithmic";
+    options.scales.x.afterBuildTicks = function (axis) { axis.ticks = levels.map(function (l) { return { value: l }; }); };
+    options.scales.x.ticks = { callback: function (value) { return value; } };
+    options.scales.y.min = 0;
+    options.scales.y.suggestedMax = highest([].concat.apply([], lines.map(function (l) { return l.ci95_high.concat(l.speedup); })));
+    referenceAt(options, "y");
+    options.layout.padding.right = 24;
+    var legend = verdictLegend(all);
+    // The lines by name, then what the points' colours say.
+    legend.labels.generateLabels = (function (verdictItems) {
+      return function (chart) {
+        return chart.data.datasets.map(function (dataset) {
+          return { text: dataset.label, fillStyle: "#ffffff", strokeStyle: dataset.borderColor, lineWidth: 2, hidden: false };
+        }).concat(verdictItems());
+      };
+    })(legend.labels.generateLabels);
+    legend.display = true;
+    options.plugins.legend = legend;
     options.plugins.tooltip = { callbacks: { label: function (item) {
-      var i = item.dataIndex;
-      return oneDecimal(data.tokens_per_second[i]) + " tok/s (" + bandText(data.ci95_low[i], data.ci95_high[i], oneDecimal) + ")";
+      var line = lines[item.datasetIndex], i = item.dataIndex;
+      return line.label + ": " + times(line.speedup[i]) + " (" + bandText(line.ci95_low[i], line.ci95_high[i], times) + "), " + VERDICT_WORDS[verdictKey(line.verdicts[i])];
     } } };
-    var bands = intervalBands(data.ci95_low, data.ci95_high);
-    options.scales.x.title.text = titleWithMark(options.scales.x.title.text, bands);
     return new Chart(canvas, {
-      type: "bar",
+      type: "line",
       data: {
-        labels: data.labels,
-        datasets: [
-          // Drawn first so the tok/s bars sit under it; both share one slot per config.
-          {
-            label: "95% CI", order: 0, grouped: false, barPercentage: 0.25, backgroundColor: "rgba(20, 20, 20, 0.75)",
-            data: bands.data, clipped: bands.clipped
-          },
-          { label: "tok/s", order: 1, grouped: false, data: data.tokens_per_second, backgroundColor: data.labels.map(function (_, i) { return color(i); }) }
-        ]
+        datasets: lines.map(function (line, i) {
+          return {
+            label: line.label,
+            data: line.levels.map(function (l, j) { return { x: l, y: line.speedup[j] }; }),
+            borderColor: color(i), borderWidth: 2,
+            pointBackgroundColor: line.verdicts.map(verdictColour), pointBorderColor: color(i),
+            pointRadius: 6, pointBorderWidth: 2,
+            whiskers: { low: line.ci95_low, high: line.ci95_high }, verdicts: line.verdicts
+          };
+        })
       },
       options: options,
-      plugins: [clippedIntervalPlugin]
+      plugins: [referenceLinePlugin, whiskerPlugin]
+    });
+  }
+
+  // Best average tok/s per config, its 95% interval as a whisker; one colour (the axis names the
+  // configs), the axis from 0.
+  function compareTps(canvas, data) {
+    var oneDecimal = function (value) { return value == null ? "–" : value.toFixed(1); };
+    return barsWithWhiskers(canvas, {
+      labels: data.labels, values: data.tokens_per_second, lows: data.ci95_low, highs: data.ci95_high,
+      title: "best average tok/s (bar) and its 95% interval (whisker)", format: oneDecimal, unit: " tok/s",
+      fixedHeight: true
     });
   }
 
@@ -275,6 +429,7 @@
 
   function compareDepths(canvas, data) {
     var options = baseOptions("input tokens (context depth)", "decode tok/s");
+    options.scales.y.min = 0;
     options.scales.x.type = "logarithmic";
     var depths = [];
     data.depths.forEach(function (series) { series.depths.forEach(function (d) { if (depths.indexOf(d) < 0) depths.push(d); }); });
@@ -302,7 +457,7 @@
     options.scales.x.type = "logarithmic";
     options.scales.x.afterBuildTicks = function (axis) { axis.ticks = data.levels.map(function (l) { return { value: l }; }); };
     options.scales.x.ticks = { callback: function (value) { return value; } };
-    options.scales.y.beginAtZero = true;
+    options.scales.y.min = 0;
     options.layout = { padding: { top: 16, right: 36 } };  // room for the crossover's label
     return new Chart(canvas, {
       type: "line",
@@ -331,92 +486,104 @@
     if (data.speculative) {
       options.scales.y.min = 0;
       options.scales.y.max = 1;
-      options.scales.speedup = { position: "right", title: { display: true, text: "speedup over the baseline (×)" }, grid: { drawOnChartArea: false }, beginAtZero: true };
+      options.scales.speedup = { position: "right", title: { display: true, text: "speedup over the baseline (×)" }, grid: { drawOnChartArea: false }, min: 0 };
+      referenceAt(options, "speedup");
+      options.plugins.referenceLine.label = "1.0× speedup (right axis) = no drafting";
       datasets = [
         { label: "acceptance", data: data.acceptance, backgroundColor: "#1f4fa3", yAxisID: "y" },
         { label: "speedup", data: data.speedup, backgroundColor: "#1d7a46", yAxisID: "speedup" }
       ];
     } else {
-      options.scales.y.beginAtZero = true;
+      options.scales.y.min = 0;
       datasets = [{ label: "decode tok/s", data: data.decode, backgroundColor: "#1f4fa3" }];
     }
-    return new Chart(canvas, { type: "bar", data: { labels: data.categories, datasets: datasets }, options: options });
+    return new Chart(canvas, { type: "bar", data: { labels: data.categories, datasets: datasets }, options: options, plugins: [referenceLinePlugin] });
   }
 
-  // Horizontal bars with a dark 95% band over each (compareTps's look); one bar per label.
-  function barsWithIntervals(canvas, labels, values, lows, highs, xTitle, format) {
+  // Horizontal bars with a 95% whisker over each, one bar per label. A speedup chart
+  // (spec.verdicts given) colours each bar by its verdict against no drafting and draws the 1.0×
+  // line; a tok/s chart is one colour and starts at 0.
+  function barsWithWhiskers(canvas, spec) {
     // Tall enough for every bar to keep its label readable (Chart.js fills its parent).
-    canvas.parentNode.style.height = Math.max(220, 48 + labels.length * 30) + "px";
-    var options = baseOptions(xTitle, "config");
+    if (!spec.fixedHeight) canvas.parentNode.style.height = Math.max(220, 70 + spec.labels.length * 30) + "px";
+    var speedup = !!spec.verdicts;
+    var options = baseOptions(spec.title, "config");
     options.indexAxis = "y";
-    options.plugins.legend.display = false;
     options.scales.x.min = 0;
+    options.scales.x.suggestedMax = highest(spec.highs.concat(spec.values));
     options.scales.y.title.display = false;
     options.plugins.tooltip = { callbacks: { label: function (item) {
       var i = item.dataIndex;
-      return format(values[i]) + " (" + bandText(lows[i], highs[i], format) + ")";
+      var words = spec.format(spec.values[i]) + (spec.unit || "") + " (" + bandText(spec.lows[i], spec.highs[i], spec.format) + ")";
+      return speedup ? [words, VERDICT_WORDS[verdictKey(spec.verdicts[i])]] : words;
     } } };
-    var bands = intervalBands(lows, highs);
-    options.scales.x.title.text = titleWithMark(options.scales.x.title.text, bands);
+    var whiskers = whiskersOf(spec.lows, spec.highs, 0);
+    options.scales.x.title.text = titleWithMark(options.scales.x.title.text, whiskers.clipped);
+    var plugins = [whiskerPlugin];
+    if (speedup) {
+      options.plugins.legend = verdictLegend(spec.verdicts);
+      referenceAt(options, "x");
+      plugins.unshift(referenceLinePlugin);
+    } else {
+      options.plugins.legend.display = false;
+    }
     return new Chart(canvas, {
       type: "bar",
       data: {
-        labels: labels,
-        datasets: [
-          {
-            label: "95% interval", order: 0, grouped: false, barPercentage: 0.25, backgroundColor: "rgba(20, 20, 20, 0.75)",
-            data: bands.data, clipped: bands.clipped
-          },
-          { label: xTitle, order: 1, grouped: false, data: values, backgroundColor: labels.map(function (_, i) { return color(i); }) }
-        ]
+        labels: spec.labels,
+        datasets: [{
+          label: spec.title, data: spec.values, whiskers: whiskers.whiskers, clipped: whiskers.clipped,
+          verdicts: spec.verdicts || null,
+          backgroundColor: speedup ? spec.verdicts.map(verdictColour) : TPS_COLOUR,
+          maxBarThickness: 28
+        }]
       },
       options: options,
-      plugins: [clippedIntervalPlugin]
+      plugins: plugins
     });
   }
 
   function times(value) { return value == null ? "–" : value.toFixed(2) + "×"; }
 
-  // The front page: speedup by config for one target and hardware, with 95% intervals.
+  // The front page: speedup by config for one target and hardware, with 95% whiskers.
   function speedupByConfig(canvas, data) {
     var points = data.points;
-    return barsWithIntervals(
-      canvas,
-      points.map(function (p) { return p.label; }),
-      points.map(function (p) { return p.speedup; }),
-      points.map(function (p) { return p.ci95_low; }),
-      points.map(function (p) { return p.ci95_high; }),
-      "speedup over the paired baseline (×, " + data.definition + " tok/s)",
-      times
-    );
+    return barsWithWhiskers(canvas, {
+      labels: points.map(function (p) { return p.label; }),
+      values: points.map(function (p) { return p.speedup; }),
+      lows: points.map(function (p) { return p.ci95_low; }),
+      highs: points.map(function (p) { return p.ci95_high; }),
+      verdicts: points.map(function (p) { return p.verdict; }),
+      title: "speedup over the paired baseline (×, " + data.definition + " tok/s)",
+      format: times
+    });
   }
 
-  // /hardware/: the best decode tok/s per GPU for one target, with 95% intervals.
+  // /hardware/: the best decode tok/s per GPU for one target, with 95% whiskers.
   function hardwareTps(canvas, data) {
     var rows = data.rows;
-    return barsWithIntervals(
-      canvas,
-      rows.map(function (r) { return r.gpu_name; }),
-      rows.map(function (r) { return r.tokens_per_second; }),
-      rows.map(function (r) { return r.ci95_low; }),
-      rows.map(function (r) { return r.ci95_high; }),
-      "best decode tok/s",
-      function (value) { return value == null ? "–" : value.toFixed(1); }
-    );
+    return barsWithWhiskers(canvas, {
+      labels: rows.map(function (r) { return r.gpu_name; }),
+      values: rows.map(function (r) { return r.tokens_per_second; }),
+      lows: rows.map(function (r) { return r.ci95_low; }),
+      highs: rows.map(function (r) { return r.ci95_high; }),
+      title: "best decode tok/s", unit: " tok/s",
+      format: function (value) { return value == null ? "–" : value.toFixed(1); }
+    });
   }
 
-  // /hardware/: the best speedup per GPU for one target, with 95% intervals.
+  // /hardware/: the best speedup per GPU for one target, with 95% whiskers.
   function hardwareSpeedup(canvas, data) {
     var rows = data.rows.filter(function (r) { return r.speedup != null; });
-    return barsWithIntervals(
-      canvas,
-      rows.map(function (r) { return r.gpu_name; }),
-      rows.map(function (r) { return r.speedup; }),
-      rows.map(function (r) { return r.speedup_ci95_low; }),
-      rows.map(function (r) { return r.speedup_ci95_high; }),
-      "best speedup over the paired baseline (×)",
-      times
-    );
+    return barsWithWhiskers(canvas, {
+      labels: rows.map(function (r) { return r.gpu_name; }),
+      values: rows.map(function (r) { return r.speedup; }),
+      lows: rows.map(function (r) { return r.speedup_ci95_low; }),
+      highs: rows.map(function (r) { return r.speedup_ci95_high; }),
+      verdicts: rows.map(function (r) { return r.speedup_verdict; }),
+      title: "best speedup over the paired baseline (×)",
+      format: times
+    });
   }
 
   var drawers = {
@@ -430,6 +597,7 @@
     "compare-data:acceptance": compareAcceptance,
     "compare-data:depths": compareDepths,
     "concurrency-data": concurrency,
+    "concurrency-data:speedup": concurrencySpeedup,
     "config-concurrency-data": concurrency,
     "category-data": categories,
     "speedup-data": speedupByConfig,
