@@ -14,6 +14,8 @@ so both may use it.
   tok/s at the lowest level for concurrency), and what is noisy.
 - `uncertainty`: the config's sample (batch means, or one batch's requests) and the speedup's
   interval, with what each is over.
+- `noise`: whether a batch is noisy (an outlier request, an interval reaching 0, a wide spread),
+  why in words with the re-run advice, and the few-verify-steps note beside a tau.
 - `ranking`: competition ranks by the point estimate and "indistinguishable from the leader /
   the row above" labels.
 - `concurrency`: per-level verdicts against the baseline and the crossover as a level interval.

@@ -167,3 +167,30 @@ def batch_noise(
         spread=is_noisy(sample, protocol=protocol),
         few_steps=few_steps_note(tau=tau, verify_steps=verify_steps),
     )
+
+
+# The request record columns `requests_of` reads, in its order.
+RECORD_FIELDS = (
+    "index",
+    "point",
+    "decode_tokens_per_second",
+    "end_to_end_tokens_per_second",
+    "wall_ms",
+)
+
+
+def requests_of(records: Iterable[Sequence[object]], *, definition: str) -> list[Request]:
+    """Stored request records (`RECORD_FIELDS` values) as the rules' requests, each at its
+    batch's tok/s definition (decode, else end-to-end)."""
+    found = []
+    for index, point, decode, end_to_end, wall_ms in records:
+        wall = finite(wall_ms)
+        found.append(
+            Request(
+                index=int(index) if isinstance(index, int) else 0,
+                point=point if isinstance(point, int) else None,
+                tokens_per_second=finite(decode if definition == "decode" else end_to_end),
+                wall_s=wall / 1000 if wall else None,
+            )
+        )
+    return found
