@@ -24,6 +24,7 @@ from leaderboard.models import (
     Run,
 )
 from leaderboard.selectors.categories import category_view
+from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_view
 
 
@@ -56,11 +57,16 @@ def best_entry(*, config: Config) -> LeaderboardEntry | None:
 
 
 def config_protocol_figures(*, config: Config) -> dict:
-    """{"concurrency", "categories"}: the config's best row's concurrency figures and crossover
-    (`concurrency_view`) and its per-category figures (`category_view`); each None for a config
-    of another protocol or without a row."""
+    """{"concurrency", "categories", "output_length"}: the config's best row's concurrency
+    figures and crossover (`concurrency_view`), its per-category figures (`category_view`) and
+    its per-output-length figures (`output_length_view`); each None for a config of another
+    protocol or without a row."""
     entry = best_entry(config=config)
-    return {"concurrency": concurrency_view(entry=entry), "categories": category_view(entry=entry)}
+    return {
+        "concurrency": concurrency_view(entry=entry),
+        "categories": category_view(entry=entry),
+        "output_length": output_length_view(entry=entry),
+    }
 
 
 def run_by_id(*, run_id: int) -> Run | None:

@@ -59,6 +59,7 @@ from leaderboard.selectors.charts import (
 )
 from leaderboard.selectors.energy import run_energy_figures
 from leaderboard.selectors.estimates import rerun_source
+from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
 from leaderboard.selectors.ranks import page_ranks
 from leaderboard.selectors.spread import acceptance_spread
@@ -202,6 +203,8 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
         # The concurrency and categories protocols' figures (None for other protocols).
         "concurrency": concurrency_view(entry=top),
         "categories": category_view(entry=top),
+        # The output-length protocol's per-length figures (None for other protocols).
+        "output_length": output_length_view(entry=top),
         "energy": figures["energy"] if figures else None,
         "entries": leaderboard_rows(
             entries=list(config_entries(config=config)), ranks={}, newest=newest_release_number()

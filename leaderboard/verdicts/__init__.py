@@ -20,6 +20,8 @@ so both may use it.
   the row above" labels.
 - `concurrency`: per-level verdicts against the baseline and the crossover as a level interval.
 - `categories`: per-category intervals over prompts, anecdotal below three.
+- `output_length`: per output length the speedup over the paired baseline, its 95% interval (the
+  runner's rule, checked at the door) and "faster" / "slower" / "not established".
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins.
 """
 
@@ -82,6 +84,7 @@ from leaderboard.verdicts.workloads import (
     SEED_CSV_PROTOCOL,
     canonical_protocol,
     is_across_depths,
+    is_across_lengths,
     learns_across_requests,
     ranking_key,
     ranking_label,
@@ -127,6 +130,7 @@ __all__ = [
     "finite",
     "indistinguishable",
     "is_across_depths",
+    "is_across_lengths",
     "is_noisy",
     "learns_across_requests",
     "level_points",

@@ -53,6 +53,9 @@ def workload_label(config: Config) -> str:
     levels = [level for level in protocol.get("levels") or [] if _whole(level)]
     if name == "concurrency" and levels:
         parts.append(f"concurrency {min(levels)}–{max(levels)} ({len(levels)} levels)")
+    elif name == OUTPUT_LENGTH and (lengths := _output_lengths(protocol)):
+        shown = f"{lengths[0]}" if len(lengths) == 1 else f"{min(lengths)}–{max(lengths)}"
+        parts.append(f"output length {shown} tokens ({len(lengths)} lengths)")
     elif name == "categories":
         names = [c for c in protocol.get("categories") or [] if isinstance(c, str)]
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
@@ -91,6 +94,18 @@ def _depths(protocol: dict) -> list[int]:
     return [value for value in values if _whole(value) is not None]
 
 
+def _output_lengths(protocol: dict) -> list[int]:
+    if protocol.get("name") != OUTPUT_LENGTH:
+        return []
+    return [value for value in protocol.get("output_lengths") or [] if _whole(value) is not None]
+
+
+def output_lengths(config: Config) -> list[int]:
+    """The output lengths an output-length config measures, from its canonical JSON ([] for
+    other protocols)."""
+    return _output_lengths(canonical_protocol(config))
+
+
 def ranking_key(config: Config, *, definition: str, hardware_id: int, engine_release: str) -> str:
     """The ranking a row belongs to: a digest of its workload, tok/s definition, hardware kind
     and engine release (rows with the same key, and only those, are compared)."""
@@ -106,6 +121,8 @@ def ranking_label(config: Config, *, definition: str, gpu_name: str, engine_rele
 
 
 DEPTH_PROTOCOLS = ("depth", "context-sweep")
+# Output length varies at a fixed input (runner.protocols.schema.OutputLengthProtocol).
+OUTPUT_LENGTH = "output-length"
 
 
 def depths(config: Config) -> list[int]:
@@ -116,6 +133,13 @@ def depths(config: Config) -> list[int]:
 def is_across_depths(config: Config) -> bool:
     """Whether a config's one tok/s figure pools requests of several input lengths."""
     return config.protocol in DEPTH_PROTOCOLS and len(depths(config)) > 1
+
+
+def is_across_lengths(config: Config) -> bool:
+    """Whether a config's one tok/s figure pools requests of several output lengths: an
+    output-length run ranks as a depth sweep does, its figure pooled over the lengths and its
+    speedup their geometric mean, without a one-batch interval (docs/VERDICTS.md)."""
+    return config.protocol == OUTPUT_LENGTH and len(output_lengths(config)) > 1
 
 
 def learns_across_requests(spec_label: str) -> bool:

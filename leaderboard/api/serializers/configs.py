@@ -3,8 +3,9 @@
 A config's ``energy`` and ``roofline`` are its best run's (``selectors.best_run_figures``), read
 once for a whole page of configs (``ConfigListSerializer``) or, for a config read alone, by the
 serializer itself; null where nothing was measured. The detail adds its best row's per-level
-concurrency figures and crossover, or its per-category figures (``ConfigDetailSerializer``, from
-``selectors.config_protocol_figures``): null for the other protocols.
+concurrency figures and crossover, its per-category figures, or its per-output-length figures
+(``ConfigDetailSerializer``, from ``selectors.config_protocol_figures``): null for the other
+protocols.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from leaderboard import selectors
 from leaderboard.api.serializers.protocols import (
     CategoryFigureSerializer,
     ConcurrencyLevelSerializer,
+    OutputLengthFigureSerializer,
 )
 from leaderboard.api.serializers.runs import (
     ENERGY_HELP,
@@ -95,6 +97,7 @@ class ConfigDetailSerializer(ConfigSerializer):
     concurrency_levels = serializers.SerializerMethodField()
     crossover_concurrency = serializers.SerializerMethodField()
     categories = serializers.SerializerMethodField()
+    output_lengths = serializers.SerializerMethodField()
 
     class Meta(ConfigSerializer.Meta):
         fields = [
@@ -102,6 +105,7 @@ class ConfigDetailSerializer(ConfigSerializer):
             "concurrency_levels",
             "crossover_concurrency",
             "categories",
+            "output_lengths",
         ]
         read_only_fields = fields
 
@@ -124,3 +128,8 @@ class ConfigDetailSerializer(ConfigSerializer):
     def get_categories(self, config: Config) -> list | None:
         view = config.protocol_figures["categories"]
         return CategoryFigureSerializer(view["rows"], many=True).data if view else None
+
+    @extend_schema_field(OutputLengthFigureSerializer(many=True, allow_null=True))
+    def get_output_lengths(self, config: Config) -> list | None:
+        view = config.protocol_figures["output_length"]
+        return OutputLengthFigureSerializer(view["rows"], many=True).data if view else None

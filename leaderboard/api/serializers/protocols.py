@@ -41,6 +41,33 @@ class ConcurrencyLevelSerializer(serializers.Serializer):
     p = serializers.FloatField(allow_null=True, help_text="Welch's p-value against the baseline.")
 
 
+class OutputLengthFigureSerializer(serializers.Serializer):
+    """One output length of a result (the output-length protocol), with the speedup derived from
+    the paired baseline's at the same length (``verdicts.output_length``)."""
+
+    output_tokens = serializers.IntegerField(help_text="Tokens asked for at this length.")
+    generated_tokens = serializers.FloatField(
+        allow_null=True,
+        help_text="Mean tokens the length's requests generated (the runner forces the length).",
+    )
+    requests = serializers.IntegerField(allow_null=True, help_text="Measured requests.")
+    decode = serializers.FloatField(allow_null=True, help_text="Mean decode tok/s per request.")
+    baseline_decode = serializers.FloatField(allow_null=True)
+    baseline_requests = serializers.IntegerField(allow_null=True)
+    speedup = serializers.FloatField(
+        allow_null=True, help_text="Mean decode tok/s over the paired baseline's at this length."
+    )
+    ci95_low = serializers.FloatField(allow_null=True)
+    ci95_high = serializers.FloatField(
+        allow_null=True,
+        help_text="The speedup's 95% interval: delta method on its log, Welch's degrees of freedom.",
+    )
+    verdict = serializers.CharField(
+        help_text="'faster' or 'slower' when the whole interval is on one side of 1, else "
+        "'not established'."
+    )
+
+
 class ConcurrencyLineSerializer(serializers.Serializer):
     config_key = serializers.CharField(source="key")
     label = serializers.CharField()

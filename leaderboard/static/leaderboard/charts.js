@@ -586,6 +586,74 @@
     });
   }
 
+  // Speedup against output length (issue 25): one config's speedup over its paired baseline at
+  // each length, the x the tokens its requests generated, each length's 95% interval as a
+  // whisker, its point filled in the colour of its verdict (the selector's word) and 1.0× drawn.
+  function outputLengthSpeedup(canvas, data) {
+    var options = baseOptions("output tokens per request (generated)", "speedup over the paired baseline (×, decode tok/s)");
+    options.scales.x.type = "logarithmic";
+    options.scales.x.afterBuildTicks = function (axis) { axis.ticks = data.lengths.map(function (l) { return { value: l }; }); };
+    options.scales.x.ticks = { callback: function (value) { return value >= 1024 && value % 1024 === 0 ? value / 1024 + "K" : value; } };
+    options.scales.y.min = 0;
+    options.scales.y.suggestedMax = highest(data.ci95_high.concat(data.speedup));
+    referenceAt(options, "y");
+    options.layout.padding.right = 24;
+    options.plugins.legend = verdictLegend(data.verdicts);
+    options.plugins.tooltip = { callbacks: { label: function (item) {
+      var i = item.dataIndex;
+      var asked = data.asked[i] !== data.lengths[i] ? " (asked " + data.asked[i] + ")" : "";
+      return data.lengths[i] + " tokens" + asked + ": " + times(data.speedup[i]) + " (" + bandText(data.ci95_low[i], data.ci95_high[i], times) + "), " + VERDICT_WORDS[verdictKey(data.verdicts[i])];
+    } } };
+    return new Chart(canvas, {
+      type: "line",
+      data: {
+        datasets: [{
+          label: data.label,
+          data: data.lengths.map(function (l, j) { return { x: l, y: data.speedup[j] }; }),
+          borderColor: PALETTE[0], borderWidth: 2,
+          pointBackgroundColor: data.verdicts.map(verdictColour), pointBorderColor: PALETTE[0],
+          pointRadius: 6, pointBorderWidth: 2,
+          whiskers: { low: data.ci95_low, high: data.ci95_high }, verdicts: data.verdicts
+        }]
+      },
+      options: options,
+      plugins: [referenceLinePlugin, whiskerPlugin]
+    });
+  }
+
+  // Throughput per GPU against tok/s per user (InferenceX's trade-off view): one curve per
+  // config, a point per concurrency level labelled with the level, baselines dashed, and the
+  // Pareto frontier of the point estimates as a wide grey band under them.
+  function pareto(canvas, data) {
+    var options = baseOptions("tok/s per user (1000 / median TPOT ms)", "throughput per GPU (aggregate tok/s / " + data.gpu_count + " GPU" + (data.gpu_count === 1 ? "" : "s") + ")");
+    options.scales.x.min = 0;
+    options.scales.y.min = 0;
+    options.layout = { padding: { top: 16, right: 24 } };
+    options.plugins.tooltip = { callbacks: { label: function (item) {
+      var point = item.dataset.points[item.dataIndex];
+      return item.dataset.label + ", " + point.concurrency + " concurrent: " + point.per_user.toFixed(1) + " tok/s per user, " + point.per_gpu.toFixed(1) + " tok/s per GPU";
+    } } };
+    var datasets = data.curves.map(function (curve, i) {
+      return {
+        label: curve.label,
+        points: curve.points,
+        data: curve.points.map(function (p) { return { x: p.per_user, y: p.per_gpu }; }),
+        showLine: true, borderColor: color(i), backgroundColor: color(i),
+        borderDash: curve.baseline ? [6, 4] : [], pointRadius: 4,
+        pointText: curve.points.map(function (p) { return String(p.concurrency); })
+      };
+    });
+    if (data.frontier.length > 1) {
+      datasets.push({
+        label: "Pareto frontier (point estimates)", points: data.frontier,
+        data: data.frontier.map(function (p) { return { x: p.per_user, y: p.per_gpu }; }),
+        showLine: true, borderColor: "rgba(140, 147, 157, 0.45)", backgroundColor: "rgba(140, 147, 157, 0.45)",
+        borderWidth: 10, pointRadius: 0, order: 10
+      });
+    }
+    return new Chart(canvas, { type: "scatter", data: { datasets: datasets }, options: options, plugins: [pointTextPlugin] });
+  }
+
   var drawers = {
     "tps-data": tokensPerRun,
     "acceptance-data": acceptance,
@@ -599,6 +667,7 @@
     "concurrency-data": concurrency,
     "concurrency-data:speedup": concurrencySpeedup,
     "config-concurrency-data": concurrency,
+    "output-length-data": outputLengthSpeedup,
     "category-data": categories,
     "speedup-data": speedupByConfig,
     "hardware-comparison-data:tps": hardwareTps,
