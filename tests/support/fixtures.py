@@ -1,7 +1,8 @@
 """Pytest fixtures for the service's tests and the system tests: tiny real GGUF models,
-registered (and cleared of their test-weights mark), a served hardware kind, a user, captured
-task messages, runner results, the concurrency and categories results imported, and a broker
-switch. The conftest files of tests/leaderboard and tests/system import them."""
+registered (and cleared of their test-weights mark), a served hardware kind, a GPU host, made-up
+job histories for the queue, a user, captured task messages, runner results, the concurrency and
+categories results imported, and a broker switch. The conftest files of tests/leaderboard and
+tests/system import them."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from leaderboard import board_version, dispatch, services, signing
-from leaderboard.models import Hardware, Job, ModelFile, Run
+from leaderboard.models import GpuHost, Hardware, Job, ModelFile, Run
 from leaderboard.services.board import mark_test_weights
 from runner.gguf.tiny_models import write_fixtures
 from tests.support.brokers import celery_broker
+from tests.support.job_histories import job_history, register_host, submit_first_job
 from tests.support.protocol_results import protocol_result
 from tests.support.protocol_runs import import_category_runs, import_concurrency_runs
 from tests.support.results import fake_result
@@ -114,6 +116,25 @@ def signed_by_host(hardware):
         }
 
     return sign
+
+
+@pytest.fixture
+def host(hardware) -> GpuHost:
+    """A registered GPU host, lab-a, of `hardware`."""
+    return register_host(hardware)
+
+
+@pytest.fixture
+def first_job(user, models, hardware, enqueued) -> Job:
+    """One queued baseline job submitted the ordinary way: its config row serves the others."""
+    return submit_first_job(user, hardware)
+
+
+@pytest.fixture
+def job_factory(first_job):
+    """Made-up job histories: jobs of the first job's config with chosen timestamps
+    (tests.support.job_histories)."""
+    return job_history(first_job)
 
 
 @pytest.fixture

@@ -1,8 +1,12 @@
 """GET /api/v1/jobs/<id> and POST /api/v1/jobs/<id>/cancel: a job's status is public, cancelling
-is its owner's, and a finished job cannot be cancelled (409)."""
+is its owner's, a finished job cannot be cancelled (409), and a queued job says its place in the
+queue and its estimated start."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tests.support.api_clients import SPECULATIVE
@@ -35,3 +39,17 @@ def test_cancelling_a_finished_job_says_its_status(signed_in, models, hardware, 
 
     assert refused.status_code == 409
     assert refused.json() == {"detail": f"job {job_id} has already cancelled"}
+
+
+def test_the_job_api_has_queue_position_and_estimated_start(first_job, job_factory):
+    job_factory("succeeded", minute=1, started=0, took=90)
+    mine = job_factory("queued", minute=200)
+    api = APIClient()
+    body = api.get(f"/api/v1/jobs/{mine.pk}").json()
+    assert body["queue_position"] == 2
+    start = timezone.datetime.fromisoformat(body["estimated_start"])
+    # One job ahead (the first job) of the median's 90 s: it should start in 90 s.
+    assert timedelta(seconds=80) < start - timezone.now() <= timedelta(seconds=90)
+    done = job_factory("succeeded", minute=2, started=0, took=60)
+    body = api.get(f"/api/v1/jobs/{done.pk}").json()
+    assert body["queue_position"] is None and body["estimated_start"] is None

@@ -30,3 +30,11 @@ def test_the_schema_describes_the_config_fields(anonymous):
         assert path in schema["paths"]
     assert "413" in schema["paths"]["/api/v1/submissions"]["post"]["responses"]
     assert "429" in schema["paths"]["/api/v1/uploads"]["post"]["responses"]
+
+
+def test_the_schema_documents_the_jobs_queue_fields_and_the_hosts_resource(anonymous):
+    schema = anonymous.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    job = schema["components"]["schemas"]["Job"]["properties"]
+    assert job["queue_position"]["nullable"] is True
+    assert job["estimated_start"]["format"] == "date-time"
+    assert "/api/v1/hosts" in schema["paths"]

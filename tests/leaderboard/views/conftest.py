@@ -1,6 +1,6 @@
-"""The boards the page tests share: measured jobs and configs, the stored H200 files and job
-histories for the queue; each fixture says what it stores. The site's own fixtures (models,
-ranked_models, hardware, user, the concurrency and categories results, ...) come from
+"""The boards the page tests share: measured jobs and configs and the stored H200 files; each
+fixture says what it stores. The site's own fixtures (models, ranked_models, hardware, user, a
+host and job histories for the queue, the concurrency and categories results, ...) come from
 tests/leaderboard."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ from __future__ import annotations
 import pytest
 
 from leaderboard import services
-from leaderboard.models import GpuHost, Job, Run
+from leaderboard.models import Job, Run
 from tests.support.baselines import with_baseline_section
 from tests.support.h200_results import load_h200_results
-from tests.support.job_histories import job_history, register_host, submit_first_job
 from tests.support.measured_configs import draft_simple, measure
 
 
@@ -59,20 +58,3 @@ def three_configs(user, ranked_models, hardware, enqueued, make_result) -> dict:
 def h200(user, hardware) -> list[Run]:
     """The stored H200 result files (random-weight models: synthetic and degenerate)."""
     return load_h200_results(owner=user, hardware=hardware)
-
-
-@pytest.fixture
-def first_job(user, models, hardware, enqueued) -> Job:
-    """One queued baseline job submitted the ordinary way: its config row serves the others."""
-    return submit_first_job(user, hardware)
-
-
-@pytest.fixture
-def job_factory(first_job):
-    """Made-up job histories: jobs of the first job's config with chosen timestamps."""
-    return job_history(first_job)
-
-
-@pytest.fixture
-def host(hardware) -> GpuHost:
-    return register_host(hardware)
