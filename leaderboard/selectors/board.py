@@ -55,7 +55,14 @@ SOURCES = {
     "measured": "measured by our workers",
     "self-reported": "self-reported",
 }
-PROTOCOLS = ("quick", "context-sweep", "depth", *SEPARATE_PROTOCOLS, SEED_CSV_PROTOCOL)
+PROTOCOLS = (
+    "quick",
+    "context-sweep",
+    "depth",
+    *SEPARATE_PROTOCOLS,
+    "output-length",
+    SEED_CSV_PROTOCOL,
+)
 # What a protocol value means to a reader; values not listed read as themselves.
 PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
 # The rows that compete in the main ranking: measured by our workers on a good build, the real

@@ -208,3 +208,10 @@ def test_damaged_stored_output_length_points_never_break_a_page(
         assert client.get(url).status_code == 200, url
     for url in (f"/api/v1/configs/{key}", "/api/v1/leaderboard", "/api/v1/configs"):
         assert client.get(url).status_code == 200, url
+
+
+def test_the_board_filters_by_the_output_length_protocol(client: Client, output_length_runs):
+    page = client.get("/", {"protocol": "output-length"}).content.decode()
+    assert '<option value="output-length"' in page
+    assert f"/configs/{config_key()}/" in page
+    assert "output length 16–64 tokens (3 lengths), 32 in" in text(client.get("/"))
