@@ -23,9 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from runner import energy, output_length, protocols, stats
+from runner import energy, output_length, protocols, quality, stats
 from runner.compatibility import check_pair, memory_problems
-from runner.config import BenchmarkConfig, ConcurrencyProtocol
+from runner.config import BenchmarkConfig, ConcurrencyProtocol, QualityProtocol
 from runner.engines.build import Engine, locate
 from runner.engines.flags import require_flags
 from runner.engines.server import gpu_placement_argv
@@ -580,17 +580,19 @@ def _section(
         (pairing.divergence_lists or unpaired) if pairing else unpaired,
         strict=True,
     )
+    scores = _quality_scores(config, measured.records)
     requests = [
-        {k: v for k, v in record.items() if k != "output_tokens"}
+        {k: v for k, v in record.items() if k not in ("output_tokens", "output_text")}
         | {
+            "quality": score,
             "index": index,
             "first_divergence": first,
             "divergence": kind,
             "divergence_margin": margin,
             "divergences": None if judged is None else [d.model_dump() for d in judged],
         }
-        for index, (record, (first, kind, margin, judged)) in enumerate(
-            zip(measured.records, divergences, strict=True)
+        for index, (record, (first, kind, margin, judged), score) in enumerate(
+            zip(measured.records, divergences, scores, strict=True)
         )
     ]
     summary = stats.pooled_figures(measured.records) | {
@@ -604,6 +606,7 @@ def _section(
         "latency": stats.latency_figures(measured.records),
     }
     summary |= energy.energy_figures(measured.records)
+    summary["quality"] = stats.accuracy_figures(requests)
     return {
         "config": config.canonical(),
         "config_key": config.key,
@@ -618,6 +621,19 @@ def _section(
             "engine_log_tail": measured.log_tail,
         },
     }
+
+
+def _quality_scores(config: BenchmarkConfig, records: list[dict]) -> list[dict | None]:
+    """Each measured request's output scored on its task (runner.quality: measured request i
+    asks task i); None for every request of another protocol."""
+    protocol = config.protocol
+    if not isinstance(protocol, QualityProtocol):
+        return [None] * len(records)
+    tasks = quality.tasks(seed=protocol.task_seed, count=protocol.tasks, kinds=protocol.kinds)
+    return [
+        quality.score(task, record.get("output_text") or "")
+        for task, record in zip(tasks, records, strict=True)
+    ]
 
 
 def run_benchmark(
@@ -708,6 +724,9 @@ def run_benchmark(
         "fidelity": pairing.fidelity.model_dump() if pairing and pairing.fidelity else None,
         "repeated_prompt": protocols.repeated_prompt(config, result["requests"]),
         "crossover_concurrency": pairing.crossover_concurrency if pairing else None,
+        "quality_difference": (
+            stats.quality_difference(result["requests"], baseline["requests"]) if baseline else None
+        ),
     }
     if baseline is not None:
         result["summary"]["gpu_seconds"] += baseline["summary"]["gpu_seconds"]

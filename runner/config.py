@@ -35,6 +35,7 @@ from runner.protocols.schema import (  # noqa: F401
     DepthProtocol,
     OutputLengthProtocol,
     Protocol,
+    QualityProtocol,
     QuickProtocol,
     SweepPoint,
     _Strict,

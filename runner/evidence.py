@@ -35,7 +35,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from runner import protocols, stats
+from runner import protocols, quality, stats
 from runner.config import ENGINE_DEFAULT_N_MAX, MAX_N_MAX, NGRAM_TYPES, BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
 from runner.fidelity import fidelity_grade
@@ -145,6 +145,107 @@ def evidence_problem(result: dict[str, Any]) -> str | None:
         or roofline_problem(result)
         or fidelity_problem(result)
         or output_length_problem(result)
+        or quality_problem(result)
+    )
+
+
+# A section's accuracy and a result's paired difference (runner.stats), derived from the scores.
+QUALITY_FIGURES = ("tasks", "correct", "accuracy", "ci95_low", "ci95_high")
+QUALITY_DIFFERENCE_FIGURES = (
+    "pairs",
+    "both_correct",
+    "only_speculative_correct",
+    "only_baseline_correct",
+    "neither_correct",
+    "difference",
+    "ci95_low",
+    "ci95_high",
+    "mcnemar_p",
+)
+
+
+def _scores_problem(section: dict[str, Any]) -> str | None:
+    """Whether each measured record's quality score is what its task and its output give: the
+    task regenerated from the config's protocol (measured request i asks task i), the answer
+    extracted from the recorded text again, and scored again (runner.quality)."""
+    records = measured_requests(section["requests"])
+    config = section.get("config")
+    if not isinstance(config, dict):
+        # Part of a result (a check of its figures alone): the tasks cannot be regenerated.
+        return None
+    protocol = config.get("protocol")
+    if not isinstance(protocol, dict) or protocol.get("name") != "quality":
+        for position, record in enumerate(records):
+            if record.get("quality") is not None:
+                return f"requests.{position}.quality: a score, but the protocol is not quality"
+        return None
+    parsed = BenchmarkConfig.from_canonical(config).protocol
+    assert isinstance(parsed, protocols.QualityProtocol)
+    expected = quality.tasks(seed=parsed.task_seed, count=parsed.tasks, kinds=parsed.kinds)
+    for position, record in enumerate(records):
+        score = record.get("quality")
+        where = f"requests.{position}.quality"
+        if score is None:
+            return f"{where}: missing; every request of the quality protocol is scored"
+        if position >= len(expected):
+            return f"{where}: the protocol plans only {len(expected)} tasks"
+        task = expected[position]
+        derived = quality.score(task, score["output_text"])
+        for name in ("task_id", "kind", "expected", "extracted", "correct"):
+            if score[name] != derived[name]:
+                return (
+                    f"{where}.{name} is {_shown(score[name])}, but the task and its output text "
+                    f"give {_shown(derived[name])}"
+                )
+    return None
+
+
+def _figures_problem(path: str, claimed: Any, derived: Any, names: Sequence[str]) -> str | None:
+    if claimed is None or derived is None:
+        if claimed != derived:
+            return f"{path} is {_shown(claimed)}, but the scored requests give {_shown(derived)}"
+        return None
+    for name in names:
+        given, gives = claimed.get(name), derived[name]
+        number = isinstance(given, int | float) and not isinstance(given, bool)
+        if isinstance(gives, int):
+            same = number and isinstance(given, int) and given == gives
+        else:
+            same = number and math.isclose(
+                given, gives, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE
+            )
+        if not same:
+            return f"{path}.{name} is {_shown(given)}, but the scored requests give {_shown(gives)}"
+    return None
+
+
+def quality_problem(result: dict[str, Any]) -> str | None:
+    """Whether each section's quality scores, its accuracy and the paired difference are what
+    the records give: a claimed accuracy that its scores contradict is refused."""
+    baseline = result.get("baseline")
+    for prefix, section in (("", result), ("baseline: ", baseline)):
+        if section is None:
+            continue
+        problem = _scores_problem(section) or _figures_problem(
+            "summary.quality",
+            section["summary"].get("quality"),
+            stats.accuracy_figures(measured_requests(section["requests"])),
+            QUALITY_FIGURES,
+        )
+        if problem:
+            return prefix + problem
+    derived = (
+        stats.quality_difference(
+            measured_requests(result["requests"]), measured_requests(baseline["requests"])
+        )
+        if baseline is not None
+        else None
+    )
+    return _figures_problem(
+        "summary.quality_difference",
+        result["summary"].get("quality_difference"),
+        derived,
+        QUALITY_DIFFERENCE_FIGURES,
     )
 
 

@@ -278,6 +278,8 @@ class RequestRecord(_Strict):
     # its ttft_ms); null for a whole response. Its time per output token (runner.stats).
     chunk_arrival_ms: Annotated[list[Amount], Field(max_length=MAX_TOKENS_STREAMED)] | None = None
     tpot_ms: Amount | None = None
+    # The quality protocol's score of the request's output (runner.quality); null elsewhere.
+    quality: QualityScore | None = None
 
     @model_validator(mode="after")
     def _accepted_were_drafted(self) -> RequestRecord:
@@ -425,6 +427,8 @@ class Summary(_Strict):
     # memory (peak_memory_bytes is the peak of their total at one moment) and its energy
     # (energy_joules is their sum).
     gpus: Annotated[list[GpuFigures], Field(min_length=1, max_length=MAX_GPUS)] | None = None
+    # The quality protocol: the section's accuracy from its records' scores; null elsewhere.
+    quality: QualityFigures | None = None
     # The section's latency percentiles and goodput; absent in results recorded before.
     latency: Latency | None = None
 
@@ -479,6 +483,8 @@ class ResultSummary(Summary):
     repeated_prompt: bool | None = None
     # The concurrency protocol with a baseline: the lowest level whose speedup is below 1.
     crossover_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    # The quality protocol with a baseline: accuracy minus the baseline's, paired by task.
+    quality_difference: QualityDifference | None = None
 
 
 class ModelFileInfo(_Strict):

@@ -78,6 +78,7 @@ def wave_records(
             ttft_source="client stream" if spec.stream else "server prompt time",
             counters=counters,
             chunk_arrival_s=done.chunk_arrival_s,
+            text=done.text,
         )
         # Not a per-request measurement under concurrency (see the module).
         record["tau"] = None

@@ -214,6 +214,7 @@ class InProcessSession:
             ttft_s=first_at - started,
             counters=counters,
             ttft_source="in process",
+            text=self._llm.detokenize(tokens).decode("utf-8", "replace"),
         )
 
     def stop(self) -> None:

@@ -138,6 +138,8 @@ class Completion:
     # When each content chunk of a stream arrived, in seconds after the request was sent; None
     # for a whole response.
     chunk_arrival_s: list[float] | None = None
+    # The generated text as the server sent it (the quality protocol scores it, runner.quality).
+    text: str = ""
 
 
 def complete(
@@ -149,6 +151,7 @@ def complete(
     first_token_at: float | None = None
     last_chunk: dict | None = None
     arrivals: list[float] | None = None
+    text: list[str] = []
     started = time.perf_counter()
     if spec.stream:
         with client.stream(
@@ -169,6 +172,8 @@ def complete(
                         first_token_at = arrived
                     arrivals.append(arrived - started)
                     tokens.extend(chunk["tokens"])
+                if isinstance(chunk.get("content"), str):
+                    text.append(chunk["content"])
                 if chunk.get("timings"):
                     timings = chunk["timings"]
     else:
@@ -177,6 +182,8 @@ def complete(
         body = response.json()
         last_chunk = body
         tokens = list(body.get("tokens") or [])
+        if isinstance(body.get("content"), str):
+            text.append(body["content"])
         timings = body.get("timings") or {}
     if not timings or "predicted_ms" not in timings:
         # Seen with -bs on CUDA in b11434: a stream that ends with no tokens and no timings.
@@ -192,6 +199,7 @@ def complete(
         wall_s=finished - started,
         ttft_s=(first_token_at - started) if first_token_at else None,
         chunk_arrival_s=arrivals,
+        text="".join(text),
     )
 
 
@@ -211,6 +219,7 @@ def measure_request(
         ttft_source="client stream" if spec.stream else "server prompt time",
         counters=delta,
         chunk_arrival_s=done.chunk_arrival_s,
+        text=done.text,
     )
 
 
@@ -270,6 +279,7 @@ def build_record(
     counters: SpecCounters,
     ttft_source: str = "client stream",
     chunk_arrival_s: Sequence[float] | None = None,
+    text: str | None = None,
 ) -> dict:
     """One request's measurements, with the definitions the project uses."""
     # A stream's chunk arrivals to the microsecond; its time to first token is the first of them.
@@ -326,4 +336,8 @@ def build_record(
         "chunk_arrival_ms": arrivals,
     }
     record["tpot_ms"] = request_tpot_ms(record)
+    if text is not None:
+        # The generated text, for the quality protocol's scoring (runner.quality); like the
+        # output tokens, runner.benchmark keeps it out of the result's records.
+        record["output_text"] = text
     return record

@@ -37,6 +37,7 @@ from runner.protocols.schema import (
     DepthProtocol,
     OutputLengthProtocol,
     Protocol,
+    QualityProtocol,
     QuickProtocol,
     SweepPoint,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "DepthProtocol",
     "OutputLengthProtocol",
     "Protocol",
+    "QualityProtocol",
     "QuickProtocol",
     "RequestSpec",
     "Side",

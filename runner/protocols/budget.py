@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING
 
 from runner.prompts import load_suite
 from runner.protocols.plans import PAIRED_ROUNDS, baseline_sessions, category_prompts, text_tokens
-from runner.protocols.schema import CategoriesProtocol, ConcurrencyProtocol, Protocol, QuickProtocol
+from runner.protocols.schema import (
+    CategoriesProtocol,
+    ConcurrencyProtocol,
+    Protocol,
+    QualityProtocol,
+    QuickProtocol,
+)
+from runner.quality import tasks as quality_tasks
+from runner.quality import warmup_tasks as quality_warmups
 
 if TYPE_CHECKING:
     # Only a type here: runner.config imports the protocol schema from this package.
@@ -27,6 +35,8 @@ def _measured_waves_per_point(protocol: Protocol) -> int:
         return protocol.rounds
     if isinstance(protocol, CategoriesProtocol):
         return protocol.prompts_per_category
+    if isinstance(protocol, QualityProtocol):
+        return protocol.tasks
     return max(point.requests for point in protocol.points)
 
 
@@ -51,6 +61,17 @@ def _warmup_and_measured(protocol: Protocol) -> tuple[Tokens, Tokens]:
         warmups = list(load_suite().warmup[: protocol.warmup])
         measured = [text for _, _, text in category_prompts(protocol)]
         return _texts(warmups, protocol.output_tokens), _texts(measured, protocol.output_tokens)
+    if isinstance(protocol, QualityProtocol):
+        seed, kinds = protocol.task_seed, protocol.kinds
+        warmup_prompts = [
+            t.prompt for t in quality_warmups(seed=seed, count=protocol.warmup, kinds=kinds)
+        ]
+        task_prompts = [
+            t.prompt for t in quality_tasks(seed=seed, count=protocol.tasks, kinds=kinds)
+        ]
+        return _texts(warmup_prompts, protocol.max_tokens), _texts(
+            task_prompts, protocol.max_tokens
+        )
     points = protocol.points
     return (
         (

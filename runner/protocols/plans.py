@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from runner.prompts import load_suite
-from runner.protocols.schema import CategoriesProtocol, ConcurrencyProtocol, QuickProtocol
+from runner.protocols.schema import (
+    CategoriesProtocol,
+    ConcurrencyProtocol,
+    QualityProtocol,
+    QuickProtocol,
+)
+from runner.quality import tasks as quality_tasks
+from runner.quality import warmup_tasks as quality_warmups
 
 if TYPE_CHECKING:
     # Only a type here: runner.config imports the protocol schema from this package.
@@ -159,6 +166,22 @@ def _categories_plan(config: BenchmarkConfig, protocol: CategoriesProtocol) -> l
     ]
 
 
+def _quality_plan(config: BenchmarkConfig, protocol: QualityProtocol) -> list[RequestSpec]:
+    # Warm-ups on tasks of their own, then every task once in order (runner.quality): measured
+    # request i asks task i, which is how a record is matched with its task.
+    def spec(phase: str, prompt: str) -> RequestSpec:
+        return RequestSpec(
+            phase, 0, None, protocol.max_tokens, prompt, protocol.task_seed, config.stream
+        )
+
+    kinds = protocol.kinds
+    warmups = quality_warmups(seed=protocol.task_seed, count=protocol.warmup, kinds=kinds)
+    measured = quality_tasks(seed=protocol.task_seed, count=protocol.tasks, kinds=kinds)
+    return [spec("warmup", task.prompt) for task in warmups] + [
+        spec("measure", task.prompt) for task in measured
+    ]
+
+
 def waves(plan: Sequence[RequestSpec]) -> list[list[RequestSpec]]:
     """The plan as the groups sent at once: one wave per concurrency round, else one request."""
     grouped: list[list[RequestSpec]] = []
@@ -232,6 +255,8 @@ def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSp
         return _concurrency_plan(config, protocol, vocab_size=vocab_size)
     if isinstance(protocol, CategoriesProtocol):
         return _categories_plan(config, protocol)
+    if isinstance(protocol, QualityProtocol):
+        return _quality_plan(config, protocol)
     if isinstance(protocol, QuickProtocol):
         phases = ["warmup"] * protocol.warmup + ["measure"] * protocol.runs
         if not config.learns_across_requests:

@@ -13,6 +13,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from runner.prompts import load_suite
+from runner.quality import KINDS as QUALITY_KINDS
+from runner.quality import tasks as quality_tasks
+from runner.quality import warmup_tasks as quality_warmups
 
 MAX_CONTEXT = 262_144
 MAX_REQUEST_TOKENS = 131_072
@@ -288,12 +291,53 @@ class OutputLengthProtocol(_Strict):
             for length in self.output_lengths
         ]
 
+
+class QualityProtocol(_Strict):
+    """Questions with answers the project computes, scored exactly (runner.quality).
+
+    ``tasks`` questions generated from ``task_seed`` (its kinds in turn, every answer computed by
+    Python), each a few-shot text prompt answered greedily (temperature 0, top-k 1) in
+    ``max_tokens`` tokens; the answer is the output's first line. Run with its paired baseline,
+    the two sides' accuracies and their paired difference are the result's quality figures.
+    The seed is named ``task_seed`` because it decides the questions, so it is part of what the
+    figure means (a workload), unlike the other protocols' seeds.
+    """
+
+    name: Literal["quality"] = "quality"
+    kinds: list[str] = Field(default_factory=lambda: list(QUALITY_KINDS), max_length=16)
+    tasks: int = Field(strict=True, default=24, ge=1, le=500)
+    task_seed: int = Field(strict=True, default=2026, ge=0, le=2**31 - 1)
+    max_tokens: int = Field(strict=True, default=16, ge=1, le=256)
+    sampling: Literal["greedy"] = "greedy"
+    warmup: int = Field(strict=True, default=1, ge=0, le=20)
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: list[str]) -> list[str]:
+        if not kinds:
+            raise ValueError(f"choose at least one kind; known: {', '.join(QUALITY_KINDS)}")
+        for kind in kinds:
+            if kind not in QUALITY_KINDS:
+                raise ValueError(f"unknown kind {kind!r}; known: {', '.join(QUALITY_KINDS)}")
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("a kind is listed twice")
+        # The module's order: one set of kinds is one config (and one list of tasks).
+        return sorted(kinds, key=QUALITY_KINDS.index)
+
+    def required_context(self) -> int:
+        # Text prompts at two bytes a token at least, as for the categories protocol.
+        prompts = quality_tasks(seed=self.task_seed, count=self.tasks, kinds=self.kinds)
+        prompts += quality_warmups(seed=self.task_seed, count=self.warmup, kinds=self.kinds)
+        return self.max_tokens + max(len(task.prompt.encode()) // 2 for task in prompts) + 64
+
+
 Protocol = Annotated[
     QuickProtocol
     | ContextSweepProtocol
     | DepthProtocol
     | ConcurrencyProtocol
     | CategoriesProtocol
-    | OutputLengthProtocol,
+    | OutputLengthProtocol
+    | QualityProtocol,
     Field(discriminator="name"),
 ]

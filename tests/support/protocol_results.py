@@ -209,6 +209,12 @@ def protocol_result(
         if baseline
         else None,
     }
+    # The quality protocol's figures, from the records' scores (runner.stats), where they have.
+    for section in (main, baseline) if baseline else (main,):
+        if (accuracy := stats.accuracy_figures(section["requests"])) is not None:
+            section["summary"]["quality"] = accuracy
+    if baseline and (difference := stats.quality_difference(records, baseline_records or [])):
+        main["summary"]["quality_difference"] = difference
     system = {"gpu": "H200", "driver": "580.1", "cuda": "13.0", "hostname": "g1"}
     if bandwidth is not None:
         system["gpu_peak_bandwidth_bytes_per_second"] = bandwidth
