@@ -25,6 +25,8 @@ The reads are grouped by what they are about, one module each:
 - `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
 - `energy`: a stored result's energy and roofline (a run's, a config's best run's, a row's).
+- `outcomes`: what a finished run says on its job and run pages: its noise verdict
+  (`run_noise`, leaderboard.verdicts.noise) and its speedup (`run_speedup`).
 - `model_requests`: a user's requests for Hugging Face models and their state.
 - `pages`: the reads behind the pages that gather several (`board_page`, `config_page`,
   `run_page`, `context_page`, `concurrency_page`): what each renders, so its view only
@@ -33,8 +35,6 @@ The reads are grouped by what they are about, one module each:
 - `protocols`: the concurrency protocol's per-level figures, verdicts and crossover, and the
   helpers the protocols' reads share; `categories`: per-category figures with intervals over
   prompts and the heatmap.
-- `output_length`: per output length each side's decode tok/s, the speedup with its 95%
-  interval and verdict (`verdicts.output_length`), the config page's chart data and the API's.
 
 Callers write `from leaderboard import selectors` and `selectors.leaderboard_entries(...)`; every
 public read is named here, so they need not know which module holds it. The counter itself lives

@@ -11,7 +11,9 @@ job will hold the GPU, and whether a stored config can be run again here.
 - `submission_cost`: what the submit form's live estimate says a config would cost: the job's
   token budget (or, while the rest of the form is refused, the protocol's own), whether it
   measures its paired baseline beside it, and its GPU time in seconds and in words
-  (`duration_text`); `submission_models` finds the target and hardware the form names.
+  (`duration_text`), and whether the target's output is known to loop on these settings
+  (`known_loops`: its degenerate runs of the same workload); `submission_models` finds the
+  target and hardware the form names.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from leaderboard.models import (
     Hardware,
     ModelFile,
     RequestRecord,
+    Run,
 )
 from leaderboard.selectors.catalogue import registered_models, servable_hardware
 from runner.compatibility import max_dflash_n_max, pair_problems
@@ -220,6 +223,7 @@ def submission_cost(
     return {
         "budget": budget,
         "budget_scope": "job" if config else "protocol",
+        "loops": known_loops(config=config or protocol_config, target=target),
         # A speculative job may measure its paired baseline beside it, at the same cost again.
         "with_baseline": bool(config and budget and budget != token_budget(config)),
         "gpu_time": gpu_time,
@@ -227,6 +231,43 @@ def submission_cost(
         if gpu_time and gpu_time["known"]
         else "",
     }
+
+
+# What a protocol's figure does not depend on (services.configs.MEASUREMENT_COUNTS): configs
+# that differ only in these measured the same workload.
+_COUNTS = ("name", "rounds", "warmup", "seed", "runs", "requests")
+
+
+def _workload(protocol: object) -> dict:
+    return (
+        {k: v for k, v in protocol.items() if k not in _COUNTS}
+        if isinstance(protocol, dict)
+        else {}
+    )
+
+
+def known_loops(*, config: BenchmarkConfig | None, target: ModelFile | None) -> dict | None:
+    """Whether this target's output degenerated (looped or stopped early) on these settings
+    before: its measured runs of the same workload (the protocol and its parameters, how many
+    runs or warm-ups left out), any draft; None where none is known."""
+    if config is None or target is None:
+        return None
+    wanted = config.canonical()["protocol"]
+    runs = (
+        Run.objects.filter(config__target=target, config__protocol=wanted["name"])
+        .exclude(self_reported=True)
+        .values_list("pk", "degenerate", "config__canonical")
+        .order_by("-pk")[:500]
+    )
+    same = [
+        (pk, degenerate)
+        for pk, degenerate, canonical in runs
+        if isinstance(canonical, dict) and _workload(canonical.get("protocol")) == _workload(wanted)
+    ]
+    looped = [pk for pk, degenerate in same if degenerate]
+    if not looped:
+        return None
+    return {"looped": len(looped), "runs": len(same), "latest_run": looped[0]}
 
 
 def duration_text(seconds: float) -> str:

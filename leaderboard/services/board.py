@@ -43,6 +43,7 @@ from leaderboard.services.pairing import (
     stored_json,
     stored_points,
 )
+from leaderboard.verdicts import noise as noise_verdicts
 from runner.stats import summarize
 
 __all__ = [
@@ -244,9 +245,24 @@ def _speedup_uncertainty(
         batch_speedups=batch_speedups,
         own=figures.best_sample,
         baseline=baseline,
-        # A geometric mean over depths or over output lengths has no one-batch interval.
-        across_depths=verdicts.is_across_depths(config) or verdicts.is_across_lengths(config),
+        across_depths=verdicts.is_across_depths(config),
     )
+
+
+def _noisy(
+    config: Config, best: Run, sample: verdicts.Sample | None, *, interval_low: float | None
+) -> bool:
+    """Whether the row's best batch is noisy (`verdicts.noise`: an outlier request, the row's
+    interval reaching 0, or a wide spread), as its job and run pages say."""
+    records = RequestRecord.objects.filter(run=best, phase="measure").values_list(
+        *noise_verdicts.RECORD_FIELDS
+    )
+    return noise_verdicts.batch_noise(
+        protocol=config.protocol,
+        sample=sample,
+        requests=noise_verdicts.requests_of(records, definition=best.tps_definition),
+        interval_lows=[interval_low],
+    ).noisy
 
 
 def _memorised(config: Config, best: Run) -> bool:
@@ -368,7 +384,7 @@ def _refresh_entry(
             if speedup_interval.interval
             else None,
             "speedup_basis": speedup_interval.basis,
-            "noisy": verdicts.is_noisy(figures.best_sample, protocol=config.protocol),
+            "noisy": _noisy(config, best, figures.best_sample, interval_low=low),
             "memorised": _memorised(config, best),
             "crossover": (
                 verdicts.crossover_text(points.get(best.pk), points.get(pairing.run.pk))

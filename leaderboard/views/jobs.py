@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from leaderboard import selectors, services
 from leaderboard.models import Job
+from leaderboard.selectors.outcomes import run_noise, run_speedup
 
 
 def _job_or_404(job_id: int) -> Job:
@@ -24,6 +25,7 @@ def _job_or_404(job_id: int) -> Job:
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = _job_or_404(job_id)
     status = selectors.job_status(job=job)
+    run = getattr(job, "run", None) if status.get("run_id") else None
     return render(
         request,
         "leaderboard/job.html",
@@ -34,6 +36,9 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             # Where a queued job stands in its hardware's queue and when it should start.
             "standing": selectors.queue_standing(job=job),
             "can_cancel": job.is_active and (request.user == job.owner or request.user.is_staff),
+            # A finished job's verdicts: noisy or not and why, and its speedup.
+            "noise": run_noise(run=run) if run else None,
+            "speedup": run_speedup(run=run) if run else None,
         },
     )
 

@@ -54,7 +54,8 @@ def submit(request: HttpRequest) -> HttpResponse:
             except services.LimitReached as refusal:
                 add_service_errors(form, refusal)
             else:
-                messages.success(request, f"Job {job.pk} is queued.")
+                # The page's script takes this away once the job leaves the queue.
+                messages.success(request, f"Job {job.pk} is queued.", extra_tags="job-queued")
                 return redirect("job", job_id=job.pk)
         estimate_form = form
     else:

@@ -57,7 +57,7 @@ def test_a_finished_job_page_shows_its_result_and_its_baseline_measured_in_the_s
 ):
     page = text(client.get(f"/jobs/{measured_job.pk}/"))
 
-    assert "Result: <strong>102.00</strong> decode tok/s over 2 requests" in page
+    assert "<strong>102.00</strong> decode tok/s over 2 requests" in page
     assert "acceptance 75.0%" in page
     baseline = measured_job.config.baseline
     assert f'Paired baseline <a href="/configs/{baseline.key}/">{baseline.label}</a>: ' in page

@@ -1,0 +1,56 @@
+"""What a finished run says, as its job page and run page show it.
+
+- `run_noise`: `leaderboard.verdicts.noise` on the run's stored request records, the interval its
+  row shows and its tau. The board's row stores the same verdict (`LeaderboardEntry.noisy`, by
+  `services.board`), so the job page, the run page and the row cannot disagree on it.
+- `run_speedup`: the run's speedup against its paired baseline, as measured in its own run, else
+  its row's (the baseline measured by another job), with the row's 95% interval.
+"""
+
+from __future__ import annotations
+
+from leaderboard.models import LeaderboardEntry, RequestRecord, Run
+from leaderboard.verdicts import noise as noise_verdicts
+from leaderboard.verdicts.best_run import CONCURRENCY, run_sample
+from leaderboard.verdicts.statistics import t_interval
+
+
+def run_noise(*, run: Run) -> noise_verdicts.Noise:
+    """Whether a run is noisy and why (outliers, an interval reaching 0, its spread), and the
+    few-verify-steps note beside its tau."""
+    protocol = run.config.protocol
+    records = RequestRecord.objects.filter(run=run, phase="measure").values_list(
+        *noise_verdicts.RECORD_FIELDS
+    )
+    points = run.raw_result.get("points") if isinstance(run.raw_result, dict) else None
+    sample = run_sample(run, points=points, protocol=protocol)
+    # The interval its row shows: under concurrency, its lowest level's rounds'.
+    interval = t_interval(sample) if protocol == CONCURRENCY else run.ci95
+    return noise_verdicts.batch_noise(
+        protocol=protocol,
+        sample=sample,
+        requests=noise_verdicts.requests_of(records, definition=run.tps_definition),
+        interval_lows=[interval[0] if interval else None],
+        tau=run.tau,
+        verify_steps=run.verify_steps if run.draft_tokens else None,
+    )
+
+
+def run_speedup(*, run: Run) -> dict | None:
+    """The run's speedup: its own (its paired baseline measured in the same run), else its
+    row's when this run is the row's best batch, with the row's interval; None without one."""
+    row = (
+        LeaderboardEntry.objects.filter(
+            config_id=run.config_id, hardware_id=run.hardware_id, engine_release=run.engine_release
+        )
+        .values("best_run_id", "speedup", "speedup_ci95_low", "speedup_ci95_high")
+        .first()
+    )
+    of_row = row is not None and row["best_run_id"] == run.pk and row["speedup"] is not None
+    if run.speedup is None and not of_row:
+        return None
+    return {
+        "value": run.speedup if run.speedup is not None else row["speedup"],
+        "ci95": (row["speedup_ci95_low"], row["speedup_ci95_high"]) if of_row else None,
+        "measured_in_run": run.speedup is not None,
+    }
