@@ -4,7 +4,8 @@
   if (typeof window.Chart === "undefined") return;
   var Chart = window.Chart;
   var TPS_COLOUR = "#1f4fa3";  // tok/s bars: one colour, since the axis names each bar
-  var PALETTE = ["#1f4fa3", "#c0392b", "#1d7a46", "#9a5b00", "#6c3fa0", "#0f7c8c", "#b03a7a", "#4d4d4d"];
+  // Series colours: none is the green or red of a verdict, which mean faster and slower.
+  var PALETTE = ["#1f4fa3", "#e08a00", "#6c3fa0", "#0f7c8c", "#b03a7a", "#4d4d4d", "#9a5b00", "#5b7fc7"];
 
   function readData(id) {
     var element = document.getElementById(id);
@@ -127,8 +128,8 @@
   // 95% intervals as whiskers (error bars) over bars or points: a dataset's `whiskers` holds
   // {low: [...], high: [...]}. A low end below the axis' minimum (0 for tok/s) is cut there and
   // marked with a red arrow, so a cut whisker does not pass for one that ends there; the
-  // dataset's `clipped` flags say which. Tooltips give the real ends. The count drawn is kept on
-  // the chart ($whiskers).
+  // dataset's `clipped` flags say which. A high end past the axis' end gets an arrowhead.
+  // Tooltips give the real ends. The count drawn is kept on the chart ($whiskers).
   var WHISKER_COLOUR = "#1a1a1a";
   var CLIPPED_MARK = "#d4000f";  // a red in no series' palette
   var whiskerPlugin = {
@@ -164,6 +165,16 @@
           }
           ctx.stroke();
           drawn++;
+          if (high > scale.max) {
+            // Cut at the axis' end too (a wide interval would squeeze every bar): an arrowhead
+            // in the whisker's colour says it goes on.
+            ctx.fillStyle = WHISKER_COLOUR;
+            ctx.beginPath();
+            if (horizontal) { ctx.moveTo(to, at); ctx.lineTo(to - 9, at - 5); ctx.lineTo(to - 9, at + 5); }
+            else { ctx.moveTo(at, to); ctx.lineTo(at - 5, to + 9); ctx.lineTo(at + 5, to + 9); }
+            ctx.closePath();
+            ctx.fill();
+          }
           if (!cut) return;
           ctx.fillStyle = CLIPPED_MARK;
           ctx.beginPath();
@@ -186,10 +197,19 @@
     };
   }
 
-  // The axis' top, so every whisker fits in the plot.
+  // The largest of the finite values, or undefined.
   function highest(values) {
     var found = values.filter(function (v) { return v != null && isFinite(v); });
     return found.length ? Math.max.apply(null, found) : undefined;
+  }
+
+  // A value axis' suggested top: room for the whiskers, but never more than 1.6 times the
+  // largest value, so one very wide interval does not squeeze every bar to a sliver (its whisker
+  // is cut at the axis' end with an arrowhead; its tooltip gives the real end).
+  function axisTop(values, highs) {
+    var top = highest(values), high = highest(highs);
+    if (top === undefined) return high;
+    return high === undefined ? top : Math.min(high, top * 1.6);
   }
 
   // The axis title, with a word on the mark where a whisker is cut.
@@ -360,7 +380,7 @@
     options.scales.x.afterBuildTicks = function (axis) { axis.ticks = levels.map(function (l) { return { value: l }; }); };
     options.scales.x.ticks = { callback: function (value) { return value; } };
     options.scales.y.min = 0;
-    options.scales.y.suggestedMax = highest([].concat.apply([], lines.map(function (l) { return l.ci95_high.concat(l.speedup); })));
+    options.scales.y.suggestedMax = axisTop([].concat.apply([], lines.map(function (l) { return l.speedup; })), [].concat.apply([], lines.map(function (l) { return l.ci95_high; })));
     referenceAt(options, "y");
     options.layout.padding.right = 24;
     var legend = verdictLegend(all);
@@ -504,14 +524,16 @@
   // (spec.verdicts given) colours each bar by its verdict against no drafting and draws the 1.0×
   // line; a tok/s chart is one colour and starts at 0.
   function barsWithWhiskers(canvas, spec) {
-    // Tall enough for every bar to keep its label readable (Chart.js fills its parent).
-    if (!spec.fixedHeight) canvas.parentNode.style.height = Math.max(220, 70 + spec.labels.length * 30) + "px";
+    // Tall enough for every bar to keep its label readable (Chart.js fills its parent), and for
+    // the legend, which wraps to three lines on a phone.
+    if (!spec.fixedHeight) canvas.parentNode.style.height = Math.max(240, 120 + spec.labels.length * 32) + "px";
     var speedup = !!spec.verdicts;
     var options = baseOptions(spec.title, "config");
     options.indexAxis = "y";
     options.scales.x.min = 0;
-    options.scales.x.suggestedMax = highest(spec.highs.concat(spec.values));
+    options.scales.x.suggestedMax = axisTop(spec.values, spec.highs);
     options.scales.y.title.display = false;
+    options.scales.y.ticks = { autoSkip: false };  // every bar keeps its name, phones included
     options.plugins.tooltip = { callbacks: { label: function (item) {
       var i = item.dataIndex;
       var words = spec.format(spec.values[i]) + (spec.unit || "") + " (" + bandText(spec.lows[i], spec.highs[i], spec.format) + ")";
@@ -527,10 +549,12 @@
     } else {
       options.plugins.legend.display = false;
     }
+    // On a narrow screen a long name goes on several lines, so the bars keep their width.
+    var narrow = canvas.parentNode.clientWidth < 600;
     return new Chart(canvas, {
       type: "bar",
       data: {
-        labels: spec.labels,
+        labels: narrow ? spec.labels.map(function (label) { return wrapped(label, 22); }) : spec.labels,
         datasets: [{
           label: spec.title, data: spec.values, whiskers: whiskers.whiskers, clipped: whiskers.clipped,
           verdicts: spec.verdicts || null,
@@ -541,6 +565,18 @@
       options: options,
       plugins: plugins
     });
+  }
+
+  // A name of parts joined by " · " on lines of about `width` characters (one line if it fits).
+  function wrapped(label, width) {
+    if (label == null || label.length <= width) return label;
+    var lines = [];
+    label.split(" · ").forEach(function (part) {
+      var last = lines.length - 1;
+      if (last >= 0 && lines[last].length + part.length + 3 <= width) lines[last] += " · " + part;
+      else lines.push(part);
+    });
+    return lines;
   }
 
   function times(value) { return value == null ? "–" : value.toFixed(2) + "×"; }
