@@ -5,8 +5,9 @@ orderings live with the ranks), the filtered and sorted `leaderboard_entries` wi
 its filters offer, the cached-count `BoardPaginator`, the tok/s definitions among the filtered
 rows (`board_definitions`), staleness against the newest engine release measured by our
 workers, the rows a page renders (`leaderboard_rows`, `ranked_rows`: each with its rank from
-`selectors.ranks`, its numbers' definitions and their evidence), the memory-fit recommendation
-`best_config_for`, and `leaderboard_from_runs`, the read-time aggregate kept for benchmarks.
+`selectors.ranks`, its numbers' definitions and their evidence), the front page's answer per GPU
+and target (`fastest_drafts`), the memory-fit recommendation `best_config_for`, and
+`leaderboard_from_runs`, the read-time aggregate kept for benchmarks.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
 RANKED = Q(**dict.fromkeys(verdicts.KEPT_OFF_FLAGS, False))
 # Of those, the baselines: the denominators of the speedups, shown apart and never ranked.
 BASELINE = Q(config__spec_label="none")
+# The front page's answers at most: one line per GPU kind and target.
+GLANCE_LIMIT = 12
 
 
 class BoardPaginator(Paginator):
@@ -305,6 +308,59 @@ def baseline_rows(*, rankings: Sequence[str]) -> list[LeaderboardEntry]:
         .select_related("config", "hardware")
         .order_by("ranking_label", "-tokens_per_second", "id")
     )
+
+
+def fastest_drafts() -> list[dict]:
+    """Per GPU kind and target with ranked speedups, the fastest draft as the verdicts decide it
+    (`verdicts.draft_tables`), in the ranking that measured the most of that target's configs on
+    that GPU (one workload, tok/s definition and release), for the front page: up to
+    `GLANCE_LIMIT` of {"hardware", "target", "table" (its `verdicts.DraftTable`), "leader" (the
+    table's first `DraftStanding`), "tied" (how many drafts the verdicts cannot tell from it),
+    "rankings" (how many rankings the pair has), "more" (how many pairs were left out, on the
+    first only)}."""
+    return board_cached("fastest-drafts", {}, _fastest_drafts)
+
+
+def _fastest_drafts() -> list[dict]:
+    competing = LeaderboardEntry.objects.filter(
+        RANKED, speedup__isnull=False, rank__isnull=False
+    ).exclude(BASELINE)
+    chosen: dict[tuple[int, str], tuple[int, str, str]] = {}
+    rankings: dict[tuple[int, str], int] = {}
+    counts = (
+        competing.order_by()
+        .values("hardware_id", "config__target_name", "ranking_key", "ranking_label")
+        .annotate(rows=Count("id"))
+    )
+    for found in counts:
+        pair = (found["hardware_id"], found["config__target_name"])
+        rankings[pair] = rankings.get(pair, 0) + 1
+        candidate = (found["rows"], found["ranking_label"], found["ranking_key"])
+        chosen[pair] = max(chosen.get(pair, candidate), candidate)
+    answers = []
+    for (_, target), (_, _, key) in chosen.items():
+        # The fastest rows by speedup hold each draft's best (the verdicts pick it among them).
+        rows = (
+            competing.filter(ranking_key=key, config__target_name=target)
+            .select_related("config", "config__draft", "hardware")
+            .order_by("-speedup", "pk")[:500]
+        )
+        for table in verdicts.draft_tables(rows):
+            answers.append(
+                {
+                    "hardware": table.hardware,
+                    "target": target,
+                    "table": table,
+                    "leader": table.drafts[0],
+                    "tied": sum(draft.tied for draft in table.drafts),
+                    "rankings": rankings[(table.hardware.pk, target)],
+                }
+            )
+    answers.sort(key=lambda a: (a["hardware"].gpu_name, a["hardware"].slug, a["target"]))
+    shown = answers[:GLANCE_LIMIT]
+    if shown:
+        shown[0]["more"] = len(answers) - len(shown)
+    return shown
 
 
 def best_config_for(

@@ -1,9 +1,10 @@
 """The reads behind the pages that gather several: each returns what its page renders, from the
 request its view has already parsed and validated, so a view only parses, calls and renders.
 
-- `board_page`: a page of the leaderboard: its rows with their ranks, the rows kept off the
-  ranking, the baselines of the page's rankings (their denominators, shown apart) and the
-  speedup chart of the chosen target and hardware.
+- `board_page`: a page of the leaderboard: its rows with their ranks, each ranking's baseline
+  beside its heading as the denominator, the rows kept off the ranking (test weights apart), the
+  baselines of the page's rankings, the speedup chart of the chosen target and hardware, and the
+  fastest draft per GPU and target (the front page's answer at a glance).
 - `config_page`: a config's rows and a page of its runs, its one best run (the run its best row
   stores: the verdicts' rule) and that run's figures (energy, acceptance by position and its
   spread), the memory trade-off, the concurrency and categories figures, and whether it can be
@@ -32,6 +33,7 @@ from leaderboard.selectors.board import (
     BoardPaginator,
     baseline_rows,
     board_definitions,
+    fastest_drafts,
     is_stale,
     leaderboard_entries,
     leaderboard_rows,
@@ -74,9 +76,11 @@ def board_page(
     *, filters: Mapping[str, str], search: str, include_all: bool, page: int, page_size: int
 ) -> dict:
     """A page of the leaderboard for validated filters (each a known choice or ""), a search
-    term and the flagged-rows toggle: {"page", "rows", "kept_off", "baselines",
-    "speedup_chart"}. With the toggle on, the kept-off rows are in "rows" (unranked) and
-    neither "kept_off" nor "baselines" is shown apart."""
+    term and the flagged-rows toggle: {"page", "rows", "kept_off", "test_weights", "baselines",
+    "speedup_chart", "glance"}. A row that starts a ranking carries its baseline ("baseline", the
+    denominator of its speedups) where one is measured. With the toggle on, the kept-off rows are
+    in "rows" (unranked) and neither "kept_off" nor "baselines" is shown apart. The kept-off rows
+    of test weights (random or demo weights) are in "test_weights", the others in "kept_off"."""
     selection = {
         "target": filters["target"],
         "hardware": filters["hardware"],
@@ -101,11 +105,18 @@ def board_page(
         definitions=board_definitions(entries),
     )
     if include_all:
-        kept_off, baselines = [], []
+        kept_off, test_weights, baselines = [], [], []
     else:
         kept_off_entries = leaderboard_entries(**selection, include_retired=True).exclude(RANKED)
         kept_off = leaderboard_rows(
-            entries=list(kept_off_entries[:page_size]), ranks={}, newest=newest
+            entries=list(kept_off_entries.filter(test_weights=False)[:page_size]),
+            ranks={},
+            newest=newest,
+        )
+        test_weights = leaderboard_rows(
+            entries=list(kept_off_entries.filter(test_weights=True)[:page_size]),
+            ranks={},
+            newest=newest,
         )
         # The denominators of the page's rankings (or, with no ranked row, every baseline the
         # filters match: "speculative type: none" asks for them), shown apart.
@@ -117,11 +128,20 @@ def board_page(
             )
         )
         baselines = leaderboard_rows(entries=denominators, ranks={}, newest=newest)
+        by_ranking = {}
+        for baseline in baselines:
+            by_ranking.setdefault(baseline["entry"].ranking_key, baseline)
+        for row in rows:
+            if row["heading"]:
+                row["baseline"] = by_ranking.get(row["entry"].ranking_key)
     return {
         "page": shown,
         "rows": rows,
         "kept_off": kept_off,
+        "test_weights": test_weights,
         "baselines": baselines,
+        # The answer at a glance: the fastest draft per GPU kind and target (all rows, unfiltered).
+        "glance": fastest_drafts(),
         # Speedup by config for the selected target and hardware (ranked rows only).
         "speedup_chart": speedup_chart(
             target=filters["target"],

@@ -1,11 +1,13 @@
-"""The front page: the leaderboard's filters, its rankings a page at a time, the rows kept off the
-ranking, the baselines apart as their denominators, and the speedup chart."""
+"""The front page: the fastest draft per GPU and target at a glance, the leaderboard's filters,
+its rankings a page at a time (each with its baseline as the denominator), the rows kept off the
+ranking, the speedup chart, and the board's CSV and JSON downloads."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
@@ -60,7 +62,8 @@ def _board_html(*, view: dict, choices: dict) -> str:
 
 def _queries(*, filters: dict[str, str], search: str, include_all: bool) -> dict[str, str]:
     """The query strings of the board's links: "query" keeps the filters, the search and the
-    toggle as they are (for the pager), "toggle_query" flips the toggle."""
+    toggle as they are (for the pager), "toggle_query" flips the toggle; "csv_url" and
+    "json_url" download the rows the page shows (`_export_query`)."""
     query = QueryDict(mutable=True)
     query.update({name: value for name, value in filters.items() if value})
     if search:
@@ -70,4 +73,24 @@ def _queries(*, filters: dict[str, str], search: str, include_all: bool) -> dict
         query["all"] = "1"
     else:
         toggle["all"] = "1"
-    return {"query": query.urlencode(), "toggle_query": toggle.urlencode()}
+    export = _export_query(filters=filters, search=search, include_all=include_all)
+    return {
+        "query": query.urlencode(),
+        "toggle_query": toggle.urlencode(),
+        "csv_url": f"{reverse('api-export-leaderboard-csv')}?{export}".rstrip("?"),
+        "json_url": f"{reverse('api-export-leaderboard-json')}?{export}".rstrip("?"),
+    }
+
+
+def _export_query(*, filters: dict[str, str], search: str, include_all: bool) -> str:
+    """The API export's query for the rows the page shows: the same filters and search; the
+    main ranking by default, as on the page, and with the toggle every row of the chosen
+    source, retired builds' included (`LeaderboardQuerySerializer`)."""
+    query = QueryDict(mutable=True)
+    query.update({name: value for name, value in filters.items() if value and name != "source"})
+    if search:
+        query["search"] = search
+    if include_all:
+        query["source"] = filters["source"] or "all"
+        query["include_retired"] = "true"
+    return query.urlencode()

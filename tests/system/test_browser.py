@@ -116,9 +116,10 @@ def test_browse_filter_and_open_a_config_with_its_charts_drawn(live_server, page
     page.goto(live_server.url + "/")
     ranking = page.locator("#ranking")
     # Three speculative configs in one ranking under its heading; their baseline is the
-    # denominator, in its own table, not a ranked row.
+    # denominator, a line under that heading and in its own table, not a ranked row.
     assert ranking.locator("tbody tr.ranking-heading").count() == 1
-    assert ranking.locator("tbody tr:not(.ranking-heading)").count() == 3
+    assert ranking.locator("tbody tr:not(.ranking-heading):not(.denominator)").count() == 3
+    assert ranking.locator("tbody tr.denominator").count() == 1
     assert ranking.locator(".badge.tie").count() == 1
     assert page.locator("#baselines-table tbody tr:not(.ranking-heading)").count() == 1
     assert page.locator("#kept-off-table").get_by_text("synthetic").first.is_visible()

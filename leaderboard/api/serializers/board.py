@@ -138,6 +138,13 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
         "'requests' or 'rounds'); null for a one-batch geometric mean over depths.",
     )
 
+    fidelity = serializers.CharField(
+        read_only=True,
+        help_text="The fidelity verdict: the worst over the row's graded batches against the "
+        "baseline measured with them ('identical', 'near ties only', 'mismatch', "
+        "'unclassified'); empty where none was graded (see lossless).",
+    )
+
     class Meta:
         model = LeaderboardEntry
         list_serializer_class = LeaderboardEntryListSerializer
@@ -155,7 +162,7 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
             "ranking_key", "ranking_label", "workload_label", "rank", "like_leader", "like_above",
             "config_mean", "config_n", "config_ci95_low", "config_ci95_high", "interval_basis",
             "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy", "memorised",
-            "crossover",
+            "crossover", "fidelity",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -195,6 +202,13 @@ class LeaderboardQuerySerializer(serializers.Serializer):
         required=False,
         default=False,
         help_text="Every row the filters match, retired builds' rows included.",
+    )
+    search = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="The page's search box: config label, target, GPU or release containing it, "
+        "or a config key starting with it.",
     )
 
     def validate(self, attrs: dict) -> dict:

@@ -6,7 +6,10 @@ away; and the speedup chart of the chosen target and hardware."""
 
 from __future__ import annotations
 
+import csv
 import functools
+import html
+import io
 import re
 
 import pytest
@@ -17,7 +20,7 @@ from leaderboard.services.board import mark_test_weights
 from runner.stats import summarize
 from tests.support.baselines import with_baseline_section
 from tests.support.measured_configs import draft_simple, measure, measure_config
-from tests.support.pages import board_rows, embedded, n_max_of, table_html, text
+from tests.support.pages import board_rows, element_text, embedded, n_max_of, table_html, text
 from tests.support.protocol_results import categories_config, category_records
 from tests.support.protocol_runs import import_concurrency_config
 from tests.support.seed_kit import SEED_CSV
@@ -307,7 +310,9 @@ def test_test_weight_rows_are_labelled_and_kept_off_the_main_ranking(
 
     page = text(client.get("/"))
     assert 'id="ranking"' not in page
-    assert ">test weights</span>" in board_row(page, "n_max 4", table="kept-off-table")
+    # Apart from the ranking and from the other kept-off rows, under a heading in words.
+    assert ">test weights</span>" in board_row(page, "n_max 4", table="test-weights-table")
+    assert 'id="test-weights">Test weights, not a real model' in page
     assert client.get("/api/v1/leaderboard").json()["count"] == 0
     widened = client.get("/api/v1/leaderboard", {"source": "all"}).json()["results"]
     assert widened and all(row["test_weights"] for row in widened)
@@ -518,3 +523,71 @@ def test_the_board_names_each_ranking_by_what_it_measured(client, record):
         "concurrency 1–4 (3 levels), 64 in, 32 out · aggregate tok/s at the lowest level"
         " · H200 · b11434",
     ]
+
+
+# The answer at a glance, the denominators and the downloads ----------------------------------------
+
+
+def test_the_front_page_answers_the_fastest_draft_per_gpu_and_target_as_the_verdicts_decide(
+    client, user, three_configs, make_result
+):
+    other = services.register_hardware(gpu_name="NVIDIA RTX 4090", memory_bytes=24 * 2**30)
+    measure(user, other, make_result, 2, [30.0, 31.0])  # slower than its baseline of 51
+    page = text(client.get("/"))
+    glance = element_text(page, "glance")
+
+    # One answer per GPU and target, each the verdicts' leading draft of its ranking.
+    h200, rtx = (answer for answer in re.split(r"(?=H200 ·|RTX 4090 ·)", glance)[1:])
+    leader = selectors.draft_advice(target_name="tiny-qwen3")
+    by_gpu = {table.hardware.gpu_name: table for table in leader}
+    assert by_gpu["H200"].drafts[0].entry.config.n_max == 4
+    assert "draft-simple · tiny-qwen3 2.00× (1.78× – 2.25×) faster than no draft" in h200
+    # Where every draft is slower than none, the answer is no draft.
+    assert by_gpu["RTX 4090"].none_pays
+    assert rtx.startswith("RTX 4090 · tiny-qwen3 no draft") and "0.60×" in rtx
+    assert "Best for my GPU" in glance and "best for this GPU" in glance
+    assert page.index('id="glance"') < page.index('id="ranking"')
+
+
+def test_each_ranking_carries_its_baseline_as_the_denominator_under_its_heading(
+    client, three_configs
+):
+    page = text(client.get("/"))
+    ranking = table_html(page, "ranking")
+    heading, denominator = re.search(
+        r'<tr class="ranking-heading"><th [^>]*>([^<]+)</th></tr>\s*'
+        r'<tr class="denominator"><td colspan="10">(.*?)</td></tr>',
+        ranking,
+        re.S,
+    ).groups()
+    assert heading.startswith("quick, 64 out, prompt")
+    words = re.sub(r"<[^>]+>", "", denominator)
+    # The denominator is the baseline row's own figure, and the baseline is no ranked row.
+    assert words.startswith("Baseline, no drafting: 51.00 tok/s")
+    assert "each speedup below divides a row's tok/s by the baseline measured with it" in words
+    assert [row["rank"] for row in board_rows(page)] == ["1", "2", "3"]
+
+
+def test_the_board_links_downloads_of_the_rows_it_shows(client, three_configs, ranked_models):
+    page = client.get("/", {"q": "n_max 3"}).content.decode()
+    csv_url = html.unescape(re.search(r'id="download-csv" href="([^"]+)"', page).group(1))
+    json_url = html.unescape(re.search(r'id="download-json" href="([^"]+)"', page).group(1))
+    assert csv_url.startswith("/api/v1/exports/leaderboard.csv?")
+    assert json_url.startswith("/api/v1/exports/leaderboard.json?")
+
+    rows = list(csv.DictReader(io.StringIO(client.get(csv_url).content.decode())))
+    assert [(row["label"], row["rank"]) for row in rows] == [
+        ("tiny-qwen3 · draft-simple · self-draft · n_max 3", "2")
+    ]
+    [row] = rows
+    assert float(row["speedup_ci95_low"]) < float(row["speedup"]) < float(row["speedup_ci95_high"])
+    assert row["fidelity"] == LeaderboardEntry.objects.get(config__n_max=3, rank=2).fidelity
+    assert [r["label"] for r in client.get(json_url).json()] == [row["label"]]
+
+    # With the flagged rows included, the downloads carry them too, unranked.
+    mark_test_weights(models=ranked_models.values())
+    page = client.get("/", {"all": "1"}).content.decode()
+    json_url = html.unescape(re.search(r'id="download-json" href="([^"]+)"', page).group(1))
+    every = client.get(json_url).json()
+    assert all(r["test_weights"] and r["rank"] is None for r in every)
+    assert len(every) == LeaderboardEntry.objects.count() == 4
