@@ -200,6 +200,18 @@ def test_tok_s_charts_start_at_zero_and_draw_intervals_as_whiskers(
     page.goto(f"{live_server.url}/configs/{keys['wide']}/")
     canvas = drawn(page, "canvas[data-chart-source=tps-data]")
     assert canvas.evaluate(AXIS_MIN, "y") == 0
+    # Its one batch's interval, as a whisker cut at 0 (and marked), not a shaded band.
+    assert_whiskers(canvas, 1)
+    assert canvas.evaluate("c => Chart.getChart(c).data.datasets[0].clipped") == [True]
+
+    page.goto(f"{live_server.url}/nmax/")
+    canvas = drawn(page, "#nmax-chart")
+    assert canvas.evaluate(AXIS_MIN, "y") == 0
+    sweep = page.evaluate("JSON.parse(document.getElementById('nmax-data').textContent)")
+    intervals = sum(1 for t in sweep["types"] for low in t["ci95_low"] if low is not None)
+    assert intervals >= 4
+    assert_whiskers(canvas, intervals)
+    shoot_at(page, f"charts-nmax-{size['width']}")
 
 
 @pytest.mark.parametrize("size", [WIDE, PHONE], ids=["1440", "390"])

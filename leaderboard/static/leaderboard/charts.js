@@ -224,24 +224,32 @@
 
   function percent(value) { return value == null ? null : Math.round(value * 100) + "%"; }
 
+  // tok/s of each run (batch) of a config, its 95% interval as a whisker, the axis from 0.
   function tokensPerRun(canvas, data) {
     var unit = data.definition === "end-to-end" ? "end-to-end tok/s" : "decode tok/s";
+    var options = baseOptions("run (batch)", unit);
+    options.scales.x.offset = true;  // a single run sits in the middle, not on the axis
+    options.scales.y.min = 0;  // no tok/s axis runs below 0 (a whisker's low end is cut there)
+    options.scales.y.suggestedMax = axisTop(data.mean, data.ci95_high);
+    var whiskers = whiskersOf(data.ci95_low, data.ci95_high, 0);
+    options.scales.y.title.text = titleWithMark(unit, whiskers.clipped).replace("red ◂", "red ▾");
+    options.plugins.legend.display = false;
+    var oneDecimal = function (value) { return value == null ? "–" : value.toFixed(1); };
+    options.plugins.tooltip = { callbacks: { label: function (item) {
+      var i = item.dataIndex;
+      return oneDecimal(data.mean[i]) + " " + unit + " (" + bandText(data.ci95_low[i], data.ci95_high[i], oneDecimal) + ")";
+    } } };
     return new Chart(canvas, {
       type: "line",
       data: {
         labels: data.labels,
-        datasets: [
-          { label: "95% CI low", data: data.ci95_low, borderDash: [4, 4], pointRadius: 0, borderWidth: 1, borderColor: "#9db3d6" },
-          { label: "95% CI high", data: data.ci95_high, borderDash: [4, 4], pointRadius: 0, borderWidth: 1, borderColor: "#9db3d6", fill: "-1", backgroundColor: "rgba(120, 150, 210, 0.15)" },
-          { label: "average " + unit, data: data.mean, borderColor: "#1f4fa3", backgroundColor: "#1f4fa3", pointRadius: 4, showLine: data.mean.length > 1 }
-        ]
+        datasets: [{
+          label: "average " + unit, data: data.mean, borderColor: TPS_COLOUR, backgroundColor: TPS_COLOUR,
+          pointRadius: 4, showLine: data.mean.length > 1, whiskers: whiskers.whiskers, clipped: whiskers.clipped
+        }]
       },
-      options: (function () {
-        var options = baseOptions("run (batch)", unit);
-        options.scales.x.offset = true;  // a single run sits in the middle, not on the axis
-        options.scales.y.min = 0;  // no tok/s axis runs below 0 (a band's low end is cut there)
-        return options;
-      })()
+      options: options,
+      plugins: [whiskerPlugin]
     });
   }
 
@@ -305,6 +313,7 @@
       var points = type.n_max.map(function (n, j) { return { x: n, y: type.tokens_per_second[j] }; });
       datasets.push({
         label: name + " (" + type.definition + " tok/s)", data: points, borderColor: color(i), backgroundColor: color(i), yAxisID: "y",
+        whiskers: { low: type.ci95_low, high: type.ci95_high },
         pointText: type.acceptance.map(percent),
         pointStyle: type.n_max.map(function (n) { return n === type.best_n_max ? "star" : "circle"; }),
         pointRadius: type.n_max.map(function (n) { return n === type.best_n_max ? 10 : 4; }),
@@ -331,7 +340,10 @@
     options.scales.x.ticks = { stepSize: 1 };
     options.scales.tau = { position: "right", title: { display: true, text: "tau (tokens per verify pass)" }, grid: { drawOnChartArea: false }, min: 0 };
     options.layout = { padding: { top: 16, right: 12 } };
-    return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: options, plugins: [pointTextPlugin] });
+    options.scales.y.suggestedMax = axisTop(
+      [].concat.apply([], data.types.map(function (t) { return t.tokens_per_second; })),
+      [].concat.apply([], data.types.map(function (t) { return t.ci95_high; })));
+    return new Chart(canvas, { type: "line", data: { datasets: datasets }, options: options, plugins: [pointTextPlugin, whiskerPlugin] });
   }
 
   // Speedup against context depth for one target on one GPU (the canvas' data-chart-group picks
