@@ -64,7 +64,10 @@ from leaderboard.selectors.estimates import rerun_source
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
 from leaderboard.selectors.ranks import page_ranks
+from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
+from leaderboard.selectors.serving import concurrency_pareto, run_latency
 from leaderboard.selectors.spread import acceptance_spread
+from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 # The figures of a depth that the context page's table shows.
 CONTEXT_FIGURES = ("speedup", "tokens_per_second", "ci95_low", "ci95_high", "n")
@@ -232,6 +235,8 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
         "runs": runs,
         "runs_page": shown,
         "provenance_run": best,
+        # The best run's latency percentiles and goodput per point (selectors.serving).
+        "latency": run_latency(run_id=best.pk) if best else None,
         "chart": config_chart_data(runs=runs, first=shown.start_index()),
         "acceptance": figures["acceptance"] if figures else {"positions": [], "rate": []},
         "spread": figures["spread"] if figures else None,
@@ -303,6 +308,8 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
         "requests": figures["requests"],
         "energy": figures["energy"],
         "spread": figures["spread"],
+        # Latency percentiles and goodput per point, from its requests (selectors.serving).
+        "latency": run_latency(run_id=run.pk),
         "stale": is_stale(run.engine_release, newest_release_number()),
     }
 
@@ -328,11 +335,24 @@ def context_page(*, target_name: str, hardware_slug: str) -> dict:
     }
 
 
-def concurrency_page(*, target_name: str, hardware_slug: str, level: int | None) -> dict:
+def concurrency_page(
+    *,
+    target_name: str,
+    hardware_slug: str,
+    level: int | None,
+    tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS,
+) -> dict:
     """The concurrency lines of a target on a hardware, ranked at `level` (None: the series'
-    own choice), and what the chart draws of them; empty without a target."""
+    own choice), and what the chart draws of them; each level's latency with its goodput at
+    `tpot_ms_objective`, and the throughput per GPU against tok/s per user ("pareto",
+    `selectors.serving`); empty without a target."""
     series = (
-        concurrency_series(target_name=target_name, hardware_slug=hardware_slug, level=level)
+        concurrency_series(
+            target_name=target_name,
+            hardware_slug=hardware_slug,
+            level=level,
+            tpot_ms_objective=tpot_ms_objective,
+        )
         if target_name
         else {"levels": [], "lines": [], "level": None, "ranking": []}
     )
@@ -345,4 +365,10 @@ def concurrency_page(*, target_name: str, hardware_slug: str, level: int | None)
         # Speedup against concurrency, its intervals and verdicts: the chart beside the tok/s one.
         "speedup_lines": concurrency_speedup_lines(lines=series["lines"]),
     }
-    return {"series": series, "chart": chart}
+    return {
+        "series": series,
+        "chart": chart,
+        "pareto": concurrency_pareto(lines=series["lines"], hardware_slug=hardware_slug),
+        "tpot_ms_objective": tpot_ms_objective,
+        "latency_definitions": LATENCY_DEFINITIONS,
+    }

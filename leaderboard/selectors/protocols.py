@@ -11,7 +11,8 @@ that shows as "–", never an error):
   rounds), and the crossover as a level interval with its uncertainty ("between 2 and 8");
   `concurrency_series` ranks the configs at a level the page chooses, within their ranking
   (`concurrency_view` for a config page, `concurrency_targets` and `concurrency_series` for
-  /concurrency/).
+  /concurrency/); each level carries its latency percentiles and goodput at a TPOT objective,
+  derived from the stored requests (`selectors.serving`).
 - the helpers both protocols' reads share (stored points read defensively, a row's paired
   baseline points, its flags and short label); the categories protocol's own reads are in
   `selectors.categories`.
@@ -26,6 +27,8 @@ from django.db.models import Count
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.selectors.serving import latency_by_level
+from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 CONCURRENCY = "concurrency"
 CATEGORIES = "categories"
@@ -166,12 +169,20 @@ def crossover_words(points: object, baseline_points: object) -> str:
     return verdicts.crossover_text(points, baseline_points)
 
 
-def _concurrency_line(entry: LeaderboardEntry, stored: dict[int, dict]) -> dict:
+def _concurrency_line(
+    entry: LeaderboardEntry,
+    stored: dict[int, dict],
+    tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS,
+) -> dict:
     config = entry.config
     raw = stored.get(entry.best_run_id)
     rows = concurrency_rows(
         _points(raw), _reference_points(entry, stored) if config.is_speculative else []
     )
+    # Each level's latency percentiles and goodput, from the stored requests (selectors.serving).
+    latency = latency_by_level(raw, tpot_ms_objective=tpot_ms_objective)
+    for row in rows:
+        row["latency"] = latency.get(row["concurrency"])
     reference = _reference_points(entry, stored) if config.is_speculative else []
     return {
         "key": config.key,
@@ -194,14 +205,16 @@ def _concurrency_line(entry: LeaderboardEntry, stored: dict[int, dict]) -> dict:
     }
 
 
-def concurrency_view(*, entry: LeaderboardEntry | None) -> dict | None:
+def concurrency_view(
+    *, entry: LeaderboardEntry | None, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+) -> dict | None:
     """A concurrency config's row: its curve and its paired baseline's, per-level figures and the
     crossover; None for a row of another protocol or one without concurrency points."""
     if entry is None or entry.config.protocol != CONCURRENCY:
         return None
     baseline_id = _baseline_run_id(entry)
     stored = _stored([entry.best_run_id, baseline_id])
-    line = _concurrency_line(entry, stored)
+    line = _concurrency_line(entry, stored, tpot_ms_objective)
     if not line["rows"]:
         return None
     reference = _reference_points(entry, stored) if entry.config.is_speculative else []
@@ -282,14 +295,24 @@ def _protocol_entries(
     return list(best.values())
 
 
-def concurrency_series(*, target_name: str, hardware_slug: str, level: int | None = None) -> dict:
+def concurrency_series(
+    *,
+    target_name: str,
+    hardware_slug: str,
+    level: int | None = None,
+    tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS,
+) -> dict:
     """Aggregate tok/s against concurrency, one line per config of a target on one hardware
     (baselines included, drawn dashed), each speculative line with its speedups and crossover;
     and the configs ranked at one level (`level`, else the lowest), within their ranking, by
     aggregate tok/s over rounds, ties by Welch (`verdicts.standings`), baselines apart."""
     entries = _protocol_entries(CONCURRENCY, target_name, hardware_slug)
     stored = _stored([e.best_run_id for e in entries] + [_baseline_run_id(e) for e in entries])
-    lines = [line for line in (_concurrency_line(e, stored) for e in entries) if line["rows"]]
+    lines = [
+        line
+        for line in (_concurrency_line(e, stored, tpot_ms_objective) for e in entries)
+        if line["rows"]
+    ]
     lines.sort(key=lambda line: (not line["baseline"], line["short_label"], line["key"]))
     levels = sorted({level for line in lines for level in line["levels"]})
     for line in lines:
@@ -302,6 +325,8 @@ def concurrency_series(*, target_name: str, hardware_slug: str, level: int | Non
         "lines": lines,
         "level": chosen,
         "ranking": _ranking_at(lines, chosen, competing=set(ranked)) if chosen else [],
+        # The goodput objective the levels' latency figures were judged at.
+        "tpot_ms_objective": tpot_ms_objective,
     }
 
 

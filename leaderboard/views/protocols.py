@@ -14,6 +14,7 @@ from django.views.decorators.http import require_safe
 
 from leaderboard import selectors
 from leaderboard.query import whole_number
+from leaderboard.selectors.serving import tpot_objective
 
 
 def _chosen_pair(request: HttpRequest, pairs: list[tuple[str, str, str]]) -> tuple[str, str]:
@@ -44,6 +45,8 @@ def concurrency(request: HttpRequest) -> HttpResponse:
         target_name=target,
         hardware_slug=hardware,
         level=whole_number(level, max_digits=5),
+        # The goodput objective (?tpot_ms=); anything but a positive number gives the default.
+        tpot_ms_objective=tpot_objective(request.GET.get("tpot_ms")),
     )
     return render(
         request,

@@ -11,6 +11,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from leaderboard.api.serializers.serving import (
+    LatencySerializer,
+    ParetoSerializer,
+    TpotObjectiveQueryField,
+)
+
 
 class ConcurrencyLevelSerializer(serializers.Serializer):
     """One concurrency level of a result, with the speedup derived from the paired baseline's."""
@@ -39,6 +45,11 @@ class ConcurrencyLevelSerializer(serializers.Serializer):
         "'' without a baseline at this level."
     )
     p = serializers.FloatField(allow_null=True, help_text="Welch's p-value against the baseline.")
+    latency = LatencySerializer(
+        allow_null=True,
+        default=None,
+        help_text="The level's latency percentiles and goodput, from its measured requests.",
+    )
 
 
 class OutputLengthFigureSerializer(serializers.Serializer):
@@ -91,11 +102,19 @@ class ConcurrencySerializer(serializers.Serializer):
     hardware = serializers.CharField()
     levels = serializers.ListField(child=serializers.IntegerField())
     lines = ConcurrencyLineSerializer(many=True)
+    tpot_ms_objective = serializers.FloatField(
+        help_text="The goodput objective the levels' latency was judged at (TPOT ms)."
+    )
+    latency_definitions = serializers.DictField(child=serializers.CharField())
+    pareto = ParetoSerializer(
+        help_text="Throughput per GPU against tok/s per user, a curve per config (the trade-off)."
+    )
 
 
 class ConcurrencyQuerySerializer(serializers.Serializer):
     target = serializers.CharField(required=False, allow_blank=True, max_length=200)
     hardware = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    tpot_ms = TpotObjectiveQueryField()
 
 
 class CategoryFigureSerializer(serializers.Serializer):

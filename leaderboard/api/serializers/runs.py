@@ -18,6 +18,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboard import selectors
+from leaderboard.api.serializers.serving import RunLatencyField
 from leaderboard.models import RequestRecord, Run
 
 ENERGY_HELP = (
@@ -161,6 +162,7 @@ class RunSerializer(serializers.ModelSerializer):
 class RunDetailSerializer(RunSerializer):
     requests = RequestRecordSerializer(many=True, read_only=True)
     acceptance_spread = RunAcceptanceSpreadField()
+    latency = RunLatencyField()
 
 
 class RunQuerySerializer(serializers.Serializer):

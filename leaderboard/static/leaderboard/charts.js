@@ -704,6 +704,7 @@
 
   var drawers = {
     "tps-data": tokensPerRun,
+    "pareto-data": pareto,
     "acceptance-data": acceptance,
     "acceptance-spread-data": acceptanceSpread,
     "memory-data": memory,

@@ -1,0 +1,251 @@
+"""Reads of what a serving user weighs: latency percentiles, goodput, and the trade-off between
+throughput per GPU and speed per user.
+
+Derive, don't trust: every latency figure here is computed from a stored result's measured
+requests by the runner's one definition (`runner.stats.latency_figures`: TTFT, TPOT = (e2e -
+TTFT) / (output tokens - 1), inter-token latency = the gap between successive streamed content
+chunks, end-to-end latency, each as p50 / p90 / p99 with its n, and the goodput at a stated TPOT
+objective), never copied from the points a file claims; results recorded before latency was
+stored get the same figures from their requests' clocks. A stored request is read defensively:
+a field that is missing or not a finite number leaves that request out of that figure.
+
+- `point_latency`: per point index of a stored result (and the whole section, key None).
+- `run_latency`: a run's per-point latency with its points' labels, cached with the board.
+- `latency_by_level`: a concurrency result's latency per level (the concurrency page and API).
+- `concurrency_pareto`: per config of a target and GPU, aggregate tok/s per GPU against tok/s
+  per user over the concurrency levels (InferenceX's Pareto view), and the frontier of those
+  point estimates.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from leaderboard import verdicts
+from leaderboard.models import Hardware, Run
+from leaderboard.selectors.cache import board_cached
+from leaderboard.verdicts.statistics import count as stored_count
+from runner.results import MAX_FIGURE
+from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS, latency_figures
+
+# The largest TPOT objective a page or the API takes, in ms (an hour a token).
+MAX_TPOT_OBJECTIVE_MS = 3_600_000.0
+# Words that travel with the figures, on the pages and in the API.
+DEFINITIONS = {
+    "ttft_ms": "time to first token: from sending the request to its first streamed token "
+    "(the server's prompt time for a whole response)",
+    "tpot_ms": "time per output token: (end-to-end latency - TTFT) / (output tokens - 1), per "
+    "request",
+    "itl_ms": "inter-token latency: the gap between successive streamed content chunks, pooled "
+    "over the requests' chunks; several tokens of one speculative verify step arrive together, "
+    "so many gaps are near 0 (streamed runs only)",
+    "e2e_ms": "end-to-end latency: the request's client wall time",
+    "percentiles": "p50 / p90 / p99 linear between the closest ranks of the per-request "
+    "(per-gap for ITL) samples; n samples",
+    "goodput": "the share of requests whose TPOT meets the objective, with its Wilson 95% interval",
+    "per_user": "tok/s per user: 1000 / the level's median TPOT (ms)",
+    "per_gpu": "throughput per GPU: the level's aggregate tok/s (a round's generated tokens over "
+    "its wall time, mean over rounds) over the hardware's GPU count",
+    "frontier": "the Pareto frontier of the point estimates: no other level of any config is "
+    "at least as fast per user and per GPU and faster in one (no test of the differences)",
+}
+
+
+def tpot_objective(text: object) -> float:
+    """The TPOT objective in ms a query asks for: a finite number above 0 and at most
+    MAX_TPOT_OBJECTIVE_MS; the default objective for anything else."""
+    if not isinstance(text, str) or not text.strip() or len(text) > 32:
+        return DEFAULT_TPOT_OBJECTIVE_MS
+    try:
+        value = float(text)
+    except ValueError:
+        return DEFAULT_TPOT_OBJECTIVE_MS
+    if math.isfinite(value) and 0 < value <= MAX_TPOT_OBJECTIVE_MS:
+        return value
+    return DEFAULT_TPOT_OBJECTIVE_MS
+
+
+def _figure(value: object) -> float | None:
+    """A stored latency in ms: a finite number from 0 to the result model's bound, else None."""
+    number = verdicts.finite(value)
+    return number if number is not None and 0 <= number <= MAX_FIGURE else None
+
+
+def _clean(record: object) -> dict[str, Any] | None:
+    """The fields of a stored request the latency reads, each a finite number or None; None for
+    a request that is not a measured one."""
+    if not isinstance(record, dict) or record.get("phase", "measure") != "measure":
+        return None
+    point = stored_count(record.get("point"))
+    arrivals = record.get("chunk_arrival_ms")
+    chunks = [_figure(moment) for moment in arrivals] if isinstance(arrivals, list) else []
+    tokens = stored_count(record.get("predicted_n"))
+    return {
+        "point": point,
+        "ttft_ms": _figure(record.get("ttft_ms")),
+        "wall_ms": _figure(record.get("wall_ms")),
+        "predicted_n": tokens,
+        # A stream whose arrivals are all numbers and in order; else no inter-token samples.
+        "chunk_arrival_ms": chunks
+        if None not in chunks and chunks == sorted(chunks)  # type: ignore[type-var]
+        else None,
+    }
+
+
+def point_latency(
+    raw_result: object, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+) -> dict[int | None, dict]:
+    """A stored result's latency figures per point index, and the whole section's under None;
+    {} for a result without measured requests."""
+    requests = raw_result.get("requests") if isinstance(raw_result, dict) else None
+    records = [r for r in (_clean(r) for r in requests or []) if r is not None]
+    if not records:
+        return {}
+    figures: dict[int | None, dict] = {
+        None: latency_figures(records, tpot_ms_objective=tpot_ms_objective)
+    }
+    for index in sorted({r["point"] for r in records if r["point"] is not None}):
+        mine = [r for r in records if r["point"] == index]
+        figures[index] = latency_figures(mine, tpot_ms_objective=tpot_ms_objective)
+    return figures
+
+
+def _points(raw_result: object) -> list:
+    points = raw_result.get("points") if isinstance(raw_result, dict) else None
+    return points if isinstance(points, list) else []
+
+
+def latency_by_level(
+    raw_result: object, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+) -> dict[int, dict]:
+    """A concurrency result's latency figures by level (the first point of a level wins, as
+    `verdicts.level_points` reads them)."""
+    figures = point_latency(raw_result, tpot_ms_objective=tpot_ms_objective)
+    levels: dict[int, dict] = {}
+    for index, point in enumerate(_points(raw_result)):
+        level = stored_count(point.get("concurrency")) if isinstance(point, dict) else None
+        if level and level not in levels and index in figures:
+            levels[level] = figures[index]
+    return levels
+
+
+def _point_label(point: object, index: int, count: int) -> str:
+    if not isinstance(point, dict):
+        return f"point {index}"
+    level, category, depth = (point.get(k) for k in ("concurrency", "category", "input_tokens"))
+    if stored_count(level):
+        return f"{level} concurrent"
+    if isinstance(category, str) and category:
+        return category[:60]
+    if stored_count(depth) is not None and count > 1:
+        return f"{depth} in"
+    return "all requests" if count == 1 else f"point {index}"
+
+
+def run_latency(*, run_id: int) -> dict | None:
+    """A run's latency at the default objective, computed once per change of the board:
+    {"rows": [{"label", "latency"}] per point (the whole run first where it has several),
+    "objective_ms", "streamed", "definitions"}; None for a run without measured requests."""
+    return board_cached("run-latency", {"run": run_id}, lambda: _run_latency(run_id))
+
+
+def _run_latency(run_id: int) -> dict | None:
+    stored = Run.objects.filter(pk=run_id).values_list("raw_result", flat=True).first()
+    figures = point_latency(stored)
+    if not figures:
+        return None
+    points = _points(stored)
+    rows = [
+        {
+            "label": _point_label(points[i] if i < len(points) else None, i, len(points)),
+            "latency": f,
+        }
+        for i, f in sorted((i, f) for i, f in figures.items() if i is not None)
+    ]
+    if len(rows) > 1:
+        rows.insert(0, {"label": "all requests", "latency": figures[None]})
+    return {
+        "rows": rows,
+        "objective_ms": DEFAULT_TPOT_OBJECTIVE_MS,
+        "streamed": figures[None]["itl_ms"]["n"] > 0,
+        "definitions": DEFINITIONS,
+    }
+
+
+def _per_user(latency: dict | None) -> float | None:
+    tpot = (latency or {}).get("tpot_ms") or {}
+    median = verdicts.finite(tpot.get("p50"))
+    return 1000.0 / median if median else None
+
+
+def _gpu_count(hardware_slug: str) -> int:
+    count = Hardware.objects.filter(slug=hardware_slug).values_list("gpu_count", flat=True).first()
+    return count if count and count > 0 else 1
+
+
+def _dominated(point: dict, others: list[dict]) -> bool:
+    x, y = point["per_user"], point["per_gpu"]
+    return any(
+        o["per_user"] >= x and o["per_gpu"] >= y and (o["per_user"] > x or o["per_gpu"] > y)
+        for o in others
+    )
+
+
+def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
+    """Throughput per GPU against tok/s per user, one curve per config line of the concurrency
+    series (baselines included, marked), a point per level that has both figures, and the
+    Pareto frontier of all the points (DEFINITIONS)."""
+    gpus = _gpu_count(hardware_slug)
+    curves = []
+    for line in lines:
+        points = []
+        for row in line.get("rows", []):
+            per_user = _per_user(row.get("latency"))
+            aggregate = verdicts.finite(row.get("aggregate"))
+            if per_user is None or aggregate is None:
+                continue
+            low, high = verdicts.finite(row.get("ci95_low")), verdicts.finite(row.get("ci95_high"))
+            tpot = row["latency"]["tpot_ms"]
+            points.append(
+                {
+                    "concurrency": row["concurrency"],
+                    "per_user": per_user,
+                    "per_gpu": aggregate / gpus,
+                    "per_gpu_ci95_low": low / gpus if low is not None else None,
+                    "per_gpu_ci95_high": high / gpus if high is not None else None,
+                    "tpot_p50_ms": tpot["p50"],
+                    "tpot_n": tpot["n"],
+                    "rounds": row.get("n"),
+                }
+            )
+        if points:
+            curves.append(
+                {
+                    "key": line["key"],
+                    "label": line["short_label"],
+                    "baseline": line["baseline"],
+                    "points": points,
+                }
+            )
+    every = [
+        point | {"key": curve["key"], "label": curve["label"]}
+        for curve in curves
+        for point in curve["points"]
+    ]
+    frontier = sorted(
+        (p for p in every if not _dominated(p, every)), key=lambda p: (p["per_user"], -p["per_gpu"])
+    )
+    on_frontier = {(p["key"], p["concurrency"]) for p in frontier}
+    for curve in curves:
+        for point in curve["points"]:
+            point["frontier"] = (curve["key"], point["concurrency"]) in on_frontier
+    return {
+        "gpu_count": gpus,
+        "curves": curves,
+        "frontier": [
+            {k: p[k] for k in ("key", "label", "concurrency", "per_user", "per_gpu")}
+            for p in frontier
+        ],
+        "definitions": {k: DEFINITIONS[k] for k in ("per_user", "per_gpu", "frontier")},
+    }

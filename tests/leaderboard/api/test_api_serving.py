@@ -1,0 +1,78 @@
+"""GET /api/v1/concurrency gives each level's latency percentiles and goodput at the objective
+asked for (?tpot_ms=) and the throughput-per-GPU against tok/s-per-user curves (`pareto`), beside
+the fields it always had; a run's detail gives its latency per point. A nonsense objective is a
+400 that says why."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from leaderboard.models import Run
+from tests.leaderboard.selectors.test_serving_selectors import import_streamed
+from tests.support.protocol_results import concurrency_config
+from tests.support.protocol_runs import LEVELS
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def streamed_runs(user, ranked_models, hardware, make_protocol_result):
+    mine, _ = import_streamed(user, hardware, make_protocol_result)
+    return mine
+
+
+def test_each_level_carries_its_latency_and_the_body_its_pareto_curves(streamed_runs):
+    body = APIClient().get("/api/v1/concurrency").json()
+    # The fields it always had stay.
+    assert {"target", "hardware", "levels", "lines"} <= set(body) and body["levels"] == LEVELS
+    assert body["tpot_ms_objective"] == 50.0 and "tpot_ms" in body["latency_definitions"]
+    line = next(line for line in body["lines"] if not line["baseline"])
+    for row in line["rows"]:
+        latency = row["latency"]
+        assert {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "goodput"} == set(latency)
+        assert set(latency["tpot_ms"]) == {"n", "mean", "p50", "p90", "p99", "max"}
+        assert latency["tpot_ms"]["p50"] <= latency["tpot_ms"]["p99"]
+        assert latency["itl_ms"]["n"] > 0 and row["aggregate"] is not None
+    curves = {curve["config_key"]: curve for curve in body["pareto"]["curves"]}
+    point = curves[line["config_key"]]["points"][0]
+    assert point["per_user"] == pytest.approx(1000.0 / line["rows"][0]["latency"]["tpot_ms"]["p50"])
+    assert point["per_gpu"] == pytest.approx(line["rows"][0]["aggregate"])
+    assert body["pareto"]["frontier"] and "per_user" in body["pareto"]["definitions"]
+
+
+def test_the_objective_asked_for_judges_the_goodput(streamed_runs):
+    strict = APIClient().get("/api/v1/concurrency", {"tpot_ms": "0.001"}).json()
+    lenient = APIClient().get("/api/v1/concurrency", {"tpot_ms": "100000"}).json()
+    for body, met in (
+        (strict, lambda g: g["met"] == 0),
+        (lenient, lambda g: g["met"] == g["requests"]),
+    ):
+        for line in body["lines"]:
+            for row in line["rows"]:
+                goodput = row["latency"]["goodput"]
+                assert goodput["tpot_ms_objective"] == body["tpot_ms_objective"]
+                assert met(goodput) and goodput["requests"] > 0
+
+
+@pytest.mark.parametrize("objective", ["abc", "nan", "inf", "-1", "0", "1e300"])
+def test_a_nonsense_objective_is_refused_naming_the_parameter(streamed_runs, objective):
+    response = APIClient().get("/api/v1/concurrency", {"tpot_ms": objective})
+    assert response.status_code == 400
+    assert "tpot_ms" in response.json()
+
+
+def test_a_run_s_detail_gives_its_latency_per_point(streamed_runs):
+    run = Run.objects.get(config__key=concurrency_config(LEVELS).key)
+    body = APIClient().get(f"/api/v1/runs/{run.pk}").json()
+    latency = body["latency"]
+    assert [row["label"] for row in latency["rows"]][1:] == [f"{n} concurrent" for n in LEVELS]
+    assert latency["streamed"] is True and latency["objective_ms"] == 50.0
+    assert latency["rows"][0]["latency"]["tpot_ms"]["n"] == len(streamed_runs)
+    # The fields it always had stay.
+    assert body["id"] == run.pk and "requests" in body and "acceptance_spread" in body
+
+
+def test_the_openapi_schema_describes_the_new_fields(client):
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").content.decode()
+    assert "tpot_ms_objective" in schema and "per_user" in schema and "itl_ms" in schema
