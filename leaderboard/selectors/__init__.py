@@ -27,6 +27,7 @@ The reads are grouped by what they are about, one module each:
 - `energy`: a stored result's energy and roofline (a run's, a config's best run's, a row's).
 - `outcomes`: what a finished run says on its job and run pages: its noise verdict
   (`run_noise`, leaderboard.verdicts.noise) and its speedup (`run_speedup`).
+- `quality`: the quality protocol's accuracies, their paired difference and the scored tasks.
 - `model_requests`: a user's requests for Hugging Face models and their state.
 - `pages`: the reads behind the pages that gather several (`board_page`, `config_page`,
   `run_page`, `context_page`, `concurrency_page`): what each renders, so its view only
@@ -157,6 +158,7 @@ from leaderboard.selectors.protocols import (
     concurrency_targets,
     concurrency_view,
 )
+from leaderboard.selectors.quality import QUALITY_DEFINITION, quality_tasks_of, quality_view
 from leaderboard.selectors.queue import queue_standing
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
 from leaderboard.selectors.spread import acceptance_spread
@@ -221,6 +223,9 @@ __all__ = [
     "hardware_comparison_for",
     "hardware_summaries",
     "host_board",
+    "QUALITY_DEFINITION",
+    "quality_tasks_of",
+    "quality_view",
     "is_stale",
     "job_by_id",
     "job_cost",

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.selectors.cache import board_cache_key
+from leaderboard.selectors.quality import quality_view
 from runner.results import Roofline
 from runner.roofline import derived_roofline
 
@@ -73,7 +74,7 @@ def roofline_of(raw_result: object) -> dict | None:
 
 
 def best_run_figures(*, configs: Iterable[Config]) -> dict[int, dict]:
-    """{config id: {"energy", "roofline"}} of each config's best run: the one its best row
+    """{config id: {"energy", "roofline", "quality"}} of each config's best run: the one its best row
     stores (the verdicts' one rule, `verdicts.best_run`; the row `selectors.best_entry` picks),
     so the API's figures are the config page's; both None for a config without a row."""
     wanted = {config.pk for config in configs}
@@ -89,7 +90,11 @@ def best_run_figures(*, configs: Iterable[Config]) -> dict[int, dict]:
     figures = {}
     for pk in wanted:
         raw = results.get(best[pk]) if pk in best else None
-        figures[pk] = {"energy": energy_of(raw), "roofline": roofline_of(raw)}
+        figures[pk] = {
+            "energy": energy_of(raw),
+            "roofline": roofline_of(raw),
+            "quality": quality_view(summary=raw.get("summary") if isinstance(raw, dict) else None),
+        }
     return figures
 
 

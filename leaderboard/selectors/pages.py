@@ -63,6 +63,7 @@ from leaderboard.selectors.energy import run_energy_figures
 from leaderboard.selectors.estimates import rerun_source
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
+from leaderboard.selectors.quality import quality_view
 from leaderboard.selectors.ranks import page_ranks
 from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
 from leaderboard.selectors.serving import concurrency_pareto, run_latency
@@ -229,6 +230,8 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
         # The output-length protocol's per-length figures (None for other protocols).
         "output_length": output_length_view(entry=top),
         "energy": figures["energy"] if figures else None,
+        # The quality protocol's accuracies and paired difference of the best run (None else).
+        "quality": quality_view(summary=figures["summary"]) if figures else None,
         "entries": leaderboard_rows(
             entries=list(config_entries(config=config)), ranks={}, newest=newest_release_number()
         ),
@@ -307,6 +310,7 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
         "requests_page": shown,
         "requests": figures["requests"],
         "energy": figures["energy"],
+        "quality": quality_view(summary=figures["summary"]),
         "spread": figures["spread"],
         # Latency percentiles and goodput per point, from its requests (selectors.serving).
         "latency": run_latency(run_id=run.pk),

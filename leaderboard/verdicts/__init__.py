@@ -56,6 +56,12 @@ from leaderboard.verdicts.concurrency import (
     crossover_text,
     level_verdicts,
 )
+from leaderboard.verdicts.quality import (
+    FEWER_CORRECT,
+    MORE_CORRECT,
+    NO_CHANGE_SHOWN,
+    quality_change,
+)
 from leaderboard.verdicts.ranking import KEPT_OFF_FLAGS, Contender, Standing, competes, standings
 from leaderboard.verdicts.statistics import (
     Sample,
@@ -149,4 +155,8 @@ __all__ = [
     "t_interval",
     "welch_p",
     "workload_label",
+    "FEWER_CORRECT",
+    "MORE_CORRECT",
+    "NO_CHANGE_SHOWN",
+    "quality_change",
 ]

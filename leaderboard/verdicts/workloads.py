@@ -56,6 +56,10 @@ def workload_label(config: Config) -> str:
     elif name == OUTPUT_LENGTH and (lengths := _output_lengths(protocol)):
         shown = f"{lengths[0]}" if len(lengths) == 1 else f"{min(lengths)}–{max(lengths)}"
         parts.append(f"output length {shown} tokens ({len(lengths)} lengths)")
+    elif name == "quality":
+        # The tasks, their seed and greedy decoding decide what its accuracy means.
+        tasks, seed = _whole(protocol.get("tasks")), _whole(protocol.get("task_seed"))
+        parts.append(f"quality {tasks} tasks, seed {seed}, {protocol.get('sampling', 'greedy')}")
     elif name == "categories":
         names = [c for c in protocol.get("categories") or [] if isinstance(c, str)]
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
@@ -66,7 +70,12 @@ def workload_label(config: Config) -> str:
         parts.append(f"{name} {min(depths)}–{max(depths)} tokens ({len(depths)} depths)")
     else:
         parts.append(name)
-    for key, word in (("input_tokens", "in"), ("output_tokens", "out"), ("n_predict", "out")):
+    for key, word in (
+        ("input_tokens", "in"),
+        ("output_tokens", "out"),
+        ("n_predict", "out"),
+        ("max_tokens", "out"),
+    ):
         if (value := _whole(protocol.get(key))) is not None and not (
             key == "input_tokens" and depths
         ):

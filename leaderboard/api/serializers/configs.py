@@ -23,8 +23,10 @@ from leaderboard.api.serializers.protocols import (
 )
 from leaderboard.api.serializers.runs import (
     ENERGY_HELP,
+    QUALITY_HELP,
     ROOFLINE_HELP,
     EnergySerializer,
+    QualitySerializer,
     RooflineSerializer,
     WholeObjectField,
 )
@@ -45,6 +47,14 @@ class ConfigRooflineField(WholeObjectField):
 
     def to_representation(self, config: Config) -> dict | None:
         return config.energy_figures["roofline"]
+
+
+@extend_schema_field(QualitySerializer(allow_null=True))
+class ConfigQualityField(WholeObjectField):
+    help = f"The best run's: {QUALITY_HELP}"
+
+    def to_representation(self, config: Config) -> dict | None:
+        return config.energy_figures["quality"]
 
 
 def _with_best_run_figures(configs: list[Config]) -> list[Config]:
@@ -72,6 +82,7 @@ class ConfigSerializer(serializers.ModelSerializer):
     )
     energy = ConfigEnergyField()
     roofline = ConfigRooflineField()
+    quality = ConfigQualityField()
 
     class Meta:
         model = Config
@@ -79,7 +90,7 @@ class ConfigSerializer(serializers.ModelSerializer):
         fields = [
             "key", "label", "target_name", "target", "draft", "spec_label", "protocol", "n_max",
             "ctx_size", "synthetic", "self_reported", "baseline_key", "canonical", "created_at",
-            "energy", "roofline",
+            "energy", "roofline", "quality",
         ]  # fmt: skip
         read_only_fields = fields
 

@@ -132,6 +132,72 @@ class RunAcceptanceSpreadField(WholeObjectField):
         return selectors.acceptance_spread(run=run)
 
 
+class QualityAccuracySerializer(serializers.Serializer):
+    tasks = serializers.IntegerField()
+    correct = serializers.IntegerField()
+    accuracy = serializers.FloatField()
+    ci95 = serializers.ListField(child=serializers.FloatField(allow_null=True))
+
+
+class QualityDifferenceSerializer(serializers.Serializer):
+    value = serializers.FloatField()
+    ci95 = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    points = serializers.FloatField()
+    ci95_points = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    mcnemar_p = serializers.FloatField(allow_null=True)
+    pairs = serializers.IntegerField()
+    only_speculative_correct = serializers.IntegerField(allow_null=True)
+    only_baseline_correct = serializers.IntegerField()
+    verdict = serializers.CharField(allow_null=True)
+
+
+class QualitySerializer(serializers.Serializer):
+    accuracy = QualityAccuracySerializer()
+    baseline = QualityAccuracySerializer(allow_null=True)
+    difference = QualityDifferenceSerializer(allow_null=True)
+    definition = serializers.CharField()
+
+
+QUALITY_HELP = (
+    "The quality protocol's figures (null for other protocols): this side's accuracy on the "
+    "project's generated tasks with its Wilson 95% interval, and for a speculative run its "
+    "paired baseline's accuracy on the same tasks and the difference (config minus baseline, "
+    "with Newcombe's paired 95% interval, McNemar's exact p and the verdict: 'fewer correct', "
+    "'more correct' or 'no change shown'); every task was scored again at the door."
+)
+
+
+@extend_schema_field(QualitySerializer(allow_null=True))
+class RunQualityField(WholeObjectField):
+    help = QUALITY_HELP
+
+    def to_representation(self, run: Run) -> dict | None:
+        raw = run.raw_result if isinstance(run.raw_result, dict) else {}
+        return selectors.quality_view(summary=raw.get("summary"))
+
+
+class QualityTaskSerializer(serializers.Serializer):
+    index = serializers.IntegerField(allow_null=True)
+    task_id = serializers.CharField()
+    kind = serializers.CharField()
+    expected = serializers.CharField()
+    extracted = serializers.CharField()
+    correct = serializers.BooleanField()
+
+
+@extend_schema_field(QualityTaskSerializer(many=True, allow_null=True))
+class RunQualityTasksField(WholeObjectField):
+    help = (
+        "The quality protocol's scored tasks of the run, in order: task id, kind, the expected "
+        "answer (computed by the project), the answer extracted from the output (its first "
+        "line, stripped, one trailing full stop dropped) and whether they match exactly; null "
+        "for other protocols."
+    )
+
+    def to_representation(self, run: Run) -> list | None:
+        return selectors.quality_tasks_of(run.raw_result)
+
+
 class RequestRecordSerializer(serializers.ModelSerializer):
     class Meta:
         model = RequestRecord
@@ -148,6 +214,7 @@ class RunSerializer(serializers.ModelSerializer):
     tokens_per_second = serializers.FloatField(read_only=True, allow_null=True)
     energy = RunEnergyField()
     roofline = RunRooflineField()
+    quality = RunQualityField()
 
     class Meta:
         model = Run
@@ -162,6 +229,7 @@ class RunSerializer(serializers.ModelSerializer):
 class RunDetailSerializer(RunSerializer):
     requests = RequestRecordSerializer(many=True, read_only=True)
     acceptance_spread = RunAcceptanceSpreadField()
+    quality_tasks = RunQualityTasksField()
     latency = RunLatencyField()
 
 
