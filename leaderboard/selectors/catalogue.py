@@ -100,21 +100,32 @@ def request_records_page(*, run: Run, number: int, size: int, count: int) -> Pag
 
 def point_labels(*, run: Run) -> dict[int, str]:
     """What each point index of a run's requests stands for, from its stored points: the
-    concurrency level ("16 concurrent"), the category ("code") or the depth ("4096 in");
+    concurrency level ("16 concurrent"), the category ("code") or the depth ("4096 in"; with
+    the output length where it varies, "512 in, 2048 out");
     indices whose point says none of these are left out (the page shows the index)."""
     raw = run.raw_result if isinstance(run.raw_result, dict) else {}
     points = raw.get("points")
     labels: dict[int, str] = {}
+    # An output-length run's points share their input length and differ in their output's.
+    shapes = [
+        (point.get("input_tokens"), point.get("output_tokens"))
+        for point in (points if isinstance(points, list) else [])
+        if isinstance(point, dict)
+    ]
+    by_output = len({repr(i) for i, _ in shapes}) == 1 and len({repr(o) for _, o in shapes}) > 1
     for index, point in enumerate(points if isinstance(points, list) else []):
         if not isinstance(point, dict):
             continue
         level, category, depth = (point.get(k) for k in ("concurrency", "category", "input_tokens"))
+        output = point.get("output_tokens")
         if isinstance(level, int) and not isinstance(level, bool):
             labels[index] = f"{level} concurrent"
         elif isinstance(category, str) and category:
             labels[index] = category[:60]
         elif isinstance(depth, int) and not isinstance(depth, bool) and len(points) > 1:
             labels[index] = f"{depth} in"
+            if by_output and isinstance(output, int) and not isinstance(output, bool):
+                labels[index] += f", {output} out"
     return labels
 
 

@@ -12,7 +12,7 @@ import math
 import pytest
 from django.test import Client
 
-from leaderboard import verdicts
+from leaderboard import selectors, verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.services.configs import protocol_variant
 from leaderboard.verdicts.output_length import length_verdicts
@@ -215,3 +215,13 @@ def test_the_board_filters_by_the_output_length_protocol(client: Client, output_
     assert '<option value="output-length"' in page
     assert f"/configs/{config_key()}/" in page
     assert "output length 16–64 tokens (3 lengths), 32 in" in text(client.get("/"))
+
+
+def test_the_run_page_names_each_request_s_output_length(client: Client, output_length_runs):
+    run = Run.objects.get(config__key=config_key())
+    assert selectors.point_labels(run=run) == {
+        0: "32 in, 16 out",
+        1: "32 in, 32 out",
+        2: "32 in, 64 out",
+    }
+    assert "32 in, 64 out" in text(client.get(f"/runs/{run.pk}/"))
