@@ -4,15 +4,11 @@ client could have written itself."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 from django.test import Client, RequestFactory
 
 from leaderboard.client_address import client_address
+from tests.support.settings_env import refusal, settings_values
 
 PASSWORD = "correct-horse-battery"
 PROXY = "10.0.0.5"
@@ -82,26 +78,12 @@ def test_the_proxies_networks_are_the_deployments_to_say(settings):
     assert client_address(request_from(PROXY, "198.51.100.1")) == PROXY
 
 
-def settings_in_a_process(**environment: str) -> subprocess.CompletedProcess:
-    script = (
-        "import json, django; django.setup(); from django.conf import settings as s; "
-        "print(json.dumps(s.SPECBOARD_TRUSTED_PROXY_NETWORKS))"
-    )
-    base = {k: v for k, v in os.environ.items() if not k.startswith("SPECBOARD_TRUSTED_PROXY")}
-    return subprocess.run(
-        [sys.executable, "-c", script],
-        env=base
-        | {"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "SECRET_KEY": "x"}
-        | environment,
-        capture_output=True,
-        text=True,
-    )
-
-
 def proxy_networks_read_from(**environment: str) -> list[str]:
-    process = settings_in_a_process(**environment)
-    assert process.returncode == 0, process.stderr
-    return json.loads(process.stdout)
+    """The proxy networks a deployment reads from this environment."""
+    (networks,) = settings_values(
+        ["SPECBOARD_TRUSTED_PROXY_NETWORKS"], dropping=("SPECBOARD_TRUSTED_PROXY",), **environment
+    )
+    return networks
 
 
 def test_by_default_no_network_is_a_proxys_so_loopback_clients_rotating_the_header_are_limited(
@@ -128,12 +110,10 @@ def test_the_proxy_networks_the_operator_lists_are_read_strictly():
         SPECBOARD_TRUSTED_PROXY_NETWORKS="10.0.0.0/8, 127.0.0.1,fd00::/8"
     ) == ["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]
     for malformed in ("10.0.0.1/8", "10.0.0.0/33", "proxy.example", "10.0.0.0/8,,127.0.0.1/32"):
-        process = settings_in_a_process(SPECBOARD_TRUSTED_PROXY_NETWORKS=malformed)
-        assert process.returncode != 0, malformed
-        assert (
-            "SPECBOARD_TRUSTED_PROXY_NETWORKS must be comma-separated networks"
-            in (process.stderr.strip().splitlines()[-1])
+        stopped = refusal(
+            dropping=("SPECBOARD_TRUSTED_PROXY",), SPECBOARD_TRUSTED_PROXY_NETWORKS=malformed
         )
+        assert "SPECBOARD_TRUSTED_PROXY_NETWORKS must be comma-separated networks" in stopped
 
 
 def test_a_proxy_count_without_proxy_networks_is_warned_about(settings):

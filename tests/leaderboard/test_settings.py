@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from leaderboard import settings as site_settings
+from tests.support.settings_env import settings_values
 
 
 def test_a_postgres_url_becomes_a_database_entry():
@@ -55,23 +51,12 @@ def test_no_redis_means_no_answer():
 
 
 def settings_seen_by_a_process(**environment: str) -> dict:
-    """The security settings a fresh process reads from this environment."""
-    script = (
-        "import json; from django.conf import settings as s; import django; django.setup(); "
-        "print(json.dumps([s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, "
-        "s.SECURE_PROXY_SSL_HEADER]))"
+    """The security settings a deployment reads from this environment."""
+    redirect, hsts, header = settings_values(
+        ["SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER"],
+        dropping=("SECURE_", "BEHIND_"),
+        **environment,
     )
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SECURE_", "BEHIND_"))}
-    output = subprocess.run(
-        [sys.executable, "-c", script],
-        env=base
-        | {"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "SECRET_KEY": "x"}
-        | environment,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    redirect, hsts, header = json.loads(output)
     return {"redirect": redirect, "hsts": hsts, "proxy_header": header}
 
 

@@ -3,17 +3,11 @@ sign-in providers only where a deployment configures them, and strict rate synta
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-SCRIPT = (
-    "import json, django; django.setup(); from django.conf import settings as s; "
-    "print(json.dumps([s.MAILERS, s.SOCIALACCOUNT_PROVIDERS, s.ACCOUNT_RATE_LIMITS]))"
-)
+from tests.support.settings_env import refusal as stops_the_site
+from tests.support.settings_env import settings_values
+
 KEYS = (
     "EMAIL_",
     "SPECBOARD_GITHUB_",
@@ -24,28 +18,14 @@ KEYS = (
 )
 
 
-def settings_in_a_process(**environment: str) -> subprocess.CompletedProcess:
-    base = {key: value for key, value in os.environ.items() if not key.startswith(KEYS)}
-    return subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        env=base
-        | {"DJANGO_SETTINGS_MODULE": "leaderboard.settings", "SECRET_KEY": "x"}
-        | environment,
-        capture_output=True,
-        text=True,
-    )
-
-
 def seen(**environment: str) -> tuple[dict, dict, dict]:
-    process = settings_in_a_process(**environment)
-    assert process.returncode == 0, process.stderr
-    return tuple(json.loads(process.stdout))
+    """The mailers, sign-in providers and rate limits a deployment reads from this environment."""
+    names = ["MAILERS", "SOCIALACCOUNT_PROVIDERS", "ACCOUNT_RATE_LIMITS"]
+    return tuple(settings_values(names, dropping=KEYS, **environment))
 
 
 def refusal(**environment: str) -> str:
-    process = settings_in_a_process(**environment)
-    assert process.returncode != 0
-    return process.stderr.strip().splitlines()[-1]
+    return stops_the_site(dropping=KEYS, **environment)
 
 
 def test_mail_goes_to_the_console_by_default_and_through_smtp_when_configured():
