@@ -225,3 +225,22 @@ def test_the_run_page_names_each_request_s_output_length(client: Client, output_
         2: "32 in, 64 out",
     }
     assert "32 in, 64 out" in text(client.get(f"/runs/{run.pk}/"))
+
+
+def test_an_output_length_config_is_submitted_through_the_api_and_bad_lengths_are_field_errors(
+    uploader, models, hardware, enqueued
+):
+    config = {
+        "target_model": "tiny-qwen3.gguf",
+        "draft_model": "tiny-qwen3.gguf",
+        "spec_types": "draft-simple",
+        "protocol": {"name": "output-length", "input_tokens": 32, "output_lengths": [16, 64]},
+    }
+    body = {"hardware": hardware.slug, "config": config}
+    response = uploader.post("/api/v1/submissions", body, format="json")
+    assert response.status_code == 201, response.json()
+    bad = copy.deepcopy(body)
+    bad["config"]["protocol"]["output_lengths"] = [64, 16, 16]
+    refused = uploader.post("/api/v1/submissions", bad, format="json")
+    assert refused.status_code == 400
+    assert "strictly increasing" in json.dumps(refused.json())
