@@ -53,9 +53,9 @@
   // any other word (an interval holding 1×, no interval) is "not established". Never decided here.
   var VERDICT_COLOURS = { faster: "#1d7a46", slower: "#c0392b", unclear: "#8c939d" };
   var VERDICT_WORDS = {
-    faster: "faster than no drafting (95% interval above 1×)",
-    slower: "slower than no drafting (95% interval below 1×)",
-    unclear: "not established (interval holds 1×, or none)"
+    faster: "faster than no drafting (clear at 95%)",
+    slower: "slower than no drafting (clear at 95%)",
+    unclear: "not established (could be either)"
   };
   var VERDICT_ORDER = ["faster", "slower", "unclear"];
   function verdictKey(verdict) { return verdict === "faster" || verdict === "slower" ? verdict : "unclear"; }
@@ -106,9 +106,14 @@
         ctx.textBaseline = "bottom";
         ctx.fillText(text, Math.min(Math.max(pixel, area.left + 60), area.right - 60), area.top - 3);
       } else {
-        ctx.textAlign = "right";
+        // Near the axis, on a white box so a point or whisker under it cannot hide it.
+        var width = ctx.measureText(text).width;
+        ctx.fillStyle = "rgba(255, 255, 255, 0.85)";
+        ctx.fillRect(area.left + 12, pixel - 16, width + 6, 13);
+        ctx.fillStyle = REFERENCE_COLOUR;
+        ctx.textAlign = "left";
         ctx.textBaseline = "bottom";
-        ctx.fillText(text, area.right - 4, pixel - 3);
+        ctx.fillText(text, area.left + 15, pixel - 4);
       }
       ctx.restore();
       chart.$referenceLine = { scale: options.scale, value: options.value, pixel: pixel, horizontal: scale.isHorizontal() };
@@ -387,7 +392,7 @@
     levels.sort(function (a, b) { return a - b; });
     var all = [];
     lines.forEach(function (line) { all = all.concat(line.verdicts); });
-    var options = baseOptions("concurrent requests", "speedup over the paired baseline (×, aggregate tok/s)");
+    var options = baseOptions("concurrent requests", "speedup over baseline (×)");
     options.scales.x.type = "logarithmic";
     options.scales.x.afterBuildTicks = function (axis) { axis.ticks = levels.map(function (l) { return { value: l }; }); };
     options.scales.x.ticks = { callback: function (value) { return value; } };
@@ -419,7 +424,7 @@
             data: line.levels.map(function (l, j) { return { x: l, y: line.speedup[j] }; }),
             borderColor: color(i), borderWidth: 2,
             pointBackgroundColor: line.verdicts.map(verdictColour), pointBorderColor: color(i),
-            pointRadius: 6, pointBorderWidth: 2,
+            pointRadius: 6, pointBorderWidth: 2, clip: 10,  // the last level's point whole, not halved
             whiskers: { low: line.ci95_low, high: line.ci95_high }, verdicts: line.verdicts
           };
         })
@@ -704,7 +709,6 @@
 
   var drawers = {
     "tps-data": tokensPerRun,
-    "pareto-data": pareto,
     "acceptance-data": acceptance,
     "acceptance-spread-data": acceptanceSpread,
     "memory-data": memory,
