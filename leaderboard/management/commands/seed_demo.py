@@ -1,9 +1,10 @@
 """Register the demo models and queue a demo benchmark: real text on a real model first.
 
 With the real-model extra installed (``./specboard up`` installs it) the demo runs on Gemma 3 270M
-base (runner.gguf.real_model): an n-gram config over the code and translation prompts and a
-self-draft config, each measured with its paired baseline in the same invocation (no separate
-baseline job is queued for them), so the first board shows real acceptance and a fidelity grade.
+base (runner.gguf.real_model): an n-gram config over the code and translation prompts, a
+self-draft config and the n-gram config on the quality protocol's generated tasks, each measured
+with its paired baseline in the same invocation (no separate baseline job is queued for them), so
+the first board shows real acceptance, a fidelity grade and accuracy beside speed.
 The tiny random-weight models are registered too, as test weights, and their demo runs beside the
 ranking, never in it. Without the extra the demo says how to install it and runs on the tiny
 models only.
@@ -28,8 +29,8 @@ from runner.gguf.real_model import REAL_MODEL_NAME, RealModelUnavailable, place_
 from runner.gguf.tiny_models import FIXTURE_NAMES, write_fixtures
 from runner.provenance import system_info
 
-# The real model's demo: examples/real-ngram.json and examples/real-self-draft.json (a test keeps
-# them equal), so what the board shows can be rerun with `python -m runner run ... --baseline`.
+# The real model's demo: examples/real-ngram.json, examples/real-self-draft.json and
+# examples/real-quality.json (a test keeps them equal), so what the board shows can be rerun with `python -m runner run ... --baseline`.
 # One engine thread: on a 2-core host the web server and workers share the cores, and two engine
 # threads then spin waiting on each other (decode fell from 20 to 3-6 tok/s under load).
 REAL_DEMO_CONFIGS = [
@@ -62,6 +63,15 @@ REAL_DEMO_CONFIGS = [
                 "boats came in before dark; the ferry was late.\n\n13 March."
             ),
         },
+    },
+    # Quality beside speed: the n-gram config and its paired baseline answer the same twelve
+    # generated tasks (runner.quality), eight tokens each, so the board shows each side's
+    # accuracy and their paired difference; cheap on two cores (27 short requests in all).
+    {
+        "target_model": "gemma-3-270m-q4_k_m.gguf",
+        "spec_types": "ngram-simple",
+        "threads": 1,
+        "protocol": {"name": "quality", "tasks": 12, "max_tokens": 8, "warmup": 1},
     },
 ]
 DEMO_PROTOCOL = {"name": "quick", "n_predict": 128, "runs": 3, "warmup": 1}

@@ -86,7 +86,7 @@ def test_seed_demo_without_the_real_model_extra_names_the_install_command(
 def test_the_real_demo_is_the_runners_own_examples():
     examples = [
         json.loads((REPOSITORY / "examples" / name).read_text())
-        for name in ("real-ngram.json", "real-self-draft.json")
+        for name in ("real-ngram.json", "real-self-draft.json", "real-quality.json")
     ]
     assert examples == REAL_DEMO_CONFIGS
 
