@@ -4,8 +4,8 @@ It owns the reads of the job pages and the jobs API: a user's jobs and one job b
 status a job page polls (`job_status`: phase, progress as a fraction, error and log tail), its
 cost known before it runs (`job_token_budget`, from the runner's own budget for the config) and
 after it succeeded (`job_engine_seconds`, GPU seconds), and a linear estimate of the time left
-(`job_remaining_seconds`); the jobs API's whole reading of a job is `job_report` (its status
-and, while queued, its standing in the queue).
+(`job_remaining_seconds`); the job page's and the jobs API's whole reading of a job is
+`job_report` (its status, while queued its standing in the queue, while running its time left).
 """
 
 from __future__ import annotations
@@ -70,9 +70,11 @@ def job_status(*, job: Job) -> dict:
 
 
 def job_report(*, job: Job) -> dict:
-    """What the jobs API shows of a job: its status (`job_status`) with its queue standing
-    (`queue_standing`: position and estimated start while it is queued)."""
-    return job_status(job=job) | queue_standing(job=job)
+    """What the job page and the jobs API show of a job: its status (`job_status`) with its queue
+    standing (`queue_standing`: position and estimated start while it is queued) and the time it
+    has left while it runs (`remaining_s`, `job_remaining_seconds`)."""
+    status = job_status(job=job)
+    return status | queue_standing(job=job) | {"remaining_s": job_remaining_seconds(status=status)}
 
 
 def download_text(progress: dict) -> str:

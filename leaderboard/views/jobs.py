@@ -24,17 +24,16 @@ def _job_or_404(job_id: int) -> Job:
 @require_safe
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = _job_or_404(job_id)
-    status = selectors.job_status(job=job)
-    run = getattr(job, "run", None) if status.get("run_id") else None
+    # The one reading GET /api/v1/jobs/<id> shows too: its status and progress, while queued
+    # where it stands in its hardware's queue and when it should start, while running its time left.
+    report = selectors.job_report(job=job)
+    run = job.run if report["run_id"] else None
     return render(
         request,
         "leaderboard/job.html",
         {
             "job": job,
-            "status": status,
-            "remaining_s": selectors.job_remaining_seconds(status=status),
-            # Where a queued job stands in its hardware's queue and when it should start.
-            "standing": selectors.queue_standing(job=job),
+            "status": report,
             "can_cancel": job.is_active and (request.user == job.owner or request.user.is_staff),
             # A finished job's verdicts: noisy or not and why, and its speedup.
             "noise": run_noise(run=run) if run else None,
