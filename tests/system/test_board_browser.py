@@ -261,6 +261,7 @@ def test_the_front_page_answers_the_fastest_draft_per_gpu_and_target_above_the_f
     page.goto(live_server.url + "/")
     for size in (WIDE, NARROW):
         shoot_at(page, "board-front", size)
+        shoot_at(page, "board-glance", size, element="#glance")
         page.evaluate("window.scrollTo(0, 0)")
         answers = page.locator("#glance .glance-answer")
         # One answer per GPU with ranked data, both on the first screen.
@@ -289,6 +290,8 @@ def test_the_front_page_answers_the_fastest_draft_per_gpu_and_target_above_the_f
     page.goto(live_server.url + "/")
     heading = page.locator("#test-weights")
     assert "Test weights, not a real model" in heading.inner_text()
+    shoot_at(page, "board-test-weights", NARROW, element="#test-weights-table")
+    page.set_viewport_size(WIDE)
     weights = page.locator("#test-weights-table tbody tr:not(.ranking-heading)")
     assert weights.count() == 1
     assert weights.first.locator(".badge", has_text="test weights").is_visible()

@@ -541,12 +541,19 @@ def test_the_front_page_answers_the_fastest_draft_per_gpu_and_target_as_the_verd
     leader = selectors.draft_advice(target_name="tiny-qwen3")
     by_gpu = {table.hardware.gpu_name: table for table in leader}
     assert by_gpu["H200"].drafts[0].entry.config.n_max == 4
-    assert "draft-simple · tiny-qwen3 2.00× (1.78× – 2.25×) faster than no draft" in h200
+    assert "draft-simple · tiny-qwen3 · n_max 4 2.00× (1.78× – 2.25×) faster than no draft" in h200
     # Where every draft is slower than none, the answer is no draft.
     assert by_gpu["RTX 4090"].none_pays
     assert rtx.startswith("RTX 4090 · tiny-qwen3 no draft") and "0.60×" in rtx
     assert "Best for my GPU" in glance and "best for this GPU" in glance
     assert page.index('id="glance"') < page.index('id="ranking"')
+
+
+def test_a_board_of_test_weights_alone_says_it_has_no_answer_yet(client, measured_job):
+    glance = element_text(text(client.get("/")), "glance")
+    assert glance.startswith("Fastest draft per GPU and target Best for my GPU")
+    assert "No answer yet" in glance and "test-weight rows" in glance
+    assert "tiny-qwen3 ·" not in glance
 
 
 def test_each_ranking_carries_its_baseline_as_the_denominator_under_its_heading(
