@@ -36,7 +36,7 @@ from runner.prompts import load_suite
 PROTOCOL_CHOICES = [
     ("quick", "quick: one prompt, repeated runs (the seed's leaderboard)"),
     ("depth", "depth: input length varies, output fixed"),
-    ("context-sweep", "context sweep: input = output at 512/4K/12K/36K (long)"),
+    ("context-sweep", "context sweep: input = output, up to the model's training context (long)"),
     ("concurrency", "concurrency: parallel requests at several levels (aggregate tok/s)"),
     ("categories", "categories: the prompt suite by task category (acceptance per task)"),
 ]
@@ -240,13 +240,13 @@ PRESETS = (
     ),
     Preset(
         "context-sweep", "Context sweep", "context-sweep",
-        "The seed's sweep: input = output at {sweep_lengths} tokens, exact token-id prompts "
-        "(long); up to the model's training context.",
+        "The seed's sweep: input = output at {sweep_lengths} tokens, as far as the model's "
+        "training context holds; exact token-id prompts (long).",
     ),
     Preset(
         "depth", "Depth sweep", "depth",
-        "The cheap sweep: input {depths} tokens, {output_tokens} tokens out, {requests} "
-        "requests a depth; up to the model's training context.",
+        "The cheap sweep: input {depths} tokens, as far as the model's training context "
+        "holds; {output_tokens} tokens out, {requests} requests a depth.",
     ),
     Preset(
         "concurrency", "Concurrency sweep", "concurrency",
@@ -492,6 +492,11 @@ class SubmitForm(forms.Form):
         self.fields["protocol"].initial = chosen.protocol
         self.preset = chosen.name
         self.submission: services.ValidatedConfig | None = None
+
+    def clean_prompt(self) -> str:
+        # Browsers send a textarea's line breaks as CRLF: the prompt the user sees is the one
+        # with "\n", and a different byte would be a different workload.
+        return self.cleaned_data.get("prompt", "").replace("\r\n", "\n")
 
     def layout(self) -> list[dict[str, Any]]:
         """The fieldsets in order, each field once, with the types and protocols it applies to."""

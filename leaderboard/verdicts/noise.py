@@ -36,7 +36,7 @@ OUTLIER_MIN_REQUESTS = 3
 FEW_VERIFY_STEPS = 20
 # The protocols whose requests within a point repeat one workload.
 REPEATING_POINT_PROTOCOLS = ("quick", "depth", "context-sweep")
-RERUN_ADVICE = "Re-run it: one batch with an outlier or an interval reaching 0 says little."
+RERUN_ADVICE = "One batch with an outlier or an interval reaching 0 says little about the speed."
 
 
 @dataclass(frozen=True)

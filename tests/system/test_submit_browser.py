@@ -14,8 +14,9 @@ from django.conf import settings
 from django.test import Client
 from playwright.sync_api import expect
 
+from leaderboard.forms import FORM_DEFAULTS
 from leaderboard.models import Job
-from runner.config import BenchmarkConfig, DepthProtocol, QuickProtocol
+from runner.config import BenchmarkConfig, QuickProtocol
 from runner.protocols import job_token_budget
 from tests.support.measured_configs import measure
 from tests.system import test_browser
@@ -62,14 +63,15 @@ def test_a_preset_fills_the_form_in_place_and_is_submitted(live_server, signed_i
 
     page.get_by_role("link", name=re.compile("Depth sweep")).click()
     assert page.locator("#id_protocol").input_value() == "depth"
-    assert page.locator("#id_depths").input_value() == ",".join(map(str, DepthProtocol().depths))
+    # The runner's depths fitted to the tiny target's 4096-token training context: those that
+    # fit, and the longest that fits in place of the rest.
+    assert page.locator("#id_depths").input_value() == "512,3072"
     assert page.locator("#field-runs").is_hidden() and page.locator("#field-depths").is_visible()
     assert page.url.endswith("?preset=depth")
-    # The seed's deepest point does not fit the tiny target's 4096-token training context.
-    expect(page.locator("#estimate-errors")).to_contain_text("training context")
+    expect(page.locator("#estimate-ok")).to_be_visible()
 
     page.get_by_role("link", name=re.compile("Quick leaderboard")).click()
-    quick = QuickProtocol()
+    quick = QuickProtocol(**FORM_DEFAULTS["quick"])
     assert page.locator("#id_runs").input_value() == str(quick.runs)
     expect(page.locator('[data-estimate="total_tokens"]')).to_have_text(
         tokens(BenchmarkConfig(target_model="tiny-qwen3.gguf", protocol=quick))
@@ -88,21 +90,25 @@ def test_the_budget_follows_the_fields_as_the_user_types(live_server, signed_in)
     page = signed_in
     open_form(page, live_server)
     total = page.locator('[data-estimate="total_tokens"]')
+    quick = FORM_DEFAULTS["quick"]
     expect(total).to_have_text(
-        tokens(BenchmarkConfig(target_model="tiny-qwen3.gguf", protocol=QuickProtocol()))
+        tokens(BenchmarkConfig(target_model="tiny-qwen3.gguf", protocol=QuickProtocol(**quick)))
     )
 
-    page.fill("#id_n_predict", "64")
-    expect(total).to_have_text(
-        tokens(
-            BenchmarkConfig(target_model="tiny-qwen3.gguf", protocol=QuickProtocol(n_predict=64))
-        )
-    )
-    page.fill("#id_runs", "3")
+    page.fill("#id_n_predict", "96")
     expect(total).to_have_text(
         tokens(
             BenchmarkConfig(
-                target_model="tiny-qwen3.gguf", protocol=QuickProtocol(n_predict=64, runs=3)
+                target_model="tiny-qwen3.gguf", protocol=QuickProtocol(**quick | {"n_predict": 96})
+            )
+        )
+    )
+    page.fill("#id_runs", "4")
+    expect(total).to_have_text(
+        tokens(
+            BenchmarkConfig(
+                target_model="tiny-qwen3.gguf",
+                protocol=QuickProtocol(**quick | {"n_predict": 96, "runs": 4}),
             )
         )
     )
