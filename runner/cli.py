@@ -140,7 +140,8 @@ def _speedup_words(result) -> str:
 
 def summary_line(result) -> str:
     """The one line `run` prints: decode tok/s with n and interval, the speedup with what it
-    divides, lossless, tau and, for the concurrency protocol, the crossover level."""
+    divides, lossless, tau, for the concurrency protocol the crossover level and for the
+    quality protocol the accuracies."""
     summary = result.summary
     decode = summary.decode_tokens_per_second
     interval = (
@@ -163,7 +164,29 @@ def summary_line(result) -> str:
             )
     if summary.tau is not None:
         line += f"; tau {summary.tau:.2f}"
-    return line
+    return line + _quality_words(summary)
+
+
+def _quality_words(summary) -> str:
+    """The quality protocol's part of the line: the accuracy and, paired, the baseline's and
+    the difference with its interval and McNemar's p; "" for other protocols."""
+    own = summary.quality
+    if own is None:
+        return ""
+    words = (
+        f"; accuracy {own.correct}/{own.tasks} ({own.accuracy:.1%}, "
+        f"95% CI [{own.ci95_low:.1%}, {own.ci95_high:.1%}])"
+    )
+    paired = getattr(summary, "quality_difference", None)
+    if paired is not None:
+        baseline = paired.both_correct + paired.only_baseline_correct
+        words += (
+            f", baseline's {baseline}/{paired.pairs}; difference "
+            f"{paired.difference * 100:+.1f} points (paired 95% CI "
+            f"[{paired.ci95_low * 100:+.1f}, {paired.ci95_high * 100:+.1f}], "
+            f"McNemar p {paired.mcnemar_p:.3f})"
+        )
+    return words
 
 
 def _credentials(args: argparse.Namespace):

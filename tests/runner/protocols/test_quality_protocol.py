@@ -277,6 +277,15 @@ def test_a_quality_result_carries_both_accuracies_and_the_paired_difference(mode
     assert load_result(result).summary.quality.tasks == 6
 
 
+def test_the_run_command_s_line_gives_both_accuracies_and_the_difference(models_dir):
+    from runner.cli import summary_line
+
+    line = summary_line(load_result(quality_result(RIGHT, BASE, models_dir=models_dir)))
+    assert "accuracy 4/6 (66.7%, 95% CI [" in line
+    assert "baseline's 4/6; difference +0.0 points (paired 95% CI [-" in line
+    assert "McNemar p 1.000" in line
+
+
 def refused(result: dict) -> str:
     with pytest.raises(ResultError) as caught:
         load_result(result)
