@@ -30,6 +30,7 @@ from rest_framework.views import set_rollback
 
 from leaderboard import selectors, services
 from leaderboard.api.parsers import PayloadTooLarge
+from leaderboard.forms import worded
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +54,12 @@ def service_refusal(error: services.ServiceError) -> Response:
             headers=headers,
         )
     if isinstance(error, services.SubmissionError):
-        # A submission has two fields: the hardware, and the config whose fields the rest name.
-        errors = dict(error.errors)
+        # A submission has two fields: the hardware, and the config whose fields the rest name,
+        # in the words the submit form uses (forms.worded), not pydantic's.
+        errors = {
+            name: [worded(message) for message in messages]
+            for name, messages in error.errors.items()
+        }
         body = {"hardware": errors.pop("hardware")} if "hardware" in errors else {}
         if errors:
             body["config"] = errors

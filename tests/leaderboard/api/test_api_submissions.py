@@ -41,6 +41,9 @@ def test_a_valid_submission_is_201_with_the_job(signed_in, models, hardware, enq
         ({"target_model": "missing.gguf"}, "target_model", "not a registered model"),
         ({"draft_model": "tiny-dflash-draft-premerge.gguf"}, "draft_model", "pre-merge"),
         ({"spec_types": "draft-warp"}, "spec_types", "unknown speculative type"),
+        # In the submit form's words, not pydantic's ("Input should be greater than or equal").
+        ({"n_max": 0}, "n_max", "at least 1"),
+        ({"ctx_size": 300_000}, "ctx_size", "at most 262,144"),
     ],
 )
 def test_bad_configs_are_400_with_field_errors(
