@@ -44,11 +44,12 @@ DEFINITIONS = {
     "percentiles": "p50 / p90 / p99 linear between the closest ranks of the per-request "
     "(per-gap for ITL) samples; n samples",
     "goodput": "the share of requests whose TPOT meets the objective, with its Wilson 95% interval",
-    "per_user": "tok/s per user: 1000 / the level's median TPOT (ms)",
-    "per_gpu": "throughput per GPU: the level's aggregate tok/s (a round's generated tokens over "
-    "its wall time, mean over rounds) over the hardware's GPU count",
-    "frontier": "the Pareto frontier of the point estimates: no other level of any config is "
-    "at least as fast per user and per GPU and faster in one (no test of the differences)",
+    "per_user": "1000 / the level's median TPOT (ms)",
+    "per_gpu": "the level's aggregate tok/s (a round's generated tokens over its wall time, mean "
+    "over rounds) over the hardware's GPU count",
+    "frontier": "the points that no other point, of any config and level, beats on both axes (at "
+    "least as fast per user and per GPU, faster in one); point estimates, no test of the "
+    "differences",
 }
 
 
