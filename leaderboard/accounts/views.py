@@ -17,7 +17,6 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from leaderboard import selectors as site_selectors
-from leaderboard import services as site_services
 from leaderboard.accounts import selectors, services
 from leaderboard.accounts.forms import TokenCreateForm
 from leaderboard.forms import add_service_errors
@@ -50,7 +49,7 @@ def account(request: HttpRequest) -> HttpResponse:
             "tokens": tokens,
             "recent_jobs": jobs[:RECENT_JOBS],
             "job_count": jobs.count(),
-            "allowance": site_services.allowance(user=request.user),
+            "allowance": site_selectors.allowance(user=request.user),
         },
         status=400 if form.errors else 200,
     )

@@ -16,6 +16,8 @@ The reads are grouped by what they are about, one module each:
   compare page and the API share, with its refusals `WrongNumberOfKeys` and `UnknownKeys`).
 - `jobs`: a job's status, cost and time left, what the jobs API shows of it, and a user's jobs.
 - `queue`: a queued job's position in its hardware's queue and its estimated start.
+- `allowance`: what a user may still submit (submissions in the rate's period, tokens a
+  day), from `leaderboard.allowances`, the one reading the submission service checks too.
 - `hosts`: the GPU hosts serving each hardware kind, online or not, and each kind's queue.
 - `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
   measured speed, whether a stored config can be run again, and the live estimate's cost of
@@ -42,6 +44,7 @@ public read is named here, so they need not know which module holds it. The coun
 in `leaderboard.board_version`.
 """
 
+from leaderboard.allowances import Allowance, allowance
 from leaderboard.selectors.board import (
     PROTOCOLS,
     RANKED,
@@ -165,6 +168,8 @@ from leaderboard.selectors.spread import acceptance_spread
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
 __all__ = [
+    "Allowance",
+    "allowance",
     "BoardPaginator",
     "ComparisonRefused",
     "LEADERBOARD_ORDERINGS",

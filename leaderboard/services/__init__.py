@@ -8,7 +8,8 @@ this package's names are the public face (`services.submit_config`), the modules
 - `submissions`: a raw config validated and queued as a job (form and API alike).
 - `jobs`: claims, progress, failures, cancels, and the sweeps that keep the broker honest.
 - `hosts`: GPU hosts, their keys, and what a host may send back.
-- `limits`: what a user may still ask of the GPUs (submissions an hour, tokens a day).
+- `limits`: whether a user's allowance covers a new submission (submissions an hour, tokens a
+  day); the allowance itself is a read, `leaderboard.allowances` (`selectors.allowance`).
 - `results`: one road for every runner result (worker, result file, upload) into Run rows.
 - `board`: the maintained leaderboard rows, their verdicts, reranking and the board's version.
 - `pairing`: a row's baseline batch and its speedup, as the board stores them.
@@ -61,7 +62,7 @@ from leaderboard.services.jobs import (
     requeue_lost_jobs,
     requeue_orphaned_jobs,
 )
-from leaderboard.services.limits import Allowance, LimitReached, allowance, check_allowance
+from leaderboard.services.limits import LimitReached, check_allowance
 from leaderboard.services.registry import (
     advertised_gpu_problems,
     gpus_serve_kind_problem,
@@ -88,7 +89,6 @@ __all__ = [
     "SEED_CSV_COLUMNS",
     "SELF_REPORTED_RELEASE",
     "SELF_REPORTED_UPLOAD_SOURCE",
-    "Allowance",
     "CsvImportError",
     "DuplicateUploadError",
     "ImportReport",
@@ -99,7 +99,6 @@ __all__ = [
     "ValidatedConfig",
     "SubmissionError",
     "accept_host_message",
-    "allowance",
     "approve_model_request",
     "cancel_job",
     "check_allowance",

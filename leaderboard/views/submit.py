@@ -79,7 +79,7 @@ def submit(request: HttpRequest) -> HttpResponse:
                 for preset in PRESETS
             ],
             "script_data": _script_data(form),
-            "allowance": services.allowance(user=request.user),
+            "allowance": selectors.allowance(user=request.user),
             "estimate": estimate,
             "rerun": rerun,
         },
@@ -192,7 +192,7 @@ def submission_estimate(*, form: SubmitForm, user: AbstractBaseUser) -> dict:
     return (
         {"valid": valid and not refusal, "errors": _field_errors(form)}
         | cost
-        | {"refusal": refusal, "allowance": services.allowance(user=user).as_dict()}
+        | {"refusal": refusal, "allowance": selectors.allowance(user=user).as_dict()}
     )
 
 

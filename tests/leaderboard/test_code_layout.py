@@ -55,6 +55,37 @@ def test_the_selectors_import_no_services_and_no_pages():
         assert not found, f"{path.name} imports {found}"
 
 
+# What the reads and the writes both need lives outside both packages, importing neither: the
+# progress event's description and the user's allowance (a read the submission service checks).
+SHARED_BY_BOTH = ("progress", "allowances")
+
+
+@pytest.mark.parametrize("module", SHARED_BY_BOTH)
+def test_what_services_and_selectors_share_imports_neither(module):
+    forbidden = re.compile(r"^leaderboard\.(services|selectors|tasks|views|api|forms)\b")
+    path = REPOSITORY / "leaderboard" / f"{module}.py"
+    found = {name for name in imported_modules(path) if forbidden.match(name)}
+    assert not found, f"{path.name} imports {found}"
+
+
+def exported(package: str) -> set[str]:
+    tree = ast.parse((REPOSITORY / "leaderboard" / package / "__init__.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    raise AssertionError(f"leaderboard/{package}/__init__.py has no __all__")
+
+
+def test_no_public_name_is_both_a_read_and_a_write():
+    # A read a service needs is imported from a module both may import, never re-exported as a
+    # service (services.allowance was a read).
+    writes, reads = exported("services"), exported("selectors")
+    assert "allowance" in reads and "check_allowance" in writes
+    assert writes & reads == set()
+
+
 @pytest.mark.parametrize("package", ["services", "selectors", "verdicts", "views", "api/views"])
 def test_each_package_docstring_names_every_module_it_holds(package):
     # A newcomer reads the package's docstring to find who owns what: none may be left out.

@@ -52,7 +52,7 @@ class AllowanceDetail(APIView):
 
     @extend_schema(responses={200: s.AllowanceSerializer})
     def get(self, request: Request) -> Response:
-        allowance = services.allowance(user=request.user)
+        allowance = selectors.allowance(user=request.user)
         return Response(s.AllowanceSerializer(allowance.as_dict()).data)
 
 

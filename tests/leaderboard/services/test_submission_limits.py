@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from leaderboard import services
+from leaderboard import selectors
 from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Job
 
@@ -85,4 +85,4 @@ def test_the_submit_page_shows_what_is_left(client, user, models, hardware, sett
     client.force_login(user)
     page = client.get("/submit/").content.decode()
     assert "30 of 30 submissions left this hour" in page
-    assert services.allowance(user=user).daily_tokens_left == settings.SPECBOARD_DAILY_TOKENS
+    assert selectors.allowance(user=user).daily_tokens_left == settings.SPECBOARD_DAILY_TOKENS

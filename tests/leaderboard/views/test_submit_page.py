@@ -13,7 +13,7 @@ import pytest
 from django.db.models import Sum
 from django.test import Client
 
-from leaderboard import services
+from leaderboard import selectors, services
 from leaderboard.forms import FORM_DEFAULTS, PRESETS, PROTOCOL_FORM_FIELDS, protocol_classes
 from leaderboard.models import Config, Job, ModelFile, RequestRecord
 from leaderboard.services.configs import uploaded_config
@@ -457,7 +457,7 @@ def test_the_estimate_is_the_runners_budget_of_what_the_form_holds(signed_in, us
     assert answer["budget"] == job_token_budget(config)
     assert f"{answer['budget']['total_tokens']:,}" in answer["html"]
     assert answer["gpu_time"]["known"] is False and "unknown" in answer["html"]
-    assert answer["allowance"] == services.allowance(user=user).as_dict()
+    assert answer["allowance"] == selectors.allowance(user=user).as_dict()
 
 
 def test_the_estimate_changes_with_a_field(signed_in, hardware):
