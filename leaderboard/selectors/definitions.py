@@ -156,13 +156,25 @@ def _decode_mean(point: dict) -> float | None:
     return _number(_decode_stats(point).get("mean"))
 
 
+def _decode_sample(point: dict | None) -> verdicts.Sample | None:
+    stats = _decode_stats(point) if point else {}
+    return verdicts.summary_sample(stats.get("mean"), stats.get("stdev"), stats.get("n"))
+
+
 def depth_rows(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[dict]:
-    """Each depth's decode mean, n, 95% interval, speedup over the paired baseline, acceptance."""
+    """Each depth's decode mean, n, 95% interval, speedup over the paired baseline with its 95%
+    interval (the delta method on the two depths' requests) and the verdicts' word on it against
+    no drafting, acceptance."""
     rows = []
     points = depth_points(list(points))
     speedups = depth_speedups(points, baseline_points)
+    reference = {
+        (p["input_tokens"], p.get("output_tokens")): p for p in depth_points(baseline_points)
+    }
     for point, speedup in zip(points, speedups, strict=True):
         stats = _decode_stats(point)
+        paired = reference.get((point["input_tokens"], point.get("output_tokens")))
+        ratio = verdicts.ratio_interval(_decode_sample(point), _decode_sample(paired))
         n = _number(stats.get("n"))
         # Fewer than two requests at a depth have no interval, as a row's batch has none.
         interval = n is not None and n >= 2
@@ -174,6 +186,11 @@ def depth_rows(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[
                 "ci95_low": _number(stats.get("ci95_low")) if interval else None,
                 "ci95_high": _number(stats.get("ci95_high")) if interval else None,
                 "speedup": speedup,
+                "speedup_ci95_low": ratio[0] if ratio and speedup is not None else None,
+                "speedup_ci95_high": ratio[1] if ratio and speedup is not None else None,
+                "speedup_verdict": verdicts.against_baseline(ratio, speedup)
+                if speedup is not None
+                else None,
                 "acceptance": _number(point.get("acceptance_rate")),
             }
         )

@@ -71,7 +71,15 @@ from leaderboard.selectors.spread import acceptance_spread
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 # The figures of a depth that the context page's table shows.
-CONTEXT_FIGURES = ("speedup", "tokens_per_second", "ci95_low", "ci95_high", "n")
+CONTEXT_FIGURES = (
+    "speedup",
+    "speedup_ci95_low",
+    "speedup_ci95_high",
+    "tokens_per_second",
+    "ci95_low",
+    "ci95_high",
+    "n",
+)
 # What the concurrency chart draws of each line.
 CONCURRENCY_CHART_FIELDS = ("short_label", "baseline", "levels", "aggregate", "crossover")
 

@@ -107,6 +107,14 @@ WHISKER_CAPS = """canvas => {
   return { drawn: chart.$whiskers, caps: caps };
 }"""
 
+# The colour inside each point of a line (beside its centre, clear of the whisker through it).
+POINT_FILLS = """(canvas, index) => {
+  const chart = Chart.getChart(canvas), ctx = canvas.getContext("2d");
+  const ratio = chart.currentDevicePixelRatio;
+  return chart.getDatasetMeta(index).data.map(point => Array.from(ctx.getImageData(
+    Math.round((point.x + 3) * ratio), Math.round(point.y * ratio), 1, 1).data.slice(0, 3)));
+}"""
+
 AXIS_MIN = "(canvas, axis) => Chart.getChart(canvas).scales[axis].min"
 
 
@@ -151,6 +159,10 @@ def assert_whiskers(canvas, expected: int) -> None:
     whiskers = canvas.evaluate(WHISKER_CAPS)
     assert whiskers["drawn"] == expected == len(whiskers["caps"])
     assert all(dark >= 5 for dark in whiskers["caps"]), whiskers
+
+
+def point_fills(canvas, index: int) -> list[tuple[int, int, int]]:
+    return [tuple(pixel) for pixel in canvas.evaluate(POINT_FILLS, index)]
 
 
 def rgb_of(verdict: str | None) -> tuple[int, int, int]:
@@ -230,15 +242,7 @@ def test_speedup_against_concurrency_has_verdict_points_whiskers_and_the_1x_line
     line = lines[0]
     # 100/60 tok/s at one request, 260/330 at eight: faster at first, slower at the end.
     assert line["verdicts"][0] == "faster" and line["verdicts"][-1] == "slower"
-    painted = canvas.evaluate(
-        """canvas => {
-          const chart = Chart.getChart(canvas), ctx = canvas.getContext("2d");
-          const ratio = chart.currentDevicePixelRatio;
-          return chart.getDatasetMeta(0).data.map(point => Array.from(ctx.getImageData(
-            Math.round((point.x + 3) * ratio), Math.round(point.y * ratio), 1, 1).data.slice(0, 3)));
-        }"""
-    )
-    assert [tuple(pixel) for pixel in painted] == [rgb_of(v) for v in line["verdicts"]]
+    assert point_fills(canvas, 0) == [rgb_of(v) for v in line["verdicts"]]
     assert_reference_line(canvas)
     assert_whiskers(canvas, sum(1 for low in line["ci95_low"] if low is not None))
     canvas.screenshot(path=SCREENSHOTS / f"chart-concurrency-speedup-{size['width']}.png")
@@ -257,11 +261,21 @@ def test_speedup_against_context_is_one_chart_per_target_and_gpu_with_the_1x_lin
     assert canvases.count() == len(groups) >= 1
     titles = page.locator(".context-group .chart-title").all_inner_texts()
     assert [f"{g['target_name']} on {g['gpu_name']}" for g in groups] == titles
-    for index in range(canvases.count()):
+    lines = page.evaluate("JSON.parse(document.getElementById('context-data').textContent).lines")
+    for index, group in enumerate(groups):
         canvas = canvases.nth(index)
         canvas.scroll_into_view_if_needed()
         assert canvas.get_attribute("data-drawn") == "true"
         assert_reference_line(canvas)
+        # Each depth's speedup interval as a whisker, its point in its verdict's colour.
+        shown = [lines[i] for i in group["lines"]]
+        intervals = sum(1 for line in shown for low in line["speedup_ci95_low"] if low is not None)
+        assert intervals >= 1
+        assert_whiskers(canvas, intervals)
+        for number, line in enumerate(shown):
+            assert point_fills(canvas, number) == [rgb_of(v) for v in line["verdicts"]]
+    # The table gives each depth's speedup interval too.
+    assert page.locator("#context-table .speedup-ci").count() >= 1
     shoot_at(page, "charts-context-1440")
 
 

@@ -41,7 +41,14 @@
           var text = dataset.pointText[i];
           if (text == null) return;
           ctx.fillStyle = dataset.borderColor;
-          ctx.fillText(text, point.x, point.y - 10);
+          if (dataset.pointTextBeside) {
+            // Beside the point, clear of a whisker through it.
+            ctx.textAlign = "left";
+            ctx.fillText(text, point.x + 9, point.y - 5);
+            ctx.textAlign = "center";
+          } else {
+            ctx.fillText(text, point.x, point.y - 10);
+          }
         });
       });
       ctx.restore();
@@ -74,6 +81,19 @@
         });
       } }
     };
+  }
+
+  // A legend of the lines by name (their colour), then what the points' fill colours say.
+  function linesAndVerdictsLegend(verdicts) {
+    var legend = verdictLegend(verdicts);
+    var verdictItems = legend.labels.generateLabels;
+    legend.labels.generateLabels = function (chart) {
+      return chart.data.datasets.map(function (dataset) {
+        return { text: dataset.label, fillStyle: "#ffffff", strokeStyle: dataset.borderColor, lineWidth: 2, hidden: false };
+      }).concat(verdictItems());
+    };
+    legend.display = true;
+    return legend;
   }
 
   // The 1.0× line of a speedup chart (options.plugins.referenceLine: {scale, value, label}): where
@@ -364,8 +384,19 @@
     // Ticks at the measured depths only, labelled 512, 4K, 12K, 36K.
     options.scales.x.afterBuildTicks = function (axis) { axis.ticks = depths.map(function (d) { return { value: d }; }); };
     options.scales.x.ticks = { callback: function (value) { return value >= 1024 ? Math.round(value / 1024) + "K" : value; } };
+    var all = [];
+    lines.forEach(function (line) { all = all.concat(line.verdicts || []); });
+    options.scales.y.suggestedMax = axisTop(
+      [].concat.apply([], lines.map(function (l) { return l.speedup; })),
+      [].concat.apply([], lines.map(function (l) { return l.speedup_ci95_high || []; })));
     referenceAt(options, "y");
-    options.layout.padding.right = 24;
+    options.layout.padding.right = 48;
+    options.plugins.legend = linesAndVerdictsLegend(all);
+    options.plugins.tooltip = { callbacks: { label: function (item) {
+      var line = lines[item.datasetIndex], i = item.dataIndex;
+      var low = (line.speedup_ci95_low || [])[i], high = (line.speedup_ci95_high || [])[i];
+      return line.depths[i] + " tokens: " + times(line.speedup[i]) + " (" + bandText(low, high, times) + "), " + VERDICT_WORDS[verdictKey((line.verdicts || [])[i])];
+    } } };
     return new Chart(canvas, {
       type: "line",
       data: {
@@ -373,13 +404,18 @@
           return {
             label: group == null ? line.short_label : line.short_label.replace(" · " + line.gpu_name, "").replace(line.target_name + " · ", ""),
             data: line.depths.map(function (d, j) { return { x: d, y: line.speedup[j] }; }),
-            borderColor: color(i), backgroundColor: color(i), pointRadius: 4,
-            pointText: line.speedup.map(function (s) { return s == null ? null : s.toFixed(2) + "×"; })
+            borderColor: color(i), backgroundColor: color(i), borderWidth: 2, clip: 10,
+            // Each depth's point in the colour of its verdict, its interval a whisker.
+            pointBackgroundColor: (line.verdicts || []).map(verdictColour), pointBorderColor: color(i),
+            pointRadius: 6, pointBorderWidth: 2, verdicts: line.verdicts,
+            whiskers: { low: line.speedup_ci95_low || [], high: line.speedup_ci95_high || [] },
+            pointText: line.speedup.map(function (s) { return s == null ? null : s.toFixed(2) + "×"; }),
+            pointTextBeside: true
           };
         })
       },
       options: options,
-      plugins: [referenceLinePlugin, pointTextPlugin]
+      plugins: [referenceLinePlugin, pointTextPlugin, whiskerPlugin]
     });
   }
 
@@ -400,17 +436,7 @@
     options.scales.y.suggestedMax = axisTop([].concat.apply([], lines.map(function (l) { return l.speedup; })), [].concat.apply([], lines.map(function (l) { return l.ci95_high; })));
     referenceAt(options, "y");
     options.layout.padding.right = 24;
-    var legend = verdictLegend(all);
-    // The lines by name, then what the points' colours say.
-    legend.labels.generateLabels = (function (verdictItems) {
-      return function (chart) {
-        return chart.data.datasets.map(function (dataset) {
-          return { text: dataset.label, fillStyle: "#ffffff", strokeStyle: dataset.borderColor, lineWidth: 2, hidden: false };
-        }).concat(verdictItems());
-      };
-    })(legend.labels.generateLabels);
-    legend.display = true;
-    options.plugins.legend = legend;
+    options.plugins.legend = linesAndVerdictsLegend(all);
     options.plugins.tooltip = { callbacks: { label: function (item) {
       var line = lines[item.datasetIndex], i = item.dataIndex;
       return line.label + ": " + times(line.speedup[i]) + " (" + bandText(line.ci95_low[i], line.ci95_high[i], times) + "), " + VERDICT_WORDS[verdictKey(line.verdicts[i])];

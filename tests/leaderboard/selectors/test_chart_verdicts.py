@@ -161,3 +161,29 @@ def test_a_cpu_host_shows_cpu_seconds_not_zero_gpu_seconds(
     page = client.get(f"/jobs/{job.pk}/").content.decode()
     assert "14.0 CPU-seconds" in page and "GPU-seconds" not in page
     assert "14.0 CPU-s" in client.get("/jobs/").content.decode()
+
+
+def depth_point(tokens: int, mean: float, stdev: float, n: int) -> dict:
+    stats = {"mean": mean, "stdev": stdev, "n": n, "ci95_low": None, "ci95_high": None}
+    return {"input_tokens": tokens, "decode_tokens_per_second": stats}
+
+
+def test_each_depth_gives_its_speedup_interval_and_verdict():
+    from leaderboard.selectors.definitions import depth_rows
+
+    own = [depth_point(512, 200.0, 4.0, 8), depth_point(4096, 100.0, 30.0, 4)]
+    baseline = [depth_point(512, 100.0, 2.0, 8), depth_point(4096, 95.0, 30.0, 4)]
+
+    rows = depth_rows(own, baseline)
+
+    sharp, loose = rows
+    assert sharp["speedup"] == pytest.approx(2.0)
+    assert sharp["speedup_ci95_low"] < 2.0 < sharp["speedup_ci95_high"]
+    assert sharp["speedup_verdict"] == verdicts.advice.FASTER
+    # 100 over 95 with a wide spread on four requests each: the interval holds 1.
+    assert loose["speedup_ci95_low"] < 1 < loose["speedup_ci95_high"]
+    assert loose["speedup_verdict"] == verdicts.advice.UNCLEAR
+    # Without a baseline at that depth: no speedup, no interval, no word.
+    [alone] = depth_rows([depth_point(8192, 50.0, 1.0, 4)], baseline)
+    assert alone["speedup"] is None and alone["speedup_ci95_low"] is None
+    assert alone["speedup_verdict"] is None
