@@ -1,0 +1,148 @@
+"""The page cache (selectors.cache): pages cached per board version, a new result shown as soon as
+it is recorded, a cached page served without reading the rows, a run recorded by another
+process shown once the version is read again, the row set changing only with rows that come,
+go or leave the ranking, and a page several requests miss at once computed once. The tests
+measure on the tiny models cleared of their test-weights mark (ranked_models): test-weight rows
+never enter the ranking (views/test_board_page.py)."""
+
+from __future__ import annotations
+
+import re
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from leaderboard import board_version, selectors, services
+from leaderboard.models import LeaderboardEntry
+from tests.support.measured_configs import draft_simple, measure
+
+
+def ranked_labels(page: str) -> list[str]:
+    ranking = re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S)
+    return re.findall(r'<a href="/configs/[0-9a-f]+/">([^<]+)</a>', ranking.group(1))
+
+
+def test_a_cached_leaderboard_shows_a_new_result_as_soon_as_it_is_recorded(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    before_html = ranked_labels(client.get("/").content.decode())
+    before_api = [row["label"] for row in client.get("/api/v1/leaderboard").json()["results"]]
+    assert any("n_max 4" in label for label in before_html)
+
+    measure(user, hardware, make_result, 7, [300.0, 304.0])
+
+    after_html = ranked_labels(client.get("/").content.decode())
+    after_api = [row["label"] for row in client.get("/api/v1/leaderboard").json()["results"]]
+    assert "n_max 7" in after_html[0] and "n_max 7" in after_api[0]
+    assert len(after_html) == len(before_html) + 1 and len(after_api) == len(before_api) + 1
+
+
+def test_a_cached_page_is_served_without_reading_the_rows_again(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    for url in ("/", "/api/v1/leaderboard"):
+        with CaptureQueriesContext(connection) as first:
+            first_body = client.get(url).content
+        with CaptureQueriesContext(connection) as second:
+            second_body = client.get(url).content
+        assert second_body == first_body
+        # Only the board version is read (once per cached piece), never the leaderboard rows.
+        assert all("leaderboard_boardversion" in q["sql"] for q in second.captured_queries), url
+        assert len(second.captured_queries) < len(first.captured_queries), url
+
+
+def test_a_bad_leaderboard_query_is_refused_before_any_cached_page(client, db):
+    response = client.get("/api/v1/leaderboard", {"ordering": "'; DROP TABLE x"})
+    assert response.status_code == 400
+    assert client.get("/api/v1/leaderboard").status_code == 200
+
+
+def test_a_run_recorded_by_another_process_shows_once_the_version_is_read_again(
+    client, user, ranked_models, hardware, enqueued, make_result, settings, monkeypatch
+):
+    from leaderboard.models import BoardVersion
+
+    settings.SPECBOARD_BOARD_VERSION_SECONDS = 1.0
+    clock = [1000.0]
+    monkeypatch.setattr(board_version.time, "monotonic", lambda: clock[0])
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    first = ranked_labels(client.get("/").content.decode())
+
+    # Another process (a db worker) records a run: rows and counter change, this process's
+    # remembered version does not.
+    saved = board_version._seen
+    measure(user, hardware, make_result, 7, [300.0, 304.0])
+    board_version._seen = saved
+    assert BoardVersion.objects.get(pk=1).value > saved[1][0]
+
+    assert ranked_labels(client.get("/").content.decode()) == first
+    clock[0] += 1.5
+    assert "n_max 7" in ranked_labels(client.get("/").content.decode())[0]
+
+
+def test_only_rows_that_come_go_or_leave_the_ranking_change_the_boards_row_set(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    from leaderboard.models import BoardVersion, Job
+
+    def counters() -> tuple[int, int]:
+        row = BoardVersion.objects.get(pk=1)
+        return row.value, row.row_set
+
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    value, row_set = counters()
+    # The speculative row; its baseline is the denominator, listed apart, not in the ranking.
+    assert client.get("/api/v1/leaderboard").json()["count"] == 1
+
+    # A faster batch of a row already on the board: new ranks, same rows.
+    again = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
+    services.record_result(job_id=again.pk, result=make_result(again.config.key, [200.0, 204.0]))
+    assert counters()[0] > value and counters()[1] == row_set
+    page = client.get("/api/v1/leaderboard").json()
+    assert page["count"] == 1 and page["results"][0]["tokens_per_second"] == 202.0
+
+    # A new row, then a retired build: the count follows both.
+    measure(user, hardware, make_result, 7, [300.0, 304.0])
+    assert counters()[1] > row_set
+    page = client.get("/api/v1/leaderboard").json()
+    assert page["count"] == 2 and [row["rank"] for row in page["results"]] == [1, 2]
+    # Three speculative jobs, each measuring its paired baseline beside itself: no baseline job.
+    assert Job.objects.filter(status="succeeded").count() == 3
+    services.retire_engine_build(release="b11434", note="bad build")
+    assert client.get("/api/v1/leaderboard").json()["count"] == 0
+    # Listed with the retired rows: both configs and their baseline, none of them ranked.
+    everything = client.get("/api/v1/leaderboard", {"include_retired": "true"}).json()
+    assert everything["count"] == 3 and all(row["retired"] for row in everything["results"])
+    assert [row["rank"] for row in everything["results"]] == [None, None, None]
+    assert not LeaderboardEntry.objects.filter(rank__isnull=False).exists()
+    assert client.get("/api/v1/leaderboard", {"ordering": "speedup"}).status_code == 200
+    html = client.get("/").content.decode()
+    assert "No ranked results match" in html
+
+
+def test_a_page_that_several_requests_miss_at_once_is_computed_once(db):
+    import threading
+    import time
+
+    selectors.board_version()  # read once here: the threads use what this process read
+    computed = []
+
+    def slow_page() -> str:
+        computed.append(threading.get_ident())
+        time.sleep(0.5)
+        return "the page"
+
+    pages = []
+    requests = [
+        threading.Thread(target=lambda: pages.append(selectors.board_cached("slow", {}, slow_page)))
+        for _ in range(4)
+    ]
+    for request in requests:
+        request.start()
+    for request in requests:
+        request.join()
+
+    assert pages == ["the page"] * 4
+    assert len(computed) == 1
