@@ -1,19 +1,17 @@
-"""The best-average rule disclosed: best of k batches beside the pooled view over all of them,
-lossless only if no batch diverged, no interval below two requests, test weights kept off."""
+"""The board's rows (services.board, refresh_leaderboard_entry): the best-average rule disclosed,
+best of k batches beside the pooled view over all of them, lossless only if no batch diverged,
+no interval below two requests; rows of test weights kept off the ranking and moved on and off
+it with their models' mark (mark_test_weights), and migration 0007, which filled both for the
+rows stored before."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from gguf import GGUFWriter
-from numpy import zeros
 
 from leaderboard import services
-from leaderboard.models import BoardVersion, Job, LeaderboardEntry, ModelFile
+from leaderboard.models import BoardVersion, Job, LeaderboardEntry
 from leaderboard.services.board import mark_test_weights
 from leaderboard.services.results import record_run
-from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
 from runner.stats import summarize
 from tests.support.baselines import submit_baseline
 
@@ -171,39 +169,6 @@ def test_a_batch_of_one_request_has_no_interval_and_neither_has_a_pool_of_one(
     assert row.pooled_n == 2 and row.pooled_ci95_low < 110.0 < row.pooled_ci95_high
 
 
-def write_gguf(path: Path, *, tokenizer: str, marked: bool = False) -> Path:
-    """A minimal GGUF file that looks like a real model unless its tokenizer or mark says not."""
-    writer = GGUFWriter(path, "qwen3")
-    writer.add_name(path.stem)
-    if marked:
-        writer.add_bool(TEST_WEIGHTS_KEY, True)
-    writer.add_string("tokenizer.ggml.model", tokenizer)
-    writer.add_array("tokenizer.ggml.tokens", ["a", "b", "c", "d"])
-    writer.add_tensor("token_embd.weight", zeros((4, 8), "float32"))
-    writer.write_header_to_file(path)
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
-
-
-def test_registration_marks_the_tiny_fixtures_and_any_gguf_that_says_test_weights(
-    models, settings, tmp_path
-):
-    assert all(model.test_weights for model in models.values())
-    assert ModelFile.objects.filter(test_weights=False).count() == 0
-
-    settings.SPECBOARD_MODELS_DIR = tmp_path
-    real = services.register_model(path=write_gguf(tmp_path / "real.gguf", tokenizer="gpt2").name)
-    marked = write_gguf(tmp_path / "marked.gguf", tokenizer="gpt2", marked=True)
-    old_tiny = write_gguf(tmp_path / "old-tiny.gguf", tokenizer="test")
-
-    assert real.test_weights is False
-    assert services.register_model(path=marked.name).test_weights is True
-    assert services.register_model(path=old_tiny.name).test_weights is True
-    assert ModelFile.objects.get(name="real").test_weights is False
-
-
 def test_rows_of_test_weights_move_off_and_back_onto_the_ranking_with_the_mark(
     speculative, models, make_result
 ):
@@ -243,28 +208,6 @@ def test_a_row_stays_test_weights_while_its_draft_is_still_marked(
     assert row_of(dflash).test_weights is True
     assert mark_test_weights(models=[models["tiny-dflash"]], test_weights=False) == 1
     assert row_of(dflash).test_weights is False
-
-
-def test_an_admin_marks_a_model_as_test_weights_and_reading_it_again_keeps_the_mark(
-    client, django_user_model, settings, tmp_path, db
-):
-    settings.SPECBOARD_MODELS_DIR = tmp_path
-    model = services.register_model(path=write_gguf(tmp_path / "real.gguf", tokenizer="gpt2").name)
-    admin = django_user_model.objects.create_superuser(username="root", password="pw-for-tests")
-    client.force_login(admin)
-
-    page = client.post(
-        "/admin/leaderboard/modelfile/",
-        {"action": "mark_test_weights", "_selected_action": [model.pk]},
-        follow=True,
-    )
-
-    assert "Marked as test weights: real." in page.content.decode()
-    assert ModelFile.objects.get(pk=model.pk).test_weights is True
-    assert services.register_model(path="real.gguf").test_weights is True
-    # The change form cannot set the mark past the service that moves the rows.
-    form = client.get(f"/admin/leaderboard/modelfile/{model.pk}/change/").content.decode()
-    assert 'name="test_weights"' not in form
 
 
 def test_the_migration_marks_the_tiny_fixtures_and_fills_build_flag_keys_of_existing_rows(
