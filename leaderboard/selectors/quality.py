@@ -55,7 +55,8 @@ def quality_view(*, summary: object) -> dict[str, Any] | None:
     if isinstance(paired, dict):
         pairs, both, _, only_baseline = (_count(paired.get(name)) for name in PAIR_COUNTS)
         difference = verdicts.finite(paired.get("difference"))
-        if pairs and both is not None and only_baseline is not None and difference is not None:
+        counted = both is not None and only_baseline is not None
+        if pairs and counted and both + only_baseline <= pairs and difference is not None:
             low, high = paired.get("ci95_low"), paired.get("ci95_high")
             view["baseline"] = _accuracy(both + only_baseline, pairs)
             bounds = [verdicts.finite(low), verdicts.finite(high)]

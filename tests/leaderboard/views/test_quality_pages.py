@@ -215,3 +215,28 @@ def test_an_honest_upload_with_odd_answer_text_is_recorded_and_shown_escaped(
         assert "accuracy 16.7%" in quality_text(page)
     tasks = client.get(f"/api/v1/runs/{run.pk}").json()["quality_tasks"]
     assert tasks[0]["extracted"].startswith("<script>") and len(tasks[0]["extracted"]) == 256
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda r: r["summary"].update(quality="lots"),
+        lambda r: r["summary"].update(quality={"tasks": 0, "correct": 3}),
+        lambda r: r["summary"]["quality"].update(tasks=True, correct=-1),
+        lambda r: r["summary"]["quality"].update(correct=10**30),
+        lambda r: r["summary"].update(quality_difference={"pairs": "x", "difference": "inf"}),
+        lambda r: r["summary"].get("quality_difference", {}).update(ci95_low="wide", pairs=0),
+        lambda r: r["requests"][0].update(quality=["not", "a", "score"]),
+        lambda r: r["summary"].get("quality_difference", {}).update(both_correct=10**6),
+        lambda r: r.update(requests="none"),
+    ],
+)
+def test_damaged_stored_quality_figures_never_break_a_page(client: Client, quality_runs, damage):
+    for run in Run.objects.all():
+        damage(run.raw_result)
+        run.save(update_fields=["raw_result"])
+    for run in quality_runs:
+        for url in (f"/configs/{run.config.key}/", f"/runs/{run.pk}/", "/"):
+            assert client.get(url).status_code == 200, url
+        for url in (f"/api/v1/configs/{run.config.key}", f"/api/v1/runs/{run.pk}", "/api/v1/runs"):
+            assert client.get(url).status_code == 200, url
