@@ -85,6 +85,8 @@ class LeaderboardList(generics.ListAPIView):
         page = request.query_params.get("page", "1")
         if whole_number(page) is None:
             return None
+        if query.get("search"):
+            return None  # free text: each term would be a cache entry of its own
         choices = selectors.leaderboard_filter_choices()
         for name in ("target", "hardware", "spec_type"):
             value = query.get(name)

@@ -91,6 +91,7 @@ def test_junk_queries_add_nothing_to_the_cache_and_a_real_query_is_cached_once(d
     for index in range(200):
         assert api.get("/api/v1/leaderboard", {f"junk{index}": "x"}).status_code == 200
         assert api.get("/api/v1/leaderboard", {"target": f"no-such-{index}"}).status_code == 200
+        assert api.get("/api/v1/leaderboard", {"search": f"term {index}"}).status_code == 200
         assert api.get("/api/v1/leaderboard", {"page": f"0{index}x"}).status_code == 404
         assert api.get("/api/v1/leaderboard", {"ordering": f"bad{index}"}).status_code == 400
     assert cached_entries() == settled
