@@ -5,13 +5,17 @@ the fields it always had; a run's detail gives its latency per point. A nonsense
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run
-from tests.leaderboard.selectors.test_serving_selectors import import_streamed
-from tests.support.protocol_results import concurrency_config
-from tests.support.protocol_runs import LEVELS
+from tests.leaderboard.selectors.test_serving_selectors import import_streamed, streamed
+from tests.support.api_clients import upload
+from tests.support.protocol_results import concurrency_config, concurrency_records
+from tests.support.protocol_runs import CONCURRENCY_BASELINE, CONCURRENCY_SPECULATIVE, LEVELS
 
 pytestmark = pytest.mark.django_db
 
@@ -76,3 +80,59 @@ def test_a_run_s_detail_gives_its_latency_per_point(streamed_runs):
 def test_the_openapi_schema_describes_the_new_fields(client):
     schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").content.decode()
     assert "tpot_ms_objective" in schema and "per_user" in schema and "itl_ms" in schema
+
+
+def streamed_result_file(make_protocol_result) -> dict:
+    """A streamed concurrency result with its paired baseline, as a runner file (not stored)."""
+    config = concurrency_config(LEVELS)
+    mine = streamed(concurrency_records(config, CONCURRENCY_SPECULATIVE, acceptance=0.75))
+    theirs = concurrency_records(config.baseline(), CONCURRENCY_BASELINE, acceptance=None)
+    return make_protocol_result(config, mine, theirs)
+
+
+def test_an_uploaded_streamed_result_shows_its_latency_on_every_page_of_it(
+    signed_in, anonymous, ranked_models, make_protocol_result
+):
+    response = upload(signed_in, streamed_result_file(make_protocol_result))
+    assert response.status_code == 201, response.json()
+    (run,) = [
+        run
+        for run in Run.objects.all()
+        if run.raw_result["config_key"] == concurrency_config(LEVELS).key
+    ]
+    assert run.raw_result["points"][0]["latency"]["itl_ms"]["n"] > 0
+    for url in (f"/runs/{run.pk}/", f"/configs/{run.config.key}/", "/concurrency/", "/"):
+        page = Client().get(url)
+        assert page.status_code == 200, url
+    assert "TPOT ≤ 50 ms" in Client().get(f"/runs/{run.pk}/").content.decode()
+    assert anonymous.get(f"/api/v1/runs/{run.pk}").json()["latency"]["streamed"] is True
+
+
+HOSTILE_LATENCY = [
+    ("NaN", lambda r: r["requests"][0].update(tpot_ms="__NAN__")),
+    ('requests.0.tpot_ms', lambda r: r["requests"][0].update(tpot_ms=-3.0)),
+    ('requests.0.chunk_arrival_ms', lambda r: r["requests"][0]["chunk_arrival_ms"].append(1e300)),
+    ('requests.0.chunk_arrival_ms', lambda r: r["requests"][0]["chunk_arrival_ms"].insert(0, -1.0)),
+    ("points.0.latency.tpot_ms.p99", lambda r: r["points"][0]["latency"]["tpot_ms"].update(
+        p99=r["points"][0]["latency"]["tpot_ms"]["p90"])),
+    ("points.1.latency.e2e_ms.max", lambda r: r["points"][1]["latency"]["e2e_ms"].update(max=1e300)),
+    ("points.2.latency.goodput", lambda r: r["points"][2]["latency"]["goodput"].update(
+        tpot_ms_objective=0.001)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("named", "change"), HOSTILE_LATENCY)
+def test_an_upload_with_hostile_or_contradicted_latency_is_400_naming_the_field(
+    signed_in, ranked_models, make_protocol_result, named, change
+):
+    result = streamed_result_file(make_protocol_result)
+    change(result)
+    content = json.dumps(result).replace('"__NAN__"', "NaN").encode()
+    response = upload(signed_in, content)
+    assert response.status_code == 400
+    found = response.json()["file"]
+    # A field's messages, or (for a file that is not strict JSON: NaN) the file's own.
+    messages = [m for ms in found.values() for m in ms] if isinstance(found, dict) else found
+    errors = " ".join(messages)
+    assert named in errors or (named == "NaN" and "NaN" in errors), errors
+    assert "\n" not in errors and not Run.objects.exists()
