@@ -1,7 +1,7 @@
 """The seed CSV import's rules (services.community_imports): its own protocol, one uploader's rows
-apart from another's, and each target model paired with its own baseline; numbers out of bounds
-and NUL characters refused by line, with nothing stored, at both doors (the API and the admin's
-import form)."""
+apart from another's, and each target model paired with its own baseline; numbers out of bounds,
+NUL characters and a row whose figures are not its samples' refused by line, with nothing stored,
+at both doors (the API and the admin's import form); the kit's own file imports whole."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard import selectors, services
-from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
+from leaderboard.models import Config, Hardware, LeaderboardEntry, RequestRecord, Run
 from tests.support.api_clients import post_csv, row_counts, token_client
 from tests.support.results import result_file
 from tests.support.seed_kit import SEED_CSV, seed_csv, seed_csv_with_samples
@@ -334,3 +334,39 @@ def test_nul_characters_in_the_import_fields_are_refused_at_both_doors(
 def _service_names(field: str) -> dict[str, str]:
     name = {"hardware": "hardware_name"}.get(field, field)
     return {name: "base\x00"}
+
+
+# The seed CSV: a row's summary must be its samples'.
+def _kit_rows() -> list[dict]:
+    return list(csv.DictReader(io.StringIO(SEED_CSV.read_text())))
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "named"),
+    [
+        ("avg_tps", "900", "avg_tps is 900, but its samples' mean is 253.2119519"),
+        ("median_tps", "1", "median_tps is 1, but its samples' median is"),
+        ("runs", "3", "runs is 3, but samples holds 10"),
+        ("total_tokens", "1", "total_tokens is 1, but its samples sum to 7330"),
+        ("sample_elapsed_s", json.dumps([1.0] * 10), "samples[0] is 230.639 tok/s, but its 733"),
+    ],
+)
+def test_a_seed_csv_row_whose_figures_are_not_its_samples_is_refused_by_line(
+    db, column, value, named
+):
+    rows = _kit_rows()
+    rows[1][column] = value  # qwen36-dflash15, the file's line 3
+    with pytest.raises(services.CsvImportError) as caught:
+        services.import_leaderboard_csv(
+            content=seed_csv(rows, defaults={}), hardware_name="RTX PRO 6000"
+        )
+    (message,) = caught.value.errors["file"]
+    assert message.startswith("line 3: ") and named in message
+    assert not Run.objects.exists() and not RequestRecord.objects.exists()
+
+
+def test_the_seed_kits_own_file_imports_whole(db):
+    report = services.import_leaderboard_csv(
+        content=SEED_CSV.read_bytes(), hardware_name="RTX PRO 6000"
+    )
+    assert report.runs_created == 22

@@ -1,13 +1,14 @@
-"""Records that contradict themselves or physics are refused at every door, naming the request
+"""Results into the database (services.results, one road for every runner result): records that
+contradict themselves or physics (runner.evidence) are refused at every door, naming the request
 and the figure, and nothing is stored: a GPU host's result (services.record_result, the task's
-road), `manage.py import_runner_results`, an upload (POST /api/v1/uploads) and the seed CSV. The
-stored H200 files still load, their decode figures derived again under the current convention
-(runner.stats.decode_rate)."""
+road), the import service and `manage.py import_runner_results`, an upload (POST
+/api/v1/uploads). The stored H200 files still load, their decode figures derived again under the
+current convention (runner.stats.decode_rate). (The seed CSV's own check, a row's figures
+against its samples, is in test_seed_csv_rules.py.)"""
 
 from __future__ import annotations
 
 import copy
-import io
 import json
 from pathlib import Path
 
@@ -21,7 +22,6 @@ from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Job, RequestRecord, Run
 from runner.evidence import in_current_convention, written_before_the_convention
 from runner.stats import decode_rate
-from tests.support.seed_kit import SEED_CSV, seed_csv
 
 RESULTS = Path(__file__).resolve().parents[3] / "docs" / "gpu-results"
 DEPTH = RESULTS / "h200-run2" / "8b-dflash15-depth.json"
@@ -143,44 +143,6 @@ def test_every_stored_h200_file_still_imports_with_decode_from_its_timings(h200,
             assert record.decode_tokens_per_second == decode_rate(
                 record.predicted_n, record.predicted_ms
             )
-
-
-# The seed CSV: a row's summary must be its samples'.
-def _kit_rows() -> list[dict]:
-    import csv
-
-    return list(csv.DictReader(io.StringIO(SEED_CSV.read_text())))
-
-
-@pytest.mark.parametrize(
-    ("column", "value", "named"),
-    [
-        ("avg_tps", "900", "avg_tps is 900, but its samples' mean is 253.2119519"),
-        ("median_tps", "1", "median_tps is 1, but its samples' median is"),
-        ("runs", "3", "runs is 3, but samples holds 10"),
-        ("total_tokens", "1", "total_tokens is 1, but its samples sum to 7330"),
-        ("sample_elapsed_s", json.dumps([1.0] * 10), "samples[0] is 230.639 tok/s, but its 733"),
-    ],
-)
-def test_a_seed_csv_row_whose_figures_are_not_its_samples_is_refused_by_line(
-    db, column, value, named
-):
-    rows = _kit_rows()
-    rows[1][column] = value  # qwen36-dflash15, the file's line 3
-    with pytest.raises(services.CsvImportError) as caught:
-        services.import_leaderboard_csv(
-            content=seed_csv(rows, defaults={}), hardware_name="RTX PRO 6000"
-        )
-    (message,) = caught.value.errors["file"]
-    assert message.startswith("line 3: ") and named in message
-    assert stored_nothing()
-
-
-def test_the_seed_kits_own_file_imports_whole(db):
-    report = services.import_leaderboard_csv(
-        content=SEED_CSV.read_bytes(), hardware_name="RTX PRO 6000"
-    )
-    assert report.runs_created == 22
 
 
 def test_a_tampered_copy_is_refused_but_the_original_file_loads(h200, user):
