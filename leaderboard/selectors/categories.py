@@ -93,6 +93,14 @@ def _as_list(value: object) -> list:
     return value if isinstance(value, list) else []
 
 
+def _speedup_verdict(row: dict) -> str | None:
+    low, high = row["speedup_ci95_low"], row["speedup_ci95_high"]
+    interval = (low, high) if low is not None and high is not None else None
+    return (
+        verdicts.against_baseline(interval, row["speedup"]) if row["speedup"] is not None else None
+    )
+
+
 def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
     """A categories config's row: per-category figures and the chart's lists; None otherwise."""
     if entry is None or entry.config.protocol != CATEGORIES:
@@ -123,6 +131,13 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
             "speedup": [r["speedup"] for r in rows],
             "decode": [r["decode"] for r in rows],
             "speculative": entry.config.is_speculative,
+            # The intervals the chart draws as whiskers, and the verdicts' word on each
+            # category's speedup against no drafting, which its bar's colour shows.
+            "acceptance_ci95_low": [r["acceptance_ci95_low"] for r in rows],
+            "acceptance_ci95_high": [r["acceptance_ci95_high"] for r in rows],
+            "speedup_ci95_low": [r["speedup_ci95_low"] for r in rows],
+            "speedup_ci95_high": [r["speedup_ci95_high"] for r in rows],
+            "speedup_verdicts": [_speedup_verdict(r) for r in rows],
         },
     }
 

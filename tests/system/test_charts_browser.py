@@ -319,3 +319,34 @@ def test_the_compare_picker_finds_configs_by_part_of_their_label(live_server, pa
     # The address of a comparison still takes the keys.
     page.goto(f"{live_server.url}/compare/?keys={keys[2]},{keys[5]}")
     assert "n_max 5" in page.locator("#compare-table thead").inner_text()
+
+
+def test_a_config_pages_speedup_charts_draw_the_1x_line(live_server, page, speedups, protocol_site):
+    page.set_viewport_size(WIDE)
+    # Speedup against the extra GPU memory a draft takes.
+    page.goto(f"{live_server.url}/configs/{speedups['keys'][4]}/")
+    assert_reference_line(drawn(page, "#memory-chart"))
+    # Acceptance and speedup per task category: the line on the speedup axis.
+    page.goto(f"{live_server.url}/configs/{protocol_site['categories']}/")
+    canvas = drawn(page, "#category-chart")
+    assert_reference_line(canvas)
+    assert canvas.evaluate("c => Chart.getChart(c).$referenceLine.scale") == "speedup"
+    chart = page.evaluate("JSON.parse(document.getElementById('category-data').textContent)")
+    # 170, 120 and 90 tok/s against 100 in each category: faster, then the verdicts' word.
+    assert chart["speedup_verdicts"][0] == "faster"
+    painted = canvas.evaluate(
+        """canvas => {
+          const chart = Chart.getChart(canvas), ctx = canvas.getContext("2d");
+          const ratio = chart.currentDevicePixelRatio;
+          return chart.getDatasetMeta(1).data.map(bar => Array.from(ctx.getImageData(
+            Math.round((bar.x + bar.width / 4) * ratio),
+            Math.round((Math.max(bar.base, bar.y) - 4) * ratio), 1, 1).data.slice(0, 3)));
+        }"""
+    )
+    assert [tuple(p) for p in painted] == [rgb_of(v) for v in chart["speedup_verdicts"]]
+    intervals = [
+        low for low in chart["speedup_ci95_low"] + chart["acceptance_ci95_low"] if low is not None
+    ]
+    assert_whiskers(canvas, len(intervals))
+    canvas.screenshot(path=SCREENSHOTS / "chart-categories-1440.png")
+    shoot_at(page, "charts-config-categories-1440")

@@ -552,15 +552,32 @@
       options.scales.speedup = { position: "right", title: { display: true, text: "speedup over the baseline (×)" }, grid: { drawOnChartArea: false }, min: 0 };
       referenceAt(options, "speedup");
       options.plugins.referenceLine.label = "1.0× speedup (right axis) = no drafting";
+      // Speedup bars in the colour of the verdicts' word on them (green only where faster).
+      var speedupVerdicts = data.speedup_verdicts || data.speedup.map(function () { return null; });
       datasets = [
-        { label: "acceptance", data: data.acceptance, backgroundColor: "#1f4fa3", yAxisID: "y" },
-        { label: "speedup", data: data.speedup, backgroundColor: "#1d7a46", yAxisID: "speedup" }
+        {
+          label: "acceptance", data: data.acceptance, backgroundColor: TPS_COLOUR, yAxisID: "y",
+          whiskers: { low: data.acceptance_ci95_low || [], high: data.acceptance_ci95_high || [] }
+        },
+        {
+          label: "speedup", data: data.speedup, backgroundColor: speedupVerdicts.map(verdictColour), yAxisID: "speedup",
+          whiskers: { low: data.speedup_ci95_low || [], high: data.speedup_ci95_high || [] }, verdicts: speedupVerdicts
+        }
       ];
+      options.scales.speedup.suggestedMax = axisTop(data.speedup, data.speedup_ci95_high || []);
+      var legend = verdictLegend(speedupVerdicts);
+      var verdictItems = legend.labels.generateLabels;
+      legend.labels.generateLabels = function () {
+        return [{ text: "acceptance (left axis)", fillStyle: TPS_COLOUR, strokeStyle: TPS_COLOUR, lineWidth: 0, hidden: false }]
+          .concat(verdictItems().map(function (item) { item.text = "speedup: " + item.text; return item; }));
+      };
+      legend.display = true;
+      options.plugins.legend = legend;
     } else {
       options.scales.y.min = 0;
       datasets = [{ label: "decode tok/s", data: data.decode, backgroundColor: "#1f4fa3" }];
     }
-    return new Chart(canvas, { type: "bar", data: { labels: data.categories, datasets: datasets }, options: options, plugins: [referenceLinePlugin] });
+    return new Chart(canvas, { type: "bar", data: { labels: data.categories, datasets: datasets }, options: options, plugins: [referenceLinePlugin, whiskerPlugin] });
   }
 
   // Horizontal bars with a 95% whisker over each, one bar per label. A speedup chart
