@@ -249,6 +249,9 @@ def test_the_board_links_csv_and_json_downloads_with_rank_interval_and_fidelity(
     # With flagged rows included, the downloads follow: kept-off rows come unranked.
     page.locator("#toggle-flagged").click()
     page.wait_for_url(re.compile(r"all=1"))
+    shoot_at(page, "board-everything", WIDE)
+    fit = page.locator("#ranking").evaluate(TABLE_FIT)
+    assert fit["table"] <= fit["wrap"] and fit["cut"] == [], fit
     every_url = live_server.url + page.locator("#download-json").get_attribute("href")
     every = page.request.get(every_url).json()
     assert len(every) > len(body)
