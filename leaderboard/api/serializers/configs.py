@@ -5,7 +5,8 @@ once for a whole page of configs (``ConfigListSerializer``) or, for a config rea
 serializer itself; null where nothing was measured. The detail adds its best row's per-level
 concurrency figures and crossover, its per-category figures, or its per-output-length figures
 (``ConfigDetailSerializer``, from ``selectors.config_protocol_figures``): null for the other
-protocols.
+protocols; and, whatever the protocol, its best run's latency percentiles and goodput per point
+(``latency``, ``selectors.serving.run_latency``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from leaderboard.api.serializers.runs import (
     RooflineSerializer,
     WholeObjectField,
 )
+from leaderboard.api.serializers.serving import RunLatencySerializer
 from leaderboard.models import Config
+from leaderboard.selectors.serving import run_latency
 
 
 @extend_schema_field(EnergySerializer(allow_null=True))
@@ -109,6 +112,7 @@ class ConfigDetailSerializer(ConfigSerializer):
     crossover_concurrency = serializers.SerializerMethodField()
     categories = serializers.SerializerMethodField()
     output_lengths = serializers.SerializerMethodField()
+    latency = serializers.SerializerMethodField()
 
     class Meta(ConfigSerializer.Meta):
         fields = [
@@ -117,6 +121,7 @@ class ConfigDetailSerializer(ConfigSerializer):
             "crossover_concurrency",
             "categories",
             "output_lengths",
+            "latency",
         ]
         read_only_fields = fields
 
@@ -144,3 +149,9 @@ class ConfigDetailSerializer(ConfigSerializer):
     def get_output_lengths(self, config: Config) -> list | None:
         view = config.protocol_figures["output_length"]
         return OutputLengthFigureSerializer(view["rows"], many=True).data if view else None
+
+    @extend_schema_field(RunLatencySerializer(allow_null=True))
+    def get_latency(self, config: Config) -> dict | None:
+        """The best run's latency percentiles and goodput per point (`selectors.serving`)."""
+        entry = selectors.best_entry(config=config)
+        return run_latency(run_id=entry.best_run_id) if entry and entry.best_run_id else None

@@ -136,3 +136,11 @@ def test_an_upload_with_hostile_or_contradicted_latency_is_400_naming_the_field(
     errors = " ".join(messages)
     assert named in errors or (named == "NaN" and "NaN" in errors), errors
     assert "\n" not in errors and not Run.objects.exists()
+
+
+def test_a_config_s_detail_gives_its_best_run_s_latency_beside_its_old_fields(streamed_runs):
+    body = APIClient().get(f"/api/v1/configs/{concurrency_config(LEVELS).key}").json()
+    assert body["latency"]["rows"][0]["label"] == "all requests"
+    assert body["latency"]["rows"][0]["latency"]["tpot_ms"]["n"] == len(streamed_runs)
+    assert body["concurrency_levels"][0]["latency"]["goodput"]["tpot_ms_objective"] == 50.0
+    assert body["key"] == concurrency_config(LEVELS).key and body["crossover_concurrency"] == 4
