@@ -17,6 +17,12 @@ from runner.config import MAX_CONTEXT, BenchmarkConfig, field_errors, parse_conf
 from runner.engines.build import locate
 from runner.errors import ResultError
 from runner.evidence import evidence_problem
+from runner.gguf.real_model import (
+    INSTALL_HINT,
+    REAL_MODEL_NAME,
+    place_real_model,
+    real_model_installed,
+)
 from runner.output_length import speedup_interval, t_quantile
 from runner.protocols.schema import MAX_OUTPUT_LENGTHS, MAX_REQUEST_TOKENS
 from runner.results import load_result
@@ -248,3 +254,32 @@ def test_the_output_length_protocol_runs_on_llama_server_with_its_paired_baselin
     with pytest.raises(ResultError, match="points.2.speedup"):
         load_result(tampered)
     assert load_result(data) == result
+
+
+@pytest.fixture(scope="module")
+def real_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("real-models")
+    place_real_model(directory)
+    return directory
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(not real_model_installed(), reason=f"no real model ({INSTALL_HINT})")
+def test_a_real_model_generates_every_token_asked_at_each_length(real_models_dir):
+    """Gemma 3 270M may stop at its end-of-text token; ignore_eos keeps it generating, so each
+    length's figure is measured at the length it names."""
+    config = parse_config(
+        output_length(input_tokens=16, output_lengths=[8, 48], requests=2, warmup=0)
+        | {"target_model": REAL_MODEL_NAME, "draft_model": REAL_MODEL_NAME}
+        | {"spec_types": "draft-simple", "n_max": 4, "threads": 1}
+    )  # fmt: skip
+    result = run_benchmark(config, models_dir=real_models_dir, engine=locate(), with_baseline=True)
+    data = result.model_dump(mode="json")
+    for section in (data, data["baseline"]):
+        assert [p["generated_tokens"]["min"] for p in section["points"]] == [8, 48]
+        assert [p["generated_tokens"]["max"] for p in section["points"]] == [8, 48]
+        assert not any(r["stopped_early"] for r in section["requests"])
+    for point in data["points"]:
+        assert point["speedup_ci95_low"] <= point["speedup"] <= point["speedup_ci95_high"]
+        # The model drafts for itself: most drafts are its own next tokens.
+        assert point["acceptance_rate"] > 0.5
