@@ -161,6 +161,7 @@ def test_a_cpu_host_shows_cpu_seconds_not_zero_gpu_seconds(
     page = client.get(f"/jobs/{job.pk}/").content.decode()
     assert "14.0 CPU-seconds" in page and "GPU-seconds" not in page
     assert "14.0 CPU-s" in client.get("/jobs/").content.decode()
+    assert client.get(f"/api/v1/jobs/{job.pk}").json()["gpu_seconds"] is None
 
 
 def depth_point(tokens: int, mean: float, stdev: float, n: int) -> dict:
