@@ -549,6 +549,13 @@ def test_the_front_page_answers_the_fastest_draft_per_gpu_and_target_as_the_verd
     assert page.index('id="glance"') < page.index('id="ranking"')
 
 
+def test_a_noisy_answer_says_so_at_a_glance(client, user, ranked_models, hardware, make_result):
+    measure(user, hardware, make_result, 4, [20.0, 200.0])  # one request ten times the other
+    assert LeaderboardEntry.objects.get(config__n_max=4).noisy
+    glance = element_text(text(client.get("/")), "glance")
+    assert glance.count("noisy") == 1 and "n_max 4" in glance
+
+
 def test_a_board_of_test_weights_alone_says_it_has_no_answer_yet(client, measured_job):
     glance = element_text(text(client.get("/")), "glance")
     assert glance.startswith("Fastest draft per GPU and target Best for my GPU")
