@@ -189,3 +189,33 @@ def test_a_noisy_run_is_flagged_with_a_re_run_on_its_job_and_run_pages(
     page.get_by_role("link", name="Run this config again").click()
     page.wait_for_url(re.compile(rf"/submit/\?from={job.config.key}$"))
     expect(page.locator("#rerun")).to_contain_text(job.config.key)
+
+
+def test_the_job_page_drops_the_queued_message_once_it_runs_and_keeps_counting(
+    live_server, signed_in, hardware
+):
+    page = signed_in
+    open_form(page, live_server)
+    page.select_option("#id_target_model", "tiny-qwen3.gguf")
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_url(re.compile(r"/jobs/\d+/$"))
+    job = Job.objects.get()
+    queued = page.locator(".messages .job-queued")
+    expect(queued).to_contain_text(f"Job {job.pk} is queued.")
+
+    # The worker starts it and reports one request of three done after 5 s; then nothing for a
+    # while (a long request): the page still moves.
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    services.record_progress(
+        job_id=job.pk,
+        progress={"phase": "measuring", "done": 1, "total": 3, "tokens": 64, "elapsed_s": 5.0},
+    )
+    expect(page.locator('[data-field="status"]')).to_have_text("running")
+    expect(queued).to_have_count(0)
+    current = page.locator('[data-field="current"]')
+    expect(current).to_contain_text("request 2 running for", timeout=15_000)
+    elapsed = page.locator('[data-field="elapsed_s"]')
+    first = int(elapsed.inner_text())
+    page.wait_for_timeout(2_500)
+    assert int(elapsed.inner_text()) >= first + 2
+    assert first >= 5
