@@ -219,17 +219,19 @@ def register_model(
         raise RegistrationError(
             {"name": [f"another file is already registered as {display_name!r}"]}
         )
+    read = {
+        "name": display_name,
+        "sha256": info.sha256,
+        "size_bytes": info.size_bytes,
+        "architecture": info.architecture,
+        "metadata": info.as_dict() | {"path": relative},
+        "role": role,
+        "registered_by": registered_by,
+    }
+    # A new file is created with its mark (no row can use it yet); one registered before has
+    # rows that move off the ranking with the mark.
     model, _ = ModelFile.objects.update_or_create(
-        path=relative,
-        defaults={
-            "name": display_name,
-            "sha256": info.sha256,
-            "size_bytes": info.size_bytes,
-            "architecture": info.architecture,
-            "metadata": info.as_dict() | {"path": relative},
-            "role": role,
-            "registered_by": registered_by,
-        },
+        path=relative, defaults=read, create_defaults=read | {"test_weights": info.test_weights}
     )
     if not model.test_weights and info.test_weights:
         mark_test_weights(models=[model])
