@@ -28,6 +28,7 @@ from tests.support.protocol_runs import (
     CATEGORY_BASELINE,
     CATEGORY_DECODE,
 )
+from tests.support.seed_kit import SEED_CSV
 from tests.system import test_browser
 from tests.system.test_browser import SCREENSHOTS
 
@@ -45,8 +46,9 @@ NARROW = {"width": 390, "height": 844}
 def demo_board(transactional_db, user, models, hardware, make_result, tiny_models):
     """A board like the demo's after its jobs ran: the target's rows on two GPU kinds (tiny-qwen3
     cleared of its test-weights mark, standing in for the real model) on the quick protocol and
-    the categories protocol, a degenerate row and the H200 files' synthetic rows kept off, and a
-    draft of test weights (tiny-dflash, still marked) listed apart."""
+    the categories protocol, a degenerate row, the H200 files' synthetic rows and the seed kit's
+    self-reported rows kept off, and a draft of test weights (tiny-dflash, still marked) listed
+    apart."""
     mark_test_weights(models=[models["tiny-qwen3"]], test_weights=False)
     other = services.register_hardware(gpu_name="NVIDIA RTX 4090", memory_bytes=24 * 2**30)
     for kind, speeds in ((hardware, ([100.0, 104.0], [99.0, 103.0], [60.0, 60.5])),
@@ -78,6 +80,8 @@ def demo_board(transactional_db, user, models, hardware, make_result, tiny_model
             ),
             source="test",
         )
+    # The seed kit's self-reported rows: long labels, kept off the ranking.
+    services.import_leaderboard_csv(content=SEED_CSV.read_bytes(), hardware_name="RTX PRO 6000")
     return {"hardware": hardware, "other": other}
 
 
