@@ -592,6 +592,7 @@
     options.indexAxis = "y";
     options.scales.x.min = 0;
     options.scales.x.suggestedMax = axisTop(spec.values, spec.highs);
+    options.scales.x.grace = "5%";  // the longest bar ends inside the plot, not on its edge
     options.scales.y.title.display = false;
     options.scales.y.ticks = { autoSkip: false };  // every bar keeps its name, phones included
     options.plugins.tooltip = { callbacks: { label: function (item) {
