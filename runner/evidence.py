@@ -467,7 +467,7 @@ def derived_speedup(result: dict[str, Any]) -> float | None:
         return None
     points, baseline_points = (
         stats.depth_points(
-            BenchmarkConfig.from_canonical(section["config"]),
+            BenchmarkConfig.from_canonical(protocols.stored_canonical(section["config"])),
             measured_requests(section["requests"]),
         )
         for section in (result, baseline)
@@ -785,7 +785,7 @@ def section_records_problem(section: dict[str, Any], *, run: dict[str, Any]) -> 
             ),
             None,
         )
-    config = BenchmarkConfig.from_canonical(section["config"])
+    config = BenchmarkConfig.from_canonical(protocols.stored_canonical(section["config"]))
     if not config.is_speculative:
         for position, record in enumerate(records):
             counts = (

@@ -44,6 +44,7 @@ from runner.evidence import (
     written_before_the_convention,
 )
 from runner.fidelity import MAX_DIVERGENCES, NEAR_TIE, Divergence, DivergenceKind, FidelityGrade
+from runner.protocols import stored_canonical
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -323,8 +324,22 @@ class Point(_Strict):
     input_tokens: TokenCount | None
     output_tokens: TokenCount
     decode_tokens_per_second: Statistics
-    acceptance_rate: Share | None
-    tau: Amount | None
+    acceptance_rate: Annotated[
+        Share | None,
+        Field(
+            description="Draft tokens accepted over drafted, pooled over the point's measured "
+            "requests (at a concurrency level: over its waves, every level its own figure)."
+        ),
+    ]
+    tau: Annotated[
+        Amount | None,
+        Field(
+            description="1 + accepted drafts per verify step, pooled over the point's measured "
+            "requests. At a concurrency level above 1 a request's verify steps are its share of "
+            "its wave's (its own tau is null), but the level's tau is exact: acceptance under "
+            "load."
+        ),
+    ]
     # Per depth and category: mean decode over the baseline's; per concurrency level: mean
     # aggregate tok/s over the baseline's.
     speedup: Amount | None
@@ -340,7 +355,6 @@ class Point(_Strict):
     generated_tokens: Statistics | None = None
     speedup_ci95_low: Amount | None = None
     speedup_ci95_high: Amount | None = None
-
     # The point's latency percentiles and goodput; absent in results recorded before.
     latency: Latency | None = None
 
@@ -637,7 +651,7 @@ class Section(_Strict):
     def _config_from_canonical(cls, value: Any) -> Any:
         if isinstance(value, dict):
             try:
-                return BenchmarkConfig.from_canonical(value)
+                return BenchmarkConfig.from_canonical(stored_canonical(value))
             except ValidationError:
                 pass  # The field's own validation names every error, with its path.
         return value

@@ -307,8 +307,13 @@ def _labelled_points(
             "speedup": None,
         } | dict.fromkeys(LABELLED_POINT_FIELDS)
         point["latency"] = latency_figures(mine)
+        # The output-length protocol's own figures: set, and null, on a level's or category's
+        # point, so that the runner's result sets every field it has.
+        point |= dict.fromkeys(("generated_tokens", "speedup_ci95_low", "speedup_ci95_high"))
         if isinstance(protocol, ConcurrencyProtocol):
-            point |= {"input_tokens": protocol.input_tokens, "concurrency": label}
+            # Suite prompts are text of their own lengths: no one input length to state.
+            length = None if protocol.suite_pool else protocol.input_tokens
+            point |= {"input_tokens": length, "concurrency": label}
             point |= concurrency_figures(mine)
         else:
             point["category"] = label

@@ -17,6 +17,7 @@ from runner.protocols.plans import (
     Side,
     baseline_sessions,
     category_prompts,
+    concurrency_suite_prompts,
     plan_requests,
     repeated_prompt,
     round_orders,
@@ -40,6 +41,7 @@ from runner.protocols.schema import (
     QualityProtocol,
     QuickProtocol,
     SweepPoint,
+    stored_canonical,
 )
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "SweepPoint",
     "baseline_sessions",
     "category_prompts",
+    "concurrency_suite_prompts",
     "job_token_budget",
     "measures_own_baseline",
     "paired_baseline_sessions",
@@ -70,6 +73,7 @@ __all__ = [
     "repeated_prompt",
     "round_orders",
     "split_rounds",
+    "stored_canonical",
     "text_tokens",
     "token_budget",
     "waves",

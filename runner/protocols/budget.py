@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from runner.prompts import load_suite
-from runner.protocols.plans import PAIRED_ROUNDS, baseline_sessions, category_prompts, text_tokens
+from runner.protocols.plans import (
+    PAIRED_ROUNDS,
+    baseline_sessions,
+    category_prompts,
+    concurrency_suite_prompts,
+    text_tokens,
+)
 from runner.protocols.schema import (
     CategoriesProtocol,
     ConcurrencyProtocol,
@@ -53,12 +59,19 @@ def _warmup_and_measured(protocol: Protocol) -> tuple[Tokens, Tokens]:
     if isinstance(protocol, QuickProtocol):
         each = (1, text_tokens(protocol.prompt), protocol.n_predict)
         return _times(each, protocol.warmup), _times(each, protocol.runs)
+    if isinstance(protocol, ConcurrencyProtocol) and protocol.suite_pool:
+        # The plan's order: per level, its warm-up waves, then its measured ones.
+        texts, warmups, measured = iter(concurrency_suite_prompts(protocol)), [], []
+        for level in protocol.levels:
+            warmups += [next(texts) for _ in range(level * protocol.warmup)]
+            measured += [next(texts) for _ in range(level * protocol.rounds)]
+        return _texts(warmups, protocol.output_tokens), _texts(measured, protocol.output_tokens)
     if isinstance(protocol, ConcurrencyProtocol):
         each = (1, protocol.input_tokens, protocol.output_tokens)
         requests = sum(protocol.levels)
         return _times(each, requests * protocol.warmup), _times(each, requests * protocol.rounds)
     if isinstance(protocol, CategoriesProtocol):
-        warmups = list(load_suite().warmup[: protocol.warmup])
+        warmups = list(load_suite(protocol.suite).warmup[: protocol.warmup])
         measured = [text for _, _, text in category_prompts(protocol)]
         return _texts(warmups, protocol.output_tokens), _texts(measured, protocol.output_tokens)
     if isinstance(protocol, QualityProtocol):

@@ -9,8 +9,9 @@ same plan. ``repeated_prompt`` says, from the records' prompt hashes, whether an
 was still measured on a repeated prompt.
 
 The concurrency protocol plans waves: per level, ``warmup`` then ``rounds`` waves of ``level``
-requests, each with its own exact token-id prompt; ``waves`` groups a plan back into them. The
-categories protocol plans the suite's text prompts (runner/prompts/categories.json) category by
+requests, each with its own prompt (exact token ids, or with ``prompts: "suite"`` a distinct text
+of the prompt suite drawn from the seed); ``waves`` groups a plan back into them. The categories
+protocol plans a seeded sample of its suite's text prompts (runner/prompts/) category by
 category, every prompt distinct, after warm-ups on prompts that belong to no category.
 
 A paired run (a config and its baseline in one invocation) splits each stage's measured requests
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from runner.prompts import load_suite
+from runner.prompts import load_suite, sample_prompts
 from runner.protocols.schema import (
     CategoriesProtocol,
     ConcurrencyProtocol,
@@ -108,33 +109,48 @@ def text_tokens(prompt: str) -> int:
 
 def category_prompts(protocol: CategoriesProtocol) -> list[tuple[int, str, str]]:
     """(point, category, prompt) of every measured request: per category, prompts_per_category
-    of its prompts, drawn from the seed and kept in the suite's order."""
-    suite = load_suite()
-    rng = np.random.default_rng(protocol.seed)
-    chosen = []
-    for index, category in enumerate(protocol.categories):
-        prompts = suite.categories[category]
-        picked = sorted(rng.choice(len(prompts), size=protocol.prompts_per_category, replace=False))
-        chosen += [(index, category, prompts[int(i)]) for i in picked]
-    return chosen
+    of its suite's prompts, drawn from the seed and kept in the suite's order."""
+    return sample_prompts(
+        load_suite(protocol.suite),
+        protocol.categories,
+        size=protocol.prompts_per_category,
+        seed=protocol.seed,
+    )
+
+
+def concurrency_suite_prompts(protocol: ConcurrencyProtocol) -> list[str]:
+    """The suite prompts of a concurrency plan in the order sent, one per request, every one
+    distinct: a permutation of the protocol's pool drawn from its seed ([] for token ids)."""
+    pool = protocol.suite_pool
+    if not pool:
+        return []
+    needed = sum(protocol.levels) * (protocol.warmup + protocol.rounds)
+    order = np.random.default_rng(protocol.seed).permutation(len(pool))[:needed]
+    return [pool[int(i)] for i in order]
 
 
 def _concurrency_plan(
     config: BenchmarkConfig, protocol: ConcurrencyProtocol, *, vocab_size: int
 ) -> list[RequestSpec]:
     rng = np.random.default_rng(protocol.seed)
+    texts = iter(concurrency_suite_prompts(protocol))
     requests = []
     for index, level in enumerate(protocol.levels):
         rounds = [("warmup", r) for r in range(protocol.warmup)]
         rounds += [("measure", r) for r in range(protocol.rounds)]
         for phase, wave in rounds:
             for _ in range(level):
-                prompt = _token_prompt(protocol.input_tokens, vocab_size=vocab_size, rng=rng)
+                prompt: str | list[int]
+                if protocol.suite_pool:
+                    prompt, length = next(texts), None
+                else:
+                    prompt = _token_prompt(protocol.input_tokens, vocab_size=vocab_size, rng=rng)
+                    length = protocol.input_tokens
                 requests.append(
                     RequestSpec(
                         phase,
                         index,
-                        protocol.input_tokens,
+                        length,
                         protocol.output_tokens,
                         prompt,
                         protocol.seed,
@@ -149,7 +165,7 @@ def _concurrency_plan(
 def _categories_plan(config: BenchmarkConfig, protocol: CategoriesProtocol) -> list[RequestSpec]:
     warmups = [
         RequestSpec("warmup", 0, None, protocol.output_tokens, text, protocol.seed, config.stream)
-        for text in load_suite().warmup[: protocol.warmup]
+        for text in load_suite(protocol.suite).warmup[: protocol.warmup]
     ]
     return warmups + [
         RequestSpec(

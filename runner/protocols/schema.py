@@ -8,11 +8,20 @@ the exact list of requests to send, ``runner.protocols.budget`` counts what they
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
-from runner.prompts import load_suite
+from runner.prompts import CURRENT_SUITE, FIRST_SUITE, load_suite, prompts_up_to
 from runner.quality import KINDS as QUALITY_KINDS
 from runner.quality import tasks as quality_tasks
 from runner.quality import warmup_tasks as quality_warmups
@@ -122,13 +131,28 @@ class DepthProtocol(_Strict):
         ]
 
 
+SuiteVersion = Literal["1", "2"]
+# The concurrency protocol's prompt sources: exact random token ids of ``input_tokens`` each (on
+# which a real draft or n-gram accepts next to nothing), or the prompt suite's text.
+TOKEN_IDS: Final = "token-ids"
+
+
 class ConcurrencyProtocol(_Strict):
     """Requests in flight at once: per level, that many slots and waves of that many requests.
 
     For each level the engine runs with that many slots (``-np level``); each round is one wave
-    of ``level`` simultaneous requests with exact token-id prompts, distinct per request. The
-    context is per slot, and llama-server splits ``-c`` across its slots, so the engine gets the
-    per-slot context times the level.
+    of ``level`` simultaneous requests, each with its own prompt. The context is per slot, and
+    llama-server splits ``-c`` across its slots, so the engine gets the per-slot context times
+    the level.
+
+    ``prompts`` says where the prompts come from: ``"token-ids"`` (the default) sends exact
+    random token ids of ``input_tokens`` each; ``"suite"`` sends text prompts of the prompt suite
+    (``suite``, the current one unless named), every request a distinct prompt drawn from the
+    seed among the suite's prompts of at most twice ``input_tokens`` bytes (a text's tokens are at
+    most half its bytes for the tokenizers measured, so ``input_tokens`` bounds each prompt), so
+    that acceptance under load is a real draft's on real text. The two never rank together: the
+    source is part of the workload (left out of the canonical config at its default, so configs
+    written before the option keep their keys).
     """
 
     name: Literal["concurrency"] = "concurrency"
@@ -141,6 +165,50 @@ class ConcurrencyProtocol(_Strict):
     rounds: int = Field(strict=True, default=3, ge=1, le=100)
     warmup: int = Field(strict=True, default=1, ge=0, le=20)
     seed: int = Field(strict=True, default=42, ge=0, le=2**31 - 1)
+    prompts: Literal["token-ids", "suite"] = Field(
+        default=TOKEN_IDS,
+        description='"token-ids": exact random token ids of input_tokens each; "suite": '
+        "distinct text prompts of the prompt suite of at most 2 x input_tokens bytes.",
+    )
+    suite: SuiteVersion | None = Field(
+        default=None,
+        description='The prompt suite\'s version with prompts "suite" (the current one unless '
+        "named); none with token ids.",
+    )
+
+    @model_validator(mode="after")
+    def _suite_prompts_suffice(self) -> ConcurrencyProtocol:
+        if self.prompts == TOKEN_IDS:
+            if self.suite is not None:
+                raise ValueError('a suite is named, but prompts is "token-ids": name none')
+            return self
+        if self.suite is None:
+            object.__setattr__(self, "suite", CURRENT_SUITE)
+        available = len(self.suite_pool)
+        needed = sum(self.levels) * (self.warmup + self.rounds)
+        if needed > available:
+            raise ValueError(
+                f"{needed} requests need as many distinct prompts, but suite {self.suite} has "
+                f"{available} of at most {2 * self.input_tokens} bytes (input_tokens "
+                f"{self.input_tokens}): fewer levels or rounds, or a larger input_tokens"
+            )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _defaults_left_out(self, handler: SerializerFunctionWrapHandler) -> dict:
+        data = handler(self)
+        if data.get("prompts") == TOKEN_IDS:
+            data.pop("prompts")
+        if data.get("suite") is None:
+            data.pop("suite", None)
+        return data
+
+    @property
+    def suite_pool(self) -> list[str]:
+        """The suite prompts this protocol may send (none for token-id prompts)."""
+        if self.prompts == TOKEN_IDS or self.suite is None:
+            return []
+        return prompts_up_to(load_suite(self.suite), 2 * self.input_tokens)
 
     @field_validator("levels")
     @classmethod
@@ -175,28 +243,57 @@ class ConcurrencyProtocol(_Strict):
         return self.input_tokens + self.output_tokens + 16
 
 
-def _all_categories() -> list[str]:
-    return list(load_suite().names)
+def _all_categories(data: dict) -> list[str]:
+    return list(load_suite(data.get("suite", CURRENT_SUITE)).names)
+
+
+def stored_canonical(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored result's config as its suite-versioned form: a categories protocol that names no
+    suite was measured on the first suite (results written before suites had versions), so it
+    is read as suite "1" (which the canonical config leaves out, keeping those configs' keys)."""
+    protocol = data.get("protocol")
+    if isinstance(protocol, dict) and protocol.get("name") == "categories":
+        if "suite" not in protocol:
+            return data | {"protocol": protocol | {"suite": FIRST_SUITE}}
+    return data
 
 
 class CategoriesProtocol(_Strict):
-    """The project's prompt suite by task category: per category, its prompts in turn.
+    """The project's prompt suite by task category: per category, a seeded sample of its prompts.
 
-    Prompts are completion-style text (runner/prompts/categories.json); every measured request has
-    its own prompt, so n-gram state never sees a measured prompt twice.
+    Prompts are completion-style text (runner/prompts/, ``suite`` names the suite version, the
+    current one unless a config names another); per category ``prompts_per_category`` of its
+    prompts are drawn from ``seed`` (``runner.prompts.sample_prompts``: the same seed, the same
+    sample), and every measured request has its own prompt, so n-gram state never sees a measured
+    prompt twice. A config of the first suite leaves ``suite`` out of its canonical form, so
+    configs written before suites had versions keep their keys; a stored result without it is
+    read as the first suite (``stored_canonical``).
     """
 
     name: Literal["categories"] = "categories"
+    # Before the categories, so that their checks see which suite they are of.
+    suite: SuiteVersion = Field(
+        default=CURRENT_SUITE,
+        description="The prompt suite's version (runner/prompts/); results without one were "
+        'measured on suite "1".',
+    )
     categories: list[str] = Field(default_factory=_all_categories, max_length=64)
     output_tokens: int = Field(strict=True, default=128, ge=1, le=MAX_REQUEST_TOKENS)
     prompts_per_category: int = Field(strict=True, default=5, ge=1, le=100)
     warmup: int = Field(strict=True, default=1, ge=0, le=20)
     seed: int = Field(strict=True, default=7, ge=0, le=2**31 - 1)
 
+    @model_serializer(mode="wrap")
+    def _first_suite_left_out(self, handler: SerializerFunctionWrapHandler) -> dict:
+        data = handler(self)
+        if data.get("suite") == FIRST_SUITE:
+            data.pop("suite")
+        return data
+
     @field_validator("categories")
     @classmethod
-    def _known_categories(cls, categories: list[str]) -> list[str]:
-        known = load_suite().names
+    def _known_categories(cls, categories: list[str], info: ValidationInfo) -> list[str]:
+        known = load_suite(info.data.get("suite", CURRENT_SUITE)).names
         if not categories:
             raise ValueError(f"choose at least one category; known: {', '.join(known)}")
         for category in categories:
@@ -209,16 +306,16 @@ class CategoriesProtocol(_Strict):
 
     @field_validator("prompts_per_category")
     @classmethod
-    def _prompts_exist(cls, count: int) -> int:
-        fewest = load_suite().fewest_prompts
+    def _prompts_exist(cls, count: int, info: ValidationInfo) -> int:
+        fewest = load_suite(info.data.get("suite", CURRENT_SUITE)).fewest_prompts
         if count > fewest:
             raise ValueError(f"{count} is more than the suite has: every category has {fewest}")
         return count
 
     @field_validator("warmup")
     @classmethod
-    def _warmups_exist(cls, count: int) -> int:
-        available = len(load_suite().warmup)
+    def _warmups_exist(cls, count: int, info: ValidationInfo) -> int:
+        available = len(load_suite(info.data.get("suite", CURRENT_SUITE)).warmup)
         if count > available:
             raise ValueError(f"{count} is more than the suite's {available} warm-up prompts")
         return count
@@ -226,7 +323,7 @@ class CategoriesProtocol(_Strict):
     def required_context(self) -> int:
         # Text prompts: at least two characters a token (the test tokenizer takes five bytes a
         # token, real tokenizers about four characters), plus slack, as for the quick protocol.
-        suite = load_suite()
+        suite = load_suite(self.suite)
         prompts = [p for c in self.categories for p in suite.categories[c]]
         prompts += list(suite.warmup[: self.warmup])
         return self.output_tokens + max(len(p.encode()) // 2 for p in prompts) + 64

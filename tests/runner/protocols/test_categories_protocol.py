@@ -16,19 +16,18 @@ from runner.config import BenchmarkConfig, field_errors, parse_config
 from runner.engines.build import locate
 from runner.evidence import evidence_problem
 from runner.pairing import pair_with_baseline
-from runner.prompts import load_suite
+from runner.prompts import load_suite, sample_prompts
 from tests.support.legacy_fields import without_legacy_fields
 
 TARGET = "tiny-qwen3.gguf"
 REQUIRED = (
-    "code",
-    "math",
-    "summarisation",
-    "translation",
-    "question-answering",
-    "extraction",
+    "code", "math", "reasoning", "writing", "roleplay", "summarisation", "translation",
+    "question-answering", "extraction", "stem", "humanities", "long-context", "multi-turn-chat",
+)  # fmt: skip
+FIRST_SUITE_CATEGORIES = (
+    "code", "math", "summarisation", "translation", "question-answering", "extraction",
     "multi-turn-chat",
-)
+)  # fmt: skip
 
 
 def categories(**protocol) -> dict:
@@ -44,13 +43,13 @@ def errors_of(data: dict) -> dict[str, list[str]]:
 # The suite
 
 
-def test_the_suite_is_package_data_with_every_required_category_and_five_prompts_each():
-    stored = resources.files("runner.prompts").joinpath("categories.json")
-    assert stored.is_file()
+def test_both_suites_are_package_data_and_the_current_one_has_every_required_category():
+    for name in ("categories.json", "suite-2.json"):
+        assert resources.files("runner.prompts").joinpath(name).is_file()
     suite = load_suite()
     assert suite.names == REQUIRED
-    assert all(len(prompts) >= 5 for prompts in suite.categories.values())
-    assert suite.fewest_prompts >= 5 and len(suite.warmup) >= 1
+    assert suite.fewest_prompts >= 20 and len(suite.warmup) >= 1
+    assert load_suite("1").names == FIRST_SUITE_CATEGORIES
 
 
 def test_every_prompt_is_distinct_text_to_continue_and_no_warm_up_is_measured():
@@ -67,8 +66,47 @@ def test_every_prompt_is_distinct_text_to_continue_and_no_warm_up_is_measured():
 # Config
 
 
-def test_defaults_run_every_category_of_the_suite():
+def test_a_config_of_the_first_suite_keeps_the_key_it_had_before_suites_had_versions():
+    # The canonical config of the first suite's default categories, as stored before suite 2.
+    stored = {"name": "categories", "categories": list(FIRST_SUITE_CATEGORIES),
+              "output_tokens": 128, "prompts_per_category": 5, "warmup": 1, "seed": 7}  # fmt: skip
+    first = parse_config(categories(suite="1", categories=list(FIRST_SUITE_CATEGORIES)))
+    assert first.canonical()["protocol"] == stored
+    assert first.key == "a3b12f56d83daf35"  # its key before suite 2
+    # Read from a stored result, the config without a suite is the first suite's.
+    again = BenchmarkConfig.from_canonical(
+        protocols.stored_canonical(first.canonical() | {"ctx_size": None})
+    )
+    assert again.protocol.suite == "1" and again.key == first.key
+    # A new config names its suite, so the two never share a key (or a ranking).
+    current = parse_config(categories(categories=list(FIRST_SUITE_CATEGORIES)))
+    assert current.canonical()["protocol"]["suite"] == "2" and current.key != first.key
+
+
+def test_the_first_suite_s_categories_and_counts_are_checked_against_that_suite():
+    errors = errors_of(categories(suite="1", categories=["stem"]))
+    (message,) = errors["protocol.categories.categories"]
+    assert message.startswith("unknown category 'stem'; known: code, math, summarisation")
+    assert errors_of(categories(suite="1", prompts_per_category=6)) == {
+        "protocol.categories.prompts_per_category": [
+            "6 is more than the suite has: every category has 5"
+        ]
+    }
+    assert "protocol.categories.suite" in errors_of(categories(suite="3"))
+
+
+def test_the_plan_of_a_first_suite_config_draws_that_suite_s_prompts():
+    config = parse_config(categories(suite="1", categories=["math"], prompts_per_category=3))
+    plan = protocols.plan_requests(config, vocab_size=256)
+    first = load_suite("1")
+    assert plan[0].prompt == first.warmup[0]
+    assert all(s.prompt in first.categories["math"] for s in plan[1:])
+    assert len(plan) == 4
+
+
+def test_defaults_run_every_category_of_the_current_suite():
     protocol = parse_config(categories()).protocol
+    assert protocol.suite == "2"
     assert protocol.categories == list(REQUIRED)
     assert (protocol.output_tokens, protocol.prompts_per_category, protocol.warmup) == (128, 5, 1)
     assert protocol.seed == 7
@@ -83,7 +121,7 @@ def test_an_empty_category_list_is_a_field_error():
 def test_an_unknown_category_is_a_field_error_naming_it():
     errors = errors_of(categories(categories=["code", "poetry"]))
     (message,) = errors["protocol.categories.categories"]
-    assert message.startswith("unknown category 'poetry'; known: code, math, summarisation")
+    assert message.startswith("unknown category 'poetry'; known: code, math, reasoning")
 
 
 def test_a_category_listed_twice_is_a_field_error():
@@ -101,7 +139,7 @@ def test_one_set_of_categories_is_one_config_whatever_the_order():
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("prompts_per_category", 6, "6 is more than the suite has: every category has 5"),
+        ("prompts_per_category", 21, "21 is more than the suite has: every category has 20"),
         ("warmup", 6, "6 is more than the suite's 5 warm-up prompts"),
     ],
 )
@@ -166,7 +204,7 @@ def test_n_gram_configs_never_see_a_measured_prompt_twice():
         for spec in protocols.plan_requests(config, vocab_size=256)
         if spec.phase == "measure"
     ]
-    assert len(records) == 7 * 5
+    assert len(records) == 13 * 5
     assert protocols.repeated_prompt(config, records) is False
 
 
@@ -293,6 +331,13 @@ def test_the_categories_protocol_runs_on_llama_server_with_its_paired_baseline(m
         )
     assert all(r["predicted_n"] == 16 and r["prompt_n"] > 10 for r in data["requests"])
     assert len({r["prompt_sha256"] for r in data["requests"]}) == 4
+    # The suite and the seed are in the result: the sample can be drawn again from it alone.
+    assert (data["config"]["protocol"]["suite"], data["config"]["protocol"]["seed"]) == ("2", 7)
+    again = parse_config(data["config"]).protocol
+    assert [r["prompt_sha256"] for r in data["requests"]] == [
+        protocols.RequestSpec("measure", 0, None, 1, text, 0).prompt_sha256
+        for _, _, text in sample_prompts(load_suite("2"), again.categories, size=2, seed=7)
+    ]
     # Greedy self-drafting on the same prompts as the baseline: identical outputs.
     assert data["summary"]["lossless"] is True
     assert data["summary"]["crossover_concurrency"] is None

@@ -20,6 +20,7 @@ from runner.engines.server import server_argv
 from runner.errors import ResultError
 from runner.evidence import evidence_problem
 from runner.pairing import combined_speedup, crossover_concurrency, pair_with_baseline, point_speed
+from runner.prompts import load_suite
 from runner.results import load_result
 from tests.support.legacy_fields import without_legacy_fields
 
@@ -162,6 +163,68 @@ def test_the_baseline_plans_the_same_prompts_and_the_seed_changes_them():
                                                   output_tokens=8, seed=43))  # fmt: skip
     assert hashes == baseline
     assert hashes != [s.prompt_sha256 for s in protocols.plan_requests(other, vocab_size=4096)]
+
+
+# Suite prompts
+
+
+def test_token_id_prompts_stay_the_default_and_keep_the_keys_they_had():
+    config = parse_config(concurrency())
+    assert (config.protocol.prompts, config.protocol.suite) == ("token-ids", None)
+    assert "prompts" not in config.canonical()["protocol"]
+    assert "suite" not in config.canonical()["protocol"]
+    assert config.key == "c5864f1ed255f0cf"  # its key before the option existed
+
+
+def test_suite_prompts_name_their_suite_and_are_a_workload_of_their_own():
+    config = parse_config(concurrency(prompts="suite"))
+    protocol = config.canonical()["protocol"]
+    assert (protocol["prompts"], protocol["suite"]) == ("suite", "2")
+    assert config.key != parse_config(concurrency()).key
+    assert parse_config(config.canonical()).key == config.key
+    assert errors_of(concurrency(suite="2")) == {
+        "protocol.concurrency": ['a suite is named, but prompts is "token-ids": name none']
+    }
+
+
+def test_suite_prompts_are_distinct_texts_of_the_suite_bounded_by_the_input_length():
+    config = parse_config(SELF_DRAFT | concurrency(prompts="suite", levels=[1, 4], input_tokens=128,
+                                                   output_tokens=8, rounds=2))  # fmt: skip
+    plan = protocols.plan_requests(config, vocab_size=4096)
+    suite = load_suite()
+    texts = {p for prompts in suite.categories.values() for p in prompts}
+    assert len(plan) == (1 + 4) * (1 + 2)
+    assert all(isinstance(s.prompt, str) and s.prompt in texts for s in plan)
+    assert all(len(s.prompt.encode()) <= 2 * 128 and s.input_tokens is None for s in plan)
+    assert len({s.prompt for s in plan}) == len(plan)
+    assert [s.concurrency for s in plan] == [1] * 3 + [4] * 12
+    # The baseline sends the same texts, request by request; another seed sends others.
+    assert [s.prompt for s in protocols.plan_requests(config.baseline(), vocab_size=9)] == [
+        s.prompt for s in plan
+    ]
+    other = config.model_copy(update={"protocol": config.protocol.model_copy(update={"seed": 43})})
+    assert [s.prompt for s in protocols.plan_requests(other, vocab_size=4096)] != [
+        s.prompt for s in plan
+    ]
+    # The budget counts the texts' estimated tokens, not input_tokens a request.
+    budget = protocols.token_budget(config)
+    assert budget["requests"] == len(plan)
+    assert budget["prompt_tokens"] == sum(protocols.text_tokens(s.prompt) for s in plan)
+
+
+def test_more_requests_than_the_suite_has_short_prompts_is_a_field_error():
+    (message,) = errors_of(concurrency(prompts="suite", levels=[8, 16, 32], input_tokens=64))[
+        "protocol.concurrency"
+    ]
+    assert "224 requests need as many distinct prompts, but suite 2 has" in message
+    assert "of at most 128 bytes (input_tokens 64)" in message
+
+
+def test_a_suite_prompt_level_states_no_input_length():
+    config = parse_config(SELF_DRAFT | concurrency(prompts="suite", levels=[1], input_tokens=64,
+                                                   output_tokens=8, rounds=1))  # fmt: skip
+    (point,) = stats.depth_points(config, [])
+    assert point["input_tokens"] is None and point["concurrency"] == 1
 
 
 def test_the_token_budget_counts_every_wave_and_the_baseline_s_warm_ups_per_session():
@@ -418,3 +481,35 @@ def test_the_concurrency_protocol_runs_on_llama_server_with_its_paired_baseline(
     # The runner sets every field of its result, the new protocols' included, but those only
     # older files carry.
     assert result.model_dump(mode="json", exclude_unset=True) == without_legacy_fields(data)
+
+
+@pytest.mark.engine
+def test_suite_prompts_under_load_give_every_level_its_tau_on_llama_server(models_dir, engine):
+    config = parse_config(
+        SELF_DRAFT | {"n_max": 4, "threads": 2}
+        | concurrency(prompts="suite", levels=[1, 2], input_tokens=64, output_tokens=16,
+                      rounds=2, warmup=1)
+    )  # fmt: skip
+    result = run_benchmark(config, models_dir=models_dir, engine=engine, with_baseline=False)
+    data = result.model_dump(mode="json")
+
+    assert data["config"]["protocol"]["prompts"] == "suite"
+    assert data["config"]["protocol"]["suite"] == "2"
+    requests = [r for r in data["requests"] if r["phase"] == "measure"]
+    suite = load_suite()
+    hashes = {protocols.RequestSpec("measure", 0, None, 1, p, 0).prompt_sha256: p
+              for prompts in suite.categories.values() for p in prompts}  # fmt: skip
+    assert all(r["prompt_sha256"] in hashes for r in data["requests"])
+    assert len({r["prompt_sha256"] for r in data["requests"]}) == len(data["requests"]) == 6
+    # No request above level 1 has a tau of its own; every level has one, from its counts.
+    assert [r["tau"] is None for r in requests] == [False, False, True, True, True, True]
+    for point in data["points"]:
+        mine = [r for r in requests if r["concurrency"] == point["concurrency"]]
+        steps = sum(r["verify_steps"] for r in mine)
+        accepted = sum(sum(r["accepted_per_position"]) or r["draft_n_accepted"] for r in mine)
+        assert steps > 0 and point["tau"] == pytest.approx(1 + accepted / steps)
+        assert point["tau"] > 1.0 and point["input_tokens"] is None
+        assert point["acceptance_rate"] == pytest.approx(
+            sum(r["draft_n_accepted"] for r in mine) / sum(r["draft_n"] for r in mine)
+        )
+    assert load_result(data) == result
