@@ -182,7 +182,15 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
         for figure in figures:
             if figure["category"] not in categories:
                 categories.append(figure["category"])
-        rows.append({"entry": entry, "label": _short_label(entry.config), "figures": figures})
+        rows.append(
+            {
+                "entry": entry,
+                "label": _short_label(entry.config),
+                # Which suite's prompts: a category of suite 1 and of suite 2 holds other prompts.
+                "suite": verdicts.prompt_suite(entry.config),
+                "figures": figures,
+            }
+        )
     for row in rows:
         by_name = {figure["category"]: figure for figure in row.pop("figures")}
         row["cells"] = [

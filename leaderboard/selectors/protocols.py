@@ -114,12 +114,17 @@ def concurrency_points(points: object) -> dict[int, dict]:
     return verdicts.level_points(points)
 
 
-def concurrency_rows(points: object, baseline_points: object = None) -> list[dict]:
+def concurrency_rows(
+    points: object, baseline_points: object = None, requests: object = None
+) -> list[dict]:
     """Per level: aggregate tok/s (n rounds, mean, interval), per-request decode mean, time to
-    first token, acceptance, tau, the baseline's aggregate mean, the speedup derived from both
-    with its interval, and the level's verdict against the baseline."""
+    first token, the baseline's aggregate mean, the speedup derived from both with its interval,
+    the level's verdict against the baseline, and its acceptance and tau derived from the
+    result's `requests` (`verdicts.level_acceptance`: pooled, with 95% intervals over the
+    rounds; null without request records)."""
     reference = concurrency_points(baseline_points)
     judged = {v.level: v for v in verdicts.level_verdicts(points, baseline_points)}
+    drafting = verdicts.level_acceptance(requests)
     rows = []
     for level, point in concurrency_points(points).items():
         aggregate = _statistics(point, "aggregate_tokens_per_second")
@@ -140,8 +145,7 @@ def concurrency_rows(points: object, baseline_points: object = None) -> list[dic
                 "decode": _statistics(point, "decode_tokens_per_second")["mean"],
                 "decode_n": _statistics(point, "decode_tokens_per_second")["n"],
                 "ttft_ms": _statistics(point, "ttft_ms")["mean"],
-                "acceptance": _number(point.get("acceptance_rate")),
-                "tau": _number(point.get("tau")),
+                **_acceptance_figures(drafting.get(level)),
                 "baseline_aggregate": baseline,
                 "speedup": _ratio(aggregate["mean"], baseline),
                 "speedup_ci95_low": interval[0] if interval else None,
@@ -153,6 +157,29 @@ def concurrency_rows(points: object, baseline_points: object = None) -> list[dic
             }
         )
     return rows
+
+
+def _acceptance_figures(found: verdicts.LevelAcceptance | None) -> dict:
+    """A level's drafting figures as a row holds them (all null without records)."""
+    acceptance = found.acceptance_interval if found else None
+    tau = found.tau_interval if found else None
+    return {
+        "acceptance": found.acceptance if found else None,
+        "acceptance_ci95_low": acceptance[0] if acceptance else None,
+        "acceptance_ci95_high": acceptance[1] if acceptance else None,
+        "tau": found.tau if found else None,
+        "tau_ci95_low": tau[0] if tau else None,
+        "tau_ci95_high": tau[1] if tau else None,
+        "draft_tokens": found.drafted if found else None,
+        "draft_accepted": found.accepted if found else None,
+        "verify_steps": found.verify_steps if found else None,
+        "drafting_rounds": found.rounds if found else None,
+    }
+
+
+def _requests(raw_result: object) -> list:
+    requests = _mapping(raw_result).get("requests")
+    return requests if isinstance(requests, list) else []
 
 
 def crossover(rows: Sequence[dict]) -> int | None:
@@ -177,7 +204,9 @@ def _concurrency_line(
     config = entry.config
     raw = stored.get(entry.best_run_id)
     rows = concurrency_rows(
-        _points(raw), _reference_points(entry, stored) if config.is_speculative else []
+        _points(raw),
+        _reference_points(entry, stored) if config.is_speculative else [],
+        _requests(raw),
     )
     # Each level's latency percentiles and goodput, from the stored requests (selectors.serving).
     latency = latency_by_level(raw, tpot_ms_objective=tpot_ms_objective)

@@ -9,14 +9,32 @@ level below the first clearly slower one and that one ("between 2 and 4"), "at o
 first clearly slower level when nothing below it is clearly faster, "not within" the levels when
 every level is clearly faster, and "not established" when no level is clearly slower but some
 cannot be told.
+
+Acceptance under load is derived here from each level's measured request records, never read
+from a point's claim: a level's acceptance is its accepted over drafted tokens and its tau is 1 +
+accepted drafts per verify step, both pooled over the level's requests (under concurrency one
+request's verify steps are its share of its wave's, so a request has no tau of its own, but a
+wave's and a level's are exact). Each round (one wave) gives one tau and one acceptance: the
+level's intervals are Student-t over its rounds.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from leaderboard.verdicts.best_run import aggregate_sample, level_points
-from leaderboard.verdicts.statistics import ALPHA, Interval, Sample, ratio_interval, welch_p
+from leaderboard.verdicts.statistics import (
+    ALPHA,
+    Interval,
+    Sample,
+    count,
+    ratio_interval,
+    sample_of,
+    t_interval,
+    welch_p,
+)
 
 FASTER = "faster"
 SLOWER = "slower"
@@ -87,3 +105,76 @@ def crossover_of(verdicts: list[LevelVerdict]) -> str:
 def crossover_text(points: object, baseline_points: object) -> str:
     """The crossover of a concurrency result against its baseline's result, in words."""
     return crossover_of(level_verdicts(points, baseline_points))
+
+
+@dataclass(frozen=True)
+class LevelAcceptance:
+    """One level's drafting, from its measured requests: the pooled counts, acceptance (accepted
+    over drafted) and tau (1 + accepted drafts per verify step), and both over its rounds."""
+
+    level: int
+    drafted: int
+    accepted: int
+    verify_steps: int
+    acceptance: float | None
+    tau: float | None
+    rounds: int
+    acceptance_rounds: Sample | None
+    acceptance_interval: Interval | None
+    tau_rounds: Sample | None
+    tau_interval: Interval | None
+
+
+def _accepted_by_position(record: dict[str, Any]) -> int:
+    # /metrics counts accepted drafts per position; engines without it give the total only
+    # (runner.stats.acceptance_and_tau, the runner's own definition).
+    positions = record.get("accepted_per_position")
+    if isinstance(positions, list) and positions:
+        return sum(count(value) or 0 for value in positions)
+    return count(record.get("draft_n_accepted")) or 0
+
+
+def _pooled(records: list[dict[str, Any]]) -> tuple[int, int, int, int]:
+    drafted = sum(count(r.get("draft_n")) or 0 for r in records)
+    accepted = sum(count(r.get("draft_n_accepted")) or 0 for r in records)
+    steps = sum(count(r.get("verify_steps")) or 0 for r in records)
+    return drafted, accepted, steps, sum(_accepted_by_position(r) for r in records)
+
+
+def level_acceptance(requests: object) -> dict[int, LevelAcceptance]:
+    """Per concurrency level, its acceptance and tau derived from a result's measured request
+    records (warm-ups and records without a level left out), levels in order."""
+    by_level: dict[int, dict[object, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for record in requests if isinstance(requests, list) else []:
+        if not isinstance(record, dict) or record.get("phase", "measure") != "measure":
+            continue
+        level = count(record.get("concurrency"))
+        if not level:
+            continue
+        by_level[level][record.get("round")].append(record)
+    found = {}
+    for level in sorted(by_level):
+        rounds = by_level[level]
+        drafted, accepted, steps, by_position = _pooled([r for w in rounds.values() for r in w])
+        round_rates, round_taus = [], []
+        for wave in rounds.values():
+            wave_drafted, wave_accepted, wave_steps, wave_positions = _pooled(wave)
+            if wave_drafted:
+                round_rates.append(wave_accepted / wave_drafted)
+            if wave_steps:
+                round_taus.append(1.0 + wave_positions / wave_steps)
+        acceptance_rounds, tau_rounds = sample_of(round_rates), sample_of(round_taus)
+        found[level] = LevelAcceptance(
+            level=level,
+            drafted=drafted,
+            accepted=accepted,
+            verify_steps=steps,
+            acceptance=accepted / drafted if drafted else None,
+            tau=1.0 + by_position / steps if steps else None,
+            rounds=len(rounds),
+            acceptance_rounds=acceptance_rounds,
+            acceptance_interval=t_interval(acceptance_rounds),
+            tau_rounds=tau_rounds,
+            tau_interval=t_interval(tau_rounds),
+        )
+    return found

@@ -70,6 +70,14 @@ def workload_label(config: Config) -> str:
         parts.append(f"{name} {min(depths)}–{max(depths)} tokens ({len(depths)} depths)")
     else:
         parts.append(name)
+    # Which prompts: a versioned suite's text (the concurrency protocol's suite prompts, a
+    # categories suite after the first) or, by default, exact token ids.
+    suite = protocol.get("suite") if isinstance(protocol.get("suite"), str) else None
+    suite_prompts = name == "concurrency" and protocol.get("prompts") == "suite"
+    if suite_prompts and (bound := _whole(protocol.get("input_tokens"))) is not None:
+        parts.append(f"suite {suite} prompts of at most {bound} tokens")
+    elif name == "categories" and suite:
+        parts.append(f"suite {suite}")
     for key, word in (
         ("input_tokens", "in"),
         ("output_tokens", "out"),
@@ -77,7 +85,7 @@ def workload_label(config: Config) -> str:
         ("max_tokens", "out"),
     ):
         if (value := _whole(protocol.get(key))) is not None and not (
-            key == "input_tokens" and depths
+            key == "input_tokens" and (depths or suite_prompts)
         ):
             parts.append(f"{value} {word}")
     if (per := _whole(protocol.get("prompts_per_category"))) is not None:
@@ -87,6 +95,19 @@ def workload_label(config: Config) -> str:
         cut = " ".join(prompt[:PROMPT_PREVIEW].split())
         parts.append(f"prompt “{cut}{'…' if len(prompt) > PROMPT_PREVIEW else ''}”")
     return ", ".join(parts)
+
+
+def prompt_suite(config: Config) -> str | None:
+    """The prompt suite's version a config's prompts come from: a categories config's suite
+    ("1" where its canonical JSON names none: written before suites had versions), a
+    concurrency config's with suite prompts; None for prompts of no suite."""
+    protocol = canonical_protocol(config)
+    suite = protocol.get("suite")
+    if config.protocol == "categories":
+        return suite if isinstance(suite, str) else "1"
+    if config.protocol == "concurrency" and protocol.get("prompts") == "suite":
+        return suite if isinstance(suite, str) else None
+    return None
 
 
 def _depths(protocol: dict) -> list[int]:

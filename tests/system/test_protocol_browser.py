@@ -82,6 +82,11 @@ def test_the_concurrency_view_and_a_concurrency_config_draw_their_charts(
     assert canvas.get_attribute("data-drawn") == "true"
     assert canvas.evaluate(test_browser.PAINTED_PIXELS) > 1000
     assert page.locator("#config-concurrency-table tr.crossover").count() == 1
+    # Every level's tau, derived from its requests (none of which has a tau of its own above 1).
+    tau_cells = page.locator("#config-concurrency-table tbody td:nth-last-child(1)")
+    assert tau_cells.count() == 4
+    assert all(float(cell.split()[0]) > 1 for cell in tau_cells.all_inner_texts())
+    shoot(page, "config-concurrency")
     # The figure, then the sentence that says what it includes (prefill and idle time).
     energy = page.locator("#joules-per-token").inner_text().strip()
     assert re.match(r"[0-9.]+ J\b", energy) and "prefill" in energy

@@ -30,8 +30,35 @@ class ConcurrencyLevelSerializer(serializers.Serializer):
     ci95_high = serializers.FloatField(allow_null=True)
     decode = serializers.FloatField(allow_null=True, help_text="Per-request decode tok/s.")
     ttft_ms = serializers.FloatField(allow_null=True)
-    acceptance = serializers.FloatField(allow_null=True)
-    tau = serializers.FloatField(allow_null=True)
+    acceptance = serializers.FloatField(
+        allow_null=True,
+        help_text="Draft tokens accepted over drafted, pooled over the level's measured requests "
+        "(derived from the stored records); null without drafting or records.",
+    )
+    acceptance_ci95_low = serializers.FloatField(allow_null=True)
+    acceptance_ci95_high = serializers.FloatField(
+        allow_null=True,
+        help_text="Acceptance's 95% interval over the level's rounds (one value a round); null "
+        "for fewer than two rounds.",
+    )
+    tau = serializers.FloatField(
+        allow_null=True,
+        help_text="Tokens per verify step under load: 1 + accepted drafts per verify step, pooled "
+        "over the level's measured requests (a wave's verify steps are exact, one request's "
+        "share of them is not, so a request has no tau of its own above level 1).",
+    )
+    tau_ci95_low = serializers.FloatField(allow_null=True)
+    tau_ci95_high = serializers.FloatField(
+        allow_null=True, help_text="Tau's 95% interval over the level's rounds."
+    )
+    draft_tokens = serializers.IntegerField(
+        allow_null=True, help_text="Draft tokens proposed at this level (measured requests)."
+    )
+    draft_accepted = serializers.IntegerField(allow_null=True)
+    verify_steps = serializers.IntegerField(allow_null=True)
+    drafting_rounds = serializers.IntegerField(
+        allow_null=True, help_text="Rounds the acceptance and tau intervals are over."
+    )
     baseline_aggregate = serializers.FloatField(allow_null=True)
     speedup = serializers.FloatField(
         allow_null=True, help_text="Aggregate over the paired baseline's at the same level."

@@ -37,3 +37,22 @@ def test_each_category_has_an_interval_over_its_prompts_and_few_prompts_are_anec
     assert figures[1].prompts == 2 and figures[1].anecdotal
     named = by_category([{"category": "code"}, {"category": "math"}], figures)
     assert set(named) == {"code", "math"} and named["math"].anecdotal
+
+
+def test_twenty_prompts_a_category_narrow_the_interval_and_keep_each_category_apart():
+    # Suite 2's size: twenty prompts a category, each prompt's acceptance its own sample value.
+    rates = [0.35, 0.45, 0.55, 0.65] * 5
+    many = [request(0, f"p{i}", 100, round(rate * 100), 50.0) for i, rate in enumerate(rates)]
+    many += [request(1, f"q{i}", 100, 20, 40.0 + i) for i in range(20)]
+    few = [request(0, f"p{i}", 100, round(rate * 100), 50.0) for i, rate in enumerate(rates[:4])]
+    wide, narrow = category_figures(few)[0], category_figures(many)[0]
+    assert narrow.prompts == 20 and not narrow.anecdotal
+    assert narrow.acceptance.mean == pytest.approx(0.5) == wide.acceptance.mean
+    low, high = narrow.acceptance_interval
+    assert low < 0.5 < high
+    assert high - low < (wide.acceptance_interval[1] - wide.acceptance_interval[0]) / 2
+    other = category_figures(many)[1]
+    assert other.prompts == 20 and other.acceptance.mean == pytest.approx(0.2)
+    # Every prompt at the same rate: no spread, and the interval says nothing wider.
+    assert other.acceptance_interval in (None, (pytest.approx(0.2), pytest.approx(0.2)))
+    assert other.decode.n == 20

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from leaderboard.verdicts.concurrency import crossover_text, level_verdicts
+import pytest
+
+from leaderboard.verdicts.concurrency import crossover_text, level_acceptance, level_verdicts
 
 H200 = Path(__file__).resolve().parents[3] / "docs/gpu-results/h200-run4/call1"
 
@@ -52,3 +54,86 @@ def test_the_stored_h200_concurrency_file_gives_its_crossover_with_its_uncertain
     assert round(verdicts[4].p, 2) == 0.38 and verdicts[4].verdict == "not established"
     assert result["summary"]["crossover_concurrency"] == 4
     assert crossover_text(result["points"], result["baseline"]["points"]) == "between 2 and 8"
+
+
+# Acceptance under load, derived from the request records
+
+
+def wave(level: int, round_: int, drafted: int, accepted: int, steps: int, **extra) -> list[dict]:
+    """One round's requests at a level: the wave's counts shared out among its requests, each
+    request's own tau null above level 1, as the runner records them."""
+    records = []
+    for index in range(level):
+        records.append(
+            {
+                "phase": "measure",
+                "concurrency": level,
+                "round": round_,
+                "draft_n": drafted // level + (index < drafted % level),
+                "draft_n_accepted": accepted // level + (index < accepted % level),
+                "verify_steps": steps // level + (index < steps % level),
+                "accepted_per_position": [],
+                "tau": None if level > 1 else 1 + accepted / steps,
+                **extra,
+            }
+        )
+    return records
+
+
+def test_each_level_s_tau_and_acceptance_are_pooled_from_its_records_with_an_interval_over_rounds():
+    records = (
+        wave(1, 0, 40, 30, 10) + wave(1, 1, 40, 34, 10)
+        + wave(4, 0, 160, 80, 40) + wave(4, 1, 160, 96, 40) + wave(4, 2, 160, 64, 40)
+        + wave(4, 0, 999, 999, 1, phase="warmup")
+    )  # fmt: skip
+    found = level_acceptance(records)
+    assert list(found) == [1, 4]
+    one, four = found[1], found[4]
+    assert (one.drafted, one.accepted, one.verify_steps, one.rounds) == (80, 64, 20, 2)
+    assert one.acceptance == pytest.approx(64 / 80)
+    assert one.tau == pytest.approx(1 + 64 / 20)
+    # Every request's own tau is null at level 4; the level's is still measured.
+    assert all(r["tau"] is None for r in records if r["concurrency"] == 4)
+    assert four.tau == pytest.approx(1 + 240 / 120) and four.acceptance == pytest.approx(240 / 480)
+    assert four.tau_rounds.n == 3
+    assert four.tau_rounds.mean == pytest.approx((3.0 + 3.4 + 2.6) / 3)
+    low, high = four.tau_interval
+    assert low < four.tau < high
+    low, high = four.acceptance_interval
+    assert low < four.acceptance < high
+
+
+def test_tau_counts_accepted_drafts_by_position_where_the_engine_reports_them():
+    records = wave(2, 0, 20, 10, 5)
+    records[0]["accepted_per_position"] = [4, 2]
+    records[1]["accepted_per_position"] = [3, 3]
+    found = level_acceptance(records)[2]
+    assert found.tau == pytest.approx(1 + 12 / 5)
+    assert found.acceptance == pytest.approx(10 / 20)
+    # One round: a figure, no interval.
+    assert found.tau_interval is None and found.acceptance_interval is None
+
+
+def test_a_baseline_level_or_garbage_gives_no_acceptance_and_no_error():
+    baseline = wave(2, 0, 0, 0, 0) + wave(2, 1, 0, 0, 0)
+    assert level_acceptance(baseline)[2].tau is None
+    assert level_acceptance(baseline)[2].acceptance is None
+    assert level_acceptance(None) == {} and level_acceptance("x") == {}
+    assert level_acceptance([{"concurrency": True}, 7, {"concurrency": None}]) == {}
+
+
+def test_the_stored_h200_run_has_a_tau_at_every_level_though_no_request_above_one_has():
+    result = json.loads((H200 / "8b-dflash12-concurrency.json").read_text())
+    requests = [r for r in result["requests"] if r["phase"] == "measure"]
+    assert all(r["tau"] is None for r in requests if r["concurrency"] > 1)
+    found = level_acceptance(result["requests"])
+    assert list(found) == [1, 2, 4, 8, 16]
+    for level, figures in found.items():
+        mine = [r for r in requests if r["concurrency"] == level]
+        drafted = sum(r["draft_n"] for r in mine)
+        assert figures.acceptance == sum(r["draft_n_accepted"] for r in mine) / drafted
+        positions = sum(sum(r["accepted_per_position"]) for r in mine)
+        assert figures.tau == pytest.approx(1 + positions / sum(r["verify_steps"] for r in mine))
+        assert figures.rounds == 3
+    # Synthetic acceptance (the file's draft is random weights, labelled so): the same at every level.
+    assert round(found[16].tau, 3) == 6.22

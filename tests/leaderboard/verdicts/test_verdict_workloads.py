@@ -35,3 +35,34 @@ def test_a_ranking_is_one_definition_one_gpu_and_one_release():
         ranking_key(one, **base | {"engine_release": "b11500"}),
     }
     assert len(keys) == 4
+
+
+def test_suite_prompts_and_token_ids_under_load_never_share_a_ranking():
+    from leaderboard.services.configs import protocol_variant
+    from runner.config import parse_config
+
+    def concurrency(**options) -> Config:
+        parsed = parse_config(
+            {"target_model": "t.gguf", "protocol": {"name": "concurrency", **options}}
+        )
+        protocol = parsed.canonical()["protocol"]
+        return config(protocol, variant=protocol_variant(protocol))
+
+    ids, suite = concurrency(), concurrency(prompts="suite")
+    assert workload_label(ids) == "concurrency 1–16 (5 levels), 512 in, 256 out"
+    assert workload_label(suite) == (
+        "concurrency 1–16 (5 levels), suite 2 prompts of at most 512 tokens, 256 out"
+    )
+    same = {"definition": "aggregate", "hardware_id": 1, "engine_release": "b11434"}
+    assert ranking_key(ids, **same) != ranking_key(suite, **same)
+    # How many rounds or which seed stays out of the workload, the prompt source does not.
+    assert ranking_key(concurrency(prompts="suite", rounds=2), **same) == ranking_key(suite, **same)
+
+
+def test_a_categories_workload_names_its_suite_after_the_first():
+    first = config({"name": "categories", "categories": ["code", "math"], "output_tokens": 64,
+                    "prompts_per_category": 5})  # fmt: skip
+    second = config({"name": "categories", "suite": "2", "categories": ["code", "math"],
+                     "output_tokens": 64, "prompts_per_category": 5}, variant="v2")  # fmt: skip
+    assert workload_label(first) == "categories code, math (2), 64 out, 5 prompts each"
+    assert workload_label(second) == "categories code, math (2), suite 2, 64 out, 5 prompts each"

@@ -13,7 +13,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard import selectors, services
-from leaderboard.models import Run
+from leaderboard.models import LeaderboardEntry, Run
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.pages import embedded, text
 from tests.support.protocol_results import (
@@ -194,6 +194,40 @@ def test_damaged_category_points_never_break_a_page(client, category_runs, hardw
 # The H200's concurrency result ----------------------------------------------------------------
 
 
+def test_a_first_suite_result_still_loads_renders_and_keeps_apart_from_the_current_suite(
+    client, category_runs, hardware, user, make_protocol_result
+):
+    # A result measured on suite 1 names no suite in its config, as every such file does.
+    first = categories_config(CATEGORIES, protocol={
+        "name": "categories", "suite": "1", "categories": CATEGORIES,
+        "output_tokens": 32, "prompts_per_category": 2,
+    })  # fmt: skip
+    result = make_protocol_result(
+        first,
+        category_records(first, CATEGORY_DECODE, CATEGORY_ACCEPTANCE),
+        category_records(first.baseline(), CATEGORY_BASELINE, None),
+    )
+    assert "suite" not in result["config"]["protocol"]
+    runs = import_result(user, hardware, result)
+    assert first.key in {run.config.key for run in runs}
+    current = categories_config(CATEGORIES)
+    assert current.key != first.key
+
+    page = text(client.get("/categories/", {"target": "tiny-qwen3", "hardware": hardware.slug}))
+    heatmap = re.search(r'<table id="category-heatmap" class="heatmap">(.*?)</table>', page)
+    rows = re.findall(r"<tr>.*?</tr>", heatmap.group(1))[1:]
+    assert sorted(re.search(r"suite (\d)", row).group(1) for row in rows) == ["1", "2"]
+    detail = text(client.get(f"/configs/{first.key}/"))
+    table = detail.split('id="config-category-table"')[1].split("</table>")[0]
+    assert [name in table for name in CATEGORIES] == [True] * 3
+    entries = {
+        e.config.key: e for e in LeaderboardEntry.objects.filter(config__protocol="categories")
+    }
+    assert entries[first.key].ranking_key != entries[current.key].ranking_key
+    assert "suite 2" in entries[current.key].workload_label
+    assert "suite" not in entries[first.key].workload_label
+
+
 @pytest.fixture
 def h200_concurrency(user, db):
     """The H200's concurrency result (docs/gpu-results/h200-run4): (its hardware kind, [the
@@ -217,3 +251,38 @@ def test_the_concurrency_page_and_api_show_the_measured_crossover(h200_concurren
     assert [row["concurrency"] for row in line["rows"]] == CONCURRENCY_LEVELS
     speedups = [row["speedup"] for row in line["rows"]]
     assert speedups[0] == pytest.approx(1.661, abs=1e-3) and speedups[-1] < 1
+
+
+def test_every_level_shows_its_tau_and_acceptance_derived_from_the_requests(
+    h200_concurrency, client: Client
+):
+    hardware, (_, speculative) = h200_concurrency
+    stored = Run.objects.get(pk=speculative.pk).raw_result
+    requests = [r for r in stored["requests"] if r["phase"] == "measure"]
+    # The runner leaves every request's own tau null above level 1 (a wave's verify steps are
+    # shared out): the level's figure is derived from the counts.
+    assert {r["concurrency"] for r in requests if r["tau"] is None} == {2, 4, 8, 16}
+    expected = {}
+    for level in CONCURRENCY_LEVELS:
+        mine = [r for r in requests if r["concurrency"] == level]
+        steps = sum(r["verify_steps"] for r in mine)
+        expected[level] = 1 + sum(sum(r["accepted_per_position"]) for r in mine) / steps
+    # A point's stored tau is a claim: changed behind the door's back, the page does not show it.
+    for point in stored["points"]:
+        point["tau"] = 9.99
+    Run.objects.filter(pk=speculative.pk).update(raw_result=stored)
+
+    target = speculative.config.target_name
+    api = client.get("/api/v1/concurrency", {"target": target, "hardware": hardware.slug}).json()
+    line = next(line for line in api["lines"] if not line["baseline"])
+    for row in line["rows"]:
+        assert row["tau"] == pytest.approx(expected[row["concurrency"]])
+        assert 0 < row["acceptance"] < 1 and row["drafting_rounds"] == 3
+        assert row["tau_ci95_low"] <= row["tau"] <= row["tau_ci95_high"]
+    page = text(client.get("/concurrency/", {"target": target, "hardware": hardware.slug}))
+    assert page.count(f"τ {expected[16]:.2f}") == len(CONCURRENCY_LEVELS)
+    assert "9.99" not in page
+    config_page = text(client.get(f"/configs/{speculative.config.key}/"))
+    table = config_page.split('id="config-concurrency-table"')[1].split("</table>")[0]
+    assert "9.99" not in table
+    assert [f"{expected[level]:.2f}" in table for level in CONCURRENCY_LEVELS] == [True] * 5
