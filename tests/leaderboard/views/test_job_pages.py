@@ -106,6 +106,29 @@ def test_the_job_page_says_unknown_without_history_and_nothing_once_it_ran(
     assert 'id="queue-standing"' not in client.get(f"/jobs/{done.pk}/").content.decode()
 
 
+def test_the_job_page_shows_what_the_jobs_api_reports(client, first_job, job_factory):
+    # Both read selectors.job_report: the page cannot say another place, start or progress.
+    job_factory("succeeded", minute=1, started=0, took=120)
+    running = job_factory(
+        "running", minute=100, progress={"phase": "measure", "done": 1, "total": 4, "elapsed_s": 30}
+    )
+    mine = job_factory("queued", minute=200)
+    for job in (mine, running):
+        report = client.get(f"/api/v1/jobs/{job.pk}").json()
+        page = client.get(f"/jobs/{job.pk}/").content.decode()
+        assert f'data-field="status">{report["status"]}</strong>' in page
+        assert f'value="{report["progress"]["percent"]}" data-field="percent"' in page
+        if report["queue_position"] is None:
+            assert 'id="queue-standing"' not in page
+        else:
+            assert f'data-field="queue_position">{report["queue_position"]}</strong>' in page
+            assert f'<time datetime="{report["estimated_start"][:19]}' in page
+    # The running job: 30 s for one request of four, 90 s to go.
+    assert (
+        'data-field="remaining_s">90</span>' in client.get(f"/jobs/{running.pk}/").content.decode()
+    )
+
+
 def test_owners_cancel_from_the_job_page(client, user, models, hardware, enqueued):
     job = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
     client.force_login(user)
