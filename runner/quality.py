@@ -13,8 +13,8 @@ same parameters always gives the same questions and answers, and the door
 (``runner.evidence``) regenerates them to check a result's records.
 
 The prompt is few-shot and completion-style, so that a small base model can follow it: a line
-of instructions, three solved examples of the same kind (generated like the task, from their own
-seeds), then the task's question and ``A:``::
+of instructions, four solved examples of the task's own variant (the same operation, field or
+program with other values, generated from their own seed), then the question and ``A:``::
 
     Answer each question with the answer alone.
 
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 # The kinds of task, in the order the tasks cycle through them.
 KINDS = ("arithmetic", "word", "string", "list", "json", "code")
-SHOTS = 3
+SHOTS = 4
 INSTRUCTION = "Answer each question with the answer alone."
 # Bounds of what one record of a quality task carries (runner.results).
 MAX_ANSWER_CHARS = 256
@@ -71,21 +71,22 @@ class QualityTask:
     expected: str
 
 
-def _arithmetic(rng: random.Random) -> tuple[str, str]:
-    a, b = rng.randint(2, 60), rng.randint(2, 40)
-    operator = rng.choice("+-*")
+def _arithmetic(rng: random.Random, variant: int) -> tuple[str, str]:
+    operator = "+-*"[variant]
     if operator == "*":
-        a, b = rng.randint(2, 12), rng.randint(2, 9)
+        a, b = rng.randint(2, 9), rng.randint(2, 5)
+    else:
+        a, b = rng.randint(2, 20), rng.randint(1, 9)
     if operator == "-" and b > a:
         a, b = b, a
     value = {"+": a + b, "-": a - b, "*": a * b}[operator]
     return f"What is {a} {operator} {b}?", str(value)
 
 
-def _word(rng: random.Random) -> tuple[str, str]:
+def _word(rng: random.Random, variant: int) -> tuple[str, str]:
     name, thing = rng.choice(_NAMES), rng.choice(_THINGS)
-    a, b = rng.randint(3, 20), rng.randint(1, 9)
-    if rng.random() < 0.5:
+    a, b = rng.randint(3, 9), rng.randint(1, 5)
+    if variant == 0:
         question = (
             f"{name} has {a} {thing}s and gets {b} more. How many {thing}s does {name} have now?"
         )
@@ -97,32 +98,39 @@ def _word(rng: random.Random) -> tuple[str, str]:
     return question, str(a - b)
 
 
-def _string(rng: random.Random) -> tuple[str, str]:
+_STRING_OPERATIONS: tuple[tuple[str, Callable[[str], object]], ...] = (
+    ("What is the first letter of the word", lambda w: w[0]),
+    ("What is the last letter of the word", lambda w: w[-1]),
+    ("How many letters are in the word", len),
+    ("What is the word in capital letters:", str.upper),
+)
+
+
+def _string(rng: random.Random, variant: int) -> tuple[str, str]:
     word = rng.choice(_WORDS)
-    operations: list[tuple[str, Callable[[str], object]]] = [
-        ("What is the first letter of the word", lambda w: w[0]),
-        ("What is the last letter of the word", lambda w: w[-1]),
-        ("How many letters are in the word", len),
-        ("What is the word in capital letters:", str.upper),
-    ]
-    text, operation = rng.choice(operations)
+    text, operation = _STRING_OPERATIONS[variant]
     return f'{text} "{word}"?', str(operation(word))
 
 
-def _list(rng: random.Random) -> tuple[str, str]:
+_LIST_OPERATIONS: tuple[tuple[str, Callable[[list[int]], int]], ...] = (
+    ("What is the largest number in", max),
+    ("What is the smallest number in", min),
+    ("What is the first number in", lambda v: v[0]),
+    ("What is the last number in", lambda v: v[-1]),
+    ("How many numbers are in", len),
+)
+
+
+def _list(rng: random.Random, variant: int) -> tuple[str, str]:
     values = rng.sample(range(1, 50), rng.randint(3, 5))
-    operations: list[tuple[str, Callable[[list[int]], int]]] = [
-        ("What is the largest number in", max),
-        ("What is the smallest number in", min),
-        ("What is the first number in", lambda v: v[0]),
-        ("What is the last number in", lambda v: v[-1]),
-        ("How many numbers are in", len),
-    ]
-    text, operation = rng.choice(operations)
+    text, operation = _LIST_OPERATIONS[variant]
     return f"{text} {json.dumps(values)}?", str(operation(values))
 
 
-def _json(rng: random.Random) -> tuple[str, str]:
+_JSON_FIELDS = ("name", "city", "age", "color")
+
+
+def _json(rng: random.Random, variant: int) -> tuple[str, str]:
     record: dict[str, object] = {
         "name": rng.choice(_NAMES),
         "city": rng.choice(_CITIES),
@@ -132,7 +140,7 @@ def _json(rng: random.Random) -> tuple[str, str]:
     keys = list(record)
     rng.shuffle(keys)
     shuffled = {key: record[key] for key in keys}
-    field = rng.choice(keys)
+    field = _JSON_FIELDS[variant]
     question = f'In {json.dumps(shuffled)}, what is the value of "{field}"?'
     return question, str(shuffled[field])
 
@@ -147,16 +155,16 @@ _PROGRAMS = (
 )
 
 
-def _code(rng: random.Random) -> tuple[str, str]:
+def _code(rng: random.Random, variant: int) -> tuple[str, str]:
     word = rng.choice(_WORDS)
     values = {
-        "a": rng.randint(2, 30),
-        "b": rng.randint(2, 30),
-        "c": rng.randint(2, 9),
+        "a": rng.randint(2, 20),
+        "b": rng.randint(2, 20),
+        "c": rng.randint(2, 5),
         "word": word,
         "i": rng.randrange(len(word)),
     }
-    program = rng.choice(_PROGRAMS).format(**values)
+    program = _PROGRAMS[variant].format(**values)
     return f"What does this Python program print?\n{program}", run_program(program)
 
 
@@ -169,13 +177,15 @@ def run_program(program: str) -> str:
     return printed.getvalue().rstrip("\n").rsplit("\n", 1)[-1]
 
 
-_GENERATORS: dict[str, Callable[[random.Random], tuple[str, str]]] = {
-    "arithmetic": _arithmetic,
-    "word": _word,
-    "string": _string,
-    "list": _list,
-    "json": _json,
-    "code": _code,
+Generator = Callable[[random.Random, int], tuple[str, str]]
+# Each kind's generator and how many variants (operations, fields, programs) it has.
+_GENERATORS: dict[str, tuple[Generator, int]] = {
+    "arithmetic": (_arithmetic, 3),
+    "word": (_word, 2),
+    "string": (_string, len(_STRING_OPERATIONS)),
+    "list": (_list, len(_LIST_OPERATIONS)),
+    "json": (_json, len(_JSON_FIELDS)),
+    "code": (_code, len(_PROGRAMS)),
 }
 
 
@@ -185,14 +195,17 @@ def _prompt(examples: list[tuple[str, str]], question: str) -> str:
 
 
 def make_task(*, seed: int, position: int, kind: str, label: str = "task") -> QualityTask:
-    """The task at ``position`` of a seed's list: its question and answer from its own random
-    stream, and SHOTS solved examples of its kind, distinct from it, from another."""
-    generate = _GENERATORS[kind]
-    question, expected = generate(random.Random(f"quality:{seed}:{label}:{position}"))
+    """The task at ``position`` of a seed's list: its variant (which operation, field or
+    program) and question from its own random stream, and SHOTS solved examples of the same
+    variant, distinct from it, from another: the examples show the very pattern asked."""
+    generate, variants = _GENERATORS[kind]
+    rng = random.Random(f"quality:{seed}:{label}:{position}")
+    variant = rng.randrange(variants)
+    question, expected = generate(rng, variant)
     shots_rng = random.Random(f"quality:{seed}:{label}:{position}:shots")
     examples: list[tuple[str, str]] = []
     while len(examples) < SHOTS:
-        example = generate(shots_rng)
+        example = generate(shots_rng, variant)
         if example[0] != question and example not in examples:
             examples.append(example)
     task_id = f"{kind}-{position}" if label == "task" else f"{label}-{kind}-{position}"
