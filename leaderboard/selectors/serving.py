@@ -29,6 +29,9 @@ from leaderboard.verdicts.statistics import count as stored_count
 from runner.results import MAX_FIGURE
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS, latency_figures
 
+# The row of a run's latency that pools its points: each point weighs by its requests (a
+# concurrency run's high levels most), so it describes the run, not any one level.
+POOLED_LABEL = "all points pooled (weighted by their requests)"
 # The largest TPOT objective a page or the API takes, in ms (an hour a token).
 MAX_TPOT_OBJECTIVE_MS = 3_600_000.0
 # Words that travel with the figures, on the pages and in the API.
@@ -165,7 +168,7 @@ def _run_latency(run_id: int) -> dict | None:
         for i, f in sorted((i, f) for i, f in figures.items() if i is not None)
     ]
     if len(rows) > 1:
-        rows.insert(0, {"label": "all requests", "latency": figures[None]})
+        rows.insert(0, {"label": POOLED_LABEL, "latency": figures[None]})
     return {
         "rows": rows,
         "objective_ms": DEFAULT_TPOT_OBJECTIVE_MS,

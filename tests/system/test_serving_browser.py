@@ -54,3 +54,4 @@ def test_the_concurrency_page_draws_the_trade_off_and_lists_latency_by_level(
     table = page.locator("#latency table")
     assert table.locator("tbody tr").count() == 1 + len(CONCURRENCY_LEVELS)
     shoot(page, "run-latency")
+    page.locator("#latency").screenshot(path=test_browser.SCREENSHOTS / "run-latency-section.png")

@@ -12,6 +12,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run
+from leaderboard.selectors.serving import POOLED_LABEL
 from tests.leaderboard.selectors.test_serving_selectors import import_streamed, streamed
 from tests.support.api_clients import upload
 from tests.support.protocol_results import concurrency_config, concurrency_records
@@ -140,7 +141,7 @@ def test_an_upload_with_hostile_or_contradicted_latency_is_400_naming_the_field(
 
 def test_a_config_s_detail_gives_its_best_run_s_latency_beside_its_old_fields(streamed_runs):
     body = APIClient().get(f"/api/v1/configs/{concurrency_config(LEVELS).key}").json()
-    assert body["latency"]["rows"][0]["label"] == "all requests"
+    assert body["latency"]["rows"][0]["label"] == POOLED_LABEL
     assert body["latency"]["rows"][0]["latency"]["tpot_ms"]["n"] == len(streamed_runs)
     assert body["concurrency_levels"][0]["latency"]["goodput"]["tpot_ms_objective"] == 50.0
     assert body["key"] == concurrency_config(LEVELS).key and body["crossover_concurrency"] == 4

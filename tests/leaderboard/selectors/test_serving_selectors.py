@@ -11,6 +11,7 @@ import pytest
 from leaderboard import selectors, services
 from leaderboard.models import Run
 from leaderboard.selectors.serving import (
+    POOLED_LABEL,
     concurrency_pareto,
     latency_by_level,
     point_latency,
@@ -147,7 +148,7 @@ def test_a_run_s_latency_has_a_row_per_point_and_one_for_all_its_requests(
     mine, _ = import_streamed(user, hardware, make_protocol_result)
     run = Run.objects.get(config__key=concurrency_config(LEVELS).key)
     latency = run_latency(run_id=run.pk)
-    assert [row["label"] for row in latency["rows"]] == ["all requests"] + [
+    assert [row["label"] for row in latency["rows"]] == [POOLED_LABEL] + [
         f"{level} concurrent" for level in LEVELS
     ]
     assert latency["rows"][0]["latency"]["tpot_ms"]["n"] == len(mine)

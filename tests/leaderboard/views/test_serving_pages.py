@@ -77,7 +77,7 @@ def test_a_run_page_and_its_config_page_show_each_point_s_latency(client, stream
     for url in (f"/runs/{run.pk}/", f"/configs/{run.config.key}/"):
         shown = element_text(client.get(url).content.decode(), "latency")
         assert shown is not None, url
-        assert "all requests" in shown and "4 concurrent" in shown
+        assert "all points pooled" in shown and "4 concurrent" in shown
         assert "TPOT ≤ 50 ms" in shown and "not streamed" not in shown
 
 
