@@ -20,6 +20,8 @@ so both may use it.
   the row above" labels.
 - `concurrency`: per-level verdicts against the baseline and the crossover as a level interval.
 - `categories`: per-category intervals over prompts, anecdotal below three.
+- `quality`: whether a draft changed the answers: the quality protocol's paired accuracy
+  difference read by its interval ("fewer correct", "more correct", "no change shown").
 - `output_length`: per output length the speedup over the paired baseline, its 95% interval (the
   runner's rule, checked at the door) and "faster" / "slower" / "not established".
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins.
