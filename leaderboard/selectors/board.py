@@ -62,6 +62,7 @@ PROTOCOLS = (
     "depth",
     *SEPARATE_PROTOCOLS,
     "output-length",
+    "quality",
     SEED_CSV_PROTOCOL,
 )
 # What a protocol value means to a reader; values not listed read as themselves.

@@ -128,6 +128,12 @@ def test_the_api_gives_the_accuracies_the_difference_and_every_scored_task(
     assert config["quality"]["difference"]["verdict"] == "fewer correct"
 
 
+def test_the_board_filters_quality_rows(client: Client, quality_runs, concurrency_runs):
+    rows = client.get("/api/v1/leaderboard?protocol=quality").json()["results"]
+    assert rows and {row["config_key"] for row in rows} <= {key(), quality_runs[0].config.key}
+    assert 'value="quality"' in client.get("/").content.decode()
+
+
 def test_other_protocols_have_no_quality_figures(client: Client, concurrency_runs):
     run = concurrency_runs[-1]
     assert client.get(f"/api/v1/runs/{run.pk}").json()["quality"] is None
