@@ -388,6 +388,31 @@ def wilson_interval(successes: int, trials: int) -> tuple[float | None, float | 
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def percentile_interval(values: Sequence[float], q: float) -> tuple[float | None, float | None]:
+    """A distribution-free 95% interval of the q-th percentile (0 < q < 100): the order
+    statistics x_(l) and x_(u) between which the true percentile lies with probability at
+    least 0.95, each tail at most 2.5% (binomial coverage, Conover); (None, None) where the
+    sample is too small to reach it (the median needs 6 values, p99 about 370)."""
+    data = sorted(float(v) for v in values)
+    n, p = len(data), q / 100.0
+    if not data or not 0.0 < p < 1.0:
+        return None, None
+    # Imported here: scipy's import costs more than every other use of this module.
+    from scipy.stats import binom
+
+    # X counts the values below the true percentile. Lower rank l: the most with
+    # P(X <= l - 1) <= 2.5%; upper rank u: the fewest with P(X <= u - 1) >= 97.5%.
+    lower = int(binom.ppf(0.025, n, p))
+    if binom.cdf(lower - 1, n, p) > 0.025:
+        lower -= 1
+    while lower + 1 <= n and binom.cdf(lower, n, p) <= 0.025:
+        lower += 1
+    upper = max(int(binom.ppf(0.975, n, p)) + 1, 1)
+    if lower < 1 or upper > n:
+        return None, None
+    return data[lower - 1], data[upper - 1]
+
+
 def goodput(
     records: Sequence[Mapping[str, Any]], *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
 ) -> dict[str, Any]:
@@ -409,26 +434,28 @@ def goodput(
     }
 
 
+def latency_samples(records: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
+    """The samples behind each latency figure: per request its time to first token, its time
+    per output token (``request_tpot_ms``) and its end-to-end latency (client wall time), and
+    every gap between successive streamed chunks (``inter_token_gaps_ms``)."""
+    return {
+        "ttft_ms": [r["ttft_ms"] for r in records if r.get("ttft_ms") is not None],
+        "tpot_ms": [tpot for tpot in (request_tpot_ms(r) for r in records) if tpot is not None],
+        "itl_ms": [gap for r in records for gap in inter_token_gaps_ms(r)],
+        "e2e_ms": [r["wall_ms"] for r in records if r.get("wall_ms") is not None],
+    }
+
+
 def latency_figures(
     records: Sequence[Mapping[str, Any]], *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
 ) -> dict[str, Any]:
-    """The latency a serving user weighs, from some requests: time to first token, time per
-    output token (``request_tpot_ms``) and end-to-end latency (client wall time) per request,
-    inter-token latency pooled over every gap of the streamed requests (``inter_token_gaps_ms``),
-    each as ``latency_percentiles``, and the goodput at a TPOT objective (``goodput``)."""
-    return {
-        "ttft_ms": latency_percentiles(
-            [r["ttft_ms"] for r in records if r.get("ttft_ms") is not None]
-        ),
-        "tpot_ms": latency_percentiles(
-            [tpot for tpot in (request_tpot_ms(r) for r in records) if tpot is not None]
-        ),
-        "itl_ms": latency_percentiles([gap for r in records for gap in inter_token_gaps_ms(r)]),
-        "e2e_ms": latency_percentiles(
-            [r["wall_ms"] for r in records if r.get("wall_ms") is not None]
-        ),
-        "goodput": goodput(records, tpot_ms_objective=tpot_ms_objective),
+    """The latency a serving user weighs, from some requests: each of ``latency_samples`` as
+    ``latency_percentiles``, and the goodput at a TPOT objective (``goodput``)."""
+    figures: dict[str, Any] = {
+        name: latency_percentiles(values) for name, values in latency_samples(records).items()
     }
+    figures["goodput"] = goodput(records, tpot_ms_objective=tpot_ms_objective)
+    return figures
 
 
 # --- The quality protocol: accuracy and its paired difference (runner.quality) -------------

@@ -27,7 +27,12 @@ from leaderboard.models import Hardware, Run
 from leaderboard.selectors.cache import board_cached
 from leaderboard.verdicts.statistics import count as stored_count
 from runner.results import MAX_FIGURE
-from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS, latency_figures
+from runner.stats import (
+    DEFAULT_TPOT_OBJECTIVE_MS,
+    latency_figures,
+    latency_samples,
+    percentile_interval,
+)
 
 # The row of a run's latency that pools its points: each point weighs by its requests (a
 # concurrency run's high levels most), so it describes the run, not any one level.
@@ -45,7 +50,9 @@ DEFINITIONS = {
     "so many gaps are near 0 (streamed runs only)",
     "e2e_ms": "end-to-end latency: the request's client wall time",
     "percentiles": "p50 / p90 / p99 linear between the closest ranks of the per-request "
-    "(per-gap for ITL) samples; n samples",
+    "(per-gap for ITL) samples; n samples; the median's and p99's 95% intervals are "
+    "distribution-free (order statistics, binomial coverage), none where n is too small (the "
+    "median needs 6 samples, p99 about 370)",
     "goodput": "the share of requests whose TPOT meets the objective, with its Wilson 95% interval",
     "per_user": "1000 / the level's median TPOT (ms)",
     "per_gpu": "the level's aggregate tok/s (a round's generated tokens over its wall time, mean "
@@ -106,12 +113,24 @@ def point_latency(
     records = [r for r in (_clean(r) for r in requests or []) if r is not None]
     if not records:
         return {}
-    figures: dict[int | None, dict] = {
-        None: latency_figures(records, tpot_ms_objective=tpot_ms_objective)
-    }
+    groups: dict[int | None, list[dict]] = {None: records}
     for index in sorted({r["point"] for r in records if r["point"] is not None}):
-        mine = [r for r in records if r["point"] == index]
-        figures[index] = latency_figures(mine, tpot_ms_objective=tpot_ms_objective)
+        groups[index] = [r for r in records if r["point"] == index]
+    return {
+        index: _with_intervals(
+            latency_figures(mine, tpot_ms_objective=tpot_ms_objective), latency_samples(mine)
+        )
+        for index, mine in groups.items()
+    }
+
+
+def _with_intervals(figures: dict, samples: dict[str, list[float]]) -> dict:
+    """Each figure's median and p99 with their distribution-free 95% intervals
+    (`runner.stats.percentile_interval`; null where too few samples reach one)."""
+    for name, values in samples.items():
+        for q in (50, 99):
+            low, high = percentile_interval(values, q)
+            figures[name] |= {f"p{q}_ci95_low": low, f"p{q}_ci95_high": high}
     return figures
 
 
@@ -219,6 +238,8 @@ def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
                     "per_gpu_ci95_low": low / gpus if low is not None else None,
                     "per_gpu_ci95_high": high / gpus if high is not None else None,
                     "tpot_p50_ms": tpot["p50"],
+                    "tpot_p50_ci95_low": tpot.get("p50_ci95_low"),
+                    "tpot_p50_ci95_high": tpot.get("p50_ci95_high"),
                     "tpot_n": tpot["n"],
                     "rounds": row.get("n"),
                 }

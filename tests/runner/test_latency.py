@@ -22,7 +22,9 @@ from runner.stats import (
     inter_token_gaps_ms,
     latency_figures,
     latency_percentiles,
+    latency_samples,
     percentile,
+    percentile_interval,
     request_tpot_ms,
     wilson_interval,
 )
@@ -204,3 +206,40 @@ def test_hostile_percentiles_in_a_summary_are_refused():
     data = copy.deepcopy(streamed_result())
     data["summary"]["latency"]["goodput"]["met"] = 10**9
     assert "summary.latency.goodput.met" in refusal(data)
+
+
+def test_a_percentile_s_interval_is_the_order_statistics_of_binomial_coverage():
+    # Conover's table: the median of 100 values lies between the 40th and 61st at 95%.
+    assert percentile_interval(list(range(1, 101)), 50) == (40.0, 61.0)
+    # Five values cannot place a median at 95% (each tail 1/32 > 2.5%), six can (1/64 each).
+    assert percentile_interval([1.0, 2.0, 3.0, 4.0, 5.0], 50) == (None, None)
+    assert percentile_interval([6.0, 1.0, 5.0, 2.0, 4.0, 3.0], 50) == (1.0, 6.0)
+    # p99 needs several hundred values.
+    assert percentile_interval(list(range(300)), 99) == (None, None)
+    low, high = percentile_interval(list(range(1000)), 99)
+    assert low <= percentile(list(range(1000)), 99) <= high
+
+
+def test_the_interval_covers_the_true_percentile_about_95_times_in_100():
+    rng = np.random.default_rng(3)
+    covered = 0
+    for _ in range(400):
+        low, high = percentile_interval(rng.exponential(10.0, size=60).tolist(), 90)
+        covered += low <= 10.0 * np.log(10.0) <= high  # the exponential's true p90
+    assert 0.93 <= covered / 400 <= 0.995
+
+
+def test_the_latency_samples_are_the_ones_the_figures_are_computed_from():
+    records = [
+        {"ttft_ms": 5.0, "wall_ms": 105.0, "predicted_n": 11, "chunk_arrival_ms": [5.0, 6.0]},
+        {"ttft_ms": None, "wall_ms": 50.0, "predicted_n": 11},
+    ]
+    samples = latency_samples(records)
+    assert samples == {
+        "ttft_ms": [5.0],
+        "tpot_ms": [10.0],
+        "itl_ms": [1.0],
+        "e2e_ms": [105.0, 50.0],
+    }
+    figures = latency_figures(records)
+    assert all(figures[name]["n"] == len(values) for name, values in samples.items())

@@ -20,6 +20,16 @@ class PercentilesSerializer(serializers.Serializer):
         allow_null=True, help_text="Linear between the closest ranks (numpy's default)."
     )
     max = serializers.FloatField(allow_null=True)
+    p50_ci95_low = serializers.FloatField(allow_null=True, default=None)
+    p50_ci95_high = serializers.FloatField(
+        allow_null=True, default=None, help_text="The median's distribution-free 95% interval."
+    )
+    p99_ci95_low = serializers.FloatField(allow_null=True, default=None)
+    p99_ci95_high = serializers.FloatField(
+        allow_null=True,
+        default=None,
+        help_text="p99's distribution-free 95% interval; null below about 370 samples.",
+    )
 
 
 class GoodputSerializer(serializers.Serializer):
@@ -55,6 +65,10 @@ class ParetoPointSerializer(serializers.Serializer):
     per_gpu_ci95_low = serializers.FloatField(allow_null=True)
     per_gpu_ci95_high = serializers.FloatField(allow_null=True)
     tpot_p50_ms = serializers.FloatField()
+    tpot_p50_ci95_low = serializers.FloatField(allow_null=True)
+    tpot_p50_ci95_high = serializers.FloatField(
+        allow_null=True, help_text="The median TPOT's distribution-free 95% interval."
+    )
     tpot_n = serializers.IntegerField(help_text="Requests behind the median TPOT.")
     rounds = serializers.IntegerField(allow_null=True, help_text="Rounds behind the aggregate.")
     frontier = serializers.BooleanField(help_text="Whether the point is on the Pareto frontier.")

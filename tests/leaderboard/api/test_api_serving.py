@@ -36,7 +36,7 @@ def test_each_level_carries_its_latency_and_the_body_its_pareto_curves(streamed_
     for row in line["rows"]:
         latency = row["latency"]
         assert {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "goodput"} == set(latency)
-        assert set(latency["tpot_ms"]) == {"n", "mean", "p50", "p90", "p99", "max"}
+        assert {"n", "mean", "p50", "p90", "p99", "max"} <= set(latency["tpot_ms"])
         assert latency["tpot_ms"]["p50"] <= latency["tpot_ms"]["p99"]
         assert latency["itl_ms"]["n"] > 0 and row["aggregate"] is not None
     curves = {curve["config_key"]: curve for curve in body["pareto"]["curves"]}

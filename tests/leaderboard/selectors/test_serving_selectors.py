@@ -184,3 +184,20 @@ def test_stored_requests_with_missing_or_hostile_values_are_read_around():
     # NaN and a wall time past the result model's bound (1e15 ms) are no latency.
     assert figures["e2e_ms"]["n"] == 2 and figures["e2e_ms"]["max"] == 42.0
     assert point_latency({"requests": "nope"}) == {} and point_latency(None) == {}
+
+
+def test_medians_carry_a_distribution_free_interval_where_the_samples_can_place_one(
+    user, ranked_models, hardware, make_protocol_result
+):
+    import_streamed(user, hardware, make_protocol_result)
+    line = next(line for line in series(hardware)["lines"] if not line["baseline"])
+    for row in line["rows"]:
+        itl, tpot = row["latency"]["itl_ms"], row["latency"]["tpot_ms"]
+        # Every level has dozens of chunk gaps: the median is placed, within the interval.
+        assert itl["p50_ci95_low"] <= itl["p50"] <= itl["p50_ci95_high"]
+        # Two to eight requests a level: a median needs six, a p99 several hundred.
+        placed = tpot["n"] >= 6
+        assert (tpot["p50_ci95_low"] is not None) is placed and tpot["p99_ci95_low"] is None
+    pareto = concurrency_pareto(lines=[line], hardware_slug=hardware.slug)
+    point = pareto["curves"][0]["points"][-1]
+    assert point["tpot_p50_ci95_low"] == line["rows"][-1]["latency"]["tpot_ms"]["p50_ci95_low"]
