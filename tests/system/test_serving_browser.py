@@ -42,7 +42,9 @@ def test_the_concurrency_page_draws_the_trade_off_and_lists_latency_by_level(
     assert page.locator("#pareto-table .badge", has_text="on the frontier").count() >= 1
     latency = page.locator("#concurrency-latency-table tbody tr")
     assert latency.count() == 2 * len(CONCURRENCY_LEVELS)
-    assert "p50 / p90 / p99" in page.locator("#concurrency-latency-table thead").inner_text().lower()
+    assert (
+        "p50 / p90 / p99" in page.locator("#concurrency-latency-table thead").inner_text().lower()
+    )
     page.locator("#pareto").scroll_into_view_if_needed()
     shoot(page, "concurrency-pareto")
     # The section alone, to look at the chart without scrolling a whole page's image.
