@@ -753,6 +753,7 @@
 
   var drawers = {
     "tps-data": tokensPerRun,
+    "pareto-data": pareto,
     "acceptance-data": acceptance,
     "acceptance-spread-data": acceptanceSpread,
     "memory-data": memory,
