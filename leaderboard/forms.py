@@ -86,9 +86,13 @@ def protocol_classes() -> dict[str, type]:
 
 # The quick protocol as the form offers it: a text to continue (the real model is a base model)
 # and a length on which Gemma 3 270M base does not loop under greedy decoding, so a first job
-# gives a row that ranks. The seed's Fibonacci prompt at 1500 tokens, the runner's own default,
-# loops on it (a degenerate run and baseline, kept off the ranking); the CLI keeps the seed's
-# protocol. The same prompt and length as the demo's real rows: a first job joins their ranking.
+# (the form's default: no drafting) gives a row that ranks. Measured with llama-server b11434 on
+# CPU: the seed's Fibonacci prompt, the runner's own default, loops at 64 tokens already (a
+# 20-token period over the whole output) and at 256; this prompt at 64 tokens gave three
+# identical, loop-free outputs (distinct 4-grams 0.64). With n-gram drafting and its paired
+# baseline it looped in that measurement too: the estimate warns once such a run is on the site
+# (`selectors.known_loops`). The same prompt and length as the demo's real rows, so a first job
+# joins their ranking; the CLI keeps the seed's protocol.
 QUICK_FORM_PROMPT = (
     "The lighthouse keeper's log, written each evening at the top of the tower.\n\n"
     "12 March. Wind from the north-west, strong. Lamp lit at 18:40. Two fishing "
@@ -236,7 +240,7 @@ PRESETS = (
     Preset(
         "quick", "Quick leaderboard", "quick",
         "A first row in minutes: a text to continue, {runs} runs of {n_predict} tokens after "
-        "{warmup} warm-up, greedy (the real model does not loop on it).",
+        "{warmup} warm-up, greedy; the real model, run without drafting, does not loop on it.",
     ),
     Preset(
         "context-sweep", "Context sweep", "context-sweep",
