@@ -245,6 +245,8 @@ def test_password_resets_are_limited_per_address_and_per_account(
 SHARED_CACHE = "redis://127.0.0.1:6379/8"
 
 
+# A real Redis and a second Python process: the end-to-end tier's (the fast tier needs neither).
+@pytest.mark.e2e
 def test_the_sign_up_limit_is_kept_in_the_shared_cache_so_another_process_sees_it(
     db, settings, mailoutbox
 ):
