@@ -17,6 +17,7 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from leaderboard import services
+from leaderboard.forms import sweep_point
 from leaderboard.models import Job, ModelFile, Run
 from runner.gguf.real_model import (
     INSTALL_HINT,
@@ -84,6 +85,12 @@ def open_form(page, live_server, query: str = "") -> None:
     expect(page.locator("#submit-form")).to_have_attribute("data-enhanced", "true")
 
 
+def settled(page, *, requests: int) -> None:
+    """Wait for the live estimate of what the form holds now: `requests` requests."""
+    expect(page.locator('[data-estimate="requests"]')).to_have_text(str(requests), timeout=15_000)
+    expect(page.locator("#estimate-body")).not_to_have_attribute("aria-busy", "true")
+
+
 def lengths(page, field: str) -> list[int]:
     return [int(part) for part in page.locator(f"#id_{field}").input_value().split(",")]
 
@@ -108,6 +115,9 @@ def test_the_context_sweep_preset_fits_the_real_models_training_context(
     # Input = output: each point needs twice its length and 16 tokens of slack.
     assert all(2 * n + 16 <= context for n in sweep)
     assert sweep[:3] == [512, 4096, 12288] and sweep[-1] > 12288
+    # The estimate is of these lengths (each point's requests and warm-ups), and accepts them.
+    points = [sweep_point(n) for n in sweep]
+    settled(page, requests=sum(p["requests"] + p["warmup"] for p in points))
     expect(page.locator("#estimate-ok")).to_be_visible()
     assert page.locator("#estimate-errors").count() == 0
     assert page.locator(".field .errors").count() == 0
@@ -118,9 +128,14 @@ def test_the_context_sweep_preset_fits_the_real_models_training_context(
     depths = lengths(page, "depths")
     output = int(page.locator("#id_output_tokens").input_value())
     assert all(depth + output + 16 <= context for depth in depths) and max(depths) > 12288
+    per_depth = int(page.locator("#id_requests").input_value()) + int(
+        page.locator("#id_warmup").input_value()
+    )
+    settled(page, requests=len(depths) * per_depth)
     expect(page.locator("#estimate-ok")).to_be_visible()
 
     page.get_by_role("link", name=re.compile("Context sweep")).click()
+    settled(page, requests=sum(p["requests"] + p["warmup"] for p in points))
     expect(page.locator("#estimate-ok")).to_be_visible()
     assert fits_the_width(page)
     shot(page, "presets-context-sweep-real-model", width)
