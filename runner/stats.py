@@ -227,6 +227,9 @@ def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
 
 # A point's fields that only a concurrency level or a category fills (None elsewhere).
 LABELLED_POINT_FIELDS = ("concurrency", "aggregate_tokens_per_second", "ttft_ms", "category")
+# A point's fields that only the output-length protocol fills (runner.output_length): set, and
+# null, on every other point, so that the runner's result sets every field it has.
+OUTPUT_LENGTH_POINT_FIELDS = ("generated_tokens", "speedup_ci95_low", "speedup_ci95_high")
 
 
 def round_throughputs(records: Sequence[Mapping[str, Any]]) -> list[float]:
@@ -281,6 +284,7 @@ def depth_points(config: BenchmarkConfig, records: Sequence[dict]) -> list[dict[
                 "speedup": None,
             }
             | dict.fromkeys(LABELLED_POINT_FIELDS)
+            | dict.fromkeys(OUTPUT_LENGTH_POINT_FIELDS)
             | {"latency": latency_figures(mine)}
         )
     return points
@@ -307,9 +311,7 @@ def _labelled_points(
             "speedup": None,
         } | dict.fromkeys(LABELLED_POINT_FIELDS)
         point["latency"] = latency_figures(mine)
-        # The output-length protocol's own figures: set, and null, on a level's or category's
-        # point, so that the runner's result sets every field it has.
-        point |= dict.fromkeys(("generated_tokens", "speedup_ci95_low", "speedup_ci95_high"))
+        point |= dict.fromkeys(OUTPUT_LENGTH_POINT_FIELDS)
         if isinstance(protocol, ConcurrencyProtocol):
             # Suite prompts are text of their own lengths: no one input length to state.
             length = None if protocol.suite_pool else protocol.input_tokens
