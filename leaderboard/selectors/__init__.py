@@ -38,6 +38,8 @@ The reads are grouped by what they are about, one module each:
 - `protocols`: the concurrency protocol's per-level figures, verdicts and crossover, and the
   helpers the protocols' reads share; `categories`: per-category figures with intervals over
   prompts and the heatmap.
+- `output_length`: per output length each side's decode tok/s, the speedup with its 95%
+  interval and verdict (`verdicts.output_length`), the config page's chart data and the API's.
 
 Callers write `from leaderboard import selectors` and `selectors.leaderboard_entries(...)`; every
 public read is named here, so they need not know which module holds it. The counter itself lives

@@ -245,7 +245,8 @@ def _speedup_uncertainty(
         batch_speedups=batch_speedups,
         own=figures.best_sample,
         baseline=baseline,
-        across_depths=verdicts.is_across_depths(config),
+        # A geometric mean over depths or over output lengths has no one-batch interval.
+        across_depths=verdicts.is_across_depths(config) or verdicts.is_across_lengths(config),
     )
 
 
