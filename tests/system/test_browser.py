@@ -252,7 +252,7 @@ def test_submit_an_invalid_then_a_valid_config_and_follow_its_job(
 
     result = make_result(job.config.key, [150.0, 151.0, 149.0], draft=(80, 60), tau=3.0)
     services.record_result(job_id=job.pk, result=result)
-    page.wait_for_selector("text=See it on the config's page", timeout=10_000)
+    page.wait_for_selector("text=the config's page", timeout=10_000)
     assert "succeeded" in page.locator('[data-field="status"]').inner_text()
     assert page.locator("progress").get_attribute("value") == "100"
     shoot(page, "job-done")
