@@ -18,7 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from leaderboard.models import Job
-from runner.config import parse_config
+from runner.config import parse_stored_config
 from runner.errors import ConfigError
 from runner.protocols import job_token_budget
 
@@ -49,7 +49,7 @@ def parse_rate(rate: str) -> tuple[int, int]:
 
 def _job_tokens(canonical: dict) -> int:
     try:
-        config = parse_config(canonical)
+        config = parse_stored_config(canonical)
     except ConfigError:
         return 0
     return job_token_budget(config)["total_tokens"]

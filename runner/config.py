@@ -39,6 +39,7 @@ from runner.protocols.schema import (  # noqa: F401
     QuickProtocol,
     SweepPoint,
     _Strict,
+    stored_canonical,
 )
 
 # The engine's own names (llama.cpp b11434, common/speculative.cpp).
@@ -449,6 +450,14 @@ def parse_config(data: Any) -> BenchmarkConfig:
         return BenchmarkConfig.model_validate(data)
     except ValidationError as error:
         raise ConfigError(format_validation_error(error)) from None
+
+
+def parse_stored_config(canonical: dict[str, Any]) -> BenchmarkConfig:
+    """The config a stored canonical dict (a Config row's, a result's, a job message's) describes,
+    with its key: a categories protocol that names no suite is the first suite's, which its
+    canonical form leaves out, where `parse_config` of a new config's JSON takes the current one.
+    Raises ConfigError as `parse_config` does."""
+    return parse_config(stored_canonical(canonical))
 
 
 def field_errors(error: ValidationError) -> dict[str, list[str]]:

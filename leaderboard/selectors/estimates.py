@@ -33,7 +33,12 @@ from leaderboard.models import (
 )
 from leaderboard.selectors.catalogue import registered_models, servable_hardware
 from runner.compatibility import max_dflash_n_max, pair_problems
-from runner.config import DRAFT_MODEL_TYPES, SELF_DRAFT_TYPES, BenchmarkConfig, parse_config
+from runner.config import (
+    DRAFT_MODEL_TYPES,
+    SELF_DRAFT_TYPES,
+    BenchmarkConfig,
+    parse_stored_config,
+)
 from runner.errors import ConfigError
 from runner.protocols import job_token_budget, token_budget
 
@@ -167,7 +172,7 @@ def rerun_source(*, config: Config) -> RerunSource:
     if canonical.get("source") == SELF_REPORTED_UPLOAD_SOURCE:
         del canonical["source"]
     try:
-        parsed = parse_config(canonical)
+        parsed = parse_stored_config(canonical)
     except ConfigError:
         return RerunSource(
             None,

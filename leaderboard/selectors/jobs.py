@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from leaderboard.models import Job, Run
 from leaderboard.progress import clean_progress
 from leaderboard.selectors.queue import queue_standing
-from runner.config import parse_config
+from runner.config import parse_stored_config
 from runner.errors import ConfigError
 from runner.protocols import job_token_budget as runner_job_budget
 
@@ -93,7 +93,7 @@ def _succeeded_run(job: Job) -> Run | None:
 def job_token_budget(*, job: Job) -> dict[str, int] | None:
     """The runner's token budget for a job's config; None for configs it did not write."""
     try:
-        return runner_job_budget(parse_config(job.config.canonical))
+        return runner_job_budget(parse_stored_config(job.config.canonical))
     except ConfigError:
         return None
 

@@ -43,7 +43,9 @@ def job_payload(job: Job) -> dict:
 
     return {
         "job_id": job.pk,
-        "config": job.config.canonical,
+        # Its suite named, so the host measures the config this row is (runner.config's
+        # parse_stored_config): a first-suite categories canonical leaves the suite out.
+        "config": runner_protocols.stored_canonical(job.config.canonical),
         "models": {"target": model(job.config.target), "draft": model(job.config.draft)},
         "with_baseline": measures_own_baseline(job.config),
         # The kind's GPUs, which the host's engine must see to run it (runner.jobs).

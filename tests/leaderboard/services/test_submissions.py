@@ -6,6 +6,7 @@ import pytest
 
 from leaderboard import services
 from leaderboard.models import Config, Job
+from runner.config import parse_config, parse_stored_config
 
 DFLASH = {
     "target_model": "tiny-qwen3.gguf",
@@ -162,3 +163,22 @@ def test_register_model_reads_metadata_with_the_runner(models):
 def test_gpu_names_are_normalised():
     assert services.normalise_gpu_name("NVIDIA GeForce RTX 4090") == "RTX 4090"
     assert services.normalise_gpu_name("NVIDIA(R) H200  ") == "H200"
+
+
+def test_a_first_suite_categories_job_is_sent_as_the_config_its_row_is(
+    user, models, hardware, enqueued, django_capture_on_commit_callbacks
+):
+    # The first suite's canonical form names no suite (its keys predate suite versions); a GPU
+    # host parsing the row's canonical as a new config's JSON would measure the current suite
+    # under another key.
+    first_suite = {"name": "categories", "suite": "1", "categories": ["code", "math"],
+                   "output_tokens": 16, "prompts_per_category": 2}  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        job = submit(user, hardware, protocol=first_suite)
+
+    assert "suite" not in job.config.canonical["protocol"]
+    sent = parse_config(enqueued[0]["kwargs"]["config"])
+    assert sent.protocol.suite == "1" and sent.key == job.config.key
+    assert parse_stored_config(job.config.canonical).key == job.config.key
+    # A new config's JSON without a suite is the current suite's: another config.
+    assert parse_config(job.config.canonical).key != job.config.key
