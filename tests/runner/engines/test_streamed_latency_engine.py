@@ -12,6 +12,12 @@ import pytest
 from runner.benchmark import run_benchmark
 from runner.config import parse_config
 from runner.engines.build import locate
+from runner.gguf.real_model import (
+    INSTALL_HINT,
+    REAL_MODEL_NAME,
+    place_real_model,
+    real_model_installed,
+)
 from runner.results import load_result
 from runner.stats import inter_token_gaps_ms, latency_figures, request_tpot_ms
 
@@ -93,3 +99,33 @@ def test_a_streamed_concurrency_run_gives_each_level_its_own_latency(models_dir,
         mine = [r for r in measured(data) if r["concurrency"] == level]
         assert point["latency"]["ttft_ms"]["n"] == level == len(mine)
         assert point["latency"]["itl_ms"]["n"] == sum(len(r["chunk_arrival_ms"]) - 1 for r in mine)
+
+
+@pytest.mark.skipif(not real_model_installed(), reason=f"no real model ({INSTALL_HINT})")
+def test_on_the_real_model_a_speculative_stream_arrives_in_bursts_its_baseline_token_by_token(
+    tmp_path, engine
+):
+    """Gemma 3 270M drafting for itself, streamed, with its streamed baseline in the same run:
+    each verify step's accepted tokens arrive together, so inter-token gaps near 0 are common on
+    the speculative side and absent on the baseline's, whose every token is its own step."""
+    place_real_model(tmp_path)
+    config = parse_config(
+        {"target_model": REAL_MODEL_NAME, "draft_model": REAL_MODEL_NAME}
+        | {"spec_types": "draft-simple", "n_max": 4, "threads": 1, "stream": True}
+        | {"protocol": {"name": "quick", "runs": 2, "warmup": 0, "n_predict": 32}}
+    )
+    result = run_benchmark(config, models_dir=tmp_path, engine=engine, with_baseline=True)
+    data = result.model_dump(mode="json")
+
+    def near_zero_share(section: dict) -> float:
+        gaps = [g for r in measured(section) for g in inter_token_gaps_ms(r)]
+        assert gaps and section["summary"]["latency"]["itl_ms"]["n"] == len(gaps)
+        return sum(g < 1.0 for g in gaps) / len(gaps)
+
+    for section in (data, data["baseline"]):
+        latency = section["summary"]["latency"]
+        assert latency == latency_figures(measured(section))
+        assert all(r["ttft_source"] == "client stream" for r in measured(section))
+    assert data["summary"]["tau"] > 1.5  # the model's own drafts are mostly accepted
+    assert near_zero_share(data) > 0.2 > near_zero_share(data["baseline"])
+    assert load_result(data).baseline is not None
