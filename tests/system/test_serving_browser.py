@@ -45,6 +45,9 @@ def test_the_concurrency_page_draws_the_trade_off_and_lists_latency_by_level(
     assert (
         "p50 / p90 / p99" in page.locator("#concurrency-latency-table thead").inner_text().lower()
     )
+    # Seven columns of percentiles fit the page: no sideways scroll at desktop width.
+    wrap = page.locator("#latency .table-wrap")
+    assert wrap.evaluate("el => el.scrollWidth - el.clientWidth") <= 0
     page.locator("#pareto").scroll_into_view_if_needed()
     shoot(page, "concurrency-pareto")
     # The section alone, to look at the chart without scrolling a whole page's image.
@@ -55,5 +58,8 @@ def test_the_concurrency_page_draws_the_trade_off_and_lists_latency_by_level(
     page.goto(f"{live_server.url}/runs/{run.pk}/")
     table = page.locator("#latency table")
     assert table.locator("tbody tr").count() == 1 + len(CONCURRENCY_LEVELS)
+    assert (
+        page.locator("#latency .table-wrap").evaluate("el => el.scrollWidth - el.clientWidth") <= 0
+    )
     shoot(page, "run-latency")
     page.locator("#latency").screenshot(path=test_browser.SCREENSHOTS / "run-latency-section.png")
