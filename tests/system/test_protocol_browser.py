@@ -86,6 +86,9 @@ def test_the_concurrency_view_and_a_concurrency_config_draw_their_charts(
     tau_cells = page.locator("#config-concurrency-table tbody td:nth-last-child(1)")
     assert tau_cells.count() == 4
     assert all(float(cell.split()[0]) > 1 for cell in tau_cells.all_inner_texts())
+    # The levels' table fits the page at desktop width: tau is not behind a sideways scroll.
+    wrap = page.locator("#config-concurrency-table").locator("xpath=..")
+    assert wrap.evaluate("el => el.scrollWidth - el.clientWidth") <= 0
     shoot(page, "config-concurrency")
     # The figure, then the sentence that says what it includes (prefill and idle time).
     energy = page.locator("#joules-per-token").inner_text().strip()
