@@ -19,6 +19,12 @@ from runner.engines.measure import Completion, SpecCounters
 from runner.engines.server import server_argv
 from runner.errors import ResultError
 from runner.evidence import evidence_problem
+from runner.gguf.real_model import (
+    INSTALL_HINT,
+    REAL_MODEL_NAME,
+    place_real_model,
+    real_model_installed,
+)
 from runner.pairing import combined_speedup, crossover_concurrency, pair_with_baseline, point_speed
 from runner.prompts import load_suite
 from runner.results import load_result
@@ -513,3 +519,31 @@ def test_suite_prompts_under_load_give_every_level_its_tau_on_llama_server(model
             sum(r["draft_n_accepted"] for r in mine) / sum(r["draft_n"] for r in mine)
         )
     assert load_result(data) == result
+
+
+@pytest.mark.engine
+@pytest.mark.skipif(not real_model_installed(), reason=f"no real model ({INSTALL_HINT})")
+def test_on_the_real_model_suite_prompts_give_each_level_a_real_acceptance(tmp_path, engine):
+    """Gemma 3 270M drafting for itself on the suite's text prompts, one and two requests at a
+    time: every level drafts and accepts on real text (token ids give a real draft nothing to
+    go on), and at two requests, where no request has a tau of its own, the level's tau is
+    derived from its wave's verify steps."""
+    place_real_model(tmp_path)
+    config = parse_config(
+        concurrency(levels=[1, 2], input_tokens=64, output_tokens=16, rounds=1, warmup=0,
+                    prompts="suite")
+        | {"target_model": REAL_MODEL_NAME, "draft_model": REAL_MODEL_NAME}
+        | {"spec_types": "draft-simple", "n_max": 4, "threads": 1}
+    )  # fmt: skip
+    data = run_benchmark(config, models_dir=tmp_path, engine=engine).model_dump(mode="json")
+    requests = [r for r in data["requests"] if r["phase"] == "measure"]
+    assert len({r["prompt_sha256"] for r in requests}) == 3  # a distinct suite text each
+    assert [r["tau"] is None for r in requests] == [False, True, True]
+    for point in data["points"]:
+        assert point["acceptance_rate"] > 0.3 and point["tau"] > 1.5
+        mine = [r for r in requests if r["concurrency"] == point["concurrency"]]
+        drafted = sum(r["draft_n"] for r in mine)
+        assert drafted > 0 and point["acceptance_rate"] == pytest.approx(
+            sum(r["draft_n_accepted"] for r in mine) / drafted
+        )
+    assert load_result(data).config.protocol.prompts == "suite"
