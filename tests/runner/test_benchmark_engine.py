@@ -13,7 +13,6 @@ import pytest
 
 from runner.benchmark import run_benchmark
 from runner.config import parse_config
-from runner.engines.build import locate
 from runner.errors import EngineCrashedError, ModelCheckError
 from runner.results import BenchmarkResult, load_result
 from tests.support.legacy_fields import without_legacy_fields
@@ -21,16 +20,6 @@ from tests.support.legacy_fields import without_legacy_fields
 pytestmark = pytest.mark.engine
 
 QUICK = {"name": "quick", "runs": 3, "warmup": 1, "n_predict": 48}
-
-
-@pytest.fixture(scope="session")
-def engine():
-    return locate()
-
-
-@pytest.fixture(scope="session")
-def models_dir(tiny_models) -> Path:
-    return next(iter(tiny_models.values())).parent
 
 
 def benchmark(models_dir, engine, *, with_baseline=False, **config) -> dict:

@@ -442,18 +442,6 @@ SELF_DRAFT = {
 NEAR_TIE_DEPTHS = {"name": "depth", "depths": [64, 512], "output_tokens": 128, "requests": 2}
 
 
-@pytest.fixture(scope="module")
-def engine():
-    from runner.engines.build import locate
-
-    return locate()
-
-
-@pytest.fixture(scope="module")
-def models_dir(tiny_models):
-    return next(iter(tiny_models.values())).parent
-
-
 def benchmark(models_dir, engine, events=None, **config):
     from runner.benchmark import run_benchmark
     from runner.config import parse_config

@@ -17,11 +17,6 @@ def llama_cpp():
 QUICK = {"name": "quick", "runs": 3, "warmup": 1, "n_predict": 48}
 
 
-@pytest.fixture(scope="module")
-def models_dir(tiny_models):
-    return next(iter(tiny_models.values())).parent
-
-
 def test_in_process_baseline_fills_the_same_result_schema(llama_cpp, models_dir):
     config = parse_config(
         {"engine": "llama-cpp-python", "target_model": "tiny-qwen3.gguf", "threads": 2,

@@ -7,7 +7,6 @@ import pytest
 
 from runner.benchmark import run_benchmark
 from runner.config import parse_config
-from runner.engines.build import locate
 from runner.engines.session import open_session
 from runner.gguf.inspect import inspect_model
 from runner.protocols import RequestSpec, plan_requests, repeated_prompt
@@ -56,16 +55,6 @@ def test_measured_requests_never_ask_for_token_probabilities():
     # n_probs turns llama-server's GPU-side sampling off: it belongs to the unmeasured pass only.
     for spec in plan_requests(ngram_config(), vocab_size=256):
         assert "n_probs" not in spec.body()
-
-
-@pytest.fixture(scope="module")
-def engine():
-    return locate()
-
-
-@pytest.fixture(scope="module")
-def models_dir(tiny_models) -> Path:
-    return next(iter(tiny_models.values())).parent
 
 
 @pytest.mark.engine

@@ -5,13 +5,10 @@ whole response records no chunks and no inter-token latency. Kept short: two cor
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from runner.benchmark import run_benchmark
 from runner.config import parse_config
-from runner.engines.build import locate
 from runner.gguf.real_model import (
     INSTALL_HINT,
     REAL_MODEL_NAME,
@@ -31,16 +28,6 @@ SELF_DRAFT = {
     "n_max": 4,
     "threads": 2,
 }
-
-
-@pytest.fixture(scope="module")
-def engine():
-    return locate()
-
-
-@pytest.fixture(scope="module")
-def models_dir(tiny_models) -> Path:
-    return next(iter(tiny_models.values())).parent
 
 
 def measured(data: dict) -> list[dict]:

