@@ -7,11 +7,26 @@ from __future__ import annotations
 import copy
 
 from leaderboard import services
-from leaderboard.models import Job
+from leaderboard.models import Job, Run
 from runner import stats
 from runner.evidence import derived_speedup
 from runner.pairing import point_speed
 from runner.results import BenchmarkResult, Provenance, Summary
+
+# A self-draft config of the tiny model that measures its paired baseline beside itself.
+DRAFT_SIMPLE = {
+    "target_model": "tiny-qwen3.gguf",
+    "draft_model": "tiny-qwen3.gguf",
+    "spec_types": ["draft-simple"],
+    "n_max": 4,
+    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+}
+
+
+def finish(job: Job, result: dict) -> Run | None:
+    """A GPU host's reports of `job` as the services record them: started, then its result."""
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    return services.record_result(job_id=job.pk, result=result)
 
 
 def submit_baseline(job: Job) -> Job:

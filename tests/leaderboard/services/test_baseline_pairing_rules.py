@@ -7,17 +7,10 @@ from __future__ import annotations
 import pytest
 
 from leaderboard import services
-from leaderboard.models import Job, LeaderboardEntry, Run
+from leaderboard.models import Job, LeaderboardEntry
 from runner.config import parse_config
-from tests.support.baselines import submit_baseline, with_baseline_section
+from tests.support.baselines import DRAFT_SIMPLE, finish, submit_baseline, with_baseline_section
 
-DRAFT_SIMPLE = {
-    "target_model": "tiny-qwen3.gguf",
-    "draft_model": "tiny-qwen3.gguf",
-    "spec_types": ["draft-simple"],
-    "n_max": 4,
-    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-}
 # Synthetic acceptance does not measure its baseline beside itself: it gets a baseline job.
 SYNTHETIC = DRAFT_SIMPLE | {"n_max": 2, "spec_synth_len": 3.0}
 CUDA_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=90"]
@@ -30,11 +23,6 @@ def on_engine(result: dict, *, backend: str, flags: list[str]) -> dict:
     result["engine"] = engine
     result["provenance"]["engine"] = engine
     return result
-
-
-def finish(job: Job, result: dict) -> Run | None:
-    services.record_progress(job_id=job.pk, progress={"phase": "started"})
-    return services.record_result(job_id=job.pk, result=result)
 
 
 def row_of(job: Job) -> LeaderboardEntry:

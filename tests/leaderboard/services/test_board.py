@@ -13,20 +13,7 @@ from leaderboard.models import BoardVersion, Job, LeaderboardEntry
 from leaderboard.services.board import mark_test_weights
 from leaderboard.services.results import record_run
 from runner.stats import summarize
-from tests.support.baselines import submit_baseline
-
-DRAFT_SIMPLE = {
-    "target_model": "tiny-qwen3.gguf",
-    "draft_model": "tiny-qwen3.gguf",
-    "spec_types": ["draft-simple"],
-    "n_max": 4,
-    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-}
-
-
-def finish(job: Job, result: dict):
-    services.record_progress(job_id=job.pk, progress={"phase": "started"})
-    return services.record_result(job_id=job.pk, result=result)
+from tests.support.baselines import DRAFT_SIMPLE, finish, submit_baseline
 
 
 def submit(user, hardware) -> Job:

@@ -10,7 +10,7 @@ import pytest
 from leaderboard import selectors, services
 from leaderboard.models import Job, LeaderboardEntry
 from runner.evidence import derived_speedup
-from tests.support.baselines import submit_baseline
+from tests.support.baselines import DRAFT_SIMPLE, finish, submit_baseline
 from tests.support.protocol_results import categories_config
 from tests.support.protocol_runs import (
     CATEGORIES,
@@ -18,19 +18,6 @@ from tests.support.protocol_runs import (
     CATEGORY_DECODE,
     categories_result_file,
 )
-
-DRAFT_SIMPLE = {
-    "target_model": "tiny-qwen3.gguf",
-    "draft_model": "tiny-qwen3.gguf",
-    "spec_types": ["draft-simple"],
-    "n_max": 4,
-    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
-}
-
-
-def finish(job: Job, result: dict):
-    services.record_progress(job_id=job.pk, progress={"phase": "started"})
-    return services.record_result(job_id=job.pk, result=result)
 
 
 @pytest.fixture
