@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -26,15 +25,14 @@ from h200_pipeline import (  # noqa: E402
     SHAPE_8B,
     SYNTH_RATE,
     TINY,
+    engine_and_models,
     fidelity,
     log,
     run_config,
-    start_model_writer,
     step,
 )
 
 from runner.config import parse_config  # noqa: E402
-from runner.engines.build import locate  # noqa: E402
 
 LEVELS = [1, 2] if TINY else [1, 2, 4, 8, 16]
 LENGTHS = (64, 32) if TINY else (512, 256)
@@ -110,24 +108,10 @@ def probe_step(model: Path | None) -> None:
 def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     MODELS.mkdir(parents=True, exist_ok=True)
-    target = MODELS / f"{SHAPE_8B}-random-Q4_K_M.gguf"
-    draft = MODELS / f"{SHAPE_8B}-random-dflash-Q8_0.gguf"
-    writer = None
-    if not (target.exists() and draft.exists()):
-        writer = start_model_writer({SHAPE_8B})
-    step("probe", probe_step, None)
-    engine = step("engine", locate, backend="cpu" if TINY else "cuda", log=log)
+    engine = engine_and_models(SHAPE_8B, before_engine=lambda: step("probe", probe_step, None))
     if engine is None:
         return
-    while not (target.exists() and draft.exists()):
-        if writer is None or (writer.poll() is not None and writer.returncode != 0):
-            log("model writer failed")
-            return
-        time.sleep(2)
-    if writer is not None:
-        writer.wait()
-    log("8B models ready")
-    step("probe-model", probe_step, target)
+    step("probe-model", probe_step, MODELS / f"{SHAPE_8B}-random-Q4_K_M.gguf")
     step("8b-dflash12-concurrency", concurrency_step, engine, SHAPE_8B)
     step("fidelity-8b", fidelity_step, engine, SHAPE_8B)
     log("PIPELINE FINISHED")

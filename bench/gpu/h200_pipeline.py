@@ -221,6 +221,31 @@ def start_model_writer(shapes) -> subprocess.Popen:
     )
 
 
+def engine_and_models(shape: str, *, backend: str = BACKEND, before_engine=None):
+    """The engine (built if need be) once the shape's target and DFlash draft are on disk: the
+    models are written in the background while the engine builds, and `before_engine` (a step
+    of the caller's) runs meanwhile. None, logged, when the build or the writer failed."""
+    target = MODELS / f"{shape}-random-Q4_K_M.gguf"
+    draft = MODELS / f"{shape}-random-dflash-Q8_0.gguf"
+    writer = None
+    if not (target.exists() and draft.exists()):
+        writer = start_model_writer({shape})
+    if before_engine is not None:
+        before_engine()
+    engine = step("engine", locate, backend=backend, log=log)
+    if engine is None:
+        return None
+    while not (target.exists() and draft.exists()):
+        if writer is None or (writer.poll() is not None and writer.returncode != 0):
+            log("model writer failed")
+            return None
+        time.sleep(2)
+    if writer is not None:
+        writer.wait()
+    log(f"{shape} models ready")
+    return engine
+
+
 def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     MODELS.mkdir(parents=True, exist_ok=True)

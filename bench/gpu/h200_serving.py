@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -31,15 +30,14 @@ from h200_pipeline import (  # noqa: E402
     SHAPE_8B,
     SYNTH_RATE,
     TINY,
+    engine_and_models,
     log,
     run_config,
-    start_model_writer,
     step,
 )
 from h200_pipeline import stream as stream_output  # noqa: E402
 
 from runner.config import parse_config  # noqa: E402
-from runner.engines.build import locate  # noqa: E402
 
 N_MAX = 8  # the configuration: DFlash n_max 8 on the 8B-shaped target
 LEVELS = [1, 2] if TINY else [1, 2, 4, 8, 16, 32]
@@ -162,22 +160,9 @@ def streaming_decode_step(engine, shape: str) -> None:
 def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     MODELS.mkdir(parents=True, exist_ok=True)
-    target = MODELS / f"{SHAPE_8B}-random-Q4_K_M.gguf"
-    draft = MODELS / f"{SHAPE_8B}-random-dflash-Q8_0.gguf"
-    writer = None
-    if not (target.exists() and draft.exists()):
-        writer = start_model_writer({SHAPE_8B})
-    engine = step("engine", locate, backend="cpu" if TINY else "cuda", log=log)
+    engine = engine_and_models(SHAPE_8B)
     if engine is None:
         return
-    while not (target.exists() and draft.exists()):
-        if writer is None or (writer.poll() is not None and writer.returncode != 0):
-            log("model writer failed")
-            return
-        time.sleep(2)
-    if writer is not None:
-        writer.wait()
-    log("8B models ready")
     step("8b-dflash8-concurrency", concurrency_step, engine, SHAPE_8B)
     step("8b-dflash8-output-length", output_length_step, engine, SHAPE_8B)
     step("8b-streaming-decode", streaming_decode_step, engine, SHAPE_8B)

@@ -16,7 +16,6 @@ RESULTS/8b-split-<variant>-<n>gpu.json, with each GPU's peak memory and energy i
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,20 +23,18 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from h200_pipeline import (  # noqa: E402
-    BACKEND,
     MODELS,
     RESULTS,
     SHAPE_8B,
     TINY,
     config_for,
+    engine_and_models,
     log,
     run_config,
-    start_model_writer,
     step,
 )
 
 from runner.config import BenchmarkConfig  # noqa: E402
-from runner.engines.build import locate  # noqa: E402
 from runner.provenance import describe_gpus, visible_gpus  # noqa: E402
 
 SPLIT_DEPTHS = [128, 512] if TINY else [512, 4096]
@@ -74,21 +71,9 @@ def main() -> None:
     MODELS.mkdir(parents=True, exist_ok=True)
     gpus = visible_gpus() or []
     log(f"GPUs: {describe_gpus(gpus)}")
-    writer = None
-    target = MODELS / f"{SHAPE_8B}-random-Q4_K_M.gguf"
-    draft = MODELS / f"{SHAPE_8B}-random-dflash-Q8_0.gguf"
-    if not (target.exists() and draft.exists()):
-        writer = start_model_writer({SHAPE_8B})
-    engine = step("engine", locate, backend=BACKEND, log=log)
+    engine = engine_and_models(SHAPE_8B)
     if engine is None:
         return
-    while not (target.exists() and draft.exists()):
-        if writer is None or (writer.poll() is not None and writer.returncode != 0):
-            log("model writer failed")
-            return
-        time.sleep(2)
-    if writer is not None:
-        writer.wait()
     for variant, placement in variants_for(len(gpus)):
         name = result_name(variant, len(gpus))
         step(name, run_config, name, engine, split_config(SHAPE_8B, placement), with_baseline=True)
