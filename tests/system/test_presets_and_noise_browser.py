@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.conf import settings
-from django.test import Client
 from playwright.sync_api import expect
 
 from leaderboard import services
@@ -26,34 +24,19 @@ from runner.gguf.real_model import (
     real_model_installed,
 )
 from tests.support.measured_configs import measure
-from tests.system import test_browser
+from tests.system import test_browser, test_submit_browser
 from tests.system.test_browser import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser]
 
 browser = test_browser.browser
 page = test_browser.page
+# The page as after signing in (test_submit_browser.py's).
+signed_in = test_submit_browser.signed_in
 
 WIDTHS = (1440, 390)
 # One request of three at 1.43 tok/s (its 64 tokens take 44 s), the others at 25-27 tok/s.
 OUTLIER_DECODE = [25.6, 1.43, 26.7]
-
-
-@pytest.fixture
-def signed_in(transactional_db, live_server, page, user, models, hardware, enqueued):
-    """The page with the user's session cookie, as after signing in."""
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_server.url,
-            }
-        ]
-    )
-    return page
 
 
 @pytest.fixture
