@@ -122,10 +122,10 @@ def seed(*, runs: int, configs: int, hardware_kinds: int) -> None:
             cursor,
             "leaderboard_hardware",
             ["slug", "gpu_name", "memory_bytes", "driver", "cuda", "host", "queue_name"]
-            + ["self_reported", "created_at"],
+            + ["self_reported", "created_at", "gpus"],
             (
                 (f"gpu-{h}", f"GPU model {h}", 80 * 2**30, "580", "13.0", "", f"gpu.gpu-{h}")
-                + (False, now)
+                + (False, now, "[]")
                 for h in range(hardware_kinds)
             ),
         )
@@ -726,6 +726,11 @@ def main() -> int:
         "--pages-only", action="store_true", help="measure the pages; skip submissions and workers"
     )
     parser.add_argument(
+        "--writes-only",
+        action="store_true",
+        help="measure the submissions and the workers' start; skip the pages",
+    )
+    parser.add_argument(
         "--write-every",
         type=float,
         default=1.0,
@@ -792,60 +797,9 @@ def main() -> int:
     processes = [server]
     try:
         wait_for_http(f"{base}/api/v1/leaderboard")
-        site = {
-            "API leaderboard, first page (as served, cached per board version)": (
-                f"{base}/api/v1/leaderboard"
-            ),
-            "HTML leaderboard (as served, cached per board version)": f"{base}/",
-            "first page from the maintained rows, uncached": f"{base}/bench/maintained-leaderboard",
-        }
-        measured = {}
-        for name, url in site.items():
-            wrk(url, seconds=2, connections=4)  # warm the workers' connections and caches
-            measured[name] = wrk(url, seconds=args.seconds, connections=args.connections)
-            log(f"{name}: {measured[name]}")
-        # The answer pages, as served (none is cached whole; what their selectors cache is).
-        # They take tenths of a second to seconds: as with the read-time page, one connection
-        # per worker, since 32 would leave a backlog that the next page's figures would pay.
-        answers = answer_pages()
-        for name, path in answers.items():
-            label = f"{name} (as served, {args.gunicorn_workers} connections)"
-            wrk(base + path, seconds=2, connections=args.gunicorn_workers, timeout_s=60)
-            measured[label] = wrk(
-                base + path,
-                seconds=args.seconds,
-                connections=args.gunicorn_workers,
-                timeout_s=60,
-            )
-            log(f"{label}: {measured[label]}")
-        # The same two pages while results keep arriving: each recorded run raises the board
-        # version, and every web process pays one cache miss for it.
-        for name, url in list(site.items())[:2]:
-            with board_changes(every_s=args.write_every):
-                figure = wrk(url, seconds=args.seconds, connections=args.connections)
-            label = f"{name.split(' (')[0]}, a run recorded every {args.write_every:g} s"
-            measured[label] = figure
-            log(f"{label}: {figure}")
-        # A GROUP BY over every run takes seconds: with 32 connections on 3 workers each request
-        # would wait past any timeout. As many connections as workers keep them all busy, so the
-        # requests/s are the server's throughput for this page, comparable with the others.
-        aggregated_name = "same first page aggregated from runs at read time, uncached"
-        measured[aggregated_name] = wrk(
-            f"{base}/bench/aggregated-leaderboard",
-            seconds=max(args.seconds, 20),
-            connections=args.gunicorn_workers,
-            timeout_s=120,
+        measured, speedup, cold = (
+            ({}, float("nan"), {}) if args.writes_only else measure_pages(base, args)
         )
-        log(f"{aggregated_name}: {measured[aggregated_name]}")
-        maintained = measured["first page from the maintained rows, uncached"]
-        aggregated = measured[aggregated_name]
-        # No finished request leaves the ratio unknown, not infinite.
-        speedup = (
-            maintained["requests_per_s"] / aggregated["requests_per_s"]
-            if aggregated["requests_per_s"]
-            else float("nan")
-        )
-        cold = cache_miss_costs(pages=answers)
         if args.pages_only:
             report(figures, measured, speedup, cold, args)
             return 0
@@ -925,6 +879,66 @@ def main() -> int:
     )
     report(figures, measured, speedup, cold, args)
     return 0
+
+
+def measure_pages(base: str, args) -> tuple[dict, float, dict]:
+    """The pages as served: cached, uncached, the answer pages, under writes, the read-time
+    aggregate; and in process, what a cache miss costs."""
+    site = {
+        "API leaderboard, first page (as served, cached per board version)": (
+            f"{base}/api/v1/leaderboard"
+        ),
+        "HTML leaderboard (as served, cached per board version)": f"{base}/",
+        "first page from the maintained rows, uncached": f"{base}/bench/maintained-leaderboard",
+    }
+    measured = {}
+    for name, url in site.items():
+        wrk(url, seconds=2, connections=4)  # warm the workers' connections and caches
+        measured[name] = wrk(url, seconds=args.seconds, connections=args.connections)
+        log(f"{name}: {measured[name]}")
+    # The answer pages, as served (none is cached whole; what their selectors cache is).
+    # They take tenths of a second to seconds: as with the read-time page, one connection
+    # per worker, since 32 would leave a backlog that the next page's figures would pay.
+    answers = answer_pages()
+    for name, path in answers.items():
+        label = f"{name} (as served, {args.gunicorn_workers} connections)"
+        wrk(base + path, seconds=2, connections=args.gunicorn_workers, timeout_s=60)
+        measured[label] = wrk(
+            base + path,
+            seconds=args.seconds,
+            connections=args.gunicorn_workers,
+            timeout_s=60,
+        )
+        log(f"{label}: {measured[label]}")
+    # The same two pages while results keep arriving: each recorded run raises the board
+    # version, and every web process pays one cache miss for it.
+    for name, url in list(site.items())[:2]:
+        with board_changes(every_s=args.write_every):
+            figure = wrk(url, seconds=args.seconds, connections=args.connections)
+        label = f"{name.split(' (')[0]}, a run recorded every {args.write_every:g} s"
+        measured[label] = figure
+        log(f"{label}: {figure}")
+    # A GROUP BY over every run takes seconds: with 32 connections on 3 workers each request
+    # would wait past any timeout. As many connections as workers keep them all busy, so the
+    # requests/s are the server's throughput for this page, comparable with the others.
+    aggregated_name = "same first page aggregated from runs at read time, uncached"
+    measured[aggregated_name] = wrk(
+        f"{base}/bench/aggregated-leaderboard",
+        seconds=max(args.seconds, 20),
+        connections=args.gunicorn_workers,
+        timeout_s=120,
+    )
+    log(f"{aggregated_name}: {measured[aggregated_name]}")
+    maintained = measured["first page from the maintained rows, uncached"]
+    aggregated = measured[aggregated_name]
+    # No finished request leaves the ratio unknown, not infinite.
+    speedup = (
+        maintained["requests_per_s"] / aggregated["requests_per_s"]
+        if aggregated["requests_per_s"]
+        else float("nan")
+    )
+    cold = cache_miss_costs(pages=answers)
+    return measured, speedup, cold
 
 
 @contextmanager
@@ -1020,6 +1034,8 @@ def report(figures: dict, measured: dict, speedup: float, cold: dict, args) -> N
     )
     for name, value in figures.items():
         print(f"{name}: {value}")
+    if not measured:  # --writes-only
+        return
     api = measured["API leaderboard, first page (as served, cached per board version)"]
     html = measured["HTML leaderboard (as served, cached per board version)"]
     print(f"api_p99_ms={api['p99_ms']:.1f}")

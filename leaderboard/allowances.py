@@ -15,12 +15,10 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from leaderboard.models import Job
-from runner.config import parse_stored_config
-from runner.errors import ConfigError
-from runner.protocols import job_token_budget
 
 PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 DAY = timedelta(days=1)
@@ -47,26 +45,21 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), PERIODS[period.strip().rstrip("s")]
 
 
-def _job_tokens(canonical: dict) -> int:
-    try:
-        config = parse_stored_config(canonical)
-    except ConfigError:
-        return 0
-    return job_token_budget(config)["total_tokens"]
-
-
 def allowance(*, user: AbstractBaseUser) -> Allowance:
-    """The user's limits and what is left, from the jobs they submitted."""
+    """The user's limits and what is left, from the jobs they submitted: one pass over their
+    jobs of the last day (or of the rate's period, if longer) on the `job_owner_recent` index,
+    each job's tokens fixed when it was submitted (`Job.total_tokens`)."""
     limit, period = parse_rate(settings.SPECBOARD_SUBMISSION_RATE)
     now = timezone.now()
-    mine = Job.objects.filter(owner=user, auto_scheduled=False)
-    recent = mine.filter(created_at__gte=now - timedelta(seconds=period)).count()
-    today = sum(
-        _job_tokens(canonical)
-        for canonical in mine.filter(created_at__gte=now - DAY).values_list(
-            "config__canonical", flat=True
-        )
+    since_period = now - timedelta(seconds=period)
+    since_day = now - DAY
+    used = Job.objects.filter(
+        owner=user, auto_scheduled=False, created_at__gte=min(since_period, since_day)
+    ).aggregate(
+        recent=Count("pk", filter=Q(created_at__gte=since_period)),
+        today=Sum("total_tokens", filter=Q(created_at__gte=since_day), default=0),
     )
+    recent, today = used["recent"], used["today"]
     return Allowance(
         submissions_limit=limit,
         submissions_period_s=period,

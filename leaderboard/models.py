@@ -299,9 +299,28 @@ class Job(models.Model):
     # and only once (services.hosts).
     delivery = models.CharField(max_length=32, blank=True, default="", db_default="")
     delivery_sequence = models.BigIntegerField(default=0, db_default=0)
+    # What the job's protocol will cost in tokens, warm-ups included (the runner's
+    # `job_token_budget` of its config), fixed when it is submitted: a user's tokens today are
+    # one sum over their jobs, not every config of theirs parsed again (leaderboard.allowances).
+    total_tokens = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            # A user's allowance: their jobs in the rate's period and today, one index-only
+            # pass (the sum and the filter carried in the index).
+            models.Index(
+                fields=["owner", "created_at"],
+                include=["auto_scheduled", "total_tokens"],
+                name="job_owner_recent",
+            ),
+            # A queued job's place in its hardware's queue: only the queued jobs are indexed.
+            models.Index(
+                fields=["hardware", "created_at", "id"],
+                condition=models.Q(status="queued"),
+                name="job_queued_order",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"job {self.pk} ({self.status})"

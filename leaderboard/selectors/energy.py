@@ -23,13 +23,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.conf import settings
 from django.core.cache import cache
 from pydantic import ValidationError
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
-from leaderboard.selectors.cache import board_cache_key
 from leaderboard.selectors.quality import quality_view
 from runner.results import Roofline
 from runner.roofline import derived_roofline
@@ -185,6 +183,11 @@ def energy_figures(raw_result: object) -> dict | None:
 # The per-row figures the board reads (selectors.definitions.row_evidence); the API's
 # joules_per_accepted_token of a leaderboard row is null since nothing derives it.
 ENERGY_KEYS = ("joules_per_token", "roofline_fraction", "roofline_flag")
+# The version of the rules in `energy_figures`: raise it when they change, so that figures kept
+# under a run (`run_energy_figures`) are derived again.
+ENERGY_RULES = 1
+# How long a run's figures are kept: they never change, the bound only frees the cache.
+RUN_FIGURES_SECONDS = 86400
 
 
 def energy_by_run(*, run_ids: Iterable[int | None]) -> dict[int, dict]:
@@ -199,12 +202,14 @@ def energy_by_run(*, run_ids: Iterable[int | None]) -> dict[int, dict]:
 
 def run_energy_figures(*, run_ids: Iterable[int | None]) -> dict[int, dict | None]:
     """`energy_figures` of each run's stored result ({run id: figures or None}), computed once
-    per change of the board and kept in the page cache, one entry a run: a stored result can
+    per run and kept in the page cache, one entry a run: a stored result can
     hold megabytes and its roofline reads every request, so the board, the config page and the
     run page compute each run's once. The results missing from the cache are read in one query,
     a few at a time."""
     wanted = sorted({pk for pk in run_ids if pk is not None})
-    keys = {pk: board_cache_key("run-energy", {"run": pk}) for pk in wanted}
+    # A run's stored result is written once, when it is recorded: its figures are kept under
+    # the run alone, across board changes (ENERGY_RULES names the rules that derived them).
+    keys = {pk: f"run-energy:{ENERGY_RULES}:{pk}" for pk in wanted}
     cached = cache.get_many(list(keys.values()))
     found = {pk: cached[key] for pk, key in keys.items() if key in cached}
     missing = [pk for pk in wanted if pk not in found]
@@ -216,7 +221,7 @@ def run_energy_figures(*, run_ids: Iterable[int | None]) -> dict[int, dict | Non
         }
         cache.set_many(
             {keys[pk]: figures for pk, figures in computed.items()},
-            settings.SPECBOARD_BOARD_CACHE_SECONDS,
+            RUN_FIGURES_SECONDS,
         )
         found |= computed
     return found

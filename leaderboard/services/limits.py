@@ -28,8 +28,9 @@ class LimitReached(ServiceError):
         self.retry_after_s = retry_after_s
 
 
-def check_allowance(*, user: AbstractBaseUser, config: BenchmarkConfig) -> None:
-    """Raise LimitReached if this config is over the user's rate or token allowance."""
+def check_allowance(*, user: AbstractBaseUser, config: BenchmarkConfig) -> int:
+    """Raise LimitReached if this config is over the user's rate or token allowance; else the
+    tokens it will cost (its job's `total_tokens`)."""
     left = allowance(user=user)
     tokens = job_token_budget(config)["total_tokens"]
     if left.submissions_left <= 0:
@@ -64,3 +65,4 @@ def check_allowance(*, user: AbstractBaseUser, config: BenchmarkConfig) -> None:
             f"{left.daily_tokens_limit:,} tokens a day are left",
             retry_after_s=int(DAY.total_seconds()),
         )
+    return tokens

@@ -43,6 +43,7 @@ from runner.errors import ResultError
 from runner.evidence import derived_speedup
 from runner.fidelity import fidelity_grade
 from runner.pairing import same_outputs
+from runner.protocols import job_token_budget
 from runner.results import (
     BenchmarkResult,
     EngineInfo,
@@ -399,6 +400,8 @@ def import_runner_result(
                 engine_release=typed.engine.release or "unknown",
                 status=Job.Status.RUNNING,
                 started_at=timezone.now(),
+                # Counted in the uploader's tokens today, as every job of theirs is.
+                total_tokens=job_token_budget(section.config)["total_tokens"],
             )
             run = _record_job_run(job_id=job.pk, section=section, stored=stored, result=typed)
             if run is None:

@@ -176,13 +176,14 @@ def queue_submission(*, owner: AbstractBaseUser, submission: ValidatedConfig) ->
         # One user's submissions take turns (a row lock), so two web processes cannot both
         # take the last slot of the allowance.
         get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
-        check_allowance(user=owner, config=submission.config)
+        tokens = check_allowance(user=owner, config=submission.config)
         config = config_row(submission.config, target=submission.target, draft=submission.draft)
         job = Job.objects.create(
             owner=owner,
             config=config,
             hardware=submission.hardware,
             engine_release=settings.SPECBOARD_ENGINE_RELEASE,
+            total_tokens=tokens,
         )
         enqueue_on_commit(job)
         if config.baseline is not None and not measures_own_baseline(config):

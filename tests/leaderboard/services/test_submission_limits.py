@@ -3,12 +3,17 @@ counted from the jobs in the database."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from leaderboard import selectors
 from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Job
+from runner.config import parse_stored_config
+from runner.protocols import job_token_budget
 
 CONFIG = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 16}}
 FORM = {
@@ -86,3 +91,33 @@ def test_the_submit_page_shows_what_is_left(client, user, models, hardware, sett
     page = client.get("/submit/").content.decode()
     assert "30 of 30 submissions left this hour" in page
     assert selectors.allowance(user=user).daily_tokens_left == settings.SPECBOARD_DAILY_TOKENS
+
+
+def test_a_job_keeps_the_runners_token_budget_and_the_day_is_summed_from_it(
+    api, user, models, hardware, enqueued, settings
+):
+    settings.SPECBOARD_DAILY_TOKENS = 1_000_000
+    for n_predict in (100, 300):
+        config = CONFIG | {"protocol": {"name": "quick", "n_predict": n_predict}}
+        assert submit_by_api(api, hardware, config).status_code == 201
+    jobs = list(Job.objects.filter(owner=user).select_related("config"))
+    budgets = [job_token_budget(parse_stored_config(j.config.canonical)) for j in jobs]
+
+    assert [j.total_tokens for j in jobs] == [b["total_tokens"] for b in budgets]
+    assert len(set(j.total_tokens for j in jobs)) == 2  # the two configs cost differently
+    left = selectors.allowance(user=user).daily_tokens_left
+    assert left == 1_000_000 - sum(j.total_tokens for j in jobs)
+    # Yesterday's jobs no longer count.
+    Job.objects.filter(pk=jobs[0].pk).update(created_at=timezone.now() - timedelta(days=2))
+    assert selectors.allowance(user=user).daily_tokens_left == 1_000_000 - jobs[1].total_tokens
+
+
+def test_the_allowance_is_one_query_however_many_jobs_the_user_has(
+    api, user, models, hardware, enqueued, settings, django_assert_num_queries
+):
+    settings.SPECBOARD_SUBMISSION_RATE = "1000/hour"
+    for index in range(12):
+        assert submit_by_api(api, hardware, CONFIG | {"threads": index + 1}).status_code == 201
+    with django_assert_num_queries(1):
+        left = selectors.allowance(user=user)
+    assert left.submissions_left == 1000 - 12
