@@ -37,7 +37,18 @@ def send(name: str, *, kwargs: dict, queue: str, task_id: str | None = None) -> 
 
     Straight to the queue's list (the default exchange) and declaring nothing: a GPU host's
     broker ACL lets it push to `db` and touch no routing table (leaderboard.broker)."""
-    app.send_task(name, kwargs=kwargs, queue=queue, task_id=task_id, exchange="", declare=[])
+    app.send_task(
+        name,
+        kwargs=kwargs,
+        queue=queue,
+        task_id=task_id,
+        exchange="",
+        declare=[],
+        # What logs and monitors show of the message: its job, not a repr of the whole payload
+        # (which Celery would otherwise build for every message sent).
+        argsrepr="()",
+        kwargsrepr=f"{{'job_id': {kwargs.get('job_id')!r}, ...}}",
+    )
 
 
 def send_benchmark(*, payload: dict, queue: str, task_id: str) -> None:

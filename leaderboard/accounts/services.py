@@ -91,6 +91,8 @@ def revoke_user_api_tokens(*, user: AbstractBaseUser) -> int:
 def record_token_use(*, token: ApiToken) -> None:
     """Note that `token` authenticated a request now (at most once per LAST_USED_RESOLUTION)."""
     now = timezone.now()
+    if token.last_used_at is not None and token.last_used_at >= now - LAST_USED_RESOLUTION:
+        return  # as read with the token: noted recently, no statement to send
     stale = Q(last_used_at=None) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
     if ApiToken.objects.filter(stale, id=token.id).update(last_used_at=now):
         token.last_used_at = now

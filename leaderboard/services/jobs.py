@@ -70,10 +70,18 @@ def _delivered_payload(job: Job) -> dict:
     return job_payload(job) | {"delivery": delivery}
 
 
+def new_job(**fields) -> Job:
+    """A job row with its first delivery nonce (`enqueue_on_commit` sends that delivery)."""
+    return Job.objects.create(delivery=signing.new_delivery(), **fields)
+
+
 def enqueue_on_commit(job: Job) -> None:
-    """Send a new job's benchmark message to its hardware's queue once the job is committed."""
+    """Send a new job's benchmark message (its first delivery, given by `new_job`) to its
+    hardware's queue once the job is committed."""
     dispatch.send_benchmark_on_commit(
-        payload=_delivered_payload(job), queue=job.hardware.queue_name, task_id=str(job.task_id)
+        payload=job_payload(job) | {"delivery": job.delivery},
+        queue=job.hardware.queue_name,
+        task_id=str(job.task_id),
     )
 
 

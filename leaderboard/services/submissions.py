@@ -26,7 +26,7 @@ from leaderboard.models import (
 )
 from leaderboard.services.configs import config_row
 from leaderboard.services.errors import SubmissionError
-from leaderboard.services.jobs import enqueue_on_commit, measures_own_baseline
+from leaderboard.services.jobs import enqueue_on_commit, measures_own_baseline, new_job
 from leaderboard.services.limits import check_allowance
 from runner.compatibility import gpu_placement_problems, memory_problems, pair_problems
 from runner.config import BenchmarkConfig, field_errors
@@ -146,9 +146,7 @@ def _schedule_baseline(job: Job) -> Job | None:
         return None
     if Job.objects.filter(**same, status__in=Job.ACTIVE).exists():
         return None
-    baseline_job = Job.objects.create(
-        owner=job.owner, auto_scheduled=True, baseline_for=job, **same
-    )
+    baseline_job = new_job(owner=job.owner, auto_scheduled=True, baseline_for=job, **same)
     enqueue_on_commit(baseline_job)
     return baseline_job
 
@@ -178,7 +176,7 @@ def queue_submission(*, owner: AbstractBaseUser, submission: ValidatedConfig) ->
         get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
         tokens = check_allowance(user=owner, config=submission.config)
         config = config_row(submission.config, target=submission.target, draft=submission.draft)
-        job = Job.objects.create(
+        job = new_job(
             owner=owner,
             config=config,
             hardware=submission.hardware,
