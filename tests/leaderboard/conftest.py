@@ -1,4 +1,5 @@
-"""The shared fixtures (tests/support/fixtures.py) for the service's tests."""
+"""The shared fixtures (tests/support/fixtures.py, tests/support/gpu_kinds.py) for the service's
+tests."""
 
 from tests.support.fixtures import (  # noqa: F401 (pytest finds fixtures by name)
     category_runs,
@@ -20,3 +21,4 @@ from tests.support.fixtures import (  # noqa: F401 (pytest finds fixtures by nam
     tiny_models,
     user,
 )
+from tests.support.gpu_kinds import both_rows, one_3090, two_3090s  # noqa: F401 (pytest finds fixtures by name)

@@ -1,12 +1,15 @@
-"""Celery tasks: the GPU task runs the runner without a database; the db tasks call services."""
+"""Celery tasks: the GPU task runs the runner without a database; the db tasks call services, and
+recording is retried without limit until the database answers again."""
 
 from __future__ import annotations
 
 import pytest
+from django.db import OperationalError
 
 from leaderboard import dispatch, services, tasks
 from leaderboard.celery import app
-from leaderboard.models import Job
+from leaderboard.models import Job, Run
+from leaderboard.services import hosts as hosts_service
 from runner import jobs
 from runner.errors import EngineCrashedError
 from runner.gguf.inspect import sha256_file
@@ -19,7 +22,7 @@ CONFIG = {
 
 
 # What every message sent back carries besides its body: checked by the delivery test below and
-# tests/leaderboard/services/test_gpu_hosts.py.
+# tests/leaderboard/services/test_hosts.py.
 ENVELOPE = ("host", "signature", "delivery", "sequence")
 
 
@@ -161,3 +164,39 @@ def test_the_celery_app_is_configured_for_long_gpu_jobs(settings):
         app.conf.broker_transport_options["visibility_timeout"] > settings.SPECBOARD_MAX_JOB_SECONDS
     )
     assert app.conf.task_default_queue == "db"
+
+
+@pytest.fixture
+def job(user, models, hardware, enqueued) -> Job:
+    return services.submit_config(owner=user, data=CONFIG, hardware_slug=hardware.slug)
+
+
+def test_a_result_is_recorded_once_the_database_answers_again(
+    job, make_result, monkeypatch, signed_by_host
+):
+    record = services.record_result
+    outages = []
+
+    def database_down_twice(**kwargs):
+        if len(outages) < 2:
+            outages.append(1)
+            raise OperationalError("could not connect to server: Connection refused")
+        return record(**kwargs)
+
+    # Where the host message service looks it up: accepting and recording are one transaction,
+    # so each retry of the same signed message is accepted again (not taken for a replay).
+    monkeypatch.setattr(hosts_service, "record_result", database_down_twice)
+    result = make_result(job.config.key, [50.0, 51.0])
+    tasks.record_result_task.apply(
+        kwargs={"job_id": job.pk, "result": result} | signed_by_host("result", job.pk, result)
+    ).get()
+
+    job.refresh_from_db()
+    assert len(outages) == 2
+    assert job.status == Job.Status.SUCCEEDED and Run.objects.filter(job=job).count() == 1
+
+
+def test_recording_is_retried_without_limit_and_at_most_a_minute_apart():
+    for task in (tasks.record_result_task, tasks.record_failure_task):
+        assert task.max_retries is None and task.retry_backoff_max == 60
+        assert OperationalError in task.autoretry_for

@@ -1,5 +1,5 @@
-"""runner.compatibility: target/draft pair checks, on the tiny models' real metadata, and the
-memory check per GPU for a config's split (a layer or row split by its tensor split, split_mode
+"""runner.compatibility: target/draft pair checks, on the tiny models' real metadata, the memory
+estimate (the weights and every slot's K/V cache), and the memory check per GPU for a config's split (a layer or row split by its tensor split, split_mode
 none all on the main GPU, a draft on a GPU of its own wholly there; a GPU the config names that
 the hardware lacks is an error of its own)."""
 
@@ -20,9 +20,10 @@ from runner.compatibility import (
     pair_problems,
     speculative_pair_problem,
 )
-from runner.config import parse_config
+from runner.config import BenchmarkConfig, parse_config
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import ModelInfo, inspect_model
+from runner.gguf.tiny_models import HEAD_DIM, N_HEAD_KV, TARGET_LAYERS
 
 
 @pytest.fixture(scope="module")
@@ -332,3 +333,35 @@ def test_one_gpu_hardware_refuses_any_second_gpu_and_keeps_split_mode_none():
             0
         ]
     )
+
+
+def concurrency(levels: list[int], **extra) -> dict:
+    return {
+        "target_model": "tiny-qwen3.gguf",
+        "protocol": {
+            "name": "concurrency",
+            "levels": levels,
+            "input_tokens": 512,
+            "output_tokens": 256,
+        },
+    } | extra
+
+
+def test_the_estimate_is_the_weights_and_every_slots_kv_cache(tiny_models):
+    target = inspect_model(tiny_models["tiny-qwen3.gguf"])
+    # The tiny qwen3: its layers x its K/V heads x (key + value length) per token of context.
+    assert target.kv_elements_per_token == TARGET_LAYERS * N_HEAD_KV * 2 * HEAD_DIM
+    config = BenchmarkConfig.model_validate(concurrency([1, 2, 4]))
+    quantized = BenchmarkConfig.model_validate(
+        concurrency([1, 2, 4], cache_type_k="q8_0", cache_type_v="q8_0")
+    )
+
+    tokens = (512 + 256 + 16) * 4
+    assert (
+        estimated_memory_bytes(config, target, None)
+        == target.size_bytes + target.kv_elements_per_token * tokens * 2
+    )
+    assert estimated_memory_bytes(quantized, target, None) == int(
+        target.size_bytes + target.kv_elements_per_token * tokens * 34 / 32
+    )
+    assert memory_problems(config, target, None, memory_bytes=None) == {}

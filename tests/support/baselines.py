@@ -1,6 +1,7 @@
 """A separately measured baseline for tests: a speculative job with its own drafting measures its
 paired baseline in the same run, so no baseline job is queued for it; tests about pairing with a
-separately measured baseline submit the baseline config itself, as a user would."""
+separately measured baseline submit the baseline config itself, as a user would. Also the engine
+a result says it was measured by, and the fidelity each of its requests was graded."""
 
 from __future__ import annotations
 
@@ -23,6 +24,21 @@ DRAFT_SIMPLE = {
 }
 
 
+# An n-gram config of the tiny model (no draft model): its paired baseline is measured beside it.
+NGRAM_MOD = {
+    "target_model": "tiny-qwen3.gguf",
+    "spec_types": ["ngram-mod"],
+    "protocol": {"name": "quick", "n_predict": 64, "runs": 2},
+}
+CUDA_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=90"]
+CPU_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON"]
+
+
+def start(job: Job) -> None:
+    """A GPU host's first report of `job`: it started."""
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+
+
 def finish(job: Job, result: dict) -> Run | None:
     """A GPU host's reports of `job` as the services record them: started, then its result."""
     services.record_progress(job_id=job.pk, progress={"phase": "started"})
@@ -39,6 +55,39 @@ def submit_baseline(job: Job) -> Job:
     )
     assert submitted.config_id == baseline.pk, "the canonical config must map to the same row"
     return submitted
+
+
+def speculative_and_baseline(
+    owner, hardware, *, data: dict = DRAFT_SIMPLE, started: bool = False
+) -> tuple[Job, Job]:
+    """A speculative job and its paired baseline, submitted separately (and, if `started`, both
+    reported started by their host)."""
+    speculative = services.submit_config(owner=owner, data=data, hardware_slug=hardware.slug)
+    baseline = submit_baseline(speculative)
+    for job in (speculative, baseline) if started else ():
+        start(job)
+    return speculative, baseline
+
+
+def on_engine(result: dict, *, backend: str, flags: list[str]) -> dict:
+    """A runner result as if measured by an engine of this backend and these build flags."""
+    engine = result["engine"] | {"backend": backend, "build_flags": flags}
+    result["engine"] = engine
+    result["provenance"]["engine"] = engine
+    return result
+
+
+def diverged(result: dict, *kinds: str | None) -> dict:
+    """Mark each measured request identical (None) or diverged at token 10 with a class, its
+    only divergence to the request's end (runner.fidelity judges every one)."""
+    for record, kind in zip(result["requests"], kinds, strict=True):
+        record["first_divergence"] = None if kind is None else 10
+        record["divergence"] = kind
+        record["divergence_margin"] = None if kind is None else 0.05
+        record["divergences"] = (
+            [] if kind is None else [{"position": 10, "margin": 0.05, "kind": kind}]
+        )
+    return result
 
 
 def with_baseline_section(result: dict, baseline: dict) -> dict:

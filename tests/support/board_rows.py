@@ -16,6 +16,9 @@ from leaderboard.verdicts.statistics import t_critical
 
 _keys = itertools.count(1)
 CONFIG_FIELDS = ("spec_label", "protocol", "n_max", "canonical", "baseline", "target_name")
+# The headings of the rankings quick rows fall under on a kind named "GPU A", by tok/s definition.
+QUICK_DECODE = "quick · decode tok/s · GPU A · b11434"
+QUICK_END_TO_END = "quick · end-to-end tok/s · GPU A · b11434"
 
 
 def board_row(hardware: Hardware, label: str, tps: float, **fields) -> LeaderboardEntry:

@@ -1,11 +1,13 @@
 """Measured configs for page tests: submitted, then given results through the services (draft-simple
-configs, any config with its paired baseline, looped and energy-carrying results), and a measured
-run whose stored records' drafting a test sets."""
+configs, any config with its paired baseline, three configs against one baseline, looped and
+energy-carrying results), a measured run whose stored records' drafting a test sets, and a
+concurrency config to submit."""
 
 from __future__ import annotations
 
 from leaderboard import services
-from leaderboard.models import Job, RequestRecord, Run
+from leaderboard.models import Config, Job, RequestRecord, Run
+from leaderboard.services.board import mark_test_weights
 from runner.energy import energy_figures
 from tests.support.baselines import with_baseline_section
 
@@ -40,6 +42,20 @@ def measure(
     return job
 
 
+# Against the usual baseline (50, 52 tok/s): clearly faster, within noise, clearly slower.
+SPEEDS = {4: [100.0, 104.0], 2: [60.0, 60.5], 5: [30.0, 31.0]}
+
+
+def measure_three_ways(owner, hardware, models, make_result) -> dict[int, Config]:
+    """Draft-simple configs of n_max 4, 2 and 5 measured at SPEEDS, their models cleared of the
+    test-weights mark as an admin could (only ranked rows are charted): each config by n_max."""
+    mark_test_weights(models=models.values(), test_weights=False)
+    return {
+        n_max: measure(owner, hardware, make_result, n_max, decode).config
+        for n_max, decode in SPEEDS.items()
+    }
+
+
 def measure_config(owner, hardware, make_result, data, decode, baseline=(50.0, 52.0), **options):
     """Submit any config, then store its result with the paired baseline measured in the same
     run at the given speeds (`measure` for a draft-simple config and the usual baseline)."""
@@ -53,6 +69,13 @@ def measure_config(owner, hardware, make_result, data, decode, baseline=(50.0, 5
     )
     job.refresh_from_db()
     return job
+
+
+def concurrency_at(levels: list[int], **extra) -> dict:
+    """A config of the tiny target on the concurrency protocol at these levels, 512 tokens in and
+    256 out: 784 tokens of context for each slot."""
+    protocol = {"name": "concurrency", "levels": levels, "input_tokens": 512, "output_tokens": 256}
+    return {"target_model": "tiny-qwen3.gguf", "protocol": protocol} | extra
 
 
 def quick_config(spec_type: str, n_max: int, *, prompt: str | None = None) -> dict:

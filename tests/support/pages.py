@@ -1,5 +1,5 @@
 """Reading a rendered page as a person reads it: its text, the JSON its charts embed, an element's
-text by id, and the board's tables row by row; and whether any answer, page or JSON, answered
+text by id, and the board's tables row by row (or each row's rank and label alone); and whether any answer, page or JSON, answered
 well (below 500, its JSON parsing)."""
 
 from __future__ import annotations
@@ -138,3 +138,33 @@ def n_max_of(label: str) -> int | str:
     """A config label's n_max (the label itself where it has none: a baseline)."""
     found = re.search(r"n_max (\d+)", label)
     return int(found.group(1)) if found else label
+
+
+def ranking(page: str, table_id: str = "ranking") -> list[tuple[str, str, str]]:
+    """(rank or "–", the heading of the ranking it is under, config label) for each row of a
+    board table, in page order."""
+    table = re.search(rf'<table class="board" id="{table_id}">(.*?)</table>', page).group(1)
+    shown, heading = [], ""
+    for cells in re.findall(r"<tr[^>]*>(.*?)</tr>", table):
+        if found := re.match(r' ?<th colspan="10" scope="colgroup">([^<]+)</th>', cells):
+            heading = found.group(1)
+            continue
+        rank = re.search(r'<td class="rank">(.*?)</td>', cells)
+        label = re.search(r'<td><a href="/configs/[0-9a-f]+/">([^<]+)</a>', cells)
+        if rank and label:
+            number = re.match(r"(\d+)", rank.group(1))
+            shown.append((number.group(1) if number else "–", heading, label.group(1)))
+    return shown
+
+
+def rank_labels(page: str) -> dict[str, str]:
+    """Each ranked row's label under its rank ("≈ leader", "≈ row above", "no interval", or "")."""
+    table = re.search(r'<table class="board" id="ranking">(.*?)</table>', page).group(1)
+    labels = {}
+    for cells in re.findall(r"<tr[^>]*>(.*?)</tr>", table):
+        rank = re.search(r'<td class="rank">(.*?)</td>', cells)
+        label = re.search(r'<td><a href="/configs/[0-9a-f]+/">([^<]+)</a>', cells)
+        if rank and label:
+            words = re.search(r'class="sub rank-label [^"]*"[^>]*>([^<]+)<', rank.group(1))
+            labels[label.group(1)] = words.group(1) if words else ""
+    return labels

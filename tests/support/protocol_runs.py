@@ -1,11 +1,13 @@
 """Stored results of the concurrency and categories protocols for the page tests: a DFlash
 config's categories result over three categories and its concurrency result over three levels,
-each imported with its paired baseline as a runner result file."""
+each imported with its paired baseline as a runner result file, the concurrency one also with
+its speculative requests streamed."""
 
 from __future__ import annotations
 
 from leaderboard import services
 from leaderboard.models import Run
+from runner.stats import request_tpot_ms
 from tests.support.protocol_results import (
     categories_config,
     category_records,
@@ -80,3 +82,25 @@ def import_concurrency_config(
 def concurrency_key() -> str:
     """The key of the concurrency result's speculative config."""
     return concurrency_config(LEVELS).key
+
+
+def streamed(records: list[dict]) -> list[dict]:
+    """The records as a streamed run gives them: every token a chunk, in bursts of two (a verify
+    step's tokens arrive together), the first at the time to first token, the last before the
+    request's end; the time per output token from the record's clocks."""
+    for record in records:
+        n, ttft, wall = record["predicted_n"], record["ttft_ms"], record["wall_ms"]
+        step = (wall - 1.0 - ttft) / (n - 1)
+        record["chunk_arrival_ms"] = [ttft + step * (i - i % 2) for i in range(n)]
+        record["tpot_ms"] = request_tpot_ms(record)
+    return records
+
+
+def import_streamed(user, hardware, make_protocol_result) -> tuple[list[dict], list[dict]]:
+    """The concurrency result imported with its speculative requests streamed: (those requests,
+    the baseline's)."""
+    config = concurrency_config(LEVELS)
+    mine = streamed(concurrency_records(config, CONCURRENCY_SPECULATIVE, acceptance=0.75))
+    theirs = concurrency_records(config.baseline(), CONCURRENCY_BASELINE, acceptance=None)
+    import_result(user, hardware, make_protocol_result(config, mine, theirs))
+    return mine, theirs

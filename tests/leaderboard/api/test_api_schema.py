@@ -1,5 +1,6 @@
 """GET /api/v1/schema/ and /api/v1/docs/: the OpenAPI schema generated from the code, with the
-runner's config schema as a component, and the Swagger UI served from our own files."""
+runner's config schema as a component (its multi-GPU options too), and the Swagger UI served
+from our own files."""
 
 from __future__ import annotations
 
@@ -38,3 +39,9 @@ def test_the_schema_documents_the_jobs_queue_fields_and_the_hosts_resource(anony
     assert job["queue_position"]["nullable"] is True
     assert job["estimated_start"]["format"] == "date-time"
     assert "/api/v1/hosts" in schema["paths"]
+
+
+def test_the_api_schema_describes_the_multi_gpu_options(client):
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+    config = schema["components"]["schemas"]["BenchmarkConfig"]["properties"]
+    assert {"split_mode", "tensor_split", "main_gpu", "draft_gpu"} <= set(config)

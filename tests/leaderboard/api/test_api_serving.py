@@ -13,10 +13,15 @@ from rest_framework.test import APIClient
 
 from leaderboard.models import Run
 from leaderboard.selectors.serving import POOLED_LABEL
-from tests.leaderboard.selectors.test_serving_selectors import import_streamed, streamed
 from tests.support.api_clients import upload
 from tests.support.protocol_results import concurrency_config, concurrency_records
-from tests.support.protocol_runs import CONCURRENCY_BASELINE, CONCURRENCY_SPECULATIVE, LEVELS
+from tests.support.protocol_runs import (
+    CONCURRENCY_BASELINE,
+    CONCURRENCY_SPECULATIVE,
+    LEVELS,
+    import_streamed,
+    streamed,
+)
 
 pytestmark = pytest.mark.django_db
 

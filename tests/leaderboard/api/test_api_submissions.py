@@ -1,15 +1,21 @@
 """POST and GET /api/v1/submissions: token auth for writes, field-level 400s, the same service as
 the form, and the per-user throttle; the concurrency and categories protocols queued or refused
 by field; out-of-range, wrongly typed and hostile configs refused with nothing stored, queued or
-run, a hostile prompt stored as inert data, and a body too large a 413."""
+run, a hostile prompt stored as inert data, and a body too large a 413; a config that does not
+fit the hardware's memory a field error, and a split config queued on a kind of two GPUs."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from rest_framework.test import APIClient
 
+from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Job
 from tests.support.api_clients import HOSTILE_STRINGS, SPECULATIVE, row_counts
+from tests.support.gpu_kinds import GIB, MIB
+from tests.support.measured_configs import concurrency_at
 
 VALID = {"hardware": "h200-141gb", "config": SPECULATIVE}
 
@@ -257,3 +263,56 @@ def test_huge_json_bodies_are_413(signed_in, models, hardware, settings):
     )
     assert response.status_code == 413 and "detail" in response.json()
     assert row_counts() == before
+
+
+def test_the_api_gives_the_field_error(user, models, hardware, client):
+    hardware.memory_bytes = 16 * MIB
+    hardware.save()
+    key = issue_api_token(user=user, name="memory").key
+
+    response = client.post(
+        "/api/v1/submissions",
+        {"config": concurrency_at([1, 8, 64]), "hardware": hardware.slug},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {key}",
+    )
+
+    assert response.status_code == 400
+    assert "MiB this hardware has" in json.dumps(response.json())
+    assert not Job.objects.exists()
+
+
+def test_the_api_takes_a_split_config_and_names_a_kinds_gpus(user, models, two_3090s, client):
+    from leaderboard.accounts.services import issue_api_token
+
+    key = issue_api_token(user=user, name="multi-gpu").key
+    data = {
+        "target_model": "tiny-qwen3.gguf",
+        "split_mode": "row",
+        "tensor_split": "3,1",
+        "main_gpu": 1,
+    }
+    response = client.post(
+        "/api/v1/submissions",
+        {"config": data, "hardware": two_3090s.slug},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {key}",
+    )
+    assert response.status_code == 201, response.content
+    job = Job.objects.get()
+    assert job.hardware == two_3090s
+    assert (job.config.canonical["split_mode"], job.config.canonical["main_gpu"]) == ("row", 1)
+
+    refused = client.post(
+        "/api/v1/submissions",
+        {"config": data | {"main_gpu": 2}, "hardware": two_3090s.slug},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {key}",
+    )
+    assert refused.status_code == 400
+    assert "this hardware has 2 GPUs" in json.dumps(refused.json())
+
+    kinds = {kind["slug"]: kind for kind in client.get("/api/v1/hardware").json()["results"]}
+    kind = kinds["2x-rtx-3090-24gb"]
+    assert (kind["gpu_count"], kind["label"]) == (2, "2x RTX 3090 24GB")
+    assert [gpu["memory_bytes"] for gpu in kind["gpus"]] == [24 * GIB, 24 * GIB]

@@ -1,19 +1,33 @@
 """The board's rows (services.board, refresh_leaderboard_entry): the best-average rule disclosed,
 best of k batches beside the pooled view over all of them, lossless only if no batch diverged,
-no interval below two requests; rows of test weights kept off the ranking and moved on and off
-it with their models' mark (mark_test_weights), and migration 0007, which filled both for the
-rows stored before."""
+no interval below two requests, output that differs from the baseline's not lossless, the worst
+graded fidelity of its batches; a speedup measured on a repeated prompt by drafting that learns
+across requests labelled memorised; one config on one GPU and on two in two rows and rankings;
+rows of test weights kept off the ranking and moved on and off it with their models' mark
+(mark_test_weights), and migration 0007, which filled both for the rows stored before."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
-from leaderboard import services
-from leaderboard.models import BoardVersion, Job, LeaderboardEntry
+from leaderboard import selectors, services
+from leaderboard.models import BoardVersion, Job, LeaderboardEntry, Run
 from leaderboard.services.board import mark_test_weights
 from leaderboard.services.results import record_run
 from runner.stats import summarize
-from tests.support.baselines import DRAFT_SIMPLE, finish, submit_baseline
+from tests.support.baselines import (
+    DRAFT_SIMPLE,
+    diverged,
+    finish,
+    speculative_and_baseline,
+    start,
+    submit_baseline,
+    with_baseline_section,
+)
+from tests.support.seed_kit import SEED_CSV
 
 
 def submit(user, hardware) -> Job:
@@ -245,3 +259,122 @@ def test_the_migration_marks_the_tiny_fixtures_and_fills_build_flag_keys_of_exis
     assert (entry.pooled_mean, entry.pooled_n) == (None, 0)
     stored = new.get_model("leaderboard", "Run").objects.get(pk=run.pk).build_flags_key
     assert stored == services.board.build_flags_key(["-DGGML_CUDA=ON"]) != ""
+
+
+@pytest.fixture
+def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
+    """A speculative job and its paired baseline, submitted and measured separately."""
+    return speculative_and_baseline(user, hardware)
+
+
+def test_the_entry_shows_the_best_average_over_runs(jobs, user, hardware, make_result):
+    speculative, _ = jobs
+    again = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    finish(
+        speculative,
+        make_result(speculative.config.key, [90.0, 100.0, 110.0], draft=(120, 60), tau=2.5),
+    )
+    finish(again, make_result(again.config.key, [130.0, 140.0, 150.0], draft=(300, 60), tau=1.8))
+
+    entry = LeaderboardEntry.objects.get(config=speculative.config)
+    assert entry.runs_count == 2
+    assert entry.tokens_per_second == pytest.approx(140.0)
+    assert entry.tps_definition == "decode"
+    assert entry.n == 3 and entry.ci95_low < 140.0 < entry.ci95_high
+    assert entry.acceptance_rate == pytest.approx(0.2) and entry.tau == pytest.approx(1.8)
+    assert entry.best_run == again.run
+
+
+def test_output_that_differs_from_the_baseline_is_not_lossless(jobs, make_result):
+    speculative, baseline = jobs
+    finish(baseline, make_result(baseline.config.key, [50.0, 50.0], outputs=["a", "b"]))
+    finish(speculative, make_result(speculative.config.key, [100.0, 100.0], outputs=["a", "c"]))
+
+    assert LeaderboardEntry.objects.get(config=speculative.config).lossless is False
+
+
+def test_a_row_shows_its_worst_graded_batch(speculative, user, hardware, make_result):
+    baseline_config = speculative.config.baseline
+    again = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+    for job, kinds, decode in ((speculative, (None, None), [150.0, 150.0]),
+                               (again, (None, "mismatch"), [170.0, 170.0])):  # fmt: skip
+        start(job)
+        services.record_result(
+            job_id=job.pk,
+            result=with_baseline_section(
+                diverged(make_result(job.config.key, decode), *kinds),
+                make_result(baseline_config.key, [50.0, 50.0]),
+            ),
+        )
+
+    assert {run.fidelity for run in Run.objects.filter(config=speculative.config)} == {
+        "identical",
+        "mismatch",
+    }
+    assert LeaderboardEntry.objects.get(config=speculative.config).fidelity == "mismatch"
+
+
+# A speedup measured on a repeated prompt by drafting that learns across requests is labelled:
+# the seed's n-gram 11.13x is an upper bound, not what a new prompt gets.
+
+
+@pytest.fixture
+def seed_board(db):
+    return services.import_leaderboard_csv(
+        content=SEED_CSV.read_bytes(), hardware_name="NVIDIA RTX PRO 6000 Blackwell 96GB"
+    )
+
+
+def test_the_seed_kits_ngram_row_is_labelled_as_measured_on_a_repeated_prompt(seed_board, client):
+    ngram = LeaderboardEntry.objects.get(config__label="qwen36-dflash-ngram")
+    assert round(ngram.speedup, 2) == 11.13 and ngram.memorised
+    # DFlash alone drafts from the target's hidden states, not from earlier output.
+    assert not LeaderboardEntry.objects.get(config__label="qwen36-dflash15").memorised
+    page = re.sub(r"\s+", " ", html.unescape(client.get("/", {"all": "1"}).content.decode()))
+    row = page[page.index("qwen36-dflash-ngram") :]
+    row = row[: row.index("</tr>")]
+    assert "repeated prompt" in row
+
+
+def test_a_workers_ngram_result_is_memorised_only_when_its_requests_share_a_prompt(
+    user, hardware, models, make_result
+):
+    mark_test_weights(models=models.values(), test_weights=False)
+    job = services.submit_config(
+        owner=user,
+        data={
+            "target_model": "tiny-qwen3.gguf",
+            "spec_types": ["ngram-simple"],
+            "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+        },
+        hardware_slug=hardware.slug,
+    )
+    result = make_result(job.config.key, [100.0, 101.0, 99.0])
+    for record in result["requests"]:
+        record["prompt_sha256"] = "a" * 64
+    services.record_result(job_id=job.pk, result=result)
+    assert LeaderboardEntry.objects.get(config=job.config).memorised
+
+    other = services.submit_config(
+        owner=user,
+        data={
+            "target_model": "tiny-qwen3.gguf",
+            "spec_types": ["ngram-simple"],
+            "protocol": {"name": "quick", "n_predict": 64, "runs": 3, "seed": 7},
+        },
+        hardware_slug=hardware.slug,
+    )
+    distinct = make_result(other.config.key, [100.0, 101.0, 99.0])
+    for index, record in enumerate(distinct["requests"]):
+        record["prompt_sha256"] = f"{index:064x}"
+    services.record_result(job_id=other.pk, result=distinct)
+    assert not LeaderboardEntry.objects.get(config=other.config).memorised
+
+
+def test_one_and_two_gpus_of_the_same_config_are_two_rows_in_two_rankings(both_rows):
+    one, two = both_rows
+    assert one.config_id == two.config_id and one.pk != two.pk
+    assert one.ranking_key != two.ranking_key
+    assert "2x RTX 3090 24GB" in two.ranking_label and "2x" not in one.ranking_label
+    assert list(selectors.leaderboard_entries(hardware="2x-rtx-3090-24gb")) == [two]
+    assert list(selectors.leaderboard_entries(hardware="rtx-3090-24gb")) == [one]

@@ -3,7 +3,8 @@ one best run named the same on the row, the page, its energy and the API; accept
 position and the memory trade-off; the concurrency and categories breakdowns; energy and the
 roofline; provenance and the per-request downloads (JSON, and CSV safe from formulas); how
 acceptance spreads over a run's requests; a batch of one request with no interval, whichever
-form its file or its row was stored in."""
+form its file or its row was stored in; the runner's fidelity grade for measured runs only, and
+each GPU's peak memory on a run of several GPUs."""
 
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard import services
-from leaderboard.models import LeaderboardEntry, RequestRecord, Run
+from leaderboard.models import Job, LeaderboardEntry, RequestRecord, Run
+from runner.config import parse_config
+from runner.fidelity import NEAR_TIE_MARGIN
+from tests.support.baselines import NGRAM_MOD, speculative_and_baseline
+from tests.support.gpu_kinds import MIB
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.measured_configs import (
     degenerate_result,
@@ -572,3 +577,57 @@ def test_two_requests_still_show_their_interval(client, one_request_job, make_re
         f"(95% CI {max(low, 0):,.1f} – {high:,.1f}, n 2)"
         in run_job_and_config_pages(client, run)[0]
     )
+
+
+GRADE = {
+    "verdict": "near ties only",
+    "requests": 2,
+    "identical_requests": 1,
+    "identical_share": 0.5,
+    "mean_identical_prefix_tokens": 48.0,
+    "mean_identical_prefix_share": 0.75,
+    "near_ties": 1,
+    "mismatches": 0,
+    "unclassified": 0,
+    "near_tie_margin": NEAR_TIE_MARGIN,
+}
+
+
+@pytest.fixture
+def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
+    """An n-gram job and its paired baseline, submitted separately, both started."""
+    return speculative_and_baseline(user, hardware, data=NGRAM_MOD, started=True)
+
+
+def test_the_run_page_shows_the_runners_fidelity_grade_for_measured_runs_only(
+    jobs, make_result, client: Client
+):
+    speculative, _ = jobs
+    result = make_result(speculative.config.key, [90.0, 95.0])
+    result["summary"]["fidelity"] = GRADE
+    run = services.record_result(job_id=speculative.pk, result=result)
+
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "near ties only" in page and "1 of 2 requests identical" in page
+
+    Run.objects.filter(pk=run.pk).update(self_reported=True)
+    services.raise_board_version()  # as the services do with every change of a run
+    assert "near ties only" not in client.get(f"/runs/{run.pk}/").content.decode()
+
+
+def test_the_run_page_of_a_two_gpu_run_shows_each_gpus_peak(make_result, two_3090s, user, client):
+    config = parse_config(
+        {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "runs": 3}}
+    )
+    result = make_result(config, [70.0, 71.0, 72.0])
+    total = result["summary"]["peak_memory_bytes"]
+    result["summary"]["gpus"] = [
+        {"index": 0, "peak_memory_bytes": total - 20 * MIB, "energy_joules": None},
+        {"index": 1, "peak_memory_bytes": 20 * MIB, "energy_joules": None},
+    ]
+    (run,) = services.import_runner_result(
+        owner=user, hardware=two_3090s, result=result, source="test"
+    )
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "2x RTX 3090 24GB" in page
+    assert "GPU 1: 20.0 MiB" in page

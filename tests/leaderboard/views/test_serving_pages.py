@@ -10,11 +10,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run
-from tests.leaderboard.selectors.test_serving_selectors import import_streamed
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.pages import element_text, embedded, text
 from tests.support.protocol_results import concurrency_config
-from tests.support.protocol_runs import LEVELS
+from tests.support.protocol_runs import LEVELS, import_streamed
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,8 @@
 """The submit form: a signed-in user's, presets with the runner's defaults, only the fields a choice
 uses, drafts that cannot run refused with their reason, field errors inline, a valid config
 queued (the concurrency and categories protocols' too), the live estimate endpoint and "run this
-again"; a NUL in its query is no lookup, and a hostile estimate is a field error in JSON."""
+again" (a config's GPU split too); the "Several GPUs" fieldset, a GPU the kind lacks refused
+inline; a NUL in its query is no lookup, and a hostile estimate is a field error in JSON."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from runner.config import (
     ConcurrencyProtocol,
     DepthProtocol,
     QuickProtocol,
+    parse_config,
 )
 from runner.protocols import job_token_budget, token_budget
 from tests.support.measured_configs import measure
@@ -655,3 +657,41 @@ def test_hostile_estimates_are_field_errors_in_json(user, models, hardware, fiel
     body = response.json()
     assert isinstance(body["valid"], bool) and isinstance(body["errors"], list)
     assert "html" in body
+
+
+# The "Several GPUs" fieldset, through the same service as the API.
+
+
+def test_the_submit_form_sends_a_split_and_shows_a_gpu_the_kind_lacks_inline(
+    client, user, models, two_3090s, enqueued
+):
+    client.force_login(user)
+    page = client.get("/submit/").content.decode()
+    assert 'id="group-gpus"' in page and "2x RTX 3090 24GB" in page
+    form = {
+        "hardware": two_3090s.slug, "target_model": "tiny-qwen3.gguf", "protocol": "quick",
+        "runs": "2", "n_predict": "32", "split_mode": "none", "main_gpu": "1",
+    }  # fmt: skip
+    response = client.post("/submit/", form)
+    assert response.status_code == 302
+    canonical = Job.objects.get().config.canonical
+    assert (canonical["split_mode"], canonical["main_gpu"]) == ("none", 1)
+
+    refused = client.post(
+        "/submit/", form | {"main_gpu": "", "tensor_split": "1,1,1", "split_mode": "layer"}
+    )
+    assert refused.status_code == 200
+    assert "this hardware has 2 GPUs" in refused.content.decode()
+    assert Job.objects.count() == 1
+
+
+def test_run_this_again_carries_a_configs_split(db):
+    from leaderboard.forms import initial_from_config
+
+    config = parse_config(
+        {"target_model": "t.gguf", "draft_model": "d.gguf", "spec_types": "draft-simple",
+         "split_mode": "row", "tensor_split": [3, 1], "main_gpu": 1, "draft_gpu": 0}
+    )  # fmt: skip
+    initial, lost = initial_from_config(config)
+    assert lost == []
+    assert (initial["split_mode"], initial["main_gpu"], initial["draft_gpu"]) == ("row", 1, 0)

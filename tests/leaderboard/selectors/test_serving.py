@@ -19,35 +19,10 @@ from leaderboard.selectors.serving import (
     tpot_objective,
 )
 from runner.stats import request_tpot_ms
-from tests.support.protocol_results import concurrency_config, concurrency_records
-from tests.support.protocol_runs import (
-    CONCURRENCY_BASELINE,
-    CONCURRENCY_SPECULATIVE,
-    LEVELS,
-    import_result,
-)
+from tests.support.protocol_results import concurrency_config
+from tests.support.protocol_runs import LEVELS, import_streamed
 
 pytestmark = pytest.mark.django_db
-
-
-def streamed(records: list[dict]) -> list[dict]:
-    """The records as a streamed run gives them: every token a chunk, in bursts of two (a verify
-    step's tokens arrive together), the first at the time to first token, the last before the
-    request's end; the time per output token from the record's clocks."""
-    for record in records:
-        n, ttft, wall = record["predicted_n"], record["ttft_ms"], record["wall_ms"]
-        step = (wall - 1.0 - ttft) / (n - 1)
-        record["chunk_arrival_ms"] = [ttft + step * (i - i % 2) for i in range(n)]
-        record["tpot_ms"] = request_tpot_ms(record)
-    return records
-
-
-def import_streamed(user, hardware, make_protocol_result) -> tuple[list[dict], list[dict]]:
-    config = concurrency_config(LEVELS)
-    mine = streamed(concurrency_records(config, CONCURRENCY_SPECULATIVE, acceptance=0.75))
-    theirs = concurrency_records(config.baseline(), CONCURRENCY_BASELINE, acceptance=None)
-    import_result(user, hardware, make_protocol_result(config, mine, theirs))
-    return mine, theirs
 
 
 def series(hardware, objective: float = 50.0) -> dict:

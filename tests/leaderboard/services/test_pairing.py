@@ -1,39 +1,58 @@
-"""Baseline pairing: a speedup only against a baseline of the same engine backend and build
-flags, the one measured in the same runner invocation first, and baselines scheduled again when
-the ones on record cannot pair with what the workers measure."""
+"""Baseline pairing (services.pairing): a row's speedup only against a baseline of the same engine
+backend and build flags, the one measured in the same runner invocation first, else the best
+comparable batch, whichever finishes first; a categories row's speedup is the geometric mean of
+its categories' (the runner's definition)."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
 from leaderboard import services
 from leaderboard.models import Job, LeaderboardEntry
-from runner.config import parse_config
-from tests.support.baselines import DRAFT_SIMPLE, finish, submit_baseline, with_baseline_section
+from runner.evidence import derived_speedup
+from tests.support.baselines import (
+    CPU_FLAGS,
+    CUDA_FLAGS,
+    DRAFT_SIMPLE,
+    finish,
+    on_engine,
+    speculative_and_baseline,
+    start,
+    submit_baseline,
+    with_baseline_section,
+)
+from tests.support.protocol_results import categories_config
+from tests.support.protocol_runs import (
+    CATEGORIES,
+    CATEGORY_BASELINE,
+    CATEGORY_DECODE,
+    categories_result_file,
+)
 
-# Synthetic acceptance does not measure its baseline beside itself: it gets a baseline job.
-SYNTHETIC = DRAFT_SIMPLE | {"n_max": 2, "spec_synth_len": 3.0}
-CUDA_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_CUDA=ON", "-DCMAKE_CUDA_ARCHITECTURES=90"]
-CPU_FLAGS = ["-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON"]
 
-
-def on_engine(result: dict, *, backend: str, flags: list[str]) -> dict:
-    """A runner result as if measured by an engine of this backend and these build flags."""
-    engine = result["engine"] | {"backend": backend, "build_flags": flags}
-    result["engine"] = engine
-    result["provenance"]["engine"] = engine
-    return result
+@pytest.fixture
+def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
+    """A speculative job and its paired baseline, submitted and measured separately."""
+    return speculative_and_baseline(user, hardware)
 
 
 def row_of(job: Job) -> LeaderboardEntry:
     return LeaderboardEntry.objects.get(config=job.config, hardware=job.hardware)
 
 
-@pytest.fixture
-def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
-    """A speculative job and its paired baseline, submitted and measured separately."""
-    speculative = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
-    return speculative, submit_baseline(speculative)
+def test_speedup_is_against_the_paired_baseline_whichever_finishes_first(jobs, make_result):
+    speculative, baseline = jobs
+    finish(speculative, make_result(speculative.config.key, [150.0, 150.0], outputs=["a", "b"]))
+    assert LeaderboardEntry.objects.get(config=speculative.config).speedup is None
+
+    finish(baseline, make_result(baseline.config.key, [50.0, 50.0], outputs=["a", "b"]))
+
+    entry = LeaderboardEntry.objects.get(config=speculative.config)
+    assert entry.speedup == pytest.approx(3.0)
+    assert entry.baseline_entry.config == baseline.config
+    assert entry.lossless is True
 
 
 def test_a_cpu_backend_baseline_is_never_paired_with_a_cuda_run_of_the_same_gpu_and_release(
@@ -126,52 +145,51 @@ def test_without_a_same_invocation_baseline_the_best_comparable_batch_is_used(
     assert row_of(speculative).baseline_run == baseline.run
 
 
-def test_an_imported_baseline_does_not_stand_in_for_the_workers_own(
-    user, models, hardware, enqueued, make_result
+@pytest.fixture
+def speculative(user, models, hardware, enqueued) -> Job:
+    return services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
+
+
+def test_the_row_pairs_with_the_baseline_measured_beside_it_not_the_fastest(
+    speculative, make_result
 ):
-    baseline_config = parse_config(DRAFT_SIMPLE).baseline()
-    imported = on_engine(make_result(baseline_config, [20.0]), backend="cpu", flags=CPU_FLAGS)
-    services.import_runner_result(owner=user, hardware=hardware, result=imported, source="file")
+    separate = submit_baseline(speculative)
+    start(separate)
+    services.record_result(
+        job_id=separate.pk, result=make_result(separate.config.key, [60.0, 60.0])
+    )
+    start(speculative)
+    services.record_result(
+        job_id=speculative.pk,
+        result=with_baseline_section(
+            make_result(speculative.config.key, [150.0, 150.0]),
+            make_result(separate.config.key, [50.0, 50.0]),
+        ),
+    )
 
-    services.submit_config(owner=user, data=SYNTHETIC, hardware_slug=hardware.slug)
+    entry = LeaderboardEntry.objects.get(config=speculative.config)
+    assert entry.baseline_run.provenance["measured_with_job"] == speculative.pk
+    assert entry.speedup == pytest.approx(3.0)
 
-    scheduled = Job.objects.get(auto_scheduled=True)
-    assert scheduled.config.key == baseline_config.key
+
+@pytest.fixture
+def categories_result(make_protocol_result) -> dict:
+    """A DFlash config's categories result with its paired baseline, as a runner file."""
+    return categories_result_file(make_protocol_result)
 
 
-def test_a_baseline_the_workers_measured_on_their_current_engine_is_not_measured_again(
-    jobs, user, hardware, make_result
+def test_a_categories_row_speedup_is_the_geometric_mean_of_its_categories(
+    user, models, hardware, categories_result
 ):
-    speculative, baseline = jobs
-    finish(
-        baseline,
-        on_engine(make_result(baseline.config.key, [50.0]), backend="cuda", flags=CUDA_FLAGS),
+    services.import_runner_result(
+        owner=user, hardware=hardware, result=categories_result, source="test"
     )
-    finish(
-        speculative,
-        on_engine(make_result(speculative.config.key, [150.0]), backend="cuda", flags=CUDA_FLAGS),
-    )
-
-    services.submit_config(owner=user, data=SYNTHETIC, hardware_slug=hardware.slug)
-
-    assert not Job.objects.filter(auto_scheduled=True).exists()
-
-
-def test_a_baseline_from_an_engine_the_workers_no_longer_use_is_measured_again(
-    jobs, user, hardware, make_result
-):
-    speculative, baseline = jobs
-    finish(
-        baseline,
-        on_engine(make_result(baseline.config.key, [20.0]), backend="cpu", flags=CPU_FLAGS),
-    )
-    finish(
-        speculative,
-        on_engine(make_result(speculative.config.key, [150.0]), backend="cuda", flags=CUDA_FLAGS),
-    )
-
-    later = services.submit_config(owner=user, data=SYNTHETIC, hardware_slug=hardware.slug)
-
-    again = Job.objects.get(auto_scheduled=True)
-    assert again.status == Job.Status.QUEUED and again.config == baseline.config
-    assert again.baseline_for == later
+    key = categories_config(CATEGORIES).key
+    row = LeaderboardEntry.objects.get(config__key=key)
+    per_category = [CATEGORY_DECODE[name] / CATEGORY_BASELINE[name] for name in CATEGORIES]
+    geometric = math.exp(sum(math.log(s) for s in per_category) / len(per_category))
+    pooled = sum(CATEGORY_DECODE.values()) / sum(CATEGORY_BASELINE.values())
+    assert abs(geometric - pooled) > 0.03  # the two definitions differ on these figures
+    assert row.speedup == pytest.approx(geometric, rel=1e-6)
+    # The runner's own definition, recomputed from the file's request records.
+    assert derived_speedup(categories_result) == pytest.approx(row.speedup, rel=1e-6)

@@ -1,14 +1,21 @@
 """Job status moves only by guarded updates; results are recorded once per job; a GPU host's
 failure message is stored as bounded text whatever it carries (NUL characters, which
-PostgreSQL's text columns refuse, or no string at all), and the job's pages still show."""
+PostgreSQL's text columns refuse, or no string at all), and the job's pages still show. The
+periodic reconciler sends again what the broker lost and queues again a job whose worker died
+(failing it after too many attempts), the sweeper fails jobs past their time limit, and a running
+job shows the engine's recent log."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from leaderboard import services, tasks
+from leaderboard.celery import app
 from leaderboard.models import Job, LeaderboardEntry, RequestRecord, Run
 
 BASELINE = {
@@ -19,7 +26,10 @@ BASELINE = {
 
 @pytest.fixture
 def job(user, models, hardware, enqueued) -> Job:
-    return services.submit_config(owner=user, data=BASELINE, hardware_slug=hardware.slug)
+    """A queued job, submitted five minutes ago: old enough for the reconciler to look at."""
+    job = services.submit_config(owner=user, data=BASELINE, hardware_slug=hardware.slug)
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    return job
 
 
 def test_a_second_claim_of_the_same_job_fails(job):
@@ -156,3 +166,117 @@ def test_a_hosts_failure_is_stored_as_text_and_the_job_still_shows(
     api = APIClient()
     api.force_authenticate(user)
     assert api.get(f"/api/v1/jobs/{job.pk}").status_code == 200
+
+
+DFLASH = {
+    "target_model": "tiny-qwen3.gguf",
+    "draft_model": "tiny-dflash.gguf",
+    "spec_types": ["draft-dflash"],
+    "n_max": 8,
+    "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+}
+
+
+@pytest.fixture
+def revoked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    ids: list[str] = []
+    monkeypatch.setattr(app.control, "revoke", lambda task_id, **_: ids.append(task_id))
+    return ids
+
+
+# The periodic reconciler and sweeper ------------------------------------------------------
+
+
+def test_the_reconciler_resends_a_queued_job_that_the_broker_lost(job, enqueued):
+    assert services.requeue_lost_jobs(held_task_ids=set(), older_than_s=60) == [job.pk]
+
+    assert enqueued[-1]["task_id"] == str(job.task_id)
+    assert enqueued[-1]["queue"] == job.hardware.queue_name
+    assert enqueued[-1]["kwargs"]["job_id"] == job.pk
+
+
+def test_the_reconciler_leaves_jobs_the_broker_holds_or_that_are_new_or_running(job, enqueued):
+    sent_before = len(enqueued)
+    assert services.requeue_lost_jobs(held_task_ids={str(job.task_id)}, older_than_s=60) == []
+    assert services.requeue_lost_jobs(held_task_ids=set(), older_than_s=3600) == []
+    services.claim_job(job_id=job.pk)
+    assert services.requeue_lost_jobs(held_task_ids=set(), older_than_s=60) == []
+    assert len(enqueued) == sent_before
+
+
+def test_a_running_job_whose_worker_died_is_queued_again(job, enqueued):
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    Job.objects.filter(pk=job.pk).update(started_at=timezone.now() - timedelta(minutes=2))
+
+    handled = services.requeue_orphaned_jobs(
+        executing_task_ids=set(), waiting_task_ids=set(), finishing_job_ids=set(), older_than_s=30
+    )
+
+    job.refresh_from_db()
+    assert handled == [str(job.task_id)]
+    assert job.status == Job.Status.QUEUED and job.progress == {"phase": "requeued"}
+    assert enqueued[-1]["task_id"] == str(job.task_id)
+    # The next worker claims it as a second attempt.
+    assert services.claim_job(job_id=job.pk) and Job.objects.get(pk=job.pk).attempts == 2
+
+
+def test_a_running_job_that_a_worker_executes_or_whose_result_is_on_its_way_stays(job, enqueued):
+    services.claim_job(job_id=job.pk)
+    Job.objects.filter(pk=job.pk).update(started_at=timezone.now() - timedelta(minutes=2))
+    task_id = str(job.task_id)
+    for executing, finishing in (({task_id}, set()), (set(), {job.pk})):
+        assert not services.requeue_orphaned_jobs(
+            executing_task_ids=executing,
+            waiting_task_ids=set(),
+            finishing_job_ids=finishing,
+            older_than_s=30,
+        )
+    assert Job.objects.get(pk=job.pk).status == Job.Status.RUNNING
+
+
+def test_a_job_that_keeps_losing_its_worker_fails_with_the_reason(job, enqueued, settings):
+    settings.SPECBOARD_MAX_ATTEMPTS = 2
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, attempts=2, started_at=timezone.now() - timedelta(minutes=2)
+    )
+
+    services.requeue_orphaned_jobs(
+        executing_task_ids=set(), waiting_task_ids=set(), finishing_job_ids=set(), older_than_s=30
+    )
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert job.error == "worker lost: gave up after 2 attempts whose worker died"
+
+
+def test_the_sweeper_fails_jobs_running_past_their_time_limit(
+    user, models, hardware, enqueued, revoked, settings
+):
+    settings.SPECBOARD_MAX_JOB_SECONDS = 600
+    stuck = services.submit_config(owner=user, data=BASELINE, hardware_slug=hardware.slug)
+    fresh = services.submit_config(owner=user, data=DFLASH, hardware_slug=hardware.slug)
+    for row, started in ((stuck, timedelta(hours=1)), (fresh, timedelta(minutes=1))):
+        Job.objects.filter(pk=row.pk).update(
+            status=Job.Status.RUNNING, started_at=timezone.now() - started
+        )
+
+    assert tasks.sweep_stuck_jobs_task.apply().get() == [stuck.pk]
+
+    stuck.refresh_from_db()
+    fresh.refresh_from_db()
+    assert stuck.status == Job.Status.FAILED and stuck.finished_at is not None
+    assert stuck.error.startswith("timed out: still running 600 s after it started")
+    assert fresh.status == Job.Status.RUNNING
+    assert revoked == [str(stuck.task_id)]
+
+
+def test_a_running_job_shows_the_engines_recent_log_live(client, job):
+    services.record_progress(job_id=job.pk, progress={"phase": "started"})
+    services.record_progress(
+        job_id=job.pk,
+        progress={"phase": "measuring", "done": 1, "total": 4, "log_tail": "slot 0: prompt done"},
+    )
+
+    assert client.get(f"/api/v1/jobs/{job.pk}").json()["log_tail"] == "slot 0: prompt done"
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "live, while it runs" in page and "slot 0: prompt done" in page

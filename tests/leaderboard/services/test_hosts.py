@@ -1,16 +1,23 @@
 """GPU hosts we do not own: each signs what it sends with its own key, for one delivery of one
 job and once; the database side records a result only from the host that claimed the job, and
-a result's engine release only when the job or the host's registration names it."""
+a result's engine release only when the job or the host's registration names it. A host
+registers for, and claims a job of, a kind only with the kind's GPUs."""
 
 from __future__ import annotations
 
+import json
 import logging
+from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from leaderboard import dispatch, selectors, services, signing, tasks
 from leaderboard.models import EngineBuild, GpuHost, Job, LeaderboardEntry, Run
+from leaderboard.services.hosts import host_message_refusal
+from runner.provenance import visible_gpus
+from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
+from tests.support.gpu_kinds import RTX_3090, nvml_gpus
 
 CONFIG = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 8}}
 
@@ -324,3 +331,102 @@ def test_a_gpu_worker_signs_what_it_sends_with_its_own_key(settings, monkeypatch
         body=body,
         signature=failure["signature"],
     )
+
+
+# A host advertises its GPUs; a job for a two-GPU kind goes only to a host that has them.
+
+
+def test_a_host_registers_for_a_kind_only_with_the_kinds_gpus(two_3090s):
+    with pytest.raises(services.RegistrationError) as refused:
+        services.register_gpu_host(
+            name="lab-one", hardware_slug=two_3090s.slug, gpus=nvml_gpus(RTX_3090)
+        )
+    assert "(1 GPU;" in refused.value.errors["gpus"][0]
+    host, _ = services.register_gpu_host(
+        name="lab-two", hardware_slug=two_3090s.slug, gpus=nvml_gpus(RTX_3090, RTX_3090)
+    )
+    assert [gpu["name"] for gpu in host.gpus] == ["NVIDIA GeForce RTX 3090"] * 2
+
+
+def test_the_gpus_in_a_hosts_registration_come_from_runner_gpus_json(two_3090s, monkeypatch):
+    install(monkeypatch, FakeNvml(rtx_3090s(2)))
+    advertised = json.dumps(visible_gpus())
+    call_command(
+        "register_gpu_host",
+        "lab-a",
+        "--hardware",
+        two_3090s.slug,
+        "--gpus",
+        advertised,
+        stdout=StringIO(),
+    )
+    assert len(GpuHost.objects.get(name="lab-a").gpus) == 2
+    with pytest.raises(CommandError, match="not JSON"):
+        call_command(
+            "register_gpu_host",
+            "lab-b",
+            "--hardware",
+            two_3090s.slug,
+            "--gpus",
+            "two",
+            stdout=StringIO(),
+        )
+
+
+@pytest.fixture
+def sent_job(user, models, two_3090s, enqueued, django_capture_on_commit_callbacks) -> Job:
+    """A job for the two-GPU kind, its message sent to the kind's queue."""
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.submit_config(
+            owner=user, data={"target_model": "tiny-qwen3.gguf"}, hardware_slug=two_3090s.slug
+        )
+    job.refresh_from_db()
+    assert enqueued[-1]["queue"] == "gpu.2x-rtx-3090-24gb"
+    assert enqueued[-1]["kwargs"]["gpus"] == two_3090s.gpu_list()
+    return job
+
+
+def claim(job: Job, host: str, key: str, body: dict) -> str | None:
+    """Why the site refuses this host's signed "started" event for the job (None: claimed)."""
+    sequence = dispatch.next_sequence()
+    signature = signing.sign(
+        key=key, kind="progress", job_id=job.pk, delivery=job.delivery, sequence=sequence, body=body
+    )
+    return host_message_refusal(
+        kind="progress", job_id=job.pk, body=body, host=host, signature=signature,
+        delivery=job.delivery, sequence=sequence,
+    )  # fmt: skip
+
+
+def test_only_a_host_that_shows_the_kinds_gpus_claims_its_job(sent_job, two_3090s):
+
+    host, key = services.register_gpu_host(name="lab-a", hardware_slug=two_3090s.slug)
+    # Registered without GPUs, it must show them when it claims.
+    assert "advertised no GPUs" in claim(sent_job, host.name, key, {"phase": "started"})
+    one = claim(sent_job, host.name, key, {"phase": "started", "gpus": nvml_gpus(RTX_3090)})
+    assert "cannot claim a job of 2x-rtx-3090-24gb" in one and "(1 GPU;" in one
+    hostile = claim(sent_job, host.name, key, {"phase": "started", "gpus": [{"name": 5}]})
+    assert "cannot claim" in hostile
+    assert Job.objects.get(pk=sent_job.pk).host is None
+
+    two = {"phase": "started", "gpus": nvml_gpus(RTX_3090, RTX_3090)}
+    assert claim(sent_job, host.name, key, two) is None
+    assert Job.objects.get(pk=sent_job.pk).host == host
+    # What it showed is what the site now knows of it.
+    assert len(GpuHost.objects.get(pk=host.pk).gpus) == 2
+
+
+def test_a_single_gpu_host_claims_as_it_always_did(
+    user, models, one_3090, enqueued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job = services.submit_config(
+            owner=user, data={"target_model": "tiny-qwen3.gguf"}, hardware_slug=one_3090.slug
+        )
+    job.refresh_from_db()
+    host, key = services.register_gpu_host(name="lab-a", hardware_slug=one_3090.slug)
+    # Two GPUs visible for a one-GPU kind: a layer split would use both. Narrow it first.
+    assert "CUDA_VISIBLE_DEVICES" in claim(
+        job, host.name, key, {"phase": "started", "gpus": nvml_gpus(RTX_3090, RTX_3090)}
+    )
+    assert claim(job, host.name, key, {"phase": "started"}) is None
