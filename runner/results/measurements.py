@@ -1,0 +1,277 @@
+"""What a section measured: each request (``RequestRecord``, with its quality score where the
+protocol scores it), each point of the protocol, and the summary pooled over its requests (the
+measured config's with what pairing it with its baseline found, ``ResultSummary``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from runner.config import MAX_CONCURRENCY, MAX_GPUS, MAX_N_MAX
+from runner.evidence import request_problem
+from runner.fidelity import MAX_DIVERGENCES, NEAR_TIE, Divergence, DivergenceKind, FidelityGrade
+from runner.results.fields import (
+    MAX_POINTS,
+    MAX_REQUESTS,
+    MAX_TOKENS_STREAMED,
+    Amount,
+    ByteCount,
+    FiniteFloat,
+    Sha256,
+    Share,
+    ShortText,
+    Text,
+    TokenCount,
+    TokenTotal,
+    _numbered_in_order,
+    _Strict,
+)
+from runner.results.figures import (
+    GpuFigures,
+    Latency,
+    QualityDifference,
+    QualityFigures,
+    Roofline,
+    Statistics,
+)
+
+
+class QualityScore(_Strict):
+    """One quality-protocol request scored (``runner.quality.score``): its task, the expected
+    answer (computed by the project), the output text, the answer extracted from it and whether
+    it is correct. ``runner.evidence`` regenerates the task and scores the text again."""
+
+    task_id: ShortText
+    kind: ShortText
+    expected: ShortText
+    output_text: Text
+    extracted: ShortText
+    correct: bool
+
+
+class RequestRecord(_Strict):
+    """One measured request, as ``runner.engines.measure.build_record`` defines its figures."""
+
+    phase: Literal["warmup", "measure"]
+    point: Annotated[int, Field(ge=0, lt=MAX_POINTS)]
+    input_tokens: TokenCount | None
+    output_tokens_requested: TokenCount
+    prompt_n: TokenCount
+    prompt_ms: Amount
+    predicted_n: TokenCount
+    predicted_ms: Amount
+    decode_tokens_per_second: Amount | None
+    server_predicted_per_second: Amount | None
+    end_to_end_tokens_per_second: Amount | None
+    ttft_ms: Amount | None
+    ttft_source: Literal["client stream", "server prompt time", "in process"] | None = None
+    wall_ms: Amount
+    draft_n: TokenCount
+    draft_n_accepted: TokenCount
+    verify_steps: TokenCount
+    tau: Amount | None
+    accepted_per_position: Annotated[list[TokenCount], Field(max_length=MAX_N_MAX)]
+    output_sha256: Sha256
+    distinct_4gram_ratio: Share
+    stopped_early: bool
+    index: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)]
+    first_divergence: TokenCount | None
+    # Prompt hash and repeating tail (runner.engines.measure); divergence class (runner.fidelity).
+    prompt_sha256: Sha256 | None = None
+    repeat_period: TokenCount | None = None
+    repeated_tail_tokens: TokenCount | None = None
+    divergence: DivergenceKind | None = None
+    divergence_margin: Amount | None = None
+    # Every divergence, judged (runner.fidelity.judge_divergences); absent in older files, whose
+    # grade judged the first one only. The first entry is first_divergence, divergence, margin.
+    divergences: Annotated[list[Divergence], Field(max_length=MAX_DIVERGENCES)] | None = None
+    # NVML's energy counter across the request (runner.energy); None off CUDA or without NVML.
+    energy_joules: Amount | None = None
+    # The concurrency protocol's wave (round) and requests in flight in it; the categories
+    # protocol's prompt category (runner.protocols, docs/PROTOCOLS.md).
+    round: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)] | None = None
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    category: ShortText | None = None
+    # A streamed request: when each content chunk arrived, in ms after it was sent (the first is
+    # its ttft_ms); null for a whole response. Its time per output token (runner.stats).
+    chunk_arrival_ms: Annotated[list[Amount], Field(max_length=MAX_TOKENS_STREAMED)] | None = None
+    tpot_ms: Amount | None = None
+    # The quality protocol's score of the request's output (runner.quality); null elsewhere.
+    quality: QualityScore | None = None
+
+    @model_validator(mode="after")
+    def _accepted_were_drafted(self) -> RequestRecord:
+        if self.draft_n_accepted > self.draft_n:
+            raise ValueError(
+                f"draft_n_accepted {self.draft_n_accepted} is above draft_n {self.draft_n}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _figures_agree_with_its_own_counts(self) -> RequestRecord:
+        # Decode and end-to-end rates from its timings, its clocks, tau and the per-position
+        # counts from its counts (runner.evidence.request_problem).
+        if problem := request_problem(self.model_dump()):
+            raise ValueError(problem)
+        return self
+
+    @model_validator(mode="after")
+    def _divergences_follow_the_first(self) -> RequestRecord:
+        if self.divergences is None:
+            return self
+        first = self.divergences[0] if self.divergences else None
+        claimed = (self.first_divergence, self.divergence, self.divergence_margin)
+        if claimed != ((first.position, first.kind, first.margin) if first else (None,) * 3):
+            raise ValueError(
+                "divergences do not start with first_divergence, divergence and divergence_margin"
+            )
+        positions = [found.position for found in self.divergences]
+        if positions != sorted(set(positions)):
+            raise ValueError("divergences are not in increasing positions")
+        # The judging goes on only after a near tie (runner.fidelity.judge_divergences).
+        if any(found.kind != NEAR_TIE for found in self.divergences[:-1]):
+            raise ValueError("a divergence after a mismatch or an unclassified one was judged")
+        return self
+
+
+class Point(_Strict):
+    """One context depth of a protocol (the quick protocol has one, with no input length), one
+    concurrency level, or one prompt category."""
+
+    input_tokens: TokenCount | None
+    output_tokens: TokenCount
+    decode_tokens_per_second: Statistics
+    acceptance_rate: Annotated[
+        Share | None,
+        Field(
+            description="Draft tokens accepted over drafted, pooled over the point's measured "
+            "requests (at a concurrency level: over its waves, every level its own figure)."
+        ),
+    ]
+    tau: Annotated[
+        Amount | None,
+        Field(
+            description="1 + accepted drafts per verify step, pooled over the point's measured "
+            "requests. At a concurrency level above 1 a request's verify steps are its share of "
+            "its wave's (its own tau is null), but the level's tau is exact: acceptance under "
+            "load."
+        ),
+    ]
+    # Per depth and category: mean decode over the baseline's; per concurrency level: mean
+    # aggregate tok/s over the baseline's.
+    speedup: Amount | None
+    # The concurrency protocol: requests in flight, and per round all generated tokens over the
+    # round's wall time (n = rounds); time to first token of the level's requests.
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    aggregate_tokens_per_second: Statistics | None = None
+    ttft_ms: Statistics | None = None
+    # The categories protocol: the prompt category.
+    category: ShortText | None = None
+    # The output-length protocol (runner.output_length): the tokens the point's measured requests
+    # generated, and on the measured config's points the speedup's 95% interval (delta method).
+    generated_tokens: Statistics | None = None
+    speedup_ci95_low: Amount | None = None
+    speedup_ci95_high: Amount | None = None
+    # The point's latency percentiles and goodput; absent in results recorded before.
+    latency: Latency | None = None
+
+
+# Relative slack between the GPUs' energies and the section's: the same joules summed two ways.
+GPU_ENERGY_TOLERANCE = 1e-6
+
+
+# Summary fields only results written before carry: still loaded (and checked as they were
+# defined), never set by the runner, so they dump as null and ``exclude_unset`` leaves them out.
+LEGACY_SUMMARY_FIELDS: tuple[str, ...] = ("joules_per_accepted_token",)
+
+
+class Summary(_Strict):
+    """A section's pooled figures: speed, acceptance, memory and where the time went."""
+
+    decode_tokens_per_second: Statistics
+    end_to_end_tokens_per_second: Statistics
+    ttft_ms: Statistics
+    acceptance_rate: Share | None
+    tau: Amount | None
+    draft_tokens: TokenTotal
+    draft_accepted: TokenTotal
+    verify_steps: TokenTotal
+    acceptance_by_position: Annotated[list[Share], Field(max_length=MAX_N_MAX)] | None
+    peak_memory_bytes: ByteCount | None
+    memory_kind: Literal["gpu", "process"] | None
+    degenerate: bool
+    gpu_seconds: Amount
+    engine_seconds: Amount
+    load_seconds: Amount | None
+    # What the runner adds beyond load and generation; a difference of clocks, so not bounded at 0.
+    harness_overhead_seconds: FiniteFloat | None = None
+    # runner.energy's figures from the requests' energy_joules; runner.roofline's ceiling.
+    energy_joules: Amount | None = None
+    joules_per_token: Amount | None = None
+    # Total energy over accepted draft tokens, in results written before it was dropped (there
+    # is no separate energy of an accepted draft token); still loaded, never shown or written.
+    joules_per_accepted_token: Amount | None = None
+    roofline: Roofline | None = None
+    # Each GPU the engine used, in its order (absent in results recorded before): its own peak
+    # memory (peak_memory_bytes is the peak of their total at one moment) and its energy
+    # (energy_joules is their sum).
+    gpus: Annotated[list[GpuFigures], Field(min_length=1, max_length=MAX_GPUS)] | None = None
+    # The quality protocol: the section's accuracy from its records' scores; null elsewhere.
+    quality: QualityFigures | None = None
+    # The section's latency percentiles and goodput; absent in results recorded before.
+    latency: Latency | None = None
+
+    @model_validator(mode="after")
+    def _accepted_were_drafted(self) -> Summary:
+        if self.draft_accepted > self.draft_tokens:
+            raise ValueError(
+                f"draft_accepted {self.draft_accepted} is above draft_tokens {self.draft_tokens}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _gpus_add_up(self) -> Summary:
+        if self.gpus is None:
+            return self
+        _numbered_in_order(self.gpus)
+        peaks = [gpu.peak_memory_bytes for gpu in self.gpus]
+        total = self.peak_memory_bytes
+        if total is not None and self.memory_kind == "gpu" and None not in peaks:
+            known = [peak or 0 for peak in peaks]
+            # The total's peak is one moment's sum: at least any GPU's peak, at most all of them.
+            if not max(known) <= total <= sum(known):
+                raise ValueError(
+                    f"peak_memory_bytes {total} does not lie between the largest GPU's peak "
+                    f"{max(known)} and the GPUs' peaks together {sum(known)}"
+                )
+        energies = [gpu.energy_joules for gpu in self.gpus]
+        if any(joules is not None for joules in energies):
+            if None in energies or self.energy_joules is None:
+                raise ValueError(
+                    "gpus: an energy per GPU needs every GPU's and the section's energy_joules"
+                )
+            together = sum(joules or 0.0 for joules in energies)
+            slack = GPU_ENERGY_TOLERANCE * max(abs(self.energy_joules), 1.0)
+            if abs(together - self.energy_joules) > slack:
+                raise ValueError(
+                    f"gpus: the GPUs' energies add up to {together:.6g} J, but energy_joules "
+                    f"is {self.energy_joules:.6g} J"
+                )
+        return self
+
+
+class ResultSummary(Summary):
+    """The measured config's summary, with what pairing it with its baseline found."""
+
+    speedup: Amount | None
+    lossless: bool | None
+    baseline_decode_tokens_per_second: Amount | None
+    lossless_note: ShortText | None
+    # runner.fidelity's grade; runner.protocols.repeated_prompt (n-gram configs only).
+    fidelity: FidelityGrade | None = None
+    repeated_prompt: bool | None = None
+    # The concurrency protocol with a baseline: the lowest level whose speedup is below 1.
+    crossover_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
+    # The quality protocol with a baseline: accuracy minus the baseline's, paired by task.
+    quality_difference: QualityDifference | None = None

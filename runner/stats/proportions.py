@@ -1,0 +1,123 @@
+"""Shares and their intervals: the Wilson 95% interval of a share (``wilson_interval``, which
+goodput uses too), and the quality protocol's accuracy and its paired difference against the
+baseline (runner.quality): Newcombe's paired interval and McNemar's exact test."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# Two-sided 95% normal quantile for the Wilson interval of a share.
+_Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, trials: int) -> tuple[float | None, float | None]:
+    """The Wilson score 95% interval of a share; (None, None) for no trials."""
+    if trials <= 0:
+        return None, None
+    share = successes / trials
+    denominator = 1.0 + _Z95**2 / trials
+    centre = (share + _Z95**2 / (2 * trials)) / denominator
+    half = _Z95 * math.sqrt(share * (1 - share) / trials + _Z95**2 / (4 * trials**2)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mcnemar_exact_p(only_first: int, only_second: int) -> float:
+    """McNemar's exact two-sided p-value for paired outcomes: under no difference, each of the
+    ``only_first + only_second`` discordant pairs falls either way with probability 1/2, so the
+    p-value is twice the binomial tail of the smaller count (at most 1)."""
+    if only_first < 0 or only_second < 0:
+        raise ValueError("discordant counts cannot be negative")
+    discordant = only_first + only_second
+    smaller = min(only_first, only_second)
+    tail = sum(math.comb(discordant, k) for k in range(smaller + 1)) / 2**discordant
+    return min(1.0, 2.0 * tail)
+
+
+def paired_difference_interval(
+    both: int, only_first: int, only_second: int, neither: int
+) -> tuple[float, float]:
+    """Newcombe's 95% interval for the difference of two paired proportions (his method 10,
+    "square and add" of each side's Wilson interval, with the continuity-corrected correlation
+    phi: Newcombe, Statistics in Medicine 17:2635-2650, 1998), for first minus second.
+
+    ``both``, ``only_first``, ``only_second`` and ``neither`` are the pairs where both sides
+    succeeded, only the first, only the second, and neither."""
+    counts = (both, only_first, only_second, neither)
+    if min(counts) < 0:
+        raise ValueError("pair counts cannot be negative")
+    pairs = sum(counts)
+    if pairs == 0:
+        raise ValueError("a difference of proportions needs at least one pair")
+    first_yes, second_yes = both + only_first, both + only_second
+    first_no, second_no = pairs - first_yes, pairs - second_yes
+    p1, p2 = first_yes / pairs, second_yes / pairs
+    low1, high1 = wilson_interval(first_yes, pairs)
+    low2, high2 = wilson_interval(second_yes, pairs)
+    phi = 0.0
+    if min(first_yes, first_no, second_yes, second_no) > 0:
+        cross = both * neither - only_first * only_second
+        # The continuity correction: a positive cross-product is reduced by half the pairs.
+        corrected = max(0.0, cross - pairs / 2) if cross > 0 else float(cross)
+        phi = corrected / math.sqrt(first_yes * first_no * second_yes * second_no)
+    below1, above1 = p1 - float(low1 or 0.0), float(high1 or 0.0) - p1
+    below2, above2 = p2 - float(low2 or 0.0), float(high2 or 0.0) - p2
+    difference = p1 - p2
+    lower = math.sqrt(max(0.0, below1**2 - 2 * phi * below1 * above2 + above2**2))
+    upper = math.sqrt(max(0.0, above1**2 - 2 * phi * above1 * below2 + below2**2))
+    return max(-1.0, difference - lower), min(1.0, difference + upper)
+
+
+def accuracy_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A section's accuracy on the quality protocol's tasks, from its measured records' scores:
+    tasks, correct answers, the share correct and its Wilson 95% interval; None where no record
+    carries a score."""
+    scored = [r["quality"] for r in records if r.get("quality") is not None]
+    if not scored:
+        return None
+    correct = sum(1 for score in scored if score["correct"])
+    low, high = wilson_interval(correct, len(scored))
+    return {
+        "tasks": len(scored),
+        "correct": correct,
+        "accuracy": correct / len(scored),
+        "ci95_low": low,
+        "ci95_high": high,
+    }
+
+
+def quality_difference(
+    records: Sequence[Mapping[str, Any]], baseline_records: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """The config's accuracy minus its paired baseline's on the same tasks (paired by task id):
+    the four pair counts, the difference, Newcombe's paired 95% interval
+    (``paired_difference_interval``) and McNemar's exact p-value; None without scored pairs."""
+    baseline = {
+        r["quality"]["task_id"]: r["quality"]["correct"]
+        for r in baseline_records
+        if r.get("quality") is not None
+    }
+    pairs = [
+        (bool(r["quality"]["correct"]), bool(baseline[r["quality"]["task_id"]]))
+        for r in records
+        if r.get("quality") is not None and r["quality"]["task_id"] in baseline
+    ]
+    if not pairs:
+        return None
+    both = sum(1 for mine, theirs in pairs if mine and theirs)
+    only_speculative = sum(1 for mine, theirs in pairs if mine and not theirs)
+    only_baseline = sum(1 for mine, theirs in pairs if theirs and not mine)
+    neither = len(pairs) - both - only_speculative - only_baseline
+    low, high = paired_difference_interval(both, only_speculative, only_baseline, neither)
+    return {
+        "pairs": len(pairs),
+        "both_correct": both,
+        "only_speculative_correct": only_speculative,
+        "only_baseline_correct": only_baseline,
+        "neither_correct": neither,
+        "difference": (only_speculative - only_baseline) / len(pairs),
+        "ci95_low": low,
+        "ci95_high": high,
+        "mcnemar_p": mcnemar_exact_p(only_speculative, only_baseline),
+    }
