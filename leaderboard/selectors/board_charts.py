@@ -20,6 +20,7 @@ from django.db.models import Count, QuerySet
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry, Run
 from leaderboard.selectors.board import BASELINE, RANKED
+from leaderboard.selectors.cache import board_cached
 from leaderboard.verdicts.workloads import is_across_depths
 
 # The front chart's bars: the fastest configs by speedup (the table below has every row).
@@ -47,7 +48,20 @@ def _filtered(*, spec_type: str, protocol: str) -> dict[str, str]:
 
 def _chart_pair(*, target: str, hardware: str, filters: dict[str, str]) -> tuple[str, str] | None:
     """The selected target and hardware, the unselected one(s) filled in with the pair that has
-    the most speculative rows with a speedup."""
+    the most speculative rows with a speedup: counts of which rows compete, so cached with the
+    board's row set (a GROUP BY over every competing row, not repeated per recorded run)."""
+    found = board_cached(
+        "chart-pair",
+        {"target": target, "hardware": hardware, "filters": filters},
+        lambda: _most_measured_pair(target=target, hardware=hardware, filters=filters),
+        row_set_only=True,
+    )
+    return tuple(found) if found else None  # type: ignore[return-value]
+
+
+def _most_measured_pair(
+    *, target: str, hardware: str, filters: dict[str, str]
+) -> tuple[str, str] | None:
     rows = _speculative_rows(**filters)
     if target:
         rows = rows.filter(config__target_name=target)

@@ -23,6 +23,7 @@ from leaderboard.models import (
     ModelFile,
     Run,
 )
+from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_view
@@ -138,8 +139,17 @@ def servable_hardware() -> QuerySet[Hardware]:
     return Hardware.objects.exclude(queue_name="").order_by("gpu_name")
 
 
-def hardware_summaries() -> QuerySet[Hardware]:
-    return Hardware.objects.annotate(results=Count("entries")).order_by("gpu_name", "slug")
+def hardware_summaries() -> list[Hardware]:
+    """Every hardware kind with its number of leaderboard rows (`results`), by GPU name: counts
+    of the board's rows, cached with its row set (a pass over every row, not one per request)."""
+    return board_cached(
+        "hardware-summaries",
+        {},
+        lambda: list(
+            Hardware.objects.annotate(results=Count("entries")).order_by("gpu_name", "slug")
+        ),
+        row_set_only=True,
+    )
 
 
 def hardware_by_slug(*, slug: str) -> Hardware | None:
@@ -147,7 +157,12 @@ def hardware_by_slug(*, slug: str) -> Hardware | None:
 
 
 def target_summaries() -> list[dict]:
-    """Each target model with its number of leaderboard rows and hardware kinds."""
+    """Each target model with its number of leaderboard rows and hardware kinds, cached with the
+    board's row set (its counts change only when rows come or go)."""
+    return board_cached("target-summaries", {}, _target_summaries, row_set_only=True)
+
+
+def _target_summaries() -> list[dict]:
     rows = (
         LeaderboardEntry.objects.values("config__target_name")
         .annotate(results=Count("id"), hardware=Count("hardware", distinct=True))

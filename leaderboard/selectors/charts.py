@@ -18,6 +18,7 @@ from django.db.models import Count
 from leaderboard import verdicts
 from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
 from leaderboard.selectors.board import RANKED
+from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import TPS_DEFINITIONS, depth_points, row_evidence
 from leaderboard.verdicts.workloads import DEPTH_PROTOCOLS, is_across_depths
 from leaderboard.verdicts.workloads import depths as protocol_depths
@@ -124,7 +125,13 @@ def _spec_series_label(config: Config) -> str:
 
 
 def nmax_targets() -> list[tuple[str, str, str]]:
-    """(target, hardware slug, GPU name) pairs with competing n_max rows, the widest sweep first."""
+    """(target, hardware slug, GPU name) pairs with competing n_max rows, the widest sweep first:
+    which rows compete and their n_max, so cached with the board's row set (a pass over every
+    competing row, not one per request)."""
+    return board_cached("nmax-targets", {}, _nmax_targets, row_set_only=True)
+
+
+def _nmax_targets() -> list[tuple[str, str, str]]:
     rows = (
         LeaderboardEntry.objects.filter(RANKED, rank__isnull=False, config__n_max__isnull=False)
         .values("config__target_name", "hardware__slug", "hardware__gpu_name")

@@ -153,7 +153,7 @@ def _hardware_kind(
             self_reported=self_reported,
             gpu_count=1 if mixed else len(gpus),
         )
-    hardware, _ = Hardware.objects.get_or_create(
+    hardware, created = Hardware.objects.get_or_create(
         slug=slug,
         defaults={
             "gpu_name": gpu_name,
@@ -168,6 +168,10 @@ def _hardware_kind(
             "queue_name": "" if self_reported else gpu_queue(slug),
         },
     )
+    if created:
+        # The hardware lists (selectors.hardware_summaries, the /best/ form) are cached with
+        # the board's row set: a new kind is listed at once.
+        raise_board_version(row_set=True)
     return hardware
 
 
