@@ -231,12 +231,13 @@ def derive_leaderboard_entries(cursor) -> None:
     cursor.execute(
         f"""
         INSERT INTO leaderboard_leaderboardentry (
-            config_id, hardware_id, engine_release, best_run_id, runs_count, tps_definition,
+            config_id, target_name, hardware_id, engine_release, best_run_id, runs_count,
+            tps_definition,
             tokens_per_second, n, stdev, median, ci95_low, ci95_high, pooled_mean, pooled_n,
             end_to_end_tokens_per_second, acceptance_rate, tau, lossless, synthetic,
             self_reported, degenerate, retired, peak_memory_bytes, updated_at)
         SELECT DISTINCT ON (r.config_id, r.hardware_id, r.engine_release)
-            r.config_id, r.hardware_id, r.engine_release, r.id,
+            r.config_id, c.target_name, r.hardware_id, r.engine_release, r.id,
             count(*) OVER row_runs,
             r.tps_definition, coalesce(r.decode_mean, 0), r.n, r.decode_stdev, r.decode_median,
             r.decode_ci95_low, r.decode_ci95_high,
@@ -247,7 +248,7 @@ def derive_leaderboard_entries(cursor) -> None:
             bool_and(r.lossless) FILTER (WHERE NOT r.synthetic) OVER row_runs,
             r.synthetic, r.self_reported, r.degenerate, false, r.peak_memory_bytes,
             now()
-        FROM leaderboard_run r
+        FROM leaderboard_run r JOIN leaderboard_config c ON c.id = r.config_id
         WINDOW row_runs AS (PARTITION BY r.config_id, r.hardware_id, r.engine_release)
         ORDER BY r.config_id, r.hardware_id, r.engine_release,
             CASE WHEN r.decode_mean IS NULL THEN 2 WHEN r.degenerate THEN 2

@@ -475,6 +475,10 @@ class LeaderboardEntry(models.Model):
     """
 
     config = models.ForeignKey(Config, on_delete=models.CASCADE, related_name="entries")
+    # The config's target, kept on the row (as the config keeps it) so that a target's rows are
+    # an index range, not a join filtered over every row (the model page, the draft advice, the
+    # glance: docs/PERFORMANCE.md, issue 27).
+    target_name = models.CharField(max_length=200, default="", db_default="")
     hardware = models.ForeignKey(Hardware, on_delete=models.CASCADE, related_name="entries")
     engine_release = models.CharField(max_length=64)
     best_run = models.ForeignKey(Run, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -559,6 +563,15 @@ class LeaderboardEntry(models.Model):
             models.Index(
                 fields=["ranking_label", "ranking_key", "-tokens_per_second", "id"],
                 name="entry_board_order",
+            ),
+            # The board's order within one target (the model page's ranked rows).
+            models.Index(
+                fields=["target_name", "ranking_label", "ranking_key", "-tokens_per_second", "id"],
+                name="entry_target_board_order",
+            ),
+            # A target's drafts in one ranking by speedup (the glance, the draft advice).
+            models.Index(
+                fields=["target_name", "ranking_key", "-speedup"], name="entry_target_speedup"
             ),
         ]
         constraints = [

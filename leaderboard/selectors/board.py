@@ -138,7 +138,7 @@ def leaderboard_entries(
             | Q(config__key__startswith=search)
         )
     if target:
-        entries = entries.filter(config__target_name=target)
+        entries = entries.filter(target_name=target)
     if hardware:
         entries = entries.filter(hardware__slug=hardware)
     if spec_type:
@@ -374,7 +374,7 @@ def _fastest_drafts() -> list[dict]:
         # The fastest rows by speedup hold each draft's best (the verdicts pick it among them).
         rows = (
             _competing_drafts()
-            .filter(ranking_key=key, config__target_name=target)
+            .filter(target_name=target, ranking_key=key)
             .select_related("config", "config__draft", "hardware")
             .order_by("-speedup", "pk")[:500]
         )
@@ -413,7 +413,7 @@ def best_config_for(
     entries = LeaderboardEntry.objects.filter(
         RANKED,
         Q(lossless=True) | BASELINE,
-        config__target_name=target_name,
+        target_name=target_name,
         peak_memory_bytes__isnull=False,
         peak_memory_bytes__lte=on_its_gpus,
         hardware__gpu_count__lte=gpu_count,

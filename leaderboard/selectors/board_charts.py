@@ -64,7 +64,7 @@ def _most_measured_pair(
 ) -> tuple[str, str] | None:
     rows = _speculative_rows(**filters)
     if target:
-        rows = rows.filter(config__target_name=target)
+        rows = rows.filter(target_name=target)
     if hardware:
         rows = rows.filter(hardware__slug=hardware)
     best = (
@@ -95,7 +95,7 @@ def speedup_chart(
         return None
     target_name, slug = pair
     rows = list(
-        _speculative_rows(config__target_name=target_name, hardware__slug=slug, **filters)
+        _speculative_rows(target_name=target_name, hardware__slug=slug, **filters)
         .distinct()
         .order_by("-speedup", "id")
     )
@@ -165,7 +165,7 @@ def comparison_protocols(*, target: str) -> list[tuple[str, str]]:
     the most hardware kinds first."""
     rows = (
         LeaderboardEntry.objects.filter(
-            RANKED, tps_definition=Run.Definition.DECODE, config__target_name=target
+            RANKED, tps_definition=Run.Definition.DECODE, target_name=target
         )
         .values("config__protocol", "config__protocol_variant", "workload_label")
         .annotate(kinds=Count("hardware", distinct=True))
@@ -187,7 +187,7 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
         LeaderboardEntry.objects.filter(
             RANKED,
             tps_definition=Run.Definition.DECODE,
-            config__target_name=target,
+            target_name=target,
             config__protocol=name,
             config__protocol_variant=variant,
         )

@@ -85,7 +85,7 @@ def memory_tradeoff(*, target_name: str, hardware: Hardware) -> list[dict]:
     """Speculative rows of one target and hardware: speedup against extra GPU memory (GiB).
     Only GPU memory (NVML) counts: a CPU build's process memory is another measurement."""
     entries = LeaderboardEntry.objects.filter(
-        config__target_name=target_name,
+        target_name=target_name,
         hardware=hardware,
         retired=False,
         best_run__memory_kind="gpu",
@@ -238,7 +238,7 @@ def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
         LeaderboardEntry.objects.filter(
             RANKED,
             rank__isnull=False,
-            config__target_name=target_name,
+            target_name=target_name,
             hardware__slug=hardware_slug,
             config__n_max__isnull=False,
         )
@@ -295,7 +295,7 @@ def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[di
         .order_by("-tokens_per_second", "id")
     )
     if target_name:
-        entries = entries.filter(config__target_name=target_name)
+        entries = entries.filter(target_name=target_name)
     if hardware_slug:
         entries = entries.filter(hardware__slug=hardware_slug)
     best: dict[tuple[int, int], LeaderboardEntry] = {}

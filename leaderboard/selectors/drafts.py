@@ -20,7 +20,7 @@ def draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:
     definition, workload, engine release, ranking label, drafts with their standing, none_pays)."""
     rows = (
         LeaderboardEntry.objects.filter(
-            RANKED, speedup__isnull=False, rank__isnull=False, config__target_name=target_name
+            RANKED, speedup__isnull=False, rank__isnull=False, target_name=target_name
         )
         .exclude(BASELINE)
         .select_related("config", "config__draft", "hardware")

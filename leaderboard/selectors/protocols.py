@@ -310,7 +310,7 @@ def _protocol_entries(
     entries = (
         LeaderboardEntry.objects.filter(
             config__protocol=protocol,
-            config__target_name=target_name,
+            target_name=target_name,
             hardware__slug=hardware_slug,
             retired=False,
             best_run__isnull=False,

@@ -332,6 +332,7 @@ def _refresh_entry(
         config=config,
         **same,
         defaults={
+            "target_name": config.target_name,
             "best_run": best,
             "runs_count": len(runs),
             "tps_definition": figures.definition,

@@ -47,6 +47,7 @@ def board_row(hardware: Hardware, label: str, tps: float, **fields) -> Leaderboa
     entry = LeaderboardEntry.objects.create(
         **{
             "config": config,
+            "target_name": config.target_name,
             "hardware": hardware,
             "engine_release": release,
             "tps_definition": definition,
