@@ -346,7 +346,12 @@ CACHE_URL = env_str("CACHE_URL")
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
     if CACHE_URL
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    # One process's own cache: room for the pages and the rows rendered for them (a board row
+    # is kept by its content: selectors.cache.content_cached), not Django's default of 300.
+    else {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    }
 }
 
 AUTH_PASSWORD_VALIDATORS = [

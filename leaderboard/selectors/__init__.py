@@ -8,7 +8,8 @@ The reads are grouped by what they are about, one module each:
   `leaderboard.verdicts` decided it (the one verdict layer every read below uses).
 - `definitions`: what every number means (the sentences the pages and the API show), a config's
   depths, per-depth speedups over the paired baseline, and the evidence behind a page's rows.
-- `cache`: the page cache keyed on the board's change counter (`board_cached`).
+- `cache`: the page cache keyed on the board's change counter (`board_cached`), and renderings
+  kept by their content (`content_cached`: a board row until what it shows changes).
 - `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
   trade-off, n_max sweep, context depth).
 - `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
@@ -55,6 +56,7 @@ from leaderboard.selectors.board import (
     baseline_rows,
     best_config_for,
     board_definitions,
+    entry_signature,
     is_stale,
     leaderboard_entries,
     leaderboard_filter_choices,
@@ -70,6 +72,7 @@ from leaderboard.selectors.cache import (
     board_cache_key,
     board_cached,
     board_version,
+    content_cached,
     forget_board_version,
 )
 from leaderboard.selectors.catalogue import (
@@ -192,6 +195,7 @@ __all__ = [
     "best_run_figures",
     "board_cache_key",
     "board_cached",
+    "content_cached",
     "board_definitions",
     "board_page",
     "board_version",
@@ -254,6 +258,7 @@ __all__ = [
     "point_labels",
     "protocol_depths",
     "queue_standing",
+    "entry_signature",
     "ranked_rows",
     "registered_models",
     "release_number",

@@ -26,8 +26,9 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
+    Window,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, RowNumber
 from django.utils.functional import cached_property
 
 from leaderboard import verdicts
@@ -40,7 +41,7 @@ from leaderboard.models import (
     LeaderboardEntry,
     Run,
 )
-from leaderboard.selectors.cache import board_cached
+from leaderboard.selectors.cache import board_cached, content_cached, model_state
 from leaderboard.selectors.definitions import (
     LEGEND,
     row_definitions,
@@ -75,6 +76,8 @@ RANKED = Q(**dict.fromkeys(verdicts.KEPT_OFF_FLAGS, False))
 BASELINE = Q(config__spec_label="none")
 # The front page's answers at most: one line per GPU kind and target.
 GLANCE_LIMIT = 12
+# The fastest rows by speedup a glance answer is decided from, per GPU kind and target.
+GLANCE_ROWS = 500
 
 
 class BoardPaginator(Paginator):
@@ -280,6 +283,18 @@ def leaderboard_rows(
     return rows
 
 
+def entry_signature(entry: LeaderboardEntry) -> tuple:
+    """What a row's shown figures are made of: its values (its baseline row's id among them),
+    its config's and hardware's, and its evidence where fetched; the key under which its
+    rendering is kept (`selectors.cache.content_cached`)."""
+    return (
+        model_state(entry),
+        model_state(entry.config),
+        model_state(entry.hardware),
+        repr(getattr(entry, "evidence", None)),
+    )
+
+
 def _unranked_reason(entry: LeaderboardEntry) -> str:
     """Why a row carries no rank, in words."""
     if not entry.config.is_speculative:
@@ -300,15 +315,22 @@ def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict
     )
 
 
-def baseline_rows(*, rankings: Sequence[str]) -> list[LeaderboardEntry]:
-    """The baselines (the denominators) of the given rankings, one per ranking where measured."""
-    if not rankings:
-        return []
-    return list(
-        LeaderboardEntry.objects.filter(RANKED, BASELINE, ranking_key__in=set(rankings))
-        .select_related("config", "hardware")
-        .order_by("ranking_label", "-tokens_per_second", "id")
-    )
+def baseline_rows(*, rankings: Sequence[LeaderboardEntry]) -> list[LeaderboardEntry]:
+    """The baselines (the denominators) of the rankings of the given rows, one per ranking where
+    measured (its fastest, if targets share it), in the board's order: one walk of each
+    ranking's rows down the board's index, which stops at the first baseline."""
+    wanted = {(entry.ranking_label, entry.ranking_key) for entry in rankings}
+    found = []
+    for label, key in sorted(wanted):
+        row = (
+            LeaderboardEntry.objects.filter(RANKED, BASELINE, ranking_label=label, ranking_key=key)
+            .select_related("config", "hardware")
+            .order_by("-tokens_per_second", "id")
+            .first()
+        )
+        if row is not None:
+            found.append(row)
+    return found
 
 
 def fastest_drafts() -> list[dict]:
@@ -362,38 +384,57 @@ def _competing_drafts() -> QuerySet[LeaderboardEntry]:
 
 
 def _fastest_drafts() -> list[dict]:
-    # The pairs come from the row set's cache; only the answers shown are decided here, each
-    # from its one ranking's fastest rows (an index lookup, `entry_ranking_rank`).
+    # The pairs come from the row set's cache; only the pairs shown are decided here, from one
+    # query for all of their rows (each pair's fastest by speedup, an index range of
+    # `entry_target_speedup`), and each pair's table is kept by what its rows are
+    # (`content_cached`): after a board change only a pair whose rows changed is decided again.
     pairs = board_cached("glance-pairs", {}, _glance_pairs, row_set_only=True)
-    answers: list[dict] = []
-    considered = 0
-    for _, _, target, _, key, rankings in pairs:
-        if len(answers) >= GLANCE_LIMIT:
-            break
-        considered += 1
-        # The fastest rows by speedup hold each draft's best (the verdicts pick it among them).
-        rows = (
-            _competing_drafts()
-            .filter(target_name=target, ranking_key=key)
-            .select_related("config", "config__draft", "hardware")
-            .order_by("-speedup", "pk")[:500]
-        )
-        for table in verdicts.draft_tables(rows):
-            answers.append(
-                {
-                    "hardware": table.hardware,
-                    "target": target,
-                    "table": table,
-                    "leader": table.drafts[0],
-                    "tied": sum(draft.tied for draft in table.drafts),
-                    "rankings": rankings,
-                }
-            )
+    shown = pairs[:GLANCE_LIMIT]
+    if not shown:
+        return []
+    wanted = Q()
+    for _, _, target, _, key, _ in shown:
+        wanted |= Q(target_name=target, ranking_key=key)
+    # The fastest rows by speedup hold each draft's best (the verdicts pick it among them).
+    place = Window(
+        RowNumber(),
+        partition_by=[F("target_name"), F("ranking_key")],
+        order_by=[F("speedup").desc(), F("pk")],
+    )
+    rows: dict[tuple[str, str], list[LeaderboardEntry]] = {}
+    found = (
+        _competing_drafts()
+        .filter(wanted)
+        .select_related("config", "config__draft", "hardware")
+        .annotate(place=place)
+        .filter(place__lte=GLANCE_ROWS)
+        .order_by("target_name", "ranking_key", "-speedup", "pk")
+    )
+    for entry in found:
+        rows.setdefault((entry.target_name, entry.ranking_key), []).append(entry)
+    groups = [rows.get((target, key), []) for _, _, target, _, key, _ in shown]
+    tables = content_cached(
+        "glance-tables",
+        groups,
+        lambda group: tuple(entry_signature(entry) for entry in group),
+        lambda todo: [verdicts.draft_tables(group) for group in todo],
+    )
+    answers = [
+        {
+            "hardware": table.hardware,
+            "target": target,
+            "table": table,
+            "leader": table.drafts[0],
+            "tied": sum(draft.tied for draft in table.drafts),
+            "rankings": rankings,
+        }
+        for (_, _, target, _, _, rankings), found_tables in zip(shown, tables, strict=True)
+        for table in found_tables
+    ]
     answers.sort(key=lambda a: (a["hardware"].gpu_name, a["hardware"].slug, a["target"]))
-    shown = answers[:GLANCE_LIMIT]
-    if shown:
-        shown[0]["more"] = len(answers) - len(shown) + len(pairs) - considered
-    return shown
+    if answers:
+        answers[0]["more"] = len(pairs) - len(shown)
+    return answers
 
 
 def best_config_for(

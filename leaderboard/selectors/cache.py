@@ -16,7 +16,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.conf import settings
 from django.core.cache import cache
@@ -25,7 +25,14 @@ from leaderboard.board_version import current as board_version
 from leaderboard.board_version import epoch as board_epoch
 from leaderboard.board_version import forget as forget_board_version
 
-__all__ = ["board_cache_key", "board_cached", "board_version", "forget_board_version"]
+__all__ = [
+    "board_cache_key",
+    "board_cached",
+    "board_version",
+    "content_cached",
+    "forget_board_version",
+    "model_state",
+]
 
 _MISSING = object()
 # How long a miss may be computed before another request computes it too (a process that died
@@ -111,3 +118,36 @@ def _keep(key: str, value: object) -> None:
         _KEPT.move_to_end((board_epoch(), key))
         while len(_KEPT) > KEPT_READS:
             _KEPT.popitem(last=False)
+
+
+def model_state(instance: object) -> tuple | None:
+    """What a model instance holds of its own: its field values and annotations (no related
+    objects, no Django state), in a stable order, as part of a `content_cached` signature."""
+    if instance is None:
+        return None
+    return tuple(sorted((k, v) for k, v in vars(instance).items() if not k.startswith("_")))
+
+
+def content_cached[T, R](
+    name: str,
+    items: Sequence[T],
+    signature: Callable[[T], object],
+    compute: Callable[[list[T]], list[R]],
+) -> list[R]:
+    """What each item renders to, kept under a digest of everything it is made of (`signature`:
+    its rows' values, the words around them, the template) rather than under the board's
+    version: after a board change a page computes again only the items whose content changed,
+    and reads the others in one round trip to the cache. `compute` renders a list of items."""
+    keys = [
+        f"content:{name}:"
+        + hashlib.blake2b(repr(signature(item)).encode(), digest_size=20).hexdigest()
+        for item in items
+    ]
+    found = cache.get_many(list(dict.fromkeys(keys)))
+    missing = [index for index, key in enumerate(keys) if key not in found]
+    if missing:
+        computed = compute([items[index] for index in missing])
+        fresh = {keys[index]: value for index, value in zip(missing, computed, strict=True)}
+        cache.set_many(fresh, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+        found |= fresh
+    return [found[key] for key in keys]

@@ -133,7 +133,7 @@ def board_page(
         # The denominators of the page's rankings (or, with no ranked row, every baseline the
         # filters match: "speculative type: none" asks for them), shown apart.
         denominators = (
-            baseline_rows(rankings=[entry.ranking_key for entry in page_entries])
+            baseline_rows(rankings=page_entries)
             if page_entries
             else list(
                 leaderboard_entries(**selection, ranked_only=True, baselines=True)[:page_size]

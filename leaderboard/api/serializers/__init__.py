@@ -22,6 +22,7 @@ from leaderboard.api.serializers.board import (
     LeaderboardEntryListSerializer,
     LeaderboardEntrySerializer,
     LeaderboardQuerySerializer,
+    with_evidence,
 )
 from leaderboard.api.serializers.catalogue import (
     EngineBuildSerializer,
@@ -137,6 +138,7 @@ __all__ = [
     "LeaderboardEntryListSerializer",
     "LeaderboardEntrySerializer",
     "LeaderboardQuerySerializer",
+    "with_evidence",
     "ModelFileSerializer",
     "ModelRegistrationSerializer",
     "ModelRequestInputSerializer",

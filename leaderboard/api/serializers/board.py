@@ -21,10 +21,12 @@ class DepthFigureSerializer(serializers.Serializer):
     speedup = serializers.FloatField(allow_null=True)
 
 
-def _with_evidence(entries: list[LeaderboardEntry]) -> list[LeaderboardEntry]:
-    """Rows with the evidence behind their numbers and their definitions, fetched at once."""
-    evidence = selectors.row_evidence(entries=entries)
-    for entry in entries:
+def with_evidence(entries: list[LeaderboardEntry]) -> list[LeaderboardEntry]:
+    """Rows with the evidence behind their numbers and their definitions, fetched at once (for
+    the rows that do not carry it yet)."""
+    lacking = [entry for entry in entries if not hasattr(entry, "evidence")]
+    evidence = selectors.row_evidence(entries=lacking)
+    for entry in lacking:
         entry.evidence = evidence[entry.pk] | {
             "definitions": selectors.row_definitions(entry, evidence[entry.pk])
         }
@@ -36,7 +38,7 @@ class LeaderboardEntryListSerializer(serializers.ListSerializer):
 
     def to_representation(self, data):
         return super().to_representation(
-            _with_evidence(list(data.all() if hasattr(data, "all") else data))
+            with_evidence(list(data.all() if hasattr(data, "all") else data))
         )
 
 
@@ -169,7 +171,7 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
     def to_representation(self, entry: LeaderboardEntry) -> dict:
         # A row read alone (the compare resource) fetches its own evidence.
         if not hasattr(entry, "evidence"):
-            _with_evidence([entry])
+            with_evidence([entry])
         return super().to_representation(entry)
 
     def get_ci95_scope(self, entry: LeaderboardEntry) -> str:

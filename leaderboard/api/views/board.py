@@ -67,7 +67,17 @@ class LeaderboardList(generics.ListAPIView):
         # and values: junk parameters or unknown targets are answered uncached, so they cannot
         # fill the cache (the Redis that is also the broker). A bad query is a 400, never cached.
         def render() -> bytes:
-            return FiniteJSONRenderer().render(super(LeaderboardList, self).list(request).data)
+            page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+            entries = s.with_evidence(list(page or []))
+            # Each row's representation is kept by what it is made of: after a board change,
+            # only the rows that changed are serialized again.
+            rows = selectors.content_cached(
+                "api-board-row",
+                entries,
+                selectors.entry_signature,
+                lambda todo: list(s.LeaderboardEntrySerializer(todo, many=True).data),
+            )
+            return FiniteJSONRenderer().render(self.get_paginated_response(rows).data)
 
         key = self._cache_key(request)
         if key is None:

@@ -13,7 +13,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard import board_version, selectors, services
-from leaderboard.models import LeaderboardEntry
+from leaderboard.models import Config, Hardware, LeaderboardEntry
+from tests.support.board_rows import board_row
 from tests.support.measured_configs import draft_simple, measure
 
 
@@ -146,3 +147,27 @@ def test_a_page_that_several_requests_miss_at_once_is_computed_once(db):
 
     assert pages == ["the page"] * 4
     assert len(computed) == 1
+
+
+def test_a_board_row_kept_by_its_content_is_rendered_again_when_what_it_shows_changes(client, db):
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    row = board_row(kind, "kept row", 123.45)
+    assert "123.45" in client.get("/").content.decode()
+
+    # Each change the services would make: a value, the hardware's name, the config's label.
+    LeaderboardEntry.objects.filter(pk=row.pk).update(tokens_per_second=130.5)
+    services.raise_board_version()
+    assert "130.50" in client.get("/").content.decode()
+    Hardware.objects.filter(pk=kind.pk).update(gpu_name="GPU A renamed")
+    services.raise_board_version()
+    assert "GPU A renamed" in client.get("/").content.decode()
+    Config.objects.filter(pk=row.config_id).update(label="relabelled row")
+    services.raise_board_version()
+    page = client.get("/").content.decode()
+    assert "relabelled row" in page and "kept row" not in page
+
+    # The API's rows likewise.
+    LeaderboardEntry.objects.filter(pk=row.pk).update(tokens_per_second=140.25)
+    services.raise_board_version()
+    [listed] = client.get("/api/v1/leaderboard").json()["results"]
+    assert listed["tokens_per_second"] == 140.25 and listed["label"] == "relabelled row"
