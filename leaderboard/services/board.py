@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from django.db import transaction
 from django.db.models import Q
@@ -405,10 +406,33 @@ def _refresh_entry(
     return entry, row_set
 
 
+# What a ranking reads of each of its rows (`rerank`): values, not model instances (a ranking
+# of 5,000 rows is read on every run recorded in it).
+_RANKING_FIELDS = (
+    "pk",
+    "tokens_per_second",
+    "config_mean",
+    "config_stdev",
+    "config_n",
+    "rank",
+    "like_leader",
+    "like_above",
+    *verdicts.KEPT_OFF_FLAGS,
+)
+
+
 def rerank(*, ranking_key: str) -> int:
     """Decide again the ranks and ties of one ranking's rows (`verdicts.standings`); returns how
     many rows changed. Rows that do not compete (`verdicts.competes`) carry no rank."""
-    rows = list(LeaderboardEntry.objects.filter(ranking_key=ranking_key).select_related("config"))
+    rows = [
+        SimpleNamespace(
+            **dict(zip(_RANKING_FIELDS, values, strict=False)),
+            config=SimpleNamespace(spec_label=values[-1]),
+        )
+        for values in LeaderboardEntry.objects.filter(ranking_key=ranking_key).values_list(
+            *_RANKING_FIELDS, "config__spec_label"
+        )
+    ]
     contenders = [
         verdicts.Contender(
             id=row.pk,
@@ -428,8 +452,12 @@ def rerank(*, ranking_key: str) -> int:
             else (None, None, None)
         )
         if (row.rank, row.like_leader, row.like_above) != wanted:
-            row.rank, row.like_leader, row.like_above = wanted
-            changed.append(row)
+            rank, like_leader, like_above = wanted
+            changed.append(
+                LeaderboardEntry(
+                    pk=row.pk, rank=rank, like_leader=like_leader, like_above=like_above
+                )
+            )
     LeaderboardEntry.objects.bulk_update(changed, ["rank", "like_leader", "like_above"])
     return len(changed)
 

@@ -43,13 +43,17 @@ def standings(contenders: Sequence[Contender]) -> dict[int, Standing]:
     """Every contender's standing, fastest first (an equal figure shares the rank)."""
     ordered = sorted(contenders, key=lambda c: (-c.figure, c.id))
     found: dict[int, Standing] = {}
+    rank = 1
     for index, row in enumerate(ordered):
-        faster = sum(1 for other in ordered[:index] if other.figure > row.figure)
         if index == 0:
             found[row.id] = Standing(rank=1, like_leader=None, like_above=None)
             continue
+        # Fastest first: a row slower than the one above it is behind every row before it
+        # (its rank is one more than their number); an equal figure shares the rank above.
+        if row.figure != ordered[index - 1].figure:
+            rank = index + 1
         found[row.id] = Standing(
-            rank=faster + 1,
+            rank=rank,
             like_leader=indistinguishable(row.sample, ordered[0].sample),
             like_above=indistinguishable(row.sample, ordered[index - 1].sample),
         )

@@ -14,6 +14,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+from scipy import special as scipy_special
 from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
@@ -99,10 +101,19 @@ def welch_p(first: Sample | None, second: Sample | None) -> float | None:
     assert first.stdev is not None and second.stdev is not None
     if first.stdev == 0 and second.stdev == 0:
         return 1.0 if first.mean == second.mean else 0.0
-    result = scipy_stats.ttest_ind_from_stats(
-        first.mean, first.stdev, first.n, second.mean, second.stdev, second.n, equal_var=False
-    )
-    p = float(result.pvalue)
+    # Welch's t and its Welch-Satterthwaite degrees of freedom, as
+    # scipy.stats.ttest_ind_from_stats(..., equal_var=False) computes them, without its
+    # per-call overhead (a ranking of 5,000 rows asks this 10,000 times per recorded run).
+    first_share = first.stdev**2 / first.n
+    second_share = second.stdev**2 / second.n
+    spread = first_share + second_share
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = spread**2 / (
+            np.float64(first_share) ** 2 / (first.n - 1)
+            + np.float64(second_share) ** 2 / (second.n - 1)
+        )
+        t = (first.mean - second.mean) / np.sqrt(np.float64(spread))
+        p = float(2 * scipy_special.stdtr(df, -abs(t)))
     return p if math.isfinite(p) else 1.0
 
 

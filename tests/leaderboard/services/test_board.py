@@ -17,6 +17,8 @@ from leaderboard import selectors, services
 from leaderboard.models import BoardVersion, Job, LeaderboardEntry, Run
 from leaderboard.services.board import mark_test_weights
 from leaderboard.services.results import record_run
+from runner.config import parse_stored_config
+from runner.protocols import job_token_budget
 from runner.stats import summarize
 from tests.support.baselines import (
     DRAFT_SIMPLE,
@@ -378,3 +380,40 @@ def test_one_and_two_gpus_of_the_same_config_are_two_rows_in_two_rankings(both_r
     assert "2x RTX 3090 24GB" in two.ranking_label and "2x" not in one.ranking_label
     assert list(selectors.leaderboard_entries(hardware="2x-rtx-3090-24gb")) == [two]
     assert list(selectors.leaderboard_entries(hardware="rtx-3090-24gb")) == [one]
+
+
+def test_the_migrations_keep_each_rows_target_and_each_jobs_token_budget(migrate, user):
+    old = migrate([("leaderboard", "0019_reporter_pseudonyms")])
+    target = old.get_model("leaderboard", "ModelFile").objects.create(
+        name="tiny-qwen3",
+        path="tiny-qwen3.gguf",
+        sha256="0" * 64,
+        size_bytes=1,
+        architecture="qwen3",
+        metadata={"name": "tiny-qwen3", "vocab_size": 256},
+        role="target",
+    )
+    stored = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 64}}
+    configs = old.get_model("leaderboard", "Config").objects
+    config = configs.create(
+        key="1" * 16, canonical=stored, label="q", target=target, target_name="tiny-qwen3"
+    )
+    broken = configs.create(key="2" * 16, canonical={"no": "config"}, label="x", target=target)
+    hardware = old.get_model("leaderboard", "Hardware").objects.create(slug="h", gpu_name="H")
+    entries = old.get_model("leaderboard", "LeaderboardEntry").objects
+    entry = entries.create(
+        config=config, hardware=hardware, engine_release="b1", tokens_per_second=1.0
+    )
+    jobs = old.get_model("leaderboard", "Job").objects
+    job = jobs.create(owner_id=user.pk, config=config, hardware=hardware, engine_release="b1")
+    unreadable = jobs.create(
+        owner_id=user.pk, config=broken, hardware=hardware, engine_release="b1"
+    )
+
+    new = migrate([("leaderboard", "0021_entry_target_name")])
+
+    row = new.get_model("leaderboard", "LeaderboardEntry").objects.get(pk=entry.pk)
+    assert row.target_name == "tiny-qwen3"
+    budgets = dict(new.get_model("leaderboard", "Job").objects.values_list("pk", "total_tokens"))
+    expected = job_token_budget(parse_stored_config(stored))["total_tokens"]
+    assert budgets == {job.pk: expected, unreadable.pk: 0} and expected > 64
