@@ -11,8 +11,10 @@ vectorised with scipy), checks a sample of them column by column against
 then serves the site with gunicorn (DEBUG off) and measures with wrk (32 connections on
 loopback, installed by apt-get if missing):
 
-- the API's leaderboard first page and the HTML leaderboard as the site serves them (pages cached
-  per board version), and what a cache miss costs (the first request after a recorded run);
+- the API's leaderboard first page and the HTML leaderboard as the site serves them (pages kept
+  until a ranking they show changes), the same while a run is recorded every second (a random
+  row derived again from its runs by the service, as the db worker does), and what a whole
+  recompute costs (the first request after a change that names no ranking, in process);
 - the answer pages (the model page with its draft advice, /best/, /nmax/, /concurrency/) as
   served, one connection per web worker, and the first request of each after a board change;
 - side by side, the same first page read from the maintained rows and aggregated from the runs
@@ -944,16 +946,27 @@ def measure_pages(base: str, args) -> tuple[dict, float, dict]:
 
 @contextmanager
 def board_changes(*, every_s: float):
-    """Raise the board version every `every_s` seconds, as recorded runs do, while in the block."""
+    """Record a run every `every_s` seconds while in the block, as the db worker does: one
+    leaderboard row, picked at random, derived again from its runs by
+    `services.refresh_leaderboard_entry` (its ranking reranked, the board's counter and that
+    ranking's version raised), on this bench's own thread and database connection."""
     from django.db import connection
 
     from leaderboard import services
+    from leaderboard.models import LeaderboardEntry
 
     stop = threading.Event()
+    rng = random.Random(11)
+    ids = list(LeaderboardEntry.objects.values_list("pk", flat=True)[:200_000])
 
     def keep_changing() -> None:
         while not stop.wait(every_s):
-            services.raise_board_version()
+            row = LeaderboardEntry.objects.select_related("config", "hardware").get(
+                pk=rng.choice(ids)
+            )
+            services.refresh_leaderboard_entry(
+                config=row.config, hardware=row.hardware, engine_release=row.engine_release
+            )
         connection.close()
 
     changer = threading.Thread(target=keep_changing, daemon=True)
@@ -981,8 +994,10 @@ def answer_pages() -> dict[str, str]:
 
 
 def cache_miss_costs(samples: int = 7, pages: dict[str, str] | None = None) -> dict[str, dict]:
-    """Ms of one request right after the board changed (nothing cached), in process: every
-    sample's, for the median and the worst; and one more miss's queries."""
+    """Ms of one request right after the board changed anywhere (a change that names no
+    ranking: every kept page is computed again, the worst a recorded run can cost a page), in
+    process: every sample's, for the median and the worst; and one more miss's queries. Rows
+    kept by their content (`selectors.content_cached`) stay kept: nothing in them changed."""
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext

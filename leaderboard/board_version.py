@@ -11,11 +11,21 @@ costs no query; writers call `raise_version()` in the transaction that changed t
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.conf import settings
 from django.db.models import F
+from django.db.models.signals import post_init
 
-from leaderboard.models import BoardVersion
+from leaderboard.models import BoardVersion, LeaderboardEntry, RankingVersion
+
+# The ranking key that stands for a change that named no ranking (it may be anywhere), and the
+# one noted for a row read without its ranking (a read that depends on it is never kept across a
+# change).
+ANY_RANKING = "*"
+UNKNOWN_RANKING = "?"
 
 # The counter as this process last read it, and when: (monotonic seconds, (value, row_set)).
 _seen: tuple[float, tuple[int, int]] | None = None
@@ -54,13 +64,61 @@ def epoch() -> int:
     return _epoch
 
 
-def raise_version(*, row_set: bool = False) -> None:
+def raise_version(*, row_set: bool = False, rankings: Iterable[str] | None = None) -> None:
     """Tell cached leaderboard pages that rows changed; call after the change, in its transaction.
 
     `row_set`: rows appeared, went or changed what keeps them off the ranking, so counts and
     filter choices change too (they are cached on this part of the counter alone).
+    `rankings`: the only rankings whose rows changed (a recorded run names its own); a page
+    that read none of them is kept (`ranking_versions`). Without it the change may be anywhere.
     """
     changes = {"value": F("value") + 1} | ({"row_set": F("row_set") + 1} if row_set else {})
     if not BoardVersion.objects.filter(pk=1).update(**changes):
         BoardVersion.objects.get_or_create(pk=1, defaults={"value": 1, "row_set": 1})
+    # The counter's new value, as this transaction holds its row: unique to this change.
+    value = BoardVersion.objects.filter(pk=1).values_list("value", flat=True).get()
+    touched = sorted(set(rankings or ()) - {""}) or [ANY_RANKING]
+    RankingVersion.objects.bulk_create(
+        [RankingVersion(key=key, value=value) for key in touched],
+        update_conflicts=True,
+        unique_fields=["key"],
+        update_fields=["value"],
+    )
     forget()
+
+
+def ranking_versions(keys: Iterable[str]) -> dict[str, int]:
+    """When each of these rankings last changed, and every change that named none ("*"): one
+    query. A ranking never changed reads 0."""
+    wanted = set(keys) | {ANY_RANKING}
+    found = dict(RankingVersion.objects.filter(key__in=wanted).values_list("key", "value"))
+    return {key: found.get(key, 0) for key in sorted(wanted)}
+
+
+@contextmanager
+def recording_rankings() -> Iterator[set[str]]:
+    """Collect the ranking of every leaderboard row read (instantiated) inside the block: what a
+    page computed there depends on."""
+    found: set[str] = set()
+    token = _recording.set(found)
+    try:
+        yield found
+    finally:
+        _recording.reset(token)
+
+
+_recording: ContextVar[set[str] | None] = ContextVar("recording_rankings", default=None)
+
+
+def is_recording() -> bool:
+    """Whether a `recording_rankings` block is collecting what is read now."""
+    return _recording.get() is not None
+
+
+def _note_ranking(sender, instance, **kwargs) -> None:
+    found = _recording.get()
+    if found is not None:
+        found.add(instance.__dict__.get("ranking_key", UNKNOWN_RANKING))
+
+
+post_init.connect(_note_ranking, sender=LeaderboardEntry, dispatch_uid="board-version-rankings")

@@ -605,6 +605,19 @@ class BoardVersion(models.Model):
         return f"leaderboard version {self.value} (row_set {self.row_set})"
 
 
+class RankingVersion(models.Model):
+    """When each ranking last changed: the board's counter (`BoardVersion.value`) as the change
+    that touched it raised it (`board_version.raise_version`). A cached page notes the versions
+    of the rankings it read and is kept across changes that touched none of them; key "*" stands
+    for every change that names no ranking (every page then counts it as its own)."""
+
+    key = models.CharField(max_length=32, primary_key=True)
+    value = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"ranking {self.key} at {self.value}"
+
+
 class ReporterPseudonym(models.Model):
     """What a user's unpublished self-reported results are keyed under instead of their name: a
     random value made once and stored only here, so one uploader's batches of a config still

@@ -9,7 +9,8 @@ The reads are grouped by what they are about, one module each:
 - `definitions`: what every number means (the sentences the pages and the API show), a config's
   depths, per-depth speedups over the paired baseline, and the evidence behind a page's rows.
 - `cache`: the page cache keyed on the board's change counter (`board_cached`), and renderings
-  kept by their content (`content_cached`: a board row until what it shows changes).
+  kept by their content (`content_cached`: a board row until what it shows changes), and pages
+  kept until a ranking they read changes (`ranking_cached`).
 - `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
   trade-off, n_max sweep, context depth).
 - `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
@@ -74,6 +75,7 @@ from leaderboard.selectors.cache import (
     board_version,
     content_cached,
     forget_board_version,
+    ranking_cached,
 )
 from leaderboard.selectors.catalogue import (
     REQUEST_EXPORT_FIELDS,
@@ -196,6 +198,7 @@ __all__ = [
     "board_cache_key",
     "board_cached",
     "content_cached",
+    "ranking_cached",
     "board_definitions",
     "board_page",
     "board_version",

@@ -341,7 +341,7 @@ def fastest_drafts() -> list[dict]:
     table's first `DraftStanding`), "tied" (how many drafts the verdicts cannot tell from it),
     "rankings" (how many rankings the pair has), "more" (how many pairs were left out, on the
     first only)}."""
-    return board_cached("fastest-drafts", {}, _fastest_drafts)
+    return _fastest_drafts()
 
 
 def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:

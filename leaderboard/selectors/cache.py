@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from django.conf import settings
 from django.core.cache import cache
 
+from leaderboard import board_version as board_version_module
 from leaderboard.board_version import current as board_version
 from leaderboard.board_version import epoch as board_epoch
 from leaderboard.board_version import forget as forget_board_version
@@ -30,6 +31,7 @@ __all__ = [
     "board_cached",
     "board_version",
     "content_cached",
+    "ranking_cached",
     "forget_board_version",
     "model_state",
 ]
@@ -70,6 +72,10 @@ def board_cached[T](
     others wait for its result (up to WAIT_SECONDS, then compute it themselves). Each process
     also keeps the last KEPT_READS reads it used in memory, for as long as the shared cache does.
     """
+    if not row_set_only and board_version_module.is_recording():
+        # A read kept per board version hides which rankings it read from the page around it
+        # (`ranking_cached`), which would then be kept across their changes.
+        raise RuntimeError(f"{name!r} is cached per board version inside a ranking-scoped read")
     key = board_cache_key(name, params, row_set_only=row_set_only)
     found = _kept(key)
     if found is not _MISSING:
@@ -118,6 +124,45 @@ def _keep(key: str, value: object) -> None:
         _KEPT.move_to_end((board_epoch(), key))
         while len(_KEPT) > KEPT_READS:
             _KEPT.popitem(last=False)
+
+
+def ranking_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
+    """A leaderboard read kept until one of the rankings it read changes, or the row set does.
+
+    It is computed while `board_version.recording_rankings` notes the ranking of every row it
+    reads, and kept (per row set) with the versions those rankings had (`ranking_versions`,
+    with "*", every change that named no ranking). When the board's counter has moved since,
+    one query compares those versions: unchanged, the read is served as it was (a run recorded
+    in another ranking changes nothing here); changed, it is computed again. Reads inside it
+    must be kept per row set (or not at all): `board_cached` refuses a per-version read there.
+    """
+    value, row_set = board_version()
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
+    key = f"board:row-set-{row_set}:ranked:{name}:{digest[:32]}"
+    found = _kept(key)
+    if found is _MISSING:
+        found = cache.get(key, _MISSING)
+    if found is not _MISSING:
+        seen, versions, result = found  # type: ignore[misc]
+        if seen == value:
+            return result
+        if board_version_module.ranking_versions(versions) == versions:
+            _keep(key, (value, versions, result))
+            return result
+    with board_version_module.recording_rankings() as read:
+        result = compute()
+    # A ranking that changed after this process last read the counter may or may not be in what
+    # was read: its version is noted as unknown, so the read is computed again once it shows.
+    versions = {
+        ranking: -1
+        if version > value or ranking == board_version_module.UNKNOWN_RANKING
+        else version
+        for ranking, version in board_version_module.ranking_versions(read).items()
+    }
+    kept = (value, versions, result)
+    cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+    _keep(key, kept)
+    return result
 
 
 def model_state(instance: object) -> tuple | None:

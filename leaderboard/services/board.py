@@ -60,13 +60,14 @@ __all__ = [
 ROW_SET_FLAGS = verdicts.KEPT_OFF_FLAGS
 
 
-def raise_board_version(*, row_set: bool = False) -> None:
+def raise_board_version(*, row_set: bool = False, rankings: Iterable[str] | None = None) -> None:
     """Tell cached leaderboard pages that rows changed; call after the change, in its transaction.
 
     `row_set`: rows appeared, went or changed what keeps them off the ranking, so counts and
     filter choices change too (they are cached on this part of the counter alone).
+    `rankings`: the only rankings whose rows changed; without it, anywhere.
     """
-    board_version.raise_version(row_set=row_set)
+    board_version.raise_version(row_set=row_set, rankings=rankings)
 
 
 def mark_test_weights(*, models: Iterable[ModelFile], test_weights: bool = True) -> int:
@@ -178,7 +179,7 @@ def refresh_leaderboard_entry(
         )
         for key in rankings:
             rerank(ranking_key=key)
-        raise_board_version(row_set=row_set)
+        raise_board_version(row_set=row_set, rankings=rankings)
     return entry
 
 

@@ -34,9 +34,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "include_all": request.GET.get("all") == "1",
         "page": whole_number(page_number, max_digits=18) or 1,
     }
-    # The board (filters, table, pager) is rendered once per change of the leaderboard rows and
-    # served from the cache until then; only the site header around it is rendered per request.
-    board = selectors.board_cached(
+    # The board (filters, table, pager) is rendered once and served from the cache until a
+    # ranking it shows changes (or rows come or go); only the site header around it is rendered
+    # per request.
+    board = selectors.ranking_cached(
         "leaderboard-page", view, lambda: _board_html(view=view, choices=choices)
     )
     return render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})

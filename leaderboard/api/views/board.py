@@ -83,7 +83,7 @@ class LeaderboardList(generics.ListAPIView):
         if key is None:
             request.board_uncached = True
             return HttpResponse(render(), content_type="application/json")
-        body = selectors.board_cached("api-leaderboard", key, render)
+        body = selectors.ranking_cached("api-leaderboard", key, render)
         return HttpResponse(body, content_type="application/json")
 
     @staticmethod

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -171,3 +172,55 @@ def test_a_board_row_kept_by_its_content_is_rendered_again_when_what_it_shows_ch
     services.raise_board_version()
     [listed] = client.get("/api/v1/leaderboard").json()["results"]
     assert listed["tokens_per_second"] == 140.25 and listed["label"] == "relabelled row"
+
+
+def test_a_ranking_scoped_read_is_kept_across_changes_to_rankings_it_did_not_read(db):
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    shown = board_row(kind, "shown row", 100.0)
+    elsewhere = board_row(Hardware.objects.create(slug="gpu-b", gpu_name="GPU B"), "other", 90.0)
+    assert shown.ranking_key != elsewhere.ranking_key
+    computed = []
+
+    def read() -> list[float]:
+        computed.append(1)
+        return [e.tokens_per_second for e in LeaderboardEntry.objects.filter(pk=shown.pk)]
+
+    assert selectors.ranking_cached("scoped", {}, read) == [100.0]
+    # A run recorded in another ranking: the read is kept (one query compares the versions).
+    LeaderboardEntry.objects.filter(pk=elsewhere.pk).update(tokens_per_second=95.0)
+    services.raise_board_version(rankings=[elsewhere.ranking_key])
+    with CaptureQueriesContext(connection) as validated:
+        assert selectors.ranking_cached("scoped", {}, read) == [100.0]
+    assert len(computed) == 1 and len(validated.captured_queries) <= 2
+    # One in its own ranking, or a change that names none: computed again.
+    LeaderboardEntry.objects.filter(pk=shown.pk).update(tokens_per_second=110.0)
+    services.raise_board_version(rankings=[shown.ranking_key])
+    assert selectors.ranking_cached("scoped", {}, read) == [110.0] and len(computed) == 2
+    LeaderboardEntry.objects.filter(pk=shown.pk).update(tokens_per_second=120.0)
+    services.raise_board_version()
+    assert selectors.ranking_cached("scoped", {}, read) == [120.0] and len(computed) == 3
+
+
+def test_a_recorded_run_shows_on_the_board_and_one_elsewhere_leaves_it_as_it_was(
+    client, user, ranked_models, hardware, make_result
+):
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    other_gpu = services.register_hardware(gpu_name="RTX 4090", memory_bytes=24 * 2**30)
+    first = client.get("/").content.decode()
+    assert "102.00" in first
+
+    # Another GPU's ranking: a new row (the row set) makes the board computed again, with it.
+    measure(user, other_gpu, make_result, 4, [60.0, 62.0])
+    assert "61.00" in client.get("/").content.decode()
+    # A re-measurement on the first GPU is shown at once.
+    measure(user, hardware, make_result, 4, [150.0, 154.0])
+    assert "152.00" in client.get("/").content.decode()
+
+
+def test_a_read_kept_per_version_cannot_hide_inside_a_ranking_scoped_one(db):
+    def nested() -> int:
+        return selectors.board_cached("per-version", {}, lambda: 1)
+
+    with pytest.raises(RuntimeError, match="ranking-scoped"):
+        selectors.ranking_cached("outer", {}, nested)
+    assert selectors.ranking_cached("outer-row-set", {}, lambda: 2) == 2
