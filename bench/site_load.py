@@ -46,6 +46,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -697,7 +698,15 @@ async def submit_many(base: str, token: str, hardware: str, count: int, clients:
             index = queue.get_nowait()
             config = {
                 "target_model": "tiny-qwen3.gguf",
-                "protocol": {"name": "quick", "n_predict": 8 + index, "runs": 1, "warmup": 0},
+                # Each submission its own config (8 to 1,007 tokens, 1 to 512 threads): within
+                # the tiny model's 4,096-token context however many are sent.
+                "protocol": {
+                    "name": "quick",
+                    "n_predict": 8 + index % 1000,
+                    "runs": 1,
+                    "warmup": 0,
+                },
+                "threads": 1 + index // 1000 % 512,
             }
             response = await client.post(
                 f"{base}/api/v1/submissions",
@@ -817,11 +826,12 @@ def main() -> int:
         queued = redis.Redis.from_url(broker_url).llen(local.queue_name)
         in_database = Job.objects.filter(hardware=local).count()
         accepted = statuses.count(201)
+        refused = len(statuses) - accepted
 
         # An idle worker: a db worker and a GPU worker on a real llama-server, one job at a time.
         from leaderboard.workers import db_worker_argv, gpu_worker_argv
 
-        host, key = services.ensure_gpu_host(name="site-bench", hardware_slug=local.slug)
+        host, key = services.ensure_gpu_host(name=f"bench-{local.slug}", hardware_slug=local.slug)
         gpu_host_environment = {"SPECBOARD_HOST_NAME": host.name, "SPECBOARD_HOST_KEY": key}
         redis.Redis.from_url(broker_url).delete(local.queue_name)
         Job.objects.filter(hardware=local).update(status=Job.Status.CANCELLED)
@@ -874,7 +884,8 @@ def main() -> int:
     figures["submissions"] = (
         f"{accepted}/{args.submissions} accepted in {submit_seconds:.1f} s "
         f"({args.submissions / submit_seconds:.0f}/s); {in_database} in the database, "
-        f"{queued} in the broker; lost {args.submissions - min(in_database, queued)}"
+        f"{queued} in the broker; lost {accepted - min(in_database, queued)}"
+        + (f"; refused {dict(Counter(s for s in statuses if s != 201))}" if refused else "")
     )
     figures["idle worker start latency, submission to claim"] = (
         f"median {statistics.median(latencies) * 1000:.0f} ms, "
