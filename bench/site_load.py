@@ -685,7 +685,8 @@ def wait_for_http(url: str, timeout_s: float = 60) -> None:
     raise RuntimeError(f"{url} did not answer")
 
 
-async def submit_many(base: str, token: str, hardware: str, count: int, clients: int) -> list:
+async def submit_many(base: str, tokens: list[str], hardware: str, count: int) -> list:
+    """`count` API submissions from one client per token (its own account), all at once."""
     import httpx
 
     statuses: list[int] = []
@@ -693,7 +694,7 @@ async def submit_many(base: str, token: str, hardware: str, count: int, clients:
     for index in range(count):
         queue.put_nowait(index)
 
-    async def client_loop(client: httpx.AsyncClient) -> None:
+    async def client_loop(client: httpx.AsyncClient, token: str) -> None:
         while not queue.empty():
             index = queue.get_nowait()
             config = {
@@ -716,7 +717,7 @@ async def submit_many(base: str, token: str, hardware: str, count: int, clients:
             statuses.append(response.status_code)
 
     async with httpx.AsyncClient(timeout=60) as client:
-        await asyncio.gather(*(client_loop(client) for _ in range(clients)))
+        await asyncio.gather(*(client_loop(client, token) for token in tokens))
     return statuses
 
 
@@ -796,7 +797,16 @@ def main() -> int:
     local = services.register_hardware(
         gpu_name="CPU site bench", slug=f"site-{uuid.uuid4().hex[:6]}"
     )
-    token = issue_api_token(user=owner, name="site bench").key
+    # One account per client, as a community's submitters are: each account's allowance and
+    # its submissions' lock are its own (one account cannot send 167 a second under any rate a
+    # deployment would set; the bench lifts the rate to measure capacity, not policy).
+    tokens = [
+        issue_api_token(
+            user=user_model.objects.get_or_create(username=f"site-load-{index}")[0],
+            name="site bench",
+        ).key
+        for index in range(args.connections)
+    ]
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -817,9 +827,7 @@ def main() -> int:
             return 0
 
         started = time.monotonic()
-        statuses = asyncio.run(
-            submit_many(base, token, local.slug, args.submissions, args.connections)
-        )
+        statuses = asyncio.run(submit_many(base, tokens, local.slug, args.submissions))
         submit_seconds = time.monotonic() - started
         import redis
 
