@@ -1,14 +1,22 @@
-"""The front page's answer at a glance (`selectors.fastest_drafts`): decided for the pairs it shows,
-in a number of queries that does not grow with the board."""
+"""The board's reads (selectors.board): which rows a page gives (filtered by type, source and hardware
+kind, with their filter choices, staleness and best answers), and the front page's answer at a
+glance (`fastest_drafts`), decided for the pairs it shows in a number of queries that does not
+grow with the board."""
 
 from __future__ import annotations
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import services
+from leaderboard import selectors, services
+from leaderboard.models import EngineBuild, GpuHost, Hardware, Job
 from leaderboard.selectors.board import GLANCE_LIMIT, fastest_drafts
+from tests.support.baselines import finish, speculative_and_baseline
+from tests.support.board_rows import board_row as row
+from tests.support.gpu_kinds import GIB
 from tests.support.measured_configs import measure
+from tests.support.pages import text
 
 GPUS = GLANCE_LIMIT + 3
 
@@ -57,3 +65,80 @@ def test_a_recorded_run_costs_the_glance_the_pairs_shown_not_every_pair(
     with CaptureQueriesContext(connection) as recounted:
         fastest_drafts()
     assert any("GROUP BY" in q["sql"] for q in recounted.captured_queries)
+
+
+@pytest.fixture
+def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
+    """A speculative job and its paired baseline, submitted and measured separately."""
+    return speculative_and_baseline(user, hardware)
+
+
+def test_leaderboard_filters_and_sorting(jobs, make_result):
+    speculative, baseline = jobs
+    finish(baseline, make_result(baseline.config.key, [50.0]))
+    finish(speculative, make_result(speculative.config.key, [100.0], draft=(10, 5)))
+
+    by_speed = list(selectors.leaderboard_entries())
+    assert [e.config for e in by_speed] == [speculative.config, baseline.config]
+    assert [e.config for e in selectors.leaderboard_entries(spec_type="none")] == [baseline.config]
+    assert [e.config for e in selectors.leaderboard_entries(spec_type="draft-simple")] == [
+        speculative.config
+    ]
+    assert list(selectors.leaderboard_entries(spec_type="draft-dflash")) == []
+    # An exact match on the stored types: no prefix or substring of a type matches.
+    assert list(selectors.leaderboard_entries(spec_type="draft")) == []
+    assert list(selectors.leaderboard_entries(spec_type="simple")) == []
+    by_acceptance = list(selectors.leaderboard_entries(ordering="acceptance_rate"))
+    assert by_acceptance[0].config == speculative.config
+    assert list(selectors.leaderboard_entries(source="self-reported")) == []
+
+
+def test_the_hardware_filter_names_a_kind_by_its_gpus(both_rows):
+    choices = dict(selectors.leaderboard_filter_choices()["hardware"])
+    assert choices == {
+        "2x-rtx-3090-24gb": "2x RTX 3090 24GB (2x-rtx-3090-24gb)",
+        "rtx-3090-24gb": "RTX 3090 (rtx-3090-24gb)",
+    }
+
+
+def test_best_answers_from_the_kinds_a_person_has(both_rows):
+    one, two = both_rows
+    peak = one.peak_memory_bytes
+    assert peak == two.peak_memory_bytes
+
+    def answered(**asked) -> set[int]:
+        answers = selectors.best_config_for(target_name=one.config.target_name, **asked)
+        return {answer.best.pk for answer in answers}
+
+    # One GPU that holds the row: the single-GPU row only, never the one measured on two.
+    assert answered(memory_bytes=peak, gpu_count=1) == {one.pk}
+    # Two GPUs, each holding half of it: the two-GPU row fits them, the one-GPU row does not.
+    assert answered(memory_bytes=peak // 2 + 1, gpu_count=2) == {two.pk}
+    assert answered(memory_bytes=peak, gpu_count=2) == {one.pk, two.pk}
+    # A kind picked: its own rows, at its GPUs' memory.
+    assert answered(memory_bytes=24 * GIB, gpu_count=2, hardware=two.hardware) == {two.pk}
+
+
+@pytest.fixture
+def gpu(db) -> Hardware:
+    return Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+
+
+def test_a_self_reported_release_string_cannot_make_measured_rows_stale(client, gpu):
+    # Both releases are ones the site knows (an admin registered a host for each).
+    for name, release in (("lab-a", "b11434"), ("lab-b", "b99999")):
+        GpuHost.objects.create(name=name, hardware=gpu, key="0" * 64, engine_release=release)
+    EngineBuild.objects.create(release="b11434")
+    EngineBuild.objects.create(release="b99999")
+    row(gpu, "measured", 100.0, engine_release="b11434")
+    row(gpu, "claimed", 90.0, engine_release="b99999", self_reported=True)
+
+    assert selectors.newest_release_number() == 11434
+    page = text(client.get("/", {"all": "1"}))
+    assert ">stale</span>" not in page
+
+    # A measured row on the newer release does make the older one stale.
+    row(gpu, "measured later", 80.0, engine_release="b99999")
+    services.raise_board_version(row_set=True)
+    assert selectors.newest_release_number() == 99999
+    assert ">stale</span>" in text(client.get("/", {"all": "1"}))
