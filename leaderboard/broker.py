@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
 from leaderboard.celery import (
     DB_QUEUE,
     HOST_TASKS,
@@ -151,11 +153,17 @@ def active_task_ids(timeout_s: float = 2.0) -> set[str] | None:
     return {task["id"] for tasks in replies.values() for task in tasks or []}
 
 
-def live_workers(timeout_s: float = 1.0) -> dict[str, list[str]] | None:
+def live_workers(timeout_s: float | None = None) -> dict[str, list[str]] | None:
     """The workers that answer now, each with the queues it consumes ({} when the broker is
-    reachable and none answers); None when the broker cannot be reached or asked."""
+    reachable and none answers); None when the broker cannot be reached or asked. Workers get
+    SPECBOARD_BROKER_INSPECT_SECONDS to answer unless `timeout_s` says otherwise."""
+    if timeout_s is None:
+        timeout_s = settings.SPECBOARD_BROKER_INSPECT_SECONDS
+    # The reply queue is read by blocking pops of at most the timeout (kombu's default is a
+    # second, which closing the connection would then wait out).
+    options = {**app.conf.broker_transport_options, "polling_interval": timeout_s}
     try:
-        with app.connection_for_read() as connection:
+        with app.connection_for_read(transport_options=options) as connection:
             connection.ensure_connection(max_retries=1, timeout=timeout_s)
             replies = app.control.inspect(timeout=timeout_s, connection=connection).active_queues()
     except Exception:  # Any transport failure means "unknown", never a page error.

@@ -458,6 +458,10 @@ SPECBOARD_BOARD_CACHE_SECONDS = env_int("SPECBOARD_BOARD_CACHE_SECONDS", 300)
 # shows on the pages within this time, and a cached page costs no database query meanwhile.
 SPECBOARD_BOARD_VERSION_SECONDS = env_float("SPECBOARD_BOARD_VERSION_SECONDS", 1.0)
 
+# How long the hosts page waits for live workers to answer the broker's question (the page
+# caches their answer): every worker answers within it, or counts as not answering.
+SPECBOARD_BROKER_INSPECT_SECONDS = env_float("SPECBOARD_BROKER_INSPECT_SECONDS", 1.0)
+
 # Celery: Redis when one answers, otherwise kombu's filesystem transport (no server needed).
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or (

@@ -47,6 +47,9 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # No worker runs beside these tests (those that start one ask with their own timeout): a
+    # page that asks the broker which workers answer waits a moment, not a second.
+    settings.SPECBOARD_BROKER_INSPECT_SECONDS = 0.05
     cache.clear()
     # Each test has a database of its own: a counter read in an earlier test must not be reused.
     board_version.forget()

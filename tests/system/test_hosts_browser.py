@@ -108,12 +108,14 @@ def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_off
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            board = selectors.host_board(workers=broker.live_workers(), broker_counts=False)
+            board = selectors.host_board(
+                workers=broker.live_workers(timeout_s=1.0), broker_counts=False
+            )
             (row,) = [k for k in board["hardware"] if k["slug"] == kind.slug]
             if row["workers_answering"]:
                 break
             time.sleep(0.5)
-        assert f"gpu@{host.name}" in broker.live_workers()
+        assert f"gpu@{host.name}" in broker.live_workers(timeout_s=1.0)
         statuses = {h["name"]: h["status"] for h in row["hosts"]}
         assert statuses == {host.name: "online", quiet.name: "offline"}
         (online,) = [h for h in row["hosts"] if h["name"] == host.name]
@@ -122,6 +124,6 @@ def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_off
     finally:
         worker.terminate()
         worker.wait(timeout=30)
-    board = selectors.host_board(workers=broker.live_workers(), broker_counts=False)
+    board = selectors.host_board(workers=broker.live_workers(timeout_s=1.0), broker_counts=False)
     (row,) = [k for k in board["hardware"] if k["slug"] == kind.slug]
     assert {h["status"] for h in row["hosts"]} == {"offline"} and row["workers_answering"] == 0
