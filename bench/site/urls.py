@@ -23,7 +23,7 @@ def maintained_leaderboard(request: HttpRequest) -> JsonResponse:
         LeaderboardEntry.objects.filter(retired=False)
         .order_by(F("tokens_per_second").desc(nulls_last=True), "id")
         .values(
-            config=F("config__key"),
+            config_key=F("config__key"),
             label=F("config__label"),
             config_target=F("config__target_name"),
             spec_label=F("config__spec_label"),
@@ -37,7 +37,7 @@ def maintained_leaderboard(request: HttpRequest) -> JsonResponse:
         {
             "results": [
                 {
-                    "config": row["config"],
+                    "config": row["config_key"],
                     "label": row["label"],
                     "target_name": row["config_target"],
                     "spec_label": row["spec_label"],
