@@ -940,6 +940,9 @@ def measure_pages(base: str, args) -> tuple[dict, float, dict]:
         label = f"{name.split(' (')[0]}, a run recorded every {args.write_every:g} s"
         measured[label] = figure
         log(f"{label}: {figure}")
+    # What a whole recompute costs, in process, while the server is idle (the read-time page
+    # below leaves its workers busy for seconds after wrk stops).
+    cold = cache_miss_costs(pages=answers)
     # A GROUP BY over every run takes seconds: with 32 connections on 3 workers each request
     # would wait past any timeout. As many connections as workers keep them all busy, so the
     # requests/s are the server's throughput for this page, comparable with the others.
@@ -959,7 +962,6 @@ def measure_pages(base: str, args) -> tuple[dict, float, dict]:
         if aggregated["requests_per_s"]
         else float("nan")
     )
-    cold = cache_miss_costs(pages=answers)
     return measured, speedup, cold
 
 
