@@ -5,7 +5,7 @@ Each test imports or uploads a file through the API (the seed kit's own, names o
 quotes, markup and unicode, figures the import refuses), then crawls every page and API resource
 the data touches, following the links a person would: no response may be a 5xx, and every JSON
 body must parse as strict JSON. This spans the whole site by design; what each door refuses is
-tested beside it (tests/leaderboard/api/, services/test_seed_csv_rules.py)."""
+tested beside it (tests/leaderboard/api/, services/test_community_imports.py)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ speculative run, once. Derived, not trusted: an upload's lossless is never taken
 its speedup is recomputed from its own baseline section, while a worker's result keeps what its
 runner found; runs that answered other prompts get no lossless verdict; a baseline section
 measured in the same invocation is stored beside the run and grades its fidelity. (The seed CSV's
-own check, a row's figures against its samples, is in test_seed_csv_rules.py.)"""
+own check, a row's figures against its samples, is in test_community_imports.py.)"""
 
 from __future__ import annotations
 
