@@ -33,7 +33,6 @@ from leaderboard.selectors.board import (
     BoardPaginator,
     baseline_rows,
     board_definitions,
-    fastest_drafts,
     is_stale,
     leaderboard_entries,
     leaderboard_rows,
@@ -61,6 +60,7 @@ from leaderboard.selectors.charts import (
 )
 from leaderboard.selectors.energy import run_energy_figures
 from leaderboard.selectors.estimates import rerun_source
+from leaderboard.selectors.glance import fastest_drafts
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
 from leaderboard.selectors.quality import quality_view

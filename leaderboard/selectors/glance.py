@@ -1,0 +1,126 @@
+"""The front page's answer at a glance: per GPU kind and target, the fastest draft as the verdicts
+decide it (`verdicts.draft_tables`), in the ranking that measured the most of that target's
+configs on that GPU.
+
+Which pairs have an answer and their rankings are counted once per change of the board's row
+set; only the pairs shown are read (one query) and each pair's table is kept by what its rows
+are (`selectors.cache.content_cached`)."""
+
+from __future__ import annotations
+
+from django.db.models import Count, F, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
+
+from leaderboard import verdicts
+from leaderboard.models import LeaderboardEntry
+from leaderboard.selectors.board import BASELINE, RANKED, entry_signature
+from leaderboard.selectors.cache import board_cached, content_cached
+
+# The front page's answers at most: one line per GPU kind and target.
+GLANCE_LIMIT = 12
+# The fastest rows by speedup a glance answer is decided from, per GPU kind and target.
+GLANCE_ROWS = 500
+
+
+def fastest_drafts() -> list[dict]:
+    """Per GPU kind and target with ranked speedups, the fastest draft as the verdicts decide it
+    (`verdicts.draft_tables`), in the ranking that measured the most of that target's configs on
+    that GPU (one workload, tok/s definition and release), for the front page: up to
+    `GLANCE_LIMIT` of {"hardware", "target", "table" (its `verdicts.DraftTable`), "leader" (the
+    table's first `DraftStanding`), "tied" (how many drafts the verdicts cannot tell from it),
+    "rankings" (how many rankings the pair has), "more" (how many pairs were left out, on the
+    first only)}."""
+    return _fastest_drafts()
+
+
+def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:
+    """Every GPU kind and target with ranked speedups, in the front page's order: (GPU name, its
+    slug, target, hardware id, the ranking that measured the most of that target's configs on
+    that GPU, how many rankings the pair has). Which rows compete and which have a speedup
+    changes only with the board's row set, so this is cached on it, not recomputed per run."""
+    counts = (
+        _competing_drafts()
+        .order_by()
+        .values(
+            "hardware_id",
+            "hardware__gpu_name",
+            "hardware__slug",
+            "config__target_name",
+            "ranking_key",
+            "ranking_label",
+        )
+        .annotate(rows=Count("id"))
+    )
+    chosen: dict[tuple[int, str], tuple[int, str, str]] = {}
+    rankings: dict[tuple[int, str], int] = {}
+    names: dict[int, tuple[str, str]] = {}
+    for found in counts:
+        pair = (found["hardware_id"], found["config__target_name"])
+        names[found["hardware_id"]] = (found["hardware__gpu_name"], found["hardware__slug"])
+        rankings[pair] = rankings.get(pair, 0) + 1
+        candidate = (found["rows"], found["ranking_label"], found["ranking_key"])
+        chosen[pair] = max(chosen.get(pair, candidate), candidate)
+    return sorted(
+        (*names[hardware_id], target, hardware_id, key, rankings[(hardware_id, target)])
+        for (hardware_id, target), (_, _, key) in chosen.items()
+    )
+
+
+def _competing_drafts() -> QuerySet[LeaderboardEntry]:
+    return LeaderboardEntry.objects.filter(
+        RANKED, speedup__isnull=False, rank__isnull=False
+    ).exclude(BASELINE)
+
+
+def _fastest_drafts() -> list[dict]:
+    # The pairs come from the row set's cache; only the pairs shown are decided here, from one
+    # query for all of their rows (each pair's fastest by speedup, an index range of
+    # `entry_target_speedup`), and each pair's table is kept by what its rows are
+    # (`content_cached`): after a board change only a pair whose rows changed is decided again.
+    pairs = board_cached("glance-pairs", {}, _glance_pairs, row_set_only=True)
+    shown = pairs[:GLANCE_LIMIT]
+    if not shown:
+        return []
+    wanted = Q()
+    for _, _, target, _, key, _ in shown:
+        wanted |= Q(target_name=target, ranking_key=key)
+    # The fastest rows by speedup hold each draft's best (the verdicts pick it among them).
+    place = Window(
+        RowNumber(),
+        partition_by=[F("target_name"), F("ranking_key")],
+        order_by=[F("speedup").desc(), F("pk")],
+    )
+    rows: dict[tuple[str, str], list[LeaderboardEntry]] = {}
+    found = (
+        _competing_drafts()
+        .filter(wanted)
+        .select_related("config", "config__draft", "hardware")
+        .annotate(place=place)
+        .filter(place__lte=GLANCE_ROWS)
+        .order_by("target_name", "ranking_key", "-speedup", "pk")
+    )
+    for entry in found:
+        rows.setdefault((entry.target_name, entry.ranking_key), []).append(entry)
+    groups = [rows.get((target, key), []) for _, _, target, _, key, _ in shown]
+    tables = content_cached(
+        "glance-tables",
+        groups,
+        lambda group: tuple(entry_signature(entry) for entry in group),
+        lambda todo: [verdicts.draft_tables(group) for group in todo],
+    )
+    answers = [
+        {
+            "hardware": table.hardware,
+            "target": target,
+            "table": table,
+            "leader": table.drafts[0],
+            "tied": sum(draft.tied for draft in table.drafts),
+            "rankings": rankings,
+        }
+        for (_, _, target, _, _, rankings), found_tables in zip(shown, tables, strict=True)
+        for table in found_tables
+    ]
+    answers.sort(key=lambda a: (a["hardware"].gpu_name, a["hardware"].slug, a["target"]))
+    if answers:
+        answers[0]["more"] = len(pairs) - len(shown)
+    return answers

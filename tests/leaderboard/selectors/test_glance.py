@@ -1,0 +1,59 @@
+"""The front page's answer at a glance (`selectors.glance.fastest_drafts`): decided for the pairs it
+shows, in a number of queries that does not grow with the board."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from leaderboard import services
+from leaderboard.selectors.glance import GLANCE_LIMIT, fastest_drafts
+from tests.support.measured_configs import measure
+
+GPUS = GLANCE_LIMIT + 3
+
+
+def measured_on_many_gpus(user, make_result) -> list:
+    """One draft-simple config measured with its baseline on each of GPUS hardware kinds, the
+    k-th kind's draft k% faster than the one before."""
+    kinds = []
+    for index in range(GPUS):
+        kind = services.register_hardware(gpu_name=f"GPU {index:02d}", memory_bytes=80 * 2**30)
+        measure(user, kind, make_result, 4, [100.0 + index, 104.0 + index])
+        kinds.append(kind)
+    return kinds
+
+
+def test_the_glance_shows_the_first_pairs_and_counts_the_rest(user, ranked_models, make_result):
+    kinds = measured_on_many_gpus(user, make_result)
+
+    answers = fastest_drafts()
+
+    assert [a["hardware"].pk for a in answers] == [k.pk for k in kinds[:GLANCE_LIMIT]]
+    assert answers[0]["more"] == GPUS - GLANCE_LIMIT
+    assert all(a["leader"].entry.config.n_max == 4 for a in answers)
+    assert all(a["leader"].entry.hardware_id == a["hardware"].pk for a in answers)
+
+
+def test_a_recorded_run_costs_the_glance_the_pairs_shown_not_every_pair(
+    user, ranked_models, make_result
+):
+    measured_on_many_gpus(user, make_result)
+    fastest_drafts()
+
+    # A change of values, not of the row set: the pairs are kept, the answers decided again.
+    services.raise_board_version()
+    with CaptureQueriesContext(connection) as again:
+        answers = fastest_drafts()
+    # One read of the rows of the pairs shown (none of the pairs past the limit), no GROUP BY
+    # of the board.
+    entry_reads = [q for q in again.captured_queries if "leaderboard_leaderboardentry" in q["sql"]]
+    assert len(entry_reads) == 1
+    assert not any("GROUP BY" in q["sql"] for q in again.captured_queries)
+    assert len(answers) == GLANCE_LIMIT
+
+    # A new row (the row set changes) counts the pairs again.
+    services.raise_board_version(row_set=True)
+    with CaptureQueriesContext(connection) as recounted:
+        fastest_drafts()
+    assert any("GROUP BY" in q["sql"] for q in recounted.captured_queries)
