@@ -4,6 +4,9 @@ ranking, the speedup chart, and the board's CSV and JSON downloads."""
 
 from __future__ import annotations
 
+import threading
+
+from django.contrib.messages import get_messages
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -40,7 +43,27 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     board = selectors.ranking_cached(
         "leaderboard-page", view, lambda: _board_html(view=view, choices=choices)
     )
-    return render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
+    # A visitor who is not signed in and has no message waiting sees the same page around the
+    # board for the same address: this process renders it once per board (the board's string
+    # is the same object while it is kept) and serves those bytes until the board changes.
+    if request.user.is_authenticated or len(get_messages(request)):
+        return render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
+    key = (board, request.get_full_path())
+    with _PAGES_LOCK:
+        body = _ANONYMOUS_PAGES.get(key)
+    if body is None:
+        body = render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)}).content
+        with _PAGES_LOCK:
+            _ANONYMOUS_PAGES[key] = body
+            while len(_ANONYMOUS_PAGES) > ANONYMOUS_PAGES_KEPT:
+                _ANONYMOUS_PAGES.pop(next(iter(_ANONYMOUS_PAGES)))
+    return HttpResponse(body)
+
+
+# How many whole pages (a board and an address) each process keeps for visitors not signed in.
+ANONYMOUS_PAGES_KEPT = 16
+_ANONYMOUS_PAGES: dict[tuple[str, str], bytes] = {}
+_PAGES_LOCK = threading.Lock()
 
 
 def _board_html(*, view: dict, choices: dict) -> str:
@@ -95,3 +118,9 @@ def _export_query(*, filters: dict[str, str], search: str, include_all: bool) ->
         query["source"] = filters["source"] or "all"
         query["include_retired"] = "true"
     return query.urlencode()
+
+
+def forget_anonymous_pages() -> None:
+    """Drop the whole pages this process keeps (tests start from none)."""
+    with _PAGES_LOCK:
+        _ANONYMOUS_PAGES.clear()

@@ -17,6 +17,8 @@ from django.db.migrations.executor import MigrationExecutor
 from leaderboard import board_version, dispatch, services, signing
 from leaderboard.models import GpuHost, Hardware, Job, ModelFile, Run
 from leaderboard.services.board import mark_test_weights
+from leaderboard.views.board import forget_anonymous_pages
+from leaderboard.views.board import forget_anonymous_pages
 from runner.gguf.tiny_models import write_fixtures
 from tests.support.brokers import celery_broker
 from tests.support.job_histories import job_history, register_host, submit_first_job
@@ -51,6 +53,7 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
     # page that asks the broker which workers answer waits a moment, not a second.
     settings.SPECBOARD_BROKER_INSPECT_SECONDS = 0.05
     cache.clear()
+    forget_anonymous_pages()
     # Each test has a database of its own: a counter read in an earlier test must not be reused.
     board_version.forget()
 

@@ -605,3 +605,26 @@ def test_the_board_links_downloads_of_the_rows_it_shows(client, three_configs, r
     every = client.get(json_url).json()
     assert all(r["test_weights"] and r["rank"] is None for r in every)
     assert len(every) == LeaderboardEntry.objects.count() == 4
+
+
+def test_a_visitor_not_signed_in_gets_the_pages_bytes_again_until_the_board_changes(
+    client, user, ranked_models, hardware, make_result
+):
+    from leaderboard.views import board as board_view
+
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    first = client.get("/")
+    again = client.get("/")
+    assert first.content == again.content and b"Sign in" in first.content
+    assert len(board_view._ANONYMOUS_PAGES) == 1
+    # Another address is another page (the sign-in link names it).
+    assert b"next=/%3Fq%3Dn_max" in client.get("/", {"q": "n_max"}).content
+
+    # A new measurement changes the board: the new page, never the kept bytes.
+    measure(user, hardware, make_result, 4, [150.0, 154.0])
+    assert b"152.00" in client.get("/").content
+
+    # A signed-in user's page is rendered for them (their name, the sign-out form).
+    client.force_login(user)
+    mine = client.get("/").content
+    assert user.get_username().encode() in mine and b"Sign out" in mine
