@@ -18,7 +18,6 @@ from leaderboard import board_version, dispatch, services, signing
 from leaderboard.models import GpuHost, Hardware, Job, ModelFile, Run
 from leaderboard.services.board import mark_test_weights
 from leaderboard.views.board import forget_anonymous_pages
-from leaderboard.views.board import forget_anonymous_pages
 from runner.gguf.tiny_models import write_fixtures
 from tests.support.brokers import celery_broker
 from tests.support.job_histories import job_history, register_host, submit_first_job
