@@ -181,6 +181,9 @@ def test_the_stated_token_counts_are_the_real_model_s(tmp_path):
     model = place_real_model(tmp_path)
     port = free_port()
     argv = [engine.server_path, "-m", str(model), "--port", str(port), "-c", "512", "-t", "1"]
+    if engine.avoids_amx_repack:
+        # As the runner starts it there: AMX kernels stop with SIGILL on quantized weights.
+        argv.append("--no-repack")
     suite = load_suite()
     with LlamaServer(argv, port=port, library_dir=str(Path(engine.server_path).parent)) as server:
         for prompt in every_prompt(suite) + list(suite.warmup):
