@@ -90,6 +90,14 @@ class BoardPaginator(Paginator):
         )
 
 
+def competing_drafts(**filters: object) -> QuerySet[LeaderboardEntry]:
+    """Speculative rows that compete in their ranking and have a speedup: what the draft advice,
+    the glance and the front chart choose among."""
+    return LeaderboardEntry.objects.filter(
+        RANKED, speedup__isnull=False, rank__isnull=False, **filters
+    ).exclude(BASELINE)
+
+
 def spec_type_q(spec_type: str) -> Q:
     """Rows whose config uses this speculative type (an exact match on its stored types);
     "none" means the baselines."""

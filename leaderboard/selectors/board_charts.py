@@ -19,7 +19,7 @@ from django.db.models import Count, QuerySet
 
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry, Run
-from leaderboard.selectors.board import BASELINE, RANKED
+from leaderboard.selectors.board import RANKED, competing_drafts
 from leaderboard.selectors.cache import board_cached
 from leaderboard.verdicts.workloads import is_across_depths
 
@@ -28,13 +28,7 @@ SPEEDUP_CHART_LIMIT = 20
 
 
 def _speculative_rows(**filters: str) -> QuerySet[LeaderboardEntry]:
-    return (
-        LeaderboardEntry.objects.filter(
-            RANKED, speedup__isnull=False, rank__isnull=False, **filters
-        )
-        .exclude(BASELINE)
-        .select_related("config", "hardware")
-    )
+    return competing_drafts(**filters).select_related("config", "hardware")
 
 
 def _filtered(*, spec_type: str, protocol: str) -> dict[str, str]:

@@ -11,18 +11,14 @@ with a speedup over a paired baseline count (`verdicts.ranking.competes`).
 from __future__ import annotations
 
 from leaderboard import verdicts
-from leaderboard.models import LeaderboardEntry
-from leaderboard.selectors.board import BASELINE, RANKED
+from leaderboard.selectors.board import competing_drafts
 
 
 def draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:
     """Per ranking, the target's drafts fastest first (`verdicts.DraftTable`: hardware,
     definition, workload, engine release, ranking label, drafts with their standing, none_pays)."""
     rows = (
-        LeaderboardEntry.objects.filter(
-            RANKED, speedup__isnull=False, rank__isnull=False, target_name=target_name
-        )
-        .exclude(BASELINE)
+        competing_drafts(target_name=target_name)
         .select_related("config", "config__draft", "hardware")
         .order_by("hardware__gpu_name", "ranking_key", "-speedup", "pk")
     )

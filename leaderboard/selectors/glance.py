@@ -8,12 +8,12 @@ are (`selectors.cache.content_cached`)."""
 
 from __future__ import annotations
 
-from django.db.models import Count, F, Q, QuerySet, Window
+from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry
-from leaderboard.selectors.board import BASELINE, RANKED, entry_signature
+from leaderboard.selectors.board import competing_drafts, entry_signature
 from leaderboard.selectors.cache import board_cached, content_cached
 
 # The front page's answers at most: one line per GPU kind and target.
@@ -39,13 +39,13 @@ def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:
     that GPU, how many rankings the pair has). Which rows compete and which have a speedup
     changes only with the board's row set, so this is cached on it, not recomputed per run."""
     counts = (
-        _competing_drafts()
+        competing_drafts()
         .order_by()
         .values(
             "hardware_id",
             "hardware__gpu_name",
             "hardware__slug",
-            "config__target_name",
+            "target_name",
             "ranking_key",
             "ranking_label",
         )
@@ -55,7 +55,7 @@ def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:
     rankings: dict[tuple[int, str], int] = {}
     names: dict[int, tuple[str, str]] = {}
     for found in counts:
-        pair = (found["hardware_id"], found["config__target_name"])
+        pair = (found["hardware_id"], found["target_name"])
         names[found["hardware_id"]] = (found["hardware__gpu_name"], found["hardware__slug"])
         rankings[pair] = rankings.get(pair, 0) + 1
         candidate = (found["rows"], found["ranking_label"], found["ranking_key"])
@@ -64,12 +64,6 @@ def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:
         (*names[hardware_id], target, hardware_id, key, rankings[(hardware_id, target)])
         for (hardware_id, target), (_, _, key) in chosen.items()
     )
-
-
-def _competing_drafts() -> QuerySet[LeaderboardEntry]:
-    return LeaderboardEntry.objects.filter(
-        RANKED, speedup__isnull=False, rank__isnull=False
-    ).exclude(BASELINE)
 
 
 def _fastest_drafts() -> list[dict]:
@@ -92,7 +86,7 @@ def _fastest_drafts() -> list[dict]:
     )
     rows: dict[tuple[str, str], list[LeaderboardEntry]] = {}
     found = (
-        _competing_drafts()
+        competing_drafts()
         .filter(wanted)
         .select_related("config", "config__draft", "hardware")
         .annotate(place=place)
