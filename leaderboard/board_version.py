@@ -115,10 +115,15 @@ def is_recording() -> bool:
     return _recording.get() is not None
 
 
-def _note_ranking(sender, instance, **kwargs) -> None:
+def note_rankings(keys: Iterable[str]) -> None:
+    """Add rankings to what the `recording_rankings` block around this (if any) depends on."""
     found = _recording.get()
     if found is not None:
-        found.add(instance.__dict__.get("ranking_key", UNKNOWN_RANKING))
+        found.update(keys)
+
+
+def _note_ranking(sender, instance, **kwargs) -> None:
+    note_rankings([instance.__dict__.get("ranking_key", UNKNOWN_RANKING)])
 
 
 post_init.connect(_note_ranking, sender=LeaderboardEntry, dispatch_uid="board-version-rankings")

@@ -56,8 +56,11 @@ def board_cache_key(name: str, params: dict, *, row_set_only: bool = False) -> s
     """The cache key of a leaderboard read at the board's current version."""
     value, row_set = board_version()
     version = f"row-set-{row_set}" if row_set_only else f"{value}"
-    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
-    return f"board:{version}:{name}:{digest[:32]}"
+    return f"board:{version}:{name}:{_params_digest(params)}"
+
+
+def _params_digest(params: dict) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def board_cached[T](
@@ -137,17 +140,18 @@ def ranking_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
     must be kept per row set (or not at all): `board_cached` refuses a per-version read there.
     """
     value, row_set = board_version()
-    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
-    key = f"board:row-set-{row_set}:ranked:{name}:{digest[:32]}"
+    key = f"board:row-set-{row_set}:ranked:{name}:{_params_digest(params)}"
     found = _kept(key)
     if found is _MISSING:
         found = cache.get(key, _MISSING)
     if found is not _MISSING:
         seen, versions, result = found  # type: ignore[misc]
-        if seen == value:
-            return result
-        if board_version_module.ranking_versions(versions) == versions:
-            _keep(key, (value, versions, result))
+        if seen == value or board_version_module.ranking_versions(versions) == versions:
+            if seen != value:
+                _keep(key, (value, versions, result))
+            # Served from where it was kept inside another ranking-scoped read: what it read is
+            # what that read depends on too.
+            board_version_module.note_rankings(versions)
             return result
     with board_version_module.recording_rankings() as read:
         result = compute()

@@ -224,3 +224,24 @@ def test_a_read_kept_per_version_cannot_hide_inside_a_ranking_scoped_one(db):
     with pytest.raises(RuntimeError, match="ranking-scoped"):
         selectors.ranking_cached("outer", {}, nested)
     assert selectors.ranking_cached("outer-row-set", {}, lambda: 2) == 2
+
+
+def test_a_kept_ranking_scoped_read_inside_another_passes_on_what_it_read(db):
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    shown = board_row(kind, "shown row", 100.0)
+
+    def inner() -> float:
+        return LeaderboardEntry.objects.get(pk=shown.pk).tokens_per_second
+
+    # Kept first on its own, then met (kept) inside the outer read, which reads no row itself.
+    assert selectors.ranking_cached("inner", {}, inner) == 100.0
+    assert (
+        selectors.ranking_cached("outer", {}, lambda: selectors.ranking_cached("inner", {}, inner))
+        == 100.0
+    )
+    LeaderboardEntry.objects.filter(pk=shown.pk).update(tokens_per_second=110.0)
+    services.raise_board_version(rankings=[shown.ranking_key])
+    assert (
+        selectors.ranking_cached("outer", {}, lambda: selectors.ranking_cached("inner", {}, inner))
+        == 110.0
+    )
