@@ -43,16 +43,20 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     board = selectors.ranking_cached(
         "leaderboard-page", view, lambda: _board_html(view=view, choices=choices)
     )
+
     # A visitor who is not signed in and has no message waiting sees the same page around the
     # board for the same address: this process renders it once per board (the board's string
     # is the same object while it is kept) and serves those bytes until the board changes.
-    if request.user.is_authenticated or len(get_messages(request)):
+    def page() -> HttpResponse:
         return render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
+
+    if request.user.is_authenticated or len(get_messages(request)):
+        return page()
     key = (board, request.get_full_path())
     with _PAGES_LOCK:
         body = _ANONYMOUS_PAGES.get(key)
     if body is None:
-        body = render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)}).content
+        body = page().content
         with _PAGES_LOCK:
             _ANONYMOUS_PAGES[key] = body
             while len(_ANONYMOUS_PAGES) > ANONYMOUS_PAGES_KEPT:
