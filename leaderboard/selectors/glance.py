@@ -3,18 +3,22 @@ decide it (`verdicts.draft_tables`), in the ranking that measured the most of th
 configs on that GPU.
 
 Which pairs have an answer and their rankings are counted once per change of the board's row
-set; only the pairs shown are read (one query) and each pair's table is kept by what its rows
-are (`selectors.cache.content_cached`)."""
+set; each shown pair's table is kept until its ranking changes (`RankingVersion`), and only the
+pairs whose ranking changed are read again (one query for all of them)."""
 
 from __future__ import annotations
 
+import hashlib
+
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count, F, Q, Window
 from django.db.models.functions import RowNumber
 
-from leaderboard import verdicts
+from leaderboard import board_version, verdicts
 from leaderboard.models import LeaderboardEntry
-from leaderboard.selectors.board import competing_drafts, entry_signature
-from leaderboard.selectors.cache import board_cached, content_cached
+from leaderboard.selectors.board import competing_drafts
+from leaderboard.selectors.cache import board_cached
 
 # The front page's answers at most: one line per GPU kind and target.
 GLANCE_LIMIT = 12
@@ -67,41 +71,33 @@ def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:
 
 
 def _fastest_drafts() -> list[dict]:
-    # The pairs come from the row set's cache; only the pairs shown are decided here, from one
-    # query for all of their rows (each pair's fastest by speedup, an index range of
-    # `entry_target_speedup`), and each pair's table is kept by what its rows are
-    # (`content_cached`): after a board change only a pair whose rows changed is decided again.
+    # The pairs come from the row set's cache. Each shown pair's table is kept under its
+    # ranking's version (and that of changes naming no ranking): a run recorded in another
+    # ranking, or in one the page shows below, reads none of the glance's rows. The versions are
+    # read before the rows, so rows newer than a version can be kept under it, never older ones.
     pairs = board_cached("glance-pairs", {}, _glance_pairs, row_set_only=True)
     shown = pairs[:GLANCE_LIMIT]
     if not shown:
         return []
-    wanted = Q()
-    for _, _, target, _, key, _ in shown:
-        wanted |= Q(target_name=target, ranking_key=key)
-    # The fastest rows by speedup hold each draft's best (the verdicts pick it among them).
-    place = Window(
-        RowNumber(),
-        partition_by=[F("target_name"), F("ranking_key")],
-        order_by=[F("speedup").desc(), F("pk")],
-    )
-    rows: dict[tuple[str, str], list[LeaderboardEntry]] = {}
-    found = (
-        competing_drafts()
-        .filter(wanted)
-        .select_related("config", "config__draft", "hardware")
-        .annotate(place=place)
-        .filter(place__lte=GLANCE_ROWS)
-        .order_by("target_name", "ranking_key", "-speedup", "pk")
-    )
-    for entry in found:
-        rows.setdefault((entry.target_name, entry.ranking_key), []).append(entry)
-    groups = [rows.get((target, key), []) for _, _, target, _, key, _ in shown]
-    tables = content_cached(
-        "glance-tables",
-        groups,
-        lambda group: tuple(entry_signature(entry) for entry in group),
-        lambda todo: [verdicts.draft_tables(group) for group in todo],
-    )
+    ranking_keys = [key for _, _, _, _, key, _ in shown]
+    # What the page around the glance depends on, whether or not its rows are read here.
+    board_version.note_rankings(ranking_keys)
+    versions = board_version.ranking_versions(ranking_keys)
+    keys = [
+        _table_key(target, key, versions[key], versions[board_version.ANY_RANKING])
+        for _, _, target, _, key, _ in shown
+    ]
+    kept = cache.get_many(keys)
+    todo = [index for index, key in enumerate(keys) if key not in kept]
+    if todo:
+        groups = _glance_rows([shown[index] for index in todo])
+        fresh = {
+            keys[index]: verdicts.draft_tables(group)
+            for index, group in zip(todo, groups, strict=True)
+        }
+        cache.set_many(fresh, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+        kept |= fresh
+    tables = [kept[cache_key] for cache_key in keys]
     answers = [
         {
             "hardware": table.hardware,
@@ -118,3 +114,34 @@ def _fastest_drafts() -> list[dict]:
     if answers:
         answers[0]["more"] = len(pairs) - len(shown)
     return answers
+
+
+def _table_key(target: str, ranking: str, version: int, any_version: int) -> str:
+    """Where a pair's glance table is kept: its target and ranking at their versions."""
+    digest = hashlib.blake2b(f"{target}\x00{ranking}".encode(), digest_size=16).hexdigest()
+    return f"glance-table:{digest}:{version}:{any_version}"
+
+
+def _glance_rows(pairs: list[tuple]) -> list[list[LeaderboardEntry]]:
+    """Each pair's fastest rows by speedup (they hold each draft's best, which the verdicts pick
+    among): one query for every pair, an index range of `entry_target_speedup` each."""
+    wanted = Q()
+    for _, _, target, _, key, _ in pairs:
+        wanted |= Q(target_name=target, ranking_key=key)
+    place = Window(
+        RowNumber(),
+        partition_by=[F("target_name"), F("ranking_key")],
+        order_by=[F("speedup").desc(), F("pk")],
+    )
+    found = (
+        competing_drafts()
+        .filter(wanted)
+        .select_related("config", "config__draft", "hardware")
+        .annotate(place=place)
+        .filter(place__lte=GLANCE_ROWS)
+        .order_by("target_name", "ranking_key", "-speedup", "pk")
+    )
+    rows: dict[tuple[str, str], list[LeaderboardEntry]] = {}
+    for entry in found:
+        rows.setdefault((entry.target_name, entry.ranking_key), []).append(entry)
+    return [rows.get((target, key), []) for _, _, target, _, key, _ in pairs]

@@ -57,3 +57,35 @@ def test_a_recorded_run_costs_the_glance_the_pairs_shown_not_every_pair(
     with CaptureQueriesContext(connection) as recounted:
         fastest_drafts()
     assert any("GROUP BY" in q["sql"] for q in recounted.captured_queries)
+
+
+def _entry_reads(captured) -> list[str]:
+    return [q["sql"] for q in captured.captured_queries if "leaderboard_leaderboardentry" in q["sql"]]
+
+
+def test_a_run_recorded_in_one_shown_ranking_reads_that_pair_alone(
+    user, ranked_models, make_result
+):
+    kinds = measured_on_many_gpus(user, make_result)
+    before = fastest_drafts()
+    changed = before[0]["leader"].entry.ranking_key
+    others = [answer["leader"].entry.ranking_key for answer in before[1:]]
+
+    # A run recorded in a ranking the glance does not show reads none of its rows.
+    services.raise_board_version(rankings=["a ranking not on the glance"])
+    with CaptureQueriesContext(connection) as elsewhere:
+        assert fastest_drafts() == before
+    assert _entry_reads(elsewhere) == []
+
+    # A run recorded in one pair's ranking reads that pair's rows and no other pair's.
+    services.raise_board_version(rankings=[changed])
+    with CaptureQueriesContext(connection) as there:
+        fastest_drafts()
+    [read] = _entry_reads(there)
+    assert changed in read
+    assert not any(key in read for key in others)
+
+    # A real run that changes the pair's answer shows on the next read: a faster draft.
+    faster = measure(user, kinds[0], make_result, 6, [300.0, 310.0])
+    [answer] = [a for a in fastest_drafts() if a["hardware"].pk == kinds[0].pk]
+    assert answer["leader"].entry.config_id == faster.config_id
