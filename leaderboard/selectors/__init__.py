@@ -35,9 +35,9 @@ The reads are grouped by what they are about, one module each:
   (`run_noise`, leaderboard.verdicts.noise) and its speedup (`run_speedup`).
 - `quality`: the quality protocol's accuracies, their paired difference and the scored tasks.
 - `model_requests`: a user's requests for Hugging Face models and their state.
-- `pages`: the reads behind the pages that gather several (`board_page`, `config_page`,
-  `run_page`, `context_page`, `concurrency_page`): what each renders, so its view only
-  parses, calls and renders; `run_figures`, a run's figures computed once per change of the
+- `pages`: the reads behind the pages that gather several (`board_ranked`, `board_kept_off`,
+  `config_page`, `run_page`, `context_page`, `concurrency_page`): what each renders, so its view
+  only parses, calls and renders; `run_figures`, a run's figures computed once per change of the
   board, and `run_page_key`, what a run's cached page depends on.
 - `protocols`: the concurrency protocol's per-level figures, verdicts and crossover, and the
   helpers the protocols' reads share; `categories`: per-category figures with intervals over
@@ -58,7 +58,6 @@ from leaderboard.selectors.board import (
     BoardPaginator,
     baseline_rows,
     best_config_for,
-    board_definitions,
     entry_signature,
     is_stale,
     leaderboard_entries,
@@ -155,7 +154,9 @@ from leaderboard.selectors.jobs import (
 )
 from leaderboard.selectors.model_requests import user_model_requests
 from leaderboard.selectors.pages import (
-    board_page,
+    board_kept_off,
+    board_ranked,
+    board_selection,
     concurrency_page,
     config_page,
     config_page_key,
@@ -201,8 +202,9 @@ __all__ = [
     "board_cached",
     "content_cached",
     "ranking_cached",
-    "board_definitions",
-    "board_page",
+    "board_kept_off",
+    "board_ranked",
+    "board_selection",
     "board_version",
     "cached_live_workers",
     "category_heatmap",

@@ -2,9 +2,8 @@
 
 It owns the board's vocabulary (sources, protocols and `RANKED`, the rows that compete; the
 orderings live with the ranks), the filtered and sorted `leaderboard_entries` with the choices
-its filters offer, the cached-count `BoardPaginator`, the tok/s definitions among the filtered
-rows (`board_definitions`), staleness against the newest engine release measured by our
-workers, the rows a page renders (`leaderboard_rows`, `ranked_rows`: each with its rank from
+its filters offer, the cached-count `BoardPaginator`, staleness against the newest engine
+release measured by our workers, the rows a page renders (`leaderboard_rows`, `ranked_rows`: each with its rank from
 `selectors.ranks`, its numbers' definitions and their evidence), what a row's rendering is kept
 under (`entry_signature`), the memory-fit recommendation `best_config_for`, and
 `leaderboard_from_runs`, the read-time aggregate kept for benchmarks. The front page's answer
@@ -77,14 +76,26 @@ BASELINE = Q(config__spec_label="none")
 
 
 class BoardPaginator(Paginator):
-    """A paginator whose row count is cached with the board's row set, not recounted per change."""
+    """A paginator whose row count is cached with the board's row set, not recounted per change.
+
+    The count is kept under `count_key` where the caller names what chose the rows (its
+    validated filters: compiling the query for a key costs a page as much as its own read),
+    else under the query's SQL."""
+
+    def __init__(self, *args: object, count_key: dict | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.count_key = count_key
 
     @cached_property
     def count(self) -> int:
-        sql, params = self.object_list.query.sql_with_params()
+        if self.count_key is not None:
+            name, params = "row-count-of", self.count_key
+        else:
+            sql, sql_params = self.object_list.query.sql_with_params()
+            name, params = "row-count", {"sql": sql, "params": sql_params}
         return board_cached(
-            "row-count",
-            {"sql": sql, "params": params},
+            name,
+            params,
             lambda: Paginator.count.func(self),  # type: ignore[attr-defined]
             row_set_only=True,
         )
@@ -239,29 +250,12 @@ def is_stale(release: str, newest: int | None) -> bool:
     return newest is not None and number is not None and number < newest
 
 
-def board_definitions(entries: QuerySet[LeaderboardEntry]) -> list[str]:
-    """The tok/s definitions among the filtered rows, cached with the board's row set."""
-    sql, params = entries.query.sql_with_params()
-    return board_cached(
-        "definitions",
-        {"sql": sql, "params": params},
-        lambda: sorted(set(entries.order_by().values_list("tps_definition", flat=True).distinct())),
-        row_set_only=True,
-    )
-
-
 def leaderboard_rows(
-    *,
-    entries: list[LeaderboardEntry],
-    ranks: dict[int, PageRank],
-    newest: int | None,
-    ordering: str = "tokens_per_second",
-    definitions: Sequence[str] = (),
+    *, entries: list[LeaderboardEntry], ranks: dict[int, PageRank], newest: int | None
 ) -> list[dict]:
     """The rows a page shows: each entry with its rank in its ranking and the tie labels, the
     ranking's heading where a new ranking starts on the page, staleness, and what each of its
     numbers means."""
-    del ordering, definitions  # a row's ranking already names its definition
     evidence = row_evidence(entries=entries)
     rows = []
     previous = None

@@ -166,6 +166,8 @@ def ranking_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
     kept = (value, versions, result)
     cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
     _keep(key, kept)
+    # Computed inside another ranking-scoped read: that one depends on what this one read.
+    board_version_module.note_rankings(versions)
     return result
 
 

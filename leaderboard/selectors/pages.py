@@ -1,10 +1,11 @@
 """The reads behind the pages that gather several: each returns what its page renders, from the
 request its view has already parsed and validated, so a view only parses, calls and renders.
 
-- `board_page`: a page of the leaderboard: its rows with their ranks, each ranking's baseline
-  beside its heading as the denominator, the rows kept off the ranking (test weights apart), the
-  baselines of the page's rankings, the speedup chart of the chosen target and hardware, and the
-  fastest draft per GPU and target (the front page's answer at a glance).
+- `board_ranked` and `board_kept_off`: the parts of a leaderboard page that the front page keeps
+  apart, each until a ranking it read changes: a page of ranked rows with their ranks, each
+  ranking's baseline beside its heading as the denominator and the baselines of the page's
+  rankings; and the rows kept off the ranking (test weights apart). The page's other parts are
+  `selectors.glance` (the fastest draft per GPU and target) and the speedup chart.
 - `config_page`: a config's rows and a page of its runs, its one best run (the run its best row
   stores: the verdicts' rule) and that run's figures (energy, acceptance by position and its
   spread), the memory trade-off, the concurrency and categories figures, and whether it can be
@@ -32,13 +33,11 @@ from leaderboard.selectors.board import (
     RANKED,
     BoardPaginator,
     baseline_rows,
-    board_definitions,
     is_stale,
     leaderboard_entries,
     leaderboard_rows,
     newest_release_number,
 )
-from leaderboard.selectors.board_charts import speedup_chart
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.catalogue import (
     best_entry,
@@ -60,7 +59,6 @@ from leaderboard.selectors.charts import (
 )
 from leaderboard.selectors.energy import run_energy_figures
 from leaderboard.selectors.estimates import rerun_source
-from leaderboard.selectors.glance import fastest_drafts
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
 from leaderboard.selectors.quality import quality_view
@@ -84,16 +82,10 @@ CONTEXT_FIGURES = (
 CONCURRENCY_CHART_FIELDS = ("short_label", "baseline", "levels", "aggregate", "crossover")
 
 
-def board_page(
-    *, filters: Mapping[str, str], search: str, include_all: bool, page: int, page_size: int
-) -> dict:
-    """A page of the leaderboard for validated filters (each a known choice or ""), a search
-    term and the flagged-rows toggle: {"page", "rows", "kept_off", "test_weights", "baselines",
-    "speedup_chart", "glance"}. A row that starts a ranking carries its baseline ("baseline", the
-    denominator of its speedups) where one is measured. With the toggle on, the kept-off rows are
-    in "rows" (unranked) and neither "kept_off" nor "baselines" is shown apart. The kept-off rows
-    of test weights (random or demo weights) are in "test_weights", the others in "kept_off"."""
-    selection = {
+def board_selection(*, filters: Mapping[str, str], search: str) -> dict[str, str]:
+    """What rows a board page chooses among, from validated filters and a search term (the
+    ordering and the page number aside)."""
+    return {
         "target": filters["target"],
         "hardware": filters["hardware"],
         "spec_type": filters["spec_type"],
@@ -101,65 +93,63 @@ def board_page(
         "source": filters["source"] or "all",
         "search": search,
     }
+
+
+def board_ranked(
+    *, filters: Mapping[str, str], search: str, include_all: bool, page: int, page_size: int
+) -> dict:
+    """A page of the leaderboard's ranked rows for validated filters (each a known choice or ""),
+    a search term and the flagged-rows toggle: {"page", "rows", "baselines"}. A row that starts
+    a ranking carries its baseline ("baseline", the denominator of its speedups) where one is
+    measured. With the toggle on, the kept-off rows are in "rows" (unranked) and the baselines
+    are not shown apart."""
+    selection = board_selection(filters=filters, search=search)
     ordering = filters["ordering"] or "tokens_per_second"
     entries = leaderboard_entries(
         **selection, ordering=ordering, ranked_only=not include_all, include_retired=include_all
     )
-    shown = BoardPaginator(entries, page_size).get_page(page)
+    count_key = {"board": selection, "include_all": include_all}
+    shown = BoardPaginator(entries, page_size, count_key=count_key).get_page(page)
     newest = newest_release_number()
     page_entries = list(shown.object_list)
     ranks = page_ranks(entries, page_entries, offset=shown.start_index() - 1, ordering=ordering)
-    rows = leaderboard_rows(
-        entries=page_entries,
-        ranks=ranks,
-        newest=newest,
-        ordering=ordering,
-        definitions=board_definitions(entries),
-    )
+    rows = leaderboard_rows(entries=page_entries, ranks=ranks, newest=newest)
     if include_all:
-        kept_off, test_weights, baselines = [], [], []
-    else:
-        kept_off_entries = leaderboard_entries(**selection, include_retired=True).exclude(RANKED)
-        kept_off = leaderboard_rows(
+        return {"page": shown, "rows": rows, "baselines": []}
+    # The denominators of the page's rankings (or, with no ranked row, every baseline the
+    # filters match: "speculative type: none" asks for them), shown apart.
+    denominators = (
+        baseline_rows(rankings=page_entries)
+        if page_entries
+        else list(leaderboard_entries(**selection, ranked_only=True, baselines=True)[:page_size])
+    )
+    baselines = leaderboard_rows(entries=denominators, ranks={}, newest=newest)
+    by_ranking = {}
+    for baseline in baselines:
+        by_ranking.setdefault(baseline["entry"].ranking_key, baseline)
+    for row in rows:
+        if row["heading"]:
+            row["baseline"] = by_ranking.get(row["entry"].ranking_key)
+    return {"page": shown, "rows": rows, "baselines": baselines}
+
+
+def board_kept_off(*, filters: Mapping[str, str], search: str, page_size: int) -> dict:
+    """The rows the filters and search match that are kept off the ranking, the first
+    `page_size` of each kind: {"kept_off", "test_weights"} (the rows of test weights, random or
+    demo weights, apart)."""
+    selection = board_selection(filters=filters, search=search)
+    newest = newest_release_number()
+    kept_off_entries = leaderboard_entries(**selection, include_retired=True).exclude(RANKED)
+    return {
+        "kept_off": leaderboard_rows(
             entries=list(kept_off_entries.filter(test_weights=False)[:page_size]),
             ranks={},
             newest=newest,
-        )
-        test_weights = leaderboard_rows(
+        ),
+        "test_weights": leaderboard_rows(
             entries=list(kept_off_entries.filter(test_weights=True)[:page_size]),
             ranks={},
             newest=newest,
-        )
-        # The denominators of the page's rankings (or, with no ranked row, every baseline the
-        # filters match: "speculative type: none" asks for them), shown apart.
-        denominators = (
-            baseline_rows(rankings=page_entries)
-            if page_entries
-            else list(
-                leaderboard_entries(**selection, ranked_only=True, baselines=True)[:page_size]
-            )
-        )
-        baselines = leaderboard_rows(entries=denominators, ranks={}, newest=newest)
-        by_ranking = {}
-        for baseline in baselines:
-            by_ranking.setdefault(baseline["entry"].ranking_key, baseline)
-        for row in rows:
-            if row["heading"]:
-                row["baseline"] = by_ranking.get(row["entry"].ranking_key)
-    return {
-        "page": shown,
-        "rows": rows,
-        "kept_off": kept_off,
-        "test_weights": test_weights,
-        "baselines": baselines,
-        # The answer at a glance: the fastest draft per GPU kind and target (all rows, unfiltered).
-        "glance": fastest_drafts(),
-        # Speedup by config for the selected target and hardware (ranked rows only).
-        "speedup_chart": speedup_chart(
-            target=filters["target"],
-            hardware=filters["hardware"],
-            spec_type=filters["spec_type"],
-            protocol=filters["protocol"],
         ),
     }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from leaderboard.verdicts.statistics import Sample, indistinguishable
+from leaderboard.verdicts.statistics import Sample, indistinguishable_pairs
 
 # What keeps a row off every ranking (LeaderboardEntry's flags).
 KEPT_OFF_FLAGS = ("synthetic", "self_reported", "degenerate", "retired", "test_weights")
@@ -42,20 +42,24 @@ class Standing:
 def standings(contenders: Sequence[Contender]) -> dict[int, Standing]:
     """Every contender's standing, fastest first (an equal figure shares the rank)."""
     ordered = sorted(contenders, key=lambda c: (-c.figure, c.id))
-    found: dict[int, Standing] = {}
+    if not ordered:
+        return {}
+    # Each row against the leader and against the row above, one Welch test per pair, asked
+    # of all of them at once.
+    pairs = []
+    for row, above in zip(ordered[1:], ordered[:-1], strict=True):
+        pairs += [(row.sample, ordered[0].sample), (row.sample, above.sample)]
+    likes = indistinguishable_pairs(pairs)
+    found = {ordered[0].id: Standing(rank=1, like_leader=None, like_above=None)}
     rank = 1
-    for index, row in enumerate(ordered):
-        if index == 0:
-            found[row.id] = Standing(rank=1, like_leader=None, like_above=None)
-            continue
+    for index in range(1, len(ordered)):
+        row = ordered[index]
         # Fastest first: a row slower than the one above it is behind every row before it
         # (its rank is one more than their number); an equal figure shares the rank above.
         if row.figure != ordered[index - 1].figure:
             rank = index + 1
         found[row.id] = Standing(
-            rank=rank,
-            like_leader=indistinguishable(row.sample, ordered[0].sample),
-            like_above=indistinguishable(row.sample, ordered[index - 1].sample),
+            rank=rank, like_leader=likes[2 * index - 2], like_above=likes[2 * index - 1]
         )
     return found
 

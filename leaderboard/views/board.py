@@ -16,10 +16,14 @@ from django.views.decorators.http import require_safe
 
 from leaderboard import selectors
 from leaderboard.query import whole_number
+from leaderboard.selectors.glance import fastest_drafts
 
 FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
 PAGE_SIZE = 50
 BOARD_TEMPLATE = "leaderboard/_leaderboard_board.html"
+RANKED_TEMPLATE = "leaderboard/_board_ranked.html"
+KEPT_OFF_TEMPLATE = "leaderboard/_board_kept_off.html"
+CHART_TEMPLATE = "leaderboard/_speedup_chart.html"
 
 
 @require_safe
@@ -71,21 +75,70 @@ _PAGES_LOCK = threading.Lock()
 
 
 def _board_html(*, view: dict, choices: dict) -> str:
-    """The leaderboard's filters, ranked page and kept-off rows as HTML, from validated input."""
+    """The leaderboard's glance, filters, chart, ranked page and kept-off rows as HTML, from
+    validated input. The chart, the ranked page and the kept-off rows are each kept until a
+    ranking they read changes: a run recorded in the page's ranking renders the ranked page
+    again, not the rows kept off it (other rankings) nor the chart of another target."""
     filters, search, include_all = view["filters"], view["search"], view["include_all"]
-    board = selectors.board_page(
-        filters=filters,
-        search=search,
-        include_all=include_all,
-        page=view["page"],
-        page_size=PAGE_SIZE,
+    queries = _queries(filters=filters, search=search, include_all=include_all)
+    ranked_html, has_rows = selectors.ranking_cached(
+        "leaderboard-ranked", view, lambda: _ranked_html(view=view, queries=queries)
+    )
+    kept_off_html, test_weights = (
+        ("", False)
+        if include_all
+        else selectors.ranking_cached(
+            "leaderboard-kept-off",
+            {"filters": filters, "search": search, "has_rows": has_rows},
+            lambda: _kept_off_html(filters=filters, search=search, has_rows=has_rows),
+        )
+    )
+    chart = {name: filters[name] for name in ("target", "hardware", "spec_type", "protocol")}
+    chart_html = selectors.ranking_cached(
+        "leaderboard-chart",
+        chart,
+        lambda: render_to_string(
+            CHART_TEMPLATE, {"speedup_chart": selectors.speedup_chart(**chart)}
+        ),
     )
     return render_to_string(
         BOARD_TEMPLATE,
-        board
-        | _queries(filters=filters, search=search, include_all=include_all)
-        | {"include_all": include_all, "search": search, "choices": choices, "filters": filters},
+        queries
+        | {
+            "glance": fastest_drafts(),
+            "chart": mark_safe(chart_html),
+            "ranked": mark_safe(ranked_html),
+            "kept_off": mark_safe(kept_off_html),
+            "test_weights": test_weights,
+            "include_all": include_all,
+            "search": search,
+            "choices": choices,
+            "filters": filters,
+        },
     )
+
+
+def _ranked_html(*, view: dict, queries: dict[str, str]) -> tuple[str, bool]:
+    """A page of ranked rows, its pager and its rankings' baselines as HTML, and whether it has
+    ranked rows."""
+    ranked = selectors.board_ranked(
+        filters=view["filters"],
+        search=view["search"],
+        include_all=view["include_all"],
+        page=view["page"],
+        page_size=PAGE_SIZE,
+    )
+    html = render_to_string(
+        RANKED_TEMPLATE, ranked | queries | {"include_all": view["include_all"]}
+    )
+    return html, bool(ranked["rows"])
+
+
+def _kept_off_html(*, filters: dict, search: str, has_rows: bool) -> tuple[str, bool]:
+    """The rows kept off the ranking as HTML, and whether test weights are among them."""
+    kept = selectors.board_kept_off(filters=filters, search=search, page_size=PAGE_SIZE)
+    html = render_to_string(KEPT_OFF_TEMPLATE, kept | {"has_rows": has_rows})
+    return html, bool(kept["test_weights"])
 
 
 def _queries(*, filters: dict[str, str], search: str, include_all: bool) -> dict[str, str]:

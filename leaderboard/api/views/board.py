@@ -58,8 +58,14 @@ class BoardPagination(PageNumberPagination):
     django_paginator_class = selectors.BoardPaginator
 
     def paginate_queryset(self, queryset, request, view=None):
+        query = getattr(request, "board_query", None)
         if getattr(request, "board_uncached", False):
             self.django_paginator_class = Paginator
+        elif query is not None:
+            # The count is kept under the validated query that chose the rows (any page).
+            self.django_paginator_class = functools.partial(
+                selectors.BoardPaginator, count_key={"api": query["query"]}
+            )
         return super().paginate_queryset(queryset, request, view)
 
 
@@ -97,6 +103,7 @@ class LeaderboardList(generics.ListAPIView):
             return FiniteJSONRenderer().render(self.get_paginated_response(rows).data)
 
         key = self._cache_key(request)
+        request.board_query = key
         if key is None:
             request.board_uncached = True
             return HttpResponse(render(), content_type="application/json")

@@ -245,3 +245,56 @@ def test_a_kept_ranking_scoped_read_inside_another_passes_on_what_it_read(db):
         selectors.ranking_cached("outer", {}, lambda: selectors.ranking_cached("inner", {}, inner))
         == 110.0
     )
+
+
+def test_a_ranking_scoped_read_computed_inside_another_passes_on_what_it_read(db):
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    shown = board_row(kind, "shown row", 100.0)
+
+    def inner() -> float:
+        return LeaderboardEntry.objects.get(pk=shown.pk).tokens_per_second
+
+    def outer() -> float:
+        return selectors.ranking_cached("inner", {}, inner)
+
+    # Both computed together: the outer read reads no row itself, the inner one does.
+    assert selectors.ranking_cached("outer", {}, outer) == 100.0
+    LeaderboardEntry.objects.filter(pk=shown.pk).update(tokens_per_second=110.0)
+    services.raise_board_version(rankings=[shown.ranking_key])
+    assert selectors.ranking_cached("outer", {}, outer) == 110.0
+
+
+def test_a_run_recorded_in_the_front_pages_ranking_renders_its_ranked_rows_alone(
+    client, user, ranked_models, hardware, make_result, monkeypatch
+):
+    job = measure(user, hardware, make_result, 4, [100.0, 104.0])
+    kept_off = board_row(
+        services.register_hardware(gpu_name="Other GPU"), "self-reported row", 80.0
+    )
+    LeaderboardEntry.objects.filter(pk=kept_off.pk).update(self_reported=True)
+    services.raise_board_version(row_set=True)
+    assert "self-reported row" in client.get("/").content.decode()
+    read = {"ranked": 0, "kept off": 0}
+
+    def counted(name, select):
+        def call(**kwargs):
+            read[name] += 1
+            return select(**kwargs)
+
+        return call
+
+    monkeypatch.setattr(selectors, "board_ranked", counted("ranked", selectors.board_ranked))
+    monkeypatch.setattr(selectors, "board_kept_off", counted("kept off", selectors.board_kept_off))
+
+    # A run recorded in the ranked row's ranking reads its ranking again, not the kept-off rows.
+    ranked = LeaderboardEntry.objects.get(config=job.config)
+    services.raise_board_version(rankings=[ranked.ranking_key])
+    page = client.get("/").content.decode()
+    assert "self-reported row" in page and "102.00" in page
+    assert read == {"ranked": 1, "kept off": 0}
+
+    # One recorded in the kept-off row's ranking reads those rows again, and shows there.
+    LeaderboardEntry.objects.filter(pk=kept_off.pk).update(tokens_per_second=85.5)
+    services.raise_board_version(rankings=[kept_off.ranking_key])
+    assert "85.50" in client.get("/").content.decode()
+    assert read == {"ranked": 1, "kept off": 1}
