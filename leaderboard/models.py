@@ -573,6 +573,11 @@ class LeaderboardEntry(models.Model):
             models.Index(
                 fields=["target_name", "ranking_key", "-speedup"], name="entry_target_speedup"
             ),
+            # A target's rows fastest first across its rankings (/best/ reads the first that
+            # fit: 61 -> 10 ms at 2M rows).
+            models.Index(
+                fields=["target_name", "-tokens_per_second", "id"], name="entry_target_tps"
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
