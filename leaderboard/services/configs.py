@@ -18,6 +18,7 @@ import secrets
 from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Model
 
 from leaderboard.models import (
     SELF_REPORTED_UPLOAD_SOURCE,
@@ -92,15 +93,34 @@ def reporter_identity(*, user: AbstractBaseUser | None, publish_name: bool) -> s
 
 
 def _stored_config(*, key: str, spec_label: str, **fields: object) -> Config:
-    """The one writer of Config rows: found by key, or created with one row per speculative type."""
-    row, created = Config.objects.get_or_create(
-        key=key, defaults={"spec_label": spec_label, **fields}
-    )
-    if created and spec_label != "none":
-        ConfigSpecType.objects.bulk_create(
-            ConfigSpecType(config=row, name=name)
-            for name in dict.fromkeys(part for part in spec_label.split(",") if part)
+    """The one writer of Config rows: found by key, or created with one row per speculative type.
+
+    A new key is inserted with ON CONFLICT DO NOTHING and read back: whoever stores the same
+    config at the same moment (another user's submission, an import), one row is made and both
+    get it. A conflict does not abort the transaction, so the insert needs no savepoint (the one
+    get_or_create takes adds two statements to every new config); the speculative types are
+    inserted the same way, since the other writer may have inserted them first."""
+    try:
+        row = Config.objects.get(key=key)
+    except Config.DoesNotExist:
+        Config.objects.bulk_create(
+            [Config(key=key, spec_label=spec_label, **fields)], ignore_conflicts=True
         )
+        row = Config.objects.get(key=key)
+        if spec_label != "none":
+            ConfigSpecType.objects.bulk_create(
+                (
+                    ConfigSpecType(config=row, name=name)
+                    for name in dict.fromkeys(part for part in spec_label.split(",") if part)
+                ),
+                ignore_conflicts=True,
+            )
+    # The model files and baseline in hand are the row's own (its key names them): kept on it,
+    # so the job's message does not read them again.
+    for name in ("target", "draft", "baseline"):
+        related = fields.get(name)
+        if isinstance(related, Model) and getattr(row, f"{name}_id") == related.pk:
+            setattr(row, name, related)
     return row
 
 

@@ -1,8 +1,8 @@
 """Submitting configs: the runner's schema and the registry decide; bad input creates nothing. A
 speculative job is sent with its baseline, a synthetic one gets a shared baseline job only where no
-pairable baseline is on record (one, however many submit at once); a config that cannot fit in
-its hardware's memory, or in one GPU of a split, is refused at its field; a job for a kind of two
-GPUs goes to that kind's queue."""
+pairable baseline is on record (one, however many submit at once), and users who submit one new
+config at once share its row; a config that cannot fit in its hardware's memory, or in one GPU of
+a split, is refused at its field; a job for a kind of two GPUs goes to that kind's queue."""
 
 from __future__ import annotations
 
@@ -348,6 +348,43 @@ def test_simultaneous_submissions_that_share_a_baseline_queue_it_once(
     assert errors == []
     assert Job.objects.filter(auto_scheduled=False).count() == 6
     assert Job.objects.filter(auto_scheduled=True).count() == 1
+
+
+def test_two_users_storing_one_new_config_at_once_share_its_row(
+    transactional_db, django_user_model, models, hardware, enqueued
+):
+    import threading
+
+    from django.db import connection, connections
+
+    if connection.vendor != "postgresql":
+        pytest.skip("concurrent writers need PostgreSQL (CI runs on it)")
+    # Each user's own lock lets them through together: the config's key is what they share.
+    owners = [django_user_model.objects.create_user(username=f"u{n}") for n in range(6)]
+    start = threading.Barrier(len(owners))
+    errors = []
+
+    def submit(owner) -> None:
+        try:
+            start.wait()
+            services.submit_config(owner=owner, data=DFLASH, hardware_slug=hardware.slug)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit, args=(owner,)) for owner in owners]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert Job.objects.values("config").distinct().count() == 1
+    speculative = Config.objects.get(baseline__isnull=False)
+    assert Config.objects.count() == 2  # the config and its paired baseline
+    assert list(speculative.spec_types.values_list("name", flat=True)) == ["draft-dflash"]
+    assert Job.objects.filter(config=speculative).count() == len(owners)
 
 
 def test_an_imported_baseline_does_not_stand_in_for_the_workers_own(
