@@ -457,6 +457,9 @@ SPECBOARD_BOARD_CACHE_SECONDS = env_int("SPECBOARD_BOARD_CACHE_SECONDS", 300)
 # How long a web process trusts the version it last read: a run recorded by another process
 # shows on the pages within this time, and a cached page costs no database query meanwhile.
 SPECBOARD_BOARD_VERSION_SECONDS = env_float("SPECBOARD_BOARD_VERSION_SECONDS", 1.0)
+# How long a web process trusts the hardware kinds and model files a submission last read: an
+# edit made by another process (or the admin) is seen by new submissions within this time.
+SPECBOARD_REGISTRY_SECONDS = env_float("SPECBOARD_REGISTRY_SECONDS", 1.0)
 
 # How long the hosts page waits for live workers to answer the broker's question (the page
 # caches their answer): every worker answers within it, or counts as not answering.

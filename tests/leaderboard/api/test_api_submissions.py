@@ -2,7 +2,8 @@
 the form, and the per-user throttle; the concurrency and categories protocols queued or refused
 by field; out-of-range, wrongly typed and hostile configs refused with nothing stored, queued or
 run, a hostile prompt stored as inert data, and a body too large a 413; a config that does not
-fit the hardware's memory a field error, and a split config queued on a kind of two GPUs."""
+fit the hardware's memory a field error, and a split config queued on a kind of two GPUs; what
+one submission costs in statements, and a model registered again seen by the next one."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
+from leaderboard import services
 from leaderboard.accounts.services import issue_api_token
 from leaderboard.models import Job
 from tests.support.api_clients import HOSTILE_STRINGS, SPECULATIVE, row_counts
@@ -38,6 +40,57 @@ def test_a_valid_submission_is_201_with_the_job(signed_in, models, hardware, enq
     assert {item["id"] for item in listed["results"]} == set(
         Job.objects.values_list("id", flat=True)
     )
+
+
+def bench_submission(hardware, index: int) -> dict:
+    """A config of its own for each index, shaped as bench/site_load.py submits them."""
+    protocol = {"name": "quick", "n_predict": 8 + index, "runs": 1, "warmup": 0}
+    return {
+        "hardware": hardware.slug,
+        "config": {"target_model": "tiny-qwen3.gguf", "protocol": protocol},
+    }
+
+
+def test_a_submission_of_a_new_config_costs_twelve_statements(
+    signed_in,
+    models,
+    hardware,
+    enqueued,
+    settings,
+    django_assert_num_queries,
+    django_capture_on_commit_callbacks,
+):
+    # The token; the user's lock and allowance, the config looked up, inserted and read back,
+    # and the job, in one transaction; the job's place in the queue (three reads). The hardware
+    # kind and the model file an earlier submission read are kept for a moment.
+    settings.SPECBOARD_REGISTRY_SECONDS = 60
+    first = signed_in.post("/api/v1/submissions", bench_submission(hardware, 0), format="json")
+    assert first.status_code == 201
+
+    with django_assert_num_queries(12), django_capture_on_commit_callbacks(execute=True):
+        response = signed_in.post(
+            "/api/v1/submissions", bench_submission(hardware, 1), format="json"
+        )
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["queue_position"] == 2
+    # Its message is sent once the job is committed.
+    assert [sent["kwargs"]["job_id"] for sent in enqueued] == [response.json()["id"]]
+
+
+def test_a_model_registered_again_is_seen_by_the_next_submission(
+    signed_in, models, hardware, enqueued, settings
+):
+    settings.SPECBOARD_REGISTRY_SECONDS = 60
+    first = signed_in.post("/api/v1/submissions", bench_submission(hardware, 0), format="json")
+    assert first.status_code == 201
+
+    # The registry's services make this process forget the rows it kept (board_version.forget).
+    services.register_model(path="tiny-qwen3.gguf", role="draft")
+    response = signed_in.post("/api/v1/submissions", bench_submission(hardware, 1), format="json")
+
+    assert response.status_code == 400
+    assert "registered as a draft" in " ".join(response.json()["config"]["target_model"])
 
 
 @pytest.mark.parametrize(
