@@ -102,6 +102,7 @@ from leaderboard.selectors.charts import (
     config_chart_data,
     context_series,
     memory_tradeoff,
+    nmax_choices,
     nmax_sweep,
     nmax_targets,
 )
@@ -259,6 +260,7 @@ __all__ = [
     "measured_speed",
     "memory_tradeoff",
     "newest_release_number",
+    "nmax_choices",
     "nmax_sweep",
     "nmax_targets",
     "page_ranks",

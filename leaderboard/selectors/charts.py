@@ -131,6 +131,26 @@ def nmax_targets() -> list[tuple[str, str, str]]:
     return board_cached("nmax-targets", {}, _nmax_targets, row_set_only=True)
 
 
+def nmax_choices() -> dict:
+    """What /nmax/ offers, from `nmax_targets`, kept with the board's row set: {"pairs": the
+    (target, hardware slug) pairs with a sweep, "first": the widest one (None without any),
+    "targets": every target, sorted, "hardware": every (slug, "GPU name (slug)"), sorted}. At
+    scale there are tens of thousands of pairs: a request looks one up, never walks them."""
+    return board_cached("nmax-choices", {}, _nmax_choices, row_set_only=True)
+
+
+def _nmax_choices() -> dict:
+    pairs = nmax_targets()
+    return {
+        "pairs": frozenset((target, slug) for target, slug, _ in pairs),
+        "first": (pairs[0][0], pairs[0][1]) if pairs else None,
+        "targets": sorted({target for target, _, _ in pairs}),
+        "hardware": [
+            (slug, f"{name} ({slug})") for slug, name in sorted({(s, n) for _, s, n in pairs})
+        ],
+    }
+
+
 def _nmax_targets() -> list[tuple[str, str, str]]:
     rows = (
         LeaderboardEntry.objects.filter(RANKED, rank__isnull=False, config__n_max__isnull=False)

@@ -1,9 +1,11 @@
 """Small formatting filters for numbers the pages show, and the provenance panel's facts."""
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from django import template
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from leaderboard.models import Run
 from leaderboard.verdicts.statistics import finite
@@ -88,6 +90,21 @@ def _memory_at(data: object, *path: str) -> int | None:
             return None
         data = data.get(key)
     return data if isinstance(data, int) and not isinstance(data, bool) and data > 0 else None
+
+
+@register.simple_tag
+def select_options(choices: Iterable[tuple[object, object]], selected: object) -> SafeString:
+    """A select's options, (value, text) each, the one whose value is `selected` marked: built
+    here, not by a template loop (a page offers hundreds of targets and GPUs)."""
+    chosen = str(selected)
+    return format_html_join(
+        "",
+        '<option value="{}"{}>{}</option>',
+        (
+            (value, mark_safe(" selected") if str(value) == chosen else "", text)
+            for value, text in choices
+        ),
+    )
 
 
 @register.simple_tag

@@ -22,21 +22,20 @@ BEST_ANSWERS = 12
 
 @require_safe
 def nmax(request: HttpRequest) -> HttpResponse:
-    pairs = selectors.nmax_targets()
+    choices = selectors.nmax_choices()
     target = request.GET.get("target", "")
     hardware = request.GET.get("hardware", "")
-    if (target, hardware) not in {(t, h) for t, h, _ in pairs} and pairs:
+    if (target, hardware) not in choices["pairs"] and choices["pairs"]:
         target, hardware = "", ""
-    if not target and pairs:
-        target, hardware = pairs[0][0], pairs[0][1]
+    if not target and choices["first"]:
+        target, hardware = choices["first"]
     sweep = selectors.nmax_sweep(target_name=target, hardware_slug=hardware) if target else None
     return render(
         request,
         "leaderboard/nmax.html",
         {
-            "pairs": pairs,
-            "targets": sorted({t for t, _, _ in pairs}),
-            "hardware_choices": sorted({(h, name) for _, h, name in pairs}),
+            "targets": [(t, t) for t in choices["targets"]],
+            "hardware_choices": choices["hardware"],
             "target": target,
             "hardware": hardware,
             "sweep": sweep,

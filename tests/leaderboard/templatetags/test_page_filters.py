@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.templatetags.run_display import memory_text, runnable
-from leaderboard.templatetags.specboard import interval
+from leaderboard.templatetags.specboard import interval, select_options
 
 
 @pytest.mark.parametrize(
@@ -74,3 +74,12 @@ def test_a_run_on_several_gpus_reads_each_gpus_peak_and_energy():
         "GPU 0: memory not measured",
         "GPU 1: memory not measured",
     ]
+
+
+def test_select_options_escape_their_text_and_mark_the_chosen_value():
+    html = select_options([("a<b", 'GPU "A" & co'), ("gpu-2", "GPU 2")], "gpu-2")
+    assert html == (
+        '<option value="a&lt;b">GPU &quot;A&quot; &amp; co</option>'
+        '<option value="gpu-2" selected>GPU 2</option>'
+    )
+    assert "selected" not in select_options([("gpu-2", "GPU 2")], "")
