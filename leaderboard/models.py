@@ -623,6 +623,37 @@ class RankingVersion(models.Model):
         return f"ranking {self.key} at {self.value}"
 
 
+class RankingSummary(models.Model):
+    """What one ranking holds of one target, decided again by `services.board.rerank` each time
+    the ranking's rows change (every service that changes rows reranks the rankings it touched).
+    The whole-board lists (targets and GPUs with rows, the filters' choices, the glance's pairs,
+    /nmax/'s sweeps) read a row per ranking and target instead of grouping every leaderboard row
+    (160,049 of them for 1,989,714 rows in bench/site_load.py's 10M-run board)."""
+
+    ranking_key = models.CharField(max_length=16)
+    target_name = models.CharField(max_length=200)
+    hardware = models.ForeignKey(
+        Hardware, on_delete=models.CASCADE, related_name="ranking_summaries"
+    )
+    ranking_label = models.CharField(max_length=400, blank=True, default="")
+    # Every row; the speculative rows that compete and have a speedup (what the glance and the
+    # draft advice choose among); the n_max of the rows that compete; every row's spec label.
+    rows = models.PositiveIntegerField(default=0)
+    drafts = models.PositiveIntegerField(default=0)
+    n_max_values = models.JSONField(default=list)
+    spec_labels = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["ranking_key", "target_name"], name="one_summary_per_ranking_target"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"ranking {self.ranking_key} of {self.target_name}: {self.rows} rows"
+
+
 class ReporterPseudonym(models.Model):
     """What a user's unpublished self-reported results are keyed under instead of their name: a
     random value made once and stored only here, so one uploader's batches of a config still

@@ -38,6 +38,7 @@ from leaderboard.models import (
     Hardware,
     Job,
     LeaderboardEntry,
+    RankingSummary,
     Run,
 )
 from leaderboard.selectors.cache import board_cached, model_state
@@ -182,19 +183,17 @@ def leaderboard_filter_choices() -> dict[str, list[tuple[str, str]]]:
 
 
 def _filter_choices() -> dict[str, list[tuple[str, str]]]:
-    # One pass over the configs on the board for both lists; order_by() drops the default
-    # ordering, which DISTINCT would otherwise include (one value per row, not per name).
-    on_board = Exists(LeaderboardEntry.objects.filter(config=OuterRef("pk")))
-    pairs = set(
-        Config.objects.filter(on_board)
-        .order_by()
-        .values_list("target_name", "spec_label")
-        .distinct()
-    )
-    targets = {target for target, _ in pairs}
-    labels = {label for _, label in pairs}
+    # The targets, spec labels and GPUs on the board, from the rankings' summaries (order_by()
+    # drops the default ordering, which DISTINCT would otherwise include).
+    summaries = RankingSummary.objects.order_by()
+    targets = set(summaries.values_list("target_name", flat=True).distinct())
+    labels = {
+        label
+        for spec_labels in summaries.values_list("spec_labels", flat=True).distinct()
+        for label in spec_labels
+    }
     hardware = (
-        Hardware.objects.filter(Exists(LeaderboardEntry.objects.filter(hardware=OuterRef("pk"))))
+        Hardware.objects.filter(Exists(RankingSummary.objects.filter(hardware=OuterRef("pk"))))
         .order_by("slug")
         .only("slug", "gpu_name", "memory_bytes", "gpu_count", "gpus")
     )

@@ -12,7 +12,8 @@ number of rows, and the engine builds seen.
 from __future__ import annotations
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, QuerySet
+from django.db.models import Count, QuerySet, Sum
+from django.db.models.functions import Coalesce
 
 from leaderboard.models import (
     REQUEST_RECORD_FIELDS,
@@ -21,6 +22,7 @@ from leaderboard.models import (
     Hardware,
     LeaderboardEntry,
     ModelFile,
+    RankingSummary,
     Run,
 )
 from leaderboard.selectors.cache import board_cached
@@ -140,13 +142,15 @@ def servable_hardware() -> QuerySet[Hardware]:
 
 
 def hardware_summaries() -> list[Hardware]:
-    """Every hardware kind with its number of leaderboard rows (`results`), by GPU name: counts
-    of the board's rows, cached with its row set (a pass over every row, not one per request)."""
+    """Every hardware kind with its number of leaderboard rows (`results`), by GPU name: summed
+    over the rankings' summaries, cached with the board's row set."""
     return board_cached(
         "hardware-summaries",
         {},
         lambda: list(
-            Hardware.objects.annotate(results=Count("entries")).order_by("gpu_name", "slug")
+            Hardware.objects.annotate(results=Coalesce(Sum("ranking_summaries__rows"), 0)).order_by(
+                "gpu_name", "slug"
+            )
         ),
         row_set_only=True,
     )
@@ -164,13 +168,12 @@ def target_summaries() -> list[dict]:
 
 def _target_summaries() -> list[dict]:
     rows = (
-        LeaderboardEntry.objects.values("config__target_name")
-        .annotate(results=Count("id"), hardware=Count("hardware", distinct=True))
-        .order_by("config__target_name")
+        RankingSummary.objects.values("target_name")
+        .annotate(results=Sum("rows"), hardware=Count("hardware", distinct=True))
+        .order_by("target_name")
     )
     return [
-        {"name": r["config__target_name"], "results": r["results"], "hardware": r["hardware"]}
-        for r in rows
+        {"name": r["target_name"], "results": r["results"], "hardware": r["hardware"]} for r in rows
     ]
 
 

@@ -13,10 +13,8 @@ leaderboard rows and runs' stored results; nothing here writes or caches.
 
 from __future__ import annotations
 
-from django.db.models import Count
-
 from leaderboard import verdicts
-from leaderboard.models import Config, Hardware, LeaderboardEntry, Run
+from leaderboard.models import Config, Hardware, LeaderboardEntry, RankingSummary, Run
 from leaderboard.selectors.board import RANKED
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import TPS_DEFINITIONS, depth_points, row_evidence
@@ -152,13 +150,17 @@ def _nmax_choices() -> dict:
 
 
 def _nmax_targets() -> list[tuple[str, str, str]]:
-    rows = (
-        LeaderboardEntry.objects.filter(RANKED, rank__isnull=False, config__n_max__isnull=False)
-        .values("config__target_name", "hardware__slug", "hardware__gpu_name")
-        .annotate(points=Count("config__n_max", distinct=True))
-        .order_by("-points", "config__target_name", "hardware__slug")
+    # Each pair's competing n_max values, gathered over its rankings' summaries.
+    sweeps: dict[tuple[str, str, str], set[int]] = {}
+    summaries = (
+        RankingSummary.objects.exclude(n_max_values=[])
+        .order_by()
+        .values_list("target_name", "hardware__slug", "hardware__gpu_name", "n_max_values")
+        .distinct()
     )
-    return [(r["config__target_name"], r["hardware__slug"], r["hardware__gpu_name"]) for r in rows]
+    for target, slug, gpu_name, n_max_values in summaries:
+        sweeps.setdefault((target, slug, gpu_name), set()).update(n_max_values)
+    return sorted(sweeps, key=lambda pair: (-len(sweeps[pair]), pair[0], pair[1]))
 
 
 def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:

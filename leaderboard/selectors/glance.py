@@ -12,11 +12,11 @@ import hashlib
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, F, Q, Window
+from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
 from leaderboard import board_version, verdicts
-from leaderboard.models import LeaderboardEntry
+from leaderboard.models import LeaderboardEntry, RankingSummary
 from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.cache import board_cached
 
@@ -40,29 +40,25 @@ def fastest_drafts() -> list[dict]:
 def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:
     """Every GPU kind and target with ranked speedups, in the front page's order: (GPU name, its
     slug, target, hardware id, the ranking that measured the most of that target's configs on
-    that GPU, how many rankings the pair has). Which rows compete and which have a speedup
-    changes only with the board's row set, so this is cached on it, not recomputed per run."""
-    counts = (
-        competing_drafts()
-        .order_by()
-        .values(
-            "hardware_id",
-            "hardware__gpu_name",
-            "hardware__slug",
-            "target_name",
-            "ranking_key",
-            "ranking_label",
-        )
-        .annotate(rows=Count("id"))
+    that GPU, how many rankings the pair has). Read from the rankings' summaries (kept when a
+    ranking changes) and cached on the board's row set."""
+    counts = RankingSummary.objects.filter(drafts__gt=0).values_list(
+        "hardware_id",
+        "hardware__gpu_name",
+        "hardware__slug",
+        "target_name",
+        "ranking_key",
+        "ranking_label",
+        "drafts",
     )
     chosen: dict[tuple[int, str], tuple[int, str, str]] = {}
     rankings: dict[tuple[int, str], int] = {}
     names: dict[int, tuple[str, str]] = {}
-    for found in counts:
-        pair = (found["hardware_id"], found["target_name"])
-        names[found["hardware_id"]] = (found["hardware__gpu_name"], found["hardware__slug"])
+    for hardware_id, gpu_name, slug, target, key, label, drafts in counts:
+        pair = (hardware_id, target)
+        names[hardware_id] = (gpu_name, slug)
         rankings[pair] = rankings.get(pair, 0) + 1
-        candidate = (found["rows"], found["ranking_label"], found["ranking_key"])
+        candidate = (drafts, label, key)
         chosen[pair] = max(chosen.get(pair, candidate), candidate)
     return sorted(
         (*names[hardware_id], target, hardware_id, key, rankings[(hardware_id, target)])

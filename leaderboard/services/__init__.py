@@ -25,6 +25,7 @@ from leaderboard.services.board import (
     raise_board_version,
     refresh_leaderboard_entry,
     refresh_verdicts,
+    summarize_every_ranking,
 )
 from leaderboard.services.community_imports import (
     SEED_CSV_COLUMNS,
@@ -117,6 +118,7 @@ __all__ = [
     "queue_submission",
     "record_self_reported_result",
     "refresh_leaderboard_entry",
+    "summarize_every_ranking",
     "register_gpu_host",
     "register_hardware",
     "register_hardware_from_gpus",

@@ -15,6 +15,7 @@ keeps a rank.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from leaderboard.models import (
     Hardware,
     LeaderboardEntry,
     ModelFile,
+    RankingSummary,
     RequestRecord,
     Run,
 )
@@ -53,6 +55,7 @@ __all__ = [
     "raise_board_version",
     "refresh_leaderboard_entry",
     "rerank_all",
+    "summarize_every_ranking",
 ]
 
 # What decides whether a row is on the board and in the main ranking: the flags that keep a row
@@ -408,7 +411,7 @@ def _refresh_entry(
 
 
 # What a ranking reads of each of its rows (`rerank`): values, not model instances (a ranking
-# of 5,000 rows is read on every run recorded in it).
+# of 5,000 rows is read on every run recorded in it), and what its summaries count.
 _RANKING_FIELDS = (
     "pk",
     "tokens_per_second",
@@ -420,20 +423,21 @@ _RANKING_FIELDS = (
     "like_above",
     *verdicts.KEPT_OFF_FLAGS,
 )
+_SUMMARY_FIELDS = ("target_name", "hardware_id", "ranking_label", "speedup")
+_CONFIG_FIELDS = {"config__spec_label": "spec_label", "config__n_max": "n_max"}
 
 
 def rerank(*, ranking_key: str) -> int:
-    """Decide again the ranks and ties of one ranking's rows (`verdicts.standings`); returns how
-    many rows changed. Rows that do not compete (`verdicts.competes`) carry no rank."""
-    rows = [
-        SimpleNamespace(
-            **dict(zip(_RANKING_FIELDS, values, strict=False)),
-            config=SimpleNamespace(spec_label=values[-1]),
-        )
-        for values in LeaderboardEntry.objects.filter(ranking_key=ranking_key).values_list(
-            *_RANKING_FIELDS, "config__spec_label"
-        )
-    ]
+    """Decide again the ranks and ties of one ranking's rows (`verdicts.standings`), and what the
+    ranking holds of each target (`RankingSummary`); returns how many rows changed rank or ties.
+    Rows that do not compete (`verdicts.competes`) carry no rank."""
+    rows = []
+    for values in LeaderboardEntry.objects.filter(ranking_key=ranking_key).values_list(
+        *_RANKING_FIELDS, *_SUMMARY_FIELDS, *_CONFIG_FIELDS
+    ):
+        names = (*_RANKING_FIELDS, *_SUMMARY_FIELDS, *_CONFIG_FIELDS.values())
+        row = dict(zip(names, values, strict=True))
+        rows.append(SimpleNamespace(**row, config=SimpleNamespace(spec_label=row["spec_label"])))
     contenders = [
         verdicts.Contender(
             id=row.pk,
@@ -459,8 +463,93 @@ def rerank(*, ranking_key: str) -> int:
                     pk=row.pk, rank=rank, like_leader=like_leader, like_above=like_above
                 )
             )
+        row.rank = wanted[0]
     LeaderboardEntry.objects.bulk_update(changed, ["rank", "like_leader", "like_above"])
+    _store_summaries(ranking_key, ranking_summaries(ranking_key, rows))
     return len(changed)
+
+
+def ranking_summaries(ranking_key: str, rows: Iterable[object]) -> list[RankingSummary]:
+    """What a ranking holds of each target, from its rows as ranked (each with `target_name`,
+    `hardware_id`, `ranking_label`, `rank`, `speedup`, `n_max` and `spec_label`): its rows, its
+    speculative rows that compete and have a speedup, the n_max values that compete and every
+    spec label."""
+    found: dict[str, RankingSummary] = {}
+    for row in rows:
+        summary = found.get(row.target_name)
+        if summary is None:
+            summary = found[row.target_name] = RankingSummary(
+                ranking_key=ranking_key,
+                target_name=row.target_name,
+                hardware_id=row.hardware_id,
+                ranking_label=row.ranking_label,
+                rows=0,
+                drafts=0,
+                n_max_values=set(),
+                spec_labels=set(),
+            )
+        summary.rows += 1
+        summary.spec_labels.add(row.spec_label)
+        # A rank is given to the rows that compete, and never to a baseline.
+        if row.rank is not None:
+            if row.speedup is not None:
+                summary.drafts += 1
+            if row.n_max is not None:
+                summary.n_max_values.add(row.n_max)
+    for summary in found.values():
+        summary.n_max_values = sorted(summary.n_max_values)
+        summary.spec_labels = sorted(summary.spec_labels)
+    return list(found.values())
+
+
+def _store_summaries(ranking_key: str, summaries: list[RankingSummary]) -> None:
+    RankingSummary.objects.filter(ranking_key=ranking_key).exclude(
+        target_name__in=[summary.target_name for summary in summaries]
+    ).delete()
+    RankingSummary.objects.bulk_create(
+        summaries,
+        update_conflicts=True,
+        unique_fields=["ranking_key", "target_name"],
+        update_fields=[
+            "hardware",
+            "ranking_label",
+            "rows",
+            "drafts",
+            "n_max_values",
+            "spec_labels",
+        ],
+    )
+
+
+def summarize_every_ranking() -> int:
+    """Decide every ranking's summaries again from its stored rows and ranks (after rows were
+    written outside the services, as bench/site_load.py's seed does); returns how many."""
+    fields = ("ranking_key", "rank", *_SUMMARY_FIELDS, *_CONFIG_FIELDS)
+    names = ("ranking_key", "rank", *_SUMMARY_FIELDS, *_CONFIG_FIELDS.values())
+    stored = 0
+    with transaction.atomic():
+        RankingSummary.objects.all().delete()
+        batch: list[RankingSummary] = []
+        current, rows = None, []
+        ordered = (
+            LeaderboardEntry.objects.exclude(ranking_key="")
+            .order_by("ranking_key")
+            .values_list(*fields)
+            .iterator(chunk_size=20_000)
+        )
+        for values in itertools.chain(ordered, [None]):
+            row = SimpleNamespace(**dict(zip(names, values, strict=True))) if values else None
+            if row is None or row.ranking_key != current:
+                if rows:
+                    batch += ranking_summaries(current, rows)
+                current, rows = (row.ranking_key if row else None), []
+            if row is not None:
+                rows.append(row)
+            if len(batch) >= 5_000 or (row is None and batch):
+                RankingSummary.objects.bulk_create(batch)
+                stored += len(batch)
+                batch = []
+    return stored
 
 
 def rerank_all(*, ranking_keys: Iterable[str]) -> int:

@@ -45,22 +45,24 @@ def test_a_recorded_run_costs_the_glance_the_pairs_shown_not_every_pair(
     services.raise_board_version()
     with CaptureQueriesContext(connection) as again:
         answers = fastest_drafts()
-    # One read of the rows of the pairs shown (none of the pairs past the limit), no GROUP BY
-    # of the board.
+    # One read of the rows of the pairs shown (none of the pairs past the limit), no count of
+    # the board.
     entry_reads = [q for q in again.captured_queries if "leaderboard_leaderboardentry" in q["sql"]]
     assert len(entry_reads) == 1
-    assert not any("GROUP BY" in q["sql"] for q in again.captured_queries)
+    assert not any("leaderboard_rankingsummary" in q["sql"] for q in again.captured_queries)
     assert len(answers) == GLANCE_LIMIT
 
-    # A new row (the row set changes) counts the pairs again.
+    # A new row (the row set changes) counts the pairs again, from the rankings' summaries.
     services.raise_board_version(row_set=True)
     with CaptureQueriesContext(connection) as recounted:
         fastest_drafts()
-    assert any("GROUP BY" in q["sql"] for q in recounted.captured_queries)
+    assert any("leaderboard_rankingsummary" in q["sql"] for q in recounted.captured_queries)
 
 
 def _entry_reads(captured) -> list[str]:
-    return [q["sql"] for q in captured.captured_queries if "leaderboard_leaderboardentry" in q["sql"]]
+    return [
+        q["sql"] for q in captured.captured_queries if "leaderboard_leaderboardentry" in q["sql"]
+    ]
 
 
 def test_a_run_recorded_in_one_shown_ranking_reads_that_pair_alone(

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from leaderboard import selectors, services
-from leaderboard.models import BoardVersion, Job, LeaderboardEntry, Run
+from leaderboard.models import BoardVersion, Job, LeaderboardEntry, RankingSummary, Run
 from leaderboard.services.board import mark_test_weights
 from leaderboard.services.results import record_run
 from runner.config import parse_stored_config
@@ -417,3 +417,78 @@ def test_the_migrations_keep_each_rows_target_and_each_jobs_token_budget(migrate
     budgets = dict(new.get_model("leaderboard", "Job").objects.values_list("pk", "total_tokens"))
     expected = job_token_budget(parse_stored_config(stored))["total_tokens"]
     assert budgets == {job.pk: expected, unreadable.pk: 0} and expected > 64
+
+
+def _summaries() -> set[tuple]:
+    fields = ("ranking_key", "target_name", "hardware_id", "rows", "drafts")
+    return {
+        (*values, tuple(n_max_values), tuple(spec_labels))
+        for *values, n_max_values, spec_labels in RankingSummary.objects.values_list(
+            *fields, "n_max_values", "spec_labels"
+        )
+    }
+
+
+def test_each_rankings_summary_follows_its_rows_and_equals_one_decided_from_scratch(
+    speculative, models, make_result
+):
+    baseline = submit_baseline(speculative)
+    finish(speculative, make_result(speculative.config.key, [100.0, 110.0]))
+    finish(baseline, make_result(baseline.config.key, [50.0, 55.0]))
+    key = row_of(speculative).ranking_key
+    # Test weights compete nowhere: the rows are counted, no draft and no n_max competes.
+    [summary] = RankingSummary.objects.filter(ranking_key=key)
+    assert (summary.rows, summary.drafts, summary.n_max_values) == (2, 0, [])
+    assert summary.spec_labels == sorted({"none", speculative.config.spec_label})
+
+    mark_test_weights(models=[models["tiny-qwen3"]], test_weights=False)
+    [summary] = RankingSummary.objects.filter(ranking_key=key)
+    assert (summary.rows, summary.drafts) == (2, 1)
+    assert summary.n_max_values == [speculative.config.n_max]
+    kept = _summaries()
+    assert services.summarize_every_ranking() == len(kept)
+    assert _summaries() == kept
+
+    services.retire_engine_build(release=row_of(speculative).engine_release)
+    [summary] = RankingSummary.objects.filter(ranking_key=key)
+    assert (summary.rows, summary.drafts, summary.n_max_values) == (2, 0, [])
+
+
+def test_the_migration_summarizes_the_rankings_already_stored(migrate):
+    old = migrate([("leaderboard", "0024_target_tps_index")])
+    configs = old.get_model("leaderboard", "Config").objects
+    hardware = old.get_model("leaderboard", "Hardware").objects.create(slug="h", gpu_name="H")
+    entries = old.get_model("leaderboard", "LeaderboardEntry").objects
+    for index, (spec, n_max, rank, speedup) in enumerate(
+        [("none", None, None, None), ("draft-simple", 4, 1, 2.0), ("draft-simple", 8, None, 1.5)]
+    ):
+        config = configs.create(
+            key=f"{index:016x}",
+            canonical={},
+            label=str(index),
+            spec_label=spec,
+            n_max=n_max,
+            target_name="t",
+        )
+        entries.create(
+            config=config,
+            hardware=hardware,
+            engine_release="b1",
+            tokens_per_second=1.0,
+            target_name="t",
+            ranking_key="k",
+            rank=rank,
+            speedup=speedup,
+        )
+
+    new = migrate([("leaderboard", "0025_ranking_summaries")])
+
+    [summary] = new.get_model("leaderboard", "RankingSummary").objects.all()
+    assert (summary.ranking_key, summary.target_name, summary.rows, summary.drafts) == (
+        "k",
+        "t",
+        3,
+        1,
+    )
+    assert summary.n_max_values == [4]
+    assert summary.spec_labels == ["draft-simple", "none"]
