@@ -1039,8 +1039,7 @@ def answer_pages() -> dict[str, str]:
     target, /best/ for it with 24 GB, /nmax/ for the widest sweep, /concurrency/."""
     from leaderboard import selectors
 
-    pairs = selectors.nmax_targets()
-    target, hardware = (pairs[0][0], pairs[0][1]) if pairs else ("target-0", "gpu-0")
+    target, hardware = selectors.nmax_choices()["first"] or ("target-0", "gpu-0")
     return {
         "model page with draft advice": f"/models/{target}/",
         "/best/ (target, 24 GB)": f"/best/?target={target}&memory_gb=24",

@@ -642,12 +642,19 @@ class RankingSummary(models.Model):
     drafts = models.PositiveIntegerField(default=0)
     n_max_values = models.JSONField(default=list)
     spec_labels = models.JSONField(default=list)
+    # How many n_max values compete: the width of the ranking's n_max sweep of this target.
+    sweep = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["ranking_key", "target_name"], name="one_summary_per_ranking_target"
             )
+        ]
+        indexes = [
+            # Whether a target has a sweep on a GPU (/nmax/'s choice), and the widest sweep.
+            models.Index(fields=["target_name", "hardware", "-sweep"], name="summary_target_sweep"),
+            models.Index(fields=["-sweep", "target_name", "hardware"], name="summary_widest_sweep"),
         ]
 
     def __str__(self) -> str:

@@ -32,6 +32,7 @@ def fill(apps, schema_editor):
                     rows=held["rows"],
                     drafts=held["drafts"],
                     n_max_values=sorted(held["n_max"]),
+                    sweep=len(held["n_max"]),
                     spec_labels=sorted(held["labels"]),
                 )
             )
@@ -92,6 +93,7 @@ class Migration(migrations.Migration):
                 ("drafts", models.PositiveIntegerField(default=0)),
                 ("n_max_values", models.JSONField(default=list)),
                 ("spec_labels", models.JSONField(default=list)),
+                ("sweep", models.PositiveIntegerField(default=0)),
                 (
                     "hardware",
                     models.ForeignKey(
@@ -107,6 +109,14 @@ class Migration(migrations.Migration):
                         fields=("ranking_key", "target_name"),
                         name="one_summary_per_ranking_target",
                     )
+                ],
+                "indexes": [
+                    models.Index(
+                        fields=["target_name", "hardware", "-sweep"], name="summary_target_sweep"
+                    ),
+                    models.Index(
+                        fields=["-sweep", "target_name", "hardware"], name="summary_widest_sweep"
+                    ),
                 ],
             },
         ),

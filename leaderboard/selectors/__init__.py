@@ -101,10 +101,10 @@ from leaderboard.selectors.charts import (
     acceptance_by_position,
     config_chart_data,
     context_series,
+    has_nmax_sweep,
     memory_tradeoff,
     nmax_choices,
     nmax_sweep,
-    nmax_targets,
 )
 from leaderboard.selectors.compare import (
     ComparisonRefused,
@@ -260,9 +260,9 @@ __all__ = [
     "measured_speed",
     "memory_tradeoff",
     "newest_release_number",
+    "has_nmax_sweep",
     "nmax_choices",
     "nmax_sweep",
-    "nmax_targets",
     "page_ranks",
     "point_labels",
     "protocol_depths",

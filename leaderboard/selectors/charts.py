@@ -4,7 +4,7 @@ It owns each chart's series: tok/s per run of one config (`config_chart_data`), 
 verify steps each draft position was accepted (`acceptance_by_position`), speedup against extra
 GPU memory (`memory_tradeoff`), the n_max sweep with one series per speculative type, protocol
 and tok/s definition, each against its own paired baseline, with its "higher acceptance yet
-slower" findings by the board's tie test (`nmax_targets`, `nmax_sweep`), and per-depth decode
+slower" findings by the board's tie test (`nmax_choices`, `has_nmax_sweep`, `nmax_sweep`), and per-depth decode
 tok/s, intervals and speedups of depth-sweep rows (`context_series`, grouped per target and GPU
 by `context_groups`), and each speculative concurrency line's speedup per level with its
 interval and the verdicts' word on it (`concurrency_speedup_lines`). Values come from
@@ -12,6 +12,8 @@ leaderboard rows and runs' stored results; nothing here writes or caches.
 """
 
 from __future__ import annotations
+
+from django.db.models import Exists, OuterRef
 
 from leaderboard import verdicts
 from leaderboard.models import Config, Hardware, LeaderboardEntry, RankingSummary, Run
@@ -122,45 +124,39 @@ def _spec_series_label(config: Config) -> str:
     return config.spec_label.replace(",", " + ")
 
 
-def nmax_targets() -> list[tuple[str, str, str]]:
-    """(target, hardware slug, GPU name) pairs with competing n_max rows, the widest sweep first:
-    which rows compete and their n_max, so cached with the board's row set (a pass over every
-    competing row, not one per request)."""
-    return board_cached("nmax-targets", {}, _nmax_targets, row_set_only=True)
-
-
 def nmax_choices() -> dict:
-    """What /nmax/ offers, from `nmax_targets`, kept with the board's row set: {"pairs": the
-    (target, hardware slug) pairs with a sweep, "first": the widest one (None without any),
-    "targets": every target, sorted, "hardware": every (slug, "GPU name (slug)"), sorted}. At
-    scale there are tens of thousands of pairs: a request looks one up, never walks them."""
+    """What /nmax/ offers, kept with the board's row set: {"first": the (target, hardware slug)
+    of the widest sweep (most competing n_max values in one ranking), None without any;
+    "targets": every target with a sweep, sorted; "hardware": every (slug, "GPU name (slug)")
+    with one, sorted}. Three index reads of the rankings' summaries, whatever the board's size."""
     return board_cached("nmax-choices", {}, _nmax_choices, row_set_only=True)
 
 
 def _nmax_choices() -> dict:
-    pairs = nmax_targets()
+    sweeps = RankingSummary.objects.filter(sweep__gt=0)
+    first = (
+        sweeps.order_by("-sweep", "target_name", "hardware__slug")
+        .values_list("target_name", "hardware__slug")
+        .first()
+    )
+    targets = sweeps.order_by("target_name").values_list("target_name", flat=True).distinct()
+    hardware = (
+        Hardware.objects.filter(Exists(sweeps.filter(hardware=OuterRef("pk"))))
+        .order_by("slug")
+        .values_list("slug", "gpu_name")
+    )
     return {
-        "pairs": frozenset((target, slug) for target, slug, _ in pairs),
-        "first": (pairs[0][0], pairs[0][1]) if pairs else None,
-        "targets": sorted({target for target, _, _ in pairs}),
-        "hardware": [
-            (slug, f"{name} ({slug})") for slug, name in sorted({(s, n) for _, s, n in pairs})
-        ],
+        "first": tuple(first) if first else None,
+        "targets": list(targets),
+        "hardware": [(slug, f"{name} ({slug})") for slug, name in hardware],
     }
 
 
-def _nmax_targets() -> list[tuple[str, str, str]]:
-    # Each pair's competing n_max values, gathered over its rankings' summaries.
-    sweeps: dict[tuple[str, str, str], set[int]] = {}
-    summaries = (
-        RankingSummary.objects.exclude(n_max_values=[])
-        .order_by()
-        .values_list("target_name", "hardware__slug", "hardware__gpu_name", "n_max_values")
-        .distinct()
-    )
-    for target, slug, gpu_name, n_max_values in summaries:
-        sweeps.setdefault((target, slug, gpu_name), set()).update(n_max_values)
-    return sorted(sweeps, key=lambda pair: (-len(sweeps[pair]), pair[0], pair[1]))
+def has_nmax_sweep(*, target_name: str, hardware_slug: str) -> bool:
+    """Whether a target has competing n_max rows on a hardware kind (one index read)."""
+    return RankingSummary.objects.filter(
+        target_name=target_name, hardware__slug=hardware_slug, sweep__gt=0
+    ).exists()
 
 
 def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:

@@ -498,6 +498,7 @@ def ranking_summaries(ranking_key: str, rows: Iterable[object]) -> list[RankingS
                 summary.n_max_values.add(row.n_max)
     for summary in found.values():
         summary.n_max_values = sorted(summary.n_max_values)
+        summary.sweep = len(summary.n_max_values)
         summary.spec_labels = sorted(summary.spec_labels)
     return list(found.values())
 
@@ -517,6 +518,7 @@ def _store_summaries(ranking_key: str, summaries: list[RankingSummary]) -> None:
             "drafts",
             "n_max_values",
             "spec_labels",
+            "sweep",
         ],
     )
 

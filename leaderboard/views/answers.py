@@ -25,9 +25,10 @@ def nmax(request: HttpRequest) -> HttpResponse:
     choices = selectors.nmax_choices()
     target = request.GET.get("target", "")
     hardware = request.GET.get("hardware", "")
-    if (target, hardware) not in choices["pairs"] and choices["pairs"]:
-        target, hardware = "", ""
-    if not target and choices["first"]:
+    if choices["first"] and not selectors.has_nmax_sweep(
+        target_name=target, hardware_slug=hardware
+    ):
+        # No sweep there (or nothing asked): the widest one.
         target, hardware = choices["first"]
     sweep = selectors.nmax_sweep(target_name=target, hardware_slug=hardware) if target else None
     return render(

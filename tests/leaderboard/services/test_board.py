@@ -420,7 +420,7 @@ def test_the_migrations_keep_each_rows_target_and_each_jobs_token_budget(migrate
 
 
 def _summaries() -> set[tuple]:
-    fields = ("ranking_key", "target_name", "hardware_id", "rows", "drafts")
+    fields = ("ranking_key", "target_name", "hardware_id", "rows", "drafts", "sweep")
     return {
         (*values, tuple(n_max_values), tuple(spec_labels))
         for *values, n_max_values, spec_labels in RankingSummary.objects.values_list(
@@ -444,7 +444,7 @@ def test_each_rankings_summary_follows_its_rows_and_equals_one_decided_from_scra
     mark_test_weights(models=[models["tiny-qwen3"]], test_weights=False)
     [summary] = RankingSummary.objects.filter(ranking_key=key)
     assert (summary.rows, summary.drafts) == (2, 1)
-    assert summary.n_max_values == [speculative.config.n_max]
+    assert (summary.n_max_values, summary.sweep) == ([speculative.config.n_max], 1)
     kept = _summaries()
     assert services.summarize_every_ranking() == len(kept)
     assert _summaries() == kept
@@ -490,5 +490,5 @@ def test_the_migration_summarizes_the_rankings_already_stored(migrate):
         3,
         1,
     )
-    assert summary.n_max_values == [4]
+    assert (summary.n_max_values, summary.sweep) == ([4], 1)
     assert summary.spec_labels == ["draft-simple", "none"]
