@@ -503,23 +503,40 @@ def ranking_summaries(ranking_key: str, rows: Iterable[object]) -> list[RankingS
     return list(found.values())
 
 
+_SUMMARY_COLUMNS = (
+    "hardware_id",
+    "ranking_label",
+    "rows",
+    "drafts",
+    "n_max_values",
+    "spec_labels",
+    "sweep",
+)
+
+
 def _store_summaries(ranking_key: str, summaries: list[RankingSummary]) -> None:
-    RankingSummary.objects.filter(ranking_key=ranking_key).exclude(
-        target_name__in=[summary.target_name for summary in summaries]
-    ).delete()
+    """Write the summaries of a ranking that changed (most recorded runs change none), and drop
+    those of targets it no longer holds."""
+    stored = {
+        target: values
+        for target, *values in RankingSummary.objects.filter(ranking_key=ranking_key).values_list(
+            "target_name", *_SUMMARY_COLUMNS
+        )
+    }
+    gone = set(stored) - {summary.target_name for summary in summaries}
+    if gone:
+        RankingSummary.objects.filter(ranking_key=ranking_key, target_name__in=gone).delete()
+    changed = [
+        summary
+        for summary in summaries
+        if stored.get(summary.target_name)
+        != [getattr(summary, column) for column in _SUMMARY_COLUMNS]
+    ]
     RankingSummary.objects.bulk_create(
-        summaries,
+        changed,
         update_conflicts=True,
         unique_fields=["ranking_key", "target_name"],
-        update_fields=[
-            "hardware",
-            "ranking_label",
-            "rows",
-            "drafts",
-            "n_max_values",
-            "spec_labels",
-            "sweep",
-        ],
+        update_fields=[column.removesuffix("_id") for column in _SUMMARY_COLUMNS],
     )
 
 

@@ -12,10 +12,12 @@ import html
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from leaderboard import selectors, services
 from leaderboard.models import BoardVersion, Job, LeaderboardEntry, RankingSummary, Run
-from leaderboard.services.board import mark_test_weights
+from leaderboard.services.board import mark_test_weights, rerank
 from leaderboard.services.results import record_run
 from runner.config import parse_stored_config
 from runner.protocols import job_token_budget
@@ -448,6 +450,13 @@ def test_each_rankings_summary_follows_its_rows_and_equals_one_decided_from_scra
     kept = _summaries()
     assert services.summarize_every_ranking() == len(kept)
     assert _summaries() == kept
+    # Ranked again with nothing changed: no summary is written.
+    with CaptureQueriesContext(connection) as again:
+        rerank(ranking_key=key)
+    assert not any(
+        "leaderboard_rankingsummary" in q["sql"] and "INSERT" in q["sql"]
+        for q in again.captured_queries
+    )
 
     services.retire_engine_build(release=row_of(speculative).engine_release)
     [summary] = RankingSummary.objects.filter(ranking_key=key)
