@@ -11,3 +11,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 os.environ["DATABASE_CONN_MAX_AGE"] = "0"
 
 application = get_asgi_application()
+
+from leaderboard.collector import freeze_when_served  # noqa: E402 (after the apps are loaded)
+
+freeze_when_served()
