@@ -7,6 +7,11 @@ miss one together compute it once). Reads that depend only on the board's shape 
 filter choices) key on the counter's row_set part and survive ordinary changes. `board_version`
 and `forget_board_version` are the counter's reader and memo reset, named here for the callers
 that knew them as selectors.
+
+Finer reads: `ranking_cached` keeps a read until a ranking it read (its rows' rankings, noted as
+they are read) changes; `ranking_kept` keeps each of several items until a ranking named for it
+beforehand changes (the glance's tables, a target's draft advice); `content_cached` keeps each
+item under a digest of what it is made of (a rendered board row).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from django.conf import settings
 from django.core.cache import cache
@@ -32,6 +37,7 @@ __all__ = [
     "board_version",
     "content_cached",
     "ranking_cached",
+    "ranking_kept",
     "forget_board_version",
     "model_state",
 ]
@@ -189,11 +195,42 @@ def content_cached[T, R](
     its rows' values, the words around them, the template) rather than under the board's
     version: after a board change a page computes again only the items whose content changed,
     and reads the others in one round trip to the cache. `compute` renders a list of items."""
+    keys = [f"content:{name}:{_digest(signature(item))}" for item in items]
+    return _kept_many(keys, items, compute)
+
+
+def ranking_kept[T, R](
+    name: str,
+    items: Sequence[T],
+    rankings: Callable[[T], Iterable[str]],
+    compute: Callable[[list[T]], list[R]],
+) -> list[R]:
+    """What each item computes to, kept until one of the rankings it reads (`rankings`) changes,
+    or a change names none: their versions are read in one query before anything is computed
+    (a result may be newer than the versions it is kept under, never older), and only the items
+    whose rankings moved are computed again. The rankings are noted for a ranking-scoped read
+    around this one (`ranking_cached`), whether or not anything is computed here."""
+    wanted = sorted({ranking for item in items for ranking in rankings(item)})
+    board_version_module.note_rankings(wanted)
+    versions = board_version_module.ranking_versions(wanted)
+    every = versions[board_version_module.ANY_RANKING]
     keys = [
-        f"content:{name}:"
-        + hashlib.blake2b(repr(signature(item)).encode(), digest_size=20).hexdigest()
+        f"ranking-kept:{name}:"
+        + _digest((item, [(key, versions[key]) for key in sorted(rankings(item))], every))
         for item in items
     ]
+    return _kept_many(keys, items, compute)
+
+
+def _digest(value: object) -> str:
+    return hashlib.blake2b(repr(value).encode(), digest_size=20).hexdigest()
+
+
+def _kept_many[T, R](
+    keys: list[str], items: Sequence[T], compute: Callable[[list[T]], list[R]]
+) -> list[R]:
+    """Each item's value kept under its key: the kept ones read in one round trip to the cache,
+    the others computed together and kept."""
     found = cache.get_many(list(dict.fromkeys(keys)))
     missing = [index for index, key in enumerate(keys) if key not in found]
     if missing:

@@ -10,37 +10,31 @@ with a speedup over a paired baseline count (`verdicts.ranking.competes`).
 
 from __future__ import annotations
 
-import hashlib
-
-from django.conf import settings
-from django.core.cache import cache
-
-from leaderboard import board_version, verdicts
+from leaderboard import verdicts
 from leaderboard.models import RankingSummary
 from leaderboard.selectors.board import competing_drafts
+from leaderboard.selectors.cache import ranking_kept
 
 
 def draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:
     """Per ranking, the target's drafts fastest first (`verdicts.DraftTable`: hardware,
     definition, workload, engine release, ranking label, drafts with their standing, none_pays).
 
-    Kept until one of the rankings that hold the target's drafts changes (their versions, read
-    in one query with the rankings' summaries), or a change names no ranking: a run recorded
-    elsewhere leaves a target's advice as it was."""
-    rankings = sorted(
+    Kept until one of the rankings that hold the target's drafts (their summaries say which)
+    changes, or a change names no ranking (`ranking_kept`): a run recorded elsewhere leaves a
+    target's advice as it was."""
+    rankings = list(
         RankingSummary.objects.filter(target_name=target_name, drafts__gt=0).values_list(
             "ranking_key", flat=True
         )
     )
-    versions = board_version.ranking_versions(rankings)
-    board_version.note_rankings(rankings)
-    digest = hashlib.blake2b(repr((target_name, versions)).encode(), digest_size=20).hexdigest()
-    key = f"draft-advice:{digest}"
-    found = cache.get(key)
-    if found is None:
-        found = _draft_advice(target_name=target_name)
-        cache.set(key, found, settings.SPECBOARD_BOARD_CACHE_SECONDS)
-    return found
+    [advice] = ranking_kept(
+        "draft-advice",
+        [target_name],
+        lambda _: rankings,
+        lambda todo: [_draft_advice(target_name=target) for target in todo],
+    )
+    return advice
 
 
 def _draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:
