@@ -19,6 +19,7 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from types import SimpleNamespace
 
 from django.db import transaction
@@ -431,11 +432,11 @@ def rerank(*, ranking_key: str) -> int:
     """Decide again the ranks and ties of one ranking's rows (`verdicts.standings`), and what the
     ranking holds of each target (`RankingSummary`); returns how many rows changed rank or ties.
     Rows that do not compete (`verdicts.competes`) carry no rank."""
+    names = (*_RANKING_FIELDS, *_SUMMARY_FIELDS, *_CONFIG_FIELDS.values())
     rows = []
     for values in LeaderboardEntry.objects.filter(ranking_key=ranking_key).values_list(
         *_RANKING_FIELDS, *_SUMMARY_FIELDS, *_CONFIG_FIELDS
     ):
-        names = (*_RANKING_FIELDS, *_SUMMARY_FIELDS, *_CONFIG_FIELDS.values())
         row = dict(zip(names, values, strict=True))
         rows.append(SimpleNamespace(**row, config=SimpleNamespace(spec_label=row["spec_label"])))
     contenders = [
@@ -548,26 +549,20 @@ def summarize_every_ranking() -> int:
     stored = 0
     with transaction.atomic():
         RankingSummary.objects.all().delete()
-        batch: list[RankingSummary] = []
-        current, rows = None, []
         ordered = (
             LeaderboardEntry.objects.exclude(ranking_key="")
             .order_by("ranking_key")
             .values_list(*fields)
             .iterator(chunk_size=20_000)
         )
-        for values in itertools.chain(ordered, [None]):
-            row = SimpleNamespace(**dict(zip(names, values, strict=True))) if values else None
-            if row is None or row.ranking_key != current:
-                if rows:
-                    batch += ranking_summaries(current, rows)
-                current, rows = (row.ranking_key if row else None), []
-            if row is not None:
-                rows.append(row)
-            if len(batch) >= 5_000 or (row is None and batch):
-                RankingSummary.objects.bulk_create(batch)
-                stored += len(batch)
+        rows = (SimpleNamespace(**dict(zip(names, values, strict=True))) for values in ordered)
+        batch: list[RankingSummary] = []
+        for key, ranking in itertools.groupby(rows, key=attrgetter("ranking_key")):
+            batch += ranking_summaries(key, ranking)
+            if len(batch) >= 5_000:
+                stored += len(RankingSummary.objects.bulk_create(batch))
                 batch = []
+        stored += len(RankingSummary.objects.bulk_create(batch))
     return stored
 
 
