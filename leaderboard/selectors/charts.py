@@ -4,11 +4,13 @@ It owns each chart's series: tok/s per run of one config (`config_chart_data`), 
 verify steps each draft position was accepted (`acceptance_by_position`), speedup against extra
 GPU memory (`memory_tradeoff`), the n_max sweep with one series per speculative type, protocol
 and tok/s definition, each against its own paired baseline, with its "higher acceptance yet
-slower" findings by the board's tie test (`nmax_choices`, `has_nmax_sweep`, `nmax_sweep`), and per-depth decode
-tok/s, intervals and speedups of depth-sweep rows (`context_series`, grouped per target and GPU
-by `context_groups`), and each speculative concurrency line's speedup per level with its
-interval and the verdicts' word on it (`concurrency_speedup_lines`). Values come from
-leaderboard rows and runs' stored results; nothing here writes or caches.
+slower" findings by the board's tie test (`nmax_sweep`; the pages' choices, `nmax_choices` and
+`has_nmax_sweep`, from the rankings' summaries), and per-depth decode tok/s, intervals and
+speedups of depth-sweep rows (`context_series`, grouped per target and GPU by
+`context_groups`), and each speculative concurrency line's speedup per level with its interval
+and the verdicts' word on it (`concurrency_speedup_lines`). Values come from leaderboard rows,
+their rankings' summaries and runs' stored results; nothing here writes, and only /nmax/'s
+choices are cached (with the board's row set).
 """
 
 from __future__ import annotations
