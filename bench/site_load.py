@@ -785,6 +785,9 @@ def main() -> int:
         "DJANGO_SETTINGS_MODULE": "leaderboard.settings",
         "DATABASE_URL": args.database_url,
         "CELERY_BROKER_URL": broker_url,
+        # Several web processes share one cache, as the server insists outside DEBUG
+        # (leaderboard/gunicorn_conf.py): throttles, cached pages and who computes them.
+        "CACHE_URL": f"redis://127.0.0.1:{redis_port}/1",
         "SPECBOARD_MODELS_DIR": str(models_dir),
         "SECRET_KEY": "site-load-bench-" + uuid.uuid4().hex,
         "DEBUG": "0",

@@ -144,35 +144,78 @@ def ranking_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
     one query compares those versions: unchanged, the read is served as it was (a run recorded
     in another ranking changes nothing here); changed, it is computed again. Reads inside it
     must be kept per row set (or not at all): `board_cached` refuses a per-version read there.
+
+    Once per change, not once per process: the request that finds the read out of date takes
+    the cache's mark for computing it (`STALE_SECONDS`), and the requests that meet the mark
+    meanwhile, in any process, serve the read as it was kept instead of computing it too (it
+    is out of date by the time one computation takes, as a page read before the change would
+    be). A read built from such a copy is kept as out of date itself (`_STALE`), so it is
+    computed again by the next request.
     """
     value, row_set = board_version()
     key = f"board:row-set-{row_set}:ranked:{name}:{_params_digest(params)}"
-    found = _kept(key)
-    if found is _MISSING:
-        found = cache.get(key, _MISSING)
+    kept = _kept(key)
+    found = kept if kept is not _MISSING else cache.get(key, _MISSING)
     if found is not _MISSING:
-        seen, versions, result = found  # type: ignore[misc]
-        if seen == value or board_version_module.ranking_versions(versions) == versions:
-            if seen != value:
-                _keep(key, (value, versions, result))
-            # Served from where it was kept inside another ranking-scoped read: what it read is
-            # what that read depends on too.
-            board_version_module.note_rankings(versions)
-            return result
-    with board_version_module.recording_rankings() as read:
-        result = compute()
-    # A ranking that changed after this process last read the counter may or may not be in what
-    # was read: its version is noted as unknown, so the read is computed again once it shows.
-    versions = {
-        ranking: -1
-        if version > value or ranking == board_version_module.UNKNOWN_RANKING
-        else version
-        for ranking, version in board_version_module.ranking_versions(read).items()
-    }
-    kept = (value, versions, result)
-    cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
-    _keep(key, kept)
+        if (current := _up_to_date(key, found, value)) is not _MISSING:
+            return current
+        if kept is not _MISSING:
+            # This process's copy is out of date: another process may have computed it since.
+            shared = cache.get(key, _MISSING)
+            if (
+                shared is not _MISSING
+                and shared[:2] != found[:2]
+                and (current := _up_to_date(key, shared, value)) is not _MISSING
+            ):
+                return current
+    computing = cache.add(f"{key}:computing", True, STALE_SECONDS)
+    if not computing and found is not _MISSING:
+        _, versions, result = found
+        board_version_module.note_rankings([*versions, _STALE])
+        return result
+    try:
+        with board_version_module.recording_rankings() as read:
+            result = compute()
+        # A ranking that changed after this process last read the counter may or may not be in
+        # what was read: its version is noted as unknown, so the read is computed again once it
+        # shows; so is one built from an out-of-date copy.
+        versions = {
+            ranking: -1
+            if version > value or ranking in (board_version_module.UNKNOWN_RANKING, _STALE)
+            else version
+            for ranking, version in board_version_module.ranking_versions(read).items()
+        }
+        kept = (-1 if _STALE in read else value, versions, result)
+        cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+        _keep(key, kept)
+    finally:
+        if computing:
+            cache.delete(f"{key}:computing")
     # Computed inside another ranking-scoped read: that one depends on what this one read.
+    board_version_module.note_rankings(versions)
+    return result
+
+
+# How long a request computing a ranking-scoped read out of date holds the mark that lets the
+# others serve it as it was: far longer than a page takes, and all a process that died
+# computing can keep a change off the page.
+STALE_SECONDS = 5
+# Noted by a ranking-scoped read served out of date, so that one built from it is never kept as
+# current.
+_STALE = "stale"
+
+
+def _up_to_date(key: str, found: tuple, value: int) -> object:
+    """The kept read's result if it is current (the counter has not moved since it was kept,
+    or no ranking it read has changed), else _MISSING; noted for a ranking-scoped read around
+    this one."""
+    seen, versions, result = found
+    if seen != value and board_version_module.ranking_versions(versions) != versions:
+        return _MISSING
+    if seen != value:
+        _keep(key, (value, versions, result))
+    # Served from where it was kept inside another ranking-scoped read: what it read is what
+    # that read depends on too.
     board_version_module.note_rankings(versions)
     return result
 

@@ -298,3 +298,82 @@ def test_a_run_recorded_in_the_front_pages_ranking_renders_its_ranked_rows_alone
     services.raise_board_version(rankings=[kept_off.ranking_key])
     assert "85.50" in client.get("/").content.decode()
     assert read == {"ranked": 1, "kept off": 1}
+
+
+def _recorded_in_its_ranking(row: LeaderboardEntry, figure: float) -> None:
+    LeaderboardEntry.objects.filter(pk=row.pk).update(tokens_per_second=figure)
+    services.raise_board_version(rankings=[row.ranking_key])
+
+
+def _computing_mark(name: str) -> str:
+    row_set = selectors.board_version()[1]
+    return f"board:row-set-{row_set}:ranked:{name}:{selectors.cache._params_digest({})}:computing"
+
+
+def test_a_ranking_scoped_read_out_of_date_is_computed_once_while_others_serve_it_as_it_was(db):
+    from django.core.cache import cache
+
+    shown = board_row(Hardware.objects.create(slug="gpu-a", gpu_name="GPU A"), "shown", 100.0)
+    marked = []
+
+    def read() -> float:
+        # Whoever computes it holds the mark that tells the others so, in every process.
+        marked.append(cache.get(_computing_mark("scoped")))
+        return LeaderboardEntry.objects.get(pk=shown.pk).tokens_per_second
+
+    assert selectors.ranking_cached("scoped", {}, read) == 100.0
+    _recorded_in_its_ranking(shown, 110.0)
+    # Another request (any process) is computing it: this one gets it as it was kept.
+    cache.add(_computing_mark("scoped"), True, 5)
+    assert selectors.ranking_cached("scoped", {}, read) == 100.0
+    assert marked == [True]
+    # Once that computation ends (or its mark lapses), the read is computed again, marked.
+    cache.delete(_computing_mark("scoped"))
+    assert selectors.ranking_cached("scoped", {}, read) == 110.0
+    assert marked == [True, True] and cache.get(_computing_mark("scoped")) is None
+    assert selectors.ranking_cached("scoped", {}, read) == 110.0 and len(marked) == 2
+
+
+def test_a_read_built_from_one_served_out_of_date_is_computed_again_by_the_next_request(db):
+    from django.core.cache import cache
+
+    shown = board_row(Hardware.objects.create(slug="gpu-a", gpu_name="GPU A"), "shown", 100.0)
+
+    def inner() -> float:
+        return LeaderboardEntry.objects.get(pk=shown.pk).tokens_per_second
+
+    def outer() -> float:
+        return selectors.ranking_cached("inner", {}, inner) + 0.5
+
+    assert selectors.ranking_cached("outer", {}, outer) == 100.5
+    _recorded_in_its_ranking(shown, 110.0)
+    # Another request is computing the inner read: the outer one is built from it as it was.
+    cache.add(_computing_mark("inner"), True, 5)
+    assert selectors.ranking_cached("outer", {}, outer) == 100.5
+    cache.delete(_computing_mark("inner"))
+    # That outer read was not kept as current: the next request computes both again.
+    assert selectors.ranking_cached("outer", {}, outer) == 110.5
+
+
+def test_a_process_whose_copy_is_out_of_date_takes_the_one_another_process_computed(
+    db, monkeypatch
+):
+    from leaderboard.selectors import cache as page_cache
+
+    shown = board_row(Hardware.objects.create(slug="gpu-a", gpu_name="GPU A"), "shown", 100.0)
+    computed = []
+
+    def read() -> float:
+        computed.append(1)
+        return LeaderboardEntry.objects.get(pk=shown.pk).tokens_per_second
+
+    assert selectors.ranking_cached("scoped", {}, read) == 100.0
+    key = next(key for _, key in page_cache._KEPT if ":ranked:scoped:" in key)
+    old_copy = page_cache._kept(key)
+    _recorded_in_its_ranking(shown, 110.0)
+    assert selectors.ranking_cached("scoped", {}, read) == 110.0 and len(computed) == 2
+    # This process still holds the old copy in memory; the shared cache holds the new one.
+    monkeypatch.setattr(
+        page_cache, "_kept", lambda k: old_copy if k == key else page_cache._MISSING
+    )
+    assert selectors.ranking_cached("scoped", {}, read) == 110.0 and len(computed) == 2
