@@ -236,13 +236,15 @@ def derive_leaderboard_entries(cursor) -> None:
     cursor.execute(
         f"""
         INSERT INTO leaderboard_leaderboardentry (
-            config_id, target_name, hardware_id, engine_release, best_run_id, runs_count,
+            config_id, target_name, spec_label, n_max, hardware_id, engine_release, best_run_id,
+            runs_count,
             tps_definition,
             tokens_per_second, n, stdev, median, ci95_low, ci95_high, pooled_mean, pooled_n,
             end_to_end_tokens_per_second, acceptance_rate, tau, lossless, synthetic,
             self_reported, degenerate, retired, peak_memory_bytes, updated_at)
         SELECT DISTINCT ON (r.config_id, r.hardware_id, r.engine_release)
-            r.config_id, c.target_name, r.hardware_id, r.engine_release, r.id,
+            r.config_id, c.target_name, c.spec_label, c.n_max, r.hardware_id, r.engine_release,
+            r.id,
             count(*) OVER row_runs,
             r.tps_definition, coalesce(r.decode_mean, 0), r.n, r.decode_stdev, r.decode_median,
             r.decode_ci95_low, r.decode_ci95_high,

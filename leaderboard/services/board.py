@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import SimpleNamespace
@@ -177,12 +177,13 @@ def refresh_leaderboard_entry(
     """Recompute one leaderboard row from its runs, and the speedups of rows paired with it;
     then the ranks and ties of every ranking a changed row is in (`verdicts`)."""
     with transaction.atomic():
-        rankings: set[str] = set()
+        rankings: dict[str, set[str]] = {}
         entry, row_set = _refresh_entry(
             config=config, hardware=hardware, engine_release=engine_release, rankings=rankings
         )
-        for key in rankings:
-            rerank(ranking_key=key)
+        # Only the targets of the rows refreshed can have other summaries in their rankings.
+        for key, targets in rankings.items():
+            rerank(ranking_key=key, targets=targets)
         raise_board_version(row_set=row_set, rankings=rankings)
     return entry
 
@@ -285,17 +286,18 @@ def _memorised(config: Config, best: Run) -> bool:
 
 
 def _refresh_entry(
-    *, config: Config, hardware: Hardware, engine_release: str, rankings: set[str]
+    *, config: Config, hardware: Hardware, engine_release: str, rankings: dict[str, set[str]]
 ) -> tuple[LeaderboardEntry | None, bool]:
     """The row recomputed, and whether the board's row set changed (a row came, went or moved
-    between the ranking and the kept-off rows); `rankings` collects the ranking keys touched."""
+    between the ranking and the kept-off rows); `rankings` collects the ranking keys touched,
+    each with the targets of its rows that changed."""
     same = {"hardware": hardware, "engine_release": engine_release}
     before = LeaderboardEntry.objects.filter(config=config, **same).values_list(
         *ROW_SET_FLAGS, "ranking_key"
     )
     row_set_before = before.first()
     if row_set_before is not None and row_set_before[-1]:
-        rankings.add(row_set_before[-1])
+        rankings.setdefault(row_set_before[-1], set()).add(config.target_name)
     runs = list(Run.objects.filter(config=config, **same).defer("raw_result"))
     if not runs:
         LeaderboardEntry.objects.filter(config=config, **same).delete()
@@ -333,12 +335,14 @@ def _refresh_entry(
         hardware_id=hardware.pk,
         engine_release=engine_release,
     )
-    rankings.add(key)
+    rankings.setdefault(key, set()).add(config.target_name)
     entry, _ = LeaderboardEntry.objects.update_or_create(
         config=config,
         **same,
         defaults={
             "target_name": config.target_name,
+            "spec_label": config.spec_label,
+            "n_max": config.n_max,
             "best_run": best,
             "runs_count": len(runs),
             "tps_definition": figures.definition,
@@ -411,8 +415,8 @@ def _refresh_entry(
     return entry, row_set
 
 
-# What a ranking reads of each of its rows (`rerank`): values, not model instances (a ranking
-# of 5,000 rows is read on every run recorded in it), and what its summaries count.
+# What a ranking reads of each of its rows when it is decided again (`rerank`): values, not
+# model instances, and no join (a ranking of 5,000 rows is read on every run recorded in it).
 _RANKING_FIELDS = (
     "pk",
     "tokens_per_second",
@@ -422,51 +426,63 @@ _RANKING_FIELDS = (
     "rank",
     "like_leader",
     "like_above",
+    "spec_label",
     *verdicts.KEPT_OFF_FLAGS,
 )
-_SUMMARY_FIELDS = ("target_name", "hardware_id", "ranking_label", "speedup")
-_CONFIG_FIELDS = {"config__spec_label": "spec_label", "config__n_max": "n_max"}
+_STANDING = slice(5, 8)
+_KEPT_OFF = slice(9, 9 + len(verdicts.KEPT_OFF_FLAGS))
+# What its summaries count of the rows of a target (`ranking_summaries`).
+_SUMMARY_FIELDS = (
+    "pk",
+    "target_name",
+    "hardware_id",
+    "ranking_label",
+    "speedup",
+    "n_max",
+    "spec_label",
+)
 
 
-def rerank(*, ranking_key: str) -> int:
+def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
     """Decide again the ranks and ties of one ranking's rows (`verdicts.standings`), and what the
     ranking holds of each target (`RankingSummary`); returns how many rows changed rank or ties.
-    Rows that do not compete (`verdicts.competes`) carry no rank."""
-    names = (*_RANKING_FIELDS, *_SUMMARY_FIELDS, *_CONFIG_FIELDS.values())
-    rows = []
-    for values in LeaderboardEntry.objects.filter(ranking_key=ranking_key).values_list(
-        *_RANKING_FIELDS, *_SUMMARY_FIELDS, *_CONFIG_FIELDS
-    ):
-        row = dict(zip(names, values, strict=True))
-        rows.append(SimpleNamespace(**row, config=SimpleNamespace(spec_label=row["spec_label"])))
-    contenders = [
-        verdicts.Contender(
-            id=row.pk,
-            figure=row.tokens_per_second,
-            sample=verdicts.summary_sample(row.config_mean, row.config_stdev, row.config_n),
-        )
-        for row in rows
-        if verdicts.competes(row)
+    Rows that do not compete (`verdicts.competes`) carry no rank. `targets`: the only targets
+    whose rows changed (a recorded run's, whose rows all share its target): only their
+    summaries can change; None, every target's."""
+    rows = list(
+        LeaderboardEntry.objects.filter(ranking_key=ranking_key).values_list(*_RANKING_FIELDS)
+    )
+    competing = [
+        row for row in rows if verdicts.competes_as(kept_off=row[_KEPT_OFF], spec_label=row[8])
     ]
-    found = verdicts.standings(contenders)
-    changed = []
-    for row in rows:
-        standing = found.get(row.pk)
-        wanted = (
-            (standing.rank, standing.like_leader, standing.like_above)
-            if standing
-            else (None, None, None)
-        )
-        if (row.rank, row.like_leader, row.like_above) != wanted:
-            rank, like_leader, like_above = wanted
-            changed.append(
-                LeaderboardEntry(
-                    pk=row.pk, rank=rank, like_leader=like_leader, like_above=like_above
-                )
-            )
-        row.rank = wanted[0]
+    found = verdicts.standing_columns(
+        ids=[row[0] for row in competing],
+        figures=[row[1] for row in competing],
+        samples=verdicts.SampleColumns.of_summaries(
+            [row[2] for row in competing],
+            [row[3] for row in competing],
+            [row[4] for row in competing],
+        ),
+    )
+    unranked = (None, None, None)
+    changed = [
+        LeaderboardEntry(pk=row[0], rank=rank, like_leader=like_leader, like_above=like_above)
+        for row in rows
+        if row[_STANDING] != (standing := found.get(row[0], unranked))
+        for rank, like_leader, like_above in (standing,)
+    ]
     LeaderboardEntry.objects.bulk_update(changed, ["rank", "like_leader", "like_above"])
-    _store_summaries(ranking_key, ranking_summaries(ranking_key, rows))
+    summarized = LeaderboardEntry.objects.filter(ranking_key=ranking_key)
+    if targets is not None:
+        summarized = summarized.filter(target_name__in=targets)
+    summary_rows = [
+        SimpleNamespace(
+            **dict(zip(_SUMMARY_FIELDS, values, strict=True)),
+            rank=found.get(values[0], unranked)[0],
+        )
+        for values in summarized.values_list(*_SUMMARY_FIELDS)
+    ]
+    _store_summaries(ranking_key, ranking_summaries(ranking_key, summary_rows), targets=targets)
     return len(changed)
 
 
@@ -515,14 +531,16 @@ _SUMMARY_COLUMNS = (
 )
 
 
-def _store_summaries(ranking_key: str, summaries: list[RankingSummary]) -> None:
+def _store_summaries(
+    ranking_key: str, summaries: list[RankingSummary], *, targets: Collection[str] | None = None
+) -> None:
     """Write the summaries of a ranking that changed (most recorded runs change none), and drop
-    those of targets it no longer holds."""
+    those of targets it no longer holds; `targets`: only these targets' summaries."""
+    kept = RankingSummary.objects.filter(ranking_key=ranking_key)
+    if targets is not None:
+        kept = kept.filter(target_name__in=targets)
     stored = {
-        target: values
-        for target, *values in RankingSummary.objects.filter(ranking_key=ranking_key).values_list(
-            "target_name", *_SUMMARY_COLUMNS
-        )
+        target: values for target, *values in kept.values_list("target_name", *_SUMMARY_COLUMNS)
     }
     gone = set(stored) - {summary.target_name for summary in summaries}
     if gone:
@@ -544,8 +562,7 @@ def _store_summaries(ranking_key: str, summaries: list[RankingSummary]) -> None:
 def summarize_every_ranking() -> int:
     """Decide every ranking's summaries again from its stored rows and ranks (after rows were
     written outside the services, as bench/site_load.py's seed does); returns how many."""
-    fields = ("ranking_key", "rank", *_SUMMARY_FIELDS, *_CONFIG_FIELDS)
-    names = ("ranking_key", "rank", *_SUMMARY_FIELDS, *_CONFIG_FIELDS.values())
+    fields = ("ranking_key", "rank", *_SUMMARY_FIELDS)
     stored = 0
     with transaction.atomic():
         RankingSummary.objects.all().delete()
@@ -555,7 +572,7 @@ def summarize_every_ranking() -> int:
             .values_list(*fields)
             .iterator(chunk_size=20_000)
         )
-        rows = (SimpleNamespace(**dict(zip(names, values, strict=True))) for values in ordered)
+        rows = (SimpleNamespace(**dict(zip(fields, values, strict=True))) for values in ordered)
         batch: list[RankingSummary] = []
         for key, ranking in itertools.groupby(rows, key=attrgetter("ranking_key")):
             batch += ranking_summaries(key, ranking)

@@ -66,9 +66,18 @@ from leaderboard.verdicts.quality import (
     NO_CHANGE_SHOWN,
     quality_change,
 )
-from leaderboard.verdicts.ranking import KEPT_OFF_FLAGS, Contender, Standing, competes, standings
+from leaderboard.verdicts.ranking import (
+    KEPT_OFF_FLAGS,
+    Contender,
+    Standing,
+    competes,
+    competes_as,
+    standing_columns,
+    standings,
+)
 from leaderboard.verdicts.statistics import (
     Sample,
+    SampleColumns,
     finite,
     indistinguishable,
     ratio_interval,
@@ -159,6 +168,9 @@ __all__ = [
     "run_sample",
     "speedup_uncertainty",
     "standings",
+    "standing_columns",
+    "competes_as",
+    "SampleColumns",
     "summary_sample",
     "t_interval",
     "welch_p",

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from leaderboard.verdicts.statistics import Sample, indistinguishable_pairs
+import numpy as np
+
+from leaderboard.verdicts.statistics import Sample, SampleColumns, indistinguishable_columns
 
 # What keeps a row off every ranking (LeaderboardEntry's flags).
 KEPT_OFF_FLAGS = ("synthetic", "self_reported", "degenerate", "retired", "test_weights")
@@ -41,31 +43,56 @@ class Standing:
 
 def standings(contenders: Sequence[Contender]) -> dict[int, Standing]:
     """Every contender's standing, fastest first (an equal figure shares the rank)."""
-    ordered = sorted(contenders, key=lambda c: (-c.figure, c.id))
-    if not ordered:
+    found = standing_columns(
+        ids=[c.id for c in contenders],
+        figures=[c.figure for c in contenders],
+        samples=SampleColumns.of_samples([c.sample for c in contenders]),
+    )
+    return {id: Standing(*standing) for id, standing in found.items()}
+
+
+def standing_columns(
+    *, ids: Sequence[int], figures: Sequence[float], samples: SampleColumns
+) -> dict[int, tuple[int, bool | None, bool | None]]:
+    """`standings` of rows given as columns (their ids, figures and config samples), each as
+    (rank, like_leader, like_above): a ranking's rows are decided this way on every run
+    recorded in it."""
+    if not len(ids):
         return {}
-    # Each row against the leader and against the row above, one Welch test per pair, asked
-    # of all of them at once.
-    pairs = []
-    for row, above in zip(ordered[1:], ordered[:-1], strict=True):
-        pairs += [(row.sample, ordered[0].sample), (row.sample, above.sample)]
-    likes = indistinguishable_pairs(pairs)
-    found = {ordered[0].id: Standing(rank=1, like_leader=None, like_above=None)}
-    rank = 1
-    for index in range(1, len(ordered)):
-        row = ordered[index]
-        # Fastest first: a row slower than the one above it is behind every row before it
-        # (its rank is one more than their number); an equal figure shares the rank above.
-        if row.figure != ordered[index - 1].figure:
-            rank = index + 1
-        found[row.id] = Standing(
-            rank=rank, like_leader=likes[2 * index - 2], like_above=likes[2 * index - 1]
-        )
+    id_column = np.array(ids, dtype=np.int64)
+    figure_column = np.array(figures, dtype=np.float64)
+    order = np.lexsort((id_column, -figure_column))
+    ordered = figure_column[order]
+    # Fastest first: a row slower than the one above it is behind every row before it (its
+    # rank is one more than their number); an equal figure shares the rank above.
+    first_of_figure = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+    ranks = np.maximum.accumulate(np.where(first_of_figure, np.arange(1, len(order) + 1), 0))
+    # Each row against the leader and against the row above, one Welch test per pair, asked of
+    # all of them at once.
+    ordered_samples = samples.take(order)
+    rest = np.arange(1, len(order))
+    like_leader = indistinguishable_columns(
+        ordered_samples.take(rest), ordered_samples.take(np.zeros_like(rest))
+    )
+    like_above = indistinguishable_columns(
+        ordered_samples.take(rest), ordered_samples.take(rest - 1)
+    )
+    ordered_ids = id_column[order].tolist()
+    found = {ordered_ids[0]: (1, None, None)}
+    for index, (id, rank) in enumerate(zip(ordered_ids[1:], ranks[1:].tolist(), strict=True)):
+        found[id] = (rank, like_leader[index], like_above[index])
     return found
 
 
 def competes(row: object) -> bool:
     """Whether a leaderboard row takes part in its ranking (see the module's rule)."""
-    if any(getattr(row, flag) for flag in KEPT_OFF_FLAGS):
-        return False
-    return row.config.spec_label != "none"  # type: ignore[attr-defined]
+    return competes_as(
+        kept_off=[getattr(row, flag) for flag in KEPT_OFF_FLAGS],
+        spec_label=row.config.spec_label,  # type: ignore[attr-defined]
+    )
+
+
+def competes_as(*, kept_off: Sequence[object], spec_label: str) -> bool:
+    """`competes` of a row given as values: its KEPT_OFF_FLAGS, in order, and its config's spec
+    label."""
+    return not any(kept_off) and spec_label != "none"

@@ -99,23 +99,82 @@ def welch_p(first: Sample | None, second: Sample | None) -> float | None:
     return welch_ps([(first, second)])[0]
 
 
+@dataclass(frozen=True)
+class SampleColumns:
+    """Many samples as columns (`summary_sample`'s rule applied to each): means, standard
+    deviations and sizes as floats, whether each is a sample at all and whether it has spread.
+    A ranking's 5,000 rows are decided together this way when a run is recorded."""
+
+    mean: np.ndarray
+    stdev: np.ndarray
+    n: np.ndarray
+    present: np.ndarray
+    spread: np.ndarray
+
+    @classmethod
+    def of_summaries(
+        cls, means: Sequence[object], stdevs: Sequence[object], sizes: Sequence[object]
+    ) -> SampleColumns:
+        """`summary_sample` of each (mean, stdev, n), as columns."""
+        mean, stdev, n = (_floats(values) for values in (means, stdevs, sizes))
+        with np.errstate(invalid="ignore"):
+            present = np.isfinite(mean) & np.isfinite(n) & (n > 0) & (n == np.floor(n))
+            spread = present & (n >= 2) & np.isfinite(stdev) & (stdev >= 0)
+        return cls(mean=mean, stdev=stdev, n=n, present=present, spread=spread)
+
+    @classmethod
+    def of_samples(cls, samples: Sequence[Sample | None]) -> SampleColumns:
+        return cls.of_summaries(
+            [s.mean if s else None for s in samples],
+            [s.stdev if s else None for s in samples],
+            [s.n if s else None for s in samples],
+        )
+
+    def take(self, indices: np.ndarray) -> SampleColumns:
+        return SampleColumns(
+            *(column[indices] for column in (self.mean, self.stdev, self.n)),
+            present=self.present[indices],
+            spread=self.spread[indices],
+        )
+
+
+_NUMBER_TYPES = frozenset({float, int, type(None)})
+
+
+def _floats(values: Sequence[object]) -> np.ndarray:
+    """Stored numbers as floats, NaN for anything that is not one (`finite`'s rule)."""
+    if _NUMBER_TYPES.issuperset(map(type, values)):
+        return np.array(values, dtype=np.float64)  # None reads as NaN
+    kept = [
+        value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        for value in values
+    ]
+    return np.array(kept, dtype=np.float64)
+
+
 def welch_ps(pairs: Sequence[tuple[Sample | None, Sample | None]]) -> list[float | None]:
-    """`welch_p` of each pair, computed for all of them at once (a ranking of 5,000 rows asks
-    10,000 of them per recorded run)."""
-    found: list[float | None] = [None] * len(pairs)
-    asked, columns = [], []
-    for index, (first, second) in enumerate(pairs):
-        if first is None or second is None or not (first.has_spread and second.has_spread):
-            continue
-        assert first.stdev is not None and second.stdev is not None
-        if first.stdev == 0 and second.stdev == 0:
-            found[index] = 1.0 if first.mean == second.mean else 0.0
-            continue
-        asked.append(index)
-        columns.append((first.mean, first.stdev, first.n, second.mean, second.stdev, second.n))
-    if not asked:
-        return found
-    mean, stdev, n, other_mean, other_stdev, other_n = np.array(columns, dtype=np.float64).T
+    """`welch_p` of each pair, computed for all of them at once."""
+    first = SampleColumns.of_samples([pair[0] for pair in pairs])
+    second = SampleColumns.of_samples([pair[1] for pair in pairs])
+    return [None if math.isnan(p) else p for p in welch_p_columns(first, second).tolist()]
+
+
+def welch_p_columns(first: SampleColumns, second: SampleColumns) -> np.ndarray:
+    """Welch's two-sided p of each pair of samples (first[i], second[i]); NaN where the test
+    cannot be asked (either side lacks spread)."""
+    asked = first.spread & second.spread
+    p = np.full(len(asked), np.nan)
+    flat = asked & (first.stdev == 0) & (second.stdev == 0)
+    p[flat] = np.where(first.mean[flat] == second.mean[flat], 1.0, 0.0)
+    tested = np.flatnonzero(asked & ~flat)
+    if not len(tested):
+        return p
+    mean, stdev, n = first.mean[tested], first.stdev[tested], first.n[tested]
+    other_mean, other_stdev, other_n = (
+        second.mean[tested],
+        second.stdev[tested],
+        second.n[tested],
+    )
     # Welch's t and its Welch-Satterthwaite degrees of freedom, as
     # scipy.stats.ttest_ind_from_stats(..., equal_var=False) computes them, without its
     # per-call overhead.
@@ -125,10 +184,9 @@ def welch_ps(pairs: Sequence[tuple[Sample | None, Sample | None]]) -> list[float
     with np.errstate(divide="ignore", invalid="ignore"):
         df = spread**2 / (share**2 / (n - 1) + other_share**2 / (other_n - 1))
         t = (mean - other_mean) / np.sqrt(spread)
-        p = 2 * scipy_special.stdtr(df, -np.abs(t))
-    for index, value in zip(asked, p.tolist(), strict=True):
-        found[index] = value if math.isfinite(value) else 1.0
-    return found
+        values = 2 * scipy_special.stdtr(df, -np.abs(t))
+    p[tested] = np.where(np.isfinite(values), values, 1.0)
+    return p
 
 
 def indistinguishable(first: Sample | None, second: Sample | None) -> bool | None:
@@ -142,6 +200,11 @@ def indistinguishable_pairs(
 ) -> list[bool | None]:
     """`indistinguishable` of each pair, Welch's p computed for all of them at once."""
     return [None if p is None else p >= ALPHA for p in welch_ps(pairs)]
+
+
+def indistinguishable_columns(first: SampleColumns, second: SampleColumns) -> list[bool | None]:
+    """`indistinguishable` of each pair of samples (first[i], second[i])."""
+    return [None if math.isnan(p) else p >= ALPHA for p in welch_p_columns(first, second).tolist()]
 
 
 def ratio_interval(numerator: Sample | None, denominator: Sample | None) -> Interval | None:

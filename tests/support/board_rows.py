@@ -48,6 +48,8 @@ def board_row(hardware: Hardware, label: str, tps: float, **fields) -> Leaderboa
         **{
             "config": config,
             "target_name": config.target_name,
+            "spec_label": config.spec_label,
+            "n_max": config.n_max,
             "hardware": hardware,
             "engine_release": release,
             "tps_definition": definition,

@@ -501,3 +501,58 @@ def test_the_migration_summarizes_the_rankings_already_stored(migrate):
     )
     assert (summary.n_max_values, summary.sweep) == ([4], 1)
     assert summary.spec_labels == ["draft-simple", "none"]
+
+
+def test_the_migration_gives_each_row_its_configs_spec_label_and_n_max(migrate):
+    old = migrate([("leaderboard", "0025_ranking_summaries")])
+    configs = old.get_model("leaderboard", "Config").objects
+    hardware = old.get_model("leaderboard", "Hardware").objects.create(slug="h", gpu_name="H")
+    entries = old.get_model("leaderboard", "LeaderboardEntry").objects
+    for index, (spec, n_max) in enumerate([("none", None), ("draft-simple", 4), ("dflash", 12)]):
+        config = configs.create(
+            key=f"{index:016x}", canonical={}, label=str(index), spec_label=spec, n_max=n_max
+        )
+        entries.create(config=config, hardware=hardware, engine_release="b1", tokens_per_second=1.0)
+
+    new = migrate([("leaderboard", "0026_entry_spec_label_n_max")])
+
+    rows = new.get_model("leaderboard", "LeaderboardEntry").objects.order_by("config__key")
+    assert list(rows.values_list("spec_label", "n_max")) == [
+        ("none", None),
+        ("draft-simple", 4),
+        ("dflash", 12),
+    ]
+
+
+def test_a_recorded_run_reranks_without_reading_configs_or_other_targets_summaries(
+    user, ranked_models, hardware, make_result
+):
+    from tests.support.measured_configs import measure
+
+    job = measure(user, hardware, make_result, 4, [100.0, 104.0])
+    entry = LeaderboardEntry.objects.get(config=job.config)
+    assert (entry.spec_label, entry.n_max) == (job.config.spec_label, job.config.n_max)
+    other = RankingSummary.objects.get(ranking_key=entry.ranking_key)
+    RankingSummary.objects.create(
+        ranking_key=entry.ranking_key,
+        target_name="another-target",
+        hardware=hardware,
+        ranking_label=other.ranking_label,
+        rows=1,
+        drafts=1,
+        n_max_values=[4],
+        spec_labels=["draft-simple"],
+        sweep=1,
+    )
+    with CaptureQueriesContext(connection) as reranked:
+        rerank(ranking_key=entry.ranking_key, targets=[entry.target_name])
+    assert reranked.captured_queries
+    assert not any("leaderboard_config" in q["sql"] for q in reranked.captured_queries)
+    services.refresh_leaderboard_entry(
+        config=job.config, hardware=hardware, engine_release=entry.engine_release
+    )
+    # Only the recorded run's target is summarized again: another target's summary is kept as
+    # it was, even one no row supports (a full rerank drops it).
+    assert RankingSummary.objects.filter(target_name="another-target").exists()
+    rerank(ranking_key=entry.ranking_key)
+    assert not RankingSummary.objects.filter(target_name="another-target").exists()

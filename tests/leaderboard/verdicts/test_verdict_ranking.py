@@ -47,3 +47,57 @@ def test_equal_figures_share_their_competition_rank():
         [Contender(id=i, figure=f, sample=None) for i, f in ((1, 50.0), (2, 50.0), (3, 40.0))]
     )
     assert [found[i].rank for i in (1, 2, 3)] == [1, 1, 3]
+
+
+def _reference_like(first, second) -> bool | None:
+    """Welch's test at 5% straight from scipy, on summary_sample's samples; None without spread."""
+    from scipy import stats
+
+    if first is None or second is None or not (first.has_spread and second.has_spread):
+        return None
+    if first.stdev == 0 and second.stdev == 0:
+        return first.mean == second.mean
+    found = stats.ttest_ind_from_stats(
+        first.mean, first.stdev, first.n, second.mean, second.stdev, second.n, equal_var=False
+    )
+    return bool(found.pvalue >= 0.05)
+
+
+def test_rows_given_as_columns_stand_as_scipy_and_a_plain_sort_place_them():
+    import random
+
+    from leaderboard.verdicts.ranking import standing_columns
+    from leaderboard.verdicts.statistics import SampleColumns, summary_sample
+
+    rng = random.Random(3)
+    rows = [
+        (
+            index,
+            rng.choice([90.0, 100.0, 100.0, 110.0, 120.5]),
+            rng.choice([None, 95.0, 100.0, 105.0, float("nan"), True, "100"]),
+            rng.choice([None, 0.0, 1.0, 4.0, -1.0, float("inf")]),
+            rng.choice([None, 0, 1, 2, 5, 30, 2.5, -3]),
+        )
+        for index in range(400)
+    ]
+    columns = standing_columns(
+        ids=[row[0] for row in rows],
+        figures=[row[1] for row in rows],
+        samples=SampleColumns.of_summaries(*([row[k] for row in rows] for k in (2, 3, 4))),
+    )
+    ordered = sorted(rows, key=lambda row: (-row[1], row[0]))
+    samples = {row[0]: summary_sample(*row[2:]) for row in rows}
+    expected = {ordered[0][0]: (1, None, None)}
+    for index, row in enumerate(ordered[1:], start=1):
+        rank = 1 + sum(other[1] > row[1] for other in rows)
+        leader, above = ordered[0][0], ordered[index - 1][0]
+        expected[row[0]] = (
+            rank,
+            _reference_like(samples[row[0]], samples[leader]),
+            _reference_like(samples[row[0]], samples[above]),
+        )
+    assert columns == expected
+    assert {value for standing in columns.values() for value in standing[1:]} == {None, True, False}
+    # The same rows one by one (Contender, Sample) stand alike.
+    one_by_one = standings([Contender(id=i, figure=f, sample=samples[i]) for i, f, *_ in rows])
+    assert {i: (s.rank, s.like_leader, s.like_above) for i, s in one_by_one.items()} == expected
