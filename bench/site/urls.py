@@ -23,10 +23,10 @@ def maintained_leaderboard(request: HttpRequest) -> JsonResponse:
         LeaderboardEntry.objects.filter(retired=False)
         .order_by(F("tokens_per_second").desc(nulls_last=True), "id")
         .values(
+            "spec_label",  # the row's own (migration 0026), as its config's
             config_key=F("config__key"),
             label=F("config__label"),
             config_target=F("config__target_name"),
-            spec_label=F("config__spec_label"),
             hardware_slug=F("hardware__slug"),
             release=F("engine_release"),
             tps=F("tokens_per_second"),

@@ -280,12 +280,21 @@ def leaderboard_rows(
     return rows
 
 
-def entry_signature(entry: LeaderboardEntry) -> tuple:
+# A row's place in its ranking: a run recorded in the ranking moves it for every row it passes,
+# while nothing else they show changes.
+STANDING_FIELDS = ("rank", "like_leader", "like_above")
+
+
+def entry_signature(entry: LeaderboardEntry, *, standing: bool = True) -> tuple:
     """What a row's shown figures are made of: its values (its baseline row's id among them),
     its config's and hardware's, and its evidence where fetched; the key under which its
-    rendering is kept (`selectors.cache.content_cached`)."""
+    rendering is kept (`selectors.cache.content_cached`). Without `standing`, its place in its
+    ranking (STANDING_FIELDS) is left out, for a rendering that sets those apart."""
+    state = model_state(entry)
+    if not standing and state is not None:
+        state = tuple(item for item in state if item[0] not in STANDING_FIELDS)
     return (
-        model_state(entry),
+        state,
         model_state(entry.config),
         model_state(entry.hardware),
         repr(getattr(entry, "evidence", None)),

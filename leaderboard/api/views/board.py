@@ -92,14 +92,19 @@ class LeaderboardList(generics.ListAPIView):
         def render() -> bytes:
             page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
             entries = s.with_evidence(list(page or []))
-            # Each row's representation is kept by what it is made of: after a board change,
-            # only the rows that changed are serialized again.
+            # Each row's representation is kept by what it is made of but its place in its
+            # ranking, which is set on it afterwards: after a run is recorded, only the rows
+            # that changed are serialized again, not every row whose rank it moved.
             rows = selectors.content_cached(
                 "api-board-row",
                 entries,
-                selectors.entry_signature,
+                functools.partial(selectors.entry_signature, standing=False),
                 lambda todo: list(s.LeaderboardEntrySerializer(todo, many=True).data),
             )
+            rows = [
+                row | {name: getattr(entry, name) for name in selectors.STANDING_FIELDS}
+                for row, entry in zip(rows, entries, strict=True)
+            ]
             return FiniteJSONRenderer().render(self.get_paginated_response(rows).data)
 
         key = self._cache_key(request)

@@ -377,3 +377,67 @@ def test_a_process_whose_copy_is_out_of_date_takes_the_one_another_process_compu
         page_cache, "_kept", lambda k: old_copy if k == key else page_cache._MISSING
     )
     assert selectors.ranking_cached("scoped", {}, read) == 110.0 and len(computed) == 2
+
+
+def test_a_row_whose_rank_a_recorded_run_moves_shows_it_without_being_serialized_again(
+    client, db, monkeypatch
+):
+    from leaderboard.api import serializers as api_serializers
+    from leaderboard.services.board import rerank
+
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    first = board_row(kind, "first row", 120.0)
+    second = board_row(kind, "second row", 100.0)
+    assert first.ranking_key == second.ranking_key
+    listed = client.get("/api/v1/leaderboard").json()["results"]
+    assert [(row["label"], row["rank"]) for row in listed] == [("first row", 1), ("second row", 2)]
+    serialized = []
+    original = api_serializers.LeaderboardEntrySerializer.to_representation
+
+    def counted(self, entry):
+        serialized.append(entry.pk)
+        return original(self, entry)
+
+    monkeypatch.setattr(api_serializers.LeaderboardEntrySerializer, "to_representation", counted)
+
+    # The second row is measured faster: it passes the first, whose rank alone changes.
+    LeaderboardEntry.objects.filter(pk=second.pk).update(tokens_per_second=130.0)
+    rerank(ranking_key=second.ranking_key)
+    services.raise_board_version(rankings=[second.ranking_key])
+    listed = client.get("/api/v1/leaderboard").json()["results"]
+    assert [(row["label"], row["rank"]) for row in listed] == [("second row", 1), ("first row", 2)]
+    assert serialized == [second.pk]
+
+
+def test_a_board_row_whose_rank_a_recorded_run_moves_shows_it_without_being_rendered_again(
+    client, db, monkeypatch
+):
+    from leaderboard.services.board import rerank
+    from leaderboard.templatetags import board_rows
+
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    board_row(kind, "leader", 150.0)
+    board_row(kind, "second row", 120.0)
+    third = board_row(kind, "third row", 100.0)
+    labels = ["leader", "second row", "third row"]
+    assert ranked_labels(client.get("/").content.decode()) == labels
+    rendered = []
+    original = board_rows.render_to_string
+
+    def counted(name, context=None, *args, **kwargs):
+        if name == board_rows.ROW_TEMPLATE:
+            rendered.append(context["row"]["entry"].pk)
+        return original(name, context, *args, **kwargs)
+
+    monkeypatch.setattr(board_rows, "render_to_string", counted)
+
+    # The third row is measured faster: it passes the second, whose rank alone changes.
+    LeaderboardEntry.objects.filter(pk=third.pk).update(tokens_per_second=130.0)
+    rerank(ranking_key=third.ranking_key)
+    services.raise_board_version(rankings=[third.ranking_key])
+    page = client.get("/").content.decode()
+    assert ranked_labels(page) == ["leader", "third row", "second row"]
+    assert rendered == [third.pk]
+    ranking = re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S).group(1)
+    cells = re.findall(r'<td class="rank">(\d+)', ranking)
+    assert cells == ["1", "2", "3"] and "\x00" not in page
