@@ -238,3 +238,44 @@ def test_a_job_stuck_running_past_its_time_limit_is_failed_by_the_periodic_sweep
     wait_until(finished(job), 120, "the sweeper")
     job.refresh_from_db()
     assert job.status == Job.Status.FAILED and job.error.startswith("timed out")
+
+
+def _other_backends() -> set[int]:
+    """The PostgreSQL backends on this database other than the test's own: the db worker's."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+        )
+        return {pid for (pid,) in cursor.fetchall()}
+
+
+def test_the_db_worker_keeps_its_database_connection_and_opens_another_when_it_is_cut(
+    transactional_db, models, hardware, user, stack
+):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("cuts the db worker's PostgreSQL connection")
+    stack.start_db_worker()
+    stack.start_gpu_worker()
+    first = submit(user, hardware, QUICK)
+    wait_until(finished(first), 120, "the first job to finish")
+    kept = _other_backends()
+    second = submit(user, hardware, long_baseline(runs=2, tokens=17))
+    wait_until(finished(second), 120, "the second job to finish")
+    # Each message a host sent was recorded on the connection the worker already held.
+    assert kept and _other_backends() == kept
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [list(kept)]
+        )
+    third = submit(user, hardware, long_baseline(runs=2, tokens=18))
+    wait_until(finished(third), 120, "the job after the cut to finish")
+    for job in (first, second, third):
+        job.refresh_from_db()
+        assert (job.status, job.error) == ("succeeded", "")
+    assert not _other_backends() & kept
