@@ -153,10 +153,24 @@ def _floats(values: Sequence[object]) -> np.ndarray:
 
 
 def welch_ps(pairs: Sequence[tuple[Sample | None, Sample | None]]) -> list[float | None]:
-    """`welch_p` of each pair, computed for all of them at once."""
-    first = SampleColumns.of_samples([pair[0] for pair in pairs])
-    second = SampleColumns.of_samples([pair[1] for pair in pairs])
-    return [None if math.isnan(p) else p for p in welch_p_columns(first, second).tolist()]
+    """`welch_p` of each pair, computed for all of them at once (the answer pages ask a few
+    hundred pairs a request, one or two at a time: no columns are built for them)."""
+    found: list[float | None] = [None] * len(pairs)
+    asked, columns = [], []
+    for index, (first, second) in enumerate(pairs):
+        if first is None or second is None or not (first.has_spread and second.has_spread):
+            continue
+        assert first.stdev is not None and second.stdev is not None
+        if first.stdev == 0 and second.stdev == 0:
+            found[index] = 1.0 if first.mean == second.mean else 0.0
+            continue
+        asked.append(index)
+        columns.append((first.mean, first.stdev, first.n, second.mean, second.stdev, second.n))
+    if asked:
+        p = _welch_p(*np.array(columns, dtype=np.float64).T)
+        for index, value in zip(asked, p.tolist(), strict=True):
+            found[index] = value
+    return found
 
 
 def welch_p_columns(first: SampleColumns, second: SampleColumns) -> np.ndarray:
@@ -167,26 +181,33 @@ def welch_p_columns(first: SampleColumns, second: SampleColumns) -> np.ndarray:
     flat = asked & (first.stdev == 0) & (second.stdev == 0)
     p[flat] = np.where(first.mean[flat] == second.mean[flat], 1.0, 0.0)
     tested = np.flatnonzero(asked & ~flat)
-    if not len(tested):
-        return p
-    mean, stdev, n = first.mean[tested], first.stdev[tested], first.n[tested]
-    other_mean, other_stdev, other_n = (
-        second.mean[tested],
-        second.stdev[tested],
-        second.n[tested],
-    )
-    # Welch's t and its Welch-Satterthwaite degrees of freedom, as
-    # scipy.stats.ttest_ind_from_stats(..., equal_var=False) computes them, without its
-    # per-call overhead.
+    if len(tested):
+        p[tested] = _welch_p(
+            *(side[tested] for side in (first.mean, first.stdev, first.n)),
+            *(side[tested] for side in (second.mean, second.stdev, second.n)),
+        )
+    return p
+
+
+def _welch_p(
+    mean: np.ndarray,
+    stdev: np.ndarray,
+    n: np.ndarray,
+    other_mean: np.ndarray,
+    other_stdev: np.ndarray,
+    other_n: np.ndarray,
+) -> np.ndarray:
+    """Welch's t and its Welch-Satterthwaite degrees of freedom, as
+    scipy.stats.ttest_ind_from_stats(..., equal_var=False) computes them, without its per-call
+    overhead: the two-sided p of each pair (1.0 where it is not a finite number)."""
     share = stdev**2 / n
     other_share = other_stdev**2 / other_n
     spread = share + other_share
     with np.errstate(divide="ignore", invalid="ignore"):
         df = spread**2 / (share**2 / (n - 1) + other_share**2 / (other_n - 1))
         t = (mean - other_mean) / np.sqrt(spread)
-        values = 2 * scipy_special.stdtr(df, -np.abs(t))
-    p[tested] = np.where(np.isfinite(values), values, 1.0)
-    return p
+        p = 2 * scipy_special.stdtr(df, -np.abs(t))
+    return np.where(np.isfinite(p), p, 1.0)
 
 
 def indistinguishable(first: Sample | None, second: Sample | None) -> bool | None:
