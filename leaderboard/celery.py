@@ -66,10 +66,14 @@ app.autodiscover_tasks(["leaderboard"])
 
 @signals.task_prerun.connect
 @signals.task_postrun.connect
-def _keep_connections_as_requests_do(**_) -> None:
-    """Around each task, what Django does around each request: a connection older than
-    CONN_MAX_AGE, left in a transaction or broken by an error is closed; a kept one is checked
-    (CONN_HEALTH_CHECKS) before its next query. A database that went away is reconnected to."""
+def _keep_connections_as_requests_do(sender=None, **_) -> None:
+    """Around each task a worker runs, what Django does around each request: a connection older
+    than CONN_MAX_AGE, left in a transaction or broken by an error is closed; a kept one is
+    checked (CONN_HEALTH_CHECKS) before its next query. A database that went away is reconnected
+    to. A task run eagerly (`apply`, the tests) runs in its caller's connection and transaction,
+    which are the caller's to keep, as Celery's fixup leaves them."""
+    if sender is None or getattr(sender.request, "is_eager", False):
+        return
     from django.db import close_old_connections
 
     close_old_connections()
