@@ -168,7 +168,8 @@ def ranking_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
                 and (current := _up_to_date(key, shared, value)) is not _MISSING
             ):
                 return current
-    computing = cache.add(f"{key}:computing", True, STALE_SECONDS)
+    lock = f"{key}:computing"
+    computing = cache.add(lock, True, STALE_SECONDS)
     if not computing and found is not _MISSING:
         _, versions, result = found
         board_version_module.note_rankings([*versions, _STALE])
@@ -190,7 +191,7 @@ def ranking_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
         _keep(key, kept)
     finally:
         if computing:
-            cache.delete(f"{key}:computing")
+            cache.delete(lock)
     # Computed inside another ranking-scoped read: that one depends on what this one read.
     board_version_module.note_rankings(versions)
     return result

@@ -429,8 +429,10 @@ _RANKING_FIELDS = (
     "spec_label",
     *verdicts.KEPT_OFF_FLAGS,
 )
-_STANDING = slice(5, 8)
-_KEPT_OFF = slice(9, 9 + len(verdicts.KEPT_OFF_FLAGS))
+# Where a row's standing, spec label and kept-off flags are among those values.
+_STANDING = slice(_RANKING_FIELDS.index("rank"), _RANKING_FIELDS.index("like_above") + 1)
+_SPEC_LABEL = _RANKING_FIELDS.index("spec_label")
+_KEPT_OFF = slice(_SPEC_LABEL + 1, _SPEC_LABEL + 1 + len(verdicts.KEPT_OFF_FLAGS))
 # What its summaries count of the rows of a target (`ranking_summaries`).
 _SUMMARY_FIELDS = (
     "pk",
@@ -453,7 +455,9 @@ def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
         LeaderboardEntry.objects.filter(ranking_key=ranking_key).values_list(*_RANKING_FIELDS)
     )
     competing = [
-        row for row in rows if verdicts.competes_as(kept_off=row[_KEPT_OFF], spec_label=row[8])
+        row
+        for row in rows
+        if verdicts.competes_as(kept_off=row[_KEPT_OFF], spec_label=row[_SPEC_LABEL])
     ]
     found = verdicts.standing_columns(
         ids=[row[0] for row in competing],

@@ -102,13 +102,13 @@ def welch_p(first: Sample | None, second: Sample | None) -> float | None:
 @dataclass(frozen=True)
 class SampleColumns:
     """Many samples as columns (`summary_sample`'s rule applied to each): means, standard
-    deviations and sizes as floats, whether each is a sample at all and whether it has spread.
-    A ranking's 5,000 rows are decided together this way when a run is recorded."""
+    deviations and sizes as floats, and whether each is a sample with spread (the only ones
+    Welch's test asks). A ranking's 5,000 rows are decided together this way when a run is
+    recorded."""
 
     mean: np.ndarray
     stdev: np.ndarray
     n: np.ndarray
-    present: np.ndarray
     spread: np.ndarray
 
     @classmethod
@@ -120,7 +120,7 @@ class SampleColumns:
         with np.errstate(invalid="ignore"):
             present = np.isfinite(mean) & np.isfinite(n) & (n > 0) & (n == np.floor(n))
             spread = present & (n >= 2) & np.isfinite(stdev) & (stdev >= 0)
-        return cls(mean=mean, stdev=stdev, n=n, present=present, spread=spread)
+        return cls(mean=mean, stdev=stdev, n=n, spread=spread)
 
     @classmethod
     def of_samples(cls, samples: Sequence[Sample | None]) -> SampleColumns:
@@ -132,9 +132,7 @@ class SampleColumns:
 
     def take(self, indices: np.ndarray) -> SampleColumns:
         return SampleColumns(
-            *(column[indices] for column in (self.mean, self.stdev, self.n)),
-            present=self.present[indices],
-            spread=self.spread[indices],
+            *(column[indices] for column in (self.mean, self.stdev, self.n, self.spread))
         )
 
 
@@ -160,10 +158,6 @@ def welch_ps(pairs: Sequence[tuple[Sample | None, Sample | None]]) -> list[float
     for index, (first, second) in enumerate(pairs):
         if first is None or second is None or not (first.has_spread and second.has_spread):
             continue
-        assert first.stdev is not None and second.stdev is not None
-        if first.stdev == 0 and second.stdev == 0:
-            found[index] = 1.0 if first.mean == second.mean else 0.0
-            continue
         asked.append(index)
         columns.append((first.mean, first.stdev, first.n, second.mean, second.stdev, second.n))
     if asked:
@@ -176,11 +170,8 @@ def welch_ps(pairs: Sequence[tuple[Sample | None, Sample | None]]) -> list[float
 def welch_p_columns(first: SampleColumns, second: SampleColumns) -> np.ndarray:
     """Welch's two-sided p of each pair of samples (first[i], second[i]); NaN where the test
     cannot be asked (either side lacks spread)."""
-    asked = first.spread & second.spread
-    p = np.full(len(asked), np.nan)
-    flat = asked & (first.stdev == 0) & (second.stdev == 0)
-    p[flat] = np.where(first.mean[flat] == second.mean[flat], 1.0, 0.0)
-    tested = np.flatnonzero(asked & ~flat)
+    p = np.full(len(first.spread), np.nan)
+    tested = np.flatnonzero(first.spread & second.spread)
     if len(tested):
         p[tested] = _welch_p(
             *(side[tested] for side in (first.mean, first.stdev, first.n)),
@@ -199,7 +190,8 @@ def _welch_p(
 ) -> np.ndarray:
     """Welch's t and its Welch-Satterthwaite degrees of freedom, as
     scipy.stats.ttest_ind_from_stats(..., equal_var=False) computes them, without its per-call
-    overhead: the two-sided p of each pair (1.0 where it is not a finite number)."""
+    overhead: the two-sided p of each pair with spread on both sides (1.0 where it is not a
+    finite number). Two samples without any spread are alike only when their means are equal."""
     share = stdev**2 / n
     other_share = other_stdev**2 / other_n
     spread = share + other_share
@@ -207,7 +199,9 @@ def _welch_p(
         df = spread**2 / (share**2 / (n - 1) + other_share**2 / (other_n - 1))
         t = (mean - other_mean) / np.sqrt(spread)
         p = 2 * scipy_special.stdtr(df, -np.abs(t))
-    return np.where(np.isfinite(p), p, 1.0)
+    p = np.where(np.isfinite(p), p, 1.0)
+    flat = (stdev == 0) & (other_stdev == 0)
+    return np.where(flat, np.where(mean == other_mean, 1.0, 0.0), p)
 
 
 def indistinguishable(first: Sample | None, second: Sample | None) -> bool | None:
