@@ -460,6 +460,9 @@ SPECBOARD_BOARD_VERSION_SECONDS = env_float("SPECBOARD_BOARD_VERSION_SECONDS", 1
 # How long a web process trusts the hardware kinds and model files a submission last read: an
 # edit made by another process (or the admin) is seen by new submissions within this time.
 SPECBOARD_REGISTRY_SECONDS = env_float("SPECBOARD_REGISTRY_SECONDS", 1.0)
+# How long a web process trusts what a queued job's estimated start rests on (its hardware's
+# typical job duration and running jobs): the place in the queue is always counted afresh.
+SPECBOARD_QUEUE_ESTIMATE_SECONDS = env_float("SPECBOARD_QUEUE_ESTIMATE_SECONDS", 1.0)
 
 # How long the hosts page waits for live workers to answer the broker's question (the page
 # caches their answer): every worker answers within it, or counts as not answering.

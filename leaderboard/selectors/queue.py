@@ -8,14 +8,21 @@ running job frees its worker after its own time left (the linear estimate of its
 the median less what it has run), each job ahead then holds the first free worker for the
 median; with nothing running, one worker is assumed. Without any measured duration the start is
 unknown (None). A job that is not queued has neither a position nor an estimate.
+
+A job's place is counted for every request; what its estimate rests on (the hardware's typical
+duration and its running jobs) is the same for every job of that hardware, and each process
+keeps it for SPECBOARD_QUEUE_ESTIMATE_SECONDS: a burst of submissions reads it once a second,
+not twice a submission.
 """
 
 from __future__ import annotations
 
 import heapq
 import statistics
+import time
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
@@ -72,14 +79,26 @@ def progress_fraction(progress: object) -> tuple[float | None, float | None]:
     return fraction, elapsed / done * (total - done)
 
 
+def running_jobs(*, hardware_id: int) -> list[tuple[datetime | None, object]]:
+    """The start and last progress event of each job running on a hardware kind."""
+    running = Job.objects.filter(hardware_id=hardware_id, status=Job.Status.RUNNING)
+    return list(running.values_list("started_at", "progress"))
+
+
 def running_remaining_seconds(
-    *, hardware_id: int, typical_s: float | None, now: datetime
+    *,
+    hardware_id: int,
+    typical_s: float | None,
+    now: datetime,
+    running: list[tuple[datetime | None, object]] | None = None,
 ) -> list[float | None]:
     """Each running job's time left on a hardware kind: its progress's linear estimate, else the
-    typical duration less what it has run (never below zero); None where neither is known."""
+    typical duration less what it has run (never below zero); None where neither is known.
+    `running` is the hardware's `running_jobs` when already read."""
     remaining: list[float | None] = []
-    running = Job.objects.filter(hardware_id=hardware_id, status=Job.Status.RUNNING)
-    for started_at, progress in running.values_list("started_at", "progress"):
+    if running is None:
+        running = running_jobs(hardware_id=hardware_id)
+    for started_at, progress in running:
         _, left = progress_fraction(progress)
         if left is None and typical_s is not None:
             ran = (now - started_at).total_seconds() if started_at else 0.0
@@ -101,6 +120,26 @@ def estimated_wait_seconds(
     return free_at[0]
 
 
+# Per hardware kind, as this process read it: (monotonic seconds when read, typical duration,
+# running jobs' starts and progress). Only the estimate rests on it, never the position.
+_estimate_inputs: dict[int, tuple[float, float | None, list[tuple[datetime | None, object]]]] = {}
+
+
+def estimate_inputs(
+    *, hardware_id: int
+) -> tuple[float | None, list[tuple[datetime | None, object]]]:
+    """A hardware kind's typical job duration and running jobs, read at most once per
+    SPECBOARD_QUEUE_ESTIMATE_SECONDS by this process."""
+    kept = _estimate_inputs.get(hardware_id)
+    if kept is not None and time.monotonic() - kept[0] < settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS:
+        return kept[1], kept[2]
+    typical = median_job_seconds(hardware_id=hardware_id)
+    running = running_jobs(hardware_id=hardware_id)
+    if settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS > 0:
+        _estimate_inputs[hardware_id] = (time.monotonic(), typical, running)
+    return typical, running
+
+
 def queue_standing(*, job: Job, now: datetime | None = None) -> dict:
     """A job's place in its hardware's queue: position (1 is next), jobs ahead, the typical job
     duration it rests on, the estimated wait and start; all None unless the job is queued."""
@@ -116,11 +155,11 @@ def queue_standing(*, job: Job, now: datetime | None = None) -> dict:
         return standing
     now = now or timezone.now()
     ahead = jobs_ahead(job=job)
-    typical = median_job_seconds(hardware_id=job.hardware_id)
+    typical, running = estimate_inputs(hardware_id=job.hardware_id)
     wait = estimated_wait_seconds(
         ahead=ahead,
         running_left=running_remaining_seconds(
-            hardware_id=job.hardware_id, typical_s=typical, now=now
+            hardware_id=job.hardware_id, typical_s=typical, now=now, running=running
         ),
         typical_s=typical,
     )

@@ -18,6 +18,7 @@ from typing import Any
 from leaderboard.verdicts.statistics import (
     Interval,
     indistinguishable,
+    indistinguishable_pairs,
     ratios_indistinguishable,
     summary_sample,
 )
@@ -171,8 +172,10 @@ def fitting_answers(entries: Iterable[Any]) -> list[FitAnswer]:
         rows.sort(key=lambda e: (e.noisy, -e.tokens_per_second, e.pk))
         best = rows[0]
         tied, others = [], []
-        for row in rows[1:]:
-            same = indistinguishable(config_sample(row), config_sample(best))
+        # The ranking's rows against its best, Welch's test computed for all of them at once.
+        best_sample = config_sample(best)
+        alike = indistinguishable_pairs([(config_sample(row), best_sample) for row in rows[1:]])
+        for row, same in zip(rows[1:], alike, strict=True):
             (tied if same else others).append(row)
         baseline = next((row for row in rows if not row.config.is_speculative), None)
         answers.append(

@@ -58,6 +58,8 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
     # Tests edit a hardware kind or a model and submit at once: the rows a submission read are
     # kept only where a test asks (tests/leaderboard/api/test_api_submissions.py).
     settings.SPECBOARD_REGISTRY_SECONDS = 0
+    # The same for what a queued job's estimate rests on (tests/leaderboard/selectors/test_queue.py).
+    settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 0
 
 
 @pytest.fixture

@@ -157,3 +157,31 @@ def test_jobs_with_null_or_backwards_timestamps_never_break_the_estimate(first_j
     standing = selectors.queue_standing(job=first_job)
     assert standing["queue_position"] == 1
     assert standing["typical_job_seconds"] is None and standing["estimated_start"] is None
+
+
+def test_the_estimate_rests_on_inputs_read_once_a_window_the_place_is_counted_every_time(
+    first_job, job_factory, settings, monkeypatch, django_assert_num_queries
+):
+    # A burst of submissions reads its hardware's typical duration and running jobs once per
+    # SPECBOARD_QUEUE_ESTIMATE_SECONDS; each job's place is counted with its own query.
+    from leaderboard.selectors import queue
+
+    settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 5
+    clock = [1000.0]
+    monkeypatch.setattr(queue.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(queue, "_estimate_inputs", {})
+    job_factory("succeeded", minute=1, started=0, took=600)
+    second = job_factory("queued", minute=200)
+
+    assert selectors.queue_standing(job=first_job)["typical_job_seconds"] == pytest.approx(600.0)
+    job_factory("succeeded", minute=2, started=0, took=1200)  # the median becomes 900 s
+    third = job_factory("queued", minute=201)
+    with django_assert_num_queries(1):
+        standing = selectors.queue_standing(job=third)
+    assert standing["queue_position"] == 3  # counted now: the jobs queued since are ahead
+    assert standing["typical_job_seconds"] == pytest.approx(600.0)  # as read within the window
+
+    clock[0] += 5
+    standing = selectors.queue_standing(job=second)
+    assert standing["queue_position"] == 2
+    assert standing["typical_job_seconds"] == pytest.approx(900.0)  # read again after it
