@@ -13,7 +13,7 @@ per GPU and target is `selectors.glance`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from django.core.paginator import Paginator
 from django.db.models import (
@@ -44,6 +44,7 @@ from leaderboard.models import (
 from leaderboard.selectors.cache import board_cached, model_state
 from leaderboard.selectors.definitions import (
     LEGEND,
+    baseline_run_id,
     row_definitions,
     row_evidence,
 )
@@ -249,13 +250,69 @@ def is_stale(release: str, newest: int | None) -> bool:
     return newest is not None and number is not None and number < newest
 
 
+class _PageEvidence:
+    """The evidence and definitions of a page's rows (`row_evidence`, `row_definitions`), read
+    when first looked at: for the rows named (`read_evidence`), else for every row of the page
+    not read yet, in one go. A board that keeps its rendered rows renders few of them after a
+    change, and reads the evidence of those alone."""
+
+    def __init__(self, entries: list[LeaderboardEntry]) -> None:
+        self.entries = entries
+        self.read: dict[int, tuple[dict, dict]] = {}
+
+    def fetch(self, entries: Sequence[LeaderboardEntry] | None = None) -> None:
+        todo = [e for e in (self.entries if entries is None else entries) if e.pk not in self.read]
+        if todo:
+            found = row_evidence(entries=todo)
+            for entry in todo:
+                self.read[entry.pk] = (found[entry.pk], row_definitions(entry, found[entry.pk]))
+
+    def part(self, entry: LeaderboardEntry, index: int) -> dict:
+        if entry.pk not in self.read:
+            self.fetch()
+        return self.read[entry.pk][index]
+
+
+class RowEvidence(Mapping):
+    """A row's evidence (or its numbers' definitions), as a mapping read on first use."""
+
+    def __init__(self, page: _PageEvidence, entry: LeaderboardEntry, index: int) -> None:
+        self.page, self.entry, self.index = page, entry, index
+
+    def _value(self) -> dict:
+        return self.page.part(self.entry, self.index)
+
+    def __getitem__(self, key: str) -> object:
+        return self._value()[key]
+
+    def __iter__(self):
+        return iter(self._value())
+
+    def __len__(self) -> int:
+        return len(self._value())
+
+    def __repr__(self) -> str:
+        return repr(self._value())
+
+
+def read_evidence(rows: Sequence[dict]) -> None:
+    """Read the evidence of these rows of `leaderboard_rows` pages (and only theirs) at once."""
+    pages: dict[int, tuple[_PageEvidence, list[LeaderboardEntry]]] = {}
+    for row in rows:
+        evidence = row.get("evidence")
+        if isinstance(evidence, RowEvidence):
+            pages.setdefault(id(evidence.page), (evidence.page, []))[1].append(row["entry"])
+    for page, entries in pages.values():
+        page.fetch(entries)
+
+
 def leaderboard_rows(
     *, entries: list[LeaderboardEntry], ranks: dict[int, PageRank], newest: int | None
 ) -> list[dict]:
     """The rows a page shows: each entry with its rank in its ranking and the tie labels, the
     ranking's heading where a new ranking starts on the page, staleness, and what each of its
-    numbers means."""
-    evidence = row_evidence(entries=entries)
+    numbers means with its evidence (read when first looked at: `RowEvidence`)."""
+    evidence = _PageEvidence(entries)
     rows = []
     previous = None
     for entry in entries:
@@ -271,8 +328,8 @@ def leaderboard_rows(
                 "heading": entry.ranking_label if entry.ranking_key != previous else "",
                 "unranked": _unranked_reason(entry),
                 "stale": is_stale(entry.engine_release, newest),
-                "evidence": evidence[entry.pk],
-                "definitions": row_definitions(entry, evidence[entry.pk]),
+                "evidence": RowEvidence(evidence, entry, 0),
+                "definitions": RowEvidence(evidence, entry, 1),
                 "legend": LEGEND,
             }
         )
@@ -287,9 +344,14 @@ STANDING_FIELDS = ("rank", "like_leader", "like_above")
 
 def entry_signature(entry: LeaderboardEntry, *, standing: bool = True) -> tuple:
     """What a row's shown figures are made of: its values (its baseline row's id among them),
-    its config's and hardware's, and its evidence where fetched; the key under which its
-    rendering is kept (`selectors.cache.content_cached`). Without `standing`, its place in its
-    ranking (STANDING_FIELDS) is left out, for a rendering that sets those apart."""
+    its config's and hardware's, and the batches its evidence is read from; the key under which
+    its rendering is kept (`selectors.cache.content_cached`). Without `standing`, its place in
+    its ranking (STANDING_FIELDS) is left out, for a rendering that sets those apart.
+
+    The evidence itself (`row_evidence`: draft counts, the baseline batch's tok/s, energy, depth
+    points) is not read for the signature: it is derived from the row's best and baseline
+    batches alone, whose measured figures and stored result never change once recorded, so the
+    batches' ids stand for it and a page fetches evidence only for the rows it renders again."""
     state = model_state(entry)
     if not standing and state is not None:
         state = tuple(item for item in state if item[0] not in STANDING_FIELDS)
@@ -297,7 +359,7 @@ def entry_signature(entry: LeaderboardEntry, *, standing: bool = True) -> tuple:
         state,
         model_state(entry.config),
         model_state(entry.hardware),
-        repr(getattr(entry, "evidence", None)),
+        (entry.best_run_id, baseline_run_id(entry)),
     )
 
 

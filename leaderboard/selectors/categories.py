@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry
+from leaderboard.selectors.definitions import baseline_run_id
 from leaderboard.selectors.protocols import (
     CATEGORIES,
-    _baseline_run_id,
     _mapping,
     _number,
     _points,
@@ -105,14 +105,14 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
     """A categories config's row: per-category figures and the chart's lists; None otherwise."""
     if entry is None or entry.config.protocol != CATEGORIES:
         return None
-    stored = _stored([entry.best_run_id, _baseline_run_id(entry)])
+    stored = _stored([entry.best_run_id, baseline_run_id(entry)])
     own = stored.get(entry.best_run_id)
     reference = _reference_points(entry, stored) if entry.config.is_speculative else []
     paired = _mapping(own).get("baseline")
     baseline_requests = (
         _mapping(paired).get("requests")
         if paired
-        else _mapping(stored.get(_baseline_run_id(entry))).get("requests")
+        else _mapping(stored.get(baseline_run_id(entry))).get("requests")
     )
     rows = category_rows(
         _points(own),
@@ -171,7 +171,7 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
         for e in _protocol_entries(CATEGORIES, target_name, hardware_slug)
         if e.config.is_speculative
     ]
-    stored = _stored([e.best_run_id for e in entries] + [_baseline_run_id(e) for e in entries])
+    stored = _stored([e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries])
     rows, categories = [], []
     for entry in entries:
         figures = category_rows(

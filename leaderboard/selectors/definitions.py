@@ -205,7 +205,7 @@ def _run_points(run_ids: Iterable[int]) -> dict[int, tuple[list[dict], list[dict
     return {pk: (depth_points(points), depth_points(paired)) for pk, points, paired in rows}
 
 
-def _baseline_run_id(entry: LeaderboardEntry) -> int | None:
+def baseline_run_id(entry: LeaderboardEntry) -> int | None:
     """The baseline batch a row's speedup is measured against (its paired row's best batch on
     rows recorded before the pairing kept its batch)."""
     if entry.baseline_run_id:
@@ -221,7 +221,7 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     batches' results for their energy and derived roofline (``selectors.energy``), then the
     depth points of the depth rows' best batches and of their baseline batches.
     """
-    wanted = {entry.best_run_id for entry in entries} | {_baseline_run_id(e) for e in entries}
+    wanted = {entry.best_run_id for entry in entries} | {baseline_run_id(e) for e in entries}
     counts = {
         row["pk"]: row
         for row in Run.objects.filter(pk__in=wanted - {None}).values(
@@ -238,14 +238,14 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     across = [entry for entry in entries if entry.best_run_id and is_across_depths(entry.config)]
     across_ids = {entry.pk for entry in across}
     points = (
-        _run_points([e.best_run_id for e in across] + [_baseline_run_id(e) for e in across])
+        _run_points([e.best_run_id for e in across] + [baseline_run_id(e) for e in across])
         if across
         else {}
     )
     evidence = {}
     for entry in entries:
         count = counts.get(entry.best_run_id, {})
-        baseline = counts.get(_baseline_run_id(entry), {})
+        baseline = counts.get(baseline_run_id(entry), {})
         item = {
             "draft_tokens": count.get("draft_tokens"),
             "draft_accepted": count.get("draft_accepted"),
@@ -261,7 +261,7 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
         if entry.pk in across_ids:
             own, paired = points.get(entry.best_run_id, ([], []))
             # The runner's own baseline (the same invocation) first, else the baseline batch's.
-            reference = paired or points.get(_baseline_run_id(entry), ([], []))[0]
+            reference = paired or points.get(baseline_run_id(entry), ([], []))[0]
             item["depths"] = depth_rows(own, reference)
             item["speedup_across_depths"] = combined_speedup([d["speedup"] for d in item["depths"]])
         evidence[entry.pk] = item

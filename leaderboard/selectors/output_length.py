@@ -7,7 +7,8 @@ Stored results are read defensively by the helpers in `selectors.protocols`.
 from __future__ import annotations
 
 from leaderboard.models import LeaderboardEntry
-from leaderboard.selectors.protocols import _baseline_run_id, _reference_points, _stored
+from leaderboard.selectors.definitions import baseline_run_id
+from leaderboard.selectors.protocols import _reference_points, _stored
 from leaderboard.verdicts.output_length import length_verdicts
 from leaderboard.verdicts.workloads import OUTPUT_LENGTH
 
@@ -55,7 +56,7 @@ def output_length_view(*, entry: LeaderboardEntry | None) -> dict | None:
     the chart's data; None for a row of another protocol or one without output-length points."""
     if entry is None or entry.config.protocol != OUTPUT_LENGTH:
         return None
-    stored = _stored([entry.best_run_id, _baseline_run_id(entry)])
+    stored = _stored([entry.best_run_id, baseline_run_id(entry)])
     own = stored.get(entry.best_run_id)
     points = own.get("points") if isinstance(own, dict) else None
     reference = _reference_points(entry, stored) if entry.config.is_speculative else []

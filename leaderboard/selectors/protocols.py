@@ -27,6 +27,7 @@ from django.db.models import Count
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.selectors.definitions import baseline_run_id
 from leaderboard.selectors.serving import latency_by_level
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
@@ -72,12 +73,6 @@ def _paired_points(raw_result: object) -> list:
     return _points(_mapping(raw_result).get("baseline"))
 
 
-def _baseline_run_id(entry: LeaderboardEntry) -> int | None:
-    if entry.baseline_run_id:
-        return entry.baseline_run_id
-    return entry.baseline_entry.best_run_id if entry.baseline_entry_id else None
-
-
 def _stored(run_ids: Iterable[int | None]) -> dict[int, dict]:
     """The stored results of some runs, in one query: {run id: raw_result}."""
     wanted = {pk for pk in run_ids if pk is not None}
@@ -90,7 +85,7 @@ def _reference_points(entry: LeaderboardEntry, stored: dict[int, dict]) -> list:
     """The paired baseline's points for a row: the runner's own baseline (the same invocation)
     where the result kept it, else the baseline batch the row's speedup is measured against."""
     own = stored.get(entry.best_run_id)
-    return _paired_points(own) or _points(stored.get(_baseline_run_id(entry)))
+    return _paired_points(own) or _points(stored.get(baseline_run_id(entry)))
 
 
 def _flags(entry: LeaderboardEntry) -> list[str]:
@@ -241,7 +236,7 @@ def concurrency_view(
     crossover; None for a row of another protocol or one without concurrency points."""
     if entry is None or entry.config.protocol != CONCURRENCY:
         return None
-    baseline_id = _baseline_run_id(entry)
+    baseline_id = baseline_run_id(entry)
     stored = _stored([entry.best_run_id, baseline_id])
     line = _concurrency_line(entry, stored, tpot_ms_objective)
     if not line["rows"]:
@@ -336,7 +331,7 @@ def concurrency_series(
     and the configs ranked at one level (`level`, else the lowest), within their ranking, by
     aggregate tok/s over rounds, ties by Welch (`verdicts.standings`), baselines apart."""
     entries = _protocol_entries(CONCURRENCY, target_name, hardware_slug)
-    stored = _stored([e.best_run_id for e in entries] + [_baseline_run_id(e) for e in entries])
+    stored = _stored([e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries])
     lines = [
         line
         for line in (_concurrency_line(e, stored, tpot_ms_objective) for e in entries)

@@ -17,7 +17,7 @@ from django import template
 from django.template.loader import get_template, render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboard.selectors.board import STANDING_FIELDS, entry_signature
+from leaderboard.selectors.board import STANDING_FIELDS, entry_signature, read_evidence
 from leaderboard.selectors.cache import content_cached, model_state
 
 register = template.Library()
@@ -67,7 +67,8 @@ def _signature(item: tuple[dict, bool], no_headings: bool) -> tuple:
     others = tuple(
         (key, value)
         for key, value in sorted(row.items())
-        if key not in ("entry", "baseline", "legend", *STANDING_KEYS)
+        # The evidence and definitions are the row's batches' (entry_signature names them).
+        if key not in ("entry", "baseline", "legend", "evidence", "definitions", *STANDING_KEYS)
     )
     return (
         _templates_digest(),
@@ -85,6 +86,7 @@ def board_rows(rows: list[dict], no_headings: bool = False) -> SafeString:
     items = [(row, index == 0) for index, row in enumerate(rows)]
 
     def render(todo: list[tuple[dict, bool]]) -> list[str]:
+        read_evidence([row for row, _ in todo])
         context = {"no_headings": no_headings, "standing": MARKERS}
         return [render_to_string(ROW_TEMPLATE, context | {"row": r, "first": f}) for r, f in todo]
 

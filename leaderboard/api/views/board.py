@@ -16,6 +16,7 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,7 +24,7 @@ from rest_framework.views import APIView
 from leaderboard import exports, selectors
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
-from leaderboard.api.renderers import FiniteJSONRenderer
+from leaderboard.api.renderers import finite
 from leaderboard.query import whole_number
 
 EXPORT_ROW_LIMIT = 10_000
@@ -91,21 +92,24 @@ class LeaderboardList(generics.ListAPIView):
         # fill the cache (the Redis that is also the broker). A bad query is a 400, never cached.
         def render() -> bytes:
             page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-            entries = s.with_evidence(list(page or []))
+            entries = list(page or [])
             # Each row's representation is kept by what it is made of but its place in its
             # ranking, which is set on it afterwards: after a run is recorded, only the rows
-            # that changed are serialized again, not every row whose rank it moved.
+            # that changed are serialized again (their evidence fetched for them alone), not
+            # every row whose rank it moved. A row is kept with its numbers made finite (NaN
+            # and infinities as null, `renderers.finite`), so the page around the kept rows
+            # (their places, the count and links: whole numbers and words) is encoded as is.
             rows = selectors.content_cached(
-                "api-board-row",
+                "api-board-row:finite",
                 entries,
                 functools.partial(selectors.entry_signature, standing=False),
-                lambda todo: list(s.LeaderboardEntrySerializer(todo, many=True).data),
+                lambda todo: finite(list(s.LeaderboardEntrySerializer(todo, many=True).data)),
             )
             rows = [
                 row | {name: getattr(entry, name) for name in selectors.STANDING_FIELDS}
                 for row, entry in zip(rows, entries, strict=True)
             ]
-            return FiniteJSONRenderer().render(self.get_paginated_response(rows).data)
+            return JSONRenderer().render(self.get_paginated_response(rows).data)
 
         key = self._cache_key(request)
         request.board_query = key

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -399,6 +400,14 @@ def test_a_row_whose_rank_a_recorded_run_moves_shows_it_without_being_serialized
         return original(self, entry)
 
     monkeypatch.setattr(api_serializers.LeaderboardEntrySerializer, "to_representation", counted)
+    evidence_read = []
+    row_evidence = selectors.row_evidence
+
+    def evidence_counted(*, entries):
+        evidence_read.extend(entry.pk for entry in entries)
+        return row_evidence(entries=entries)
+
+    monkeypatch.setattr(api_serializers.board.selectors, "row_evidence", evidence_counted)
 
     # The second row is measured faster: it passes the first, whose rank alone changes.
     LeaderboardEntry.objects.filter(pk=second.pk).update(tokens_per_second=130.0)
@@ -407,6 +416,34 @@ def test_a_row_whose_rank_a_recorded_run_moves_shows_it_without_being_serialized
     listed = client.get("/api/v1/leaderboard").json()["results"]
     assert [(row["label"], row["rank"]) for row in listed] == [("second row", 1), ("first row", 2)]
     assert serialized == [second.pk]
+    # The evidence behind the numbers is read for the row serialized again, not for the page.
+    assert evidence_read == [second.pk]
+
+
+def test_rows_kept_across_recorded_runs_equal_the_rows_computed_afresh(
+    client, user, hardware, models, make_result
+):
+    # Measured configs (draft counts, a paired baseline batch, energy): after more runs are
+    # recorded, the page built from kept rows is the page computed with nothing kept.
+    from tests.support.measured_configs import measure_three_ways
+
+    from leaderboard.views.board import forget_anonymous_pages
+
+    measure_three_ways(user, hardware, models, make_result)
+    client.get("/api/v1/leaderboard")
+    client.get("/")
+    measure(user, hardware, make_result, 2, [90.0, 91.0])  # now clearly faster than n_max 4's
+    measure(user, hardware, make_result, 6, [70.0, 72.0])  # a row of its own
+    kept = client.get("/api/v1/leaderboard").json()
+    kept_page = client.get("/").content.decode()
+    cache.clear()
+    forget_anonymous_pages()
+    fresh = client.get("/api/v1/leaderboard").json()
+    assert kept == fresh and len(fresh["results"]) >= 4
+    assert kept_page == client.get("/").content.decode()
+    assert re.search(r"\d of \d[\d,]* drafted", kept_page)  # counts from the batches
+    assert any(row["acceptance_draft_tokens"] for row in fresh["results"])
+    assert any(row["baseline_tokens_per_second"] for row in fresh["results"])
 
 
 def test_a_board_row_whose_rank_a_recorded_run_moves_shows_it_without_being_rendered_again(
@@ -430,6 +467,16 @@ def test_a_board_row_whose_rank_a_recorded_run_moves_shows_it_without_being_rend
         return original(name, context, *args, **kwargs)
 
     monkeypatch.setattr(board_rows, "render_to_string", counted)
+    from leaderboard.selectors import board as board_selectors
+
+    evidence_read = []
+    row_evidence = board_selectors.row_evidence
+
+    def evidence_counted(*, entries):
+        evidence_read.extend(entry.pk for entry in entries)
+        return row_evidence(entries=entries)
+
+    monkeypatch.setattr(board_selectors, "row_evidence", evidence_counted)
 
     # The third row is measured faster: it passes the second, whose rank alone changes.
     LeaderboardEntry.objects.filter(pk=third.pk).update(tokens_per_second=130.0)
@@ -438,6 +485,7 @@ def test_a_board_row_whose_rank_a_recorded_run_moves_shows_it_without_being_rend
     page = client.get("/").content.decode()
     assert ranked_labels(page) == ["leader", "third row", "second row"]
     assert rendered == [third.pk]
+    assert evidence_read == [third.pk]  # the evidence of the row rendered again, not the page's
     ranking = re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S).group(1)
     cells = re.findall(r'<td class="rank">(\d+)', ranking)
     assert cells == ["1", "2", "3"] and "\x00" not in page
