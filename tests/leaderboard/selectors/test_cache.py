@@ -425,9 +425,8 @@ def test_rows_kept_across_recorded_runs_equal_the_rows_computed_afresh(
 ):
     # Measured configs (draft counts, a paired baseline batch, energy): after more runs are
     # recorded, the page built from kept rows is the page computed with nothing kept.
-    from tests.support.measured_configs import measure_three_ways
-
     from leaderboard.views.board import forget_anonymous_pages
+    from tests.support.measured_configs import measure_three_ways
 
     measure_three_ways(user, hardware, models, make_result)
     client.get("/api/v1/leaderboard")
