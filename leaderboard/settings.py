@@ -344,7 +344,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHE_URL = env_str("CACHE_URL")
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    # Django's Redis backend, with one client per connection pool (leaderboard.cache_backend).
+    "default": {"BACKEND": "leaderboard.cache_backend.RedisCache", "LOCATION": CACHE_URL}
     if CACHE_URL
     # One process's own cache: room for the pages and the rows rendered for them (a board row
     # is kept by its content: selectors.cache.content_cached), not Django's default of 300.

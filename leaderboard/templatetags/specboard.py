@@ -2,9 +2,10 @@
 
 import json
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from django import template
-from django.utils.html import format_html_join
+from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
 from leaderboard.models import Run
@@ -95,15 +96,19 @@ def _memory_at(data: object, *path: str) -> int | None:
 @register.simple_tag
 def select_options(choices: Iterable[tuple[object, object]], selected: object) -> SafeString:
     """A select's options, (value, text) each, the one whose value is `selected` marked: built
-    here, not by a template loop (a page offers hundreds of targets and GPUs)."""
-    chosen = str(selected)
-    return format_html_join(
-        "",
-        '<option value="{}"{}>{}</option>',
-        (
-            (value, mark_safe(" selected") if str(value) == chosen else "", text)
-            for value, text in choices
-        ),
+    here, not by a template loop (a page offers hundreds of targets and GPUs), and the options
+    of the same choices kept once built (the board's filters offer the same lists to every
+    page until its rows change)."""
+    html = _options_html(tuple((value, text) for value, text in choices))
+    opening = f'<option value="{conditional_escape(str(selected))}">'
+    return mark_safe(html.replace(opening, opening[:-1] + " selected>"))
+
+
+@lru_cache(maxsize=64)
+def _options_html(choices: tuple[tuple[object, object], ...]) -> str:
+    return "".join(
+        f'<option value="{conditional_escape(value)}">{conditional_escape(text)}</option>'
+        for value, text in choices
     )
 
 

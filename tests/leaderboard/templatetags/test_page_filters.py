@@ -83,3 +83,22 @@ def test_select_options_escape_their_text_and_mark_the_chosen_value():
         '<option value="gpu-2" selected>GPU 2</option>'
     )
     assert "selected" not in select_options([("gpu-2", "GPU 2")], "")
+
+
+def test_select_options_kept_once_built_mark_the_choice_of_each_page_as_built_afresh():
+    # The options of a list are built once and the chosen one marked per call: the same HTML as
+    # each option formatted on its own, whatever the values hold.
+    from django.utils.html import format_html_join
+    from django.utils.safestring import mark_safe
+
+    choices = [("a<b", 'GPU "A" & co'), (7, "seven"), ("x'y", "<i>"), ("", "none"), (7, "again")]
+    for selected in ("a<b", 7, "7", "x'y", "", "missing", "<option"):
+        expected = format_html_join(
+            "",
+            '<option value="{}"{}>{}</option>',
+            (
+                (value, mark_safe(" selected") if str(value) == str(selected) else "", text)
+                for value, text in choices
+            ),
+        )
+        assert select_options(choices, selected) == expected
