@@ -427,7 +427,20 @@ def best_config_for(
     entries = entries.annotate(memory_kind=F("best_run__memory_kind"))
     if hardware is not None:
         entries = entries.filter(hardware=hardware)
+    # Up to 500 rows: only the columns the answers and the page read (a row has 57, its config
+    # a canonical JSON document), every hardware column for the kind's label.
+    entries = entries.only(*BEST_ENTRY_FIELDS, *(f"config__{name}" for name in BEST_CONFIG_FIELDS))
     return verdicts.fitting_answers(entries.order_by("-tokens_per_second", "id")[:500])
+
+
+# What `best_config_for`'s answers read of a row (verdicts.fitting_answers and best.html) and of
+# its config; tests/leaderboard/views/test_answer_pages.py counts the page's queries.
+BEST_ENTRY_FIELDS = (
+    "config", "hardware", "ranking_key", "ranking_label", "workload_label", "noisy",
+    "tokens_per_second", "speedup", "config_mean", "config_stdev", "config_n",
+    "config_ci95_low", "config_ci95_high", "interval_basis", "peak_memory_bytes",
+)  # fmt: skip
+BEST_CONFIG_FIELDS = ("key", "label", "spec_label")
 
 
 def leaderboard_from_runs(*, limit: int = 50) -> list[dict]:

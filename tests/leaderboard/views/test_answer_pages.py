@@ -103,6 +103,38 @@ def test_best_answers_per_ranking_and_never_sets_a_slow_config_beside_a_fast_one
     assert 'class="ranking-heading"' in repeated and 'class="ranking-heading"' in default
 
 
+def test_best_reads_its_rows_in_the_same_queries_however_many_answer(
+    client, demo_board, user, hardware, make_result
+):
+    # The page reads only some columns of its rows (selectors.board.BEST_ENTRY_FIELDS): one it
+    # did not read would cost a query per row shown.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def rows_read() -> int:
+        client.get("/best/", {"target": TARGET, "memory_gb": "10"})
+        services.raise_board_version()  # the next request computes the answers again
+        with CaptureQueriesContext(connection) as captured:
+            page = client.get("/best/", {"target": TARGET, "memory_gb": "10"})
+        assert page.status_code == 200
+        return sum('"leaderboard_leaderboardentry"' in q["sql"] for q in captured.captured_queries)
+
+    assert rows_read() == 1
+    added = [
+        measured(
+            user,
+            hardware,
+            make_result,
+            quick_config("ngram-simple", n_max, prompt=REPEATED),
+            decode,
+        ).config
+        for n_max, decode in ((3, [60.0, 66.0, 72.0]), (5, [58.0, 61.0, 64.0]), (6, [30.0, 31.0]))
+    ]
+    page = text(client.get("/best/", {"target": TARGET, "memory_gb": "10"}))
+    assert sum(config.key in page for config in added) >= 2 and "peak" in page
+    assert rows_read() == 1
+
+
 def test_best_shows_the_fastest_answers_first_and_counts_the_rest(client, demo_board, monkeypatch):
     monkeypatch.setattr("leaderboard.views.answers.BEST_ANSWERS", 1)
     fast = demo_board["fast"].config
