@@ -20,6 +20,14 @@ from leaderboard.selectors.cache import board_cached, ranking_kept
 GLANCE_LIMIT = 12
 # The fastest rows by speedup a glance answer is decided from, per GPU kind and target.
 GLANCE_ROWS = 500
+# What `verdicts.draft_tables` and the glance read of those rows and of their configs; a test
+# (tests/leaderboard/selectors/test_glance.py) renders the page with any other column refused.
+GLANCE_ENTRY_FIELDS = (
+    "config", "hardware", "target_name", "ranking_key", "ranking_label", "workload_label",
+    "tps_definition", "engine_release", "rank", "noisy", "speedup", "speedup_ci95_low",
+    "speedup_ci95_high", "speedup_basis",
+)  # fmt: skip
+GLANCE_CONFIG_FIELDS = ("key", "n_max", "draft", "spec_label", "protocol")
 
 
 def fastest_drafts() -> list[dict]:
@@ -106,6 +114,13 @@ def _glance_rows(pairs: list[tuple]) -> list[list[LeaderboardEntry]]:
         competing_drafts()
         .filter(wanted)
         .select_related("config", "config__draft", "hardware")
+        # Only what the tables and the glance show of up to 500 rows a pair (a row has 57
+        # columns; a draft file its metadata JSON), every hardware column for the kind's label.
+        .only(
+            *GLANCE_ENTRY_FIELDS,
+            *(f"config__{name}" for name in GLANCE_CONFIG_FIELDS),
+            "config__draft__name",
+        )
         .annotate(place=place)
         .filter(place__lte=GLANCE_ROWS)
         .order_by("target_name", "ranking_key", "-speedup", "pk")

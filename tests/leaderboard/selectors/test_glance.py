@@ -7,6 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard import services
+from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.glance import GLANCE_LIMIT, fastest_drafts
 from tests.support.measured_configs import measure
 
@@ -91,3 +92,22 @@ def test_a_run_recorded_in_one_shown_ranking_reads_that_pair_alone(
     faster = measure(user, kinds[0], make_result, 6, [300.0, 310.0])
     [answer] = [a for a in fastest_drafts() if a["hardware"].pk == kinds[0].pk]
     assert answer["leader"].entry.config_id == faster.config_id
+
+
+def test_the_front_page_reads_no_column_of_the_glance_rows_it_did_not_fetch(
+    client, user, ranked_models, make_result, monkeypatch
+):
+    # The glance reads only some columns of up to 500 rows a pair (GLANCE_ENTRY_FIELDS): any
+    # other the page looked at would be fetched row by row; here it raises instead.
+    from django.db.models import FETCH_RAISE
+
+    from leaderboard.selectors import glance
+
+    measured_on_many_gpus(user, make_result)
+    monkeypatch.setattr(
+        glance, "competing_drafts", lambda: competing_drafts().fetch_mode(FETCH_RAISE)
+    )
+    services.raise_board_version()
+    page = client.get("/")
+    assert page.status_code == 200
+    assert page.content.decode().count('<li class="glance-answer">') == GLANCE_LIMIT
