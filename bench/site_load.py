@@ -780,7 +780,19 @@ def main() -> int:
     parser.add_argument("--hardware", type=int, default=50)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--seconds", type=int, default=15, help="wrk duration per page")
-    parser.add_argument("--gunicorn-workers", type=int, default=3)
+    parser.add_argument(
+        "--gunicorn-workers",
+        type=int,
+        default=None,
+        help="web processes (default: 3 sync workers; as deployed, gunicorn_conf's own)",
+    )
+    parser.add_argument(
+        "--server",
+        choices=("sync", "deployed"),
+        default="sync",
+        help="gunicorn's sync workers on leaderboard.wsgi (the figures before 2026-12-03), or "
+        "the server as deployed: leaderboard.asgi with leaderboard/gunicorn_conf.py",
+    )
     parser.add_argument("--submissions", type=int, default=1000)
     parser.add_argument(
         "--submit-client",
@@ -813,6 +825,10 @@ def main() -> int:
         help="seconds between simulated recorded runs in the pages-under-writes figures",
     )
     args = parser.parse_args()
+    if args.gunicorn_workers is None:
+        from leaderboard.gunicorn_conf import default_workers
+
+        args.gunicorn_workers = default_workers() if args.server == "deployed" else 3
     ensure_wrk()
 
     scratch, models_dir, redis_server, redis_port = scratch_with_redis(prefix="specboard-site-")
@@ -884,11 +900,23 @@ def main() -> int:
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    if args.server == "deployed":
+        # As deployed (leaderboard/gunicorn_conf.py: asyncio workers, keep-alive), its access log
+        # thrown away.
+        command = ["leaderboard.asgi", "-c", "python:leaderboard.gunicorn_conf"]
+        command += ["--access-logfile", "/dev/null", "--log-level", "warning"]
+    else:
+        command = ["leaderboard.wsgi", "--log-level", "warning"]
+        command += ["--workers", str(args.gunicorn_workers)]
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "leaderboard.wsgi", "--bind", f"127.0.0.1:{port}"]
-        + ["--workers", str(args.gunicorn_workers), "--log-level", "warning"],
-        env=environment | {"DJANGO_SETTINGS_MODULE": "bench.site.settings"},
+        [sys.executable, "-m", "gunicorn", *command, "--bind", f"127.0.0.1:{port}"],
+        env=environment
+        | {"DJANGO_SETTINGS_MODULE": "bench.site.settings"}
+        | {"WEB_WORKERS": str(args.gunicorn_workers)},
         cwd=REPOSITORY,
+    )
+    figures["web server"] = f"gunicorn {command[0]}, {args.gunicorn_workers} " + (
+        "asyncio workers (gunicorn_conf.py)" if args.server == "deployed" else "sync workers"
     )
     processes = [server]
     try:
