@@ -86,18 +86,12 @@ def running_jobs(*, hardware_id: int) -> list[tuple[datetime | None, object]]:
 
 
 def running_remaining_seconds(
-    *,
-    hardware_id: int,
-    typical_s: float | None,
-    now: datetime,
-    running: list[tuple[datetime | None, object]] | None = None,
+    *, running: list[tuple[datetime | None, object]], typical_s: float | None, now: datetime
 ) -> list[float | None]:
-    """Each running job's time left on a hardware kind: its progress's linear estimate, else the
-    typical duration less what it has run (never below zero); None where neither is known.
-    `running` is the hardware's `running_jobs` when already read."""
+    """Each running job's time left (a hardware kind's `running_jobs`): its progress's linear
+    estimate, else the typical duration less what it has run (never below zero); None where
+    neither is known."""
     remaining: list[float | None] = []
-    if running is None:
-        running = running_jobs(hardware_id=hardware_id)
     for started_at, progress in running:
         _, left = progress_fraction(progress)
         if left is None and typical_s is not None:
@@ -158,9 +152,7 @@ def queue_standing(*, job: Job, now: datetime | None = None) -> dict:
     typical, running = estimate_inputs(hardware_id=job.hardware_id)
     wait = estimated_wait_seconds(
         ahead=ahead,
-        running_left=running_remaining_seconds(
-            hardware_id=job.hardware_id, typical_s=typical, now=now, running=running
-        ),
+        running_left=running_remaining_seconds(running=running, typical_s=typical, now=now),
         typical_s=typical,
     )
     if wait is not None and wait > LONGEST_ESTIMATE_S:
