@@ -1,16 +1,20 @@
 """ASGI entry point: `gunicorn leaderboard.asgi -c python:leaderboard.gunicorn_conf` (asyncio
-workers, so idle and slow clients wait in the event loop instead of holding a worker)."""
+workers, so idle and slow clients wait in the event loop instead of holding a worker; each
+request, once it has arrived, runs in one hop on a pool of WEB_THREADS threads:
+leaderboard/asgi_handler.py)."""
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
-# Each request's view runs in a thread of its own: a connection kept for reuse would never be
-# reused and would stay open (leaderboard/gunicorn_conf.py sets the same before the settings).
-os.environ["DATABASE_CONN_MAX_AGE"] = "0"
+django.setup(set_prefix=False)
 
-application = get_asgi_application()
+from django.conf import settings  # noqa: E402 (after the settings are set)
+
+from leaderboard.asgi_handler import PooledASGIHandler  # noqa: E402
+
+application = PooledASGIHandler(threads=settings.WEB_THREADS)
 
 from leaderboard.collector import freeze_when_served  # noqa: E402 (after the apps are loaded)
 

@@ -4,13 +4,15 @@ Asyncio workers (gunicorn's own ASGI worker, serving leaderboard.asgi): an idle 
 connection waits in the event loop until its whole request has arrived, so half-open connections
 can no longer hold the workers (three sync workers froze for 10 s on four of them; threaded
 workers hand each new connection to a thread at once, so 4 threads froze on 64 idle ones).
-Django runs each request's view in a thread of its own, so a slow page holds no other request
-of its process; but they share that process's interpreter lock, so the number of processes
-sets how much CPU work runs side by side: by default two per CPU the server may use, plus one
-(gunicorn's advice), WEB_WORKERS to choose. The pages keep their own cost bounded (cached per
-board version, a hundred rows a page: docs/PERFORMANCE.md, page load). And the server refuses
-to start several processes on a per-process cache outside DEBUG: the API's throttles and the
-board's page cache would then count and cache per process.
+Once a request has arrived, it runs in one call on one of WEB_THREADS threads of its process
+(leaderboard/asgi_handler.py: Django's own handler hopped threads twenty times a request), and
+each thread keeps its database connection (DATABASE_CONN_MAX_AGE). The threads share their
+process's interpreter lock, so the number of processes sets how much CPU work runs side by side:
+by default two per CPU the server may use, plus one (gunicorn's advice), WEB_WORKERS to choose.
+The pages keep their own cost bounded (cached per board version, a hundred rows a page:
+docs/PERFORMANCE.md, page load). The server refuses to start several processes on a per-process
+cache outside DEBUG (the API's throttles and the board's page cache would then count and cache
+per process), and more threads than PostgreSQL has connections for.
 """
 
 from __future__ import annotations
@@ -46,16 +48,53 @@ def per_process_cache_problem(*, workers: int) -> str | None:
     return None
 
 
+# Connections PostgreSQL keeps for the others: Celery's workers and beat, migrations, an admin.
+RESERVED_CONNECTIONS = 20
+
+
+def connection_budget_problem(*, workers: int, threads: int, max_connections: int) -> str | None:
+    """Why the web processes could hold more connections than the database allows, or None."""
+    held = workers * threads
+    if held > max_connections - RESERVED_CONNECTIONS:
+        return (
+            f"{workers} web processes x {threads} threads could hold {held} database connections; "
+            f"PostgreSQL allows {max_connections}, {RESERVED_CONNECTIONS} of them kept for the "
+            "workers: lower WEB_WORKERS or WEB_THREADS, or set DATABASE_CONN_MAX_AGE=0"
+        )
+    return None
+
+
+def database_max_connections() -> int | None:
+    """PostgreSQL's max_connections, or None for another database or none that answers."""
+    from django.db import DatabaseError, connection
+
+    if connection.vendor != "postgresql":
+        return None
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW max_connections")
+            return int(cursor.fetchone()[0])
+    except DatabaseError:
+        return None  # not up yet: the requests will say so
+    finally:
+        connection.close()  # the workers are forked from this process: they open their own
+
+
 def on_starting(server) -> None:
-    """Refuse a multi-process server on a per-process cache before any worker starts."""
+    """Refuse a server that would share out a per-process cache, or more database connections
+    than there are, before any worker starts."""
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
-    # Each request runs in a thread of its own (see above), so a database connection kept for
-    # reuse is never reused: it stays open with its dead thread, and 8 clients took PostgreSQL
-    # past its 100 connections in a minute. The web processes (forked from this one, after the
-    # settings are read here) close theirs after every request; Celery workers keep theirs.
-    os.environ["DATABASE_CONN_MAX_AGE"] = "0"
     django.setup()
+    from django.conf import settings
+
     if problem := per_process_cache_problem(workers=server.cfg.workers):
         raise SystemExit(f"specboard: refusing to start: {problem}")
+    keeps = settings.DATABASES["default"].get("CONN_MAX_AGE") != 0
+    if keeps and (limit := database_max_connections()) is not None:
+        problem = connection_budget_problem(
+            workers=server.cfg.workers, threads=settings.WEB_THREADS, max_connections=limit
+        )
+        if problem:
+            raise SystemExit(f"specboard: refusing to start: {problem}")

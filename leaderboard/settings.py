@@ -174,6 +174,11 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+# The web server runs each request, once it has arrived, on one of this many threads per process
+# (leaderboard/asgi_handler.py); a slow page holds one of them.
+WEB_THREADS = env_int("WEB_THREADS", 4)
+if WEB_THREADS < 1:
+    raise ImproperlyConfigured("WEB_THREADS must be 1 or more")
 
 # Every per-address limit (sign-in lockouts, sign-up and reset limits, API throttles) counts a
 # request under leaderboard.client_address: the connection's peer, or behind this many reverse

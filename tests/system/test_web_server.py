@@ -1,6 +1,7 @@
 """The web server as deployed (gunicorn with leaderboard/gunicorn_conf.py): idle clients cannot
 hold it, it refuses to serve several processes from a per-process cache, the submission
-allowance holds across its processes, and its requests leave no database connection open."""
+allowance holds across its processes, and the database connections it keeps are bounded by its
+threads (and refused past what PostgreSQL allows)."""
 
 from __future__ import annotations
 
@@ -179,26 +180,29 @@ def test_the_submission_allowance_holds_across_web_processes(
     assert Job.objects.filter(owner=user, auto_scheduled=False).count() == 5
 
 
-def test_requests_leave_no_database_connection_open(transactional_db):
-    """Each request runs in a thread of its own: a connection kept for reuse would never be
-    reused, and 8 clients took PostgreSQL past its 100 connections in a minute."""
+def test_the_connections_a_web_process_keeps_are_at_most_its_threads(transactional_db):
+    """Each request runs on one of WEB_THREADS threads, which keep their connections: 80
+    requests from 8 clients leave at most that many open (a thread of its own per request once
+    took PostgreSQL past its 100 connections in a minute), and reuse them."""
     from django.db import connection
 
     if connection.vendor != "postgresql":
         pytest.skip("counts PostgreSQL's connections")
 
-    def connections() -> int:
+    def backends() -> set[int]:
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
                 " AND pid <> pg_backend_pid()"
             )
-            return cursor.fetchone()[0]
+            return {pid for (pid,) in cursor.fetchall()}
 
     from concurrent.futures import ThreadPoolExecutor
 
-    before = connections()
-    with web_server("leaderboard.asgi", "--workers", "1") as url:
+    before = backends()
+    with web_server(
+        "leaderboard.asgi", "--workers", "1", WEB_THREADS="2", DATABASE_CONN_MAX_AGE="60"
+    ) as url:
 
         def load(_: int) -> list[int]:
             with httpx.Client(timeout=30) as client:
@@ -206,5 +210,34 @@ def test_requests_leave_no_database_connection_open(transactional_db):
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             codes = [code for codes in pool.map(load, range(8)) for code in codes]
+        kept = backends() - before
         assert codes == [200] * 80
-        assert connections() - before <= 1
+        assert 1 <= len(kept) <= 2
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            assert all(code == 200 for codes in pool.map(load, range(8)) for code in codes)
+        assert backends() - before == kept  # the same connections, reused
+
+
+def test_more_threads_than_the_database_has_connections_for_are_refused(transactional_db):
+    from django.db import connection
+
+    from leaderboard.gunicorn_conf import connection_budget_problem
+
+    assert connection_budget_problem(workers=5, threads=4, max_connections=100) is None
+    assert "could hold 120" in connection_budget_problem(workers=30, threads=4, max_connections=100)
+    if connection.vendor != "postgresql":
+        pytest.skip("asks PostgreSQL its max_connections")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW max_connections")
+        limit = int(cursor.fetchone()[0])
+    started = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "leaderboard.asgi", "-c"]
+        + ["python:leaderboard.gunicorn_conf", "--bind", f"127.0.0.1:{free_port()}"],
+        env=server_environment(WEB_WORKERS="1", WEB_THREADS=str(limit), DATABASE_CONN_MAX_AGE="60"),
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode != 0
+    assert "database connections" in started.stdout + started.stderr
