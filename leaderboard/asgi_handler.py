@@ -16,7 +16,6 @@ DATABASE_CONN_MAX_AGE seconds, so the connections a process holds are at most it
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 
@@ -51,11 +50,12 @@ class PooledASGIHandler(ASGIHandler):
         except RequestAborted:
             return
         with closing(body_file):
-            context = contextvars.copy_context()
+            # Run in the pool thread's own context, not a copy of the event loop's: what
+            # Django keeps per context (the cache backends and their Redis connection pools)
+            # then lasts from one request to the next, as in a WSGI worker's thread, instead of
+            # a new Redis connection for every request.
             loop = asyncio.get_running_loop()
-            response = await loop.run_in_executor(
-                self.pool, context.run, self.respond, scope, body_file
-            )
+            response = await loop.run_in_executor(self.pool, self.respond, scope, body_file)
             try:
                 async with asyncio.TaskGroup() as group:
                     # A client gone before the response is sent ends the sending.
@@ -67,7 +67,7 @@ class PooledASGIHandler(ASGIHandler):
             finally:
                 if response.streaming:
                     # Its body was read as it was sent; closing it ends the request.
-                    await loop.run_in_executor(self.pool, context.run, response.close)
+                    await loop.run_in_executor(self.pool, response.close)
 
     def respond(self, scope, body_file) -> HttpResponseBase:
         """The whole sync part of a request, in one pool thread: the response to send."""
