@@ -488,3 +488,29 @@ def test_a_board_row_whose_rank_a_recorded_run_moves_shows_it_without_being_rend
     ranking = re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S).group(1)
     cells = re.findall(r'<td class="rank">(\d+)', ranking)
     assert cells == ["1", "2", "3"] and "\x00" not in page
+
+
+def test_a_rows_content_key_is_the_same_when_loaded_again_and_differs_when_a_figure_does(db):
+    """content_cached keys a rendering by a digest of what the row is made of: the same row read
+    twice (as two requests, or two processes, read it) finds the same key; one figure changed,
+    however slightly, or a value the digest cannot pickle, gives another."""
+    from leaderboard.selectors.cache import _digest
+
+    hardware = Hardware.objects.create(slug="gpu", gpu_name="GPU")
+    entry = board_row(hardware, "draft-simple n_max 4", 100.0)
+
+    def loaded() -> LeaderboardEntry:
+        return LeaderboardEntry.objects.select_related("config", "hardware").get(pk=entry.pk)
+
+    first, second = loaded(), loaded()
+    assert first is not second
+    assert _digest(selectors.entry_signature(first, standing=False)) == _digest(
+        selectors.entry_signature(second, standing=False)
+    )
+    LeaderboardEntry.objects.filter(pk=entry.pk).update(tokens_per_second=100.0000001)
+    assert _digest(selectors.entry_signature(loaded(), standing=False)) != _digest(
+        selectors.entry_signature(first, standing=False)
+    )
+    unpicklable = (selectors.entry_signature(first, standing=False), lambda: None)
+    assert _digest(unpicklable) == _digest(unpicklable)
+    assert _digest(unpicklable) != _digest(unpicklable[0])
