@@ -88,11 +88,29 @@ def raise_version(*, row_set: bool = False, rankings: Iterable[str] | None = Non
 
 
 def ranking_versions(keys: Iterable[str]) -> dict[str, int]:
-    """When each of these rankings last changed, and every change that named none ("*"): one
-    query. A ranking never changed reads 0."""
+    """When each of these rankings last changed, and every change that named none ("*"): at
+    most one query. A ranking never changed reads 0.
+
+    A version read stands while this process reads the same counter (and has not forgotten
+    it): every change raises the counter in the transaction that sets its rankings' versions,
+    so a page's several ranking-scoped parts ask the database once for each ranking, not once
+    each (seven queries on the front page after a recorded run). A version so kept may be older
+    than the rows read after it, never newer: a read kept under it is computed again, at
+    worst, once the counter moves."""
+    global _versions_seen
     wanted = set(keys) | {ANY_RANKING}
-    found = dict(RankingVersion.objects.filter(key__in=wanted).values_list("key", "value"))
-    return {key: found.get(key, 0) for key in sorted(wanted)}
+    at = (_epoch, current()[0])
+    seen = _versions_seen
+    known = seen[1] if seen is not None and seen[0] == at else {}
+    if missing := wanted - known.keys():
+        found = dict(RankingVersion.objects.filter(key__in=missing).values_list("key", "value"))
+        known = known | {key: found.get(key, 0) for key in missing}
+        _versions_seen = (at, known)
+    return {key: known[key] for key in sorted(wanted)}
+
+
+# The rankings' versions this process read at its (epoch, counter): see `ranking_versions`.
+_versions_seen: tuple[tuple[int, int], dict[str, int]] | None = None
 
 
 @contextmanager

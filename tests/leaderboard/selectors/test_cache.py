@@ -301,6 +301,33 @@ def test_a_run_recorded_in_the_front_pages_ranking_renders_its_ranked_rows_alone
     assert read == {"ranked": 1, "kept off": 1}
 
 
+def test_the_front_page_after_a_recorded_run_asks_each_rankings_version_once(
+    client, user, ranked_models, hardware, make_result
+):
+    """Its ranking-scoped parts (the ranked rows, the kept-off rows, the glance, the filters)
+    each check the rankings they read: one query for the versions, not one per part (seven
+    queries were six of a miss's twelve at 1M runs)."""
+    job = measure(user, hardware, make_result, 4, [100.0, 104.0])
+    other = board_row(services.register_hardware(gpu_name="Other GPU"), "other row", 80.0)
+    LeaderboardEntry.objects.filter(pk=other.pk).update(self_reported=True)
+    services.raise_board_version(row_set=True)
+    client.get("/")
+
+    ranked = LeaderboardEntry.objects.get(config=job.config)
+    LeaderboardEntry.objects.filter(pk=ranked.pk).update(tokens_per_second=102.5)
+    services.raise_board_version(rankings=[ranked.ranking_key])
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get("/").content.decode()
+    assert "102.50" in page and "other row" in page
+    version_reads = [q for q in queries if "leaderboard_rankingversion" in q["sql"]]
+    assert len(version_reads) == 1
+
+    # The next change shows at once: it moves the counter the kept versions were read under.
+    LeaderboardEntry.objects.filter(pk=other.pk).update(tokens_per_second=81.25)
+    services.raise_board_version(rankings=[other.ranking_key])
+    assert "81.25" in client.get("/").content.decode()
+
+
 def _recorded_in_its_ranking(row: LeaderboardEntry, figure: float) -> None:
     LeaderboardEntry.objects.filter(pk=row.pk).update(tokens_per_second=figure)
     services.raise_board_version(rankings=[row.ranking_key])
