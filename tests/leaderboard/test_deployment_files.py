@@ -155,3 +155,5 @@ def test_the_web_server_runs_asyncio_workers_from_the_project_configuration():
     from leaderboard import gunicorn_conf
 
     assert gunicorn_conf.worker_class == "asgi"
+    # A listening socket per process, so the kernel spreads connections over the processes.
+    assert gunicorn_conf.reuse_port is True
