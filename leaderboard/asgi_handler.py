@@ -35,7 +35,6 @@ class PooledASGIHandler(ASGIHandler):
             raise ValueError("the web handler needs at least one thread")
         BaseHandler.__init__(self)
         self.load_middleware(is_async=False)
-        self.threads = threads
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="specboard-web")
 
     async def __call__(self, scope, receive, send):

@@ -94,12 +94,11 @@ def on_starting(server) -> None:
     django.setup()
     from django.conf import settings
 
-    if problem := per_process_cache_problem(workers=server.cfg.workers):
-        raise SystemExit(f"specboard: refusing to start: {problem}")
+    problem = per_process_cache_problem(workers=server.cfg.workers)
     keeps = settings.DATABASES["default"].get("CONN_MAX_AGE") != 0
-    if keeps and (limit := database_max_connections()) is not None:
+    if problem is None and keeps and (limit := database_max_connections()) is not None:
         problem = connection_budget_problem(
             workers=server.cfg.workers, threads=settings.WEB_THREADS, max_connections=limit
         )
-        if problem:
-            raise SystemExit(f"specboard: refusing to start: {problem}")
+    if problem:
+        raise SystemExit(f"specboard: refusing to start: {problem}")

@@ -83,6 +83,21 @@ def web_server(application: str, *options: str, **environment: str) -> Iterator[
             process.kill()
 
 
+def refused_start(application: str, environment: dict, *options: str) -> str:
+    """What gunicorn printed when the project's configuration refused to start it."""
+    started = subprocess.run(
+        [sys.executable, "-m", "gunicorn", application, "-c", "python:leaderboard.gunicorn_conf"]
+        + ["--bind", f"127.0.0.1:{free_port()}", *options],
+        env=environment,
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode != 0
+    return started.stdout + started.stderr
+
+
 def page_time_with_idle_clients(url: str, *, half_sent: int = 0) -> float:
     """Seconds to fetch the leaderboard page while 64 clients hold idle connections open (and
     `half_sent` more have sent half of a request's headers and stopped)."""
@@ -121,24 +136,7 @@ def test_several_processes_on_a_per_process_cache_are_refused_at_start(transacti
     assert "per-process cache" in per_process_cache_problem(workers=3)
     assert per_process_cache_problem(workers=1) is None
     environment = {key: value for key, value in server_environment().items() if key != "CACHE_URL"}
-    started = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "leaderboard.wsgi",
-            "-c",
-            "python:leaderboard.gunicorn_conf",
-        ]
-        + ["--bind", f"127.0.0.1:{free_port()}", "--workers", "2"],
-        env=environment,
-        cwd=REPOSITORY,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert started.returncode != 0
-    assert "refusing to start" in started.stdout + started.stderr
+    assert "refusing to start" in refused_start("leaderboard.wsgi", environment, "--workers", "2")
 
 
 def test_the_submission_allowance_holds_across_web_processes(
@@ -230,14 +228,7 @@ def test_more_threads_than_the_database_has_connections_for_are_refused(transact
     with connection.cursor() as cursor:
         cursor.execute("SHOW max_connections")
         limit = int(cursor.fetchone()[0])
-    started = subprocess.run(
-        [sys.executable, "-m", "gunicorn", "leaderboard.asgi", "-c"]
-        + ["python:leaderboard.gunicorn_conf", "--bind", f"127.0.0.1:{free_port()}"],
-        env=server_environment(WEB_WORKERS="1", WEB_THREADS=str(limit), DATABASE_CONN_MAX_AGE="60"),
-        cwd=REPOSITORY,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    environment = server_environment(
+        WEB_WORKERS="1", WEB_THREADS=str(limit), DATABASE_CONN_MAX_AGE="60"
     )
-    assert started.returncode != 0
-    assert "database connections" in started.stdout + started.stderr
+    assert "database connections" in refused_start("leaderboard.asgi", environment)
