@@ -8,6 +8,8 @@ The reads are grouped by what they are about, one module each:
   `leaderboard.verdicts` decided it (the one verdict layer every read below uses).
 - `definitions`: what every number means (the sentences the pages and the API show), a config's
   depths, per-depth speedups over the paired baseline, and the evidence behind a page's rows.
+- `row_content`: a board row's content read as plain values (`row_contents`), the signature
+  its rendering is kept under, and the rows read as models when one is rendered again.
 - `cache`: the page cache keyed on the board's change counter (`board_cached`), and renderings
   kept by their content (`content_cached`: a board row until what it shows changes), and pages
   kept until a ranking they read changes (`ranking_cached`).
@@ -176,6 +178,13 @@ from leaderboard.selectors.protocols import (
 from leaderboard.selectors.quality import QUALITY_DEFINITION, quality_tasks_of, quality_view
 from leaderboard.selectors.queue import queue_standing
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
+from leaderboard.selectors.row_content import (
+    content_pk,
+    content_signature,
+    entries_by_pk,
+    row_contents,
+    standing,
+)
 from leaderboard.selectors.spread import acceptance_spread
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
@@ -270,6 +279,11 @@ __all__ = [
     "queue_standing",
     "entry_signature",
     "STANDING_FIELDS",
+    "content_pk",
+    "content_signature",
+    "entries_by_pk",
+    "row_contents",
+    "standing",
     "ranked_rows",
     "registered_models",
     "release_number",

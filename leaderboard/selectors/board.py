@@ -119,6 +119,10 @@ def spec_type_q(spec_type: str) -> Q:
     return Q(config__spec_types__name=spec_type)
 
 
+# What a board row reads of its relations, fetched with it.
+BOARD_RELATIONS = ("config", "config__target", "config__draft", "hardware", "baseline_entry")
+
+
 def leaderboard_entries(
     *,
     target: str = "",
@@ -139,9 +143,7 @@ def leaderboard_entries(
     `ranked_only` keeps synthetic, test-weight, self-reported, degenerate and retired rows out,
     and the baselines, unless `baselines` asks for the baselines alone.
     """
-    entries = LeaderboardEntry.objects.select_related(
-        "config", "config__target", "config__draft", "hardware", "baseline_entry"
-    )
+    entries = LeaderboardEntry.objects.select_related(*BOARD_RELATIONS)
     if not include_retired:
         entries = entries.filter(retired=False)
     if ranked_only:

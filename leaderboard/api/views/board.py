@@ -91,23 +91,22 @@ class LeaderboardList(generics.ListAPIView):
         # and values: junk parameters or unknown targets are answered uncached, so they cannot
         # fill the cache (the Redis that is also the broker). A bad query is a 400, never cached.
         def render() -> bytes:
-            page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-            entries = list(page or [])
-            # Each row's representation is kept by what it is made of but its place in its
-            # ranking, which is set on it afterwards: after a run is recorded, only the rows
-            # that changed are serialized again (their evidence fetched for them alone), not
-            # every row whose rank it moved. A row is kept with its numbers made finite (NaN
+            # The page's rows are read as plain values first (`selectors.row_content`), and each
+            # row's representation is kept by what it is made of but its place in its ranking,
+            # which is set on it afterwards: after a run is recorded, only the rows that changed
+            # are read as models and serialized again (their evidence fetched for them alone),
+            # not every row whose rank it moved. A row is kept with its numbers made finite (NaN
             # and infinities as null, `renderers.finite`), so the page around the kept rows
             # (their places, the count and links: whole numbers and words) is encoded as is.
+            contents = selectors.row_contents(self.filter_queryset(self.get_queryset()))
+            values = list(self.paginate_queryset(contents) or [])
             rows = selectors.content_cached(
-                "api-board-row:finite",
-                entries,
-                functools.partial(selectors.entry_signature, standing=False),
-                lambda todo: finite(list(s.LeaderboardEntrySerializer(todo, many=True).data)),
+                "api-board-row:content", values, selectors.content_signature, _serialized_rows
             )
             rows = [
-                row | {name: getattr(entry, name) for name in selectors.STANDING_FIELDS}
-                for row, entry in zip(rows, entries, strict=True)
+                row | selectors.standing(row_values)
+                for row, row_values in zip(rows, values, strict=True)
+                if row is not None
             ]
             return JSONRenderer().render(self.get_paginated_response(rows).data)
 
@@ -139,6 +138,17 @@ class LeaderboardList(generics.ListAPIView):
             "page": int(page),
             "base": request.build_absolute_uri("/"),
         }
+
+
+def _serialized_rows(contents: list[tuple]) -> list[dict | None]:
+    """These rows (their content's values) read as models and serialized, finite; None for a row
+    deleted since its values were read (its page is computed again: its ranking changed)."""
+    found = selectors.entries_by_pk(selectors.content_pk(values) for values in contents)
+    present = [found[pk] for values in contents if (pk := selectors.content_pk(values)) in found]
+    serialized = iter(finite(list(s.LeaderboardEntrySerializer(present, many=True).data)))
+    return [
+        next(serialized) if selectors.content_pk(values) in found else None for values in contents
+    ]
 
 
 def _leaderboard_rows(request: Request) -> list[dict]:

@@ -1,0 +1,86 @@
+"""What a board row's rendering is made of, read as plain values: the page's rows are looked up
+in the content cache by these before any row is built as a model.
+
+A page of the API's leaderboard is read in two steps. First the page's rows as tuples of
+`content_columns()` (the row's own columns, its config's but the canonical JSON its key is a
+digest of, its hardware's, and its baseline row's best batch): no model instances, no related
+objects, one flat tuple a row, whose digest (`content_signature`) keys the row's rendering.
+Then only the rows whose rendering is not kept are read as models, with their relations
+(`entries_by_pk`), and rendered. After a run is recorded, that is the one or two rows it changed,
+not the fifty a page shows: building fifty rows and their five related objects as models was a
+third of a miss's time.
+
+A signature stands for the same things as `selectors.board.entry_signature` (the row's values
+but its place in its ranking, its config's and hardware's values, its evidence's batches), read
+from the columns rather than from the models, so a new column is in it without anyone listing it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable, Sequence
+
+from django.db.models import QuerySet
+
+from leaderboard.models import Config, Hardware, LeaderboardEntry
+from leaderboard.selectors.board import BOARD_RELATIONS, STANDING_FIELDS
+
+# Its key is the digest of the canonical JSON (`runner.config`), so the key stands for it.
+_CONFIG_LEFT_OUT = frozenset({"canonical"})
+
+
+@functools.cache
+def content_columns() -> tuple[str, ...]:
+    """The value paths a row's content is read as, in a fixed order: the row's columns, then its
+    config's, its hardware's and its baseline row's best batch."""
+    own = [field.attname for field in LeaderboardEntry._meta.concrete_fields]
+    config = [
+        f"config__{field.attname}"
+        for field in Config._meta.concrete_fields
+        if field.attname not in _CONFIG_LEFT_OUT
+    ]
+    hardware = [f"hardware__{field.attname}" for field in Hardware._meta.concrete_fields]
+    return (*own, *config, *hardware, "baseline_entry__best_run_id")
+
+
+@functools.cache
+def _positions() -> tuple[str, tuple[int, ...], dict[str, int]]:
+    """The columns' names as a short digest, the positions a signature keeps, each name's."""
+    columns = content_columns()
+    names = hashlib.blake2b("\n".join(columns).encode(), digest_size=8).hexdigest()
+    by_name = {name: index for index, name in enumerate(columns)}
+    shown = tuple(index for index, name in enumerate(columns) if name not in STANDING_FIELDS)
+    return names, shown, by_name
+
+
+def row_contents(entries: QuerySet[LeaderboardEntry]) -> QuerySet:
+    """The rows of a leaderboard selection (`leaderboard_entries`, sliced or paginated later) as
+    tuples of `content_columns()`, in its order."""
+    return entries.values_list(*content_columns())
+
+
+def content_signature(values: Sequence[object]) -> tuple:
+    """What a row's rendering is kept under: its content's values but its place in its ranking
+    (STANDING_FIELDS, set on the kept rendering afterwards), with the columns' names, so that a
+    migration's new column keys every row afresh."""
+    names, shown, _ = _positions()
+    return (names, tuple(values[index] for index in shown))
+
+
+def content_pk(values: Sequence[object]) -> int:
+    """The row's id from its content's values."""
+    return values[_positions()[2]["id"]]  # type: ignore[return-value]
+
+
+def standing(values: Sequence[object]) -> dict[str, object]:
+    """A row's place in its ranking (STANDING_FIELDS) from its content's values."""
+    by_name = _positions()[2]
+    return {name: values[by_name[name]] for name in STANDING_FIELDS}
+
+
+def entries_by_pk(pks: Iterable[int]) -> dict[int, LeaderboardEntry]:
+    """These rows as models with what a row's rendering reads of its relations (its config with
+    its models, its hardware, its baseline row), by id; a row deleted meanwhile is absent."""
+    rows = LeaderboardEntry.objects.select_related(*BOARD_RELATIONS).filter(pk__in=list(pks))
+    return {row.pk: row for row in rows}

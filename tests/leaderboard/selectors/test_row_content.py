@@ -1,0 +1,99 @@
+"""A board row's content read as plain values (selectors.row_content): the signature its API
+rendering is kept under changes with anything the row shows (its own figures, its config's,
+its hardware's, its baseline row's best batch) and not with its place in its ranking; a page
+after a recorded run reads as models only the rows it serializes again; a row deleted between
+the two reads is left out, never served from another row."""
+
+from __future__ import annotations
+
+from leaderboard import selectors, services
+from leaderboard.api.views.board import _serialized_rows
+from leaderboard.models import Config, Hardware, LeaderboardEntry
+from leaderboard.selectors import row_content
+from leaderboard.selectors.cache import _digest
+from leaderboard.services.board import rerank
+from tests.support.board_rows import board_row
+from tests.support.measured_configs import measured_run
+
+
+def content_key(entry: LeaderboardEntry) -> str:
+    values = selectors.row_contents(LeaderboardEntry.objects.filter(pk=entry.pk)).get()
+    return _digest(selectors.content_signature(values))
+
+
+def test_every_column_of_a_row_its_config_and_hardware_is_in_its_content():
+    columns = set(row_content.content_columns())
+    assert {field.attname for field in LeaderboardEntry._meta.concrete_fields} <= columns
+    assert {f"hardware__{field.attname}" for field in Hardware._meta.concrete_fields} <= columns
+    config = {f"config__{field.attname}" for field in Config._meta.concrete_fields}
+    # The canonical JSON is stood for by the key, its digest.
+    assert config - columns == {"config__canonical"} and "config__key" in columns
+    assert "baseline_entry__best_run_id" in columns
+
+
+def test_a_rows_content_key_changes_with_what_it_shows_and_not_with_its_rank(
+    user, hardware, make_result, models
+):
+    a_batch = measured_run(user, hardware, make_result, [100.0, 101.0])
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    baseline = board_row(kind, "baseline", 50.0, spec_label="none")
+    row = board_row(kind, "draft", 100.0)
+    LeaderboardEntry.objects.filter(pk=row.pk).update(baseline_entry=baseline)
+    before = content_key(row)
+    assert content_key(row) == before  # read again, found again
+
+    # Its place in its ranking is set on a kept rendering afterwards: no new key.
+    LeaderboardEntry.objects.filter(pk=row.pk).update(rank=7, like_leader=True, like_above=False)
+    assert content_key(row) == before
+
+    changes = [
+        lambda: LeaderboardEntry.objects.filter(pk=row.pk).update(tokens_per_second=100.0000001),
+        lambda: Config.objects.filter(pk=row.config_id).update(label="draft, renamed"),
+        lambda: Hardware.objects.filter(pk=kind.pk).update(gpu_name="GPU A, 48 GB"),
+        # The baseline row's best batch: the evidence's denominator.
+        lambda: LeaderboardEntry.objects.filter(pk=baseline.pk).update(best_run_id=a_batch.pk),
+    ]
+    seen = {before}
+    for change in changes:
+        change()
+        key = content_key(row)
+        assert key not in seen
+        seen.add(key)
+
+
+def test_a_page_after_a_recorded_run_reads_only_the_changed_row_as_a_model(client, db, monkeypatch):
+    from leaderboard.api.views import board as board_view
+
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    rows = [board_row(kind, f"row {index}", 100.0 + index) for index in range(5)]
+    first = client.get("/api/v1/leaderboard").json()["results"]
+    read_as_models = []
+    entries_by_pk = selectors.entries_by_pk
+
+    def counted(pks):
+        pks = list(pks)
+        read_as_models.extend(pks)
+        return entries_by_pk(pks)
+
+    monkeypatch.setattr(board_view.selectors, "entries_by_pk", counted)
+    slowest = rows[0]
+    LeaderboardEntry.objects.filter(pk=slowest.pk).update(tokens_per_second=200.0)
+    rerank(ranking_key=slowest.ranking_key)
+    services.raise_board_version(rankings=[slowest.ranking_key])
+    listed = client.get("/api/v1/leaderboard").json()["results"]
+    assert read_as_models == [slowest.pk]
+    assert [(row["label"], row["rank"]) for row in listed] == [
+        ("row 0", 1),
+        *[(row["label"], index + 2) for index, row in enumerate(first[:4])],
+    ]
+    assert listed[0]["tokens_per_second"] == 200.0
+
+
+def test_a_row_deleted_between_its_values_and_its_model_is_left_out(db):
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    kept, gone = board_row(kind, "kept", 110.0), board_row(kind, "gone", 100.0)
+    values = list(selectors.row_contents(LeaderboardEntry.objects.order_by("-tokens_per_second")))
+    LeaderboardEntry.objects.filter(pk=gone.pk).delete()
+    serialized = _serialized_rows(values)
+    assert serialized[1] is None
+    assert serialized[0]["id"] == kept.pk and serialized[0]["label"] == "kept"
