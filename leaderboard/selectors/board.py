@@ -387,13 +387,16 @@ def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict
 
 def baseline_rows(*, rankings: Sequence[LeaderboardEntry]) -> list[LeaderboardEntry]:
     """The baselines (the denominators) of the rankings of the given rows, one per ranking where
-    measured (its fastest, if targets share it), in the board's order: one walk of each
-    ranking's rows down the board's index, which stops at the first baseline."""
+    measured (its fastest, if targets share it), in the board's order: the first of each
+    ranking's baselines down their own index (`entry_ranking_baselines`, on the row's copy of
+    its config's speculative type; the config's is asked too)."""
     wanted = {(entry.ranking_label, entry.ranking_key) for entry in rankings}
     found = []
     for label, key in sorted(wanted):
         row = (
-            LeaderboardEntry.objects.filter(RANKED, BASELINE, ranking_label=label, ranking_key=key)
+            LeaderboardEntry.objects.filter(
+                RANKED, BASELINE, spec_label="none", ranking_label=label, ranking_key=key
+            )
             .select_related("config", "hardware")
             .order_by("-tokens_per_second", "id")
             .first()

@@ -88,3 +88,31 @@ def test_a_self_reported_release_string_cannot_make_measured_rows_stale(client, 
     services.raise_board_version(row_set=True)
     assert selectors.newest_release_number() == 99999
     assert ">stale</span>" in text(client.get("/", {"all": "1"}))
+
+
+def test_a_rankings_denominator_is_its_fastest_ranked_baseline_read_from_its_own_index(db):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.models import LeaderboardEntry
+
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    drafts = [row(kind, f"draft {index}", 200.0 + index) for index in range(30)]
+    row(kind, "synthetic baseline", 90.0, spec_label="none", synthetic=True)
+    slow = row(kind, "slow baseline", 50.0, spec_label="none")
+    fast = row(kind, "fast baseline", 60.0, spec_label="none")
+    assert {slow.ranking_key, fast.ranking_key} == {drafts[0].ranking_key}
+    with CaptureQueriesContext(connection) as read:
+        assert [entry.pk for entry in selectors.baseline_rows(rankings=drafts)] == [fast.pk]
+    # A row whose own copy of the speculative type disagrees with its config's is not taken
+    # for a baseline (both are asked).
+    LeaderboardEntry.objects.filter(pk=fast.pk).update(spec_label="draft-simple")
+    assert [entry.pk for entry in selectors.baseline_rows(rankings=drafts)] == [slow.pk]
+    if connection.vendor != "postgresql":
+        return
+    (query,) = read.captured_queries
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + query["sql"])
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    assert "entry_ranking_baselines" in plan, plan
