@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from django.db.models import QuerySet
 
 from leaderboard.models import Config, Hardware, LeaderboardEntry
-from leaderboard.selectors.board import BOARD_RELATIONS, STANDING_FIELDS
+from leaderboard.selectors.board import STANDING_FIELDS, board_rows_query
 
 # Its key is the digest of the canonical JSON (`runner.config`), so the key stands for it.
 _CONFIG_LEFT_OUT = frozenset({"canonical"})
@@ -80,7 +80,8 @@ def standing(values: Sequence[object]) -> dict[str, object]:
 
 
 def entries_by_pk(pks: Iterable[int]) -> dict[int, LeaderboardEntry]:
-    """These rows as models with what a row's rendering reads of its relations (its config with
-    its models, its hardware, its baseline row), by id; a row deleted meanwhile is absent."""
-    rows = LeaderboardEntry.objects.select_related(*BOARD_RELATIONS).filter(pk__in=list(pks))
+    """These rows as models with what a row's rendering reads of its relations (its config, its
+    hardware, its baseline row and that row's config), by id; a row deleted meanwhile is
+    absent."""
+    rows = board_rows_query().filter(pk__in=list(pks))
     return {row.pk: row for row in rows}
