@@ -71,6 +71,7 @@ from leaderboard.selectors.board import (
     ranked_rows,
     release_number,
     spec_type_q,
+    with_baseline_configs,
 )
 from leaderboard.selectors.board_charts import hardware_comparison_for, speedup_chart
 from leaderboard.selectors.cache import (
@@ -301,6 +302,7 @@ __all__ = [
     "run_page_key",
     "servable_hardware",
     "spec_type_q",
+    "with_baseline_configs",
     "speedup_chart",
     "submission_cost",
     "submission_models",

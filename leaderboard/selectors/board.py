@@ -122,19 +122,17 @@ def spec_type_q(spec_type: str) -> Q:
     return Q(config__spec_types__name=spec_type)
 
 
-# What a board row reads of its relations, fetched with it: its config, hardware and paired
-# baseline row with that row's config (the API's baseline_config_key). Anything else a page
-# reads of a relation is fetched for the page's rows at once (FETCH_PEERS), never row by row.
-BOARD_RELATIONS = ("config", "hardware", "baseline_entry", "baseline_entry__config")
+# What a board row reads of its relations, fetched with it: its config and hardware. Anything
+# else a page reads of a relation (a row's paired baseline, for one recorded before the pairing
+# kept its batch) is fetched for the page's rows at once (FETCH_PEERS), never row by row.
+BOARD_RELATIONS = ("config", "hardware")
 
 
-def board_rows_query() -> QuerySet[LeaderboardEntry]:
-    """Leaderboard rows with what a board row reads of its relations (`BOARD_RELATIONS`; not
-    the baseline's config's canonical JSON, which nothing shows)."""
-    return (
-        LeaderboardEntry.objects.select_related(*BOARD_RELATIONS)
-        .defer("baseline_entry__config__canonical")
-        .fetch_mode(FETCH_PEERS)
+def with_baseline_configs(entries: QuerySet[LeaderboardEntry]) -> QuerySet[LeaderboardEntry]:
+    """These rows with their paired baseline row and its config (the API's baseline_config_key),
+    not that config's canonical JSON, which no row shows."""
+    return entries.select_related("baseline_entry__config").defer(
+        "baseline_entry__config__canonical"
     )
 
 
@@ -158,7 +156,7 @@ def leaderboard_entries(
     `ranked_only` keeps synthetic, test-weight, self-reported, degenerate and retired rows out,
     and the baselines, unless `baselines` asks for the baselines alone.
     """
-    entries = board_rows_query()
+    entries = LeaderboardEntry.objects.select_related(*BOARD_RELATIONS).fetch_mode(FETCH_PEERS)
     if not include_retired:
         entries = entries.filter(retired=False)
     if ranked_only:

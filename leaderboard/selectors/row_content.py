@@ -21,10 +21,10 @@ import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 
-from django.db.models import QuerySet
+from django.db.models import FETCH_PEERS, QuerySet
 
 from leaderboard.models import Config, Hardware, LeaderboardEntry
-from leaderboard.selectors.board import STANDING_FIELDS, board_rows_query
+from leaderboard.selectors.board import BOARD_RELATIONS, STANDING_FIELDS, with_baseline_configs
 
 # Its key is the digest of the canonical JSON (`runner.config`), so the key stands for it.
 _CONFIG_LEFT_OUT = frozenset({"canonical"})
@@ -83,5 +83,7 @@ def entries_by_pk(pks: Iterable[int]) -> dict[int, LeaderboardEntry]:
     """These rows as models with what a row's rendering reads of its relations (its config, its
     hardware, its baseline row and that row's config), by id; a row deleted meanwhile is
     absent."""
-    rows = board_rows_query().filter(pk__in=list(pks))
+    rows = with_baseline_configs(
+        LeaderboardEntry.objects.select_related(*BOARD_RELATIONS).fetch_mode(FETCH_PEERS)
+    ).filter(pk__in=list(pks))
     return {row.pk: row for row in rows}

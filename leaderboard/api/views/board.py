@@ -152,7 +152,9 @@ def _serialized_rows(contents: list[tuple]) -> list[dict | None]:
 
 
 def _leaderboard_rows(request: Request) -> list[dict]:
-    entries = selectors.leaderboard_entries(**leaderboard_query(request))[:EXPORT_ROW_LIMIT]
+    entries = selectors.with_baseline_configs(
+        selectors.leaderboard_entries(**leaderboard_query(request))
+    )[:EXPORT_ROW_LIMIT]
     return s.LeaderboardEntrySerializer(entries, many=True).data
 
 

@@ -628,3 +628,32 @@ def test_a_visitor_not_signed_in_gets_the_pages_bytes_again_until_the_board_chan
     client.force_login(user)
     mine = client.get("/").content
     assert user.get_username().encode() in mine and b"Sign out" in mine
+
+
+def test_the_board_reads_its_rows_relations_for_the_page_not_row_by_row(
+    client, user, hardware, make_result, models
+):
+    """Rows recorded before the pairing kept its batch read their paired baseline row's best
+    batch: for the page's rows at once (one query), never one row at a time."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.models import Hardware
+    from tests.support.board_rows import board_row
+    from tests.support.measured_configs import measured_run
+
+    a_batch = measured_run(user, hardware, make_result, [100.0, 101.0])
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    baseline = board_row(kind, "baseline", 50.0, spec_label="none")
+    LeaderboardEntry.objects.filter(pk=baseline.pk).update(best_run=a_batch)
+    for index in range(8):
+        row = board_row(kind, f"draft {index}", 100.0 + index)
+        LeaderboardEntry.objects.filter(pk=row.pk).update(
+            baseline_entry=baseline, baseline_run=None
+        )
+    services.raise_board_version()  # rows written directly: the board reads them again
+    with CaptureQueriesContext(connection) as read:
+        page = client.get("/", {"hardware": kind.slug})
+    assert page.status_code == 200 and "draft 7" in page.content.decode()
+    one_by_one = re.compile(r'WHERE "leaderboard_leaderboardentry"\."id" = \d+ LIMIT')
+    assert not [q["sql"] for q in read.captured_queries if one_by_one.search(q["sql"])]
