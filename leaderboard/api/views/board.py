@@ -59,13 +59,17 @@ class BoardPagination(PageNumberPagination):
     django_paginator_class = selectors.BoardPaginator
 
     def paginate_queryset(self, queryset, request, view=None):
-        query = getattr(request, "board_query", None)
-        if getattr(request, "board_uncached", False):
+        # The count is kept under the validated query that chose the rows (any page, however
+        # the address is spelled): a page answered uncached for unknown parameters or an odd
+        # page number still counts its rows once per row set, not over every row each time (a
+        # second at 10M runs). Only a query the cache must not key (free text, an unknown
+        # filter value) is counted afresh.
+        count_key = getattr(request, "board_count_key", None)
+        if count_key is None:
             self.django_paginator_class = Paginator
-        elif query is not None:
-            # The count is kept under the validated query that chose the rows (any page).
+        else:
             self.django_paginator_class = functools.partial(
-                selectors.BoardPaginator, count_key={"api": query["query"]}
+                selectors.BoardPaginator, count_key={"api": count_key}
             )
         return super().paginate_queryset(queryset, request, view)
 
@@ -110,34 +114,38 @@ class LeaderboardList(generics.ListAPIView):
             ]
             return JSONRenderer().render(self.get_paginated_response(rows).data)
 
+        request.board_count_key = self._count_key(request)
         key = self._cache_key(request)
-        request.board_query = key
         if key is None:
-            request.board_uncached = True
             return HttpResponse(render(), content_type="application/json")
         body = selectors.ranking_cached("api-leaderboard", key, render)
         return HttpResponse(body, content_type="application/json")
 
     @staticmethod
-    def _cache_key(request: Request) -> dict | None:
+    def _count_key(request: Request) -> list | None:
+        """The validated query as a cache key, if the cache may key it: known filter values, no
+        free text (each term would be an entry of its own)."""
         query = leaderboard_query(request)
-        if set(request.query_params) - _known_parameters():
-            return None
-        page = request.query_params.get("page", "1")
-        if whole_number(page) is None:
-            return None
         if query.get("search"):
-            return None  # free text: each term would be a cache entry of its own
+            return None
         choices = selectors.leaderboard_filter_choices()
         for name in ("target", "hardware", "spec_type"):
             value = query.get(name)
             if value and value not in {choice for choice, _ in choices[name]}:
                 return None
-        return {
-            "query": sorted((name, str(value)) for name, value in query.items()),
-            "page": int(page),
-            "base": request.build_absolute_uri("/"),
-        }
+        return sorted((name, str(value)) for name, value in query.items())
+
+    @staticmethod
+    def _cache_key(request: Request) -> dict | None:
+        """The page's cache key: its count key, page number and address, for a request of known
+        parameters alone (junk ones are answered uncached, so they cannot fill the cache)."""
+        count_key = request.board_count_key
+        if count_key is None or set(request.query_params) - _known_parameters():
+            return None
+        page = request.query_params.get("page", "1")
+        if whole_number(page) is None:
+            return None
+        return {"query": count_key, "page": int(page), "base": request.build_absolute_uri("/")}
 
 
 def _serialized_rows(contents: list[tuple]) -> list[dict | None]:

@@ -231,3 +231,26 @@ def test_an_export_reads_its_rows_relations_with_them_not_row_by_row(db, export)
         shown.append(response.content.decode().count(baseline.config.key))
     assert counts[0] == counts[1], counts
     assert shown[1] >= 6  # the rows' baseline_config_key (and the baseline's own key)
+
+
+def test_a_page_answered_uncached_for_junk_parameters_counts_its_rows_once(
+    db, user, hardware, make_result, ranked_models
+):
+    """Unknown parameters or an odd page number leave a page uncached, but its count is the
+    validated query's, kept per row set: a stranger varying junk parameters cannot make the
+    site count every row (a second at 10M runs) on each request. Free text still counts."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    measure(user, hardware, make_result, 4, [100.0, 104.0])
+    api = APIClient()
+    first = api.get("/api/v1/leaderboard").json()
+    for index, query in enumerate([{"junk": "1"}, {"junk": "2", "page": "01"}, {"x": "y"}]):
+        with CaptureQueriesContext(connection) as read:
+            answer = api.get("/api/v1/leaderboard", query)
+        assert answer.status_code == 200, index
+        assert answer.json()["count"] == first["count"] >= 1
+        assert not [q for q in read.captured_queries if "COUNT(" in q["sql"]], index
+    with CaptureQueriesContext(connection) as read:
+        assert api.get("/api/v1/leaderboard", {"search": "n_max"}).status_code == 200
+    assert [q for q in read.captured_queries if "COUNT(" in q["sql"]]
