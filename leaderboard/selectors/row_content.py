@@ -22,7 +22,9 @@ import hashlib
 from collections.abc import Iterable, Sequence
 
 from django.db.models import FETCH_PEERS, QuerySet
+from django.db.models.query import ValuesListIterable
 
+from leaderboard import board_version
 from leaderboard.models import Config, Hardware, LeaderboardEntry
 from leaderboard.selectors.board import BOARD_RELATIONS, STANDING_FIELDS, with_baseline_configs
 
@@ -54,10 +56,24 @@ def _positions() -> tuple[str, tuple[int, ...], dict[str, int]]:
     return names, shown, by_name
 
 
+class _RankingNotingValues(ValuesListIterable):
+    """Rows as tuples that note their rankings as they are read, as a row read as a model does
+    (`board_version`'s post_init hook): a page kept until a ranking it shows changes
+    (`ranking_cached`) depends on every row it shows, not only on those it rendered again."""
+
+    def __iter__(self):
+        position = _positions()[2]["ranking_key"]
+        for row in super().__iter__():
+            board_version.note_rankings([row[position] or board_version.UNKNOWN_RANKING])
+            yield row
+
+
 def row_contents(entries: QuerySet[LeaderboardEntry]) -> QuerySet:
     """The rows of a leaderboard selection (`leaderboard_entries`, sliced or paginated later) as
-    tuples of `content_columns()`, in its order."""
-    return entries.values_list(*content_columns())
+    tuples of `content_columns()`, in its order, each noting its ranking when read."""
+    contents = entries.values_list(*content_columns())
+    contents._iterable_class = _RankingNotingValues  # kept by slicing and other clones
+    return contents
 
 
 def content_signature(values: Sequence[object]) -> tuple:

@@ -97,3 +97,22 @@ def test_a_row_deleted_between_its_values_and_its_model_is_left_out(db):
     serialized = _serialized_rows(values)
     assert serialized[1] is None
     assert serialized[0]["id"] == kept.pk and serialized[0]["label"] == "kept"
+
+
+def test_a_page_read_as_values_is_kept_only_until_a_ranking_it_shows_changes(client, db):
+    """The rankings a page depends on are noted from its rows' values, not only from the rows
+    read as models: after a change re-renders one ranking's row, a change in the page's other
+    ranking (whose rows came from the content cache) still shows at once."""
+    kinds = [Hardware.objects.create(slug=f"gpu-{n}", gpu_name=f"GPU {n}") for n in "ab"]
+    first, second = (board_row(kind, f"row on {kind.slug}", 100.0) for kind in kinds)
+    assert first.ranking_key != second.ranking_key
+
+    def tokens_per_second() -> dict[str, float]:
+        rows = client.get("/api/v1/leaderboard").json()["results"]
+        return {row["label"]: row["tokens_per_second"] for row in rows}
+
+    assert tokens_per_second() == {"row on gpu-a": 100.0, "row on gpu-b": 100.0}
+    for row, value in ((first, 110.0), (second, 120.0), (first, 130.0)):
+        LeaderboardEntry.objects.filter(pk=row.pk).update(tokens_per_second=value)
+        services.raise_board_version(rankings=[row.ranking_key])
+        assert tokens_per_second()[row.config.label] == value
