@@ -107,8 +107,8 @@ class BoardPaginator(Paginator):
 def competing_drafts(**filters: object) -> QuerySet[LeaderboardEntry]:
     """Speculative rows that compete in their ranking and have a speedup: what the draft advice,
     the glance and the front chart choose among. Told from the baselines by the row's own copy
-    of its config's speculative type: asking the config's made PostgreSQL scan and hash every
-    config for a target's 500 rows (30 ms at 1M runs)."""
+    of its config's speculative type, so the filter needs no config (no gain was measured: at
+    1M runs PostgreSQL still hashes every config for the select, at 10M it reads them by key)."""
     return LeaderboardEntry.objects.filter(
         RANKED, speedup__isnull=False, rank__isnull=False, **filters
     ).exclude(spec_label="none")
@@ -126,6 +126,12 @@ def spec_type_q(spec_type: str) -> Q:
 # else a page reads of a relation (a row's paired baseline, for one recorded before the pairing
 # kept its batch) is fetched for the page's rows at once (FETCH_PEERS), never row by row.
 BOARD_RELATIONS = ("config", "hardware")
+
+
+def board_rows() -> QuerySet[LeaderboardEntry]:
+    """Leaderboard rows with their config and hardware (`BOARD_RELATIONS`), any other relation
+    a page reads fetched for its rows at once."""
+    return LeaderboardEntry.objects.select_related(*BOARD_RELATIONS).fetch_mode(FETCH_PEERS)
 
 
 def with_baseline_configs(entries: QuerySet[LeaderboardEntry]) -> QuerySet[LeaderboardEntry]:
@@ -156,7 +162,7 @@ def leaderboard_entries(
     `ranked_only` keeps synthetic, test-weight, self-reported, degenerate and retired rows out,
     and the baselines, unless `baselines` asks for the baselines alone.
     """
-    entries = LeaderboardEntry.objects.select_related(*BOARD_RELATIONS).fetch_mode(FETCH_PEERS)
+    entries = board_rows()
     if not include_retired:
         entries = entries.filter(retired=False)
     if ranked_only:

@@ -20,13 +20,14 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
-from django.db.models import FETCH_PEERS, QuerySet
+from django.db.models import QuerySet
 from django.db.models.query import ValuesListIterable
 
 from leaderboard import board_version
 from leaderboard.models import Config, Hardware, LeaderboardEntry
-from leaderboard.selectors.board import BOARD_RELATIONS, STANDING_FIELDS, with_baseline_configs
+from leaderboard.selectors.board import STANDING_FIELDS, board_rows, with_baseline_configs
 
 # Its key is the digest of the canonical JSON (`runner.config`), so the key stands for it.
 _CONFIG_LEFT_OUT = frozenset({"canonical"})
@@ -46,14 +47,20 @@ def content_columns() -> tuple[str, ...]:
     return (*own, *config, *hardware, "baseline_entry__best_run_id")
 
 
+class _Positions(NamedTuple):
+    names: str  # the columns' names as a short digest
+    shown: tuple[int, ...]  # the positions a signature keeps
+    by_name: dict[str, int]  # each column's position
+
+
 @functools.cache
-def _positions() -> tuple[str, tuple[int, ...], dict[str, int]]:
-    """The columns' names as a short digest, the positions a signature keeps, each name's."""
+def _positions() -> _Positions:
     columns = content_columns()
-    names = hashlib.blake2b("\n".join(columns).encode(), digest_size=8).hexdigest()
-    by_name = {name: index for index, name in enumerate(columns)}
-    shown = tuple(index for index, name in enumerate(columns) if name not in STANDING_FIELDS)
-    return names, shown, by_name
+    return _Positions(
+        names=hashlib.blake2b("\n".join(columns).encode(), digest_size=8).hexdigest(),
+        shown=tuple(index for index, name in enumerate(columns) if name not in STANDING_FIELDS),
+        by_name={name: index for index, name in enumerate(columns)},
+    )
 
 
 class _RankingNotingValues(ValuesListIterable):
@@ -62,7 +69,7 @@ class _RankingNotingValues(ValuesListIterable):
     (`ranking_cached`) depends on every row it shows, not only on those it rendered again."""
 
     def __iter__(self):
-        position = _positions()[2]["ranking_key"]
+        position = _positions().by_name["ranking_key"]
         for row in super().__iter__():
             board_version.note_rankings([row[position] or board_version.UNKNOWN_RANKING])
             yield row
@@ -80,18 +87,18 @@ def content_signature(values: Sequence[object]) -> tuple:
     """What a row's rendering is kept under: its content's values but its place in its ranking
     (STANDING_FIELDS, set on the kept rendering afterwards), with the columns' names, so that a
     migration's new column keys every row afresh."""
-    names, shown, _ = _positions()
-    return (names, tuple(values[index] for index in shown))
+    positions = _positions()
+    return (positions.names, tuple(values[index] for index in positions.shown))
 
 
 def content_pk(values: Sequence[object]) -> int:
     """The row's id from its content's values."""
-    return values[_positions()[2]["id"]]  # type: ignore[return-value]
+    return values[_positions().by_name["id"]]  # type: ignore[return-value]
 
 
 def standing(values: Sequence[object]) -> dict[str, object]:
     """A row's place in its ranking (STANDING_FIELDS) from its content's values."""
-    by_name = _positions()[2]
+    by_name = _positions().by_name
     return {name: values[by_name[name]] for name in STANDING_FIELDS}
 
 
@@ -99,7 +106,5 @@ def entries_by_pk(pks: Iterable[int]) -> dict[int, LeaderboardEntry]:
     """These rows as models with what a row's rendering reads of its relations (its config, its
     hardware, its baseline row and that row's config), by id; a row deleted meanwhile is
     absent."""
-    rows = with_baseline_configs(
-        LeaderboardEntry.objects.select_related(*BOARD_RELATIONS).fetch_mode(FETCH_PEERS)
-    ).filter(pk__in=list(pks))
+    rows = with_baseline_configs(board_rows()).filter(pk__in=list(pks))
     return {row.pk: row for row in rows}

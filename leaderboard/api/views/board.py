@@ -151,12 +151,11 @@ class LeaderboardList(generics.ListAPIView):
 def _serialized_rows(contents: list[tuple]) -> list[dict | None]:
     """These rows (their content's values) read as models and serialized, finite; None for a row
     deleted since its values were read (its page is computed again: its ranking changed)."""
-    found = selectors.entries_by_pk(selectors.content_pk(values) for values in contents)
-    present = [found[pk] for values in contents if (pk := selectors.content_pk(values)) in found]
+    pks = [selectors.content_pk(values) for values in contents]
+    found = selectors.entries_by_pk(pks)
+    present = [found[pk] for pk in pks if pk in found]
     serialized = iter(finite(list(s.LeaderboardEntrySerializer(present, many=True).data)))
-    return [
-        next(serialized) if selectors.content_pk(values) in found else None for values in contents
-    ]
+    return [next(serialized) if pk in found else None for pk in pks]
 
 
 def _leaderboard_rows(request: Request) -> list[dict]:
