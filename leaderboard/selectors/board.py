@@ -333,24 +333,48 @@ def leaderboard_rows(
     """The rows a page shows: each entry with its rank in its ranking and the tie labels, the
     ranking's heading where a new ranking starts on the page, staleness, and what each of its
     numbers means with its evidence (read when first looked at: `RowEvidence`)."""
-    evidence = _PageEvidence(entries)
+    speculative = [entry.config.is_speculative for entry in entries]
+    rows = row_places(entries, speculative=speculative, ranks=ranks, newest=newest)
+    attach_entries(rows, entries)
+    return rows
+
+
+def attach_entries(rows: Sequence[dict], entries: Sequence[LeaderboardEntry]) -> None:
+    """Give these rows (`row_places`) their models, one each in the same order, with their
+    evidence and definitions, read when first looked at and for all of them at once."""
+    evidence = _PageEvidence(list(entries))
+    for row, entry in zip(rows, entries, strict=True):
+        row["entry"] = entry
+        row["evidence"] = RowEvidence(evidence, entry, 0)
+        row["definitions"] = RowEvidence(evidence, entry, 1)
+
+
+def row_places(
+    entries: Sequence[object],
+    *,
+    speculative: Sequence[bool],
+    ranks: Mapping[int, PageRank],
+    newest: int | None,
+) -> list[dict]:
+    """What a page shows of its rows but their own figures: each row's rank in its ranking and
+    the tie labels, the ranking's heading where a new ranking starts on the page, why it is not
+    ranked, staleness, whether it drafts, and the legend. `entries` are rows as models or any
+    object with their columns as attributes (`selectors.row_content.ContentRow`)."""
     rows = []
     previous = None
-    for entry in entries:
+    for entry, drafts in zip(entries, speculative, strict=True):
         standing = ranks.get(entry.pk, NOT_RANKED)
         rows.append(
             {
-                "entry": entry,
                 "rank": standing.rank,
                 "like_leader": standing.like_leader,
                 "like_above": standing.like_above,
                 # Kept for the templates that mark a row tied with its leader.
                 "tied": bool(standing.like_leader),
                 "heading": entry.ranking_label if entry.ranking_key != previous else "",
-                "unranked": _unranked_reason(entry),
+                "unranked": _unranked_reason(entry, speculative=drafts),
                 "stale": is_stale(entry.engine_release, newest),
-                "evidence": RowEvidence(evidence, entry, 0),
-                "definitions": RowEvidence(evidence, entry, 1),
+                "speculative": drafts,
                 "legend": LEGEND,
             }
         )
@@ -384,9 +408,9 @@ def entry_signature(entry: LeaderboardEntry, *, standing: bool = True) -> tuple:
     )
 
 
-def _unranked_reason(entry: LeaderboardEntry) -> str:
+def _unranked_reason(entry: object, *, speculative: bool) -> str:
     """Why a row carries no rank, in words."""
-    if not entry.config.is_speculative:
+    if not speculative:
         return "a baseline: the denominator of its ranking's speedups, never ranked"
     flags = [flag.replace("_", " ") for flag in verdicts.KEPT_OFF_FLAGS if getattr(entry, flag)]
     if flags:

@@ -63,6 +63,7 @@ from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
 from leaderboard.selectors.quality import quality_view
 from leaderboard.selectors.ranks import page_ranks
+from leaderboard.selectors.row_content import ContentRow, content_rows, row_contents
 from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
 from leaderboard.selectors.serving import concurrency_pareto, run_latency
 from leaderboard.selectors.spread import acceptance_spread
@@ -109,18 +110,21 @@ def board_ranked(
         **selection, ordering=ordering, ranked_only=not include_all, include_retired=include_all
     )
     count_key = {"board": selection, "include_all": include_all}
-    shown = BoardPaginator(entries, page_size, count_key=count_key).get_page(page)
+    # The page's rows are read as plain values (`row_content`): their ranks, headings and
+    # baselines read nothing else, and only the rows whose rendering is not kept are read as
+    # models when the table is rendered (`templatetags.board_rows`).
+    shown = BoardPaginator(row_contents(entries), page_size, count_key=count_key).get_page(page)
     newest = newest_release_number()
-    page_entries = list(shown.object_list)
-    ranks = page_ranks(entries, page_entries, offset=shown.start_index() - 1, ordering=ordering)
-    rows = leaderboard_rows(entries=page_entries, ranks=ranks, newest=newest)
+    contents = [ContentRow(values) for values in shown.object_list]
+    ranks = page_ranks(entries, contents, offset=shown.start_index() - 1, ordering=ordering)
+    rows = content_rows(contents, ranks=ranks, newest=newest)
     if include_all:
         return {"page": shown, "rows": rows, "baselines": []}
     # The denominators of the page's rankings (or, with no ranked row, every baseline the
     # filters match: "speculative type: none" asks for them), shown apart.
     denominators = (
-        baseline_rows(rankings=page_entries)
-        if page_entries
+        baseline_rows(rankings=contents)
+        if contents
         else list(leaderboard_entries(**selection, ranked_only=True, baselines=True)[:page_size])
     )
     baselines = leaderboard_rows(entries=denominators, ranks={}, newest=newest)
@@ -129,7 +133,7 @@ def board_ranked(
         by_ranking.setdefault(baseline["entry"].ranking_key, baseline)
     for row in rows:
         if row["heading"]:
-            row["baseline"] = by_ranking.get(row["entry"].ranking_key)
+            row["baseline"] = by_ranking.get(row["content"].ranking_key)
     return {"page": shown, "rows": rows, "baselines": baselines}
 
 

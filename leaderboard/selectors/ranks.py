@@ -12,7 +12,9 @@ aggregate for the page, with no tie labels (ties are a tok/s verdict).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
@@ -40,9 +42,10 @@ NOT_RANKED = PageRank(rank=None)
 
 
 def page_ranks(
-    entries: QuerySet[LeaderboardEntry], page: list[LeaderboardEntry], *, offset: int, ordering: str
+    entries: QuerySet[LeaderboardEntry], page: Sequence[Any], *, offset: int, ordering: str
 ) -> dict[int, PageRank]:
-    """Each page row's rank in its ranking by the sorted column: {id: PageRank}."""
+    """Each page row's rank in its ranking by the sorted column: {id: PageRank}. The page's rows
+    are models or their values (`selectors.row_content.ContentRow`): their own columns are read."""
     del offset  # ranks are within each row's ranking, wherever the page starts
     field = ordering if ordering in LEADERBOARD_ORDERINGS else "tokens_per_second"
     if field == "tokens_per_second":
@@ -59,7 +62,7 @@ def page_ranks(
     }
 
 
-def _higher_counts(page: list[LeaderboardEntry], *, field: str) -> dict[int, int]:
+def _higher_counts(page: Sequence[Any], *, field: str) -> dict[int, int]:
     """Competing rows of the same ranking with a higher `field` than each ranked page row: one
     aggregate over the rankings on the page."""
     groups = sorted(

@@ -1,12 +1,13 @@
 """What a board row's rendering is made of, read as plain values: the page's rows are looked up
 in the content cache by these before any row is built as a model.
 
-A page of the API's leaderboard is read in two steps. First the page's rows as tuples of
-`content_columns()` (the row's own columns, its config's but the canonical JSON its key is a
-digest of, its hardware's, and its baseline row's best batch): no model instances, no related
-objects, one flat tuple a row, whose digest (`content_signature`) keys the row's rendering.
-Then only the rows whose rendering is not kept are read as models, with their relations
-(`entries_by_pk`), and rendered. After a run is recorded, that is the one or two rows it changed,
+A board page (the API's leaderboard, the front page's ranked rows) is read in two steps. First
+the page's rows as tuples of `content_columns()` (the row's own columns, its config's but the
+canonical JSON its key is a digest of, its hardware's, and its baseline row's best batch): no
+model instances, no related objects, one flat tuple a row, whose digest (`content_signature`)
+keys the row's rendering; the front page reads its ranks, headings and baselines from them too
+(`ContentRow`, `content_rows`). Then only the rows whose rendering is not kept are read as
+models, with their relations (`entries_by_pk`, `read_models`), and rendered. After a run is recorded, that is the one or two rows it changed,
 not the fifty a page shows: building fifty rows and their five related objects as models was a
 third of a miss's time.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from django.db.models import QuerySet
@@ -27,7 +28,14 @@ from django.db.models.query import ValuesListIterable
 
 from leaderboard import board_version
 from leaderboard.models import Config, Hardware, LeaderboardEntry
-from leaderboard.selectors.board import STANDING_FIELDS, board_rows, with_baseline_configs
+from leaderboard.selectors.board import (
+    STANDING_FIELDS,
+    attach_entries,
+    board_rows,
+    row_places,
+    with_baseline_configs,
+)
+from leaderboard.selectors.ranks import PageRank
 
 # Its key is the digest of the canonical JSON (`runner.config`), so the key stands for it.
 _CONFIG_LEFT_OUT = frozenset({"canonical"})
@@ -102,9 +110,69 @@ def standing(values: Sequence[object]) -> dict[str, object]:
     return {name: values[by_name[name]] for name in STANDING_FIELDS}
 
 
-def entries_by_pk(pks: Iterable[int]) -> dict[int, LeaderboardEntry]:
+def entries_by_pk(
+    pks: Iterable[int], *, baseline_configs: bool = True
+) -> dict[int, LeaderboardEntry]:
     """These rows as models with what a row's rendering reads of its relations (its config, its
-    hardware, its baseline row and that row's config), by id; a row deleted meanwhile is
-    absent."""
-    rows = with_baseline_configs(board_rows()).filter(pk__in=list(pks))
-    return {row.pk: row for row in rows}
+    hardware and, with `baseline_configs`, its baseline row and that row's config: the API's
+    baseline_config_key), by id; a row deleted meanwhile is absent."""
+    rows = board_rows()
+    if baseline_configs:
+        rows = with_baseline_configs(rows)
+    return {row.pk: row for row in rows.filter(pk__in=list(pks))}
+
+
+class ContentRow:
+    """A row read as values (`row_contents`), its columns as attributes by their value paths
+    (`tokens_per_second`, `config__spec_label`): what the ranks, the headings and the baselines of
+    a page read of its rows, without building them as models."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Sequence[object]) -> None:
+        self.values = values
+
+    def __getattr__(self, name: str) -> object:
+        try:
+            return self.values[_positions().by_name[name]]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def pk(self) -> int:
+        return content_pk(self.values)
+
+    @property
+    def is_speculative(self) -> bool:
+        return self.config__spec_label != "none"
+
+    def __repr__(self) -> str:
+        return f"<ContentRow {self.pk}>"
+
+
+def content_rows(
+    contents: Sequence[ContentRow], *, ranks: Mapping[int, PageRank], newest: int | None
+) -> list[dict]:
+    """The rows a page shows (`selectors.board.leaderboard_rows`' keys) from their values, each
+    with its "content" and no model yet ("entry" None): a board row kept rendered under its
+    content (`templatetags.board_rows`) needs none, and the rows rendered again are read as
+    models together (`read_models`)."""
+    speculative = [content.is_speculative for content in contents]
+    rows = row_places(contents, speculative=speculative, ranks=ranks, newest=newest)
+    for row, content in zip(rows, contents, strict=True):
+        row |= {"content": content, "entry": None, "evidence": None, "definitions": None}
+    return rows
+
+
+def read_models(rows: Sequence[dict]) -> None:
+    """Rows of `content_rows` without a model are given theirs, with their relations and their
+    evidence (`entries_by_pk`, `attach_entries`), read once for them all; a row deleted since
+    its values were read keeps "entry" None (its page is computed again: its ranking changed)."""
+    todo = [row for row in rows if row.get("entry") is None and "content" in row]
+    if not todo:
+        return
+    # The board's table shows no baseline row's config; a legacy row's paired baseline (its
+    # batch, for the evidence) is fetched for these rows at once (`board_rows`).
+    found = entries_by_pk((row["content"].pk for row in todo), baseline_configs=False)
+    present = [row for row in todo if row["content"].pk in found]
+    attach_entries(present, [found[row["content"].pk] for row in present])

@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from leaderboard.selectors.board import STANDING_FIELDS, entry_signature, read_evidence
 from leaderboard.selectors.cache import content_cached, model_state
+from leaderboard.selectors.row_content import content_signature, read_models
 
 register = template.Library()
 ROW_TEMPLATE = "leaderboard/_board_row.html"
@@ -51,30 +52,34 @@ def _standing_pieces(standing: tuple, unranked: str, speculative: bool) -> dict[
 
 def _with_standing(html: str, row: dict) -> str:
     pieces = _standing_pieces(
-        tuple(row[key] for key in STANDING_KEYS),
-        row["unranked"],
-        row["entry"].config.is_speculative,
+        tuple(row[key] for key in STANDING_KEYS), row["unranked"], row["speculative"]
     )
     for piece, marker in MARKERS.items():
         html = html.replace(marker, pieces[piece])
     return html
 
 
+# A row's keys that its signature reads apart, or not at all: its model or its values (which
+# `entry_signature` or `content_signature` stand for, its evidence's batches among them), its
+# baseline (by its values) and its place in its ranking (rendered apart).
+_KEYS_APART = ("entry", "content", "baseline", "legend", "evidence", "definitions", *STANDING_KEYS)
+
+
 def _signature(item: tuple[dict, bool], no_headings: bool) -> tuple:
     row, first = item
-    entry = row["entry"]
-    baseline = (row.get("baseline") or {}).get("entry")
-    others = tuple(
-        (key, value)
-        for key, value in sorted(row.items())
-        # The evidence and definitions are the row's batches' (entry_signature names them).
-        if key not in ("entry", "baseline", "legend", "evidence", "definitions", *STANDING_KEYS)
+    content = row.get("content")
+    own = (
+        entry_signature(row["entry"], standing=False)
+        if content is None
+        else content_signature(content.values)
     )
+    baseline = (row.get("baseline") or {}).get("entry")
+    others = tuple((key, value) for key, value in sorted(row.items()) if key not in _KEYS_APART)
     return (
         _templates_digest(),
         first,
         no_headings,
-        entry_signature(entry, standing=False),
+        own,
         others,
         model_state(baseline),
         model_state(baseline.config) if baseline is not None else None,
@@ -86,9 +91,17 @@ def board_rows(rows: list[dict], no_headings: bool = False) -> SafeString:
     items = [(row, index == 0) for index, row in enumerate(rows)]
 
     def render(todo: list[tuple[dict, bool]]) -> list[str]:
+        # Rows read as values are read as models here, the ones rendered again alone; a row
+        # deleted since renders nothing (its ranking changed, so its page is computed again).
+        read_models([row for row, _ in todo])
         read_evidence([row for row, _ in todo])
         context = {"no_headings": no_headings, "standing": MARKERS}
-        return [render_to_string(ROW_TEMPLATE, context | {"row": r, "first": f}) for r, f in todo]
+        return [
+            render_to_string(ROW_TEMPLATE, context | {"row": r, "first": f})
+            if r["entry"] is not None
+            else ""
+            for r, f in todo
+        ]
 
     html = content_cached("board-row", items, lambda item: _signature(item, no_headings), render)
     return mark_safe(

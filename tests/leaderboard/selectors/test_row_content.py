@@ -1,10 +1,12 @@
 """A board row's content read as plain values (selectors.row_content): the signature its API
 rendering is kept under changes with anything the row shows (its own figures, its config's,
 its hardware's, its baseline row's best batch) and not with its place in its ranking; a page
-after a recorded run reads as models only the rows it serializes again; a row deleted between
-the two reads is left out, never served from another row."""
+after a recorded run (the API's and the front page's) reads as models only the rows it renders
+again; a row deleted between the two reads is left out, never served from another row."""
 
 from __future__ import annotations
+
+import re
 
 from leaderboard import selectors, services
 from leaderboard.api.views.board import _serialized_rows
@@ -12,6 +14,7 @@ from leaderboard.models import Config, Hardware, LeaderboardEntry
 from leaderboard.selectors import row_content
 from leaderboard.selectors.cache import _digest
 from leaderboard.services.board import rerank
+from leaderboard.templatetags import board_rows
 from tests.support.board_rows import board_row
 from tests.support.measured_configs import measured_run
 
@@ -116,3 +119,68 @@ def test_a_page_read_as_values_is_kept_only_until_a_ranking_it_shows_changes(cli
         LeaderboardEntry.objects.filter(pk=row.pk).update(tokens_per_second=value)
         services.raise_board_version(rankings=[row.ranking_key])
         assert tokens_per_second()[row.config.label] == value
+
+
+def ranked_table(page: str) -> str:
+    return re.search(r'<table class="board" id="ranking">(.*?)</table>', page, re.S).group(1)
+
+
+def test_the_front_page_after_a_recorded_run_reads_only_the_changed_row_as_a_model(
+    client, db, monkeypatch
+):
+    """The board's ranked rows are read as values; their ranks, headings and baselines need no
+    model, and only the row whose rendering is not kept is read as one (with its relations)."""
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    baseline = board_row(kind, "no drafting", 50.0, spec_label="none")
+    rows = [board_row(kind, f"row {index}", 100.0 + index) for index in range(5)]
+    LeaderboardEntry.objects.filter(pk__in=[row.pk for row in rows]).update(baseline_entry=baseline)
+    services.raise_board_version()
+    client.get("/")
+    read_as_models = []
+    entries_by_pk = row_content.entries_by_pk
+
+    def counted(pks, **kwargs):
+        pks = list(pks)
+        read_as_models.extend(pks)
+        return entries_by_pk(pks, **kwargs)
+
+    monkeypatch.setattr(row_content, "entries_by_pk", counted)
+    # The slowest row passes three others (the leader, which carries the heading, stays).
+    slowest = rows[0]
+    LeaderboardEntry.objects.filter(pk=slowest.pk).update(tokens_per_second=103.5)
+    rerank(ranking_key=slowest.ranking_key)
+    services.raise_board_version(rankings=[slowest.ranking_key])
+    page = client.get("/").content.decode()
+    assert read_as_models == [slowest.pk]
+    table = ranked_table(page)
+    assert re.findall(r">(row \d)</a>", table) == ["row 4", "row 0", "row 3", "row 2", "row 1"]
+    assert re.findall(r'<td class="rank">(\d+)', table) == ["1", "2", "3", "4", "5"]
+    assert "<strong>103.50</strong>" in table
+    # The ranking's heading and its baseline, the denominator, from the values alone.
+    assert table.count('class="ranking-heading"') == 1
+    assert "<strong>50.00</strong> tok/s" in table
+
+
+def test_a_front_page_row_deleted_between_its_values_and_its_model_renders_nothing(db):
+    kind = Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")
+    board_row(kind, "kept", 110.0)
+    gone = board_row(kind, "gone", 100.0)
+    values = list(selectors.row_contents(LeaderboardEntry.objects.order_by("-tokens_per_second")))
+    rows = row_content.content_rows(
+        [row_content.ContentRow(v) for v in values], ranks={}, newest=None
+    )
+    LeaderboardEntry.objects.filter(pk=gone.pk).delete()
+    html = board_rows.board_rows(rows)
+    assert rows[1]["entry"] is None and rows[0]["entry"].config.label == "kept"
+    assert ">kept</a>" in html and "gone" not in html
+
+
+def test_the_front_page_read_as_values_is_kept_only_until_a_ranking_it_shows_changes(client, db):
+    kinds = [Hardware.objects.create(slug=f"gpu-{n}", gpu_name=f"GPU {n}") for n in "ab"]
+    first, second = (board_row(kind, f"row on {kind.slug}", 100.0) for kind in kinds)
+    assert first.ranking_key != second.ranking_key
+    assert ranked_table(client.get("/").content.decode()).count("<strong>100.00</strong>") == 2
+    for row, value in ((first, 110.0), (second, 120.0), (first, 130.0)):
+        LeaderboardEntry.objects.filter(pk=row.pk).update(tokens_per_second=value)
+        services.raise_board_version(rankings=[row.ranking_key])
+        assert f"<strong>{value:.2f}</strong>" in ranked_table(client.get("/").content.decode())
