@@ -65,6 +65,31 @@ def test_best_answers_from_the_kinds_a_person_has(both_rows):
     assert answered(memory_bytes=24 * GIB, gpu_count=2, hardware=two.hardware) == {two.pk}
 
 
+def test_a_best_answers_row_reads_each_column_into_its_own_field(both_rows):
+    """/best/ reads its rows as values (`FitRow`): each value lands in the field of its name, and
+    every row of a kind shares that kind's one instance."""
+    from dataclasses import fields
+
+    from leaderboard.models import LeaderboardEntry
+    from leaderboard.selectors.board import FitRow
+
+    names = [field.name for field in fields(FitRow)]
+    assert FitRow.COLUMNS[:14] == tuple(names[:14])
+    assert FitRow.COLUMNS[14:17] == ("config__key", "config__label", "config__spec_label")
+    assert FitRow.COLUMNS[FitRow.HARDWARE] == "hardware_id"
+    one, _ = both_rows
+    answers = selectors.best_config_for(
+        target_name=one.config.target_name, memory_bytes=one.peak_memory_bytes
+    )
+    (best,) = [answer.best for answer in answers]
+    stored = LeaderboardEntry.objects.select_related("config", "best_run").get(pk=best.pk)
+    for name in FitRow.COLUMNS[1:14]:
+        assert getattr(best, name) == getattr(stored, name), name
+    assert (best.config.key, best.config.label) == (stored.config.key, stored.config.label)
+    assert best.config.is_speculative == stored.config.is_speculative
+    assert best.hardware == stored.hardware and best.memory_kind == stored.best_run.memory_kind
+
+
 @pytest.fixture
 def gpu(db) -> Hardware:
     return Hardware.objects.create(slug="gpu-a", gpu_name="GPU A")

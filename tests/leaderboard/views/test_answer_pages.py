@@ -83,7 +83,7 @@ def test_best_answers_per_ranking_and_never_sets_a_slow_config_beside_a_fast_one
     assert set(by_best) == {fast.key, slow.baseline.key}
     # Where no drafting is faster, no drafting is the answer, not the 0.64x config.
     assert by_best[slow.baseline.key].baseline is None
-    assert by_best[fast.key].baseline.config == fast.baseline
+    assert by_best[fast.key].baseline.config.key == fast.baseline.key
 
     page = text(client.get("/best/", {"target": TARGET, "memory_gb": "10"}))
     assert "as good a choice" not in page
@@ -106,8 +106,8 @@ def test_best_answers_per_ranking_and_never_sets_a_slow_config_beside_a_fast_one
 def test_best_reads_its_rows_in_the_same_queries_however_many_answer(
     client, demo_board, user, hardware, make_result
 ):
-    # The page reads only some columns of its rows (selectors.board.BEST_ENTRY_FIELDS): one it
-    # did not read would cost a query per row shown.
+    # The page reads its rows as values (selectors.board.FitRow), in one query however many
+    # answer.
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
