@@ -14,6 +14,7 @@ from leaderboard import verdicts
 from leaderboard.models import RankingSummary
 from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.cache import ranking_kept
+from leaderboard.selectors.draft_rows import draft_rows
 
 
 def draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:
@@ -38,9 +39,11 @@ def draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:
 
 
 def _draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:
-    rows = (
-        competing_drafts(target_name=target_name)
-        .select_related("config", "config__draft", "hardware")
-        .order_by("hardware__gpu_name", "ranking_key", "-speedup", "pk")
+    # Every competing draft of the target, read as values (`draft_rows`): the verdicts read a
+    # few columns of each, and the page and the API those of each table's standings.
+    rows = draft_rows(
+        competing_drafts(target_name=target_name).order_by(
+            "hardware__gpu_name", "ranking_key", "-speedup", "pk"
+        )
     )
     return verdicts.draft_tables(rows)

@@ -12,22 +12,15 @@ from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
 from leaderboard import verdicts
-from leaderboard.models import LeaderboardEntry, RankingSummary
+from leaderboard.models import RankingSummary
 from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.cache import board_cached, ranking_kept
+from leaderboard.selectors.draft_rows import DraftRow, draft_rows
 
 # The front page's answers at most: one line per GPU kind and target.
 GLANCE_LIMIT = 12
 # The fastest rows by speedup a glance answer is decided from, per GPU kind and target.
 GLANCE_ROWS = 500
-# What `verdicts.draft_tables` and the glance read of those rows and of their configs; a test
-# (tests/leaderboard/selectors/test_glance.py) renders the page with any other column refused.
-GLANCE_ENTRY_FIELDS = (
-    "config", "hardware", "target_name", "ranking_key", "ranking_label", "workload_label",
-    "tps_definition", "engine_release", "rank", "noisy", "speedup", "speedup_ci95_low",
-    "speedup_ci95_high", "speedup_basis",
-)  # fmt: skip
-GLANCE_CONFIG_FIELDS = ("key", "n_max", "draft", "spec_label", "protocol")
 
 
 def fastest_drafts() -> list[dict]:
@@ -99,9 +92,10 @@ def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:
     )
 
 
-def _glance_rows(pairs: list[tuple]) -> list[list[LeaderboardEntry]]:
+def _glance_rows(pairs: list[tuple]) -> list[list[DraftRow]]:
     """Each pair's fastest rows by speedup (they hold each draft's best, which the verdicts pick
-    among): one query for every pair, an index range of `entry_target_speedup` each."""
+    among), read as values (`draft_rows`): one query for every pair, an index range of
+    `entry_target_speedup` each."""
     wanted = Q()
     for _, _, target, _, key, _ in pairs:
         wanted |= Q(target_name=target, ranking_key=key)
@@ -110,22 +104,14 @@ def _glance_rows(pairs: list[tuple]) -> list[list[LeaderboardEntry]]:
         partition_by=[F("target_name"), F("ranking_key")],
         order_by=[F("speedup").desc(), F("pk")],
     )
-    found = (
+    found = draft_rows(
         competing_drafts()
         .filter(wanted)
-        .select_related("config", "config__draft", "hardware")
-        # Only what the tables and the glance show of up to 500 rows a pair (a row has 57
-        # columns; a draft file its metadata JSON), every hardware column for the kind's label.
-        .only(
-            *GLANCE_ENTRY_FIELDS,
-            *(f"config__{name}" for name in GLANCE_CONFIG_FIELDS),
-            "config__draft__name",
-        )
         .annotate(place=place)
         .filter(place__lte=GLANCE_ROWS)
         .order_by("target_name", "ranking_key", "-speedup", "pk")
     )
-    rows: dict[tuple[str, str], list[LeaderboardEntry]] = {}
-    for entry in found:
-        rows.setdefault((entry.target_name, entry.ranking_key), []).append(entry)
+    rows: dict[tuple[str, str], list[DraftRow]] = {}
+    for row in found:
+        rows.setdefault((row.target_name, row.ranking_key), []).append(row)
     return [rows.get((target, key), []) for _, _, target, _, key, _ in pairs]

@@ -97,8 +97,8 @@ def test_a_run_recorded_in_one_shown_ranking_reads_that_pair_alone(
 def test_the_front_page_reads_no_column_of_the_glance_rows_it_did_not_fetch(
     client, user, ranked_models, make_result, monkeypatch
 ):
-    # The glance reads only some columns of up to 500 rows a pair (GLANCE_ENTRY_FIELDS): any
-    # other the page looked at would be fetched row by row; here it raises instead.
+    # The glance reads up to 500 rows a pair as values (selectors.draft_rows): nothing the page
+    # shows of them is fetched row by row; here a lazy fetch raises instead.
     from django.db.models import FETCH_RAISE
 
     from leaderboard.selectors import glance
@@ -111,3 +111,34 @@ def test_the_front_page_reads_no_column_of_the_glance_rows_it_did_not_fetch(
     page = client.get("/")
     assert page.status_code == 200
     assert page.content.decode().count('<li class="glance-answer">') == GLANCE_LIMIT
+
+
+def test_a_draft_row_holds_each_column_of_its_row_and_config(user, ranked_models, make_result):
+    """The glance's and the advice's rows are read as values (`draft_rows`): each value lands in
+    the field of its name, a kind's rows share its one `Hardware`, and a row survives the cache
+    (ranking_kept keeps the tables pickled)."""
+    import pickle
+    from dataclasses import fields
+
+    from leaderboard.models import LeaderboardEntry
+    from leaderboard.selectors.draft_rows import DraftRow, draft_rows
+
+    measured_on_many_gpus(user, make_result)
+    assert [field.name for field in fields(DraftRow)][: len(DraftRow.OWN)] == list(DraftRow.OWN)
+    rows = draft_rows(competing_drafts().order_by("pk"))
+    assert len(rows) == competing_drafts().count() >= 2
+    for row in rows:
+        stored = LeaderboardEntry.objects.select_related("config__draft", "hardware").get(pk=row.pk)
+        for name in DraftRow.OWN[1:]:
+            assert getattr(row, name) == getattr(stored, name), name
+        for name in ("key", "label", "spec_label", "protocol", "n_max", "draft_id"):
+            assert getattr(row.config, name) == getattr(stored.config, name), name
+        assert (row.config.draft.name if row.config.draft else None) == (
+            stored.config.draft.name if stored.config.draft_id else None
+        )
+        assert row.hardware == stored.hardware and row.hardware_id == stored.hardware_id
+        assert row.get_tps_definition_display() == stored.get_tps_definition_display()
+        assert pickle.loads(pickle.dumps(row)) == row
+    by_kind = {}
+    for row in rows:
+        assert by_kind.setdefault(row.hardware.pk, row.hardware) is row.hardware
