@@ -8,8 +8,9 @@ The reads are grouped by what they are about, one module each:
   `leaderboard.verdicts` decided it (the one verdict layer every read below uses).
 - `definitions`: what every number means (the sentences the pages and the API show), a config's
   depths, per-depth speedups over the paired baseline, and the evidence behind a page's rows.
-- `row_content`: a board row's content read as plain values (`row_contents`), the signature
-  its rendering is kept under, and the rows read as models when one is rendered again.
+- `row_content`: a board row's content read as plain values (`row_contents`, `ContentRow`), the
+  signature its rendering is kept under (the API's and the front page's), and the rows read as
+  models when one is rendered again.
 - `cache`: the page cache keyed on the board's change counter (`board_cached`), and renderings
   kept by their content (`content_cached`: a board row until what it shows changes), and pages
   kept until a ranking they read changes (`ranking_cached`).
@@ -31,6 +32,8 @@ The reads are grouped by what they are about, one module each:
 - `catalogue`: configs (and their best row's protocol figures), runs and request records, models,
   hardware, targets and engine builds.
 - `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
+- `draft_rows`: the rows those answers and the glance are decided from, read as values
+  (`DraftRow`), each GPU kind's one `Hardware` shared.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
 - `energy`: a stored result's energy and roofline (a run's, a config's best run's, a row's).
 - `outcomes`: what a finished run says on its job and run pages: its noise verdict
