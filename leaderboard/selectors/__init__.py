@@ -71,7 +71,6 @@ from leaderboard.selectors.board import (
     leaderboard_from_runs,
     leaderboard_rows,
     newest_release_number,
-    ranked_rows,
     release_number,
     spec_type_q,
     with_baseline_configs,
@@ -186,6 +185,7 @@ from leaderboard.selectors.row_content import (
     content_pk,
     content_signature,
     entries_by_pk,
+    ranked_rows,
     row_contents,
     standing,
 )

@@ -3,9 +3,10 @@
 It owns the board's vocabulary (sources, protocols and `RANKED`, the rows that compete; the
 orderings live with the ranks), the filtered and sorted `leaderboard_entries` with the choices
 its filters offer, the cached-count `BoardPaginator`, staleness against the newest engine
-release measured by our workers, the rows a page renders (`leaderboard_rows`, `ranked_rows`: each with its rank from
-`selectors.ranks`, its numbers' definitions and their evidence), what a row's rendering is kept
-under (`entry_signature`), the memory-fit recommendation `best_config_for`, and
+release measured by our workers, the rows a page renders (`leaderboard_rows`: each with its
+rank from `selectors.ranks`, its numbers' definitions and their evidence; `row_places`, what a
+row read as values shows too), what a row's rendering is kept under (`entry_signature`), the
+memory-fit recommendation `best_config_for` (its rows read as values, `FitRow`), and
 `leaderboard_from_runs`, the read-time aggregate kept for benchmarks. The front page's answer
 per GPU and target is `selectors.glance`.
 """
@@ -52,7 +53,7 @@ from leaderboard.selectors.definitions import (
     row_evidence,
 )
 from leaderboard.selectors.protocols import SEPARATE_PROTOCOLS
-from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, NOT_RANKED, PageRank, page_ranks
+from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, NOT_RANKED, PageRank
 from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.config import SPEC_TYPES
 
@@ -418,16 +419,6 @@ def _unranked_reason(entry: object, *, speculative: bool) -> str:
     if flags:
         return "kept off the ranking: " + ", ".join(flags)
     return "no value for the sorted column"
-
-
-def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:
-    """The first `limit` rows of a tok/s-ordered selection, ranked, with staleness."""
-    page = list(entries[:limit])
-    return leaderboard_rows(
-        entries=page,
-        ranks=page_ranks(entries, page, offset=0, ordering="tokens_per_second"),
-        newest=newest_release_number(),
-    )
 
 
 def baseline_rows(*, rankings: Sequence[LeaderboardEntry]) -> list[LeaderboardEntry]:

@@ -32,10 +32,11 @@ from leaderboard.selectors.board import (
     STANDING_FIELDS,
     attach_entries,
     board_rows,
+    newest_release_number,
     row_places,
     with_baseline_configs,
 )
-from leaderboard.selectors.ranks import PageRank
+from leaderboard.selectors.ranks import PageRank, page_ranks
 
 # Its key is the digest of the canonical JSON (`runner.config`), so the key stands for it.
 _CONFIG_LEFT_OUT = frozenset({"canonical"})
@@ -176,3 +177,11 @@ def read_models(rows: Sequence[dict]) -> None:
     found = entries_by_pk((row["content"].pk for row in todo), baseline_configs=False)
     present = [row for row in todo if row["content"].pk in found]
     attach_entries(present, [found[row["content"].pk] for row in present])
+
+
+def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:
+    """The first `limit` rows of a tok/s-ordered selection (a model's, a GPU kind's), ranked,
+    with staleness: read as values, as a board page's are (`content_rows`)."""
+    contents = [ContentRow(values) for values in row_contents(entries)[:limit]]
+    ranks = page_ranks(entries, contents, offset=0, ordering="tokens_per_second")
+    return content_rows(contents, ranks=ranks, newest=newest_release_number())
