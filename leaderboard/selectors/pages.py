@@ -144,17 +144,15 @@ def board_kept_off(*, filters: Mapping[str, str], search: str, page_size: int) -
     selection = board_selection(filters=filters, search=search)
     newest = newest_release_number()
     kept_off_entries = leaderboard_entries(**selection, include_retired=True).exclude(RANKED)
+
+    def rows(entries) -> list[dict]:
+        # Read as values, as the ranked rows are: only those rendered again are read as models.
+        contents = [ContentRow(values) for values in row_contents(entries)[:page_size]]
+        return content_rows(contents, ranks={}, newest=newest)
+
     return {
-        "kept_off": leaderboard_rows(
-            entries=list(kept_off_entries.filter(test_weights=False)[:page_size]),
-            ranks={},
-            newest=newest,
-        ),
-        "test_weights": leaderboard_rows(
-            entries=list(kept_off_entries.filter(test_weights=True)[:page_size]),
-            ranks={},
-            newest=newest,
-        ),
+        "kept_off": rows(kept_off_entries.filter(test_weights=False)),
+        "test_weights": rows(kept_off_entries.filter(test_weights=True)),
     }
 
 
