@@ -63,7 +63,12 @@ from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
 from leaderboard.selectors.quality import quality_view
 from leaderboard.selectors.ranks import page_ranks
-from leaderboard.selectors.row_content import ContentRow, content_rows, row_contents
+from leaderboard.selectors.row_content import (
+    ContentRow,
+    content_rows,
+    first_contents,
+    row_contents,
+)
 from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
 from leaderboard.selectors.serving import concurrency_pareto, run_latency
 from leaderboard.selectors.spread import acceptance_spread
@@ -147,8 +152,7 @@ def board_kept_off(*, filters: Mapping[str, str], search: str, page_size: int) -
 
     def rows(entries) -> list[dict]:
         # Read as values, as the ranked rows are: only those rendered again are read as models.
-        contents = [ContentRow(values) for values in row_contents(entries)[:page_size]]
-        return content_rows(contents, ranks={}, newest=newest)
+        return content_rows(first_contents(entries, limit=page_size), ranks={}, newest=newest)
 
     return {
         "kept_off": rows(kept_off_entries.filter(test_weights=False)),

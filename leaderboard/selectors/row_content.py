@@ -7,9 +7,9 @@ canonical JSON its key is a digest of, its hardware's, and its baseline row's be
 model instances, no related objects, one flat tuple a row, whose digest (`content_signature`)
 keys the row's rendering; the front page reads its ranks, headings and baselines from them too
 (`ContentRow`, `content_rows`). Then only the rows whose rendering is not kept are read as
-models, with their relations (`entries_by_pk`, `read_models`), and rendered. After a run is recorded, that is the one or two rows it changed,
-not the fifty a page shows: building fifty rows and their five related objects as models was a
-third of a miss's time.
+models, with their relations (`entries_by_pk`, `read_models`), and rendered. After a run is
+recorded, that is the one or two rows it changed, not the fifty a page shows: building fifty
+rows and their five related objects as models was a third of a miss's time.
 
 A signature stands for the same things as `selectors.board.entry_signature` (the row's values
 but its place in its ranking, its config's and hardware's values, its evidence's batches), read
@@ -179,9 +179,14 @@ def read_models(rows: Sequence[dict]) -> None:
     attach_entries(present, [found[row["content"].pk] for row in present])
 
 
+def first_contents(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[ContentRow]:
+    """The first `limit` rows of a selection, read as values."""
+    return [ContentRow(values) for values in row_contents(entries)[:limit]]
+
+
 def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:
     """The first `limit` rows of a tok/s-ordered selection (a model's, a GPU kind's), ranked,
     with staleness: read as values, as a board page's are (`content_rows`)."""
-    contents = [ContentRow(values) for values in row_contents(entries)[:limit]]
+    contents = first_contents(entries, limit=limit)
     ranks = page_ranks(entries, contents, offset=0, ordering="tokens_per_second")
     return content_rows(contents, ranks=ranks, newest=newest_release_number())
