@@ -13,7 +13,11 @@ from leaderboard.accounts.models import ApiToken, key_digest
 
 def token_for_key(*, key: str) -> ApiToken | None:
     """The token whose key this is (revoked or not), with its user; None for an unknown key."""
-    return ApiToken.objects.select_related("user").filter(key_sha256=key_digest(key)).first()
+    try:
+        # One row at most (the digest is unique): get() asks for no ordering, as first() would.
+        return ApiToken.objects.select_related("user").get(key_sha256=key_digest(key))
+    except ApiToken.DoesNotExist:
+        return None
 
 
 def user_tokens(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
