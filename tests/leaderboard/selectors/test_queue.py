@@ -185,3 +185,39 @@ def test_the_estimate_rests_on_inputs_read_once_a_window_the_place_is_counted_ev
     standing = selectors.queue_standing(job=second)
     assert standing["queue_position"] == 2
     assert standing["typical_job_seconds"] == pytest.approx(900.0)  # read again after it
+
+
+def test_a_long_queue_is_counted_from_a_base_kept_for_a_window(
+    first_job, job_factory, settings, monkeypatch
+):
+    # Counting a long queue visits every job ahead, so it is counted whole once a window and a
+    # later job is counted from that base: the jobs ahead of it as they stood then, plus the
+    # jobs from it to the later one, counted now. Here a queue over 2 ahead is long.
+    from leaderboard.selectors import queue
+
+    settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 5
+    clock = [1000.0]
+    monkeypatch.setattr(queue.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(queue, "_queue_bases", {})
+    monkeypatch.setattr(queue, "LONG_QUEUE", 2)
+    ahead = [job_factory("queued", minute=100 + minute) for minute in range(3)]
+    job_factory("succeeded", minute=1, started=0, took=60)  # not ahead
+    counted = job_factory("queued", minute=200)  # after the three and the first job
+    assert queue.jobs_ahead(job=ahead[0]) == 0  # short: counted whole, no base kept
+    assert queue.jobs_ahead(job=ahead[2]) == 2 and queue._queue_bases == {}
+    assert queue.jobs_ahead(job=counted) == 4  # long: this count is the base
+    assert queue._queue_bases[counted.hardware_id][1:] == ((counted.created_at, counted.pk), 4)
+
+    twin = job_factory("queued", minute=200)  # the same instant: after it by id
+    later = job_factory("queued", minute=201)
+    Job.objects.filter(pk=ahead[0].pk).update(status=Job.Status.RUNNING)  # claimed since
+    # Within the window the claimed job is still counted ahead, as the queue stood then; the
+    # jobs from the base's job on are counted now, the base's own job among them.
+    assert queue.jobs_ahead(job=twin) == 5 and queue.jobs_ahead(job=later) == 6
+    Job.objects.filter(pk=counted.pk).update(status=Job.Status.CANCELLED)
+    assert queue.jobs_ahead(job=later) == 5
+    # A job ahead of the base is counted whole; and after the window, every job is again.
+    assert queue.jobs_ahead(job=ahead[2]) == 1
+    clock[0] += 5
+    assert queue.jobs_ahead(job=later) == 4
+    assert selectors.queue_standing(job=twin)["queue_position"] == 4
