@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from leaderboard import selectors
+from leaderboard import compression, selectors
 from leaderboard.query import whole_number
 from leaderboard.selectors.glance import fastest_drafts
 
@@ -50,7 +50,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
     # A visitor who is not signed in and has no message waiting sees the same page around the
     # board for the same address: this process renders it once per board (the board's string
-    # is the same object while it is kept) and serves those bytes until the board changes.
+    # is the same object while it is kept) and serves those bytes until the board changes,
+    # gzipped once for the browsers that accept it (`leaderboard.compression`: such a page
+    # holds no token).
     def page() -> HttpResponse:
         return render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
 
@@ -60,17 +62,17 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     with _PAGES_LOCK:
         body = _ANONYMOUS_PAGES.get(key)
     if body is None:
-        body = page().content
+        body = compression.Body(page().content)
         with _PAGES_LOCK:
             _ANONYMOUS_PAGES[key] = body
             while len(_ANONYMOUS_PAGES) > ANONYMOUS_PAGES_KEPT:
                 _ANONYMOUS_PAGES.pop(next(iter(_ANONYMOUS_PAGES)))
-    return HttpResponse(body)
+    return compression.response(request, body)
 
 
 # How many whole pages (a board and an address) each process keeps for visitors not signed in.
 ANONYMOUS_PAGES_KEPT = 16
-_ANONYMOUS_PAGES: dict[tuple[str, str], bytes] = {}
+_ANONYMOUS_PAGES: dict[tuple[str, str], compression.Body] = {}
 _PAGES_LOCK = threading.Lock()
 
 

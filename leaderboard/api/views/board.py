@@ -2,7 +2,7 @@
 
 The list is the page's main ranking unless the query names a source or asks for retired rows;
 it is rendered once per change of the leaderboard rows and served from the board cache until
-then. The exports take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT`
+then, gzipped for the clients that accept it (`leaderboard.compression`). The exports take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT`
 rows, with formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by
 side under the rules in `selectors.compare`, the same ones as the compare page.
 """
@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard import exports, selectors
+from leaderboard import compression, exports, selectors
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
 from leaderboard.api.renderers import finite
@@ -94,7 +94,7 @@ class LeaderboardList(generics.ListAPIView):
         # It is cached under the validated query alone, and only for a query of known filters
         # and values: junk parameters or unknown targets are answered uncached, so they cannot
         # fill the cache (the Redis that is also the broker). A bad query is a 400, never cached.
-        def render() -> bytes:
+        def render() -> compression.Body:
             # The page's rows are read as plain values first (`selectors.row_content`), and each
             # row's representation is kept by what it is made of but its place in its ranking,
             # which is set on it afterwards: after a run is recorded, only the rows that changed
@@ -112,14 +112,16 @@ class LeaderboardList(generics.ListAPIView):
                 for row, row_values in zip(rows, values, strict=True)
                 if row is not None
             ]
-            return JSONRenderer().render(self.get_paginated_response(rows).data)
+            return compression.Body(JSONRenderer().render(self.get_paginated_response(rows).data))
 
         request.board_count_key = self._count_key(request)
         key = self._cache_key(request)
-        if key is None:
-            return HttpResponse(render(), content_type="application/json")
-        body = selectors.ranking_cached("api-leaderboard", key, render)
-        return HttpResponse(body, content_type="application/json")
+        body = (
+            render()
+            if key is None
+            else selectors.ranking_cached("api-leaderboard-body", key, render)
+        )
+        return compression.response(request, body, content_type="application/json")
 
     @staticmethod
     def _count_key(request: Request) -> list | None:
