@@ -88,6 +88,8 @@ def test_an_api_page_answered_uncached_is_gzipped_too(client, board):
 
 def test_a_signed_in_visitors_page_is_never_compressed(client, user, board):
     # It holds a CSRF token (the sign-out form): its compressed length must not be on the wire.
+    # A visitor who is not signed in gets no token to compress.
+    assert b"csrfmiddlewaretoken" not in client.get("/").content
     client.force_login(user)
     page = client.get("/", HTTP_ACCEPT_ENCODING=BROWSER)
     assert page.status_code == 200 and "Content-Encoding" not in page
