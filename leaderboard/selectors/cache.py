@@ -158,7 +158,7 @@ def ranking_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
     kept = _kept(key)
     found = kept if kept is not _MISSING else cache.get(key, _MISSING)
     if found is not _MISSING:
-        if (current := _up_to_date(key, found, value)) is not _MISSING:
+        if (current := _up_to_date(key, found, value, kept=kept is not _MISSING)) is not _MISSING:
             return current
         if kept is not _MISSING:
             # This process's copy is out of date: another process may have computed it since.
@@ -166,7 +166,7 @@ def ranking_cached[T](name: str, params: dict, compute: Callable[[], T]) -> T:
             if (
                 shared is not _MISSING
                 and shared[:2] != found[:2]
-                and (current := _up_to_date(key, shared, value)) is not _MISSING
+                and (current := _up_to_date(key, shared, value, kept=False)) is not _MISSING
             ):
                 return current
     lock = f"{key}:computing"
@@ -207,14 +207,16 @@ STALE_SECONDS = 5
 _STALE = "stale"
 
 
-def _up_to_date(key: str, found: tuple, value: int) -> object:
+def _up_to_date(key: str, found: tuple, value: int, *, kept: bool) -> object:
     """The kept read's result if it is current (the counter has not moved since it was kept,
     or no ranking it read has changed), else _MISSING; noted for a ranking-scoped read around
-    this one."""
+    this one. A current read found in the shared cache (`kept` False: another process computed
+    it) is kept in this process too, as `board_cached` keeps its reads: served from memory
+    afterwards, with no round trip and no unpickling of a page's 170 KB each request."""
     seen, versions, result = found
     if seen != value and board_version_module.ranking_versions(versions) != versions:
         return _MISSING
-    if seen != value:
+    if seen != value or not kept:
         _keep(key, (value, versions, result))
     # Served from where it was kept inside another ranking-scoped read: what it read is what
     # that read depends on too.

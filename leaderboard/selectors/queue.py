@@ -10,14 +10,14 @@ median; with nothing running, one worker is assumed. Without any measured durati
 unknown (None). A job that is not queued has neither a position nor an estimate.
 
 A job's place is counted for every request. Counting visits every queued job ahead of it (4 ms
-of PostgreSQL's time at 10,000), so a long queue (over LONG_QUEUE ahead) is counted whole once a
-SPECBOARD_QUEUE_ESTIMATE_SECONDS per process and hardware kind, for the job that asked; a job
-submitted after that one is counted from it: the jobs that were ahead of it then, plus the
-queued jobs from it to this one, counted now. Its place is then as the queue stood at most that
-long ago: a job claimed or cancelled since is still counted ahead. What the estimate rests on (the
-hardware's typical duration and its running jobs) is the same for every job of that hardware,
-and each process keeps it for the same time: a burst of submissions reads it once a second, not
-twice a submission.
+of PostgreSQL's time at 10,000), so in a long queue (over LONG_QUEUE ahead) each process counts
+a hardware kind's queue whole at most once per SPECBOARD_QUEUE_ESTIMATE_SECONDS (1 s), for the
+job that asked, and a job submitted after that one from it: the jobs that were ahead of it then,
+plus the queued jobs from it to this one, counted now. Such a place is the queue as it stood up
+to that long ago: a job claimed or cancelled since is still counted ahead. What the estimate
+rests on (the hardware's typical duration and its running jobs) is the same for every job of
+that hardware, and each process keeps it for the same time: a burst of submissions reads it
+once a second, not twice a submission.
 """
 
 from __future__ import annotations

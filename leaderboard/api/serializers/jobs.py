@@ -65,7 +65,8 @@ class JobSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
         help_text="Requests and tokens the protocol will cost, warm-ups included, before it runs."
     )
     queue_position = serializers.SerializerMethodField(
-        help_text="While queued: its place in its hardware's queue, 1 is next (else null)."
+        help_text="While queued: its place in its hardware's queue, 1 is next (else null); in "
+        "a queue of over 1,000 jobs, as the queue stood up to a second ago."
     )
     estimated_start = serializers.SerializerMethodField(
         help_text="While queued: when it should start, from the hardware's median job duration "
