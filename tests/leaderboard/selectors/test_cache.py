@@ -543,9 +543,7 @@ def test_a_rows_content_key_is_the_same_when_loaded_again_and_differs_when_a_fig
     assert _digest(unpicklable) != _digest(unpicklable[0])
 
 
-def test_a_read_another_process_computed_is_kept_in_this_one_after_its_first_use(
-    db, monkeypatch
-):
+def test_a_read_another_process_computed_is_kept_in_this_one_after_its_first_use(db, monkeypatch):
     # A page found in the shared cache and current is kept in the process's memory too: the
     # next requests take it from there, not from Redis (a round trip and 170 KB unpickled each).
     from leaderboard.selectors import cache as page_cache
