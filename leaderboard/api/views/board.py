@@ -2,9 +2,10 @@
 
 The list is the page's main ranking unless the query names a source or asks for retired rows;
 it is rendered once per change of the leaderboard rows and served from the board cache until
-then, gzipped for the clients that accept it (`leaderboard.compression`). The exports take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT`
-rows, with formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by
-side under the rules in `selectors.compare`, the same ones as the compare page.
+then, gzipped for the clients that accept it (`leaderboard.compression`). The exports take the
+list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT` rows, with formula-safe
+CSV cells (`leaderboard.exports`). Compare puts two to four configs side by side under the rules
+in `selectors.compare`, the same ones as the compare page.
 """
 
 from __future__ import annotations
