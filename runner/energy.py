@@ -55,6 +55,37 @@ ENERGY_FIGURES = ("energy_joules", "joules_per_token")
 
 MILLIJOULES_PER_JOULE = 1000.0
 
+# Each GPU model's idle floor in watts, by its normalised name: at most half of what it draws
+# idle (the H200 drew 81.9 W idle, bench/gpu/energy_probe.py; the others' idle draw as their
+# vendors and reviewers report it), so a GPU that is decoding draws more. A request's energy
+# below its kind's floor over its time is impossible (``runner.door``).
+IDLE_FLOOR_WATTS = {
+    "H200": 40.0,
+    "H200 NVL": 40.0,
+    "H100 80GB HBM3": 30.0,
+    "H100 NVL": 30.0,
+    "H100 PCIe": 20.0,
+    "B200": 40.0,
+    "A100-SXM4-80GB": 25.0,
+    "A100-SXM4-40GB": 25.0,
+    "A100 80GB PCIe": 20.0,
+    "A100-PCIE-40GB": 20.0,
+    "L40S": 10.0,
+    "L4": 5.0,
+    "RTX 5090": 5.0,
+    "RTX 4090": 5.0,
+    "RTX 3090": 5.0,
+}
+# A GPU the register does not know: no GPU that is awake draws less than a watt.
+UNKNOWN_IDLE_FLOOR_WATTS = 1.0
+
+
+def idle_floor_watts(gpu_name: str) -> float:
+    """A GPU model's idle floor in watts (``IDLE_FLOOR_WATTS``, by its normalised name), or
+    ``UNKNOWN_IDLE_FLOOR_WATTS`` for a model the register does not know."""
+    return IDLE_FLOOR_WATTS.get(gpu_name, UNKNOWN_IDLE_FLOOR_WATTS)
+
+
 # One reading: each metered GPU's counter in millijoules, in the order of the meter's GPUs.
 Reading = tuple[int, ...]
 

@@ -675,7 +675,7 @@ def power_bound_watts(system: dict[str, Any] | None) -> float:
     return MAX_WATTS_PER_GPU * count
 
 
-def _groups(records: list[dict[str, Any]]) -> list[tuple[str, list[int]]]:
+def request_groups(records: list[dict[str, Any]]) -> list[tuple[str, list[int]]]:
     """The records as what ran at once: each concurrency wave (phase, point, round) together,
     every other request alone; each group named for an error and given by list position."""
     groups: dict[tuple[Any, ...], list[int]] = {}
@@ -776,7 +776,7 @@ def section_records_problem(section: dict[str, Any], *, run: dict[str, Any]) -> 
         return next(
             (
                 found
-                for name, positions in _groups(records)
+                for name, positions in request_groups(records)
                 if (
                     found := _group_problem(
                         name, [records[p] for p in positions], bound=None, watts=watts
@@ -799,7 +799,7 @@ def section_records_problem(section: dict[str, Any], *, run: dict[str, Any]) -> 
                     "but the config does not speculate"
                 )
     bound = draft_length_bound(config) if config.is_speculative else None
-    for name, positions in _groups(records):
+    for name, positions in request_groups(records):
         if found := _group_problem(name, [records[p] for p in positions], bound=bound, watts=watts):
             return found
     return _planned_problem(section, config)

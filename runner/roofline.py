@@ -59,6 +59,31 @@ HZ_PER_MHZ = 1_000_000
 ABOVE_CEILING_FRACTION = 1.05
 FAR_BELOW_FRACTION = 0.05
 
+# Each GPU model's peak memory bandwidth in bytes per second, by its one spelling
+# (``runner.provenance.normalise_gpu_name`` of NVML's name), from the vendors' data sheets; the
+# H200's is the one NVML's figures give there too (4.814 TB/s, bench/gpu/energy_probe.py). The
+# door (``runner.door``) holds a result against its hardware kind's figure, never the file's.
+REGISTERED_BANDWIDTH = {
+    "H200": 4_800_000_000_000,
+    "H200 NVL": 4_800_000_000_000,
+    "H100 80GB HBM3": 3_350_000_000_000,
+    "H100 NVL": 3_900_000_000_000,
+    "H100 PCIe": 2_000_000_000_000,
+    "B200": 8_000_000_000_000,
+    "A100-SXM4-80GB": 2_039_000_000_000,
+    "A100-SXM4-40GB": 1_555_000_000_000,
+    "A100 80GB PCIe": 1_935_000_000_000,
+    "A100-PCIE-40GB": 1_555_000_000_000,
+    "L40S": 864_000_000_000,
+    "L4": 300_000_000_000,
+    "RTX 5090": 1_792_000_000_000,
+    "RTX 4090": 1_008_000_000_000,
+    "RTX 3090": 936_000_000_000,
+}
+# A GPU the register does not know (or a CPU host) is held to the fastest memory any registered
+# GPU has: a bound no machine of today passes, so the check is never skipped.
+FASTEST_BANDWIDTH = max(REGISTERED_BANDWIDTH.values())
+
 TOKEN_EMBEDDING = "token_embd.weight"
 OUTPUT_HEAD = "output.weight"
 
@@ -359,24 +384,40 @@ def _step(
     }
 
 
+def registered_bandwidth(gpu_name: str) -> int:
+    """A GPU model's registered peak memory bandwidth (``REGISTERED_BANDWIDTH``, by its
+    normalised name), or ``FASTEST_BANDWIDTH`` for a model the register does not know."""
+    return REGISTERED_BANDWIDTH.get(gpu_name, FASTEST_BANDWIDTH)
+
+
 def derived_roofline(
-    section: Mapping[str, Any], *, run: Mapping[str, Any]
+    section: Mapping[str, Any],
+    *,
+    run: Mapping[str, Any],
+    peak_bandwidth_bytes_per_second: int | None = None,
 ) -> dict[str, Any] | None:
     """A result section's roofline from the result's own data, as the runner computes it: the
     run's engine must be CUDA and its host's bandwidth known (``provenance.system``), the
     section's target must have its bytes per token (``provenance.models.target``). One stream:
     the section's summary decode mean against the ceiling of its tau and its measured requests'
     mean context. A concurrency section: each level's aggregate tok/s against that level's
-    ceiling (``levels``), the lowest level's figures on top. None where any input is missing."""
+    ceiling (``levels``), the lowest level's figures on top. None where any input is missing.
+
+    With ``peak_bandwidth_bytes_per_second`` (the door's figure for the hardware kind) that
+    bandwidth is the ceiling's, on any engine: no machine decodes faster than its fastest memory.
+    """
     engine = run.get("engine") or {}
     system = (run.get("provenance") or {}).get("system") or {}
     target = ((section.get("provenance") or {}).get("models") or {}).get("target") or {}
-    if engine.get("backend") != "cuda" or not isinstance(section.get("config"), Mapping):
+    if not isinstance(section.get("config"), Mapping):
+        return None
+    if peak_bandwidth_bytes_per_second is None and engine.get("backend") != "cuda":
         return None
     config = BenchmarkConfig.from_canonical(dict(section["config"]))
     summary = section.get("summary") or {}
     common: dict[str, Any] = {
-        "peak_bandwidth_bytes_per_second": system.get("gpu_peak_bandwidth_bytes_per_second"),
+        "peak_bandwidth_bytes_per_second": peak_bandwidth_bytes_per_second
+        or system.get("gpu_peak_bandwidth_bytes_per_second"),
         "target_weight_bytes": target.get("weight_bytes_per_token"),
         "speculative": config.is_speculative,
     }

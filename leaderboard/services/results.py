@@ -29,7 +29,11 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
-from leaderboard.services.board import build_flags_key, refresh_leaderboard_entry
+from leaderboard.services.board import (
+    build_flags_key,
+    mark_test_weights,
+    refresh_leaderboard_entry,
+)
 from leaderboard.services.configs import (
     config_row,
     digest,
@@ -39,11 +43,13 @@ from leaderboard.services.configs import (
 from leaderboard.services.errors import DuplicateUploadError, ServiceError
 from leaderboard.services.jobs import record_failure
 from leaderboard.services.registry import register_hardware
+from runner.door import HardwareKind, door_problem
 from runner.errors import ResultError
 from runner.evidence import derived_speedup
 from runner.fidelity import fidelity_grade
 from runner.pairing import same_outputs
 from runner.protocols import job_token_budget
+from runner.provenance import normalise_gpu_name
 from runner.results import (
     BenchmarkResult,
     EngineInfo,
@@ -207,13 +213,30 @@ def _update_hardware_from(hardware: Hardware, system: SystemInfo | None) -> None
         Hardware.objects.filter(pk=hardware.pk).update(**changes)
 
 
+def door_refusal(result: BenchmarkResult, *, hardware: Hardware) -> str | None:
+    """Why the door (``runner.door``) refuses a whole result on this hardware kind, or None."""
+    kind = HardwareKind(
+        label=hardware.label,
+        gpus=tuple(normalise_gpu_name(gpu["name"] or "") for gpu in hardware.gpu_list()),
+    )
+    return door_problem(result, kind=kind)
+
+
 def record_result(*, job_id: int, result: dict[str, Any]) -> Run | None:
     """Store a worker's result for a job as its one Run; repeats and invalid results are ignored
-    (an invalid result fails the job with the model's one-line reason)."""
+    (an invalid result, or one the door refuses, fails the job with its one-line reason)."""
     try:
         typed = load_result(result)
     except ResultError as error:
         record_failure(job_id=job_id, error=str(error))
+        return None
+    job = Job.objects.select_related("hardware").filter(id=job_id).first()
+    if (
+        job is not None
+        and job.is_active
+        and (refusal := door_refusal(typed, hardware=job.hardware))
+    ):
+        record_failure(job_id=job_id, error=refusal)
         return None
     sections = _sections(typed)
     section, stored = sections[-1]
@@ -337,9 +360,13 @@ def _pair_lossless(run: Run, *, baseline_run: Run | None = None) -> None:
 
 
 def _imported_model_file(info: ModelFileInfo, *, role: str) -> ModelFile:
-    """The registry row of a model known only from a result's provenance (not runnable here)."""
+    """The registry row of a model known only from a result's provenance (not runnable here),
+    keeping the file's test-weights mark (a row found unmarked is marked, its rows moved)."""
     existing = ModelFile.objects.filter(sha256=info.sha256).first()
     if existing is not None:
+        if info.test_weights and not existing.test_weights:
+            mark_test_weights(models=[existing])
+            existing.test_weights = True
         return existing
     file_name = Path(info.path).name
     name = Path(file_name).stem
@@ -353,6 +380,7 @@ def _imported_model_file(info: ModelFileInfo, *, role: str) -> ModelFile:
         architecture=info.architecture,
         metadata=info.model_dump(mode="json", exclude_unset=True),
         role=role,
+        test_weights=bool(info.test_weights),
     )
 
 
@@ -375,9 +403,12 @@ def import_runner_result(
     """Record a runner result file (and its paired baseline) as runs on a hardware kind.
 
     For results measured by the project's own runner outside the queue; `source` says how,
-    and is kept in each run's provenance. Importing the same file twice adds nothing.
+    and is kept in each run's provenance. Importing the same file twice adds nothing; a file
+    the door refuses (``runner.door``) adds nothing either.
     """
     typed = _typed(result)
+    if refusal := door_refusal(typed, hardware=hardware):
+        raise ServiceError({"result": [refusal]})
     runs = []
     for section, stored in _sections(typed):
         fingerprint = digest(stored)
@@ -449,6 +480,9 @@ def record_self_reported_result(
     with transaction.atomic():
         reporter = reporter_identity(user=uploaded_by, publish_name=publish_name)
         hardware = register_hardware(gpu_name=hardware_name.strip()[:200], self_reported=True)
+        if refusal := door_refusal(typed, hardware=hardware):
+            # Raised inside the transaction: the hardware kind registered for it goes too.
+            raise ServiceError({"result": [refusal]})
         runs: list[Run] = []
         baseline_row: Config | None = None
         for section, stored in _sections(typed):

@@ -14,10 +14,11 @@ from typing import Any
 from runner import stats
 from runner.config import BenchmarkConfig
 from runner.energy import energy_figures
+from runner.engines.server import display_command
 from runner.pairing import combined_speedup, crossover_concurrency, point_speed
 from runner.results import BenchmarkResult
 from runner.roofline import derived_roofline
-from tests.support.results import _model_info
+from tests.support.results import _model_info, implied_argv
 
 TARGET = "tiny-qwen3.gguf"
 DRAFT = "tiny-dflash.gguf"
@@ -148,6 +149,10 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _section(config: BenchmarkConfig, records: list[dict], models_dir: Path) -> dict[str, Any]:
+    models = {
+        "target": _model_info(config.target_model, models_dir),
+        "draft": _model_info(config.draft_model, models_dir) if config.draft_model else None,
+    }
     return {
         "config": config.canonical(),
         "config_key": config.key,
@@ -156,14 +161,9 @@ def _section(config: BenchmarkConfig, records: list[dict], models_dir: Path) -> 
         "points": stats.depth_points(config, records),
         "requests": records,
         "provenance": {
-            "argv": ["llama-server", "-m", config.target_model],
-            "command": f"llama-server -m {config.target_model}",
-            "models": {
-                "target": _model_info(config.target_model, models_dir),
-                "draft": _model_info(config.draft_model, models_dir)
-                if config.draft_model
-                else None,
-            },
+            "argv": implied_argv(config, models),
+            "command": display_command(implied_argv(config, models)),
+            "models": models,
             "engine_log_tail": "",
         },
     }
@@ -215,7 +215,8 @@ def protocol_result(
             section["summary"]["quality"] = accuracy
     if baseline and (difference := stats.quality_difference(records, baseline_records or [])):
         main["summary"]["quality_difference"] = difference
-    system = {"gpu": "H200", "driver": "580.1", "cuda": "13.0", "hostname": "g1"}
+    # No GPU named: these results are recorded on kinds of every name (runner.door).
+    system = {"driver": "580.1", "cuda": "13.0", "hostname": "g1"}
     if bandwidth is not None:
         system["gpu_peak_bandwidth_bytes_per_second"] = bandwidth
     main["provenance"] |= {

@@ -12,8 +12,11 @@ from pathlib import Path
 
 from leaderboard.models import Config, ModelFile
 from runner.config import BenchmarkConfig
+from runner.engines.build import Engine
 from runner.engines.concurrent import share_out
+from runner.engines.server import display_command, server_argv
 from runner.gguf.inspect import inspect_model
+from runner.protocols import plan_requests
 from runner.results import BenchmarkResult
 from runner.stats import pooled_figures
 
@@ -37,6 +40,19 @@ def _model_info(reference: str, models_dir: Path) -> dict:
     if row is not None:
         return row.metadata | {"path": row.path, "sha256": row.sha256}
     return inspect_model(models_dir / reference).as_dict() | {"path": reference}
+
+
+def implied_argv(config: BenchmarkConfig, models: dict) -> list[str]:
+    """The llama-server command the config implies for these model entries (``server_argv``),
+    as a fake CUDA engine at /x would run it: the door holds a result's argv to it."""
+    draft = models.get("draft")
+    return server_argv(
+        config,
+        engine=Engine(server_path="/x", release="b11434", backend="cuda"),
+        target_path=Path(models["target"]["path"]),
+        draft_path=Path(draft["path"]) if draft else None,
+        port=8080,
+    )
 
 
 def _verify_steps(accepted: int, tau: float | None, requests: int) -> int:
@@ -68,23 +84,30 @@ def _per_position(counted: int, steps: int) -> list[int]:
 
 
 def fake_requests(
-    decode: list[float], *, outputs: list[str], draft: tuple[int, int], tau: float | None
+    decode: list[float],
+    *,
+    outputs: list[str],
+    draft: tuple[int, int],
+    tau: float | None,
+    tokens: int = 64,
 ) -> list[dict]:
-    """Measured request records with the given decode tok/s whose counts pool to the draft
-    totals and to tau (runner.stats.acceptance_and_tau)."""
+    """Measured request records with the given decode tok/s, each generating `tokens` tokens,
+    whose counts pool to the draft totals and to tau (runner.stats.acceptance_and_tau)."""
     count = len(decode)
     drafted, accepted = share_out(draft[0], [1] * count), share_out(draft[1], [1] * count)
     # Each request's steps in proportion to its accepted drafts, so that each gives tau too.
     steps = share_out(_verify_steps(draft[1], tau, count), accepted)
-    # 64 tokens: 63 decode steps after the first over predicted_ms (runner.stats.decode_rate);
+    # n tokens: n - 1 decode steps after the first over predicted_ms (runner.stats.decode_rate);
     # the wall time holds the prompt's 5 ms, the generation and 1 ms of HTTP.
+    steps_ms = (tokens - 1) * 1000
     return [
         {
-            "phase": "measure", "point": 0, "input_tokens": None, "output_tokens_requested": 64,
-            "prompt_n": 20, "prompt_ms": 5.0, "predicted_n": 64, "predicted_ms": 63_000 / value,
+            "phase": "measure", "point": 0, "input_tokens": None,
+            "output_tokens_requested": tokens, "prompt_n": 20, "prompt_ms": 5.0,
+            "predicted_n": tokens, "predicted_ms": steps_ms / value,
             "decode_tokens_per_second": value, "server_predicted_per_second": value,
-            "end_to_end_tokens_per_second": 64_000 / (6.0 + 63_000 / value), "ttft_ms": 6.0,
-            "ttft_source": "server prompt time", "wall_ms": 6.0 + 63_000 / value,
+            "end_to_end_tokens_per_second": tokens * 1000 / (6.0 + steps_ms / value),
+            "ttft_ms": 6.0, "ttft_source": "server prompt time", "wall_ms": 6.0 + steps_ms / value,
             "draft_n": drafted[i], "draft_n_accepted": accepted[i], "verify_steps": steps[i],
             "tau": 1.0 + accepted[i] / steps[i] if steps[i] else None,
             "accepted_per_position": _per_position(accepted[i], steps[i]),
@@ -111,12 +134,24 @@ def fake_result(
     result model, as JSON data. Its summary is what its request records give."""
     if isinstance(config, str):
         config = BenchmarkConfig.from_canonical(Config.objects.get(key=config).canonical)
+    planned = [spec for spec in plan_requests(config, vocab_size=256) if spec.phase == "measure"]
     outputs = outputs or [f"out-{i}" for i in range(len(decode))]
-    requests = fake_requests(decode, outputs=outputs, draft=draft, tau=tau)
+    if len(decode) < len(planned):
+        # The runner measures every request its protocol plans (the door refuses fewer): the
+        # requests a test leaves out run at the mean of those it gives, so its figures stand.
+        missing = len(planned) - len(decode)
+        outputs = list(outputs) + [f"out-{i}" for i in range(len(decode), len(planned))]
+        decode = list(decode) + [sum(decode) / len(decode)] * missing
+    tokens = planned[0].output_tokens if planned else 64
+    requests = fake_requests(decode, outputs=outputs, draft=draft, tau=tau, tokens=tokens)
     figures = pooled_figures(requests)
     target = _model_info(config.target_model, models_dir)
     if target_sha256:
         target["sha256"] = target_sha256
+    models = {
+        "target": target,
+        "draft": _model_info(config.draft_model, models_dir) if config.draft_model else None,
+    }
     engine = {
         "server_path": "/x",
         "release": release,
@@ -144,18 +179,13 @@ def fake_result(
         "points": [],
         "requests": requests,
         "provenance": {
-            "argv": ["llama-server", "-m", "tiny-qwen3.gguf"],
-            "command": "llama-server -m tiny-qwen3.gguf --spec-type draft-simple",
-            "models": {
-                "target": target,
-                "draft": _model_info(config.draft_model, models_dir)
-                if config.draft_model
-                else None,
-            },
+            "argv": implied_argv(config, models),
+            "command": display_command(implied_argv(config, models)),
+            "models": models,
             "engine_log_tail": "",
             "engine": engine,
+            # No GPU named: the fakes are recorded on kinds of every name (runner.door).
             "system": {
-                "gpu": "H200",
                 "driver": "580.1",
                 "cuda": "13.0",
                 "hostname": "gpu-1",
@@ -165,8 +195,8 @@ def fake_result(
             "token_budget": {
                 "requests": len(decode),
                 "prompt_tokens": 20 * len(decode),
-                "generated_tokens": 64 * len(decode),
-                "total_tokens": 84 * len(decode),
+                "generated_tokens": tokens * len(decode),
+                "total_tokens": (20 + tokens) * len(decode),
             },
         },
         "schema_version": 1,

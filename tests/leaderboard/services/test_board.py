@@ -70,7 +70,7 @@ def test_a_row_shows_its_best_batch_and_the_pooled_mean_of_all_its_batches(
 
 
 def test_the_pool_holds_only_batches_of_the_best_batchs_tok_s_definition(speculative, make_result):
-    finish(speculative, make_result(speculative.config.key, [100.0, 120.0]))
+    finish(speculative, make_result(speculative.config.key, [100.0, 110.0, 120.0]))
     with_records = [{"index": i, "end_to_end_tokens_per_second": 30.0} for i in range(2)]
     record_run(
         config=speculative.config,
@@ -86,7 +86,7 @@ def test_the_pool_holds_only_batches_of_the_best_batchs_tok_s_definition(specula
     )
 
     assert row.runs_count == 2 and row.tps_definition == "decode"
-    assert row.pooled_mean == pytest.approx(110.0) and row.pooled_n == 2
+    assert row.pooled_mean == pytest.approx(110.0) and row.pooled_n == 3
 
 
 def test_a_batch_without_request_records_counts_its_mean_n_times_and_the_pool_has_no_interval(
@@ -115,8 +115,8 @@ def test_a_degenerate_batch_is_never_the_best_but_the_pool_holds_it_like_every_b
     speculative, user, hardware, make_result
 ):
     looped = submit(user, hardware)
-    finish(speculative, make_result(speculative.config.key, [100.0, 110.0]))
-    result = make_result(looped.config.key, [900.0, 900.0])
+    finish(speculative, make_result(speculative.config.key, [100.0, 105.0, 110.0]))
+    result = make_result(looped.config.key, [900.0, 900.0, 900.0])
     for record in result["requests"]:
         record["distinct_4gram_ratio"] = 0.01
     result["summary"]["degenerate"] = True
@@ -125,7 +125,7 @@ def test_a_degenerate_batch_is_never_the_best_but_the_pool_holds_it_like_every_b
     row = row_of(speculative)
     assert row.runs_count == 2 and row.tokens_per_second == pytest.approx(105.0)
     assert row.degenerate is False
-    assert row.pooled_mean == pytest.approx(502.5) and row.pooled_n == 4
+    assert row.pooled_mean == pytest.approx(502.5) and row.pooled_n == 6
 
 
 def test_one_diverged_batch_makes_the_row_lossy_though_its_best_batch_matched(
@@ -158,8 +158,10 @@ def test_a_row_is_lossless_only_when_every_compared_batch_matched(
 
 
 def test_a_batch_of_one_request_has_no_interval_and_neither_has_a_pool_of_one(
-    speculative, user, hardware, make_result
+    user, models, hardware, enqueued, make_result
 ):
+    one_run = DRAFT_SIMPLE | {"protocol": DRAFT_SIMPLE["protocol"] | {"runs": 1}}
+    speculative = services.submit_config(owner=user, data=one_run, hardware_slug=hardware.slug)
     finish(speculative, make_result(speculative.config.key, [100.0]))
 
     row = row_of(speculative)
@@ -167,7 +169,7 @@ def test_a_batch_of_one_request_has_no_interval_and_neither_has_a_pool_of_one(
     assert (row.ci95_low, row.ci95_high, row.stdev) == (None, None, None)
     assert row.pooled_n == 1 and (row.pooled_ci95_low, row.pooled_ci95_high) == (None, None)
 
-    again = submit(user, hardware)
+    again = services.submit_config(owner=user, data=one_run, hardware_slug=hardware.slug)
     finish(again, make_result(again.config.key, [120.0]))
     row = row_of(speculative)
     assert (row.ci95_low, row.ci95_high) == (None, None)
@@ -300,14 +302,14 @@ def test_output_that_differs_from_the_baseline_is_not_lossless(jobs, make_result
 def test_a_row_shows_its_worst_graded_batch(speculative, user, hardware, make_result):
     baseline_config = speculative.config.baseline
     again = services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
-    for job, kinds, decode in ((speculative, (None, None), [150.0, 150.0]),
-                               (again, (None, "mismatch"), [170.0, 170.0])):  # fmt: skip
+    for job, kinds, decode in ((speculative, (None, None, None), [150.0, 150.0, 150.0]),
+                               (again, (None, "mismatch", None), [170.0, 170.0, 170.0])):  # fmt: skip
         start(job)
         services.record_result(
             job_id=job.pk,
             result=with_baseline_section(
                 diverged(make_result(job.config.key, decode), *kinds),
-                make_result(baseline_config.key, [50.0, 50.0]),
+                make_result(baseline_config.key, [50.0, 50.0, 50.0]),
             ),
         )
 

@@ -284,11 +284,11 @@ def test_an_uploads_speedup_is_derived_from_its_own_baseline_sections_requests(d
     runners_speedup = result["summary"]["speedup"]
     with pytest.raises(services.ServiceError, match="summary.speedup is 50"):
         services.record_self_reported_result(
-            result=claiming(result, speedup=50.0), hardware_name="H100 SXM"
+            result=claiming(result, speedup=50.0), hardware_name="NVIDIA H200"
         )
     result = claiming(result, lossless=True, lossless_note=None)
 
-    baseline, run = services.record_self_reported_result(result=result, hardware_name="H100 SXM")
+    baseline, run = services.record_self_reported_result(result=result, hardware_name="NVIDIA H200")
 
     assert run.speedup == pytest.approx(runners_speedup, rel=1e-12)
     assert Run.objects.get(pk=run.pk).speedup == pytest.approx(2.1589, abs=1e-4)
@@ -396,11 +396,12 @@ def test_both_sections_are_stored_and_the_run_is_graded(speculative, make_result
     start(speculative)
     result = with_baseline_section(
         diverged(
-            make_result(speculative.config.key, [150.0, 160.0], outputs=["a", "b"]),
+            make_result(speculative.config.key, [150.0, 155.0, 160.0], outputs=["a", "b", "d"]),
             None,
             "near tie",
+            None,
         ),
-        make_result(baseline_config.key, [50.0, 52.0], outputs=["a", "c"]),
+        make_result(baseline_config.key, [50.0, 51.0, 52.0], outputs=["a", "c", "d"]),
     )
 
     run = services.record_result(job_id=speculative.pk, result=result)
@@ -408,7 +409,7 @@ def test_both_sections_are_stored_and_the_run_is_graded(speculative, make_result
     assert run is not None and run.fidelity == "near ties only"
     beside = Run.objects.get(config=baseline_config, job__isnull=True)
     assert beside.provenance["measured_with_job"] == speculative.pk
-    assert beside.n == 2 and beside.decode_mean == pytest.approx(51.0)
+    assert beside.n == 3 and beside.decode_mean == pytest.approx(51.0)
     # The row pairs with the baseline measured beside it and shows the verdict.
     entry = LeaderboardEntry.objects.get(config=speculative.config)
     assert entry.fidelity == "near ties only"
@@ -422,7 +423,7 @@ def test_both_sections_are_stored_and_the_run_is_graded(speculative, make_result
 
 def test_a_result_without_a_baseline_section_is_not_graded(speculative, make_result):
     start(speculative)
-    result = diverged(make_result(speculative.config.key, [150.0, 150.0]), None, None)
+    result = diverged(make_result(speculative.config.key, [150.0, 150.0, 150.0]), None, None, None)
 
     run = services.record_result(job_id=speculative.pk, result=result)
 
