@@ -304,7 +304,7 @@ def _roofline_problem(
             f"physics.decode_above_roofline: {rate} {fraction * level['ceiling_tokens_per_second']:.1f}"
             f" tok/s{where} is {fraction:.2f}x the ceiling of {level['ceiling_tokens_per_second']:.1f}"
             f" tok/s ({bandwidth / 1e12:.3g} TB/s of {kind.label} over {level['bytes_per_step']:,}"
-            f" bytes a step, {level['tokens_per_step']:.3g} tokens a step); the margin is "
+            f" bytes a step at tau {level['tokens_per_step']:.3g}); the margin is "
             f"{ABOVE_CEILING_FRACTION:.2f}x"
         )
     return None

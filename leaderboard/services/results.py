@@ -29,11 +29,7 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
-from leaderboard.services.board import (
-    build_flags_key,
-    mark_test_weights,
-    refresh_leaderboard_entry,
-)
+from leaderboard.services.board import build_flags_key, refresh_leaderboard_entry
 from leaderboard.services.configs import (
     config_row,
     digest,
@@ -360,13 +356,11 @@ def _pair_lossless(run: Run, *, baseline_run: Run | None = None) -> None:
 
 
 def _imported_model_file(info: ModelFileInfo, *, role: str) -> ModelFile:
-    """The registry row of a model known only from a result's provenance (not runnable here),
-    keeping the file's test-weights mark (a row found unmarked is marked, its rows moved)."""
+    """The registry row of a model known only from a result's provenance (not runnable here); a
+    new row keeps the file's test-weights mark, a registered one the registry's (an admin may
+    have cleared it: services.board.mark_test_weights)."""
     existing = ModelFile.objects.filter(sha256=info.sha256).first()
     if existing is not None:
-        if info.test_weights and not existing.test_weights:
-            mark_test_weights(models=[existing])
-            existing.test_weights = True
         return existing
     file_name = Path(info.path).name
     name = Path(file_name).stem

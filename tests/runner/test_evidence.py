@@ -326,5 +326,5 @@ def test_a_fake_result_derives_its_summary_from_its_requests(tiny_models):
         assert summary["tau"] == (None if tau is None else pytest.approx(tau, rel=1e-9))
         assert (summary["draft_tokens"], summary["draft_accepted"]) == draft
         assert summary == load_result(data).model_dump(mode="json")["summary"]
-    one = make_result(parsed, [100.0], draft=(40, 30), tau=2.5)
+    one = make_result(parsed, [100.0], draft=(40, 30), tau=2.5, complete=False)
     assert one["summary"]["decode_tokens_per_second"]["ci95_low"] is None

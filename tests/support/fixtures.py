@@ -175,7 +175,7 @@ def concurrency_runs(user, ranked_models, hardware, make_protocol_result) -> lis
 @pytest.fixture
 def category_runs(user, models, hardware, make_protocol_result) -> list[Run]:
     """A DFlash config's categories result with its paired baseline, imported as a result file
-    (tests.support.protocol_runs: code, math and translation, 8 J a request)."""
+    (tests.support.protocol_runs: code, math and translation, 80 J a request)."""
     return import_category_runs(user, hardware, make_protocol_result)
 
 

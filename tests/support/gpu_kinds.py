@@ -34,7 +34,10 @@ def two_3090s(db) -> Hardware:
 def both_rows(make_result, one_3090, two_3090s, user) -> tuple[LeaderboardEntry, LeaderboardEntry]:
     """One config measured on one RTX 3090 and on two: its two rows."""
     config = parse_config(
-        {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "runs": 3}}
+        {
+            "target_model": "tiny-qwen3.gguf",
+            "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+        }
     )
     for kind, decode in ((one_3090, [50.0, 51.0, 52.0]), (two_3090s, [70.0, 71.0, 72.0])):
         services.import_runner_result(

@@ -23,11 +23,20 @@ def draft_simple(n_max: int, *, runs: int = 3) -> dict:
 
 
 def measure(
-    owner, hardware, make_result, n_max: int, decode: list[float], *, runs: int = 3, **options
+    owner,
+    hardware,
+    make_result,
+    n_max: int,
+    decode: list[float],
+    *,
+    runs: int | None = None,
+    **options,
 ) -> Job:
     """Submit a config, then store its result with the paired baseline measured in the same run
     (a speculative job with its own drafting measures it beside itself: no baseline job). The
-    protocol plans `runs` requests: a result may not hold more (the door counts them)."""
+    protocol plans `runs` requests, one for each decode figure unless given: the door refuses a
+    result that measured fewer or more than its plan."""
+    runs = runs or len(decode)
     job = services.submit_config(
         owner=owner, data=draft_simple(n_max, runs=runs), hardware_slug=hardware.slug
     )

@@ -46,8 +46,9 @@ def categories_result_file(make_protocol_result, **options) -> dict:
 
 
 def import_category_runs(user, hardware, make_protocol_result) -> list[Run]:
-    """The DFlash config's categories result (8 J a request) with its paired baseline."""
-    result = categories_result_file(make_protocol_result, joules_per_request=8.0)
+    """The DFlash config's categories result (80 J a request, above an H200's idle floor) with
+    its paired baseline."""
+    result = categories_result_file(make_protocol_result, joules_per_request=80.0)
     return import_result(user, hardware, result)
 
 

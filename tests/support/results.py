@@ -128,21 +128,27 @@ def fake_result(
     outputs: list[str] | None = None,
     release: str = "b11434",
     target_sha256: str | None = None,
+    complete: bool = True,
+    tokens: int | None = None,
 ) -> dict:
     """A runner result for a config (or a stored config's key) with the given per-request decode
     tok/s, `draft` (drafted, accepted) totals and tau, built and checked by the runner's own
-    result model, as JSON data. Its summary is what its request records give."""
+    result model, as JSON data. Its summary is what its request records give.
+
+    Like the runner's, it measures every request its config's protocol plans, each generating
+    the tokens asked for; `complete=False` keeps only the requests given, `tokens` makes each
+    generate that many instead (files the door refuses, tests.support.door_files)."""
     if isinstance(config, str):
         config = BenchmarkConfig.from_canonical(Config.objects.get(key=config).canonical)
     planned = [spec for spec in plan_requests(config, vocab_size=256) if spec.phase == "measure"]
     outputs = outputs or [f"out-{i}" for i in range(len(decode))]
-    if len(decode) < len(planned):
+    if complete and len(decode) < len(planned):
         # The runner measures every request its protocol plans (the door refuses fewer): the
         # requests a test leaves out run at the mean of those it gives, so its figures stand.
         missing = len(planned) - len(decode)
         outputs = list(outputs) + [f"out-{i}" for i in range(len(decode), len(planned))]
         decode = list(decode) + [sum(decode) / len(decode)] * missing
-    tokens = planned[0].output_tokens if planned else 64
+    tokens = tokens or (planned[0].output_tokens if planned else 64)
     requests = fake_requests(decode, outputs=outputs, draft=draft, tau=tau, tokens=tokens)
     figures = pooled_figures(requests)
     target = _model_info(config.target_model, models_dir)

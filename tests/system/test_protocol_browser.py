@@ -42,7 +42,7 @@ def protocol_site(transactional_db, user, models, hardware, tiny_models):
                 concurrency.baseline(), [60.0, 115.0, 210.0, 330.0], acceptance=None
             ),
             models_dir=directory,
-            joules_per_request=5.0,
+            joules_per_request=50.0,
         ),
         protocol_result(
             categories,

@@ -88,9 +88,9 @@ def test_unreadable_upload_files_are_400(signed_in, db, content):
 
 
 def test_request_records_stay_with_their_run(signed_in, make_result, db):
-    result = result_file(make_result, SPECULATIVE, [300.0, 310.0])
+    result = result_file(make_result, SPECULATIVE, [300.0, 310.0, 320.0])
     assert upload(signed_in, result).status_code == 201
-    assert RequestRecord.objects.count() == 2
+    assert RequestRecord.objects.count() == 3
 
 
 def test_an_uploaders_name_is_not_published_unless_they_choose(signed_in, make_result, db):

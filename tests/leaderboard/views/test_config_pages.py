@@ -79,9 +79,9 @@ def test_the_row_the_config_page_its_energy_and_the_api_name_one_best_run(
     batches = {}
     # A clean batch; a faster one whose output looped; a faster still, but noisy.
     for name, decode, joules in (
-        ("clean", [100.0, 104.0, 102.0], 5.0),
-        ("looped", [150.0, 152.0, 151.0], 7.0),
-        ("noisy", [20.0, 300.0, 250.0], 9.0),
+        ("clean", [100.0, 104.0, 102.0], 50.0),
+        ("looped", [150.0, 152.0, 151.0], 70.0),
+        ("noisy", [20.0, 300.0, 250.0], 150.0),
     ):
         job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
         result = (
@@ -101,8 +101,8 @@ def test_the_row_the_config_page_its_energy_and_the_api_name_one_best_run(
     page = text(client.get(f"/configs/{clean.config.key}/"))
     provenance = re.search(r"Provenance <span class=\"sub\">of the best run, (.*?)</span>", page)
     assert f'href="/runs/{clean.pk}/">run #{clean.pk}<' in provenance.group(1)
-    # Its energy: 5 J a request over 64 tokens, not the looped or noisy batch's.
-    assert element_text(page, "joules-per-token").startswith("0.078 J")
+    # Its energy: 50 J a request over 64 tokens, not the looped or noisy batch's.
+    assert element_text(page, "joules-per-token").startswith("0.781 J")
 
     (api,) = [
         r
@@ -111,7 +111,7 @@ def test_the_row_the_config_page_its_energy_and_the_api_name_one_best_run(
     ]
     assert api["best_run_id"] == clean.pk
     assert api["tokens_per_second"] == pytest.approx(102.0)
-    assert api["joules_per_token"] == pytest.approx(5.0 / 64)
+    assert api["joules_per_token"] == pytest.approx(50.0 / 64)
 
 
 def test_the_config_page_charts_acceptance_per_position_and_speedup_against_extra_memory(
@@ -307,11 +307,11 @@ def test_energy_and_the_roofline_show_on_the_config_and_run_pages(client, catego
     run = Run.objects.get(config__key=categories_config(CATEGORIES).key)
     for url in (f"/configs/{run.config.key}/", f"/runs/{run.pk}/"):
         page = text(client.get(url))
-        assert element_text(page, "joules-per-token").startswith("0.250 J "), url
+        assert element_text(page, "joules-per-token").startswith("2.500 J "), url
         assert "includes its prefill and any idle time within it" in page, url
         assert "Joules per accepted" not in page and "joules-per-accepted" not in page, url
     board = text(client.get("/", {"all": "1"}))
-    assert "0.250 J/token" in board
+    assert "2.500 J/token" in board
 
 
 def test_a_result_without_energy_shows_none_rather_than_zero(
