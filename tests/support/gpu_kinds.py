@@ -31,8 +31,11 @@ def two_3090s(db) -> Hardware:
 
 
 @pytest.fixture
-def both_rows(make_result, one_3090, two_3090s, user) -> tuple[LeaderboardEntry, LeaderboardEntry]:
-    """One config measured on one RTX 3090 and on two: its two rows."""
+def both_rows(
+    make_result, ranked_models, one_3090, two_3090s, user
+) -> tuple[LeaderboardEntry, LeaderboardEntry]:
+    """One config measured on one RTX 3090 and on two: its two rows (of models an admin cleared
+    of their test-weights mark: an imported file keeps the mark its header carries)."""
     config = parse_config(
         {
             "target_model": "tiny-qwen3.gguf",

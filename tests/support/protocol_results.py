@@ -88,12 +88,14 @@ def _record(index: int, point: int, decode: float, **fields: Any) -> dict[str, A
 def concurrency_records(
     config: BenchmarkConfig, aggregates: list[float], *, acceptance: float | None
 ) -> list[dict[str, Any]]:
-    """Records whose rounds give, per level, about the given aggregate tok/s (two rounds a level,
-    one slightly faster than the other, so each level has an interval)."""
+    """Records whose rounds give, per level, about the given aggregate tok/s (every round the
+    protocol plans: the first slightly slower, the second slightly faster, any more at it, so
+    each level has an interval)."""
     protocol = config.protocol
+    factors = ([0.98, 1.02] + [1.0] * max(protocol.rounds - 2, 0))[: protocol.rounds]
     records: list[dict[str, Any]] = []
     for point, (level, aggregate) in enumerate(zip(protocol.levels, aggregates, strict=True)):
-        for round_index, factor in enumerate((0.98, 1.02)):
+        for round_index, factor in enumerate(factors):
             # A round's aggregate is its tokens over its slowest request's wall time.
             wall_ms = level * OUTPUT_TOKENS * 1000 / (aggregate * factor)
             for _ in range(level):
