@@ -9,7 +9,7 @@ from typing import Any
 
 from runner import quality
 from runner.config import BenchmarkConfig, QualityProtocol
-from tests.support.protocol_results import DRAFT, TARGET, _record, protocol_result
+from tests.support.protocol_results import DRAFT, OUTPUT_TOKENS, TARGET, _record, protocol_result
 
 
 def quality_config(tasks: int = 6, **protocol: Any) -> BenchmarkConfig:
@@ -20,7 +20,13 @@ def quality_config(tasks: int = 6, **protocol: Any) -> BenchmarkConfig:
             "draft_model": DRAFT,
             "spec_types": ["draft-dflash"],
             "n_max": 4,
-            "protocol": {"name": "quality", "tasks": tasks, "max_tokens": 8, **protocol},
+            # Each record generates OUTPUT_TOKENS: what the plan asks for (the door checks it).
+            "protocol": {
+                "name": "quality",
+                "tasks": tasks,
+                "max_tokens": OUTPUT_TOKENS,
+                **protocol,
+            },
         }
     )
 

@@ -18,7 +18,9 @@ from tests.support.measured_configs import draft_simple, measure
 def measured_job(user, models, hardware, enqueued, make_result) -> Job:
     """A speculative job (draft-simple, n_max 4, test weights: kept off the ranking), finished
     with the paired baseline measured in the same run."""
-    job = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
+    job = services.submit_config(
+        owner=user, data=draft_simple(4, runs=2), hardware_slug=hardware.slug
+    )
     services.record_result(
         job_id=job.pk,
         result=with_baseline_section(

@@ -389,7 +389,9 @@ def test_a_row_says_best_of_k_batches_with_the_pooled_mean_and_its_interval_besi
     client, user, ranked_models, hardware, enqueued, make_result
 ):
     first = measure(user, hardware, make_result, 4, [100.0, 104.0])
-    again = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
+    again = services.submit_config(
+        owner=user, data=draft_simple(4, runs=2), hardware_slug=hardware.slug
+    )
     services.record_result(job_id=again.pk, result=make_result(again.config.key, [200.0, 204.0]))
     entry = LeaderboardEntry.objects.get(config=first.config)
     pooled = summarize([100.0, 104.0, 200.0, 204.0])

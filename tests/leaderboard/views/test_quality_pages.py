@@ -156,7 +156,7 @@ def test_a_quality_row_ranks_only_among_the_same_tasks_seed_and_length(
     speed = LeaderboardEntry.objects.filter(config=concurrency_runs[-1].config).get()
     assert speed.ranking_key not in {entry.ranking_key for entry in entries}
     assert verdicts.workload_label(Config.objects.get(key=key())) == (
-        "quality 12 tasks, seed 2026, greedy, 8 out"
+        "quality 12 tasks, seed 2026, greedy, 32 out"
     )
 
 
