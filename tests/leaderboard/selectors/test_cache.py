@@ -100,7 +100,9 @@ def test_only_rows_that_come_go_or_leave_the_ranking_change_the_boards_row_set(
     assert client.get("/api/v1/leaderboard").json()["count"] == 1
 
     # A faster batch of a row already on the board: new ranks, same rows.
-    again = services.submit_config(owner=user, data=draft_simple(4), hardware_slug=hardware.slug)
+    again = services.submit_config(
+        owner=user, data=draft_simple(4, runs=2), hardware_slug=hardware.slug
+    )
     services.record_result(job_id=again.pk, result=make_result(again.config.key, [200.0, 204.0]))
     assert counters()[0] > value and counters()[1] == row_set
     page = client.get("/api/v1/leaderboard").json()
