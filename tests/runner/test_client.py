@@ -35,7 +35,10 @@ site_settings, static_root, tiny_models, user = (
 )  # fmt: skip
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-CONFIG = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 16}}
+CONFIG = {
+    "target_model": "tiny-qwen3.gguf",
+    "protocol": {"name": "quick", "n_predict": 16, "runs": 4},
+}
 
 
 @pytest.fixture

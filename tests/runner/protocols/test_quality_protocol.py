@@ -19,6 +19,7 @@ from runner.benchmark import run_benchmark
 from runner.config import BenchmarkConfig, QualityProtocol, field_errors, parse_config
 from runner.errors import ResultError
 from runner.results import load_result
+from tests.support.protocol_results import OUTPUT_TOKENS
 from tests.support.quality_results import TARGET, quality_config, quality_result
 
 # The tasks
@@ -255,12 +256,12 @@ def test_the_plan_warms_up_then_asks_each_task_once_in_order_greedily():
     tasks = quality.tasks(seed=config.protocol.task_seed, count=8)
     assert [s.phase for s in plan] == ["warmup"] * 2 + ["measure"] * 8
     assert [s.prompt for s in plan[2:]] == [t.prompt for t in tasks]
-    assert all(s.output_tokens == 8 and s.body()["temperature"] == 0.0 for s in plan)
+    assert all(s.output_tokens == OUTPUT_TOKENS and s.body()["temperature"] == 0.0 for s in plan)
     assert all(s.body()["top_k"] == 1 for s in plan)
     # The paired baseline asks the same tasks.
     assert protocols.plan_requests(config.baseline(), vocab_size=256) == plan
     budget = protocols.token_budget(config, with_baseline=False)
-    assert budget["requests"] == 10 and budget["generated_tokens"] == 80
+    assert budget["requests"] == 10 and budget["generated_tokens"] == 10 * OUTPUT_TOKENS
     assert config.effective_ctx_size > max(len(t.prompt) // 4 for t in tasks) + 8
 
 
