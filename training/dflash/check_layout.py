@@ -44,7 +44,10 @@ def main() -> None:
     ap.add_argument("--checkpoint", required=True, help="a file, or a glob of its parts")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--n-predict", type=int, default=96)
-    ap.add_argument("--prompt", default="<|im_start|>user\nExplain how a lighthouse works.<|im_end|>\n<|im_start|>assistant\n")
+    ap.add_argument(
+        "--prompt",
+        default="<|im_start|>user\nExplain how a lighthouse works.<|im_end|>\n<|im_start|>assistant\n",
+    )
     ap.add_argument("--min-agreement", type=float, default=0.8)
     ap.add_argument("--extra", default="", help="more llama-server flags, e.g. '-ngl 99'")
     args = ap.parse_args()
@@ -54,9 +57,27 @@ def main() -> None:
         port = s.getsockname()[1]
     log_path = Path(tempfile.mkstemp(suffix=".log")[1])
     cmd = [
-        args.server, "-m", args.target, "-md", args.draft, "--spec-type", "draft-dflash",
-        "--spec-draft-n-max", "15", "--spec-draft-p-min", "0", "-np", "1", "-c", "2048",
-        "--port", str(port), "--host", "127.0.0.1", "-v", *args.extra.split(),
+        args.server,
+        "-m",
+        args.target,
+        "-md",
+        args.draft,
+        "--spec-type",
+        "draft-dflash",
+        "--spec-draft-n-max",
+        "15",
+        "--spec-draft-p-min",
+        "0",
+        "-np",
+        "1",
+        "-c",
+        "2048",
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+        "-v",
+        *args.extra.split(),
     ]
     if "-ngl" not in args.extra:
         cmd += ["-t", "2", "--no-repack"]
@@ -74,16 +95,27 @@ def main() -> None:
                 time.sleep(0.5)
 
         def post(path: str, body: dict) -> dict:
-            req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}{path}",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
             with urllib.request.urlopen(req, timeout=600) as r:
                 return json.loads(r.read())
 
         prompt = post("/tokenize", {"content": args.prompt, "parse_special": True})["tokens"]
-        done = post("/completion", {
-            "prompt": prompt, "n_predict": args.n_predict, "temperature": 0, "top_k": 1,
-            "cache_prompt": False, "return_tokens": True, "ignore_eos": True,
-        })
+        done = post(
+            "/completion",
+            {
+                "prompt": prompt,
+                "n_predict": args.n_predict,
+                "temperature": 0,
+                "top_k": 1,
+                "cache_prompt": False,
+                "return_tokens": True,
+                "ignore_eos": True,
+            },
+        )
     finally:
         server.terminate()
         server.wait()
@@ -114,25 +146,37 @@ def main() -> None:
     # position it was drafted from (generate_draft's pos_next)
     compared = agreed = 0
     id_checks = 0
-    for draft_tokens, (sampled, pos0) in zip(drafts, starts):
+    for draft_tokens, (sampled, pos0) in zip(drafts, starts, strict=False):
         if pos0 >= len(seq):
             break
         id_checks += int(seq[pos0] == sampled)
         inputs = block_inputs(torch.tensor([[pos0]]), tokens, 16, MASK_TOKEN, len(seq))
         with torch.no_grad():
-            hidden = draft(features, inputs["context_ok"], inputs["block_tokens"], inputs["block_pos"],
-                           inputs["block_id"], weights["token_embd.weight"])
+            hidden = draft(
+                features,
+                inputs["context_ok"],
+                inputs["block_tokens"],
+                inputs["block_pos"],
+                inputs["block_id"],
+                weights["token_embd.weight"],
+            )
         mine = (hidden @ weights["token_embd.weight"].T).argmax(-1)[0, 1:].tolist()
-        for a, b in zip(draft_tokens, mine):
+        for a, b in zip(draft_tokens, mine, strict=False):
             compared += 1
             agreed += int(a == b)
     # and the PyTorch target's own greedy answer against the server's (same weights, same math)
     ours = target.generate([prompt], len(output), set())[0]
-    same_prefix = next((i for i, (a, b) in enumerate(zip(ours, output)) if a != b), len(output))
+    same_prefix = next(
+        (i for i, (a, b) in enumerate(zip(ours, output, strict=False)) if a != b), len(output)
+    )
     report = {
-        "target_greedy_same_prefix": same_prefix, "target_greedy_tokens": len(output),
-        "drafts": len(drafts), "positions": len(starts), "anchor_token_matches": id_checks,
-        "tokens_compared": compared, "agreement": agreed / max(compared, 1),
+        "target_greedy_same_prefix": same_prefix,
+        "target_greedy_tokens": len(output),
+        "drafts": len(drafts),
+        "positions": len(starts),
+        "anchor_token_matches": id_checks,
+        "tokens_compared": compared,
+        "agreement": agreed / max(compared, 1),
         "server_draft_n": done.get("timings", {}).get("draft_n"),
         "server_draft_accepted": done.get("timings", {}).get("draft_n_accepted"),
     }

@@ -36,7 +36,8 @@ def free_port() -> int:
 
 def post(port: int, path: str, body: dict) -> dict:
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+        f"http://127.0.0.1:{port}{path}",
+        data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=60) as response:
@@ -52,9 +53,24 @@ def main() -> None:
     args = ap.parse_args()
     port = free_port()
     server = subprocess.Popen(
-        [args.server, "-m", args.target, "--port", str(port), "--host", "127.0.0.1", "-c", "512",
-         "-t", "1", "-np", "1", "--no-repack"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            args.server,
+            "-m",
+            args.target,
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            "-c",
+            "512",
+            "-t",
+            "1",
+            "-np",
+            "1",
+            "--no-repack",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         env={**os.environ, "LD_LIBRARY_PATH": str(Path(args.server).parent)},
     )
     try:
@@ -66,10 +82,16 @@ def main() -> None:
                 time.sleep(0.5)
         held_out = held_out_texts(REPO)
         prompts = build_prompts(args.count)
-        kept = [p for p, bad in zip(prompts, overlaps_held_out(prompts, held_out)) if not bad]
+        kept = [
+            p
+            for p, bad in zip(prompts, overlaps_held_out(prompts, held_out), strict=False)
+            if not bad
+        ]
 
         def tokens(text: str) -> list[int]:
-            return post(port, "/tokenize", {"content": text, "add_special": False, "parse_special": True})["tokens"]
+            return post(
+                port, "/tokenize", {"content": text, "add_special": False, "parse_special": True}
+            )["tokens"]
 
         train = [tokens(p["text"]) for p in kept]
         suite = []
@@ -79,13 +101,19 @@ def main() -> None:
         server.terminate()
         server.wait()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "recipe": "training/dflash/prompts.py build_prompts(%d), seed in prompts.SEED" % args.count,
-        "dropped_for_overlap": len(prompts) - len(kept),
-        "train": train,
-        "suite": suite,
-    }))
-    print(f"{len(train)} training prompts ({len(prompts) - len(kept)} dropped), {len(suite)} suite prompts")
+    args.out.write_text(
+        json.dumps(
+            {
+                "recipe": f"training/dflash/prompts.py build_prompts({args.count}), seed in prompts.SEED",
+                "dropped_for_overlap": len(prompts) - len(kept),
+                "train": train,
+                "suite": suite,
+            }
+        )
+    )
+    print(
+        f"{len(train)} training prompts ({len(prompts) - len(kept)} dropped), {len(suite)} suite prompts"
+    )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.
     return out.to(x.dtype)
 
 
-def rope_tables(positions: torch.Tensor, dim: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
+def rope_tables(
+    positions: torch.Tensor, dim: int, base: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and sin of shape positions.shape + (dim // 2,)."""
     inv = base ** (-torch.arange(0, dim, 2, device=positions.device, dtype=torch.float32) / dim)
     angles = positions.float()[..., None] * inv
@@ -84,7 +86,9 @@ class TargetConfig:
         self.head_dim = self.n_embd // self.n_head
 
 
-def read_target(path: Path, device: str, dtype: torch.dtype) -> tuple[TargetConfig, dict[str, torch.Tensor], dict]:
+def read_target(
+    path: Path, device: str, dtype: torch.dtype
+) -> tuple[TargetConfig, dict[str, torch.Tensor], dict]:
     """Dequantize every tensor of a llama GGUF; return its config, weights and raw key/values."""
     from gguf import GGUFReader
     from gguf.quants import dequantize
@@ -109,8 +113,12 @@ def read_target(path: Path, device: str, dtype: torch.dtype) -> tuple[TargetConf
     )
     weights = {}
     for t in reader.tensors:
-        array = dequantize(t.data, t.tensor_type).reshape(tuple(reversed([int(d) for d in t.shape])))
-        weights[t.name] = torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(device, dtype)
+        array = dequantize(t.data, t.tensor_type).reshape(
+            tuple(reversed([int(d) for d in t.shape]))
+        )
+        weights[t.name] = torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(
+            device, dtype
+        )
     if "output.weight" not in weights:
         weights["output.weight"] = weights["token_embd.weight"]
     return config, weights, kv
@@ -150,8 +158,11 @@ class Target:
 
         def attend(_i, q, k, v):
             return F.scaled_dot_product_attention(
-                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                attn_mask=causal, enable_gqa=True,
+                q.transpose(1, 2),
+                k.transpose(1, 2),
+                v.transpose(1, 2),
+                attn_mask=causal,
+                enable_gqa=True,
             ).transpose(1, 2)
 
         x = self.w["token_embd.weight"][tokens]
@@ -174,15 +185,25 @@ class Target:
         tokens = torch.zeros(b, p_len, dtype=torch.long, device=dev)
         valid = torch.zeros(b, total, dtype=torch.bool, device=dev)
         for j, p in enumerate(prompts):
-            tokens[j, p_len - len(p):] = torch.tensor(p, device=dev)
-            valid[j, p_len - len(p):] = True
-        pads = (p_len - torch.tensor([len(p) for p in prompts], device=dev))
-        k_cache = torch.zeros(c.n_layer, b, total, c.n_head_kv, c.head_dim, device=dev, dtype=self.w["token_embd.weight"].dtype)
+            tokens[j, p_len - len(p) :] = torch.tensor(p, device=dev)
+            valid[j, p_len - len(p) :] = True
+        pads = p_len - torch.tensor([len(p) for p in prompts], device=dev)
+        k_cache = torch.zeros(
+            c.n_layer,
+            b,
+            total,
+            c.n_head_kv,
+            c.head_dim,
+            device=dev,
+            dtype=self.w["token_embd.weight"].dtype,
+        )
         v_cache = torch.zeros_like(k_cache)
 
         def run(x_tokens: torch.Tensor, start: int) -> torch.Tensor:
             t = x_tokens.shape[1]
-            positions = (torch.arange(start, start + t, device=dev)[None, :] - pads[:, None]).clamp(min=0)
+            positions = (torch.arange(start, start + t, device=dev)[None, :] - pads[:, None]).clamp(
+                min=0
+            )
             cos, sin = rope_tables(positions, c.head_dim, c.rope_base)
             keys_ok = valid[:, : start + t]
             q_pos = torch.arange(start, start + t, device=dev)
@@ -313,7 +334,9 @@ class DFlashDraft(nn.Module):
             q, kb = rope_neox(q, bcos, bsin), rope_neox(kb, bcos, bsin)
             k = torch.cat((kc, kb), dim=1).transpose(1, 2)
             v = torch.cat((vc, vb), dim=1).transpose(1, 2)
-            att = F.scaled_dot_product_attention(q.transpose(1, 2), k, v, attn_mask=mask, enable_gqa=True)
+            att = F.scaled_dot_product_attention(
+                q.transpose(1, 2), k, v, attn_mask=mask, enable_gqa=True
+            )
             x = x + layer.wo(att.transpose(1, 2).reshape(b, q_len, -1))
             h = rms_norm(x, layer.ffn_norm, c.eps)
             x = x + layer.down(F.silu(layer.gate(h)) * layer.up(h))
@@ -332,7 +355,7 @@ def block_inputs(
     labels = tokens.gather(1, pos.clamp(max=tokens.shape[1] - 1).flatten(1)).view(b, k, block_size)
     block_id = torch.arange(k, device=anchors.device)[None, :, None].expand(b, k, block_size)
     ctx = torch.arange(n_ctx, device=anchors.device)
-    context_ok = (ctx[None, None, :] < anchors[:, :, None])  # (B, K, L)
+    context_ok = ctx[None, None, :] < anchors[:, :, None]  # (B, K, L)
     context_ok = context_ok[:, :, None, :].expand(b, k, block_size, n_ctx)
     return {
         "block_tokens": block_tokens.flatten(1),
@@ -371,8 +394,11 @@ def export_gguf(draft: DFlashDraft, target_kv: dict, path: Path, *, name: str, c
         w.add_string(f"specboard.draft.{key}", str(value))
     # the target's vocabulary, so that llama.cpp finds the two compatible, and the mask token
     for key in (
-        "tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.tokens",
-        "tokenizer.ggml.token_type", "tokenizer.ggml.merges",
+        "tokenizer.ggml.model",
+        "tokenizer.ggml.pre",
+        "tokenizer.ggml.tokens",
+        "tokenizer.ggml.token_type",
+        "tokenizer.ggml.merges",
     ):
         value = target_kv[key]
         if isinstance(value, str):
@@ -380,8 +406,10 @@ def export_gguf(draft: DFlashDraft, target_kv: dict, path: Path, *, name: str, c
         else:
             w.add_array(key, list(value))
     for key in (
-        "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
-        "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id",
+        "tokenizer.ggml.bos_token_id",
+        "tokenizer.ggml.eos_token_id",
+        "tokenizer.ggml.unknown_token_id",
+        "tokenizer.ggml.padding_token_id",
     ):
         if key in target_kv:
             w.add_uint32(key, int(target_kv[key]))

@@ -18,30 +18,116 @@ SEED = 20261207
 SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
 SUBJECTS = [
-    "volcanoes", "honey bees", "the printing press", "tide pools", "solar panels", "bread baking",
-    "chess openings", "the water cycle", "electric bicycles", "coral reefs", "compost", "glaciers",
-    "the Roman roads", "sourdough starters", "wind turbines", "lighthouses", "bird migration",
-    "origami", "public libraries", "vaccines", "rainbows", "the moon's phases", "recycling plastic",
-    "jazz music", "desert plants", "trains in Japan", "coffee roasting", "the human heart",
-    "earthquakes", "photosynthesis", "old maps", "tea ceremonies", "mushrooms", "submarines",
-    "city parks", "wool spinning", "the metric system", "penguins", "paper money", "kites",
-    "street markets", "rock climbing", "the immune system", "clocks", "canals", "fireflies",
-    "beekeeping tools", "hot air balloons", "mountain weather", "friendly robots",
+    "volcanoes",
+    "honey bees",
+    "the printing press",
+    "tide pools",
+    "solar panels",
+    "bread baking",
+    "chess openings",
+    "the water cycle",
+    "electric bicycles",
+    "coral reefs",
+    "compost",
+    "glaciers",
+    "the Roman roads",
+    "sourdough starters",
+    "wind turbines",
+    "lighthouses",
+    "bird migration",
+    "origami",
+    "public libraries",
+    "vaccines",
+    "rainbows",
+    "the moon's phases",
+    "recycling plastic",
+    "jazz music",
+    "desert plants",
+    "trains in Japan",
+    "coffee roasting",
+    "the human heart",
+    "earthquakes",
+    "photosynthesis",
+    "old maps",
+    "tea ceremonies",
+    "mushrooms",
+    "submarines",
+    "city parks",
+    "wool spinning",
+    "the metric system",
+    "penguins",
+    "paper money",
+    "kites",
+    "street markets",
+    "rock climbing",
+    "the immune system",
+    "clocks",
+    "canals",
+    "fireflies",
+    "beekeeping tools",
+    "hot air balloons",
+    "mountain weather",
+    "friendly robots",
 ]
-PEOPLE = ["a nurse", "a student", "a farmer", "a pilot", "a librarian", "a baker", "a child",
-          "an engineer", "a painter", "a retired teacher", "a bus driver", "a gardener"]
-PLACES = ["a small harbour town", "a mountain village", "a busy city", "an island", "a desert camp",
-          "a river valley", "a train station", "a school", "a forest cabin", "a market square"]
-ITEMS = ["apples", "notebooks", "bolts", "tickets", "bottles", "seeds", "chairs", "candles",
-         "batteries", "loaves", "stamps", "tiles"]
-LANGS = [("French", "English"), ("German", "English"), ("English", "Spanish"),
-         ("English", "Italian"), ("Portuguese", "English"), ("English", "Dutch")]
+PEOPLE = [
+    "a nurse",
+    "a student",
+    "a farmer",
+    "a pilot",
+    "a librarian",
+    "a baker",
+    "a child",
+    "an engineer",
+    "a painter",
+    "a retired teacher",
+    "a bus driver",
+    "a gardener",
+]
+PLACES = [
+    "a small harbour town",
+    "a mountain village",
+    "a busy city",
+    "an island",
+    "a desert camp",
+    "a river valley",
+    "a train station",
+    "a school",
+    "a forest cabin",
+    "a market square",
+]
+ITEMS = [
+    "apples",
+    "notebooks",
+    "bolts",
+    "tickets",
+    "bottles",
+    "seeds",
+    "chairs",
+    "candles",
+    "batteries",
+    "loaves",
+    "stamps",
+    "tiles",
+]
+LANGS = [
+    ("French", "English"),
+    ("German", "English"),
+    ("English", "Spanish"),
+    ("English", "Italian"),
+    ("Portuguese", "English"),
+    ("English", "Dutch"),
+]
 SENTENCES = [
-    "The museum is closed on Mondays.", "Please leave your shoes at the door.",
-    "We missed the last bus home.", "My brother plays the violin every evening.",
-    "The soup needs more salt.", "It will rain tomorrow afternoon.",
-    "Where is the nearest pharmacy?", "The children are reading in the garden.",
-    "I would like two tickets for the concert.", "The bridge was built in 1890.",
+    "The museum is closed on Mondays.",
+    "Please leave your shoes at the door.",
+    "We missed the last bus home.",
+    "My brother plays the violin every evening.",
+    "The soup needs more salt.",
+    "It will rain tomorrow afternoon.",
+    "Where is the nearest pharmacy?",
+    "The children are reading in the garden.",
+    "I would like two tickets for the concert.",
+    "The bridge was built in 1890.",
 ]
 FUNCS = [
     ("count_vowels", "text: str", "int", "Return how many vowels the text holds."),
@@ -63,7 +149,7 @@ CHAT_TEMPLATES = [
     "What are the main advantages and disadvantages of {subject}?",
     "Write a haiku and then a limerick about {subject}.",
     "Summarise what {person} should know about {subject} before visiting {place}.",
-    "Translate into {lang_b}: \"{sentence}\"",
+    'Translate into {lang_b}: "{sentence}"',
     "Write a Python function `{fname}({fargs}) -> {fret}`. {fdoc} Add a short docstring.",
     "A shop sells {n1} {item} a day for {n2} days. How many {item} is that in total? Show your steps.",
     "If I have {n1} {item} and give away {n3}, then buy {n2} more, how many do I have?",
@@ -77,7 +163,7 @@ CHAT_TEMPLATES = [
     "Extract the names and numbers from this note: {person} bought {n1} {item} and {n2} tickets on {day}.",
 ]
 DOC_TEMPLATES = [
-    "# {fname}.py\n\n\ndef {fname}({fargs}) -> {fret}:\n    \"\"\"{fdoc}\"\"\"\n",
+    '# {fname}.py\n\n\ndef {fname}({fargs}) -> {fret}:\n    """{fdoc}"""\n',
     "A guide to {subject}\n\nChapter 1. Where it all began\n\n",
     "Question: {person} has {n1} {item} and buys {n2} more. How many {item} are there now?\nAnswer:",
     "{lang_a}: {sentence}\n{lang_b}:",
@@ -102,10 +188,22 @@ def _fill(template: str, rng: random.Random) -> str:
     lang_a, lang_b = rng.choice(LANGS)
     subject, subject2 = rng.sample(SUBJECTS, 2)
     return template.format(
-        subject=subject, subject2=subject2, person=rng.choice(PEOPLE), place=rng.choice(PLACES),
-        item=rng.choice(ITEMS), lang_a=lang_a, lang_b=lang_b, sentence=rng.choice(SENTENCES),
-        fname=fname, fargs=fargs, fret=fret, fdoc=fdoc, n1=rng.randint(2, 90),
-        n2=rng.randint(2, 60), n3=rng.randint(1, 20), day=rng.choice(DAYS),
+        subject=subject,
+        subject2=subject2,
+        person=rng.choice(PEOPLE),
+        place=rng.choice(PLACES),
+        item=rng.choice(ITEMS),
+        lang_a=lang_a,
+        lang_b=lang_b,
+        sentence=rng.choice(SENTENCES),
+        fname=fname,
+        fargs=fargs,
+        fret=fret,
+        fdoc=fdoc,
+        n1=rng.randint(2, 90),
+        n2=rng.randint(2, 60),
+        n3=rng.randint(1, 20),
+        day=rng.choice(DAYS),
     )
 
 
@@ -147,7 +245,9 @@ def held_out_texts(repo: Path) -> list[tuple[str, str]]:
     return out
 
 
-def overlaps_held_out(prompts: list[dict], held_out: list[tuple[str, str]], run: int = 40) -> list[bool]:
+def overlaps_held_out(
+    prompts: list[dict], held_out: list[tuple[str, str]], run: int = 40
+) -> list[bool]:
     """For each training prompt, whether it shares a run of `run` characters with a measured one."""
     grams = set()
     for _, text in held_out:

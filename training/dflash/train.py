@@ -60,7 +60,7 @@ def generate_data(target: Target, prompts: list[list[int]], max_new: int, batch:
         idx = order[start : start + size]
         start += size
         answers = target.generate([prompts[i] for i in idx], max_new, STOP)
-        for i, answer in zip(idx, answers):
+        for i, answer in zip(idx, answers, strict=False):
             out.append({"prompt": prompts[i], "answer": answer})
     return out
 
@@ -70,7 +70,9 @@ def make_batch(rows: list[dict], device: str, max_len: int):
     length = max(len(s) for s in seqs)
     tokens = torch.zeros(len(seqs), length, dtype=torch.long)
     lengths = torch.tensor([len(s) for s in seqs])
-    starts = torch.tensor([min(len(r["prompt"]), len(s) - 2) for r, s in zip(rows, seqs)])
+    starts = torch.tensor(
+        [min(len(r["prompt"]), len(s) - 2) for r, s in zip(rows, seqs, strict=False)]
+    )
     for j, s in enumerate(seqs):
         tokens[j, : len(s)] = torch.tensor(s)
     return tokens.to(device), lengths.to(device), starts.to(device)
@@ -89,7 +91,10 @@ def draft_logits(draft, target, tokens, lengths, anchors, embed):
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=tokens.is_cuda):
         hidden = draft(
             features.to(torch.bfloat16) if tokens.is_cuda else features,
-            inputs["context_ok"], inputs["block_tokens"], inputs["block_pos"], inputs["block_id"],
+            inputs["context_ok"],
+            inputs["block_tokens"],
+            inputs["block_pos"],
+            inputs["block_id"],
             embed,
         )
         logits = hidden @ embed.T
@@ -135,8 +140,11 @@ def simulated_tau(draft, target, rows, embed, device, n_max=15, max_len=1024) ->
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=tokens.is_cuda):
             hidden = draft(
                 features.to(torch.bfloat16) if tokens.is_cuda else features,
-                inputs["context_ok"], inputs["block_tokens"], inputs["block_pos"],
-                inputs["block_id"], embed,
+                inputs["context_ok"],
+                inputs["block_tokens"],
+                inputs["block_pos"],
+                inputs["block_id"],
+                embed,
             )
             proposals = (hidden @ embed.T).argmax(-1).view(len(anchors_all), n_max + 1)[:, 1:]
         proposals = proposals.tolist()
@@ -157,7 +165,9 @@ def simulated_tau(draft, target, rows, embed, device, n_max=15, max_len=1024) ->
         "tau": 1 + accepted / max(steps, 1),
         "steps": steps,
         "accepted": accepted,
-        "acceptance_by_position": [round(a / s, 4) if s else None for a, s in zip(per_pos, per_pos_seen)],
+        "acceptance_by_position": [
+            round(a / s, 4) if s else None for a, s in zip(per_pos, per_pos_seen, strict=False)
+        ],
     }
 
 
@@ -167,7 +177,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--minutes", type=float, default=5.0)
-    ap.add_argument("--deadline-s", type=float, default=0, help="whole run's wall budget: train less to fit")
+    ap.add_argument(
+        "--deadline-s", type=float, default=0, help="whole run's wall budget: train less to fit"
+    )
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--max-new", type=int, default=256)
     ap.add_argument("--gen-batch", type=int, default=512)
@@ -175,7 +187,9 @@ def main() -> None:
     ap.add_argument("--anchors", type=int, default=24)
     ap.add_argument("--lr", type=float, default=6e-4)
     ap.add_argument("--limit-prompts", type=int, default=0)
-    ap.add_argument("--limit-suite", type=int, default=0, help="every Nth suite prompt (smoke runs)")
+    ap.add_argument(
+        "--limit-suite", type=int, default=0, help="every Nth suite prompt (smoke runs)"
+    )
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -185,7 +199,9 @@ def main() -> None:
     report: dict = {"args": {k: str(v) for k, v in vars(args).items()}, "seed": SEED}
     t0 = time.time()
 
-    config, weights, kv = read_target(args.target, device, torch.float32 if device == "cpu" else torch.bfloat16)
+    config, weights, kv = read_target(
+        args.target, device, torch.float32 if device == "cpu" else torch.bfloat16
+    )
     target = Target(config, weights)
     embed = weights["token_embd.weight"]
     data = json.loads(args.data.read_text())
@@ -198,12 +214,16 @@ def main() -> None:
     rows = generate_data(target, prompts, args.max_new, args.gen_batch)
     answer_tokens = sum(len(r["answer"]) for r in rows)
     report["data"] = {
-        "prompts": len(rows), "answer_tokens": answer_tokens, "seconds": round(time.time() - t1, 1),
+        "prompts": len(rows),
+        "answer_tokens": answer_tokens,
+        "seconds": round(time.time() - t1, 1),
         "max_new": args.max_new,
     }
     log(f"generated {answer_tokens} answer tokens in {time.time() - t1:.1f}s")
     suite_prompts = data["suite"][:: args.limit_suite] if args.limit_suite else data["suite"]
-    suite_rows = generate_data(target, [p["tokens"] for p in suite_prompts], args.max_new, args.gen_batch)
+    suite_rows = generate_data(
+        target, [p["tokens"] for p in suite_prompts], args.max_new, args.gen_batch
+    )
     # keep the suite's category next to its generated row
     by_prompt = {tuple(r["prompt"]): r for r in suite_rows}
     suite = [dict(by_prompt[tuple(p["tokens"])], category=p["category"]) for p in suite_prompts]
@@ -232,7 +252,11 @@ def main() -> None:
     warmup = 100
     while time.time() - t2 < budget:
         frac = (time.time() - t2) / budget
-        lr = args.lr * min(1.0, (step + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+        lr = (
+            args.lr
+            * min(1.0, (step + 1) / warmup)
+            * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+        )
         for group in opt.param_groups:
             group["lr"] = lr
         batch_rows = rng.sample(train_rows, min(args.batch, len(train_rows)))
@@ -246,11 +270,17 @@ def main() -> None:
         opt.step()
         step += 1
         if step % 100 == 0:
-            history.append({"step": step, "loss": round(loss.item(), 4), "seconds": round(time.time() - t2, 1)})
+            history.append(
+                {"step": step, "loss": round(loss.item(), 4), "seconds": round(time.time() - t2, 1)}
+            )
             log(f"step {step} loss {loss.item():.4f} lr {lr:.2e}")
     report["training"] = {
-        "steps": step, "seconds": round(time.time() - t2, 1), "draft_parameters": params,
-        "batch_sequences": args.batch, "anchors_per_sequence": args.anchors, "history": history,
+        "steps": step,
+        "seconds": round(time.time() - t2, 1),
+        "draft_parameters": params,
+        "batch_sequences": args.batch,
+        "anchors_per_sequence": args.anchors,
+        "history": history,
     }
     draft.eval()
     report["tau_held_out_answers"] = simulated_tau(draft, target, held, embed, device)
@@ -262,7 +292,9 @@ def main() -> None:
         c: simulated_tau(draft, target, rs, embed, device, max_len=8192)["tau"]
         for c, rs in sorted(by_cat.items())
     }
-    log(f"tau held-out answers {report['tau_held_out_answers']['tau']:.3f}, suite {report['tau_suite']['tau']:.3f}")
+    log(
+        f"tau held-out answers {report['tau_held_out_answers']['tau']:.3f}, suite {report['tau_suite']['tau']:.3f}"
+    )
 
     card = {
         "trained_by": "Specboard training/dflash/train.py",
@@ -272,15 +304,24 @@ def main() -> None:
         "answer_tokens": answer_tokens,
         "tau_suite_pytorch": round(report["tau_suite"]["tau"], 3),
     }
-    gguf_path = export_gguf(draft, kv, args.out / "smollm2-135m-dflash-specboard.Q8_0.gguf",
-                            name="Specboard DFlash draft for SmolLM2-135M-Instruct", card=card)
+    gguf_path = export_gguf(
+        draft,
+        kv,
+        args.out / "smollm2-135m-dflash-specboard.Q8_0.gguf",
+        name="Specboard DFlash draft for SmolLM2-135M-Instruct",
+        card=card,
+    )
     # bf16, in two files of under 16 MiB each (what a lent GPU's transfer brings back)
     state = {k: v.to(torch.bfloat16) for k, v in draft.state_dict().items()}
     first = {k: v for k, v in state.items() if not k.startswith("layers.1.")}
     torch.save(first, args.out / "draft-checkpoint-a.pt")
-    torch.save({k: v for k, v in state.items() if k not in first}, args.out / "draft-checkpoint-b.pt")
+    torch.save(
+        {k: v for k, v in state.items() if k not in first}, args.out / "draft-checkpoint-b.pt"
+    )
     report["export"] = {"gguf": gguf_path.name, "bytes": gguf_path.stat().st_size}
-    report["suite_answers"] = [{"category": r["category"], "prompt": r["prompt"], "answer": r["answer"]} for r in suite]
+    report["suite_answers"] = [
+        {"category": r["category"], "prompt": r["prompt"], "answer": r["answer"]} for r in suite
+    ]
     report["total_seconds"] = round(time.time() - t0, 1)
     (args.out / "train-log.json").write_text(json.dumps(report, indent=1))
     log(f"done in {time.time() - t0:.1f}s")
