@@ -16,12 +16,15 @@ from kombu import Connection, Consumer, Queue
 from kombu.exceptions import OperationalError
 
 from leaderboard import dispatch, signing
-from leaderboard.broker import host_acl_rule
+from leaderboard.broker import host_acl_rule, site_acl_rules
 from leaderboard.celery import DB_QUEUE, RECORD_PROGRESS, RUN_BENCHMARK, SITE_QUEUE, app
 from leaderboard.transport import message_refusal
 from tests.support.brokers import PrivateRedis, celery_broker
 
 HOSTS = {"lab-a": ("h200", "pw-a"), "lab-b": ("h200-x2", "pw-b")}
+EXAMPLE_ACL = Path(__file__).resolve().parents[2] / "examples" / "redis-users.acl"
+# What Redis answers a client that sent no credentials, whatever it asked.
+REQUIRED = "Authentication required"
 
 
 @pytest.fixture(scope="module")
@@ -210,12 +213,62 @@ def test_the_rule_names_exact_keys_so_a_kind_whose_name_extends_another_is_apart
     assert "secret" not in rule and "&/0.celery.pidbox" in rule
 
 
-def test_the_example_acl_file_is_what_the_rule_gives():
-    example = Path(__file__).resolve().parents[2] / "examples" / "redis-users.acl"
-    lines = [line for line in example.read_text().splitlines() if line.startswith("user ")]
-    assert lines[1:] == [
-        host_acl_rule(host_name="lab-a", hardware_slug="h200-141gb", password="change-me")
+def test_the_example_acl_file_is_what_the_rules_give():
+    lines = EXAMPLE_ACL.read_text().splitlines()
+    assert lines == [
+        *site_acl_rules(password="change-me"),
+        host_acl_rule(host_name="lab-a", hardware_slug="h200-141gb", password="change-me"),
     ]
+
+
+@pytest.fixture
+def documented_broker(tmp_path) -> Iterator[PrivateRedis]:
+    """A redis-server started with examples/redis-users.acl as it is (docs/SECURITY.md)."""
+    server = PrivateRedis(tmp_path, acl_rules=EXAMPLE_ACL.read_text().splitlines())
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_a_client_with_no_credentials_can_do_nothing_on_the_documented_broker(documented_broker):
+    site = redis.Redis.from_url(documented_broker.url_for("specboard", "change-me"))
+    site.lpush(DB_QUEUE, "a result")
+    # What `redis-cli -p PORT COMMAND` sends: the command itself, no HELLO, no AUTH.
+    anonymous = redis.Redis.from_url(documented_broker.url, protocol=2)
+    for command in (
+        ["PING"],
+        ["LRANGE", DB_QUEUE, "0", "-1"],
+        ["BRPOP", "gpu.h200-141gb", "1"],
+        ["LPUSH", DB_QUEUE, "junk"],
+        ["SCAN", "0"],
+        ["RANDOMKEY"],
+        ["KEYS", "*"],
+        ["ACL", "LIST"],
+        ["CONFIG", "GET", "*"],
+        ["PUBLISH", "/0.celery.pidbox", "shutdown"],
+        ["SUBSCRIBE", "/0.celery.pidbox"],
+        ["FLUSHALL"],
+        ["SHUTDOWN", "NOSAVE"],
+    ):
+        with pytest.raises(redis.exceptions.AuthenticationError, match=REQUIRED):
+            anonymous.execute_command(*command)
+    # Naming `default` with any password is no way in either.
+    for password in ("", "change-me", "nopass"):
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            redis.Redis.from_url(documented_broker.url_for("default", password)).ping()
+    # Nor is Celery's broadcast (the one that shut a GPU worker down).
+    with celery_broker(documented_broker.url), pytest.raises(OperationalError, match=REQUIRED):
+        app.control.shutdown()
+    assert site.lrange(DB_QUEUE, 0, -1) == [b"a result"] and site.ping()
+    lab_a = redis.Redis.from_url(documented_broker.url_for("lab-a", "change-me"))
+    assert lab_a.lpush(DB_QUEUE, "its result") == 2
+
+
+def test_a_host_cannot_learn_the_names_of_keys_it_may_not_touch(broker, site, lab_a):
+    site.lpush("gpu.h200-x2", "theirs")
+    site.hset("unacked.lab-b", "tag", "theirs")
+    for command in (["SCAN", "0"], ["RANDOMKEY"], ["KEYS", "*"], ["CLIENT", "TRACKING", "ON"]):
+        assert refused(lambda command=command: lab_a.execute_command(*command)), command
 
 
 def test_the_reconciler_reads_each_hosts_unacked_messages_and_the_reports_on_db(broker, site):

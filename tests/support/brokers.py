@@ -18,6 +18,8 @@ import pytest
 import redis
 from django.db import connection
 
+from leaderboard.broker import SITE_BROKER_USER, site_acl_rules
+
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -27,8 +29,9 @@ def free_port() -> int:
 
 class PrivateRedis:
     """A throwaway redis-server on a free port without persistence, so a restart loses every
-    message; with `acl_rules` its users are those lines of an ACL file (the site's own user,
-    `default`, is given every right unless a rule names it)."""
+    message; with `acl_rules` its users are those lines of an ACL file after the documented
+    first lines (leaderboard.broker.site_acl_rules: no anonymous user, the site's own), unless
+    a rule names `default`; `url` is then the site user's."""
 
     def __init__(self, directory: Path, acl_rules: list[str] | None = None) -> None:
         if shutil.which("redis-server") is None:
@@ -38,7 +41,11 @@ class PrivateRedis:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.acl_file: Path | None = None
         if acl_rules is not None:
-            site = [] if any(r.startswith("user default ") for r in acl_rules) else [SITE_USER]
+            site = site_acl_rules(password=SITE_PASSWORD)
+            if any(rule.startswith("user default ") for rule in acl_rules):
+                site = []
+            else:
+                self.url = self.url_for(SITE_BROKER_USER, SITE_PASSWORD)
             self.acl_file = directory / "users.acl"
             self.acl_file.write_text("\n".join([*site, *acl_rules]) + "\n")
         self.process: subprocess.Popen | None = None
@@ -60,6 +67,8 @@ class PrivateRedis:
             try:
                 client.ping()
                 return
+            except redis.AuthenticationError:
+                return  # up, and refusing a client without credentials
             except redis.ConnectionError:
                 assert time.monotonic() < deadline, "redis-server did not start"
                 time.sleep(0.05)
@@ -75,8 +84,8 @@ class PrivateRedis:
         self.start()
 
 
-# The site's own processes (web, db worker, beat) as one user with every right.
-SITE_USER = "user default on nopass ~* &* +@all"
+# The password of the site's own broker user in a PrivateRedis with an ACL.
+SITE_PASSWORD = "the-sites-broker-password"
 
 
 @contextmanager
