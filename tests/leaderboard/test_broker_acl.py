@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
+import yaml
 from kombu import Connection, Consumer, Queue
 from kombu.exceptions import OperationalError
 
@@ -19,10 +23,11 @@ from leaderboard import dispatch, signing
 from leaderboard.broker import host_acl_rule, site_acl_rules
 from leaderboard.celery import DB_QUEUE, RECORD_PROGRESS, RUN_BENCHMARK, SITE_QUEUE, app
 from leaderboard.transport import message_refusal
-from tests.support.brokers import PrivateRedis, celery_broker
+from tests.support.brokers import PrivateRedis, celery_broker, free_port
 
 HOSTS = {"lab-a": ("h200", "pw-a"), "lab-b": ("h200-x2", "pw-b")}
-EXAMPLE_ACL = Path(__file__).resolve().parents[2] / "examples" / "redis-users.acl"
+REPOSITORY = Path(__file__).resolve().parents[2]
+EXAMPLE_ACL = REPOSITORY / "examples" / "redis-users.acl"
 # What Redis answers a client that sent no credentials, whatever it asked.
 REQUIRED = "Authentication required"
 
@@ -304,3 +309,61 @@ def test_a_worker_on_db_takes_no_remote_control_and_a_gpu_worker_keeps_its_own_u
     assert conf.worker_enable_remote_control is True  # it must still hear revokes
     assert conf.broker_transport_options["unacked_key"] == "unacked.lab-a"
     assert conf.broker_transport_options["x"] == 1 and conf.control_queue_expires is None
+
+
+def test_compose_starts_the_broker_with_no_anonymous_user_and_a_memory_bound(tmp_path):
+    """The compose redis service's own command, as its shell runs it (compose turns $$ into $),
+    on a free port and this test's folder: the site's processes reach it as `specboard` with
+    REDIS_PASSWORD, a host as the user of its line in REDIS_HOSTS_ACL, a client with no
+    credentials not at all."""
+    services = yaml.safe_load((REPOSITORY / "docker-compose.yml").read_text())["services"]
+    redis_service = services["redis"]
+    assert redis_service["entrypoint"] == ["sh", "-c"]
+    hosts = tmp_path / "hosts.acl"
+    hosts.write_text(host_acl_rule(host_name="lab-a", hardware_slug="h200", password="pw-a") + "\n")
+    port = free_port()
+    script = (
+        redis_service["command"][0]
+        .replace("$$", "$")
+        .replace("/etc/specboard/hosts.acl", str(hosts))
+        .replace("/data", str(tmp_path))
+        .replace("exec redis-server", f"exec redis-server --port {port} --bind 127.0.0.1")
+        .replace("--appendonly yes", f"--appendonly no --dir {tmp_path}")
+    )
+    environment = {
+        "PATH": os.environ["PATH"],
+        "REDIS_PASSWORD": "s3cret",
+        "REDIS_MAXMEMORY": "64mb",
+    }
+    server = subprocess.Popen(["sh", "-c", script], env=environment, stdout=subprocess.DEVNULL)
+    try:
+        site = redis.Redis(port=port, username="specboard", password="s3cret")
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "users.acl").exists() or not _answers(site):
+            assert time.monotonic() < deadline and server.poll() is None, "redis did not start"
+            time.sleep(0.05)
+        anonymous = redis.Redis(port=port, protocol=2)
+        with pytest.raises(redis.exceptions.AuthenticationError, match=REQUIRED):
+            anonymous.lpush(DB_QUEUE, "junk")
+        assert redis.Redis(port=port, username="lab-a", password="pw-a").lpush(DB_QUEUE, "x") == 1
+        assert site.config_get("maxmemory") == {"maxmemory": str(64 * 1024 * 1024)}
+        assert site.config_get("maxmemory-policy") == {"maxmemory-policy": "volatile-lru"}
+        written = (tmp_path / "users.acl").read_text().splitlines()
+        assert written[:2] == site_acl_rules(password="s3cret")
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+    # The site's processes reach it by that user, in their URLs; a GPU worker by its host's own.
+    web = services["web"]["environment"]
+    for url in (web["CELERY_BROKER_URL"], web["CACHE_URL"]):
+        assert url.startswith("redis://specboard:${REDIS_PASSWORD:?"), url
+    assert services["worker-gpu"]["environment"]["CELERY_BROKER_URL"].startswith(
+        "${GPU_BROKER_URL:?"
+    )
+
+
+def _answers(client: redis.Redis) -> bool:
+    try:
+        return client.ping()
+    except redis.ConnectionError:
+        return False
