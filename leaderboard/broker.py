@@ -118,7 +118,7 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
 def _decoded(raw: bytes) -> object:
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # a host may push anything to db
         return None
 
 
@@ -127,7 +127,7 @@ def _job_id(message: dict) -> int | None:
     try:
         body = json.loads(base64.b64decode(message["body"]))
         return int(body[1]["job_id"])
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (KeyError, IndexError, TypeError, ValueError, RecursionError):
         return None
 
 
@@ -151,7 +151,14 @@ def active_task_ids(timeout_s: float = 2.0) -> set[str] | None:
     replies = app.control.inspect(timeout=timeout_s).active()
     if not replies:
         return None
-    return {task["id"] for tasks in replies.values() for task in tasks or []}
+    # A GPU host answers in whatever shape it likes: only task ids count.
+    return {
+        task["id"]
+        for tasks in replies.values()
+        if isinstance(tasks, list)
+        for task in tasks
+        if isinstance(task, dict) and isinstance(task.get("id"), str)
+    }
 
 
 def live_workers(timeout_s: float | None = None) -> dict[str, list[str]] | None:
@@ -169,8 +176,13 @@ def live_workers(timeout_s: float | None = None) -> dict[str, list[str]] | None:
             replies = app.control.inspect(timeout=timeout_s, connection=connection).active_queues()
     except Exception:  # Any transport failure means "unknown", never a page error.
         return None
+    # A GPU host answers in whatever shape it likes: only the queue names count.
     return {
-        str(name): sorted(str(queue.get("name", "")) for queue in queues or [])
+        str(name): sorted(
+            str(queue.get("name", ""))
+            for queue in (queues if isinstance(queues, list) else [])
+            if isinstance(queue, dict)
+        )
         for name, queues in (replies or {}).items()
     }
 

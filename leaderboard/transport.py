@@ -115,7 +115,8 @@ def message_refusal(
     if problem is not None:
         return problem
     if allowed is None:
-        return None
+        # Celery's own plumbing: a remote-control request or a reply, an object either way.
+        return None if isinstance(body, dict) else "its body is not an object"
     if not (
         isinstance(body, list)
         and len(body) == 3
