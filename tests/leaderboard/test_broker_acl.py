@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -283,6 +284,9 @@ def test_the_reconciler_reads_each_hosts_unacked_messages_and_the_reports_on_db(
     site.hset("unacked.lab-a", "tag-3", json.dumps([benchmark, "", "gpu.h200"]))
     site.zadd("unacked.lab-a.index", {"tag-3": 1.0})
     site.lpush(DB_QUEUE, "not-json", task_message(RECORD_PROGRESS, {"job_id": 7}))
+    # Documents nested past the recursion limit, as a host may push them (issue 43).
+    nested = "[" * 3000 + "]" * 3000
+    site.lpush(DB_QUEUE, nested, envelope(nested, task=RECORD_PROGRESS, id="t-9"))
 
     with celery_broker(broker.url):
         holdings = broker_holdings(["gpu.h200"], hosts=["lab-a", "lab-b"])
@@ -367,3 +371,67 @@ def _answers(client: redis.Redis) -> bool:
         return client.ping()
     except redis.ConnectionError:
         return False
+
+
+def envelope(body: str, **headers) -> str:
+    """A message as kombu's Redis transport stores it, its body given as JSON text."""
+    return json.dumps(
+        {
+            "body": base64.b64encode(body.encode()).decode(),
+            "content-encoding": "utf-8",
+            "content-type": "application/json",
+            "headers": headers,
+            "properties": {"body_encoding": "base64", "delivery_tag": "t", "priority": 0},
+        }
+    )
+
+
+def test_the_reconcilers_question_survives_whatever_a_host_pushes_into_its_reply_queue(
+    broker, site, lab_a, caplog
+):
+    """A host hears the site's question (`inspect().active()`) with its ticket and reply queue,
+    and may push to that queue: documents nested too deep, bodies of any shape. The reconciler
+    still reads the honest answer that follows."""
+    from leaderboard.broker import active_task_ids
+
+    nested = "[" * 3000 + "]" * 3000
+    answered = threading.Event()
+
+    def answer_as_lab_a() -> None:
+        listener = lab_a.pubsub()
+        listener.psubscribe("/0.celery.pidbox")
+        try:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                event = listener.get_message(timeout=0.5)
+                if event is None or event["type"] != "pmessage":
+                    continue
+                request = json.loads(base64.b64decode(json.loads(event["data"])["body"]))
+                queue = f"{request['reply_to']['routing_key']}.reply.celery.pidbox"
+                ticket = request["ticket"]
+                for message in (
+                    nested,
+                    envelope(nested, ticket=ticket),
+                    envelope("[1, 2]", ticket=ticket),
+                    envelope(json.dumps({"gpu@lab-b": 5}), ticket=ticket),
+                    envelope(json.dumps({"gpu@lab-c": [1, {"id": 5}]}), ticket=ticket),
+                    envelope(json.dumps({"gpu@lab-a": [{"id": "task-7"}]}), ticket=ticket),
+                ):
+                    lab_a.lpush(queue, message)
+                answered.set()
+                return
+        finally:
+            listener.close()
+
+    host = threading.Thread(target=answer_as_lab_a)
+    with celery_broker(broker.url):
+        host.start()
+        time.sleep(0.3)  # subscribed before the site asks
+        assert active_task_ids(timeout_s=2.0) == {"task-7"}
+    host.join(timeout=10)
+    assert answered.is_set()
+    drops = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(drops) == 3, drops
+    assert "maximum recursion depth" in drops[0]
+    assert "its body does not decode (RecursionError)" in drops[1]
+    assert "its body is not an object" in drops[2]
