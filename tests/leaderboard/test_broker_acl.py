@@ -22,7 +22,16 @@ from kombu.exceptions import OperationalError
 
 from leaderboard import dispatch, signing
 from leaderboard.broker import host_acl_rule, site_acl_rules
-from leaderboard.celery import DB_QUEUE, RECORD_PROGRESS, RUN_BENCHMARK, SITE_QUEUE, app
+from leaderboard.celery import (
+    DB_QUEUE,
+    HOST_TASKS,
+    RECONCILE,
+    RECORD_PROGRESS,
+    RUN_BENCHMARK,
+    SITE_QUEUE,
+    SITE_TASKS,
+    app,
+)
 from leaderboard.transport import message_refusal
 from tests.support.brokers import PrivateRedis, celery_broker, free_port
 
@@ -145,6 +154,8 @@ def test_a_gpu_host_worker_sends_its_messages_back_under_its_acl(broker, site, s
         dispatch.send_progress(job_id=1, delivery="d", progress={"phase": "started"})
     (raw,) = site.lrange(DB_QUEUE, 0, -1)
     assert json.loads(raw)["headers"]["task"] == RECORD_PROGRESS
+    # What Celery writes by default (no eta, no time limit, empty embed) passes the transport.
+    assert message_refusal(json.loads(raw), HOST_TASKS) is None
 
 
 def task_message(task: str, kwargs: dict) -> str:
@@ -211,6 +222,50 @@ def test_the_transport_drops_what_does_not_belong_on_db_and_delivers_the_rest(
 )
 def test_a_message_refusal_says_what_is_wrong(message, reason):
     assert reason in message_refusal(message, frozenset({RECORD_PROGRESS}))
+
+
+def steered(headers: dict | None = None, embed: dict | None = None, body: str | None = None):
+    """A record_progress_task message with what a host added to it."""
+    message = json.loads(task_message(RECORD_PROGRESS, {"job_id": 1}))
+    message["headers"] |= headers or {}
+    if embed is not None or body is not None:
+        body = body or json.dumps([[], {"job_id": 1}, embed])
+        message["body"] = base64.b64encode(body.encode()).decode()
+    return message
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        (steered({"eta": "2027-12-07T00:00:00+00:00"}), "it sets eta"),
+        (steered({"countdown": 60}), "it sets countdown"),
+        (steered({"expires": 1.0}), "it sets expires"),
+        (steered({"timelimit": [1, None]}), "it sets timelimit"),
+        (steered({"retries": 1}), "it sets retries"),
+        (steered(embed={"callbacks": [{"task": RUN_BENCHMARK}]}), "asks for callbacks"),
+        (steered(embed={"errbacks": [{"task": RUN_BENCHMARK}]}), "asks for errbacks"),
+        (steered(embed={"chain": [{"task": RUN_BENCHMARK}]}), "asks for chain"),
+        (steered(embed={"chord": {"task": RUN_BENCHMARK}}), "asks for chord"),
+        (steered(embed={"reply_to": "x"}), "its embed names ['reply_to']"),
+        (steered(body="[" * 3000 + "]" * 3000), "does not decode (RecursionError)"),
+        (steered(body='[[], {"d": {"__type__": "datetime", "__value__": 5}}, {}]'), "TypeError"),
+        (steered(body=json.dumps([[], {"p": json.loads("[" * 40 + "]" * 40)}, {}])), "deeper"),
+    ],
+)
+def test_a_host_may_not_steer_the_db_worker_nor_send_what_does_not_decode(message, reason):
+    assert reason in message_refusal(message, frozenset({RECORD_PROGRESS}))
+
+
+def test_a_message_over_the_bound_is_refused_and_beats_expiry_holds_on_the_sites_own_queue(
+    settings,
+):
+    settings.SPECBOARD_MAX_BROKER_MESSAGE_BYTES = 4096
+    padded = json.loads(task_message(RECORD_PROGRESS, {"job_id": 1, "pad": "x" * 4096}))
+    assert "over SPECBOARD_MAX_BROKER_MESSAGE_BYTES" in message_refusal(padded, HOST_TASKS)
+    # Beat gives the reconciler an expiry; only the site writes to `site`.
+    reconcile = steered({"task": RECONCILE, "expires": "2026-12-07T00:00:30+00:00"})
+    assert message_refusal(reconcile, SITE_TASKS, from_site=True) is None
+    assert message_refusal(reconcile, SITE_TASKS) == "it sets expires"
 
 
 def test_the_rule_names_exact_keys_so_a_kind_whose_name_extends_another_is_apart():
