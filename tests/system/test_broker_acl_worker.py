@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 import redis
 from celery import signature
+from celery.exceptions import Retry
+from django.db import OperationalError
 
-from leaderboard import dispatch, services
+from leaderboard import dispatch, services, tasks
 from leaderboard.broker import host_acl_rule
 from leaderboard.celery import DB_QUEUE, RECORD_PROGRESS, RUN_BENCHMARK, SITE_QUEUE, app
 from leaderboard.models import Job
@@ -263,3 +265,46 @@ def test_the_db_worker_drops_what_would_crash_or_steer_it_and_records_the_next_h
     assert site.llen(DB_QUEUE) == 0
     # Celery saw one message of all these: the honest one.
     assert len([line for line in output.splitlines() if line.endswith(" received")]) == 1, output
+
+
+def test_the_db_workers_own_retry_after_a_database_error_goes_to_site_and_is_recorded(
+    db_worker, broker, hardware, user, models, monkeypatch, signed_by_host
+):
+    """A recording that meets a database error is retried by the db worker with an eta, which
+    `db` refuses (a host's eta would be held in its memory): Celery's own retry message goes to
+    `site`, which only the site writes, and is recorded there."""
+    with celery_broker(broker.url):
+        job = services.submit_config(owner=user, data=CONFIG, hardware_slug=hardware.slug)
+    progress = {"phase": "started"}
+    kwargs = {"job_id": job.pk, "progress": progress} | signed_by_host("progress", job.pk, progress)
+
+    def database_away(**_):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    # The db worker's first attempt, as it runs a message taken from `db`.
+    monkeypatch.setattr(services, "record_host_message", database_away)
+    task = tasks.record_progress_task
+    delivery_info = {"exchange": "", "routing_key": DB_QUEUE}
+    task.push_request(
+        id=str(uuid.uuid4()),
+        args=[],
+        kwargs=kwargs,
+        delivery_info=delivery_info,
+        retries=0,
+        called_directly=False,
+    )
+    try:
+        with celery_broker(broker.url), pytest.raises(Retry):
+            task.run(**kwargs)
+    finally:
+        task.pop_request()
+    monkeypatch.undo()
+
+    wait_until(
+        lambda: Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).exists(),
+        60,
+        "the db worker to record the retried progress",
+    )
+    output = db_worker.output()
+    assert "dropped a" not in output, output
+    assert f"{RECORD_PROGRESS}[" in output and " received" in output
