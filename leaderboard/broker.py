@@ -22,6 +22,7 @@ from leaderboard.celery import (
     HOST_TASKS,
     RECORD_FAILURE,
     RECORD_RESULT,
+    SITE_QUEUE,
     app,
     gpu_queue,
     host_unacked_keys,
@@ -76,7 +77,8 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
         client = channel.client
         keys = [
             name
-            for queue in [*queues, DB_QUEUE]
+            # What hosts sent waits on db, or on site as the db worker's retry of it.
+            for queue in [*queues, DB_QUEUE, SITE_QUEUE]
             for name in (
                 queue,
                 *(f"{queue}{_REDIS_PRIORITY_SEPARATOR}{step}" for step in _REDIS_PRIORITY_STEPS),

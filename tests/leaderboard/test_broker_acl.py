@@ -27,6 +27,7 @@ from leaderboard.celery import (
     HOST_TASKS,
     RECONCILE,
     RECORD_PROGRESS,
+    RECORD_RESULT,
     RUN_BENCHMARK,
     SITE_QUEUE,
     SITE_TASKS,
@@ -342,11 +343,13 @@ def test_the_reconciler_reads_each_hosts_unacked_messages_and_the_reports_on_db(
     # Documents nested past the recursion limit, as a host may push them (issue 43).
     nested = "[" * 3000 + "]" * 3000
     site.lpush(DB_QUEUE, nested, envelope(nested, task=RECORD_PROGRESS, id="t-9"))
+    # A result the db worker retries after a database error waits on site.
+    site.lpush(SITE_QUEUE, task_message(RECORD_RESULT, {"job_id": 8}))
 
     with celery_broker(broker.url):
         holdings = broker_holdings(["gpu.h200"], hosts=["lab-a", "lab-b"])
         assert holdings.unacked == {"t-1": ("lab-a", "tag-3")}
-        assert holdings.reporting_job_ids == {7} and holdings.finishing_job_ids == set()
+        assert holdings.reporting_job_ids == {7, 8} and holdings.finishing_job_ids == {8}
         forget_unacked([holdings.unacked["t-1"]])
     assert not site.exists("unacked.lab-a", "unacked.lab-a.index")
 
