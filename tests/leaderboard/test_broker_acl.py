@@ -41,6 +41,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 EXAMPLE_ACL = REPOSITORY / "examples" / "redis-users.acl"
 # What Redis answers a client that sent no credentials, whatever it asked.
 REQUIRED = "Authentication required"
+LARGEST_RESULT = "docs/gpu-results/h200-run8/8b-dflash8-concurrency.json"
 
 
 @pytest.fixture(scope="module")
@@ -156,6 +157,18 @@ def test_a_gpu_host_worker_sends_its_messages_back_under_its_acl(broker, site, s
     (raw,) = site.lrange(DB_QUEUE, 0, -1)
     assert json.loads(raw)["headers"]["task"] == RECORD_PROGRESS
     # What Celery writes by default (no eta, no time limit, empty embed) passes the transport.
+    assert message_refusal(json.loads(raw), HOST_TASKS) is None
+
+
+def test_a_real_h200_result_sent_back_by_a_host_passes_the_transport(broker, site, settings):
+    """The largest measured result in docs/gpu-results, as a host's worker sends it back: within
+    the size and depth bounds, with the headers and embed Celery writes by default."""
+    result = json.loads((REPOSITORY / LARGEST_RESULT).read_text())
+    settings.SPECBOARD_HOST_NAME, settings.SPECBOARD_HOST_KEY = "lab-a", signing.new_key()
+    with celery_broker(broker.url_for("lab-a", "pw-a")):
+        dispatch.send_result(job_id=1, delivery="d", result=result)
+    (raw,) = site.lrange(DB_QUEUE, 0, -1)
+    assert len(raw) > 1_000_000
     assert message_refusal(json.loads(raw), HOST_TASKS) is None
 
 
