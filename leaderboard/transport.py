@@ -40,6 +40,8 @@ MAX_DEPTH = 32
 # (ValueError), nested past the recursion limit (RecursionError), a typed value (`__type__`) it
 # cannot build (ValueError, TypeError, AttributeError).
 DECODING_ERRORS = (ValueError, TypeError, AttributeError, RecursionError)
+# The note on an error raised by a consumer of a delivered message.
+_DELIVERED = "raised while a consumer took a delivered message"
 # What Celery puts in a message's `embed`: what the worker runs or sends after the task. A host's
 # message carries none of it.
 _EMBED = frozenset({"callbacks", "errbacks", "chain", "chord"})
@@ -140,6 +142,8 @@ class Channel(redis.Channel):
         try:
             return super()._brpop_read(**options)
         except DECODING_ERRORS as error:
+            if _DELIVERED in getattr(error, "__notes__", ()):
+                raise
             # Raised by the decoding, after the pop and before any delivery (the transport's
             # judge below raises none of these): nothing holds the message.
             shown = error.doc if isinstance(error, json.JSONDecodeError) else str(error)
@@ -168,4 +172,10 @@ class Transport(redis.Transport):
             properties = message["properties"]
             properties["delivery_tag"] = str(uuid.uuid4())
             properties["delivery_info"] = {"exchange": "", "routing_key": queue}
-        super()._deliver(message, queue)
+        try:
+            super()._deliver(message, queue)
+        except DECODING_ERRORS as error:
+            # A consumer's own error on a message it was given, not a decoding one: the channel
+            # lets it through as kombu would.
+            error.add_note(_DELIVERED)
+            raise

@@ -225,6 +225,22 @@ def test_the_transport_drops_what_does_not_belong_on_db_and_delivers_the_rest(
     assert len(drops) == len(hostile), drops
 
 
+def test_a_consumers_own_error_on_a_kept_message_is_not_taken_for_one_that_does_not_decode(
+    broker, site, lab_a, caplog
+):
+    lab_a.lpush(DB_QUEUE, task_message(RECORD_PROGRESS, {"job_id": 1}))
+
+    def consumer_with_a_bug(body, message):
+        raise TypeError("a bug of the consumer's")
+
+    with Connection(broker.url, transport="leaderboard.transport:Transport") as connection:
+        queue = Queue(DB_QUEUE, no_declare=True)
+        with Consumer(connection, [queue], callbacks=[consumer_with_a_bug]):
+            with pytest.raises(TypeError, match="a bug of the consumer's"):
+                connection.drain_events(timeout=2)
+    assert not [r for r in caplog.records if "dropped" in r.getMessage()]
+
+
 @pytest.mark.parametrize(
     ("message", "reason"),
     [
