@@ -144,6 +144,8 @@ def test_a_host_runs_no_dangerous_command_and_stays_in_its_database(lab_a):
         lab_a.flushall,
         lambda: lab_a.keys("*"),
         lambda: lab_a.config_get("*"),
+        lambda: lab_a.acl_list(),  # every user's rule and password hash
+        lambda: lab_a.execute_command("SHUTDOWN", "NOSAVE"),
         lambda: lab_a.client_kill_filter(_type="normal"),
         lambda: lab_a.execute_command("SELECT", 1),
     ):
