@@ -1,7 +1,8 @@
-"""A GPU host's broker user, as leaderboard.broker.host_acl_rule spells it, on a real redis-server
-started with that ACL; and the app's transport on the db queue (leaderboard.transport), which
-drops what a host may write there but must not be run. No worker process: the real db worker
-facing the same attacks is tests/system/test_broker_acl_worker.py."""
+"""The broker's users (leaderboard.broker): no anonymous user, the site's own, and a GPU host's
+as host_acl_rule spells it, on a real redis-server started with that ACL (the example file and
+compose's own command as they are); the reconciler's reads of what hosts write. No worker
+process: the real db worker facing the same attacks is tests/system/test_broker_acl_worker.py;
+the transport's judgement of each message is tests/leaderboard/test_transport.py."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from pathlib import Path
 import pytest
 import redis
 import yaml
-from kombu import Connection, Consumer, Queue
 from kombu.exceptions import OperationalError
 
 from leaderboard import dispatch, signing
@@ -25,16 +25,20 @@ from leaderboard.broker import host_acl_rule, site_acl_rules
 from leaderboard.celery import (
     DB_QUEUE,
     HOST_TASKS,
-    RECONCILE,
     RECORD_PROGRESS,
     RECORD_RESULT,
     RUN_BENCHMARK,
     SITE_QUEUE,
-    SITE_TASKS,
     app,
 )
 from leaderboard.transport import message_refusal
-from tests.support.brokers import PrivateRedis, celery_broker, free_port
+from tests.support.brokers import (
+    PrivateRedis,
+    celery_broker,
+    envelope,
+    free_port,
+    task_message,
+)
 
 HOSTS = {"lab-a": ("h200", "pw-a"), "lab-b": ("h200-x2", "pw-b")}
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -160,144 +164,6 @@ def test_a_gpu_host_worker_sends_its_messages_back_under_its_acl(broker, site, s
     assert json.loads(raw)["headers"]["task"] == RECORD_PROGRESS
     # What Celery writes by default (no eta, no time limit, empty embed) passes the transport.
     assert message_refusal(json.loads(raw), HOST_TASKS) is None
-
-
-def test_a_real_h200_result_sent_back_by_a_host_passes_the_transport(broker, site, settings):
-    """The largest measured result in docs/gpu-results, as a host's worker sends it back: within
-    the size and depth bounds, with the headers and embed Celery writes by default."""
-    result = json.loads((REPOSITORY / LARGEST_RESULT).read_text())
-    settings.SPECBOARD_HOST_NAME, settings.SPECBOARD_HOST_KEY = "lab-a", signing.new_key()
-    with celery_broker(broker.url_for("lab-a", "pw-a")):
-        dispatch.send_result(job_id=1, delivery="d", result=result)
-    (raw,) = site.lrange(DB_QUEUE, 0, -1)
-    assert len(raw) > 1_000_000
-    assert message_refusal(json.loads(raw), HOST_TASKS) is None
-
-
-def task_message(task: str, kwargs: dict) -> str:
-    """A Celery task message as kombu's Redis transport stores it."""
-    body = base64.b64encode(json.dumps([[], kwargs, {}]).encode()).decode()
-    return json.dumps(
-        {
-            "body": body,
-            "content-encoding": "utf-8",
-            "content-type": "application/json",
-            "headers": {"task": task, "id": "t-1", "lang": "py"},
-            "properties": {
-                "body_encoding": "base64",
-                "delivery_tag": "chosen-by-the-host",
-                "delivery_info": {"exchange": "", "routing_key": SITE_QUEUE},
-                "priority": 0,
-            },
-        }
-    )
-
-
-def test_the_transport_drops_what_does_not_belong_on_db_and_delivers_the_rest(
-    broker, site, lab_a, caplog
-):
-    hostile = [
-        "not-json",
-        b"\xff\xfe",
-        "5",
-        "{}",
-        json.dumps({"headers": {"task": RECORD_PROGRESS}, "properties": {}, "body": "%%"}),
-        task_message(RUN_BENCHMARK, {"job_id": 1}),
-        task_message("leaderboard.tasks.reconcile_jobs_task", {}),
-    ]
-    for message in [*hostile, task_message(RECORD_PROGRESS, {"job_id": 1})]:
-        lab_a.lpush(DB_QUEUE, message)
-
-    delivered = []
-    with Connection(broker.url, transport="leaderboard.transport:Transport") as connection:
-        queue = Queue(DB_QUEUE, no_declare=True)
-        with Consumer(connection, [queue], callbacks=[lambda body, m: delivered.append(m)]):
-            for _ in range(len(hostile) + 1):
-                try:
-                    connection.drain_events(timeout=2)
-                except TimeoutError:
-                    break
-
-    (message,) = delivered
-    assert message.headers["task"] == RECORD_PROGRESS
-    # The host chose neither its tag nor where a restore would put it.
-    assert message.delivery_tag != "chosen-by-the-host"
-    assert message.delivery_info["routing_key"] == DB_QUEUE
-    drops = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
-    assert len(drops) == len(hostile), drops
-
-
-def test_a_consumers_own_error_on_a_kept_message_is_not_taken_for_one_that_does_not_decode(
-    broker, site, lab_a, caplog
-):
-    lab_a.lpush(DB_QUEUE, task_message(RECORD_PROGRESS, {"job_id": 1}))
-
-    def consumer_with_a_bug(body, message):
-        raise TypeError("a bug of the consumer's")
-
-    with Connection(broker.url, transport="leaderboard.transport:Transport") as connection:
-        queue = Queue(DB_QUEUE, no_declare=True)
-        with Consumer(connection, [queue], callbacks=[consumer_with_a_bug]):
-            with pytest.raises(TypeError, match="a bug of the consumer's"):
-                connection.drain_events(timeout=2)
-    assert not [r for r in caplog.records if "dropped" in r.getMessage()]
-
-
-@pytest.mark.parametrize(
-    ("message", "reason"),
-    [
-        ([], "not a message"),
-        ({"headers": {"task": RUN_BENCHMARK}, "properties": {}}, "does not belong"),
-        (json.loads(task_message(RECORD_PROGRESS, {})) | {"content-type": "x"}, "not JSON"),
-        (json.loads(task_message(RECORD_PROGRESS, {})) | {"body": "!!"}, "does not decode"),
-    ],
-)
-def test_a_message_refusal_says_what_is_wrong(message, reason):
-    assert reason in message_refusal(message, frozenset({RECORD_PROGRESS}))
-
-
-def steered(headers: dict | None = None, embed: dict | None = None, body: str | None = None):
-    """A record_progress_task message with what a host added to it."""
-    message = json.loads(task_message(RECORD_PROGRESS, {"job_id": 1}))
-    message["headers"] |= headers or {}
-    if embed is not None or body is not None:
-        body = body or json.dumps([[], {"job_id": 1}, embed])
-        message["body"] = base64.b64encode(body.encode()).decode()
-    return message
-
-
-@pytest.mark.parametrize(
-    ("message", "reason"),
-    [
-        (steered({"eta": "2027-12-07T00:00:00+00:00"}), "it sets eta"),
-        (steered({"countdown": 60}), "it sets countdown"),
-        (steered({"expires": 1.0}), "it sets expires"),
-        (steered({"timelimit": [1, None]}), "it sets timelimit"),
-        (steered({"retries": 1}), "it sets retries"),
-        (steered(embed={"callbacks": [{"task": RUN_BENCHMARK}]}), "asks for callbacks"),
-        (steered(embed={"errbacks": [{"task": RUN_BENCHMARK}]}), "asks for errbacks"),
-        (steered(embed={"chain": [{"task": RUN_BENCHMARK}]}), "asks for chain"),
-        (steered(embed={"chord": {"task": RUN_BENCHMARK}}), "asks for chord"),
-        (steered(embed={"reply_to": "x"}), "its embed names ['reply_to']"),
-        (steered(body="[" * 3000 + "]" * 3000), "does not decode (RecursionError)"),
-        (steered(body='[[], {"d": {"__type__": "datetime", "__value__": 5}}, {}]'), "TypeError"),
-        (steered(body=json.dumps([[], {"p": json.loads("[" * 40 + "]" * 40)}, {}])), "deeper"),
-    ],
-)
-def test_a_host_may_not_steer_the_db_worker_nor_send_what_does_not_decode(message, reason):
-    assert reason in message_refusal(message, frozenset({RECORD_PROGRESS}))
-
-
-def test_a_message_over_the_bound_is_refused_and_beats_expiry_holds_on_the_sites_own_queue(
-    settings,
-):
-    settings.SPECBOARD_MAX_BROKER_MESSAGE_BYTES = 4096
-    padded = json.loads(task_message(RECORD_PROGRESS, {"job_id": 1, "pad": "x" * 4096}))
-    assert "over SPECBOARD_MAX_BROKER_MESSAGE_BYTES" in message_refusal(padded, HOST_TASKS)
-    # Beat gives the reconciler an expiry; only the site writes to `site`.
-    reconcile = steered({"task": RECONCILE, "expires": "2026-12-07T00:00:30+00:00"})
-    assert message_refusal(reconcile, SITE_TASKS, from_site=True) is None
-    assert message_refusal(reconcile, SITE_TASKS) == "it sets expires"
 
 
 def test_the_rule_names_exact_keys_so_a_kind_whose_name_extends_another_is_apart():
@@ -460,19 +326,6 @@ def _answers(client: redis.Redis) -> bool:
         return client.ping()
     except redis.ConnectionError:
         return False
-
-
-def envelope(body: str, **headers) -> str:
-    """A message as kombu's Redis transport stores it, its body given as JSON text."""
-    return json.dumps(
-        {
-            "body": base64.b64encode(body.encode()).decode(),
-            "content-encoding": "utf-8",
-            "content-type": "application/json",
-            "headers": headers,
-            "properties": {"body_encoding": "base64", "delivery_tag": "t", "priority": 0},
-        }
-    )
 
 
 def test_the_reconcilers_question_survives_whatever_a_host_pushes_into_its_reply_queue(

@@ -1,9 +1,12 @@
 """Real brokers and databases for tests that start worker processes: a private redis-server
 (optionally with the users of an ACL file), the Celery app pointed at another broker, this test
-database as a URL, a registered GPU host's worker environment."""
+database as a URL, a registered GPU host's worker environment; messages as kombu's Redis
+transport stores them, as a host may write them."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import socket
@@ -19,6 +22,7 @@ import redis
 from django.db import connection
 
 from leaderboard.broker import SITE_BROKER_USER, site_acl_rules
+from leaderboard.celery import SITE_QUEUE
 
 
 def free_port() -> int:
@@ -137,3 +141,35 @@ def gpu_worker_environment(hardware) -> dict[str, str]:
         "SPECBOARD_HOST_NAME": host.name,
         "SPECBOARD_HOST_KEY": key,
     }
+
+
+def task_message(task: str, kwargs: dict) -> str:
+    """A Celery task message as kombu's Redis transport stores it."""
+    body = base64.b64encode(json.dumps([[], kwargs, {}]).encode()).decode()
+    return json.dumps(
+        {
+            "body": body,
+            "content-encoding": "utf-8",
+            "content-type": "application/json",
+            "headers": {"task": task, "id": "t-1", "lang": "py"},
+            "properties": {
+                "body_encoding": "base64",
+                "delivery_tag": "chosen-by-the-host",
+                "delivery_info": {"exchange": "", "routing_key": SITE_QUEUE},
+                "priority": 0,
+            },
+        }
+    )
+
+
+def envelope(body: str, **headers) -> str:
+    """A message as kombu's Redis transport stores it, its body given as JSON text."""
+    return json.dumps(
+        {
+            "body": base64.b64encode(body.encode()).decode(),
+            "content-encoding": "utf-8",
+            "content-type": "application/json",
+            "headers": headers,
+            "properties": {"body_encoding": "base64", "delivery_tag": "t", "priority": 0},
+        }
+    )
