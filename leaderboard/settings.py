@@ -491,6 +491,9 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # Checks every message against the queue it came from before a worker sees it: a GPU host
     # writes to some of them (leaderboard.transport).
     CELERY_BROKER_TRANSPORT = "leaderboard.transport:Transport"
+# The largest broker message the transport delivers (a host's result is its biggest, about a
+# megabyte for the runs in docs/gpu-results); a larger one is dropped and logged.
+SPECBOARD_MAX_BROKER_MESSAGE_BYTES = env_int("SPECBOARD_MAX_BROKER_MESSAGE_BYTES", 32 * 1024 * 1024)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS.update(
         data_folder_in=str(BROKER_DIR / "messages"),
