@@ -192,12 +192,14 @@ if SPECBOARD_TRUSTED_PROXIES < 0:
     raise ImproperlyConfigured("SPECBOARD_TRUSTED_PROXIES must be 0 or more")
 SPECBOARD_TRUSTED_PROXY_NETWORKS = env_networks("SPECBOARD_TRUSTED_PROXY_NETWORKS")
 
-# Failed sign-ins are counted in the database (so every web process sees them) per account and
-# address together: after SPECBOARD_SIGNIN_FAILURES failures from one address that account is
-# locked out there for SPECBOARD_SIGNIN_COOLOFF_MINUTES, and the sign-in page says so. Its owner,
-# elsewhere, still signs in: a stranger cannot lock anyone out. The address itself is throttled
-# after SPECBOARD_SIGNIN_ADDRESS_FAILURES failures in that time, whichever accounts it tried
-# (ACCOUNT_RATE_LIMITS' login_failed below, in the shared cache).
+# Failed sign-ins are counted in the database (so every web process sees them) per account,
+# from whatever addresses they came: after SPECBOARD_SIGNIN_FAILURES failures that account is
+# locked out for SPECBOARD_SIGNIN_COOLOFF_MINUTES, and the sign-in page says so (a count per
+# account and address let a guesser with many addresses go on, and locked out the owner's
+# neighbours behind one address instead). Its owner clears the lockout from any new session by
+# finishing a password reset from the mailed link (accounts.forms.PasswordResetForm). The address
+# itself is throttled after SPECBOARD_SIGNIN_ADDRESS_FAILURES failures in that time, whichever
+# accounts it tried (ACCOUNT_RATE_LIMITS' login_failed below, in the shared cache).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # By user name or email address, with one password hash per attempt whether or not an
@@ -207,7 +209,7 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = env_int("SPECBOARD_SIGNIN_FAILURES", 5)
 SIGNIN_COOLOFF_MINUTES = env_int("SPECBOARD_SIGNIN_COOLOFF_MINUTES", 15)
 AXES_COOLOFF_TIME = timedelta(minutes=SIGNIN_COOLOFF_MINUTES)
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = ["username"]
 SIGNIN_ADDRESS_FAILURES = env_int("SPECBOARD_SIGNIN_ADDRESS_FAILURES", 20)
 if min(AXES_FAILURE_LIMIT, SIGNIN_COOLOFF_MINUTES, SIGNIN_ADDRESS_FAILURES) < 1:
     raise ImproperlyConfigured(
@@ -237,9 +239,9 @@ def env_rates(name: str, default: str) -> str:
 # in; sign-in takes the user name or the address. The forms' POSTs that send mail or make
 # accounts are limited per address in Django's cache: the shared Redis (CACHE_URL) wherever
 # several web processes serve, which leaderboard/gunicorn_conf.py insists on. Failed sign-ins
-# lock an account at one address through django-axes (above, in the database); allauth's
-# login_failed limit is only the per-address throttle (never per account: that would let a
-# stranger lock the owner out).
+# lock an account through django-axes (above, in the database, cleared by a finished reset);
+# allauth's login_failed limit is only the per-address throttle (one lockout per account, not
+# two that a reset would have to clear).
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"

@@ -105,6 +105,11 @@ class PasswordResetForm(_OffersToRevokeTokens, ResetPasswordKeyForm):
     def revokes_tokens(self) -> bool:
         return not self.cleaned_data.get("keep_api_tokens")
 
+    def save(self) -> None:
+        super().save()
+        # The link proved the owner: failed sign-ins a stranger made no longer lock them out.
+        services.clear_sign_in_lockout(user=self.user)
+
 
 class TokenCreateForm(forms.Form):
     name = forms.CharField(
