@@ -451,6 +451,9 @@ SPECBOARD_MAX_JOB_SECONDS = env_int("SPECBOARD_MAX_JOB_SECONDS", 6 * 3600)
 SPECBOARD_MAX_ATTEMPTS = env_int("SPECBOARD_MAX_ATTEMPTS", 3)
 SPECBOARD_SUBMISSION_RATE = env_str("SPECBOARD_SUBMISSION_RATE", "30/hour")
 SPECBOARD_IMPORT_RATE = env_str("SPECBOARD_IMPORT_RATE", "20/hour")
+# Downloads (a run's exports and API detail, the board's exports) per address for visitors not
+# signed in: each can be megabytes (leaderboard.exports keeps them rendered, in the shared cache).
+SPECBOARD_ANONYMOUS_EXPORT_RATE = env_str("SPECBOARD_ANONYMOUS_EXPORT_RATE", "30/hour")
 # GPU work a user may ask for, counted from the database: tokens one job and one user a day may use.
 SPECBOARD_MAX_JOB_TOKENS = env_int("SPECBOARD_MAX_JOB_TOKENS", 2_000_000)
 SPECBOARD_DAILY_TOKENS = env_int("SPECBOARD_DAILY_TOKENS", 20_000_000)

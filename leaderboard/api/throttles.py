@@ -1,8 +1,12 @@
-"""Per-user rate limits on the writes that cost a GPU or a file: submissions, imports, uploads.
+"""Per-user rate limits on the writes that cost a GPU or a file (submissions, imports, uploads),
+and per-address ones on the downloads of visitors not signed in (a run's exports and API detail,
+the board's exports, on the pages and the API alike: `leaderboard.exports.throttled`).
 
-Each rate is read from settings at request time (SPECBOARD_SUBMISSION_RATE and
-SPECBOARD_IMPORT_RATE, as "10/hour"), so a deployment or a test changes it without touching
-DRF's cached settings. A throttled request is a 429 with Retry-After.
+Each rate is read from settings at request time (SPECBOARD_SUBMISSION_RATE,
+SPECBOARD_IMPORT_RATE and SPECBOARD_ANONYMOUS_EXPORT_RATE, as "10/hour"), so a deployment or a
+test changes it without touching DRF's cached settings. The counts are kept in Django's cache, the
+shared Redis wherever several web processes serve (leaderboard/gunicorn_conf.py insists), so they
+hold across processes. A throttled request is a 429 with Retry-After.
 """
 
 from __future__ import annotations
@@ -40,3 +44,15 @@ class ImportThrottle(SettingsRateThrottle):
 class UploadThrottle(SettingsRateThrottle):
     scope = "uploads"
     setting = "SPECBOARD_IMPORT_RATE"
+
+
+class AnonymousExportThrottle(SettingsRateThrottle):
+    """Downloads per address for visitors not signed in; a signed-in user is not counted."""
+
+    scope = "anonymous-exports"
+    setting = "SPECBOARD_ANONYMOUS_EXPORT_RATE"
+
+    def get_cache_key(self, request, view) -> str | None:
+        if request.user and request.user.is_authenticated:
+            return None
+        return super().get_cache_key(request, view)
