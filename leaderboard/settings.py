@@ -250,6 +250,8 @@ ACCOUNT_LOGOUT_ON_GET = False
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Specboard] "
 ACCOUNT_FORMS = {
+    # A taken user name gets the page a new account gets; only the address given learns it.
+    "signup": "leaderboard.accounts.forms.SignUpForm",
     "login": "leaderboard.accounts.forms.SignInForm",
     # Both offer to revoke the account's API tokens; a reset does unless the owner keeps them.
     "change_password": "leaderboard.accounts.forms.PasswordChangeForm",
