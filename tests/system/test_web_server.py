@@ -344,3 +344,38 @@ def test_the_wsgi_server_refuses_a_large_declared_body_and_a_chunked_one_it_cann
         )
         assert answer.startswith(b"HTTP/1.1 411 ")
         assert sent < 24 * 2**20
+
+
+def test_the_anonymous_download_throttle_holds_across_web_processes(
+    transactional_db, models, hardware, user, enqueued, make_result
+):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from leaderboard import services
+    from tests.support.api_clients import SPECULATIVE
+
+    job = services.submit_config(owner=user, data=SPECULATIVE, hardware_slug=hardware.slug)
+    run = services.record_result(job_id=job.pk, result=make_result(job.config.key, [100.0, 120.0]))
+    with web_server(
+        "leaderboard.asgi",
+        "--workers",
+        "3",
+        SPECBOARD_ANONYMOUS_EXPORT_RATE="5/hour",
+        CACHE_URL="redis://127.0.0.1:6379/14",
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/14",
+    ) as url:
+        import redis
+
+        redis.Redis.from_url("redis://127.0.0.1:6379/14").flushdb()
+
+        def download(index: int) -> int:
+            path = ("/api/v1/runs/{}", "/runs/{}/requests.csv")[index % 2].format(run.pk)
+            # A new connection each time, so the requests spread over the processes.
+            with httpx.Client(timeout=30) as client:
+                return client.get(f"{url}{path}").status_code
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            codes = sorted(pool.map(download, range(12)))
+        redis.Redis.from_url("redis://127.0.0.1:6379/14").flushdb()
+
+    assert codes == [200] * 5 + [429] * 7
