@@ -647,6 +647,10 @@ class KeptSelect(forms.Select):
 
     def render(self, name, value, attrs=None, renderer=None):
         choices = [(str(key), str(label)) for key, label in self.choices]
+        if value not in (None, "") and str(value) not in dict(choices):
+            # A value that is none of the choices (typed into the address) is rendered as it
+            # is, not kept: made-up values cannot fill the cache.
+            return super().render(name, value, attrs, renderer)
         return selectors.board_cached(
             "form-select",
             {"name": name, "value": value, "attrs": attrs, "choices": choices},

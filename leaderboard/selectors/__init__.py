@@ -162,6 +162,7 @@ from leaderboard.selectors.jobs import (
 from leaderboard.selectors.model_requests import user_model_requests
 from leaderboard.selectors.pages import (
     board_kept_off,
+    board_page_number,
     board_ranked,
     board_selection,
     concurrency_page,
@@ -218,6 +219,7 @@ __all__ = [
     "content_cached",
     "ranking_cached",
     "board_kept_off",
+    "board_page_number",
     "board_ranked",
     "board_selection",
     "board_version",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from pathlib import Path
 
 from django.conf import settings
@@ -58,6 +59,19 @@ def hardware_slug(
     return base + (_SELF_REPORTED_SUFFIX if self_reported else "")
 
 
+# Unicode's control and format characters (bidi overrides and isolates, zero-width spaces and
+# joiners, the byte-order mark, soft hyphens) and the line and paragraph separators: in a name
+# shown on every page, they hide text or make it read as another GPU's name.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The code points in `text` that do not show or that reorder the text around them
+    ("U+202E", ...), each once, in the order they first appear."""
+    found = (char for char in text if unicodedata.category(char) in _HIDDEN_CATEGORIES)
+    return list(dict.fromkeys(f"U+{ord(char):04X}" for char in found))
+
+
 def register_hardware(
     *,
     gpu_name: str,
@@ -74,6 +88,15 @@ def register_hardware(
     if "\x00" in gpu_name:
         # PostgreSQL cannot store a NUL character in text.
         raise RegistrationError({"hardware": ["the hardware name contains a NUL character"]})
+    if hidden := hidden_characters(gpu_name):
+        raise RegistrationError(
+            {
+                "hardware": [
+                    "the hardware name contains characters that do not show or that reorder "
+                    f"the text around them ({', '.join(hidden)}): type the name plainly"
+                ]
+            }
+        )
     if not 1 <= gpu_count <= MAX_GPUS:
         raise RegistrationError({"gpu_count": [f"a kind has 1 to {MAX_GPUS} GPUs"]})
     normalised = normalise_gpu_name(gpu_name)
