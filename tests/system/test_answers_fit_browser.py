@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import LeaderboardEntry
+from tests.support.measured_configs import measure_config
 from tests.system import test_board_browser, test_browser
 from tests.system.test_board_browser import NARROW, VISIBLE_HEADERS, WIDE, shoot_at
 
@@ -20,6 +21,23 @@ pytestmark = [pytest.mark.browser]
 browser = test_browser.browser
 page = test_browser.page
 demo_board = test_board_browser.demo_board
+
+
+@pytest.fixture
+def board(demo_board, user, make_result):
+    """test_board_browser's demo-like board, with what the real demo's test-weights table holds:
+    a tiny model's rows whose three requests lie so far apart that their intervals cannot place
+    the mean (the interval's longest wording)."""
+    data = {
+        "target_model": "tiny-mtp.gguf",
+        "spec_types": ["ngram-mod"],
+        "protocol": {"name": "quick", "n_predict": 64, "runs": 3},
+    }
+    # Two batches, as the demo's baseline had: the row shows their pooled mean and interval too.
+    for spread in ([10.0, 240.0, 15.0], [12.0, 230.0, 20.0]):
+        measure_config(user, demo_board["hardware"], make_result, data, spread, baseline=spread)
+    return demo_board
+
 
 # Every table on the page wider than the box it scrolls in (its .table-wrap, else the page).
 OVERFLOWING = """() => [...document.querySelectorAll("table")].filter(t => t.offsetParent !== null)
@@ -30,8 +48,8 @@ OVERFLOWING = """() => [...document.querySelectorAll("table")].filter(t => t.off
   }).filter(t => t.scroll > t.client)"""
 
 
-def answer_pages(live_server, demo_board) -> dict[str, str]:
-    hardware = demo_board["hardware"].slug
+def answer_pages(live_server, board) -> dict[str, str]:
+    hardware = board["hardware"].slug
     keys = list(
         LeaderboardEntry.objects.filter(config__target__path="tiny-qwen3.gguf")
         .order_by("-config__protocol", "pk")
@@ -47,12 +65,15 @@ def answer_pages(live_server, demo_board) -> dict[str, str]:
     }
 
 
-def test_at_1440_px_no_table_of_the_answers_scrolls_sideways(live_server, page, demo_board):
-    for name, url in answer_pages(live_server, demo_board).items():
+def test_at_1440_px_no_table_of_the_answers_scrolls_sideways(live_server, page, board):
+    for name, url in answer_pages(live_server, board).items():
         page.goto(url)
         shoot_at(page, f"answers-{name}", WIDE)
         assert page.evaluate(OVERFLOWING) == [], name
     assert page.locator("#compare-table thead th").count() == 4
+    page.goto(live_server.url + "/")
+    weights = page.locator("#test-weights-table")
+    assert "too few requests to place the mean" in weights.inner_text()
 
 
 # Per page: its answer tables, and the headers a phone keeps on screen in each.
@@ -60,13 +81,14 @@ ON_A_PHONE = {
     "model": ("table.drafts", {"Its fastest config", "Speedup", "95% interval", "Verdict"}),
     "nmax": ("table.nmax-table", {"n_max", "95% interval", "Speedup", "Config"}),
     "best": ("table.best-table", {"95% interval", "Speedup"}),
+    "board": ("#test-weights-table", {"#", "Config and flags", "Speedup"}),
 }
 
 
 def test_at_390_px_the_answers_show_speedup_interval_and_verdict_without_scrolling(
-    live_server, page, demo_board
+    live_server, page, board
 ):
-    pages = answer_pages(live_server, demo_board)
+    pages = answer_pages(live_server, board)
     for name, (selector, kept) in ON_A_PHONE.items():
         page.goto(pages[name])
         shoot_at(page, f"answers-{name}", NARROW)
@@ -91,7 +113,7 @@ def test_at_390_px_the_answers_show_speedup_interval_and_verdict_without_scrolli
     assert page.locator("#best-answer").is_visible()
 
 
-def test_a_touch_screen_is_never_told_to_hover(live_server, browser, demo_board):
+def test_a_touch_screen_is_never_told_to_hover(live_server, browser, board):
     phone = browser.new_context(viewport=NARROW, is_mobile=True, has_touch=True)
     desktop = browser.new_context(viewport=WIDE)
     try:
