@@ -147,6 +147,7 @@ from leaderboard.selectors.estimates import (
     rerun_source,
     submission_cost,
     submission_models,
+    threads_advice,
 )
 from leaderboard.selectors.hosts import cached_live_workers, host_board
 from leaderboard.selectors.jobs import (
@@ -254,6 +255,7 @@ __all__ = [
     "entry_difference",
     "forget_board_version",
     "gpu_time_estimate",
+    "threads_advice",
     "hardware_by_slug",
     "hardware_comparison_for",
     "hardware_summaries",

@@ -5,6 +5,7 @@ extra a message naming the install command and the tiny demo alone."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from io import StringIO
 from pathlib import Path
@@ -25,6 +26,8 @@ from runner.gguf.real_model import (
 from runner.gguf.tiny_models import FIXTURE_NAMES
 
 REPOSITORY = Path(__file__).parents[3]
+# The real model's demo configs as the runner's examples, in seed_demo's order.
+REAL_DEMO_EXAMPLES = ("real-ngram.json", "real-self-draft.json", "real-quality.json")
 
 
 def seed_demo(capture_on_commit) -> str:
@@ -95,8 +98,7 @@ def test_seed_demo_without_the_real_model_extra_names_the_install_command(
 
 def test_the_real_demo_is_the_runners_own_examples():
     examples = [
-        json.loads((REPOSITORY / "examples" / name).read_text())
-        for name in ("real-ngram.json", "real-self-draft.json", "real-quality.json")
+        json.loads((REPOSITORY / "examples" / name).read_text()) for name in REAL_DEMO_EXAMPLES
     ]
     assert examples == REAL_DEMO_CONFIGS
 
@@ -117,3 +119,15 @@ def test_on_a_machine_of_two_gpus_the_demos_kind_is_both(
     assert "hardware local: 2x RTX 3090 24GB, queue gpu.local" in output
     # The local worker's engine sees both: its jobs name both, so it runs and claims them.
     assert all(len(message["kwargs"]["gpus"]) == 2 for message in enqueued)
+
+
+def test_the_readme_describes_the_demo_seed_demo_queues():
+    """README's quick start names the number of demo jobs and each real config's example file."""
+    readme = (REPOSITORY / "README.md").read_text()
+    quick_start = readme[readme.index("## Quick start") : readme.index("## Layout")]
+    numbers = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+    stated = re.search(r"queues (\w+) demo jobs", quick_start)
+    assert stated, "the quick start does not say how many demo jobs it queues"
+    assert numbers[stated.group(1)] == len(REAL_DEMO_CONFIGS) + len(DEMO_CONFIGS)
+    for name in REAL_DEMO_EXAMPLES:
+        assert f"examples/{name}" in quick_start, name
