@@ -46,6 +46,12 @@ __all__ = [
 _sha_cache: dict[tuple[int, int, int, int], str] = {}
 
 
+# llama.cpp compares a draft's token texts with its target's from this id on (common/speculative.cpp
+# SPEC_VOCAB_CHECK_START_TOKEN_ID): the first few special tokens may differ.
+VOCAB_CHECK_START_TOKEN_ID = 5
+# The architectures whose tensor table is recorded: a merged DFlash draft and a pre-merge one.
+DFLASH_ARCHITECTURES = frozenset({"dflash", "dflash-draft"})
+
 # llama.cpp's architecture names (llama, qwen3, gemma3, dflash, ...): short and plain; the
 # registry's column holds 64 characters.
 MAX_ARCHITECTURE_CHARS = 64
@@ -77,6 +83,16 @@ class ModelInfo:
     # K and V cache elements one token of context costs over the main layers (llama.cpp keeps
     # key_length x head_count_kv keys and as many values per layer); None where unknown.
     kv_elements_per_token: int | None = None
+    # tokenizer.ggml.mask_token_id: the token a DFlash draft fills its block with.
+    mask_token_id: int | None = None
+    # The sha256 of the tokenizer's model name and of its token texts from id
+    # VOCAB_CHECK_START_TOKEN_ID on: llama.cpp's check that a draft and its target share a
+    # vocabulary, for two files of the same vocabulary size. None where unknown.
+    vocab_digest: str | None = None
+    # The tensor table of a DFlash file (name -> GGML dimensions, row length first), which
+    # runner.compatibility checks against what llama.cpp loads; None for other files, and in
+    # metadata recorded before it existed.
+    tensor_shapes: dict[str, list[int]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the fields as a JSON-ready dict."""
@@ -238,6 +254,16 @@ def _kv_elements_per_token(arch_key: Callable[[str], Any], *, layers: int | None
     return sum(kv_heads) * (key_length + value_length)
 
 
+def _vocab_digest(header: GGUFHeader) -> str | None:
+    """The digest of the vocabulary as llama.cpp compares a draft's with its target's: the
+    tokenizer's model name and the token texts from VOCAB_CHECK_START_TOKEN_ID on."""
+    tokens = header.array_digest("tokenizer.ggml.tokens", skip=VOCAB_CHECK_START_TOKEN_ID)
+    if tokens is None:
+        return None
+    model = header.contents("tokenizer.ggml.model")
+    return hashlib.sha256(f"{model}\n{tokens}".encode()).hexdigest()
+
+
 def _inspect(
     path: Path, header: GGUFHeader, *, sha256: str | None = None, size_bytes: int | None = None
 ) -> ModelInfo:
@@ -283,6 +309,13 @@ def _inspect(
             test_weights=marks_test_weights(header),
             kv_elements_per_token=_kv_elements_per_token(
                 arch_key, layers=main_layers or block_count
+            ),
+            mask_token_id=_int_or_none(header.contents("tokenizer.ggml.mask_token_id")),
+            vocab_digest=_vocab_digest(header),
+            tensor_shapes=(
+                {t.name: [int(d) for d in t.dims] for t in header.tensors}
+                if arch in DFLASH_ARCHITECTURES
+                else None
             ),
         )
     except ModelCheckError:

@@ -1,0 +1,136 @@
+"""runner.compatibility's checks of a user's DFlash draft, on crafted files: variants of the tiny
+draft with one key or tensor changed, each refused with a line naming the GGUF field, and the
+good draft (with or without the optional attn_v) accepted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gguf import GGUFValueType
+
+from runner.compatibility import check_pair, dflash_draft_problem, speculative_pair_problem
+from runner.config import parse_config
+from runner.errors import ModelCheckError
+from runner.gguf.inspect import ModelInfo, inspect_model
+from runner.gguf.tiny_models import DFLASH_LAYERS, N_EMBD, N_VOCAB
+from tests.support.gguf_files import rewrite_gguf
+
+UINT32 = GGUFValueType.UINT32
+
+
+@pytest.fixture(scope="module")
+def variants(tiny_models, tmp_path_factory) -> dict[str, Path]:
+    """The tiny draft (and target) with one thing changed, by what was changed."""
+    draft, target = tiny_models["tiny-dflash.gguf"], tiny_models["tiny-qwen3.gguf"]
+    folder = tmp_path_factory.mktemp("dflash-variants")
+    other_tokens = [f"<u{i:02x}>" for i in range(N_VOCAB)]
+    specials_differ = [f"<s{i}>" if i < 5 else f"<t{i:02x}>" for i in range(N_VOCAB)]
+    made = {
+        "mask-out-of-range": {"keys": {"tokenizer.ggml.mask_token_id": (N_VOCAB, UINT32)}},
+        "no-mask": {"drop_keys": ("tokenizer.ggml.mask_token_id",)},
+        "block-size-1": {"keys": {"dflash.block_size": (1, UINT32)}},
+        "fc-one-layer-wide": {"tensors": {"fc.weight": np.zeros((N_EMBD, N_EMBD))}},
+        "no-ffn-down": {"drop_tensors": (f"blk.{DFLASH_LAYERS - 1}.ffn_down.weight",)},
+        "no-enc-norm": {"drop_tensors": ("enc.output_norm.weight",)},
+        "ffn-widths-disagree": {"tensors": {"blk.0.ffn_down.weight": np.zeros((N_EMBD, 96))}},
+        "no-attn-v": {"drop_tensors": tuple(f"blk.{i}.attn_v.weight" for i in range(2))},
+        "other-tokens": {"keys": {"tokenizer.ggml.tokens": (other_tokens, GGUFValueType.ARRAY)}},
+        "specials-differ": {
+            "keys": {"tokenizer.ggml.tokens": (specials_differ, GGUFValueType.ARRAY)}
+        },
+    }
+    files = {
+        name: rewrite_gguf(draft, folder / f"{name}.gguf", **edit) for name, edit in made.items()
+    }
+    files["target"] = target
+    return files
+
+
+def info(variants, name: str) -> ModelInfo:
+    return inspect_model(variants[name])
+
+
+def dflash_refusal(variants, name: str) -> str:
+    problem = speculative_pair_problem(
+        target=info(variants, "target"), draft=info(variants, name), spec_types=["draft-dflash"]
+    )
+    assert problem is not None, f"{name} was accepted"
+    return problem
+
+
+@pytest.mark.parametrize(
+    ("variant", "says"),
+    [
+        (
+            "mask-out-of-range",
+            "tokenizer.ggml.mask_token_id 256, outside its vocabulary of 256 tokens (ids 0 to 255)",
+        ),
+        ("no-mask", "has no tokenizer.ggml.mask_token_id key"),
+        ("block-size-1", "dflash.block_size 1: a block holds the last token and at least one"),
+        (
+            "fc-one-layer-wide",
+            "tensor fc.weight of shape {64, 64}, but llama.cpp expects {128, 64} "
+            "(len(dflash.target_layers) x n_embd, n_embd)",
+        ),
+        ("no-ffn-down", "has no tensor blk.1.ffn_down.weight, which llama.cpp loads"),
+        ("no-enc-norm", "has no tensor enc.output_norm.weight"),
+        (
+            "ffn-widths-disagree",
+            "blk.0.ffn_gate.weight and blk.0.ffn_down.weight of widths 128 and 96",
+        ),
+    ],
+)
+def test_a_broken_draft_is_refused_alone_and_with_its_target(variants, variant, says):
+    alone = dflash_draft_problem(info(variants, variant))
+    assert alone is not None and says in alone
+    assert says in dflash_refusal(variants, variant)
+
+
+def test_the_good_draft_passes_alone_and_without_the_optional_attn_v(variants, tiny_models):
+    assert dflash_draft_problem(inspect_model(tiny_models["tiny-dflash.gguf"])) is None
+    assert dflash_draft_problem(info(variants, "no-attn-v")) is None
+    problem = speculative_pair_problem(
+        target=info(variants, "target"),
+        draft=info(variants, "no-attn-v"),
+        spec_types=["draft-dflash"],
+    )
+    assert problem is None
+
+
+def test_a_draft_with_other_token_texts_is_refused_as_llama_cpp_would(variants):
+    problem = dflash_refusal(variants, "other-tokens")
+    assert "as many tokens as target" in problem and "tokenizer.ggml.tokens" in problem
+
+
+def test_token_texts_llama_cpp_does_not_compare_may_differ(variants):
+    # llama.cpp compares from token 5 on: the first special tokens may be named differently.
+    draft = info(variants, "specials-differ")
+    assert draft.vocab_digest == info(variants, "target").vocab_digest
+    problem = speculative_pair_problem(
+        target=info(variants, "target"), draft=draft, spec_types=["draft-dflash"]
+    )
+    assert problem is None
+
+
+def test_the_runner_refuses_a_broken_draft_before_it_starts_a_server(variants):
+    config = parse_config(
+        {"target_model": "t.gguf", "draft_model": "d.gguf", "spec_types": "draft-dflash"}
+    )
+    with pytest.raises(ModelCheckError, match=r"tokenizer\.ggml\.mask_token_id 256"):
+        check_pair(config, info(variants, "target"), info(variants, "mask-out-of-range"))
+
+
+def test_a_mask_token_outside_the_targets_vocabulary_is_refused(variants):
+    # A draft of one vocabulary whose target has none recorded is checked on its own mask.
+    target = info(variants, "target")
+    draft = info(variants, "no-attn-v")
+    smaller = ModelInfo(**(target.as_dict() | {"vocab_size": None}))
+    assert (
+        speculative_pair_problem(target=smaller, draft=draft, spec_types=["draft-dflash"]) is None
+    )
+    narrow = ModelInfo(**(draft.as_dict() | {"mask_token_id": 300, "vocab_size": None}))
+    problem = speculative_pair_problem(target=target, draft=narrow, spec_types=["draft-dflash"])
+    assert problem is not None
+    assert "mask_token_id 300, outside target" in problem and "256 tokens" in problem
