@@ -6,46 +6,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from gguf import GGUFValueType
 
 from runner.compatibility import check_pair, dflash_draft_problem, speculative_pair_problem
 from runner.config import parse_config
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import ModelInfo, inspect_model
-from runner.gguf.tiny_models import DFLASH_LAYERS, N_EMBD, N_VOCAB
-from tests.support.gguf_files import rewrite_gguf
-
-UINT32 = GGUFValueType.UINT32
+from tests.support.gguf_files import write_dflash_variants
 
 
 @pytest.fixture(scope="module")
 def variants(tiny_models, tmp_path_factory) -> dict[str, Path]:
-    """The tiny draft (and target) with one thing changed, by what was changed."""
-    draft, target = tiny_models["tiny-dflash.gguf"], tiny_models["tiny-qwen3.gguf"]
+    """The tiny draft with one thing changed, by what was changed, and the tiny target."""
     folder = tmp_path_factory.mktemp("dflash-variants")
-    other_tokens = [f"<u{i:02x}>" for i in range(N_VOCAB)]
-    specials_differ = [f"<s{i}>" if i < 5 else f"<t{i:02x}>" for i in range(N_VOCAB)]
-    made = {
-        "mask-out-of-range": {"keys": {"tokenizer.ggml.mask_token_id": (N_VOCAB, UINT32)}},
-        "no-mask": {"drop_keys": ("tokenizer.ggml.mask_token_id",)},
-        "block-size-1": {"keys": {"dflash.block_size": (1, UINT32)}},
-        "fc-one-layer-wide": {"tensors": {"fc.weight": np.zeros((N_EMBD, N_EMBD))}},
-        "no-ffn-down": {"drop_tensors": (f"blk.{DFLASH_LAYERS - 1}.ffn_down.weight",)},
-        "no-enc-norm": {"drop_tensors": ("enc.output_norm.weight",)},
-        "ffn-widths-disagree": {"tensors": {"blk.0.ffn_down.weight": np.zeros((N_EMBD, 96))}},
-        "no-attn-v": {"drop_tensors": tuple(f"blk.{i}.attn_v.weight" for i in range(2))},
-        "other-tokens": {"keys": {"tokenizer.ggml.tokens": (other_tokens, GGUFValueType.ARRAY)}},
-        "specials-differ": {
-            "keys": {"tokenizer.ggml.tokens": (specials_differ, GGUFValueType.ARRAY)}
-        },
-    }
-    files = {
-        name: rewrite_gguf(draft, folder / f"{name}.gguf", **edit) for name, edit in made.items()
-    }
-    files["target"] = target
-    return files
+    files = write_dflash_variants(tiny_models["tiny-dflash.gguf"], folder)
+    return files | {"target": tiny_models["tiny-qwen3.gguf"]}
 
 
 def info(variants, name: str) -> ModelInfo:
@@ -134,3 +109,11 @@ def test_a_mask_token_outside_the_targets_vocabulary_is_refused(variants):
     problem = speculative_pair_problem(target=target, draft=narrow, spec_types=["draft-dflash"])
     assert problem is not None
     assert "mask_token_id 300, outside target" in problem and "256 tokens" in problem
+
+
+def test_a_draft_reading_a_layer_its_target_lacks_is_refused_only_with_that_target(variants):
+    draft = info(variants, "layer-beyond-target")
+    assert dflash_draft_problem(draft) is None
+    problem = dflash_refusal(variants, "layer-beyond-target")
+    assert "reads target layers [1, 4] (dflash.target_layers)" in problem
+    assert "has only 4 layers (layer 4 is out of range)" in problem

@@ -11,7 +11,13 @@ import numpy as np
 from gguf import GGUFReader, GGUFValueType, GGUFWriter
 from numpy import zeros
 
-from runner.gguf.tiny_models import TEST_WEIGHTS_KEY
+from runner.gguf.tiny_models import (
+    DFLASH_LAYERS,
+    N_EMBD,
+    N_VOCAB,
+    TARGET_LAYERS,
+    TEST_WEIGHTS_KEY,
+)
 
 
 def write_gguf(path: Path, *, tokenizer: str, marked: bool = False) -> Path:
@@ -69,3 +75,36 @@ def rewrite_gguf(
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+def _dflash_edits() -> dict[str, dict[str, Any]]:
+    uint32, array = GGUFValueType.UINT32, GGUFValueType.ARRAY
+    other_tokens = [f"<u{i:02x}>" for i in range(N_VOCAB)]
+    # llama.cpp compares token texts from id 5 on: these differ only before it.
+    specials_differ = [f"<s{i}>" if i < 5 else f"<t{i:02x}>" for i in range(N_VOCAB)]
+    return {
+        "mask-out-of-range": {"keys": {"tokenizer.ggml.mask_token_id": (N_VOCAB, uint32)}},
+        "no-mask": {"drop_keys": ("tokenizer.ggml.mask_token_id",)},
+        "block-size-1": {"keys": {"dflash.block_size": (1, uint32)}},
+        "fc-one-layer-wide": {"tensors": {"fc.weight": np.zeros((N_EMBD, N_EMBD))}},
+        "no-ffn-down": {"drop_tensors": (f"blk.{DFLASH_LAYERS - 1}.ffn_down.weight",)},
+        "no-enc-norm": {"drop_tensors": ("enc.output_norm.weight",)},
+        "ffn-widths-disagree": {"tensors": {"blk.0.ffn_down.weight": np.zeros((N_EMBD, 96))}},
+        "no-attn-v": {
+            "drop_tensors": tuple(f"blk.{i}.attn_v.weight" for i in range(DFLASH_LAYERS))
+        },
+        "other-tokens": {"keys": {"tokenizer.ggml.tokens": (other_tokens, array)}},
+        "specials-differ": {"keys": {"tokenizer.ggml.tokens": (specials_differ, array)}},
+        # Right for the draft alone, but the tiny target has only 4 layers.
+        "layer-beyond-target": {"keys": {"dflash.target_layers": ([1, TARGET_LAYERS], array)}},
+    }
+
+
+def write_dflash_variants(draft: Path, folder: Path) -> dict[str, Path]:
+    """Variants of the tiny DFlash draft, each with one thing changed, by that thing's name
+    (`<name>.gguf` in folder): the ones the draft checks must refuse, and two they must not
+    (no-attn-v, specials-differ)."""
+    return {
+        name: rewrite_gguf(draft, folder / f"{name}.gguf", **edit)
+        for name, edit in _dflash_edits().items()
+    }
