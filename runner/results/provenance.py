@@ -24,6 +24,9 @@ from runner.results.fields import (
     _Strict,
 )
 
+# A DFlash draft has a few dozen tensors (3 plus 11 a layer); no draft comes near this.
+MAX_DRAFT_TENSORS = 4096
+
 
 class ModelFileInfo(_Strict):
     """One GGUF file as ``runner.gguf.inspect.ModelInfo.as_dict()`` describes it."""
@@ -47,6 +50,17 @@ class ModelFileInfo(_Strict):
     test_weights: bool | None = None
     # K and V cache elements per token of context (runner.compatibility's memory estimate).
     kv_elements_per_token: Annotated[int, Field(ge=0, le=2**40)] | None = None
+    # What runner.compatibility checks a DFlash draft with: its mask token, the vocabulary's
+    # digest, and (for a DFlash file) its tensor table; absent in results recorded before.
+    mask_token_id: Annotated[int, Field(ge=0, le=2**32)] | None = None
+    vocab_digest: Sha256 | None = None
+    tensor_shapes: (
+        Annotated[
+            dict[ShortText, Annotated[list[ByteCount], Field(max_length=4)]],
+            Field(max_length=MAX_DRAFT_TENSORS),
+        ]
+        | None
+    ) = None
 
 
 class ModelPair(_Strict):
