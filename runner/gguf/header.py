@@ -139,11 +139,11 @@ class GGUFHeader:
             return [cursor.string(offset) for _, offset in leaves]
         return [cursor.scalar(item, offset) for item, offset in leaves]
 
-    def array_digest(self, key: str, *, skip: int = 0) -> str | None:
-        """The sha256 of a flat array's items as the file stores them (a string as its length
-        and bytes), leaving out its first ``skip`` items; None if there is no such array or it
-        has no more items. Two arrays of one byte order have the same digest exactly when their
-        items from ``skip`` on are the same."""
+    def array_digest(self, key: str, *, skip: int = 0, salt: bytes = b"") -> str | None:
+        """The sha256 of ``salt`` and a flat array's items as the file stores them (a string as
+        its length and bytes), leaving out its first ``skip`` items; None if there is no such
+        array or it has no more items. Two arrays of one byte order have the same digest (with
+        the same salt) exactly when their items from ``skip`` on are the same."""
         found = self.fields.get(key)
         if found is None or found.types[0] != ARRAY or len(found.types) != 2:
             return None
@@ -156,7 +156,9 @@ class GGUFHeader:
                 start = cursor.string_end(start)
         else:
             start += skip * _SCALAR_SIZES[GGUFValueType(found.types[1])]
-        return hashlib.sha256(self.data[start : found.end]).hexdigest()
+        digest = hashlib.sha256(salt)
+        digest.update(self.data[start : found.end])
+        return digest.hexdigest()
 
     def array_len(self, key: str) -> int | None:
         """How many values a field holds (GGUFReader's ``len(field.data)``), or None."""

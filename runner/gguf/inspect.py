@@ -257,11 +257,10 @@ def _kv_elements_per_token(arch_key: Callable[[str], Any], *, layers: int | None
 def _vocab_digest(header: GGUFHeader) -> str | None:
     """The digest of the vocabulary as llama.cpp compares a draft's with its target's: the
     tokenizer's model name and the token texts from VOCAB_CHECK_START_TOKEN_ID on."""
-    tokens = header.array_digest("tokenizer.ggml.tokens", skip=VOCAB_CHECK_START_TOKEN_ID)
-    if tokens is None:
-        return None
     model = header.contents("tokenizer.ggml.model")
-    return hashlib.sha256(f"{model}\n{tokens}".encode()).hexdigest()
+    return header.array_digest(
+        "tokenizer.ggml.tokens", skip=VOCAB_CHECK_START_TOKEN_ID, salt=f"{model}\n".encode()
+    )
 
 
 def _inspect(
