@@ -306,8 +306,8 @@ def _dflash_problem(target: ModelInfo, draft: ModelInfo) -> str | None:
     if draft.n_embd != target.n_embd:
         return (
             f"DFlash draft {draft.path} has n_embd {draft.n_embd} but target {target.path} "
-            f"has {target.n_embd} (dflash.embedding_length); the draft must be trained for this "
-            "target"
+            f"has {target.n_embd}: its width (dflash.embedding_length) must be the target's, "
+            "so the draft must be trained for this target"
         )
     if (problem := _vocab_problem(target, draft, exact=True)) is not None:
         return problem

@@ -138,7 +138,7 @@ def registered(drafts_dir, tiny_models) -> None:
         ),
         (
             "tiny-dflash-wide.gguf",
-            "has n_embd 32 but target tiny-qwen3.gguf has 64 (dflash.embedding_length)",
+            "has n_embd 32 but target tiny-qwen3.gguf has 64: its width (dflash.embedding_length)",
         ),
         (
             "tiny-dflash-draft-premerge.gguf",
