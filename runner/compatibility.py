@@ -2,13 +2,15 @@
 
 This module owns every check that needs both a config and the models' GGUF metadata: the
 speculative type against the target and draft (MTP head, DFlash architecture, target layers,
-hidden size, vocabulary), a DFlash draft's n_max limit, and the context against the target's
-training context; and the memory estimate, per GPU for a split over several
-(``memory_problems``, ``gpu_placement_problems``). ``pair_problems`` returns them keyed by the
-config field they are about, for the service's forms and API (which build ``ModelInfo`` from
-registered metadata, no file access); ``check_pair`` raises them as one ``ModelCheckError``
-line, for the runner before it starts a server. Every message is a whole sentence, readable
-beside its field or on its own.
+hidden size, vocabulary size and token texts, mask token), a DFlash draft's n_max limit, and the
+context against the target's training context; and the memory estimate, per GPU for a split
+over several (``memory_problems``, ``gpu_placement_problems``). ``pair_problems`` returns them
+keyed by the config field they are about, for the service's forms and API (which build
+``ModelInfo`` from registered metadata, no file access); ``check_pair`` raises them as one
+``ModelCheckError`` line, for the runner before it starts a server. ``dflash_draft_problem`` is
+the part that needs no target (a DFlash draft's keys and tensors, as llama.cpp b11434 loads
+them), which the registry also runs when a draft is registered. Every message is a whole
+sentence that names the GGUF field, readable beside its field or on its own.
 """
 
 from __future__ import annotations

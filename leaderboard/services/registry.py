@@ -1,9 +1,9 @@
 """The registry: hardware kinds, model files and engine builds.
 
 A model is registered by reading its GGUF header with the runner (a DFlash draft that llama.cpp
-could not load with any target is refused there: ``draft_file_problems``); a hardware kind (one GPU or
-several: "2x RTX 3090 24GB", from the GPUs NVML shows on a host) gets the queue its GPU workers
-consume; retiring an engine build takes its rows off the ranking."""
+could not load with any target is refused there: ``draft_file_problems``); a hardware kind (one
+GPU or several: "2x RTX 3090 24GB", from the GPUs NVML shows on a host) gets the queue its GPU
+workers consume; retiring an engine build takes its rows off the ranking."""
 
 from __future__ import annotations
 

@@ -51,6 +51,7 @@ _sha_cache: dict[tuple[int, int, int, int], str] = {}
 VOCAB_CHECK_START_TOKEN_ID = 5
 # The architectures whose tensor table is recorded: a merged DFlash draft and a pre-merge one.
 DFLASH_ARCHITECTURES = frozenset({"dflash", "dflash-draft"})
+MASK_TOKEN_KEY = "tokenizer.ggml.mask_token_id"
 
 # llama.cpp's architecture names (llama, qwen3, gemma3, dflash, ...): short and plain; the
 # registry's column holds 64 characters.
@@ -132,6 +133,30 @@ def _file_type_name(value: int | None) -> str | int | None:
 
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def _layer_numbers(path: Path, key: str, value: Any) -> list[int] | None:
+    """An array of layer numbers (a DFlash draft's target layers), None if the key is absent,
+    or a clear error: llama.cpp reads it as an array of whole numbers."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or any(
+        isinstance(item, bool) or not isinstance(item, int) for item in value
+    ):
+        shown = repr(value)[:40]
+        raise ModelCheckError(f"{path} has {key} {shown}, which is not an array of layer numbers")
+    return value
+
+
+def _whole(path: Path, key: str, value: Any) -> int | None:
+    """A key's value that must be a whole number (llama.cpp reads it as one), None if the key is
+    absent, or a clear error."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        shown = repr(value)[:40]
+        raise ModelCheckError(f"{path} has {key} {shown}, which is not a whole number")
+    return value
 
 
 def _read(path: Path) -> GGUFHeader:
@@ -285,8 +310,7 @@ def _inspect(
         if vocab_size is None:
             embd = next((t for t in header.tensors if t.name == "token_embd.weight"), None)
             vocab_size = int(embd.shape[-1]) if embd is not None else None
-        target_layers = arch_key("target_layers")
-        layers = [int(v) for v in target_layers] if target_layers is not None else None
+        layers = _layer_numbers(path, f"{arch}.target_layers", arch_key("target_layers"))
         block_count = _int_or_none(arch_key("block_count"))
         nextn_layers = _int_or_none(arch_key("nextn_predict_layers"))
         main_layers = block_count - nextn_layers if block_count and nextn_layers else None
@@ -302,14 +326,14 @@ def _inspect(
             context_length=_int_or_none(arch_key("context_length")),
             name=header.contents("general.name"),
             dflash_target_layers=layers,
-            dflash_block_size=_int_or_none(arch_key("block_size")),
+            dflash_block_size=_whole(path, f"{arch}.block_size", arch_key("block_size")),
             nextn_predict_layers=nextn_layers,
             weight_bytes_per_token=weight_bytes_per_token(header.tensors, main_layers=main_layers),
             test_weights=marks_test_weights(header),
             kv_elements_per_token=_kv_elements_per_token(
                 arch_key, layers=main_layers or block_count
             ),
-            mask_token_id=_int_or_none(header.contents("tokenizer.ggml.mask_token_id")),
+            mask_token_id=_whole(path, MASK_TOKEN_KEY, header.contents(MASK_TOKEN_KEY)),
             vocab_digest=_vocab_digest(header),
             tensor_shapes=(
                 {t.name: [int(d) for d in t.dims] for t in header.tensors}

@@ -117,3 +117,16 @@ def test_a_draft_reading_a_layer_its_target_lacks_is_refused_only_with_that_targ
     problem = dflash_refusal(variants, "layer-beyond-target")
     assert "reads target layers [1, 4] (dflash.target_layers)" in problem
     assert "has only 4 layers (layer 4 is out of range)" in problem
+
+
+@pytest.mark.parametrize(
+    ("variant", "says"),
+    [
+        ("mask-not-a-number", "has tokenizer.ggml.mask_token_id '<mask>', which is not a whole"),
+        ("layers-not-numbers", "has dflash.target_layers ['1', '3'], which is not an array of"),
+    ],
+)
+def test_a_key_of_the_wrong_type_is_named_when_the_file_is_read(variants, variant, says):
+    with pytest.raises(ModelCheckError) as refused:
+        inspect_model(variants[variant])
+    assert says in str(refused.value) and "truncated" not in str(refused.value)

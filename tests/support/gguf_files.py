@@ -95,6 +95,11 @@ def _dflash_edits() -> dict[str, dict[str, Any]]:
         },
         "other-tokens": {"keys": {"tokenizer.ggml.tokens": (other_tokens, array)}},
         "specials-differ": {"keys": {"tokenizer.ggml.tokens": (specials_differ, array)}},
+        # Keys of the wrong type: llama.cpp reads them as whole numbers.
+        "mask-not-a-number": {
+            "keys": {"tokenizer.ggml.mask_token_id": ("<mask>", GGUFValueType.STRING)}
+        },
+        "layers-not-numbers": {"keys": {"dflash.target_layers": (["1", "3"], array)}},
         # Right for the draft alone, but the tiny target has only 4 layers.
         "layer-beyond-target": {"keys": {"dflash.target_layers": ([1, TARGET_LAYERS], array)}},
     }

@@ -44,6 +44,7 @@ BROKEN_DRAFTS = [
         "has tensor fc.weight of shape {64, 64}, but llama.cpp expects {128, 64}",
     ),
     ("no-ffn-down", "has no tensor blk.1.ffn_down.weight, which llama.cpp loads"),
+    ("mask-not-a-number", "has tokenizer.ggml.mask_token_id '<mask>', which is not a whole"),
     ("truncated", "is truncated or corrupt"),
     ("not-gguf", "is not a GGUF file (bad magic)"),
 ]
