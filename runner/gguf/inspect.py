@@ -51,6 +51,9 @@ _sha_cache: dict[tuple[int, int, int, int], str] = {}
 VOCAB_CHECK_START_TOKEN_ID = 5
 # The architectures whose tensor table is recorded: a merged DFlash draft and a pre-merge one.
 DFLASH_ARCHITECTURES = frozenset({"dflash", "dflash-draft"})
+# A DFlash draft has a few dozen tensors (3, and 11 a layer): a file of this architecture with
+# more is refused rather than its table recorded in the registry and in every result.
+MAX_DRAFT_TENSORS = 4096
 MASK_TOKEN_KEY = "tokenizer.ggml.mask_token_id"
 
 # llama.cpp's architecture names (llama, qwen3, gemma3, dflash, ...): short and plain; the
@@ -314,6 +317,11 @@ def _inspect(
         block_count = _int_or_none(arch_key("block_count"))
         nextn_layers = _int_or_none(arch_key("nextn_predict_layers"))
         main_layers = block_count - nextn_layers if block_count and nextn_layers else None
+        if arch in DFLASH_ARCHITECTURES and len(header.tensors) > MAX_DRAFT_TENSORS:
+            raise ModelCheckError(
+                f"{path} has {len(header.tensors)} tensors: a DFlash draft has a few dozen "
+                f"(at most {MAX_DRAFT_TENSORS} are read)"
+            )
         info = ModelInfo(
             path=str(path),
             sha256=sha256 if sha256 is not None else sha256_file(path),

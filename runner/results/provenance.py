@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from runner.config import MAX_CONCURRENCY, MAX_GPUS
+from runner.gguf.inspect import MAX_DRAFT_TENSORS
 from runner.results.fields import (
     MAX_REQUESTS,
     ByteCount,
@@ -23,9 +24,6 @@ from runner.results.fields import (
     _numbered_in_order,
     _Strict,
 )
-
-# A DFlash draft has a few dozen tensors (3 plus 11 a layer); no draft comes near this.
-MAX_DRAFT_TENSORS = 4096
 
 
 class ModelFileInfo(_Strict):

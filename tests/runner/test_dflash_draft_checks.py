@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from gguf import GGUFWriter
 
 from runner.compatibility import check_pair, dflash_draft_problem, speculative_pair_problem
 from runner.config import parse_config
 from runner.errors import ModelCheckError
-from runner.gguf.inspect import ModelInfo, inspect_model
+from runner.gguf.inspect import MAX_DRAFT_TENSORS, ModelInfo, inspect_model
 from tests.support.gguf_files import write_dflash_variants
 
 
@@ -130,3 +132,16 @@ def test_a_key_of_the_wrong_type_is_named_when_the_file_is_read(variants, varian
     with pytest.raises(ModelCheckError) as refused:
         inspect_model(variants[variant])
     assert says in str(refused.value) and "truncated" not in str(refused.value)
+
+
+def test_a_dflash_file_with_more_tensors_than_a_draft_has_is_refused(tmp_path):
+    writer = GGUFWriter(tmp_path / "many.gguf", "dflash")
+    for index in range(MAX_DRAFT_TENSORS + 1):
+        writer.add_tensor(f"t.{index}", np.zeros(1, np.float32))
+    writer.write_header_to_file(tmp_path / "many.gguf")
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+    with pytest.raises(ModelCheckError, match=r"has 4097 tensors: a DFlash draft has a few dozen"):
+        inspect_model(tmp_path / "many.gguf")
