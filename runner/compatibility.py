@@ -322,22 +322,6 @@ def _dflash_problem(target: ModelInfo, draft: ModelInfo) -> str | None:
     return None
 
 
-# The tensors llama.cpp b11434 loads for every layer of a DFlash draft (src/models/dflash.cpp);
-# attn_v is optional there, and checked only where present.
-DFLASH_LAYER_TENSORS = (
-    "attn_norm",
-    "attn_q",
-    "attn_k",
-    "attn_output",
-    "attn_q_norm",
-    "attn_k_norm",
-    "ffn_norm",
-    "ffn_gate",
-    "ffn_up",
-    "ffn_down",
-)
-
-
 def dflash_draft_problem(draft: ModelInfo) -> str | None:
     """The first reason a DFlash draft cannot load in llama.cpp whatever its target: its keys
     (dflash.target_layers, dflash.block_size, tokenizer.ggml.mask_token_id) and its tensors'
@@ -368,6 +352,25 @@ def dflash_draft_problem(draft: ModelInfo) -> str | None:
     return _dflash_tensor_problem(draft, draft.tensor_shapes)
 
 
+def _tensor_shape_problem(
+    draft: ModelInfo, shapes: dict[str, list[int]], expected: dict[str, tuple[int | None, ...]]
+) -> str | None:
+    """The first of these tensors that is missing or of another shape, in one sentence."""
+    for name, want in expected.items():
+        have = shapes.get(name)
+        if have is None:
+            return f"DFlash draft {draft.path} has no tensor {name}, which llama.cpp loads"
+        if len(have) != len(want) or any(
+            w not in (None, h) for w, h in zip(want, have, strict=True)
+        ):
+            why = " (len(dflash.target_layers) x n_embd, n_embd)" if name == "fc.weight" else ""
+            return (
+                f"DFlash draft {draft.path} has tensor {name} of shape {_dims(have)}, but "
+                f"llama.cpp expects {_dims(want)}{why}"
+            )
+    return None
+
+
 def _dims(dims: Sequence[int | None]) -> str:
     return "{" + ", ".join("any" if d is None else str(d) for d in dims) + "}"
 
@@ -384,6 +387,8 @@ def _dflash_tensor_problem(draft: ModelInfo, shapes: dict[str, list[int]]) -> st
         "enc.output_norm.weight": (n_embd,),
         "output_norm.weight": (n_embd,),
     }
+    # The tensors llama.cpp b11434 loads for every layer (src/models/dflash.cpp), None where
+    # any size will do; attn_v is optional there, and checked only where present.
     per_layer: dict[str, tuple[int | None, ...]] = {
         "attn_norm": (n_embd,),
         "attn_q": (n_embd, None),
@@ -396,22 +401,15 @@ def _dflash_tensor_problem(draft: ModelInfo, shapes: dict[str, list[int]]) -> st
         "ffn_up": (n_embd, None),
         "ffn_down": (None, n_embd),
     }
+    if problem := _tensor_shape_problem(draft, shapes, expected):
+        return problem
+    # Layer by layer, so a block count beyond the tensors stops at the first missing one.
     for i in range(blocks):
-        expected |= {f"blk.{i}.{name}.weight": dims for name, dims in per_layer.items()}
+        names = {f"blk.{i}.{name}.weight": dims for name, dims in per_layer.items()}
         if f"blk.{i}.attn_v.weight" in shapes:
-            expected[f"blk.{i}.attn_v.weight"] = (n_embd, None)
-    for name, want in expected.items():
-        have = shapes.get(name)
-        if have is None:
-            return f"DFlash draft {draft.path} has no tensor {name}, which llama.cpp loads"
-        if len(have) != len(want) or any(
-            w not in (None, h) for w, h in zip(want, have, strict=True)
-        ):
-            why = " (len(dflash.target_layers) x n_embd, n_embd)" if name == "fc.weight" else ""
-            return (
-                f"DFlash draft {draft.path} has tensor {name} of shape {_dims(have)}, but "
-                f"llama.cpp expects {_dims(want)}{why}"
-            )
+            names[f"blk.{i}.attn_v.weight"] = (n_embd, None)
+        if problem := _tensor_shape_problem(draft, shapes, names):
+            return problem
     # Within a layer the widths must agree: the queries with the attention output, the three
     # feed-forward matrices with each other, the two head norms with each other.
     agree = (

@@ -51,6 +51,8 @@ _sha_cache: dict[tuple[int, int, int, int], str] = {}
 VOCAB_CHECK_START_TOKEN_ID = 5
 # The architectures whose tensor table is recorded: a merged DFlash draft and a pre-merge one.
 DFLASH_ARCHITECTURES = frozenset({"dflash", "dflash-draft"})
+# llama.cpp's LLAMA_MAX_LAYERS (src/llama-hparams.h): a model with more layers does not load.
+LLAMA_MAX_LAYERS = 512
 # A DFlash draft has a few dozen tensors (3, and 11 a layer): a file of this architecture with
 # more is refused rather than its table recorded in the registry and in every result.
 MAX_DRAFT_TENSORS = 4096
@@ -315,6 +317,12 @@ def _inspect(
             vocab_size = int(embd.shape[-1]) if embd is not None else None
         layers = _layer_numbers(path, f"{arch}.target_layers", arch_key("target_layers"))
         block_count = _int_or_none(arch_key("block_count"))
+        if block_count is not None and not 0 <= block_count <= LLAMA_MAX_LAYERS:
+            # Per-layer figures are built for every layer: a hostile count must stop here.
+            raise ModelCheckError(
+                f"{path} has {arch}.block_count {block_count}; llama.cpp loads at most "
+                f"{LLAMA_MAX_LAYERS} layers"
+            )
         nextn_layers = _int_or_none(arch_key("nextn_predict_layers"))
         main_layers = block_count - nextn_layers if block_count and nextn_layers else None
         if arch in DFLASH_ARCHITECTURES and len(header.tensors) > MAX_DRAFT_TENSORS:

@@ -53,6 +53,7 @@ def dflash_refusal(variants, name: str) -> str:
         ),
         ("no-ffn-down", "has no tensor blk.1.ffn_down.weight, which llama.cpp loads"),
         ("no-enc-norm", "has no tensor enc.output_norm.weight"),
+        ("blocks-beyond-tensors", "has no tensor blk.2.attn_norm.weight"),
         (
             "ffn-widths-disagree",
             "blk.0.ffn_gate.weight and blk.0.ffn_down.weight of widths 128 and 96",
@@ -126,9 +127,10 @@ def test_a_draft_reading_a_layer_its_target_lacks_is_refused_only_with_that_targ
     [
         ("mask-not-a-number", "has tokenizer.ggml.mask_token_id '<mask>', which is not a whole"),
         ("layers-not-numbers", "has dflash.target_layers ['1', '3'], which is not an array of"),
+        ("blocks-beyond-llama-cpp", "has dflash.block_count 1000000000; llama.cpp loads at most"),
     ],
 )
-def test_a_key_of_the_wrong_type_is_named_when_the_file_is_read(variants, variant, says):
+def test_a_key_llama_cpp_cannot_read_is_named_when_the_file_is_read(variants, variant, says):
     with pytest.raises(ModelCheckError) as refused:
         inspect_model(variants[variant])
     assert says in str(refused.value) and "truncated" not in str(refused.value)

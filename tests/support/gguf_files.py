@@ -89,6 +89,8 @@ def _dflash_edits() -> dict[str, dict[str, Any]]:
         "fc-one-layer-wide": {"tensors": {"fc.weight": np.zeros((N_EMBD, N_EMBD))}},
         "no-ffn-down": {"drop_tensors": (f"blk.{DFLASH_LAYERS - 1}.ffn_down.weight",)},
         "no-enc-norm": {"drop_tensors": ("enc.output_norm.weight",)},
+        "blocks-beyond-tensors": {"keys": {"dflash.block_count": (DFLASH_LAYERS + 1, uint32)}},
+        "blocks-beyond-llama-cpp": {"keys": {"dflash.block_count": (10**9, uint32)}},
         "ffn-widths-disagree": {"tensors": {"blk.0.ffn_down.weight": np.zeros((N_EMBD, 96))}},
         "no-attn-v": {
             "drop_tensors": tuple(f"blk.{i}.attn_v.weight" for i in range(DFLASH_LAYERS))
