@@ -1,8 +1,9 @@
 """The registry: hardware kinds, model files and engine builds.
 
-A model is registered by reading its GGUF header with the runner; a hardware kind (one GPU or
-several: "2x RTX 3090 24GB", from the GPUs NVML shows on a host) gets the queue its GPU workers
-consume; retiring an engine build takes its rows off the ranking."""
+A model is registered by reading its GGUF header with the runner (a DFlash draft that llama.cpp
+could not load with any target is refused there: ``draft_file_problems``); a hardware kind (one
+GPU or several: "2x RTX 3090 24GB", from the GPUs NVML shows on a host) gets the queue its GPU
+workers consume; retiring an engine build takes its rows off the ranking."""
 
 from __future__ import annotations
 
@@ -26,9 +27,10 @@ from leaderboard.models import (
 )
 from leaderboard.services.board import mark_test_weights, raise_board_version, rerank_all
 from leaderboard.services.errors import RegistrationError
+from runner.compatibility import dflash_draft_problem
 from runner.config import MAX_GPUS, BenchmarkConfig, field_errors
 from runner.errors import ModelCheckError
-from runner.gguf.inspect import inspect_model
+from runner.gguf.inspect import ModelInfo, inspect_model
 from runner.provenance import describe_gpus, gpu_set_problem, normalise_gpu_name
 
 DRAFT_ARCHITECTURES = frozenset({"dflash", "dflash-draft", "eagle3"})
@@ -206,6 +208,16 @@ def _model_reference_errors(reference: str) -> list[str]:
     return []
 
 
+def draft_file_problems(info: ModelInfo) -> list[str]:
+    """Why a DFlash draft cannot load in llama.cpp whatever target it is paired with (its keys
+    and tensors: ``runner.compatibility.dflash_draft_problem``), so is not registered; what it
+    needs of its target is checked when a config pairs them."""
+    if info.architecture != "dflash":
+        return []
+    problem = dflash_draft_problem(info)
+    return [problem] if problem is not None else []
+
+
 def register_model(
     *,
     path: str,
@@ -230,6 +242,8 @@ def register_model(
         info = inspect_model(full)
     except ModelCheckError as error:
         raise RegistrationError({"path": [str(error)]}) from None
+    if problems := draft_file_problems(info):
+        raise RegistrationError({"path": problems})
     if role is None:
         role = (
             ModelFile.Role.DRAFT
