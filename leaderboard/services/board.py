@@ -4,7 +4,7 @@ board's version so cached pages are redone.
 
 A row keeps the seed's rule (the batch with the best average) and what discloses it: how many
 batches it was the best of and the pooled figures over all of them. It is lossless only if no
-compared batch diverged. Its baseline batch is chosen by `services.pairing`. What the verdicts
+compared batch diverged, and its fidelity badge agrees (`verdicts.fidelity`). Its baseline batch is chosen by `services.pairing`. What the verdicts
 decide of it (`leaderboard.verdicts`: its ranking, the config's sample and interval, the
 speedup's interval, noisy, memorised, the crossover) is stored with it, and every ranking a
 change touched is ranked again (`rerank`), so pages read ranks and ties, never compute them.
@@ -151,24 +151,6 @@ def pooled_figures(runs: Sequence[Run], *, definition: str) -> Pooled:
         ci95_low=summary["ci95_low"] if has_interval else None,
         ci95_high=summary["ci95_high"] if has_interval else None,
     )
-
-
-def _lossless(runs: Sequence[Run]) -> bool | None:
-    """False if any compared batch diverged; None if none was compared (synthetic ones claim
-    nothing); True only when every compared batch matched its baseline."""
-    compared = [run.lossless for run in runs if not run.synthetic and run.lossless is not None]
-    return all(compared) if compared else None
-
-
-# runner.fidelity's verdicts, best first: a row shows the worst of its graded batches.
-FIDELITY_ORDER = ("identical", "near ties only", "unclassified", "mismatch")
-
-
-def _fidelity(runs: Sequence[Run]) -> str:
-    """The worst fidelity verdict over the row's graded batches (a baseline measured in the same
-    invocation graded them); empty when none was graded."""
-    graded = [run.fidelity for run in runs if run.fidelity in FIDELITY_ORDER and not run.synthetic]
-    return max(graded, key=FIDELITY_ORDER.index) if graded else ""
 
 
 def refresh_leaderboard_entry(
@@ -327,6 +309,7 @@ def _refresh_entry(
     # Every release on the board has its build row (staleness and retirement are read there).
     build, _ = EngineBuild.objects.get_or_create(release=engine_release)
     pooled = pooled_figures(runs, definition=best.tps_definition)
+    outputs = verdicts.outputs_verdict(runs)
     pairing = pair_baseline(best, config=config, same=same, points=points)
     speedup_interval = _speedup_uncertainty(config, runs, figures, pairing, points)
     key = verdicts.ranking_key(
@@ -359,8 +342,9 @@ def _refresh_entry(
             "end_to_end_tokens_per_second": best.e2e_mean,
             "acceptance_rate": best.acceptance_rate,
             "tau": best.tau,
-            "lossless": _lossless(runs),
-            "fidelity": _fidelity(runs),
+            # Decided together, so that the badge and the stored lossless agree.
+            "lossless": outputs.lossless,
+            "fidelity": outputs.fidelity,
             "synthetic": best.synthetic,
             "self_reported": best.self_reported,
             "degenerate": best.degenerate,
