@@ -224,12 +224,15 @@ def _speedup_uncertainty(
             batch_speedups=[], own=own, baseline=reference, unit=verdicts.ROUNDS
         )
     baseline = verdicts.run_sample(pairing.run, protocol=config.protocol)
-    # Each batch's own speedup over the baseline of its own invocation (the runner's figure).
+    # Each batch's own speedup over the baseline of its own invocation (the runner's figure),
+    # unless one of those baselines is disputed: then only the site's baseline divides.
     batch_speedups = [
         run.speedup
         for run in runs
         if run.tps_definition == figures.best.tps_definition and not run.degenerate
     ]
+    if pairing.disputed:
+        batch_speedups = []
     return verdicts.speedup_uncertainty(
         batch_speedups=batch_speedups,
         own=figures.best_sample,
@@ -310,7 +313,7 @@ def _refresh_entry(
     build, _ = EngineBuild.objects.get_or_create(release=engine_release)
     pooled = pooled_figures(runs, definition=best.tps_definition)
     outputs = verdicts.outputs_verdict(runs)
-    pairing = pair_baseline(best, config=config, same=same, points=points)
+    pairing = pair_baseline(best, config=config, same=same, points=points, runs=runs)
     speedup_interval = _speedup_uncertainty(config, runs, figures, pairing, points)
     key = verdicts.ranking_key(
         config,
@@ -353,6 +356,7 @@ def _refresh_entry(
             "baseline_entry": pairing.entry,
             "baseline_run": pairing.run,
             "pairing_note": pairing.note,
+            "baseline_disputed": pairing.disputed,
             "speedup": (
                 paired_speedup(best, pairing.run, protocol=config.protocol, points=points)
                 if pairing.run

@@ -20,6 +20,8 @@ so both may use it.
   the row above" labels.
 - `concurrency`: per-level verdicts against the baseline and the crossover as a level interval.
 - `categories`: per-category intervals over prompts, anecdotal below three.
+- `baselines`: whether a result's own baseline disagrees with the site's measurements of it
+  beyond their intervals (then the row is kept off every ranking until they agree).
 - `fidelity`: lossless and the fidelity badge of a run or a row, decided together from the
   outputs (never a file's claim); "near ties only" only where the margin threshold was measured.
 - `quality`: whether a draft changed the answers: the quality protocol's paired accuracy
@@ -42,6 +44,7 @@ from leaderboard.verdicts.advice import (
     speedup_interval,
     tied,
 )
+from leaderboard.verdicts.baselines import baseline_dispute
 from leaderboard.verdicts.best_run import (
     CONCURRENCY,
     aggregate_sample,
@@ -187,6 +190,7 @@ __all__ = [
     "MORE_CORRECT",
     "NO_CHANGE_SHOWN",
     "quality_change",
+    "baseline_dispute",
     "FIDELITY_ORDER",
     "Outputs",
     "graded_fidelity",
