@@ -273,4 +273,5 @@ def test_a_claim_of_lossless_in_a_file_is_never_stored(
     result = BenchmarkResult.model_validate(result).model_dump(mode="json")
     import_file(tmp_path, user, result)
 
-    assert LeaderboardEntry.objects.get(config__key=SPECULATIVE.key).lossless is False
+    entry = LeaderboardEntry.objects.get(config__key=SPECULATIVE.key)
+    assert entry.lossless is False and entry.best_run.lossless is False
