@@ -302,7 +302,10 @@ def identity_problem(result: dict[str, Any]) -> str | None:
             )
         return None
     for index, (record, reference) in enumerate(zip(mine, theirs, strict=True)):
-        same = record["output_sha256"] == reference["output_sha256"]
+        hashes = record.get("output_sha256"), reference.get("output_sha256")
+        if None in hashes:
+            continue  # Plain data without outputs (a figure checked on its own): nothing to pair.
+        same = hashes[0] == hashes[1]
         first = record.get("first_divergence")
         if same and first is not None:
             return (

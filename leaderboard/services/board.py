@@ -4,8 +4,9 @@ board's version so cached pages are redone.
 
 A row keeps the seed's rule (the batch with the best average) and what discloses it: how many
 batches it was the best of and the pooled figures over all of them. It is lossless only if no
-compared batch diverged, and its fidelity badge agrees (`verdicts.fidelity`). Its baseline batch is chosen by `services.pairing`. What the verdicts
-decide of it (`leaderboard.verdicts`: its ranking, the config's sample and interval, the
+compared batch diverged, and its fidelity badge agrees (`verdicts.fidelity`). Its baseline
+batch is chosen by `services.pairing` (a disputed one keeps it off the rankings). What the
+verdicts decide of it (`leaderboard.verdicts`: its ranking, the config's sample and interval, the
 speedup's interval, noisy, memorised, the crossover) is stored with it, and every ranking a
 change touched is ranked again (`rerank`), so pages read ranks and ties, never compute them.
 Rows of models marked as test weights stay off the main ranking; marking them (or retiring a

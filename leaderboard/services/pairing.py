@@ -122,6 +122,8 @@ def _dispute(
     """The first reason a row's batch brought a baseline that disagrees with the site's other
     batches of it (`verdicts.baseline_dispute`), and the ids of the disputed baselines."""
     reason, disputed = "", set()
+    if len(comparable) < 2:
+        return reason, disputed  # Only one baseline batch: nothing to dispute it with.
 
     def sample(run: Run) -> verdicts.Sample | None:
         return verdicts.run_sample(run, points=points.get(run.pk), protocol=protocol)
