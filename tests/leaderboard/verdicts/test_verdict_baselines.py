@@ -110,7 +110,7 @@ def test_a_file_whose_own_baseline_is_a_third_of_the_sites_does_not_rank_at_its_
 
 
 def test_a_file_whose_own_baseline_agrees_with_the_sites_ranks_over_its_own(
-    site_baseline, tmp_path, user, make_result
+    site_baseline, tmp_path, user, make_result, client: Client
 ):
     import_file(tmp_path, user, crafted(make_result, [298.0, 301.0, 303.0]), "honest.json")
 
@@ -118,6 +118,11 @@ def test_a_file_whose_own_baseline_agrees_with_the_sites_ranks_over_its_own(
     assert not entry.baseline_disputed and entry.rank == 1 and entry.pairing_note == ""
     # Paired with the baseline measured in the same invocation, as before.
     assert entry.speedup == pytest.approx(750.0 / (902.0 / 3))
+    # The pages the disputed row is kept off do show this one.
+    best = client.get("/best/", {"target": "tiny-qwen3", "memory_gb": "141"}).content.decode()
+    nmax = client.get("/nmax/", {"target": "tiny-qwen3"}).content.decode()
+    assert SPECULATIVE.key in best and SPECULATIVE.key in nmax
+    assert SPECULATIVE.key in json.dumps(client.get("/api/v1/leaderboard").json())
 
 
 def test_a_dispute_ends_when_the_site_measures_a_baseline_that_bridges_the_two(
