@@ -39,9 +39,10 @@ nats and its one flip was at 0.0007; Gemma 3 270M Q4_K_M's move by a median 0.10
 and at most 0.81 nats (441 positions), and its self-draft flipped twice at 0.16 after a near tie,
 which a 0.1-nat threshold graded mismatches. ``NEAR_TIE_MARGIN`` is therefore 1.0 nats, above the
 largest shift measured (9.6% of that model's positions have a margin below it). Not yet measured
-on a CUDA build: its kernels need the same bench before the threshold is trusted there. A grade
-records the threshold it was judged with (``FidelityGrade.near_tie_margin``), so results graded
-at 0.1 before keep their grade and say 0.1.
+on a CUDA build: its kernels need the same bench before the threshold is trusted there, and
+until then the site reads a CUDA run's near ties as unclassified (``NEAR_TIE_MEASURED_BACKENDS``).
+A grade records the threshold it was judged with (``FidelityGrade.near_tie_margin``), so results
+graded at 0.1 before keep their grade and say 0.1.
 """
 
 from __future__ import annotations
