@@ -145,7 +145,7 @@ def pair_baseline(
     config: Config,
     same: dict[str, Any],
     points: dict[int, object],
-    runs: Sequence[Run] = (),
+    runs: Sequence[Run],
 ) -> Pairing:
     """The baseline batch a row's best batch is compared with: same tok/s definition, engine
     backend and build flags; the one of the same runner invocation first, else the best. Where
@@ -170,7 +170,7 @@ def pair_baseline(
         return Pairing(note=_refusal(best, baselines))
     if config.protocol == verdicts.CONCURRENCY:
         points.update(stored_points(comparable))
-    reason, disputed = _dispute(runs or [best], comparable, protocol=config.protocol, points=points)
+    reason, disputed = _dispute(runs, comparable, protocol=config.protocol, points=points)
     if disputed:
         site = [b for b in comparable if b.pk not in disputed]
         chosen = best_batch(site, protocol=config.protocol, points=points) if site else None
