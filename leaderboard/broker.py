@@ -2,8 +2,9 @@
 host keeps its unacked messages under keys of its own), and results on their way to the
 database; forgetting a lost worker's unacked messages; asking live workers what they execute;
 for the hosts page, which workers answer with the queues they consume and how many messages
-wait in a queue; and the Redis ACL rule that gives a GPU host exactly what its worker needs.
-Nothing here sends a task (leaderboard.dispatch does).
+wait in a queue; and the broker's Redis ACL file: no anonymous user, the site's own user, and one
+rule per GPU host that gives its worker exactly what it needs. Nothing here sends a task
+(leaderboard.dispatch does).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from leaderboard.celery import (
     HOST_TASKS,
     RECORD_FAILURE,
     RECORD_RESULT,
+    SITE_QUEUE,
     app,
     gpu_queue,
     host_unacked_keys,
@@ -75,7 +77,8 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
         client = channel.client
         keys = [
             name
-            for queue in [*queues, DB_QUEUE]
+            # What hosts sent waits on db, or on site as the db worker's retry of it.
+            for queue in [*queues, DB_QUEUE, SITE_QUEUE]
             for name in (
                 queue,
                 *(f"{queue}{_REDIS_PRIORITY_SEPARATOR}{step}" for step in _REDIS_PRIORITY_STEPS),
@@ -117,7 +120,7 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
 def _decoded(raw: bytes) -> object:
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # a host may push anything to db
         return None
 
 
@@ -126,7 +129,7 @@ def _job_id(message: dict) -> int | None:
     try:
         body = json.loads(base64.b64decode(message["body"]))
         return int(body[1]["job_id"])
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (KeyError, IndexError, TypeError, ValueError, RecursionError):
         return None
 
 
@@ -150,7 +153,14 @@ def active_task_ids(timeout_s: float = 2.0) -> set[str] | None:
     replies = app.control.inspect(timeout=timeout_s).active()
     if not replies:
         return None
-    return {task["id"] for tasks in replies.values() for task in tasks or []}
+    # A GPU host answers in whatever shape it likes: only task ids count.
+    return {
+        task["id"]
+        for tasks in replies.values()
+        if isinstance(tasks, list)
+        for task in tasks
+        if isinstance(task, dict) and isinstance(task.get("id"), str)
+    }
 
 
 def live_workers(timeout_s: float | None = None) -> dict[str, list[str]] | None:
@@ -168,8 +178,13 @@ def live_workers(timeout_s: float | None = None) -> dict[str, list[str]] | None:
             replies = app.control.inspect(timeout=timeout_s, connection=connection).active_queues()
     except Exception:  # Any transport failure means "unknown", never a page error.
         return None
+    # A GPU host answers in whatever shape it likes: only the queue names count.
     return {
-        str(name): sorted(str(queue.get("name", "")) for queue in queues or [])
+        str(name): sorted(
+            str(queue.get("name", ""))
+            for queue in (queues if isinstance(queues, list) else [])
+            if isinstance(queue, dict)
+        )
         for name, queues in (replies or {}).items()
     }
 
@@ -199,13 +214,29 @@ def queue_lengths(queues: list[str]) -> dict[str, int] | None:
     }
 
 
+# The broker user of the site's own processes (web, db worker, beat).
+SITE_BROKER_USER = "specboard"
+
+
+def site_acl_rules(*, password: str) -> list[str]:
+    """The first lines of the broker's ACL file: `default`, the user of a client that sends no
+    credentials, off and with no password and no right; the site's own processes as
+    SITE_BROKER_USER with every right (the password stored hashed). The hosts' rules follow."""
+    digest = hashlib.sha256(password.encode()).hexdigest()
+    return [
+        "user default off resetpass resetkeys resetchannels -@all",
+        f"user {SITE_BROKER_USER} on #{digest} ~* &* +@all",
+    ]
+
+
 def host_acl_rule(*, host_name: str, hardware_slug: str, password: str, db: int = 0) -> str:
     """The Redis ACL rule (a users.acl line) for one GPU host's broker user, by name: exactly the
     keys, commands and channel its worker uses, under the worker's own name `gpu@<host>`.
 
     Its own keys (where it keeps its unacknowledged messages, its control queue) it may use
-    freely, but no dangerous command, no publishing (no broadcast, no event) and no other
-    database. A key it shares with others it may touch only with the one or two commands kombu
+    freely, but no dangerous command, no publishing (no broadcast, no event), no other database
+    and nothing that names keys it may not touch (`SCAN`, `RANDOMKEY`, `KEYS`, and `CLIENT
+    TRACKING`, whose broadcast mode reports every key written). A key it shares with others it may touch only with the one or two commands kombu
     needs there (Redis ACL selectors): take jobs from its hardware's queue and put one back (as
     kombu does when a worker stops mid-job), push messages to `db` without reading, emptying or
     trimming it, push an answer to the reconciler's reply queue, declare its own bindings. The
@@ -231,7 +262,7 @@ def host_acl_rule(*, host_name: str, hardware_slug: str, password: str, db: int 
             f"user {host_name} on #{digest} resetkeys resetchannels",
             *(f"~{key}" for key in own_keys),
             f"&/{db}.celery.pidbox",
-            "+@all -@dangerous -publish -spublish",
+            "+@all -@dangerous -publish -spublish -keys -scan -randomkey -client|tracking",
             # Key patterns hold in every database: keep the host in its own.
             *(["-select"] if db == 0 else []),
             f"(~{queue} +brpop +lpush +rpush +llen)",

@@ -4,8 +4,8 @@ the site's own periodic tasks on `site`.
 A GPU worker consumes `gpu.<hardware-slug>` and needs only the broker URL, llama-server and the
 model files; everything it learns travels back through the broker to tasks on the `db` queue.
 `db` is the one queue a GPU host may write to (the broker's ACL, leaderboard.broker.host_acl_rule,
-gives it no other); what the site sends itself, the reconciler and the sweeper, goes to `site`,
-which no host can reach. Each queue carries only its own task names: the transport
+gives it no other); what the site sends itself, the reconciler, the sweeper and the db worker's
+retries of what hosts sent, goes to `site`, which no host can reach. Each queue carries only its own task names: the transport
 (leaderboard.transport) drops anything else before a worker sees it, so a host cannot make the db
 worker run a benchmark or the reconciler. Two periodic tasks keep the broker honest against the
 database, which is the source of truth: the reconciler re-sends jobs the broker lost, the sweeper
@@ -90,7 +90,8 @@ def queue_tasks(queue: str) -> frozenset[str] | None:
     if queue == DB_QUEUE:
         return HOST_TASKS
     if queue == SITE_QUEUE:
-        return SITE_TASKS
+        # And the db worker's own retries of what hosts sent (leaderboard.tasks.RETRY_ON_SITE).
+        return SITE_TASKS | HOST_TASKS
     if queue.startswith(GPU_QUEUE_PREFIX):
         return frozenset({RUN_BENCHMARK})
     return None

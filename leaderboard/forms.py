@@ -357,6 +357,11 @@ def add_service_errors(
             form.add_error(field, text if named else f"{name}: {text}")
 
 
+def threads_help(reason: str) -> str:
+    """The threads field's help: what -t is, and why the form starts from its value."""
+    return f"llama-server's -t; empty: the engine's default (all cores). Starts at: {reason}."
+
+
 class SubmitForm(forms.Form):
     hardware = forms.ChoiceField()
     target_model = forms.ChoiceField(label="Target model")
@@ -387,6 +392,7 @@ class SubmitForm(forms.Form):
         label="CPU threads",
         required=False,
         help_text="llama-server's -t; empty: the engine's default (all cores).",
+        widget=forms.NumberInput(attrs={"min": 1}),
     )
     flash_attn = forms.ChoiceField(
         choices=[(v, v) for v in ("auto", "on", "off")],
@@ -478,6 +484,13 @@ class SubmitForm(forms.Form):
         super().__init__(*args, **kwargs)
         hardware = selectors.servable_hardware()
         self.fields["hardware"].choices = [(h.slug, str(h)) for h in hardware]
+        # Threads start at what is fastest on each host (the page's script follows the chosen
+        # one); the form says why.
+        self.threads_advice = {h.slug: selectors.threads_advice(hardware=h) for h in hardware}
+        chosen_hardware = self.initial.get("hardware") or next(iter(self.threads_advice), None)
+        advice = self.threads_advice.get(chosen_hardware) or selectors.threads_advice(hardware=None)
+        self.fields["threads"].initial = advice.threads
+        self.fields["threads"].help_text = threads_help(advice.reason)
         targets = selectors.registered_models(role="target")
         self.fields["target_model"].choices = [(m.path, m.name) for m in targets]
         # Each target's training context, which the sweeps' lengths are fitted to.
@@ -647,6 +660,10 @@ class KeptSelect(forms.Select):
 
     def render(self, name, value, attrs=None, renderer=None):
         choices = [(str(key), str(label)) for key, label in self.choices]
+        if value not in (None, "") and str(value) not in dict(choices):
+            # A value that is none of the choices (typed into the address) is rendered as it
+            # is, not kept: made-up values cannot fill the cache.
+            return super().render(name, value, attrs, renderer)
         return selectors.board_cached(
             "form-select",
             {"name": name, "value": value, "attrs": attrs, "choices": choices},

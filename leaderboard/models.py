@@ -522,6 +522,9 @@ class LeaderboardEntry(models.Model):
     degenerate = models.BooleanField(default=False)
     retired = models.BooleanField(default=False)
     test_weights = models.BooleanField(default=False, db_default=False)
+    # A batch's own baseline disagrees with the site's measurements of it beyond their intervals
+    # (`verdicts.baselines`; pairing_note says how): kept off every ranking until they agree.
+    baseline_disputed = models.BooleanField(default=False, db_default=False)
     peak_memory_bytes = models.BigIntegerField(null=True)
     updated_at = models.DateTimeField(default=timezone.now)
     # The verdicts (leaderboard.verdicts), decided when a run is recorded and read by every page:
@@ -578,6 +581,7 @@ class LeaderboardEntry(models.Model):
                     "degenerate",
                     "retired",
                     "test_weights",
+                    "baseline_disputed",
                 ],
                 name="entry_ranking_standing",
             ),

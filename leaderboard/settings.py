@@ -192,12 +192,14 @@ if SPECBOARD_TRUSTED_PROXIES < 0:
     raise ImproperlyConfigured("SPECBOARD_TRUSTED_PROXIES must be 0 or more")
 SPECBOARD_TRUSTED_PROXY_NETWORKS = env_networks("SPECBOARD_TRUSTED_PROXY_NETWORKS")
 
-# Failed sign-ins are counted in the database (so every web process sees them) per account and
-# address together: after SPECBOARD_SIGNIN_FAILURES failures from one address that account is
-# locked out there for SPECBOARD_SIGNIN_COOLOFF_MINUTES, and the sign-in page says so. Its owner,
-# elsewhere, still signs in: a stranger cannot lock anyone out. The address itself is throttled
-# after SPECBOARD_SIGNIN_ADDRESS_FAILURES failures in that time, whichever accounts it tried
-# (ACCOUNT_RATE_LIMITS' login_failed below, in the shared cache).
+# Failed sign-ins are counted in the database (so every web process sees them) per account,
+# from whatever addresses they came: after SPECBOARD_SIGNIN_FAILURES failures that account is
+# locked out for SPECBOARD_SIGNIN_COOLOFF_MINUTES, and the sign-in page says so (a count per
+# account and address let a guesser with many addresses go on, and locked out the owner's
+# neighbours behind one address instead). Its owner clears the lockout from any new session by
+# finishing a password reset from the mailed link (accounts.forms.PasswordResetForm). The address
+# itself is throttled after SPECBOARD_SIGNIN_ADDRESS_FAILURES failures in that time, whichever
+# accounts it tried (ACCOUNT_RATE_LIMITS' login_failed below, in the shared cache).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # By user name or email address, with one password hash per attempt whether or not an
@@ -207,7 +209,7 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = env_int("SPECBOARD_SIGNIN_FAILURES", 5)
 SIGNIN_COOLOFF_MINUTES = env_int("SPECBOARD_SIGNIN_COOLOFF_MINUTES", 15)
 AXES_COOLOFF_TIME = timedelta(minutes=SIGNIN_COOLOFF_MINUTES)
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = ["username"]
 SIGNIN_ADDRESS_FAILURES = env_int("SPECBOARD_SIGNIN_ADDRESS_FAILURES", 20)
 if min(AXES_FAILURE_LIMIT, SIGNIN_COOLOFF_MINUTES, SIGNIN_ADDRESS_FAILURES) < 1:
     raise ImproperlyConfigured(
@@ -237,9 +239,9 @@ def env_rates(name: str, default: str) -> str:
 # in; sign-in takes the user name or the address. The forms' POSTs that send mail or make
 # accounts are limited per address in Django's cache: the shared Redis (CACHE_URL) wherever
 # several web processes serve, which leaderboard/gunicorn_conf.py insists on. Failed sign-ins
-# lock an account at one address through django-axes (above, in the database); allauth's
-# login_failed limit is only the per-address throttle (never per account: that would let a
-# stranger lock the owner out).
+# lock an account through django-axes (above, in the database, cleared by a finished reset);
+# allauth's login_failed limit is only the per-address throttle (one lockout per account, not
+# two that a reset would have to clear).
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"
@@ -248,6 +250,8 @@ ACCOUNT_LOGOUT_ON_GET = False
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Specboard] "
 ACCOUNT_FORMS = {
+    # A taken user name gets the page a new account gets; only the address given learns it.
+    "signup": "leaderboard.accounts.forms.SignUpForm",
     "login": "leaderboard.accounts.forms.SignInForm",
     # Both offer to revoke the account's API tokens; a reset does unless the owner keeps them.
     "change_password": "leaderboard.accounts.forms.PasswordChangeForm",
@@ -449,6 +453,9 @@ SPECBOARD_MAX_JOB_SECONDS = env_int("SPECBOARD_MAX_JOB_SECONDS", 6 * 3600)
 SPECBOARD_MAX_ATTEMPTS = env_int("SPECBOARD_MAX_ATTEMPTS", 3)
 SPECBOARD_SUBMISSION_RATE = env_str("SPECBOARD_SUBMISSION_RATE", "30/hour")
 SPECBOARD_IMPORT_RATE = env_str("SPECBOARD_IMPORT_RATE", "20/hour")
+# Downloads (a run's exports and API detail, the board's exports) per address for visitors not
+# signed in: each can be megabytes (leaderboard.exports keeps them rendered, in the shared cache).
+SPECBOARD_ANONYMOUS_EXPORT_RATE = env_str("SPECBOARD_ANONYMOUS_EXPORT_RATE", "30/hour")
 # GPU work a user may ask for, counted from the database: tokens one job and one user a day may use.
 SPECBOARD_MAX_JOB_TOKENS = env_int("SPECBOARD_MAX_JOB_TOKENS", 2_000_000)
 SPECBOARD_DAILY_TOKENS = env_int("SPECBOARD_DAILY_TOKENS", 20_000_000)
@@ -491,6 +498,9 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # Checks every message against the queue it came from before a worker sees it: a GPU host
     # writes to some of them (leaderboard.transport).
     CELERY_BROKER_TRANSPORT = "leaderboard.transport:Transport"
+# The largest broker message the transport delivers (a host's result is its biggest, about a
+# megabyte for the runs in docs/gpu-results); a larger one is dropped and logged.
+SPECBOARD_MAX_BROKER_MESSAGE_BYTES = env_int("SPECBOARD_MAX_BROKER_MESSAGE_BYTES", 32 * 1024 * 1024)
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS.update(
         data_folder_in=str(BROKER_DIR / "messages"),

@@ -18,16 +18,21 @@ from django.db import InterfaceError, OperationalError
 
 from leaderboard import dispatch, selectors, services
 from leaderboard.broker import active_task_ids, broker_holdings, forget_unacked
-from leaderboard.celery import RECONCILE_EVERY_S
+from leaderboard.celery import RECONCILE_EVERY_S, SITE_QUEUE
 from runner import jobs
 
 logger = logging.getLogger(__name__)
 
 # Only infrastructure trouble is retried; a benchmark that fails is a result, not an exception.
 TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+# A retry is a message sent again with an eta, which the transport refuses on `db` (a host's eta
+# would hold messages in the db worker's memory): the db worker sends its retries to `site`,
+# which only the site writes.
+RETRY_ON_SITE = {"queue": SITE_QUEUE}
 # A result must outlive a database outage: retry forever, at most a minute apart.
 RECORD_RETRY = {
     "autoretry_for": TRANSIENT_DB_ERRORS,
+    "retry_kwargs": RETRY_ON_SITE,
     "retry_backoff": True,
     "retry_backoff_max": 60,
     "retry_jitter": False,
@@ -90,6 +95,7 @@ def run_benchmark_job(
     acks_late=True,
     ignore_result=True,
     autoretry_for=TRANSIENT_DB_ERRORS,
+    retry_kwargs=RETRY_ON_SITE,
     retry_backoff=True,
     max_retries=8,
 )

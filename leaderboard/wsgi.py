@@ -1,11 +1,18 @@
-"""WSGI entry point: `gunicorn leaderboard.wsgi`."""
+"""WSGI entry point: `gunicorn leaderboard.wsgi`. A body over the largest the site accepts is
+refused before Django reads it (leaderboard/body_limit.py)."""
 
 import os
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
-application = get_wsgi_application()
+django_application = get_wsgi_application()
+
+from django.conf import settings  # noqa: E402 (after the settings are set)
+
+from leaderboard.body_limit import WSGIRequestBodyLimit  # noqa: E402
+
+application = WSGIRequestBodyLimit(django_application, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
 
 from leaderboard.collector import freeze_when_served  # noqa: E402 (after the apps are loaded)
 

@@ -65,10 +65,9 @@ def _command_fixtures(args: argparse.Namespace) -> int:
 
     written = write_fixtures(Path(args.directory))
     if args.real:
-        from runner.gguf.real_model import place_real_model
+        from runner.gguf.real_model import place_real_models
 
-        real = place_real_model(Path(args.directory))
-        written[real.name] = real
+        written |= place_real_models(Path(args.directory))
     for name, path in sorted(written.items()):
         print(f"{name}\t{path}")
     return 0
@@ -258,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     fixtures.add_argument(
         "--real",
         action="store_true",
-        help="also place the real Gemma 3 270M base model (needs the real-model extra)",
+        help="also place the real models (Gemma 3 270M base, SmolLM2-135M-Instruct and its DFlash draft)",
     )
     fixtures.set_defaults(handler=_command_fixtures)
 

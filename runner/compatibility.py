@@ -2,13 +2,15 @@
 
 This module owns every check that needs both a config and the models' GGUF metadata: the
 speculative type against the target and draft (MTP head, DFlash architecture, target layers,
-hidden size, vocabulary), a DFlash draft's n_max limit, and the context against the target's
-training context; and the memory estimate, per GPU for a split over several
-(``memory_problems``, ``gpu_placement_problems``). ``pair_problems`` returns them keyed by the
-config field they are about, for the service's forms and API (which build ``ModelInfo`` from
-registered metadata, no file access); ``check_pair`` raises them as one ``ModelCheckError``
-line, for the runner before it starts a server. Every message is a whole sentence, readable
-beside its field or on its own.
+hidden size, vocabulary size and token texts, mask token), a DFlash draft's n_max limit, and the
+context against the target's training context; and the memory estimate, per GPU for a split
+over several (``memory_problems``, ``gpu_placement_problems``). ``pair_problems`` returns them
+keyed by the config field they are about, for the service's forms and API (which build
+``ModelInfo`` from registered metadata, no file access); ``check_pair`` raises them as one
+``ModelCheckError`` line, for the runner before it starts a server. ``dflash_draft_problem`` is
+the part that needs no target (a DFlash draft's keys and tensors, as llama.cpp b11434 loads
+them), which the registry also runs when a draft is registered. Every message is a whole
+sentence that names the GGUF field, readable beside its field or on its own.
 """
 
 from __future__ import annotations
@@ -289,25 +291,142 @@ def speculative_pair_problem(
 def _dflash_problem(target: ModelInfo, draft: ModelInfo) -> str | None:
     if draft.architecture != "dflash":
         return (
-            f"draft-dflash needs a draft with architecture 'dflash', but {draft.path} "
+            f"draft-dflash needs a draft with general.architecture 'dflash', but {draft.path} "
             f"is '{draft.architecture}'"
         )
-    if not draft.dflash_target_layers:
-        return f"DFlash draft {draft.path} has no dflash.target_layers key"
+    if problem := dflash_draft_problem(draft):
+        return problem
     n_layers = target.main_layers
-    if n_layers is not None:
+    if n_layers is not None and draft.dflash_target_layers:
         bad = [layer for layer in draft.dflash_target_layers if not 0 <= layer < n_layers]
         if bad:
             return (
-                f"DFlash draft {draft.path} reads target layers {draft.dflash_target_layers}, "
-                f"but target {target.path} has only {n_layers} layers (layer {bad[0]} is out of range)"
+                f"DFlash draft {draft.path} reads target layers {draft.dflash_target_layers} "
+                f"(dflash.target_layers), but target {target.path} has only {n_layers} layers "
+                f"(layer {bad[0]} is out of range)"
             )
     if draft.n_embd != target.n_embd:
         return (
             f"DFlash draft {draft.path} has n_embd {draft.n_embd} but target {target.path} "
-            f"has {target.n_embd}; the draft must be trained for this target"
+            f"has {target.n_embd}: its width (dflash.embedding_length) must be the target's, "
+            "so the draft must be trained for this target"
         )
-    return _vocab_problem(target, draft, exact=True)
+    if (problem := _vocab_problem(target, draft, exact=True)) is not None:
+        return problem
+    mask = draft.mask_token_id
+    if mask is not None and target.vocab_size is not None and mask >= target.vocab_size:
+        return (
+            f"DFlash draft {draft.path} has tokenizer.ggml.mask_token_id {mask}, outside target "
+            f"{target.path}'s vocabulary of {target.vocab_size} tokens"
+        )
+    return None
+
+
+def dflash_draft_problem(draft: ModelInfo) -> str | None:
+    """The first reason a DFlash draft cannot load in llama.cpp whatever its target: its keys
+    (dflash.target_layers, dflash.block_size, tokenizer.ggml.mask_token_id) and its tensors'
+    names and shapes; None if there is none. Metadata recorded before the tensor table was
+    (``ModelInfo.tensor_shapes`` None) is checked for its keys only: the runner reads the file
+    itself before it starts a server."""
+    if not draft.dflash_target_layers:
+        return f"DFlash draft {draft.path} has no dflash.target_layers key"
+    block = draft.dflash_block_size
+    if block is not None and block < 2:
+        return (
+            f"DFlash draft {draft.path} has dflash.block_size {block}: a block holds the last "
+            "token and at least one mask token, so it must be 2 or more"
+        )
+    if draft.tensor_shapes is None:
+        return None
+    mask, vocab = draft.mask_token_id, draft.vocab_size
+    if mask is None:
+        return (
+            f"DFlash draft {draft.path} has no tokenizer.ggml.mask_token_id key: llama.cpp "
+            "fills the block after the last token with that token"
+        )
+    if vocab is not None and not 0 <= mask < vocab:
+        return (
+            f"DFlash draft {draft.path} has tokenizer.ggml.mask_token_id {mask}, outside its "
+            f"vocabulary of {vocab} tokens (ids 0 to {vocab - 1})"
+        )
+    return _dflash_tensor_problem(draft, draft.tensor_shapes)
+
+
+def _tensor_shape_problem(
+    draft: ModelInfo, shapes: dict[str, list[int]], expected: dict[str, tuple[int | None, ...]]
+) -> str | None:
+    """The first of these tensors that is missing or of another shape, in one sentence."""
+    for name, want in expected.items():
+        have = shapes.get(name)
+        if have is None:
+            return f"DFlash draft {draft.path} has no tensor {name}, which llama.cpp loads"
+        if len(have) != len(want) or any(
+            w not in (None, h) for w, h in zip(want, have, strict=True)
+        ):
+            why = " (len(dflash.target_layers) x n_embd, n_embd)" if name == "fc.weight" else ""
+            return (
+                f"DFlash draft {draft.path} has tensor {name} of shape {_dims(have)}, but "
+                f"llama.cpp expects {_dims(want)}{why}"
+            )
+    return None
+
+
+def _dims(dims: Sequence[int | None]) -> str:
+    return "{" + ", ".join("any" if d is None else str(d) for d in dims) + "}"
+
+
+def _dflash_tensor_problem(draft: ModelInfo, shapes: dict[str, list[int]]) -> str | None:
+    """The first tensor llama.cpp would refuse to load: missing, or of another shape than the
+    draft's width (dflash.embedding_length) and target layers make it (GGML order, row first)."""
+    n_embd, layers, blocks = draft.n_embd, draft.dflash_target_layers or [], draft.block_count
+    if n_embd is None or blocks is None:
+        missing = "dflash.embedding_length" if n_embd is None else "dflash.block_count"
+        return f"DFlash draft {draft.path} has no {missing} key"
+    expected: dict[str, tuple[int | None, ...]] = {
+        "fc.weight": (len(layers) * n_embd, n_embd),
+        "enc.output_norm.weight": (n_embd,),
+        "output_norm.weight": (n_embd,),
+    }
+    # The tensors llama.cpp b11434 loads for every layer (src/models/dflash.cpp), None where
+    # any size will do; attn_v is optional there, and checked only where present.
+    per_layer: dict[str, tuple[int | None, ...]] = {
+        "attn_norm": (n_embd,),
+        "attn_q": (n_embd, None),
+        "attn_k": (n_embd, None),
+        "attn_output": (None, n_embd),
+        "attn_q_norm": (None,),
+        "attn_k_norm": (None,),
+        "ffn_norm": (n_embd,),
+        "ffn_gate": (n_embd, None),
+        "ffn_up": (n_embd, None),
+        "ffn_down": (None, n_embd),
+    }
+    if problem := _tensor_shape_problem(draft, shapes, expected):
+        return problem
+    # Layer by layer, so a block count beyond the tensors stops at the first missing one.
+    for i in range(blocks):
+        names = {f"blk.{i}.{name}.weight": dims for name, dims in per_layer.items()}
+        if f"blk.{i}.attn_v.weight" in shapes:
+            names[f"blk.{i}.attn_v.weight"] = (n_embd, None)
+        if problem := _tensor_shape_problem(draft, shapes, names):
+            return problem
+    # Within a layer the widths must agree: the queries with the attention output, the three
+    # feed-forward matrices with each other, the two head norms with each other.
+    agree = (
+        (("attn_q", 1), ("attn_output", 0)),
+        (("ffn_gate", 1), ("ffn_up", 1)),
+        (("ffn_gate", 1), ("ffn_down", 0)),
+        (("attn_q_norm", 0), ("attn_k_norm", 0)),
+    )
+    for i in range(blocks):
+        for (a, x), (b, y) in agree:
+            first, second = shapes[f"blk.{i}.{a}.weight"][x], shapes[f"blk.{i}.{b}.weight"][y]
+            if first != second:
+                return (
+                    f"DFlash draft {draft.path} has tensors blk.{i}.{a}.weight and "
+                    f"blk.{i}.{b}.weight of widths {first} and {second}, which must agree"
+                )
+    return None
 
 
 def _vocab_problem(target: ModelInfo, draft: ModelInfo, *, exact: bool) -> str | None:
@@ -317,6 +436,15 @@ def _vocab_problem(target: ModelInfo, draft: ModelInfo, *, exact: bool) -> str |
     if diff > (0 if exact else SPEC_VOCAB_MAX_SIZE_DIFFERENCE):
         return (
             f"draft {draft.path} has a vocabulary of {draft.vocab_size} tokens but target "
-            f"{target.path} has {target.vocab_size}; they must share a tokenizer"
+            f"{target.path} has {target.vocab_size} (tokenizer.ggml.tokens); they must share "
+            "a tokenizer"
         )
+    # Of the same size, llama.cpp compares the token texts (ModelInfo.vocab_digest).
+    if diff == 0 and None not in (target.vocab_digest, draft.vocab_digest):
+        if target.vocab_digest != draft.vocab_digest:
+            return (
+                f"draft {draft.path} has as many tokens as target {target.path} but other "
+                "token texts or another tokenizer (tokenizer.ggml.tokens, "
+                "tokenizer.ggml.model); they must share a tokenizer"
+            )
     return None

@@ -1,21 +1,68 @@
-"""The sign-in form (allauth's, with one rule for accounts an admin made), the password change
-and reset forms (allauth's, offering to revoke the account's API tokens) and the token form."""
+"""The sign-up form (allauth's, answering a taken user name as it answers a taken address), the
+sign-in form (allauth's, with one rule for accounts an admin made), the password change and reset
+forms (allauth's, offering to revoke the account's API tokens) and the token form."""
 
 from __future__ import annotations
 
+from allauth.account.adapter import get_adapter
 from allauth.account.app_settings import EmailVerificationMethod
-from allauth.account.forms import ChangePasswordForm, LoginForm, ResetPasswordKeyForm
+from allauth.account.forms import ChangePasswordForm, LoginForm, ResetPasswordKeyForm, SignupForm
 from allauth.account.models import EmailAddress
 from allauth.core import context
 from django import forms
 from django.contrib import messages
 from django.core import validators
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
 
 from leaderboard.accounts import selectors, services
 from leaderboard.accounts.services import MAX_NAME_LENGTH
 
 # The longest address Django's EmailField takes (a username is at most 150).
 MAX_LOGIN_LENGTH = 254
+
+
+class SignUpForm(SignupForm):
+    """allauth's sign-up, which told a taken user name apart on the page ("A user with that
+    username already exists."): anyone could list the accounts, then lock them out. A taken
+    name now gets the page a new account gets (the confirmation was sent), and the mail goes to
+    the address given, which alone learns that the name is taken; no account is made. A taken
+    address is allauth's own case (ACCOUNT_PREVENT_ENUMERATION), answered the same way."""
+
+    username_taken = False
+
+    def clean_username(self) -> str:
+        try:
+            return super().clean_username()
+        except ValidationError as error:
+            if error.code != "username_taken":
+                raise
+            self.username_taken = True
+            return self.cleaned_data["username"]
+
+    def try_save(self, request: HttpRequest) -> tuple[object, HttpResponse | None]:
+        if not self.username_taken or self.account_already_exists:
+            return super().try_save(request)
+        email = self.cleaned_data["email"]
+        adapter = get_adapter()
+        adapter.send_mail(
+            "account/email/username_taken",
+            email,
+            {
+                "username": self.cleaned_data["username"],
+                "signup_url": request.build_absolute_uri(reverse("account_signup")),
+            },
+        )
+        # What a new account's sign-up shows (allauth's verification-sent message and page).
+        adapter.add_message(
+            request,
+            messages.INFO,
+            "account/messages/email_confirmation_sent.txt",
+            {"email": email, "login": False, "signup": True},
+        )
+        return None, redirect("account_email_verification_sent")
 
 
 class SignInForm(LoginForm):
@@ -104,6 +151,11 @@ class PasswordResetForm(_OffersToRevokeTokens, ResetPasswordKeyForm):
 
     def revokes_tokens(self) -> bool:
         return not self.cleaned_data.get("keep_api_tokens")
+
+    def save(self) -> None:
+        super().save()
+        # The link proved the owner: failed sign-ins a stranger made no longer lock them out.
+        services.clear_sign_in_lockout(user=self.user)
 
 
 class TokenCreateForm(forms.Form):

@@ -1,5 +1,6 @@
 """Every write on API tokens: issuing one (its key returned once, only its sha256 kept), revoking
-one or all of a user's, and noting when one was last used.
+one or all of a user's, and noting when one was last used; and clearing an account's sign-in
+lockout once its owner has proved it with a reset link.
 
 The key is `sbk_` and 43 URL-safe characters (256 random bits); its first 12 characters are kept
 as the token's prefix so that a user can tell their tokens apart on the account page.
@@ -11,6 +12,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from axes import utils as axes_utils
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q
 from django.utils import timezone
@@ -96,3 +98,9 @@ def record_token_use(*, token: ApiToken) -> None:
     stale = Q(last_used_at=None) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
     if ApiToken.objects.filter(stale, id=token.id).update(last_used_at=now):
         token.last_used_at = now
+
+
+def clear_sign_in_lockout(*, user: AbstractBaseUser) -> int:
+    """Forget the failed sign-ins counted against the account (django-axes counts them under its
+    user name: accounts.selectors.sign_in_name); how many records went."""
+    return axes_utils.reset(username=user.get_username())

@@ -2,8 +2,8 @@
 
 DRF's default negotiation answers 406 to an Accept header it cannot render, and would pick a
 renderer from that header. `JsonOnlyNegotiation` ignores Accept: data and errors are JSON, and a
-CSV export writes its own response. `ExportView` is the base of every export view, and
-`CSV_RESPONSE` is how the OpenAPI schema describes a CSV body.
+CSV export writes its own response. `ExportView` is the base of every export view (throttled for
+visitors not signed in), and `CSV_RESPONSE` is how the OpenAPI schema describes a CSV body.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.views import APIView
+
+from leaderboard.api.throttles import AnonymousExportThrottle
 
 CSV_RESPONSE = {(200, "text/csv"): OpenApiTypes.STR}
 
@@ -29,6 +31,8 @@ class JsonOnlyNegotiation(BaseContentNegotiation):
 
 
 class ExportView(APIView):
-    """A download: JSON or CSV whatever the client's Accept header asks for."""
+    """A download: JSON or CSV whatever the client's Accept header asks for, held to
+    SPECBOARD_ANONYMOUS_EXPORT_RATE per address for visitors not signed in."""
 
     content_negotiation_class = JsonOnlyNegotiation
+    throttle_classes = [AnonymousExportThrottle]

@@ -1,8 +1,12 @@
-"""Per-user rate limits on the writes that cost a GPU or a file: submissions, imports, uploads.
+"""Per-user rate limits on the writes that cost a GPU or a file (submissions, imports, uploads),
+and per-address ones on the downloads of visitors not signed in (a run's exports and API detail,
+the board's exports, on the pages and the API alike: `leaderboard.exports.throttled`).
 
-Each rate is read from settings at request time (SPECBOARD_SUBMISSION_RATE and
-SPECBOARD_IMPORT_RATE, as "10/hour"), so a deployment or a test changes it without touching
-DRF's cached settings. A throttled request is a 429 with Retry-After.
+Each rate is read from settings at request time (SPECBOARD_SUBMISSION_RATE,
+SPECBOARD_IMPORT_RATE and SPECBOARD_ANONYMOUS_EXPORT_RATE, as "10/hour"), so a deployment or a
+test changes it without touching DRF's cached settings. The counts are kept in Django's cache, the
+shared Redis wherever several web processes serve (leaderboard/gunicorn_conf.py insists), so they
+hold across processes. A throttled request is a 429 with Retry-After.
 """
 
 from __future__ import annotations
@@ -14,12 +18,36 @@ from leaderboard.client_address import client_address
 
 
 class SettingsRateThrottle(UserRateThrottle):
-    """A per-user throttle whose rate is read from the setting named by `setting`."""
+    """A per-user throttle whose rate is read from the setting named by `setting`, counted
+    atomically in the shared cache: at most the rate's number of requests in each window of its
+    period (an hour for "30/hour"), however many processes serve them at once."""
 
     setting = ""
 
     def get_rate(self) -> str:
         return getattr(settings, self.setting)
+
+    def allow_request(self, request, view) -> bool:
+        # DRF's own throttle reads the request history, then writes it back: requests served at
+        # once by several processes each read the same history, and each race let one more
+        # through (6 of 12 concurrent downloads at a rate of 5). An increment in the cache
+        # (Redis INCR) counts each request exactly once.
+        if self.rate is None or (ident := self.get_cache_key(request, view)) is None:
+            return True
+        self.now = self.timer()
+        window = int(self.now // self.duration)
+        self.window_ends = (window + 1) * self.duration
+        key = f"{ident}:{window}"
+        self.cache.add(key, 0, self.duration)
+        try:
+            count = self.cache.incr(key)
+        except ValueError:  # it expired between the two calls: this request is its first
+            self.cache.set(key, count := 1, self.duration)
+        return count <= self.num_requests
+
+    def wait(self) -> float:
+        """Seconds until the window ends and the count starts again."""
+        return max(self.window_ends - self.now, 1.0)
 
     def get_ident(self, request) -> str | None:
         """An anonymous request's address: the site's one rule, not DRF's reading of a
@@ -40,3 +68,15 @@ class ImportThrottle(SettingsRateThrottle):
 class UploadThrottle(SettingsRateThrottle):
     scope = "uploads"
     setting = "SPECBOARD_IMPORT_RATE"
+
+
+class AnonymousExportThrottle(SettingsRateThrottle):
+    """Downloads per address for visitors not signed in; a signed-in user is not counted."""
+
+    scope = "anonymous-exports"
+    setting = "SPECBOARD_ANONYMOUS_EXPORT_RATE"
+
+    def get_cache_key(self, request, view) -> str | None:
+        if request.user and request.user.is_authenticated:
+            return None
+        return super().get_cache_key(request, view)

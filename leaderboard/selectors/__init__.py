@@ -147,6 +147,7 @@ from leaderboard.selectors.estimates import (
     rerun_source,
     submission_cost,
     submission_models,
+    threads_advice,
 )
 from leaderboard.selectors.hosts import cached_live_workers, host_board
 from leaderboard.selectors.jobs import (
@@ -162,6 +163,7 @@ from leaderboard.selectors.jobs import (
 from leaderboard.selectors.model_requests import user_model_requests
 from leaderboard.selectors.pages import (
     board_kept_off,
+    board_page_number,
     board_ranked,
     board_selection,
     concurrency_page,
@@ -218,6 +220,7 @@ __all__ = [
     "content_cached",
     "ranking_cached",
     "board_kept_off",
+    "board_page_number",
     "board_ranked",
     "board_selection",
     "board_version",
@@ -252,6 +255,7 @@ __all__ = [
     "entry_difference",
     "forget_board_version",
     "gpu_time_estimate",
+    "threads_advice",
     "hardware_by_slug",
     "hardware_comparison_for",
     "hardware_summaries",

@@ -417,7 +417,10 @@ def _unranked_reason(entry: object, *, speculative: bool) -> str:
         return "a baseline: the denominator of its ranking's speedups, never ranked"
     flags = [flag.replace("_", " ") for flag in verdicts.KEPT_OFF_FLAGS if getattr(entry, flag)]
     if flags:
-        return "kept off the ranking: " + ", ".join(flags)
+        reason = "kept off the ranking: " + ", ".join(flags)
+        # The disputed baseline's figures, in words (`verdicts.baselines`).
+        disputed = getattr(entry, "baseline_disputed", False) and entry.pairing_note
+        return f"{reason} ({entry.pairing_note})" if disputed else reason
     return "no value for the sorted column"
 
 

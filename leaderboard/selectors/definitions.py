@@ -298,6 +298,8 @@ def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
         speedup += f": {entry.tokens_per_second:,.2f} over {baseline:,.2f} tok/s"
     elif entry.speedup is None and entry.pairing_note:
         speedup += f"; none here: {entry.pairing_note}"
+    if entry.speedup is not None and entry.pairing_note:
+        speedup += f"; {entry.pairing_note}"
     pooled = (
         f"; pooled over all of them: mean {entry.pooled_mean:,.2f} tok/s over "
         f"{entry.pooled_n} requests, 95% interval "

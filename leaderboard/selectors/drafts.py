@@ -29,6 +29,10 @@ def draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:
             "ranking_key", flat=True
         )
     )
+    if not rankings:
+        # No ranking holds a draft of it (an unknown name among them): nothing to advise, and
+        # nothing kept, so names made up by a client cannot fill the cache.
+        return []
     [advice] = ranking_kept(
         "draft-advice",
         [target_name],

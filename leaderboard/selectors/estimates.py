@@ -18,6 +18,7 @@ job will hold the GPU, and whether a stored config can be run again here.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from django.db.models import Count, Sum
@@ -27,6 +28,7 @@ from leaderboard.models import (
     SELF_REPORTED_UPLOAD_SOURCE,
     Config,
     Hardware,
+    Job,
     ModelFile,
     RequestRecord,
     Run,
@@ -89,7 +91,10 @@ def draft_compatibility() -> dict:
 
 @dataclass(frozen=True)
 class GpuTimeEstimate:
-    """Seconds a budget takes at measured speeds, or why it is unknown."""
+    """Seconds a budget takes at measured speeds, or why it is unknown; `token_seconds` is the
+    budget at those speeds alone, `seconds` that times `job_ratio`, the median of what this
+    target's latest finished jobs on the hardware took over their own token seconds (server
+    start, model loading, warm-ups and the paired baseline included), from `jobs_timed` jobs."""
 
     known: bool
     seconds: float | None = None
@@ -97,6 +102,9 @@ class GpuTimeEstimate:
     decode_tokens_per_second: float | None = None
     requests_measured: int = 0
     reason: str = ""
+    token_seconds: float | None = None
+    job_ratio: float = 1.0
+    jobs_timed: int = 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -143,16 +151,156 @@ def gpu_time_estimate(
             known=False,
             reason=f"no measured baseline of {target.name} on {hardware.gpu_name} yet",
         )
-    seconds = (
-        budget["prompt_tokens"] / speed["prompt_tokens_per_second"]
-        + budget["generated_tokens"] / speed["decode_tokens_per_second"]
-    )
+    seconds = _token_seconds(budget, speed)
+    ratios = _job_time_ratios(target=target, hardware=hardware, speed=speed)
+    ratio = statistics.median(ratios) if ratios else 1.0
     return GpuTimeEstimate(
         known=True,
-        seconds=seconds,
+        seconds=seconds * ratio,
         prompt_tokens_per_second=speed["prompt_tokens_per_second"],
         decode_tokens_per_second=speed["decode_tokens_per_second"],
         requests_measured=speed["requests"],
+        token_seconds=seconds,
+        job_ratio=ratio,
+        jobs_timed=len(ratios),
+    )
+
+
+def _token_seconds(budget: dict[str, int], speed: dict) -> float:
+    return (
+        budget["prompt_tokens"] / speed["prompt_tokens_per_second"]
+        + budget["generated_tokens"] / speed["decode_tokens_per_second"]
+    )
+
+
+# How many of a target's latest finished jobs on a hardware time its estimates.
+JOBS_TIMED = 10
+
+
+def _job_time_ratios(*, target: ModelFile, hardware: Hardware, speed: dict) -> list[float]:
+    """For this target's latest succeeded jobs on this hardware: the job's wall time (its
+    start to its end on the host) over its own budget's token seconds at this speed."""
+    jobs = (
+        Job.objects.filter(
+            hardware=hardware,
+            config__target=target,
+            status=Job.Status.SUCCEEDED,
+            started_at__isnull=False,
+            finished_at__isnull=False,
+        )
+        .order_by("-finished_at")
+        .values_list("started_at", "finished_at", "config__canonical")[:JOBS_TIMED]
+    )
+    ratios = []
+    for started, finished, canonical in jobs:
+        try:
+            config = parse_stored_config(canonical)
+        except ConfigError:
+            continue  # an imported config: nothing the runner would plan
+        token_seconds = _token_seconds(job_token_budget(config), speed)
+        if token_seconds > 0 and finished > started:
+            ratios.append((finished - started).total_seconds() / token_seconds)
+    return ratios
+
+
+@dataclass(frozen=True)
+class ThreadsAdvice:
+    """The engine threads (llama-server's -t) the submit form starts from on a host, and why;
+    None is the engine's own default, every core."""
+
+    threads: int | None
+    reason: str
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _threads_words(threads: int | None) -> str:
+    return "all cores" if threads is None else f"-t {threads}"
+
+
+def _fastest_measured_threads(hardware: Hardware) -> ThreadsAdvice | None:
+    """The thread count whose baseline requests decoded fastest on this host, for the target
+    measured there at the most thread counts (then with the most requests); None unless some
+    target was measured at two or more."""
+    rows = (
+        RequestRecord.objects.filter(
+            phase="measure",
+            run__hardware=hardware,
+            run__self_reported=False,
+            run__config__spec_label="none",
+            run__config__synthetic=False,
+            predicted_ms__gt=0,
+        )
+        .values("run__config__target__name", "run__config__canonical__threads")
+        .annotate(requests=Count("id"), tokens=Sum("predicted_n"), ms=Sum("predicted_ms"))
+    )
+    by_target: dict[str, dict[int | None, tuple[float, int]]] = {}
+    for row in rows:
+        threads = row["run__config__canonical__threads"]
+        speed = row["tokens"] / row["ms"] * 1000 if row["tokens"] else 0.0
+        by_target.setdefault(row["run__config__target__name"], {})[threads] = (
+            speed,
+            row["requests"],
+        )
+    compared = {target: speeds for target, speeds in by_target.items() if len(speeds) > 1}
+    if not compared:
+        return None
+    target, speeds = max(
+        compared.items(),
+        key=lambda item: (len(item[1]), sum(n for _, n in item[1].values())),
+    )
+    ordered = sorted(speeds.items(), key=lambda item: item[1][0], reverse=True)
+    (best, (best_speed, _)), others = ordered[0], ordered[1:]
+    against = ", ".join(f"{speed:.1f} at {_threads_words(t)}" for t, (speed, _) in others)
+    requests = sum(n for _, n in speeds.values())
+    return ThreadsAdvice(
+        best,
+        f"fastest measured on this host: {best_speed:.1f} decode tok/s at "
+        f"{_threads_words(best)}, against {against} ({target}'s baselines, {requests} requests)",
+    )
+
+
+def host_system(*, hardware: Hardware) -> dict:
+    """What this hardware's latest measured run recorded of its machine (cpu_count, gpu, ...)."""
+    provenance = (
+        Run.objects.filter(hardware=hardware, self_reported=False)
+        .order_by("-pk")
+        .values_list("provenance", flat=True)
+        .first()
+    )
+    system = provenance.get("system") if isinstance(provenance, dict) else None
+    return system if isinstance(system, dict) else {}
+
+
+def is_cpu_host(*, hardware: Hardware, system: dict) -> bool:
+    """Whether the host decodes on its CPU: its runs saw no GPU, or (before any run) it was
+    registered without one (seed_demo names such hardware "CPU <model>")."""
+    if system:
+        return not system.get("gpu")
+    return not hardware.gpus and hardware.gpu_name.startswith("CPU ")
+
+
+def threads_advice(*, hardware: Hardware | None) -> ThreadsAdvice:
+    """The thread count the submit form starts from on this host: the fastest measured there;
+    else 1 on a CPU host of at most two cores, where the web server and workers share the
+    cores and two engine threads spin waiting on each other; else the engine's default."""
+    if hardware is None:
+        return ThreadsAdvice(None, "the engine's default (all cores)")
+    measured = _fastest_measured_threads(hardware)
+    if measured is not None:
+        return measured
+    system = host_system(hardware=hardware)
+    cores = system.get("cpu_count")
+    if is_cpu_host(hardware=hardware, system=system) and (cores is None or cores <= 2):
+        return ThreadsAdvice(
+            1,
+            f"a CPU host of {cores or 'unknown'} cores, shared with the site's own processes: "
+            "one engine thread decodes fastest there (two spin waiting on each other); no "
+            "thread counts compared on this host yet",
+        )
+    return ThreadsAdvice(
+        None, "the engine's default (all cores): no thread counts compared on this host yet"
     )
 
 
@@ -235,6 +383,11 @@ def submission_cost(
         "gpu_time_text": duration_text(gpu_time["seconds"])
         if gpu_time and gpu_time["known"]
         else "",
+        # A CPU host's job holds its CPU, and the estimate says so.
+        "time_kind": "CPU"
+        if hardware is not None
+        and is_cpu_host(hardware=hardware, system=host_system(hardware=hardware))
+        else "GPU",
     }
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
 
 from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.selectors.board import (
@@ -101,6 +102,36 @@ def board_selection(*, filters: Mapping[str, str], search: str) -> dict[str, str
     }
 
 
+def _board_pages(
+    *, filters: Mapping[str, str], search: str, include_all: bool, page_size: int
+) -> tuple[QuerySet[LeaderboardEntry], BoardPaginator]:
+    """The ranked rows the filters and search match, and their paginator."""
+    selection = board_selection(filters=filters, search=search)
+    entries = leaderboard_entries(
+        **selection,
+        ordering=filters["ordering"] or "tokens_per_second",
+        ranked_only=not include_all,
+        include_retired=include_all,
+    )
+    count_key = {"board": selection, "include_all": include_all}
+    # The page's rows are read as plain values (`row_content`): their ranks, headings and
+    # baselines read nothing else, and only the rows whose rendering is not kept are read as
+    # models when the table is rendered (`templatetags.board_rows`).
+    return entries, BoardPaginator(row_contents(entries), page_size, count_key=count_key)
+
+
+def board_page_number(
+    *, filters: Mapping[str, str], search: str, include_all: bool, page: int, page_size: int
+) -> int:
+    """The page of `board_ranked` that a requested number shows: a number past the last is the
+    last, so an out-of-range number is cached as that page, not as a page of its own. The row
+    count is the one `board_ranked` reads (kept with the board's row set)."""
+    _, paginator = _board_pages(
+        filters=filters, search=search, include_all=include_all, page_size=page_size
+    )
+    return min(max(page, 1), paginator.num_pages)
+
+
 def board_ranked(
     *, filters: Mapping[str, str], search: str, include_all: bool, page: int, page_size: int
 ) -> dict:
@@ -111,14 +142,10 @@ def board_ranked(
     are not shown apart."""
     selection = board_selection(filters=filters, search=search)
     ordering = filters["ordering"] or "tokens_per_second"
-    entries = leaderboard_entries(
-        **selection, ordering=ordering, ranked_only=not include_all, include_retired=include_all
+    entries, paginator = _board_pages(
+        filters=filters, search=search, include_all=include_all, page_size=page_size
     )
-    count_key = {"board": selection, "include_all": include_all}
-    # The page's rows are read as plain values (`row_content`): their ranks, headings and
-    # baselines read nothing else, and only the rows whose rendering is not kept are read as
-    # models when the table is rendered (`templatetags.board_rows`).
-    shown = BoardPaginator(row_contents(entries), page_size, count_key=count_key).get_page(page)
+    shown = paginator.get_page(page)
     newest = newest_release_number()
     contents = [ContentRow(values) for values in shown.object_list]
     ranks = page_ranks(entries, contents, offset=shown.start_index() - 1, ordering=ordering)

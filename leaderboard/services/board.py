@@ -4,8 +4,9 @@ board's version so cached pages are redone.
 
 A row keeps the seed's rule (the batch with the best average) and what discloses it: how many
 batches it was the best of and the pooled figures over all of them. It is lossless only if no
-compared batch diverged. Its baseline batch is chosen by `services.pairing`. What the verdicts
-decide of it (`leaderboard.verdicts`: its ranking, the config's sample and interval, the
+compared batch diverged, and its fidelity badge agrees (`verdicts.fidelity`). Its baseline
+batch is chosen by `services.pairing` (a disputed one keeps it off the rankings). What the
+verdicts decide of it (`leaderboard.verdicts`: its ranking, the config's sample and interval, the
 speedup's interval, noisy, memorised, the crossover) is stored with it, and every ranking a
 change touched is ranked again (`rerank`), so pages read ranks and ties, never compute them.
 Rows of models marked as test weights stay off the main ranking; marking them (or retiring a
@@ -153,24 +154,6 @@ def pooled_figures(runs: Sequence[Run], *, definition: str) -> Pooled:
     )
 
 
-def _lossless(runs: Sequence[Run]) -> bool | None:
-    """False if any compared batch diverged; None if none was compared (synthetic ones claim
-    nothing); True only when every compared batch matched its baseline."""
-    compared = [run.lossless for run in runs if not run.synthetic and run.lossless is not None]
-    return all(compared) if compared else None
-
-
-# runner.fidelity's verdicts, best first: a row shows the worst of its graded batches.
-FIDELITY_ORDER = ("identical", "near ties only", "unclassified", "mismatch")
-
-
-def _fidelity(runs: Sequence[Run]) -> str:
-    """The worst fidelity verdict over the row's graded batches (a baseline measured in the same
-    invocation graded them); empty when none was graded."""
-    graded = [run.fidelity for run in runs if run.fidelity in FIDELITY_ORDER and not run.synthetic]
-    return max(graded, key=FIDELITY_ORDER.index) if graded else ""
-
-
 def refresh_leaderboard_entry(
     *, config: Config, hardware: Hardware, engine_release: str
 ) -> LeaderboardEntry | None:
@@ -242,12 +225,15 @@ def _speedup_uncertainty(
             batch_speedups=[], own=own, baseline=reference, unit=verdicts.ROUNDS
         )
     baseline = verdicts.run_sample(pairing.run, protocol=config.protocol)
-    # Each batch's own speedup over the baseline of its own invocation (the runner's figure).
+    # Each batch's own speedup over the baseline of its own invocation (the runner's figure),
+    # unless one of those baselines is disputed: then only the site's baseline divides.
     batch_speedups = [
         run.speedup
         for run in runs
         if run.tps_definition == figures.best.tps_definition and not run.degenerate
     ]
+    if pairing.disputed:
+        batch_speedups = []
     return verdicts.speedup_uncertainty(
         batch_speedups=batch_speedups,
         own=figures.best_sample,
@@ -327,7 +313,8 @@ def _refresh_entry(
     # Every release on the board has its build row (staleness and retirement are read there).
     build, _ = EngineBuild.objects.get_or_create(release=engine_release)
     pooled = pooled_figures(runs, definition=best.tps_definition)
-    pairing = pair_baseline(best, config=config, same=same, points=points)
+    outputs = verdicts.outputs_verdict(runs)
+    pairing = pair_baseline(best, config=config, same=same, points=points, runs=runs)
     speedup_interval = _speedup_uncertainty(config, runs, figures, pairing, points)
     key = verdicts.ranking_key(
         config,
@@ -359,8 +346,9 @@ def _refresh_entry(
             "end_to_end_tokens_per_second": best.e2e_mean,
             "acceptance_rate": best.acceptance_rate,
             "tau": best.tau,
-            "lossless": _lossless(runs),
-            "fidelity": _fidelity(runs),
+            # Decided together, so that the badge and the stored lossless agree.
+            "lossless": outputs.lossless,
+            "fidelity": outputs.fidelity,
             "synthetic": best.synthetic,
             "self_reported": best.self_reported,
             "degenerate": best.degenerate,
@@ -369,6 +357,7 @@ def _refresh_entry(
             "baseline_entry": pairing.entry,
             "baseline_run": pairing.run,
             "pairing_note": pairing.note,
+            "baseline_disputed": pairing.disputed,
             "speedup": (
                 paired_speedup(best, pairing.run, protocol=config.protocol, points=points)
                 if pairing.run

@@ -3,8 +3,9 @@
 `register_hub_model` resolves the revision to a commit, reads the file's size and sha256 from
 the Hub (an LFS file's sha256 is in the tree listing and its linked ETag; for a file kept in git
 the web host streams it once to compute it, storing nothing), then reads the GGUF header with
-range requests of the first bytes (runner.hub) before anyone downloads the whole file, and only
-then writes one ModelFile row. Every failure is a field error and writes nothing. GPU hosts fetch
+range requests of the first bytes (runner.hub) before anyone downloads the whole file (a DFlash
+draft llama.cpp could not load is refused there, `registry.draft_file_problems`), and only then
+writes one ModelFile row. Every failure is a field error and writes nothing. GPU hosts fetch
 the file on first use (runner.model_cache). `request_model`, `approve_model_request` and
 `refuse_model_request` keep the users' requests, an approval registering through the same path.
 """
@@ -23,7 +24,11 @@ from django.utils import timezone
 from leaderboard.models import ModelFile, ModelRequest
 from leaderboard.services.board import mark_test_weights
 from leaderboard.services.errors import RegistrationError, ServiceError
-from leaderboard.services.registry import DRAFT_ARCHITECTURES, _model_reference_errors
+from leaderboard.services.registry import (
+    DRAFT_ARCHITECTURES,
+    _model_reference_errors,
+    draft_file_problems,
+)
 from runner.errors import ModelCheckError
 from runner.hub import HubError, HubFile, read_remote_header, resolve_hub_file, stream_sha256
 
@@ -91,6 +96,8 @@ def register_hub_model(
             raise RegistrationError({"hf_file": [str(error)]}) from None
         except HubError as error:
             raise RegistrationError({error.field: [str(error)]}) from None
+    if problems := draft_file_problems(info):
+        raise RegistrationError({"hf_file": problems})
     known = ModelFile.objects.filter(path=reference).first()
     if known is not None and known.sha256 != sha256:
         raise RegistrationError(

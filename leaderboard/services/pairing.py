@@ -93,11 +93,13 @@ def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
 
 @dataclass(frozen=True)
 class Pairing:
-    """A row's baseline: its row and batch, or why there is none (then no speedup)."""
+    """A row's baseline: its row and batch, or why there is none (then no speedup); disputed
+    where a batch's own baseline disagrees with the site's (`verdicts.baseline_dispute`)."""
 
     entry: LeaderboardEntry | None = None
     run: Run | None = None
     note: str = ""
+    disputed: bool = False
 
 
 def _refusal(best: Run, baselines: Sequence[Run]) -> str:
@@ -114,11 +116,42 @@ def _refusal(best: Run, baselines: Sequence[Run]) -> str:
     return "baseline built with other engine build flags: not comparable"
 
 
+def _dispute(
+    runs: Sequence[Run], comparable: Sequence[Run], *, protocol: str, points: dict[int, object]
+) -> tuple[str, set[int]]:
+    """The first reason a row's batch brought a baseline that disagrees with the site's other
+    batches of it (`verdicts.baseline_dispute`), and the ids of the disputed baselines."""
+    reason, disputed = "", set()
+    if len(comparable) < 2:
+        return reason, disputed  # Only one baseline batch: nothing to dispute it with.
+
+    def sample(run: Run) -> verdicts.Sample | None:
+        return verdicts.run_sample(run, points=points.get(run.pk), protocol=protocol)
+
+    for run in runs:
+        own = _same_invocation(run, comparable)
+        if own is None or own.pk in disputed:
+            continue
+        others = [sample(other) for other in comparable if other.pk != own.pk]
+        if found := verdicts.baseline_dispute(sample(own), others):
+            reason = reason or found
+            disputed.add(own.pk)
+    return reason, disputed
+
+
 def pair_baseline(
-    best: Run, *, config: Config, same: dict[str, Any], points: dict[int, object]
+    best: Run,
+    *,
+    config: Config,
+    same: dict[str, Any],
+    points: dict[int, object],
+    runs: Sequence[Run],
 ) -> Pairing:
     """The baseline batch a row's best batch is compared with: same tok/s definition, engine
-    backend and build flags; the one of the same runner invocation first, else the best."""
+    backend and build flags; the one of the same runner invocation first, else the best. Where
+    a batch of the row (`runs`) brought its own baseline and the site's other batches of it
+    disagree beyond their intervals, the pairing is disputed and the site's batches alone are
+    the denominator."""
     if config.baseline_id is None:
         return Pairing()
     baseline_entry = LeaderboardEntry.objects.filter(config_id=config.baseline_id, **same).first()
@@ -137,6 +170,11 @@ def pair_baseline(
         return Pairing(note=_refusal(best, baselines))
     if config.protocol == verdicts.CONCURRENCY:
         points.update(stored_points(comparable))
+    reason, disputed = _dispute(runs, comparable, protocol=config.protocol, points=points)
+    if disputed:
+        site = [b for b in comparable if b.pk not in disputed]
+        chosen = best_batch(site, protocol=config.protocol, points=points) if site else None
+        return Pairing(entry=baseline_entry, run=chosen, note=reason[:200], disputed=True)
     chosen = _same_invocation(best, comparable) or best_batch(
         comparable, protocol=config.protocol, points=points
     )

@@ -1,13 +1,15 @@
 """The registry: hardware kinds, model files and engine builds.
 
-A model is registered by reading its GGUF header with the runner; a hardware kind (one GPU or
-several: "2x RTX 3090 24GB", from the GPUs NVML shows on a host) gets the queue its GPU workers
-consume; retiring an engine build takes its rows off the ranking."""
+A model is registered by reading its GGUF header with the runner (a DFlash draft that llama.cpp
+could not load with any target is refused there: ``draft_file_problems``); a hardware kind (one
+GPU or several: "2x RTX 3090 24GB", from the GPUs NVML shows on a host) gets the queue its GPU
+workers consume; retiring an engine build takes its rows off the ranking."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from pathlib import Path
 
 from django.conf import settings
@@ -25,9 +27,10 @@ from leaderboard.models import (
 )
 from leaderboard.services.board import mark_test_weights, raise_board_version, rerank_all
 from leaderboard.services.errors import RegistrationError
+from runner.compatibility import dflash_draft_problem
 from runner.config import MAX_GPUS, BenchmarkConfig, field_errors
 from runner.errors import ModelCheckError
-from runner.gguf.inspect import inspect_model
+from runner.gguf.inspect import ModelInfo, inspect_model
 from runner.provenance import describe_gpus, gpu_set_problem, normalise_gpu_name
 
 DRAFT_ARCHITECTURES = frozenset({"dflash", "dflash-draft", "eagle3"})
@@ -58,6 +61,19 @@ def hardware_slug(
     return base + (_SELF_REPORTED_SUFFIX if self_reported else "")
 
 
+# Unicode's control and format characters (bidi overrides and isolates, zero-width spaces and
+# joiners, the byte-order mark, soft hyphens) and the line and paragraph separators: in a name
+# shown on every page, they hide text or make it read as another GPU's name.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The code points in `text` that do not show or that reorder the text around them
+    ("U+202E", ...), each once, in the order they first appear."""
+    found = (char for char in text if unicodedata.category(char) in _HIDDEN_CATEGORIES)
+    return list(dict.fromkeys(f"U+{ord(char):04X}" for char in found))
+
+
 def register_hardware(
     *,
     gpu_name: str,
@@ -74,6 +90,15 @@ def register_hardware(
     if "\x00" in gpu_name:
         # PostgreSQL cannot store a NUL character in text.
         raise RegistrationError({"hardware": ["the hardware name contains a NUL character"]})
+    if hidden := hidden_characters(gpu_name):
+        raise RegistrationError(
+            {
+                "hardware": [
+                    "the hardware name contains characters that do not show or that reorder "
+                    f"the text around them ({', '.join(hidden)}): type the name plainly"
+                ]
+            }
+        )
     if not 1 <= gpu_count <= MAX_GPUS:
         raise RegistrationError({"gpu_count": [f"a kind has 1 to {MAX_GPUS} GPUs"]})
     normalised = normalise_gpu_name(gpu_name)
@@ -183,6 +208,16 @@ def _model_reference_errors(reference: str) -> list[str]:
     return []
 
 
+def draft_file_problems(info: ModelInfo) -> list[str]:
+    """Why a DFlash draft cannot load in llama.cpp whatever target it is paired with (its keys
+    and tensors: ``runner.compatibility.dflash_draft_problem``), so is not registered; what it
+    needs of its target is checked when a config pairs them."""
+    if info.architecture != "dflash":
+        return []
+    problem = dflash_draft_problem(info)
+    return [problem] if problem is not None else []
+
+
 def register_model(
     *,
     path: str,
@@ -207,6 +242,8 @@ def register_model(
         info = inspect_model(full)
     except ModelCheckError as error:
         raise RegistrationError({"path": [str(error)]}) from None
+    if problems := draft_file_problems(info):
+        raise RegistrationError({"path": problems})
     if role is None:
         role = (
             ModelFile.Role.DRAFT

@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from leaderboard import verdicts
 from leaderboard.models import (
     REQUEST_RECORD_FIELDS,
     SELF_REPORTED_RELEASE,
@@ -123,7 +124,8 @@ def section_fields(section: Section, *, engine: EngineInfo) -> dict[str, Any]:
         "draft_accepted": summary.draft_accepted,
         "verify_steps": summary.verify_steps,
         "speedup": paired.speedup if paired else None,
-        "lossless": paired.lossless if paired else None,
+        # Derived by the site from the outputs (`_pair_lossless`), never the file's claim.
+        "lossless": None,
         # The model checked it against the config: synthetic acceptance is never the model's own.
         "synthetic": section.synthetic,
         "degenerate": summary.degenerate,
@@ -250,7 +252,9 @@ def _graded_fidelity(section: Section, *, result: BenchmarkResult) -> str:
     if result.baseline is None or section is result.baseline or section.synthetic:
         return ""
     grade = fidelity_grade([r.model_dump() for r in section.requests if r.phase == "measure"])
-    return grade.verdict if grade is not None else ""
+    if grade is None:
+        return ""
+    return verdicts.graded_fidelity(grade.verdict, backend=result.engine.backend)
 
 
 def _record_job_run(
@@ -260,7 +264,10 @@ def _record_job_run(
     stored: dict[str, Any],
     result: BenchmarkResult,
     baseline: tuple[Section, dict[str, Any]] | None = None,
+    baseline_run: Run | None = None,
 ) -> Run | None:
+    """Record a job's result section as its run (and a baseline section beside it, or pair it
+    with `baseline_run`, the run its file's baseline section was stored as)."""
     job = (
         Job.objects.select_related("config__target", "config__draft", "hardware")
         .filter(id=job_id)
@@ -293,7 +300,6 @@ def _record_job_run(
         if not finished:
             return None
         release = result.engine.release or job.engine_release
-        baseline_run = None
         if baseline is not None:  # checked above: the config's own baseline
             baseline_section, baseline_stored = baseline
             baseline_run = record_run(
@@ -329,6 +335,15 @@ def _record_job_run(
     return run
 
 
+def _settle_outputs(run: Run, *, lossless: bool | None) -> None:
+    """Store a run's lossless as compared, with its fidelity grade brought into agreement
+    (`verdicts.outputs_verdict`: "identical" only where lossless is True)."""
+    run.lossless = lossless
+    outputs = verdicts.outputs_verdict([run])
+    run.lossless, run.fidelity = outputs.lossless, outputs.fidelity
+    Run.objects.filter(pk=run.pk).update(lossless=run.lossless, fidelity=run.fidelity)
+
+
 def _pair_lossless(run: Run, *, baseline_run: Run | None = None) -> None:
     """Compare greedy outputs with the paired baseline run, in whichever order they arrive
     (baseline_run: the one measured in the same invocation, when there is one)."""
@@ -345,14 +360,12 @@ def _pair_lossless(run: Run, *, baseline_run: Run | None = None) -> None:
         if run.lossless is None and not run.synthetic:
             if baseline_run is None:
                 baseline_run = Run.objects.filter(config=config.baseline, **same).last()
-            if baseline_run is not None:
-                run.lossless = _same_output(run, baseline_run)
-                Run.objects.filter(pk=run.pk).update(lossless=run.lossless)
+            _settle_outputs(run, lossless=_same_output(run, baseline_run) if baseline_run else None)
         return
     for speculative in Run.objects.filter(
         config__baseline=config, lossless=None, synthetic=False, **same
     ):
-        Run.objects.filter(pk=speculative.pk).update(lossless=_same_output(speculative, run))
+        _settle_outputs(speculative, lossless=_same_output(speculative, run))
 
 
 def _imported_model_file(info: ModelFileInfo, *, role: str) -> ModelFile:
@@ -404,11 +417,15 @@ def import_runner_result(
     if refusal := door_refusal(typed, hardware=hardware):
         raise ServiceError({"result": [refusal]})
     runs = []
+    # The file's baseline section, stored first: its speculative section's outputs are compared
+    # with that run, the baseline measured in the same invocation.
+    own_baseline: Run | None = None
     for section, stored in _sections(typed):
         fingerprint = digest(stored)
         existing = Run.objects.filter(import_fingerprint=fingerprint).first()
         if existing is not None:
             runs.append(existing)
+            own_baseline = existing if section is typed.baseline else own_baseline
             continue
         models = section.provenance.models
         target = _imported_model_file(models.target, role=ModelFile.Role.TARGET)
@@ -428,12 +445,19 @@ def import_runner_result(
                 # Counted in the uploader's tokens today, as every job of theirs is.
                 total_tokens=job_token_budget(section.config)["total_tokens"],
             )
-            run = _record_job_run(job_id=job.pk, section=section, stored=stored, result=typed)
+            run = _record_job_run(
+                job_id=job.pk,
+                section=section,
+                stored=stored,
+                result=typed,
+                baseline_run=own_baseline if section is typed else None,
+            )
             if run is None:
                 job.refresh_from_db()
                 raise ServiceError({"result": [job.error or "the result could not be recorded"]})
             Run.objects.filter(pk=run.pk).update(import_fingerprint=fingerprint)
         runs.append(run)
+        own_baseline = run if section is typed.baseline else own_baseline
     return runs
 
 

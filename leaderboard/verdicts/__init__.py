@@ -20,6 +20,10 @@ so both may use it.
   the row above" labels.
 - `concurrency`: per-level verdicts against the baseline and the crossover as a level interval.
 - `categories`: per-category intervals over prompts, anecdotal below three.
+- `baselines`: whether a result's own baseline disagrees with the site's measurements of it
+  beyond their intervals (then the row is kept off every ranking until they agree).
+- `fidelity`: lossless and the fidelity badge of a run or a row, decided together from the
+  outputs (never a file's claim); "near ties only" only where the margin threshold was measured.
 - `quality`: whether a draft changed the answers: the quality protocol's paired accuracy
   difference read by its interval ("fewer correct", "more correct", "no change shown").
 - `output_length`: per output length the speedup over the paired baseline, its 95% interval (the
@@ -40,6 +44,7 @@ from leaderboard.verdicts.advice import (
     speedup_interval,
     tied,
 )
+from leaderboard.verdicts.baselines import baseline_dispute
 from leaderboard.verdicts.best_run import (
     CONCURRENCY,
     aggregate_sample,
@@ -59,6 +64,12 @@ from leaderboard.verdicts.concurrency import (
     crossover_text,
     level_acceptance,
     level_verdicts,
+)
+from leaderboard.verdicts.fidelity import (
+    FIDELITY_ORDER,
+    Outputs,
+    graded_fidelity,
+    outputs_verdict,
 )
 from leaderboard.verdicts.quality import (
     FEWER_CORRECT,
@@ -179,4 +190,9 @@ __all__ = [
     "MORE_CORRECT",
     "NO_CHANGE_SHOWN",
     "quality_change",
+    "baseline_dispute",
+    "FIDELITY_ORDER",
+    "Outputs",
+    "graded_fidelity",
+    "outputs_verdict",
 ]

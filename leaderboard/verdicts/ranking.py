@@ -19,7 +19,15 @@ import numpy as np
 from leaderboard.verdicts.statistics import Sample, SampleColumns, indistinguishable_columns
 
 # What keeps a row off every ranking (LeaderboardEntry's flags).
-KEPT_OFF_FLAGS = ("synthetic", "self_reported", "degenerate", "retired", "test_weights")
+KEPT_OFF_FLAGS = (
+    "synthetic",
+    "self_reported",
+    "degenerate",
+    "retired",
+    "test_weights",
+    # Its own baseline disagrees with the site's (`verdicts.baselines`).
+    "baseline_disputed",
+)
 
 
 @dataclass(frozen=True)

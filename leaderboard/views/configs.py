@@ -4,7 +4,9 @@ run's page (a page of its requests) and its per-request downloads as CSV and JSO
 Both pages are rendered once per change of the board and served from the page cache until then,
 as the front page is; only the site header around them is rendered per request, and a page
 served so costs no query. What a miss costs is bounded too: a hundred runs or requests a page, and
-the figures read from a run's stored result computed once (`selectors.run_figures`)."""
+the figures read from a run's stored result computed once (`selectors.run_figures`). The
+downloads are rendered once per run and kept (`exports.kept`), and held to a rate per address for
+visitors not signed in (`exports.throttled`)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from leaderboard import exports, selectors
+from leaderboard.models import Run
 from leaderboard.query import whole_number
 from leaderboard.selectors.outcomes import run_noise
 
@@ -84,22 +87,32 @@ def _run_html(*, run_id: int, requests_page: int) -> dict:
 
 
 @require_safe
+@exports.throttled
 def run_requests_csv(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
         raise Http404("no such run")
-    return exports.csv_response(
-        selectors.request_records(run=run),
-        selectors.REQUEST_EXPORT_FIELDS,
-        f"run-{run.pk}-requests.csv",
+    # A run's records never change: the download is rendered once (leaderboard.exports.kept).
+    return exports.kept(
+        f"run-requests-csv:{run.pk}",
+        lambda: exports.csv_response(
+            selectors.request_records(run=run),
+            selectors.REQUEST_EXPORT_FIELDS,
+            f"run-{run.pk}-requests.csv",
+        ),
     )
 
 
 @require_safe
+@exports.throttled
 def run_requests_json(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
         raise Http404("no such run")
+    return exports.kept(f"run-requests-json:{run.pk}", lambda: _run_requests_json(run))
+
+
+def _run_requests_json(run: Run) -> HttpResponse:
     body = {
         "run": run.pk,
         "config_key": run.config.key,

@@ -32,6 +32,7 @@ from leaderboard.forms import (
     fitted_defaults,
     initial_from_config,
     protocol_defaults,
+    threads_help,
 )
 from leaderboard.models import Hardware, ModelFile
 from runner.config import DFLASH_MAX_N_MAX, MAX_N_MAX, BenchmarkConfig
@@ -140,6 +141,11 @@ def _script_data(form: SubmitForm) -> dict:
                 for field, value in protocol_defaults(name).items()
             }
             for name in PROTOCOL_FORM_FIELDS
+        },
+        # Per host, the threads the form starts from and why: the script follows the chosen host.
+        "threads": {
+            slug: {"threads": advice.threads, "help": threads_help(advice.reason)}
+            for slug, advice in form.threads_advice.items()
         },
         "compatibility": selectors.draft_compatibility(),
         "n_max": {"max": MAX_N_MAX, "dflash_max": DFLASH_MAX_N_MAX},

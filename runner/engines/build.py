@@ -10,16 +10,20 @@ in-process engine, llama-cpp-python, once from its sdist.
 
 from __future__ import annotations
 
+import collections
 import fcntl
 import functools
 import hashlib
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -154,6 +158,53 @@ def _cmake_generator() -> list[str]:
     return ["-G", "Ninja"] if shutil.which("ninja") else []
 
 
+# The longest a build stays silent: a newcomer waiting minutes on a first build sees it move.
+PROGRESS_INTERVAL_S = 30.0
+
+
+def _run_with_progress(
+    argv: list[str], *, log, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run one build step, passing its latest output line (ninja's "[12/340] Building ...") to
+    ``log`` at most every PROGRESS_INTERVAL_S and a heartbeat when it printed nothing since;
+    return its exit status and the last 3,000 characters of its output."""
+    started = time.monotonic()
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line.rstrip())
+        lines.put(None)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    tail: collections.deque[str] = collections.deque(maxlen=200)
+    latest: str | None = None
+    last_report = started
+    while True:
+        try:
+            line = lines.get(timeout=PROGRESS_INTERVAL_S / 4)
+        except queue.Empty:
+            line = ""
+        if line is None:
+            break
+        if line:
+            tail.append(line)
+            latest = line
+        now = time.monotonic()
+        if log and now - last_report >= PROGRESS_INTERVAL_S:
+            elapsed = f"{now - started:.0f} s"
+            log(f"  {latest} ({elapsed})" if latest else f"  still running, {elapsed} so far")
+            latest = None
+            last_report = now
+    reader.join()
+    return process.wait(), "\n".join(tail)[-3000:]
+
+
 def build(
     *,
     release: int = DEFAULT_RELEASE,
@@ -206,9 +257,8 @@ def _build_into(
         for argv in (configure, compile_):
             if log:
                 log(" ".join(argv))
-            completed = subprocess.run(argv, capture_output=True, text=True)
-            if completed.returncode != 0:
-                tail = (completed.stdout + completed.stderr)[-3000:]
+            returncode, tail = _run_with_progress(argv, log=log)
+            if returncode != 0:
                 raise EngineBuildError(f"llama.cpp build failed ({argv[1]}):\n{tail}")
         staging = Path(scratch) / "out" / "bin"
         staging.mkdir(parents=True)
@@ -364,10 +414,9 @@ def ensure_inprocess(*, log=None) -> str:
             sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-binary", INPROCESS_PACKAGE,
             f"{INPROCESS_PACKAGE}=={INPROCESS_VERSION}", "-w", str(wheels),
         ]  # fmt: skip
-        completed = subprocess.run(argv, capture_output=True, text=True, env=environment)
-        if completed.returncode != 0:
-            tail = (completed.stdout + completed.stderr)[-2000:]
-            raise EngineBuildError(f"could not build {INPROCESS_PACKAGE}:\n{tail}")
+        returncode, tail = _run_with_progress(argv, log=log, env=environment)
+        if returncode != 0:
+            raise EngineBuildError(f"could not build {INPROCESS_PACKAGE}:\n{tail[-2000:]}")
     wheel = sorted(wheels.glob(pattern))[-1]
     # Its pure-Python requirements come from the index as usual; the compiled part is ours.
     argv = [sys.executable, "-m", "pip", "install", "-q", str(wheel)]

@@ -12,6 +12,7 @@ hostile file cannot make it read or allocate more than that.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import struct
@@ -79,13 +80,14 @@ class HeaderField:
 
     ``types`` is the value's type, for an array followed by its first item's types; ``length``
     is the number of values (an array's items, nested arrays flattened); ``value`` holds a
-    fixed-size scalar, decoded while parsing."""
+    fixed-size scalar, decoded while parsing; ``end`` is where the value's bytes end."""
 
     name: str
     types: tuple[int, ...]
     offset: int
     length: int = 1
     value: Any = None
+    end: int = 0
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,27 @@ class GGUFHeader:
         if found.types[-1] == STRING:
             return [cursor.string(offset) for _, offset in leaves]
         return [cursor.scalar(item, offset) for item, offset in leaves]
+
+    def array_digest(self, key: str, *, skip: int = 0, salt: bytes = b"") -> str | None:
+        """The sha256 of ``salt`` and a flat array's items as the file stores them (a string as
+        its length and bytes), leaving out its first ``skip`` items; None if there is no such
+        array or it has no more items. Two arrays of one byte order have the same digest (with
+        the same salt) exactly when their items from ``skip`` on are the same."""
+        found = self.fields.get(key)
+        if found is None or found.types[0] != ARRAY or len(found.types) != 2:
+            return None
+        if found.length <= skip:
+            return None
+        cursor = _Cursor(self.data, len(self.data), self.byte_order)
+        start = found.offset + 12
+        if found.types[1] == STRING:
+            for _ in range(skip):
+                start = cursor.string_end(start)
+        else:
+            start += skip * _SCALAR_SIZES[GGUFValueType(found.types[1])]
+        digest = hashlib.sha256(salt)
+        digest.update(self.data[start : found.end])
+        return digest.hexdigest()
 
     def array_len(self, key: str) -> int | None:
         """How many values a field holds (GGUFReader's ``len(field.data)``), or None."""
@@ -338,7 +361,7 @@ def _parse(
             raise HeaderError(f"key {key} appears twice")
         end, types, length = cursor.skip_value(kind, offset, f"key {key}")
         value = cursor.scalar(kind, offset) if kind in _SCALAR_CODES else None
-        fields[key] = HeaderField(key, types, offset, length, value)
+        fields[key] = HeaderField(key, types, offset, length, value, end)
         offset = end
     if tensor_count > (size - offset) // _MIN_TENSOR_INFO_BYTES:
         raise HeaderError(f"the header claims {tensor_count} tensors, more than the file can hold")

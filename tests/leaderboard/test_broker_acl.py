@@ -1,27 +1,51 @@
-"""A GPU host's broker user, as leaderboard.broker.host_acl_rule spells it, on a real redis-server
-started with that ACL; and the app's transport on the db queue (leaderboard.transport), which
-drops what a host may write there but must not be run. No worker process: the real db worker
-facing the same attacks is tests/system/test_broker_acl_worker.py."""
+"""The broker's users (leaderboard.broker): no anonymous user, the site's own, and a GPU host's
+as host_acl_rule spells it, on a real redis-server started with that ACL (the example file and
+compose's own command as they are); the reconciler's reads of what hosts write. No worker
+process: the real db worker facing the same attacks is tests/system/test_broker_acl_worker.py;
+the transport's judgement of each message is tests/leaderboard/test_transport.py."""
 
 from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
-from kombu import Connection, Consumer, Queue
+import yaml
 from kombu.exceptions import OperationalError
 
 from leaderboard import dispatch, signing
-from leaderboard.broker import host_acl_rule
-from leaderboard.celery import DB_QUEUE, RECORD_PROGRESS, RUN_BENCHMARK, SITE_QUEUE, app
+from leaderboard.broker import host_acl_rule, site_acl_rules
+from leaderboard.celery import (
+    DB_QUEUE,
+    HOST_TASKS,
+    RECORD_PROGRESS,
+    RECORD_RESULT,
+    RUN_BENCHMARK,
+    SITE_QUEUE,
+    app,
+)
 from leaderboard.transport import message_refusal
-from tests.support.brokers import PrivateRedis, celery_broker
+from tests.support.brokers import (
+    PrivateRedis,
+    celery_broker,
+    envelope,
+    free_port,
+    task_message,
+)
 
 HOSTS = {"lab-a": ("h200", "pw-a"), "lab-b": ("h200-x2", "pw-b")}
+REPOSITORY = Path(__file__).resolve().parents[2]
+EXAMPLE_ACL = REPOSITORY / "examples" / "redis-users.acl"
+# What Redis answers a client that sent no credentials, whatever it asked.
+REQUIRED = "Authentication required"
+LARGEST_RESULT = "docs/gpu-results/h200-run8/8b-dflash8-concurrency.json"
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +148,8 @@ def test_a_host_runs_no_dangerous_command_and_stays_in_its_database(lab_a):
         lab_a.flushall,
         lambda: lab_a.keys("*"),
         lambda: lab_a.config_get("*"),
+        lambda: lab_a.acl_list(),  # every user's rule and password hash
+        lambda: lab_a.execute_command("SHUTDOWN", "NOSAVE"),
         lambda: lab_a.client_kill_filter(_type="normal"),
         lambda: lab_a.execute_command("SELECT", 1),
     ):
@@ -136,72 +162,8 @@ def test_a_gpu_host_worker_sends_its_messages_back_under_its_acl(broker, site, s
         dispatch.send_progress(job_id=1, delivery="d", progress={"phase": "started"})
     (raw,) = site.lrange(DB_QUEUE, 0, -1)
     assert json.loads(raw)["headers"]["task"] == RECORD_PROGRESS
-
-
-def task_message(task: str, kwargs: dict) -> str:
-    """A Celery task message as kombu's Redis transport stores it."""
-    body = base64.b64encode(json.dumps([[], kwargs, {}]).encode()).decode()
-    return json.dumps(
-        {
-            "body": body,
-            "content-encoding": "utf-8",
-            "content-type": "application/json",
-            "headers": {"task": task, "id": "t-1", "lang": "py"},
-            "properties": {
-                "body_encoding": "base64",
-                "delivery_tag": "chosen-by-the-host",
-                "delivery_info": {"exchange": "", "routing_key": SITE_QUEUE},
-                "priority": 0,
-            },
-        }
-    )
-
-
-def test_the_transport_drops_what_does_not_belong_on_db_and_delivers_the_rest(
-    broker, site, lab_a, caplog
-):
-    hostile = [
-        "not-json",
-        b"\xff\xfe",
-        "5",
-        "{}",
-        json.dumps({"headers": {"task": RECORD_PROGRESS}, "properties": {}, "body": "%%"}),
-        task_message(RUN_BENCHMARK, {"job_id": 1}),
-        task_message("leaderboard.tasks.reconcile_jobs_task", {}),
-    ]
-    for message in [*hostile, task_message(RECORD_PROGRESS, {"job_id": 1})]:
-        lab_a.lpush(DB_QUEUE, message)
-
-    delivered = []
-    with Connection(broker.url, transport="leaderboard.transport:Transport") as connection:
-        queue = Queue(DB_QUEUE, no_declare=True)
-        with Consumer(connection, [queue], callbacks=[lambda body, m: delivered.append(m)]):
-            for _ in range(len(hostile) + 1):
-                try:
-                    connection.drain_events(timeout=2)
-                except TimeoutError:
-                    break
-
-    (message,) = delivered
-    assert message.headers["task"] == RECORD_PROGRESS
-    # The host chose neither its tag nor where a restore would put it.
-    assert message.delivery_tag != "chosen-by-the-host"
-    assert message.delivery_info["routing_key"] == DB_QUEUE
-    drops = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
-    assert len(drops) == len(hostile), drops
-
-
-@pytest.mark.parametrize(
-    ("message", "reason"),
-    [
-        ([], "not a message"),
-        ({"headers": {"task": RUN_BENCHMARK}, "properties": {}}, "does not belong"),
-        (json.loads(task_message(RECORD_PROGRESS, {})) | {"content-type": "x"}, "not JSON"),
-        (json.loads(task_message(RECORD_PROGRESS, {})) | {"body": "!!"}, "does not decode"),
-    ],
-)
-def test_a_message_refusal_says_what_is_wrong(message, reason):
-    assert reason in message_refusal(message, frozenset({RECORD_PROGRESS}))
+    # What Celery writes by default (no eta, no time limit, empty embed) passes the transport.
+    assert message_refusal(json.loads(raw), HOST_TASKS) is None
 
 
 def test_the_rule_names_exact_keys_so_a_kind_whose_name_extends_another_is_apart():
@@ -210,12 +172,62 @@ def test_the_rule_names_exact_keys_so_a_kind_whose_name_extends_another_is_apart
     assert "secret" not in rule and "&/0.celery.pidbox" in rule
 
 
-def test_the_example_acl_file_is_what_the_rule_gives():
-    example = Path(__file__).resolve().parents[2] / "examples" / "redis-users.acl"
-    lines = [line for line in example.read_text().splitlines() if line.startswith("user ")]
-    assert lines[1:] == [
-        host_acl_rule(host_name="lab-a", hardware_slug="h200-141gb", password="change-me")
+def test_the_example_acl_file_is_what_the_rules_give():
+    lines = EXAMPLE_ACL.read_text().splitlines()
+    assert lines == [
+        *site_acl_rules(password="change-me"),
+        host_acl_rule(host_name="lab-a", hardware_slug="h200-141gb", password="change-me"),
     ]
+
+
+@pytest.fixture
+def documented_broker(tmp_path) -> Iterator[PrivateRedis]:
+    """A redis-server started with examples/redis-users.acl as it is (docs/SECURITY.md)."""
+    server = PrivateRedis(tmp_path, acl_rules=EXAMPLE_ACL.read_text().splitlines())
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_a_client_with_no_credentials_can_do_nothing_on_the_documented_broker(documented_broker):
+    site = redis.Redis.from_url(documented_broker.url_for("specboard", "change-me"))
+    site.lpush(DB_QUEUE, "a result")
+    # What `redis-cli -p PORT COMMAND` sends: the command itself, no HELLO, no AUTH.
+    anonymous = redis.Redis.from_url(documented_broker.url, protocol=2)
+    for command in (
+        ["PING"],
+        ["LRANGE", DB_QUEUE, "0", "-1"],
+        ["BRPOP", "gpu.h200-141gb", "1"],
+        ["LPUSH", DB_QUEUE, "junk"],
+        ["SCAN", "0"],
+        ["RANDOMKEY"],
+        ["KEYS", "*"],
+        ["ACL", "LIST"],
+        ["CONFIG", "GET", "*"],
+        ["PUBLISH", "/0.celery.pidbox", "shutdown"],
+        ["SUBSCRIBE", "/0.celery.pidbox"],
+        ["FLUSHALL"],
+        ["SHUTDOWN", "NOSAVE"],
+    ):
+        with pytest.raises(redis.exceptions.AuthenticationError, match=REQUIRED):
+            anonymous.execute_command(*command)
+    # Naming `default` with any password is no way in either.
+    for password in ("", "change-me", "nopass"):
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            redis.Redis.from_url(documented_broker.url_for("default", password)).ping()
+    # Nor is Celery's broadcast (the one that shut a GPU worker down).
+    with celery_broker(documented_broker.url), pytest.raises(OperationalError, match=REQUIRED):
+        app.control.shutdown()
+    assert site.lrange(DB_QUEUE, 0, -1) == [b"a result"] and site.ping()
+    lab_a = redis.Redis.from_url(documented_broker.url_for("lab-a", "change-me"))
+    assert lab_a.lpush(DB_QUEUE, "its result") == 2
+
+
+def test_a_host_cannot_learn_the_names_of_keys_it_may_not_touch(broker, site, lab_a):
+    site.lpush("gpu.h200-x2", "theirs")
+    site.hset("unacked.lab-b", "tag", "theirs")
+    for command in (["SCAN", "0"], ["RANDOMKEY"], ["KEYS", "*"], ["CLIENT", "TRACKING", "ON"]):
+        assert refused(lambda command=command: lab_a.execute_command(*command)), command
 
 
 def test_the_reconciler_reads_each_hosts_unacked_messages_and_the_reports_on_db(broker, site):
@@ -225,11 +237,16 @@ def test_the_reconciler_reads_each_hosts_unacked_messages_and_the_reports_on_db(
     site.hset("unacked.lab-a", "tag-3", json.dumps([benchmark, "", "gpu.h200"]))
     site.zadd("unacked.lab-a.index", {"tag-3": 1.0})
     site.lpush(DB_QUEUE, "not-json", task_message(RECORD_PROGRESS, {"job_id": 7}))
+    # Documents nested past the recursion limit, as a host may push them (issue 43).
+    nested = "[" * 3000 + "]" * 3000
+    site.lpush(DB_QUEUE, nested, envelope(nested, task=RECORD_PROGRESS, id="t-9"))
+    # A result the db worker retries after a database error waits on site.
+    site.lpush(SITE_QUEUE, task_message(RECORD_RESULT, {"job_id": 8}))
 
     with celery_broker(broker.url):
         holdings = broker_holdings(["gpu.h200"], hosts=["lab-a", "lab-b"])
         assert holdings.unacked == {"t-1": ("lab-a", "tag-3")}
-        assert holdings.reporting_job_ids == {7} and holdings.finishing_job_ids == set()
+        assert holdings.reporting_job_ids == {7, 8} and holdings.finishing_job_ids == {8}
         forget_unacked([holdings.unacked["t-1"]])
     assert not site.exists("unacked.lab-a", "unacked.lab-a.index")
 
@@ -251,3 +268,112 @@ def test_a_worker_on_db_takes_no_remote_control_and_a_gpu_worker_keeps_its_own_u
     assert conf.worker_enable_remote_control is True  # it must still hear revokes
     assert conf.broker_transport_options["unacked_key"] == "unacked.lab-a"
     assert conf.broker_transport_options["x"] == 1 and conf.control_queue_expires is None
+
+
+def test_compose_starts_the_broker_with_no_anonymous_user_and_a_memory_bound(tmp_path):
+    """The compose redis service's own command, as its shell runs it (compose turns $$ into $),
+    on a free port and this test's folder: the site's processes reach it as `specboard` with
+    REDIS_PASSWORD, a host as the user of its line in REDIS_HOSTS_ACL, a client with no
+    credentials not at all."""
+    services = yaml.safe_load((REPOSITORY / "docker-compose.yml").read_text())["services"]
+    redis_service = services["redis"]
+    assert redis_service["entrypoint"] == ["sh", "-c"]
+    hosts = tmp_path / "hosts.acl"
+    hosts.write_text(host_acl_rule(host_name="lab-a", hardware_slug="h200", password="pw-a") + "\n")
+    port = free_port()
+    script = (
+        redis_service["command"][0]
+        .replace("$$", "$")
+        .replace("/etc/specboard/hosts.acl", str(hosts))
+        .replace("/data", str(tmp_path))
+        .replace("exec redis-server", f"exec redis-server --port {port} --bind 127.0.0.1")
+        .replace("--appendonly yes", f"--appendonly no --dir {tmp_path}")
+    )
+    environment = {
+        "PATH": os.environ["PATH"],
+        "REDIS_PASSWORD": "s3cret",
+        "REDIS_MAXMEMORY": "64mb",
+    }
+    server = subprocess.Popen(["sh", "-c", script], env=environment, stdout=subprocess.DEVNULL)
+    try:
+        site = redis.Redis(port=port, username="specboard", password="s3cret")
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "users.acl").exists() or not _answers(site):
+            assert time.monotonic() < deadline and server.poll() is None, "redis did not start"
+            time.sleep(0.05)
+        anonymous = redis.Redis(port=port, protocol=2)
+        with pytest.raises(redis.exceptions.AuthenticationError, match=REQUIRED):
+            anonymous.lpush(DB_QUEUE, "junk")
+        assert redis.Redis(port=port, username="lab-a", password="pw-a").lpush(DB_QUEUE, "x") == 1
+        assert site.config_get("maxmemory") == {"maxmemory": str(64 * 1024 * 1024)}
+        assert site.config_get("maxmemory-policy") == {"maxmemory-policy": "volatile-lru"}
+        written = (tmp_path / "users.acl").read_text().splitlines()
+        assert written[:2] == site_acl_rules(password="s3cret")
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+    # The site's processes reach it by that user, in their URLs; a GPU worker by its host's own.
+    web = services["web"]["environment"]
+    for url in (web["CELERY_BROKER_URL"], web["CACHE_URL"]):
+        assert url.startswith("redis://specboard:${REDIS_PASSWORD:?"), url
+    assert services["worker-gpu"]["environment"]["CELERY_BROKER_URL"].startswith(
+        "${GPU_BROKER_URL:?"
+    )
+
+
+def _answers(client: redis.Redis) -> bool:
+    try:
+        return client.ping()
+    except redis.ConnectionError:
+        return False
+
+
+def test_the_reconcilers_question_survives_whatever_a_host_pushes_into_its_reply_queue(
+    broker, site, lab_a, caplog
+):
+    """A host hears the site's question (`inspect().active()`) with its ticket and reply queue,
+    and may push to that queue: documents nested too deep, bodies of any shape. The reconciler
+    still reads the honest answer that follows."""
+    from leaderboard.broker import active_task_ids
+
+    nested = "[" * 3000 + "]" * 3000
+    answered = threading.Event()
+
+    def answer_as_lab_a() -> None:
+        listener = lab_a.pubsub()
+        listener.psubscribe("/0.celery.pidbox")
+        try:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                event = listener.get_message(timeout=0.5)
+                if event is None or event["type"] != "pmessage":
+                    continue
+                request = json.loads(base64.b64decode(json.loads(event["data"])["body"]))
+                queue = f"{request['reply_to']['routing_key']}.reply.celery.pidbox"
+                ticket = request["ticket"]
+                for message in (
+                    nested,
+                    envelope(nested, ticket=ticket),
+                    envelope("[1, 2]", ticket=ticket),
+                    envelope(json.dumps({"gpu@lab-b": 5}), ticket=ticket),
+                    envelope(json.dumps({"gpu@lab-c": [1, {"id": 5}]}), ticket=ticket),
+                    envelope(json.dumps({"gpu@lab-a": [{"id": "task-7"}]}), ticket=ticket),
+                ):
+                    lab_a.lpush(queue, message)
+                answered.set()
+                return
+        finally:
+            listener.close()
+
+    host = threading.Thread(target=answer_as_lab_a)
+    with celery_broker(broker.url):
+        host.start()
+        time.sleep(0.3)  # subscribed before the site asks
+        assert active_task_ids(timeout_s=2.0) == {"task-7"}
+    host.join(timeout=10)
+    assert answered.is_set()
+    drops = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(drops) == 3, drops
+    assert "maximum recursion depth" in drops[0]
+    assert "its body does not decode (RecursionError)" in drops[1]
+    assert "its body is not an object" in drops[2]

@@ -56,7 +56,7 @@ def test_compose_services_use_variables_the_settings_understand():
     services = compose()["services"]
     assert set(services) == {"redis", "db", "backup", "web", "worker-db", "beat", "worker-gpu"}
     assert celery_command(services["beat"])[:5] == ["-m", "celery", "-A", "leaderboard", "beat"]
-    assert "--appendonly" in services["redis"]["command"]
+    assert "--appendonly" in services["redis"]["command"][0]
     web = services["web"]["environment"]
     url = web["DATABASE_URL"].replace(
         "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD in .env}", "secret"

@@ -365,3 +365,47 @@ def test_the_terminal_client_says_what_a_wrong_site_answered_in_one_error(answer
     assert says in str(refused.value)
     assert "sbk_secret" not in str(refused.value)
     assert not refused.value.transient
+
+
+def readme_terminal_commands() -> list[str]:
+    """The README's "From a terminal" block, one command a line, its comments left out."""
+    readme = (REPOSITORY / "README.md").read_text()
+    section = readme[readme.index("## From a terminal") :]
+    block = section.split("```")[1]
+    return [line.split("#")[0].strip() for line in block.strip().splitlines()]
+
+
+def test_the_readme_terminal_commands_work_as_written(site, home, make_result):
+    """Run from the repository's root in a fresh HOME, with what a person types into `cat`; where
+    this checkout has no .venv (a worktree), this Python stands in for the one `up` installs."""
+    commands = readme_terminal_commands()
+    python = REPOSITORY / ".venv" / "bin" / "python"
+    if not python.exists():
+        commands = [command.replace(".venv/bin/python", sys.executable) for command in commands]
+    typed = f'site = "{site["url"]}"\ntoken = "{site["token"]}"\n'
+
+    def shell(command: str, **options) -> subprocess.Popen:
+        return subprocess.Popen(
+            ["bash", "-c", command], cwd=REPOSITORY, env=environment(home), text=True, **options
+        )
+
+    made, typed_in, follow, other = commands[:4]
+    for command, given in ((made, ""), (typed_in, typed)):
+        shell_process = shell(command, stdin=subprocess.PIPE)
+        shell_process.communicate(given, timeout=30)
+        assert shell_process.returncode == 0, command
+    config_file = home / ".config" / "specboard" / "client.toml"
+    assert config_file.stat().st_mode & 0o777 == 0o600
+
+    followed = shell(follow, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    job = wait_for_job(followed)
+    play_worker(job, make_result)
+    stdout, stderr = followed.communicate(timeout=60)
+    assert followed.returncode == 0, stderr
+    assert stdout.strip().splitlines()[-1].endswith(f"/runs/{Run.objects.get(job=job).pk}/")
+
+    queued = shell(other, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stdout, stderr = queued.communicate(timeout=60)
+    assert queued.returncode == 0, stderr
+    assert Job.objects.filter(auto_scheduled=False).count() == 2
+    assert_token_kept_out(site["token"], stdout, stderr)

@@ -6,6 +6,7 @@ a result says it was measured by, and the fidelity each of its requests was grad
 from __future__ import annotations
 
 import copy
+import hashlib
 
 from leaderboard import services
 from leaderboard.models import Job, Run
@@ -79,8 +80,13 @@ def on_engine(result: dict, *, backend: str, flags: list[str]) -> dict:
 
 def diverged(result: dict, *kinds: str | None) -> dict:
     """Mark each measured request identical (None) or diverged at token 10 with a class, its
-    only divergence to the request's end (runner.fidelity judges every one)."""
+    only divergence to the request's end (runner.fidelity judges every one); a diverged
+    request's output is its own (another hash: the door pairs divergences with outputs)."""
     for record, kind in zip(result["requests"], kinds, strict=True):
+        if kind is not None:
+            record["output_sha256"] = hashlib.sha256(
+                f"diverged-{record['index']}".encode()
+            ).hexdigest()
         record["first_divergence"] = None if kind is None else 10
         record["divergence"] = kind
         record["divergence_margin"] = None if kind is None else 0.05

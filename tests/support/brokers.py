@@ -1,9 +1,12 @@
 """Real brokers and databases for tests that start worker processes: a private redis-server
 (optionally with the users of an ACL file), the Celery app pointed at another broker, this test
-database as a URL, a registered GPU host's worker environment."""
+database as a URL, a registered GPU host's worker environment; messages as kombu's Redis
+transport stores them, as a host may write them."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import socket
@@ -18,6 +21,9 @@ import pytest
 import redis
 from django.db import connection
 
+from leaderboard.broker import SITE_BROKER_USER, site_acl_rules
+from leaderboard.celery import SITE_QUEUE
+
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -27,8 +33,9 @@ def free_port() -> int:
 
 class PrivateRedis:
     """A throwaway redis-server on a free port without persistence, so a restart loses every
-    message; with `acl_rules` its users are those lines of an ACL file (the site's own user,
-    `default`, is given every right unless a rule names it)."""
+    message; with `acl_rules` its users are those lines of an ACL file after the documented
+    first lines (leaderboard.broker.site_acl_rules: no anonymous user, the site's own), unless
+    a rule names `default`; `url` is then the site user's."""
 
     def __init__(self, directory: Path, acl_rules: list[str] | None = None) -> None:
         if shutil.which("redis-server") is None:
@@ -38,7 +45,11 @@ class PrivateRedis:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.acl_file: Path | None = None
         if acl_rules is not None:
-            site = [] if any(r.startswith("user default ") for r in acl_rules) else [SITE_USER]
+            site = site_acl_rules(password=SITE_PASSWORD)
+            if any(rule.startswith("user default ") for rule in acl_rules):
+                site = []
+            else:
+                self.url = self.url_for(SITE_BROKER_USER, SITE_PASSWORD)
             self.acl_file = directory / "users.acl"
             self.acl_file.write_text("\n".join([*site, *acl_rules]) + "\n")
         self.process: subprocess.Popen | None = None
@@ -60,6 +71,8 @@ class PrivateRedis:
             try:
                 client.ping()
                 return
+            except redis.AuthenticationError:
+                return  # up, and refusing a client without credentials
             except redis.ConnectionError:
                 assert time.monotonic() < deadline, "redis-server did not start"
                 time.sleep(0.05)
@@ -75,8 +88,8 @@ class PrivateRedis:
         self.start()
 
 
-# The site's own processes (web, db worker, beat) as one user with every right.
-SITE_USER = "user default on nopass ~* &* +@all"
+# The password of the site's own broker user in a PrivateRedis with an ACL.
+SITE_PASSWORD = "the-sites-broker-password"
 
 
 @contextmanager
@@ -128,3 +141,35 @@ def gpu_worker_environment(hardware) -> dict[str, str]:
         "SPECBOARD_HOST_NAME": host.name,
         "SPECBOARD_HOST_KEY": key,
     }
+
+
+def task_message(task: str, kwargs: dict) -> str:
+    """A Celery task message as kombu's Redis transport stores it."""
+    body = base64.b64encode(json.dumps([[], kwargs, {}]).encode()).decode()
+    return json.dumps(
+        {
+            "body": body,
+            "content-encoding": "utf-8",
+            "content-type": "application/json",
+            "headers": {"task": task, "id": "t-1", "lang": "py"},
+            "properties": {
+                "body_encoding": "base64",
+                "delivery_tag": "chosen-by-the-host",
+                "delivery_info": {"exchange": "", "routing_key": SITE_QUEUE},
+                "priority": 0,
+            },
+        }
+    )
+
+
+def envelope(body: str, **headers) -> str:
+    """A message as kombu's Redis transport stores it, its body given as JSON text."""
+    return json.dumps(
+        {
+            "body": base64.b64encode(body.encode()).decode(),
+            "content-encoding": "utf-8",
+            "content-type": "application/json",
+            "headers": headers,
+            "properties": {"body_encoding": "base64", "delivery_tag": "t", "priority": 0},
+        }
+    )

@@ -4,6 +4,7 @@ checked by the runner's own result model (tests.support.protocol_results)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,8 @@ def quality_records(
             decode=100.0,
             draft=(16, 12) if drafted else (0, 0),
             quality=quality.score(task, output_for(task, right)),
+            # The same text from the same tokens: the output's hash follows its text.
+            output_sha256=hashlib.sha256(output_for(task, right).encode()).hexdigest(),
         )
         for index, (task, right) in enumerate(zip(tasks, correct, strict=True))
     ]
@@ -61,12 +64,13 @@ def quality_result(
     """A checked quality result: the config right on the tasks ``speculative`` marks, its paired
     baseline on those ``baseline`` marks."""
     config = quality_config(len(speculative), **protocol)
-    return protocol_result(
-        config,
-        quality_records(config, speculative, drafted=True),
-        quality_records(config.baseline(), baseline, drafted=False),
-        models_dir=models_dir,
-    )
+    records = quality_records(config, speculative, drafted=True)
+    baseline_records = quality_records(config.baseline(), baseline, drafted=False)
+    # A task answered otherwise diverged from the baseline's output at its first token.
+    for record, reference in zip(records, baseline_records, strict=True):
+        if record["output_sha256"] != reference["output_sha256"]:
+            record |= {"first_divergence": 0, "divergence": "mismatch", "divergence_margin": None}
+    return protocol_result(config, records, baseline_records, models_dir=models_dir)
 
 
 __all__ = ["DRAFT", "TARGET", "quality_config", "quality_records", "quality_result"]

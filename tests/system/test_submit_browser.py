@@ -14,6 +14,7 @@ from django.conf import settings
 from django.test import Client
 from playwright.sync_api import expect
 
+from leaderboard import services
 from leaderboard.forms import FORM_DEFAULTS
 from leaderboard.models import Job
 from runner.config import BenchmarkConfig, QuickProtocol
@@ -185,3 +186,22 @@ def test_run_this_again_opens_the_form_filled_in(
     page.get_by_role("button", name="Submit").click()
     page.wait_for_url(re.compile(r"/jobs/\d+/$"))
     assert Job.objects.filter(auto_scheduled=False).latest("created_at").config == config
+
+
+def test_choosing_another_host_starts_threads_at_what_is_fastest_there(
+    live_server, signed_in, hardware
+):
+    """The H200 keeps the engine's default (no thread counts compared there); a two-core CPU
+    host starts at 1 with its reason; a count the user typed stays when the host changes."""
+    cpu = services.register_hardware(gpu_name="CPU Intel Xeon Processor", memory_bytes=25 * 2**30)
+    page = signed_in
+    open_form(page, live_server, f"?hardware={hardware.slug}")
+    assert page.locator("#id_threads").input_value() == ""
+    page.locator("#id_hardware").select_option(cpu.slug)
+    assert page.locator("#id_threads").input_value() == "1"
+    expect(page.locator("#id_threads_helptext")).to_contain_text("a CPU host of unknown cores")
+    page.locator("#id_hardware").select_option(hardware.slug)
+    assert page.locator("#id_threads").input_value() == ""
+    page.locator("#id_threads").fill("3")
+    page.locator("#id_hardware").select_option(cpu.slug)
+    assert page.locator("#id_threads").input_value() == "3"

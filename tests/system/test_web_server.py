@@ -232,3 +232,150 @@ def test_more_threads_than_the_database_has_connections_for_are_refused(transact
         WEB_WORKERS="1", WEB_THREADS=str(limit), DATABASE_CONN_MAX_AGE="60"
     )
     assert "database connections" in refused_start("leaderboard.asgi", environment)
+
+
+# The largest body the server takes with SPECBOARD_MAX_IMPORT_BYTES at 1 MiB: DATA_UPLOAD_MAX_
+# MEMORY_SIZE, 2 MiB (bodies past 1 MiB, FILE_UPLOAD_MAX_MEMORY_SIZE, are spooled to disk).
+SMALL_IMPORTS = {"SPECBOARD_MAX_IMPORT_BYTES": str(2**20)}
+BODY_LIMIT = 2 * 2**20
+CHUNK = 256 * 1024
+
+
+def spooled_bytes(folder: Path) -> int:
+    """The bytes held in temporary files under `folder` that a process of ours has open (a
+    spooled body is unlinked at once, so it shows only among the processes' open files)."""
+    held = 0
+    for descriptor in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            if os.readlink(descriptor).startswith(str(folder)):
+                held += os.stat(descriptor).st_size
+        except OSError:
+            continue  # gone meanwhile, or not ours
+    return held
+
+
+def response_head(client: socket.socket) -> bytes:
+    """The status line and headers the server answered on this connection."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        part = client.recv(65536)
+        if not part:
+            break
+        received += part
+    return received
+
+
+def declared_body_answer(url: str, path: str, length: int, *, expect: bool = True) -> bytes:
+    """The answer to a POST that declares `length` bytes and sends none of them (asking for a
+    "100 Continue" first, as curl does, where `expect`)."""
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(
+            (
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + ("Expect: 100-continue\r\n" if expect else "")
+                + f"Content-Length: {length}\r\n\r\n"
+            ).encode()
+        )
+        return response_head(client)
+
+
+def chunked_body_answer(url: str, path: str, *, most: int, folder: Path) -> tuple[bytes, int, int]:
+    """Send a chunked body of up to `most` bytes, never ending it, until the server answers or
+    stops reading: its answer, the bytes sent and the most spooled to disk meanwhile."""
+    port = int(url.rsplit(":", 1)[1])
+    sent = spooled = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n".encode()
+        )
+        client.settimeout(2)
+        try:
+            while sent < most:
+                client.sendall(f"{CHUNK:x}\r\n".encode() + b"x" * CHUNK + b"\r\n")
+                sent += CHUNK
+                spooled = max(spooled, spooled_bytes(folder))
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            pass  # the server stopped reading
+        client.settimeout(10)
+        try:
+            return response_head(client), sent, spooled
+        except ConnectionResetError:
+            return b"", sent, spooled
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read_and_before_authentication(
+    transactional_db, tmp_path
+):
+    with web_server(
+        "leaderboard.asgi", "--workers", "1", TMPDIR=str(tmp_path), **SMALL_IMPORTS
+    ) as url:
+        # Anonymous: the size is refused before the missing credentials are.
+        declared = declared_body_answer(url, "/api/v1/submissions", 2 * 2**30)
+        assert declared.startswith(b"HTTP/1.1 413 ")
+        assert b"100 Continue" not in declared
+        honest = httpx.post(f"{url}/api/v1/submissions", json={"hardware": "x"}, timeout=10)
+        assert honest.status_code in (401, 403)
+
+        answer, sent, spooled = chunked_body_answer(
+            url, "/api/v1/submissions", most=64 * 2**20, folder=tmp_path
+        )
+        assert answer.startswith(b"HTTP/1.1 413 ")
+        assert b"connection: close" in answer.lower()
+        # The server stopped reading soon after the limit (socket buffers hold a few MiB more)
+        # and never held more than the limit on disk.
+        assert sent < 24 * 2**20
+        assert spooled <= BODY_LIMIT
+        assert spooled_bytes(tmp_path) == 0
+
+
+def test_the_wsgi_server_refuses_a_large_declared_body_and_a_chunked_one_it_cannot_read(
+    transactional_db, tmp_path
+):
+    with web_server(
+        "leaderboard.wsgi", "--workers", "1", "--worker-class", "gthread", **SMALL_IMPORTS
+    ) as url:
+        # gunicorn's WSGI workers answer "100 Continue" themselves, before the application.
+        declared = declared_body_answer(url, "/api/v1/submissions", 2 * 2**30, expect=False)
+        assert declared.startswith(b"HTTP/1.1 413 ")
+        answer, sent, _ = chunked_body_answer(
+            url, "/api/v1/submissions", most=64 * 2**20, folder=tmp_path
+        )
+        assert answer.startswith(b"HTTP/1.1 411 ")
+        assert sent < 24 * 2**20
+
+
+def test_the_anonymous_download_throttle_holds_across_web_processes(
+    transactional_db, models, hardware, user, enqueued, make_result
+):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from leaderboard import services
+    from tests.support.api_clients import SPECULATIVE
+
+    job = services.submit_config(owner=user, data=SPECULATIVE, hardware_slug=hardware.slug)
+    run = services.record_result(job_id=job.pk, result=make_result(job.config.key, [100.0, 120.0]))
+    with web_server(
+        "leaderboard.asgi",
+        "--workers",
+        "3",
+        SPECBOARD_ANONYMOUS_EXPORT_RATE="5/hour",
+        CACHE_URL="redis://127.0.0.1:6379/14",
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/14",
+    ) as url:
+        import redis
+
+        redis.Redis.from_url("redis://127.0.0.1:6379/14").flushdb()
+
+        def download(index: int) -> int:
+            path = ("/api/v1/runs/{}", "/runs/{}/requests.csv")[index % 2].format(run.pk)
+            # A new connection each time, so the requests spread over the processes.
+            with httpx.Client(timeout=30) as client:
+                return client.get(f"{url}{path}").status_code
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            codes = sorted(pool.map(download, range(12)))
+        redis.Redis.from_url("redis://127.0.0.1:6379/14").flushdb()
+
+    assert codes == [200] * 5 + [429] * 7

@@ -1,21 +1,28 @@
 """Runs: each one batch of measured requests of a config, on one hardware kind and release.
 
 A run's detail carries its per-request records and provenance; the records also download on
-their own as CSV (formula-safe cells, `leaderboard.exports`) or JSON. Runs are read-only here:
-they are recorded by the workers and by uploads, never through these views.
+their own as CSV (formula-safe cells, `leaderboard.exports`) or JSON. Each is megabytes for a
+large run, so each is rendered once and kept (`exports.kept`): the downloads under the run, the
+detail under the run and the fields pairing may still set on it (the rest never changes), and
+all three are throttled for visitors not signed in. Runs are read-only here: they are recorded by
+the workers and by uploads, never through these views.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
 
 from django.http import Http404, HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 from rest_framework.request import Request
-from rest_framework.response import Response
 
 from leaderboard import exports, selectors
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
+from leaderboard.api.renderers import FiniteJSONRenderer
+from leaderboard.api.throttles import AnonymousExportThrottle
 from leaderboard.models import Run
 
 
@@ -34,18 +41,45 @@ class RunList(generics.ListAPIView):
         return runs
 
 
+# What a run's detail shows that can still change after it is recorded (pairing sets a few of
+# its fields): every column but the stored result, which is written once.
+SHOWN_COLUMNS = [
+    *(field.attname for field in Run._meta.concrete_fields if field.name != "raw_result"),
+    "config__key",
+    "hardware__slug",
+]
+
+
 class RunDetail(generics.RetrieveAPIView):
     """One run with its per-request records and provenance."""
 
     serializer_class = s.RunDetailSerializer
-    queryset = Run.objects.select_related("config", "hardware").prefetch_related("requests")
+    queryset = Run.objects.select_related("config", "hardware")
+    throttle_classes = [AnonymousExportThrottle]
+
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> HttpResponse:
+        # The body is kept under the run and its columns (one small read): its records and what
+        # is derived from them and from its stored result never change.
+        shown = Run.objects.filter(pk=self.kwargs["pk"]).values(*SHOWN_COLUMNS).first()
+        if shown is None:
+            raise Http404
+        digest = hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode())
+        return exports.kept(
+            f"api-run:{shown['id']}:{digest.hexdigest()[:32]}",
+            lambda: json_body(s.RunDetailSerializer(self.get_object()).data),
+        )
 
 
-def _run_requests(pk: int) -> tuple[Run, list[dict]]:
+def json_body(data: object) -> HttpResponse:
+    """`data` as the API's JSON (`FiniteJSONRenderer`), ready to keep."""
+    return HttpResponse(FiniteJSONRenderer().render(data), content_type="application/json")
+
+
+def _run(pk: int) -> Run:
     run = selectors.run_by_id(run_id=pk)
     if run is None:
         raise Http404
-    return run, selectors.request_records(run=run)
+    return run
 
 
 class RunRequestsCsv(ExportView):
@@ -53,14 +87,25 @@ class RunRequestsCsv(ExportView):
 
     @extend_schema(responses=CSV_RESPONSE)
     def get(self, request: Request, pk: int) -> HttpResponse:
-        run, rows = _run_requests(pk)
+        run = _run(pk)
         columns = list(selectors.REQUEST_EXPORT_FIELDS)
-        return exports.csv_response(rows, columns, f"run-{run.pk}-requests.csv")
+        return exports.kept(
+            f"api-run-requests-csv:{run.pk}",
+            lambda: exports.csv_response(
+                selectors.request_records(run=run), columns, f"run-{run.pk}-requests.csv"
+            ),
+        )
 
 
 class RunRequestsJson(ExportView):
     """A run's per-request records as JSON."""
 
     @extend_schema(responses={200: s.RequestRecordSerializer(many=True)})
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(s.RequestRecordSerializer(_run_requests(pk)[1], many=True).data)
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        run = _run(pk)
+        return exports.kept(
+            f"api-run-requests-json:{run.pk}",
+            lambda: json_body(
+                s.RequestRecordSerializer(selectors.request_records(run=run), many=True).data
+            ),
+        )

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
@@ -20,6 +23,45 @@ from runner.errors import RunnerError
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+@dataclass(frozen=True)
+class _Member:
+    """One process of the stack, named, with the log file its output goes to."""
+
+    name: str
+    process: subprocess.Popen
+    log: Path
+
+
+def _start(name: str, argv: list[str], *, env: dict[str, str], logs: Path) -> _Member:
+    log = logs / f"{name}.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            argv, env=env, cwd=settings.BASE_DIR, stdout=output, stderr=subprocess.STDOUT
+        )
+    return _Member(name, process, log)
+
+
+def _wait_for_port(addrport: str, members: list[_Member], timeout_s: float = 60) -> None:
+    """Return once the web server accepts connections (or a process died, or time ran out)."""
+    host, _, port = addrport.rpartition(":")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and all(m.process.poll() is None for m in members):
+        try:
+            socket.create_connection((host or "127.0.0.1", int(port)), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.25)
+
+
+def _demo_password() -> str:
+    """The demo user's password, as seed_demo sets it."""
+    return os.environ.get("SPECBOARD_DEMO_PASSWORD", "specboard-demo")
+
+
+def _tail(log: Path, lines: int = 20) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
 
 class Command(BaseCommand):
@@ -55,10 +97,14 @@ class Command(BaseCommand):
             )
         # Every process must use the broker this one chose, even if Redis comes or goes meanwhile.
         env = os.environ | {"CELERY_BROKER_URL": settings.CELERY_BROKER_URL}
+        # Each process writes to its own log file, so that the start-up ends with the address
+        # and the sign-in rather than with the workers' banners.
+        logs = settings.VAR_DIR / "log"
+        logs.mkdir(parents=True, exist_ok=True)
         web = [sys.executable, "manage.py", "runserver", options["addrport"], "--noreload"]
         # The web server first: its pages answer while the demo models are placed and registered
         # (the real model's header takes seconds to read) and while the demo's jobs run.
-        processes = [subprocess.Popen(web, env=env, cwd=settings.BASE_DIR)]
+        members = [_start("web", web, env=env, logs=logs)]
         signal.signal(signal.SIGTERM, _interrupt)
         try:
             if not options["no_seed"]:
@@ -73,41 +119,43 @@ class Command(BaseCommand):
                 "SPECBOARD_HOST_NAME": host.name,
                 "SPECBOARD_HOST_KEY": key,
             }
-            workers = [
-                # Beat embedded: the reconciler and the sweeper run on the db worker's schedule.
-                (db_worker_argv(beat_schedule=str(settings.VAR_DIR / "celerybeat-schedule")), env),
-                # Named for its host (this process has no SPECBOARD_HOST_NAME), so /hosts/
-                # shows it online while it idles.
-                (
-                    gpu_worker_argv(
-                        hardware_slug=settings.SPECBOARD_HARDWARE_SLUG,
-                        hostname=gpu_worker_name(host.name),
-                    ),
-                    gpu_env,
-                ),
-            ]
-            processes += [
-                subprocess.Popen(command, env=environment, cwd=settings.BASE_DIR)
-                for command, environment in workers
-            ]
-            self.stdout.write(
-                self.style.SUCCESS(
-                    f"Specboard on http://{options['addrport']}/ (broker "
-                    f"{settings.CELERY_BROKER_URL.split('@')[-1]}); sign in as demo / "
-                    "specboard-demo. Ctrl-C stops everything."
-                )
+            # Beat embedded: the reconciler and the sweeper run on the db worker's schedule.
+            db_worker = db_worker_argv(beat_schedule=str(settings.VAR_DIR / "celerybeat-schedule"))
+            # Named for its host (this process has no SPECBOARD_HOST_NAME), so /hosts/ shows it
+            # online while it idles.
+            gpu_worker = gpu_worker_argv(
+                hardware_slug=settings.SPECBOARD_HARDWARE_SLUG,
+                hostname=gpu_worker_name(host.name),
             )
-            while all(process.poll() is None for process in processes):
+            members += [
+                _start("db-worker", db_worker, env=env, logs=logs),
+                _start("gpu-worker", gpu_worker, env=gpu_env, logs=logs),
+            ]
+            _wait_for_port(options["addrport"], members)
+            broker = settings.CELERY_BROKER_URL.split("@")[-1]
+            self.stdout.write(
+                "logs: "
+                + ", ".join(os.path.relpath(member.log, settings.BASE_DIR) for member in members)
+                + f" (broker {broker}); Ctrl-C stops everything."
+            )
+            self.stdout.write(self.style.SUCCESS(f"Specboard on http://{options['addrport']}/"))
+            self.stdout.write(
+                self.style.SUCCESS(f"Sign in as demo / {_demo_password()} to submit.")
+            )
+            while not (exited := [m for m in members if m.process.poll() is not None]):
                 time.sleep(1)
-            raise CommandError("a process of the stack exited; stopping the others")
+            raise CommandError(
+                f"the {exited[0].name} process exited; stopping the others. "
+                f"The end of {exited[0].log}:\n{_tail(exited[0].log)}"
+            )
         except KeyboardInterrupt:
             pass
         finally:
-            for process in processes:
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            for process in processes:
+            for member in members:
+                if member.process.poll() is None:
+                    member.process.send_signal(signal.SIGTERM)
+            for member in members:
                 try:
-                    process.wait(timeout=20)
+                    member.process.wait(timeout=20)
                 except subprocess.TimeoutExpired:
-                    process.kill()
+                    member.process.kill()

@@ -25,7 +25,7 @@ from leaderboard.models import Job
 from leaderboard.services.jobs import measures_own_baseline
 from runner.config import parse_config
 from runner.errors import RunnerError
-from runner.gguf.real_model import REAL_MODEL_NAME, RealModelUnavailable, place_real_model
+from runner.gguf.real_model import REAL_MODEL_NAME, RealModelUnavailable, real_model_placers
 from runner.gguf.tiny_models import FIXTURE_NAMES, write_fixtures
 from runner.provenance import system_info
 
@@ -108,8 +108,9 @@ class Command(BaseCommand):
         models_dir = Path(settings.SPECBOARD_MODELS_DIR)
         if not all((models_dir / name).is_file() for name in FIXTURE_NAMES):
             write_fixtures(models_dir)
-        real = self._place_real_model(models_dir)
-        for name in ((REAL_MODEL_NAME,) if real else ()) + FIXTURE_NAMES:
+        placed = self._place_real_models(models_dir)
+        real = REAL_MODEL_NAME in placed
+        for name in tuple(placed) + FIXTURE_NAMES:
             model = services.register_model(path=name)
             weights = ", test weights (its results stay off the main ranking)"
             self.stdout.write(
@@ -162,14 +163,16 @@ class Command(BaseCommand):
                 )
             )
 
-    def _place_real_model(self, models_dir: Path) -> bool:
-        """Put the real model beside the tiny ones; False (and why) if it cannot be."""
-        try:
-            place_real_model(models_dir)
-        except RealModelUnavailable as error:
-            self.stdout.write(self.style.WARNING(f"{error}; the demo runs on the tiny models only"))
-            return False
-        except RunnerError as error:
-            self.stdout.write(self.style.WARNING(f"real model not placed: {error}"))
-            return False
-        return True
+    def _place_real_models(self, models_dir: Path) -> list[str]:
+        """Put the real models beside the tiny ones; the names placed, and why not for the rest."""
+        placed = []
+        for name, place in real_model_placers():
+            try:
+                place(models_dir)
+            except RealModelUnavailable as error:
+                self.stdout.write(self.style.WARNING(f"{error}; the demo runs without {name}"))
+            except RunnerError as error:
+                self.stdout.write(self.style.WARNING(f"{name} not placed: {error}"))
+            else:
+                placed.append(name)
+        return placed

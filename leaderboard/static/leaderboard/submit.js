@@ -263,8 +263,19 @@
     if (event.target.name && event.target.name !== "protocol") edited[event.target.name] = true;
     refresh();
   });
+  // A host's threads start at what is fastest there (data.threads), unless the user typed some.
+  function hardwareChanged() {
+    var advice = (data.threads || {})[control("hardware").value];
+    var threads = control("threads");
+    if (!advice || !threads || edited.threads) return;
+    threads.value = advice.threads === null ? "" : String(advice.threads);
+    var help = document.getElementById(threads.id + "_helptext");
+    if (help) help.textContent = advice.help;
+  }
+
   form.addEventListener("change", function (event) {
     if (event.target.name === "protocol" || event.target.name === "target_model") protocolChanged();
+    if (event.target.name === "hardware") hardwareChanged();
     refresh();
   });
   document.querySelectorAll("[data-preset]").forEach(function (link) {

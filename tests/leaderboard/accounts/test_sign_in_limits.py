@@ -1,9 +1,12 @@
-"""Sign-in: failed attempts lock an account at the address they came from, with a clear message,
-counted in the database so every web process sees the same count; the address is throttled
-across accounts. A stranger's wrong passwords never lock the owner out elsewhere, and the lockout
-holds however the account is typed (accounts.selectors.sign_in_name: folded and bounded)."""
+"""Sign-in: failed attempts lock an account, from whatever addresses they came, with a clear
+message, counted in the database so every web process sees the same count; the address is
+throttled across accounts. The owner clears a lockout from a new session by finishing a password
+reset from the mailed link, and the lockout holds however the account is typed
+(accounts.selectors.sign_in_name: folded and bounded)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from allauth.account.models import EmailAddress
@@ -46,18 +49,50 @@ def test_forty_wrong_passwords_then_the_right_one_does_not_sign_in(accounts, set
     assert b"Too many failed sign-ins" in response.content
 
 
-def test_a_strangers_wrong_passwords_lock_the_account_only_at_the_strangers_address(accounts):
+def test_wrong_passwords_spread_over_many_addresses_lock_the_account_everywhere(accounts):
+    # One guess from each of five addresses: a count per (account, address) never locked it.
+    for index in range(5):
+        sign_in(Client(), "ada", "wrong", address=f"198.51.100.{index + 1}")
+
+    owner = Client()
+    response = sign_in(owner, "ada", PASSWORD, address="203.0.113.50")
+    assert not signed_in(owner) and response.status_code == 429
+    assert b"Too many failed sign-ins" in response.content
+    # Another account is not touched.
+    other = Client()
+    sign_in(other, "grace", PASSWORD, address="198.51.100.1")
+    assert signed_in(other)
+
+
+def reset_link(message) -> str:
+    found = re.search(r"https?://\S+(/accounts/password/reset/key/\S+)", message.body)
+    assert found, message.body
+    return found.group(1)
+
+
+def test_the_owner_clears_a_strangers_lockout_by_finishing_a_password_reset(accounts, mailoutbox):
+    ada = accounts[0]
+    ada.email = "ada@example.org"
+    ada.save()
     for _ in range(5):
         sign_in(Client(), "ada", "wrong", address="198.51.100.1")
-
-    # A fresh client there (another browser, another web process: the count is in the database).
-    stranger = Client()
-    response = sign_in(stranger, "ada", PASSWORD, address="198.51.100.1")
-    assert not signed_in(stranger) and response.status_code == 429
-    # The owner, from their own address, signs in as ever.
     owner = Client()
-    sign_in(owner, "ada", PASSWORD, address="198.51.100.2")
-    assert signed_in(owner)
+    assert sign_in(owner, "ada", PASSWORD, address="203.0.113.50").status_code == 429
+
+    # A new session at the owner's address: the reset link mailed to the account's address.
+    owner = Client(REMOTE_ADDR="203.0.113.50")
+    owner.post("/accounts/password/reset/", {"email": "ada@example.org"})
+    form_page = owner.get(reset_link(mailoutbox[0]), follow=True)
+    new_password = "staple-purple-ocean-42"
+    done = owner.post(
+        form_page.redirect_chain[-1][0], {"password1": new_password, "password2": new_password}
+    )
+    assert done.status_code == 302
+
+    assert not AccessAttempt.objects.filter(username="ada").exists()
+    browser = Client()
+    sign_in(browser, "ada", new_password, address="203.0.113.50")
+    assert signed_in(browser)
 
 
 def test_an_address_guessing_at_many_accounts_is_throttled_for_all_of_them(accounts, settings):
@@ -104,7 +139,7 @@ def test_a_few_mistakes_then_the_right_password_signs_in(accounts):
     ],
 )
 def test_the_lockout_holds_however_the_account_is_typed(user, guessed_as, then_as):
-    """Wrong passwords from one address lock the account there, not the spelling that was typed."""
+    """Wrong passwords lock the account, not the spelling that was typed."""
     user.email = "ada@example.com"
     user.save()
     EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)

@@ -119,6 +119,39 @@ def test_a_sign_up_with_a_taken_address_makes_nobody_and_tells_only_the_addresse
     assert "already" in message.body
 
 
+def test_a_sign_up_with_a_taken_user_name_answers_as_a_new_one_and_tells_only_the_address(
+    db, mailoutbox, django_user_model
+):
+    """Nobody learns from the page which user names are taken (a list of names to lock out);
+    the address given gets a mail saying the name is taken, and no account is made."""
+    django_user_model.objects.create_user("grace", "grace@example.org", PASSWORD)
+
+    pages = {}
+    for username, email in (("grace", "mallory@example.org"), ("heidi", "heidi@example.org")):
+        client = Client()
+        response = sign_up(client, username, email, address="198.51.100.3")
+        assert response.status_code == 302
+        assert response.headers["Location"] == "/accounts/confirm-email/"
+        page = client.get(response.headers["Location"]).content.decode()
+        pages[username] = re.sub(r"name=\"csrfmiddlewaretoken\" value=\"\w+\"", "", page)
+        pages[username] = pages[username].replace(email, "ADDRESS")
+    assert pages["grace"] == pages["heidi"]
+    assert "ADDRESS" in pages["grace"]
+
+    assert list(django_user_model.objects.values_list("username", flat=True).order_by("pk")) == [
+        "grace",
+        "heidi",
+    ]
+    taken, confirm = mailoutbox
+    assert taken.to == ["mallory@example.org"]
+    assert '"grace"' in taken.body and "No account was made" in taken.body
+    assert taken.subject.startswith("[Specboard] ")
+    assert confirm.to == ["heidi@example.org"]
+    # The one who owns the address can sign up with another name.
+    assert sign_up(Client(), "mallory", "mallory@example.org").status_code == 302
+    assert django_user_model.objects.filter(username="mallory").exists()
+
+
 def test_a_wrong_password_is_an_inline_error_and_signs_nobody_in(client, user):
     response = sign_in(client, "ada", "not-the-password")
 

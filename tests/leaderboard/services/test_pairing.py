@@ -109,9 +109,10 @@ def test_the_baseline_measured_in_the_same_runner_invocation_is_preferred(
     speculative, baseline = jobs
     # A faster baseline batch, measured on its own by a worker with the same engine.
     finish(baseline, make_result(baseline.config.key, [80.0, 80.0]))
+    # Its own baseline's interval reaches the other batch's: the two agree (verdicts.baselines).
     paired = with_baseline_section(
         make_result(speculative.config.key, [150.0, 150.0], release="b11434"),
-        make_result(baseline.config.key, [50.0, 50.0]),
+        make_result(baseline.config.key, [45.0, 55.0]),
     )
 
     spec_run = services.import_runner_result(
@@ -161,9 +162,10 @@ def test_the_row_pairs_with_the_baseline_measured_beside_it_not_the_fastest(
     start(speculative)
     services.record_result(
         job_id=speculative.pk,
+        # Its interval reaches the separate batch's: the two agree (verdicts.baselines).
         result=with_baseline_section(
             make_result(speculative.config.key, [150.0, 150.0]),
-            make_result(separate.config.key, [50.0, 50.0]),
+            make_result(separate.config.key, [45.0, 55.0]),
         ),
     )
 

@@ -32,9 +32,12 @@ from runner.evidence import in_current_convention, written_before_the_convention
 from runner.fidelity import NEAR_TIE_MARGIN
 from runner.stats import decode_rate
 from tests.support.baselines import (
+    CPU_FLAGS,
+    CUDA_FLAGS,
     DRAFT_SIMPLE,
     NGRAM_MOD,
     diverged,
+    on_engine,
     speculative_and_baseline,
     start,
     with_baseline_section,
@@ -296,18 +299,20 @@ def test_an_uploads_speedup_is_derived_from_its_own_baseline_sections_requests(d
     assert run.config.baseline == baseline.config
 
 
-def test_a_workers_result_keeps_the_lossless_and_speedup_its_runner_found(
+def test_a_workers_claim_of_lossless_without_outputs_to_compare_is_not_stored(
     user, models, hardware, enqueued, make_result
 ):
     job = services.submit_config(owner=user, data=SPECULATIVE, hardware_slug=hardware.slug)
-    # A speedup needs the baseline section it divides by: without one, the runner claims none.
+    # A speedup needs the baseline section it divides by: without one, the runner claims none;
+    # lossless is the site's comparison of outputs, and no baseline output is known here.
     result = claiming(make_result(job.config.key, [100.0, 110.0]), lossless=True)
 
     run = services.record_result(job_id=job.pk, result=result)
 
     run.refresh_from_db()
-    assert run.lossless is True and run.speedup is None
+    assert run.lossless is None and run.speedup is None
     assert not run.self_reported
+    assert LeaderboardEntry.objects.get(config=job.config).lossless is None
 
 
 def test_an_upload_whose_summary_disagrees_with_its_requests_stores_nothing(db, make_result):
@@ -391,18 +396,30 @@ def speculative(user, models, hardware, enqueued) -> Job:
     return services.submit_config(owner=user, data=DRAFT_SIMPLE, hardware_slug=hardware.slug)
 
 
+def near_tie_result(config: Job, make_result, *, backend: str) -> dict:
+    """A result whose second request (of the three its config plans) flipped one near tie from
+    the baseline measured beside it, on an engine of this backend."""
+    flags = CPU_FLAGS if backend == "cpu" else CUDA_FLAGS
+    return with_baseline_section(
+        on_engine(
+            diverged(
+                make_result(config.config.key, [150.0, 155.0, 160.0], outputs=["a", "b", "d"]),
+                None,
+                "near tie",
+                None,
+            ),
+            backend=backend,
+            flags=flags,
+        ),
+        make_result(config.config.baseline.key, [50.0, 51.0, 52.0], outputs=["a", "c", "d"]),
+    )
+
+
 def test_both_sections_are_stored_and_the_run_is_graded(speculative, make_result, client: Client):
     baseline_config = speculative.config.baseline
     start(speculative)
-    result = with_baseline_section(
-        diverged(
-            make_result(speculative.config.key, [150.0, 155.0, 160.0], outputs=["a", "b", "d"]),
-            None,
-            "near tie",
-            None,
-        ),
-        make_result(baseline_config.key, [50.0, 51.0, 52.0], outputs=["a", "c", "d"]),
-    )
+    # The margin threshold was measured on the CPU backend (runner.fidelity).
+    result = near_tie_result(speculative, make_result, backend="cpu")
 
     run = services.record_result(job_id=speculative.pk, result=result)
 
@@ -419,6 +436,28 @@ def test_both_sections_are_stored_and_the_run_is_graded(speculative, make_result
     assert "near ties only" in page and ">not lossless<" not in page
     # The badge's tooltip names the grade's threshold.
     assert f"margin below {NEAR_TIE_MARGIN} nats" in page
+
+
+def test_a_near_tie_on_a_backend_whose_margin_floor_was_not_measured_is_unclassified(
+    speculative, make_result, client: Client
+):
+    start(speculative)
+
+    run = services.record_result(
+        job_id=speculative.pk, result=near_tie_result(speculative, make_result, backend="cuda")
+    )
+
+    # The file's grade says "near ties only"; the site does not call a CUDA flip a near tie
+    # until the noise floor is measured there, and the outputs differ: not lossless either.
+    run.refresh_from_db()
+    assert (run.fidelity, run.lossless) == ("unclassified", False)
+    entry = LeaderboardEntry.objects.get(config=speculative.config)
+    assert (entry.fidelity, entry.lossless) == ("unclassified", False)
+    for path in ("/", f"/runs/{run.pk}/", f"/configs/{speculative.config.key}/"):
+        page = client.get(path).content.decode()
+        assert "near ties only" not in page, path
+        assert ">lossless<" not in page, path
+    assert "diverged (unclassified)" in client.get("/").content.decode()
 
 
 def test_a_result_without_a_baseline_section_is_not_graded(speculative, make_result):

@@ -16,7 +16,7 @@ from leaderboard.models import Job, LeaderboardEntry, Run
 from leaderboard.services.board import mark_test_weights
 from tests.support.baselines import with_baseline_section
 from tests.support.h200_results import DEPTH_FILES
-from tests.support.measured_configs import degenerate_result, measure, quick_config
+from tests.support.measured_configs import degenerate_result, draft_simple, measure, quick_config
 from tests.support.pages import board_rows, embedded, n_max_of, text
 
 TARGET = "tiny-qwen3"
@@ -509,3 +509,19 @@ def test_the_best_pages_kept_selects_render_as_djangos_and_follow_the_row_set(
     other = services.register_hardware(gpu_name="RTX 5090", memory_bytes=32 * 2**30)
     measure(user, other, make_result, 4, [90.0, 94.0])
     assert other.slug in str(BestConfigForm(data)["hardware"])
+
+
+def test_compare_shows_a_config_without_a_board_row_as_dashes_not_a_server_error(
+    client, two_close_configs, user, hardware
+):
+    leader, _ = two_close_configs
+    queued = services.submit_config(
+        owner=user, data=draft_simple(6), hardware_slug=hardware.slug
+    ).config
+    assert not LeaderboardEntry.objects.filter(config=queued).exists()
+
+    response = client.get("/compare/", {"keys": f"{leader.config.key},{queued.key}"})
+
+    assert response.status_code == 200
+    page = text(response)
+    assert queued.key in page and "no results to compare" in page

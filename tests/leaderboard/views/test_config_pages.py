@@ -24,7 +24,16 @@ from leaderboard import services
 from leaderboard.models import Job, LeaderboardEntry, RequestRecord, Run
 from runner.config import parse_config
 from runner.fidelity import NEAR_TIE_MARGIN
-from tests.support.baselines import NGRAM_MOD, speculative_and_baseline
+from tests.support.baselines import (
+    CPU_FLAGS,
+    DRAFT_SIMPLE,
+    NGRAM_MOD,
+    diverged,
+    on_engine,
+    speculative_and_baseline,
+    start,
+    with_baseline_section,
+)
 from tests.support.gpu_kinds import MIB
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.measured_configs import (
@@ -605,20 +614,32 @@ def jobs(user, models, hardware, enqueued) -> tuple[Job, Job]:
     return speculative_and_baseline(user, hardware, data=NGRAM_MOD, started=True)
 
 
-def test_the_run_page_shows_the_runners_fidelity_grade_for_measured_runs_only(
+def test_the_run_page_shows_a_fidelity_grade_only_where_outputs_were_compared(
     jobs, make_result, client: Client
 ):
     speculative, _ = jobs
+    # A grade claimed in the file, without the baseline section whose outputs would decide it.
     result = make_result(speculative.config.key, [90.0, 95.0])
     result["summary"]["fidelity"] = GRADE
-    run = services.record_result(job_id=speculative.pk, result=result)
+    claimed = services.record_result(job_id=speculative.pk, result=result)
+    assert "near ties only" not in client.get(f"/runs/{claimed.pk}/").content.decode()
+
+    # Graded by the site from the two sections' outputs (CPU: where the threshold was measured).
+    again = services.submit_config(
+        owner=speculative.owner, data=DRAFT_SIMPLE, hardware_slug=speculative.hardware.slug
+    )
+    start(again)
+    graded = on_engine(
+        diverged(make_result(again.config.key, [90.0, 95.0], outputs=["a", "b"]), None, "near tie"),
+        backend="cpu",
+        flags=CPU_FLAGS,
+    )
+    graded["summary"]["fidelity"] = GRADE
+    baseline = make_result(again.config.baseline.key, [50.0, 50.0], outputs=["a", "c"])
+    run = services.record_result(job_id=again.pk, result=with_baseline_section(graded, baseline))
 
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "near ties only" in page and "1 of 2 requests identical" in page
-
-    Run.objects.filter(pk=run.pk).update(self_reported=True)
-    services.raise_board_version()  # as the services do with every change of a run
-    assert "near ties only" not in client.get(f"/runs/{run.pk}/").content.decode()
 
 
 def test_the_run_page_of_a_two_gpu_run_shows_each_gpus_peak(make_result, two_3090s, user, client):

@@ -112,3 +112,38 @@ def test_writes_from_a_signed_in_browser_need_the_csrf_token(user, path, body):
     assert browser.post(path, body).status_code == 403
     assert not ModelRequest.objects.exists()
     assert not ApiToken.objects.filter(user=user).exists()
+
+
+def cached_keys() -> set[str]:
+    """The keys in the tests' per-process cache (LocMemCache)."""
+    from django.core.cache import cache
+
+    return set(cache._cache)
+
+
+def test_made_up_query_values_and_pages_past_the_last_add_nothing_to_the_cache(
+    client, two_close_configs
+):
+    leader, _ = two_close_configs
+    asked = [
+        ("/", {}),
+        ("/", {"page": "1"}),
+        ("/best/", {"target": leader.config.target_name}),
+        ("/api/v1/drafts", {"target": leader.config.target_name}),
+    ]
+    for url, query in asked:
+        assert client.get(url, query).status_code == 200
+    kept = cached_keys()
+
+    for made_up in range(20):
+        for url, query in [
+            ("/", {"page": str(2 + made_up), "junk": str(made_up)}),
+            ("/", {"page": "9" * 18}),
+            ("/best/", {"target": f"no-such-{made_up}", "hardware": f"none-{made_up}"}),
+            ("/api/v1/drafts", {"target": f"no-such-{made_up}"}),
+        ]:
+            assert client.get(url, query).status_code == 200
+
+    assert cached_keys() == kept
+    # A page past the last shows the last one.
+    assert leader.config.label in client.get("/", {"page": "99"}).content.decode()

@@ -145,3 +145,33 @@ def test_a_config_page_lists_its_runs_a_hundred_at_a_time(
     assert linked({"runs_page": "3"}) == [run.pk for run in runs[200:]]
     assert linked({"runs_page": "7"}) == linked({"runs_page": "3"})
     assert linked({"runs_page": "³"}) == linked({})
+
+
+def test_the_heaviest_runs_downloads_and_api_detail_are_rendered_once_then_kept(client, heavy_run):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    downloads = [
+        f"/runs/{heavy_run.pk}/requests.csv",
+        f"/runs/{heavy_run.pk}/requests.json",
+        f"/api/v1/exports/runs/{heavy_run.pk}/requests.csv",
+        f"/api/v1/exports/runs/{heavy_run.pk}/requests.json",
+        f"/api/v1/runs/{heavy_run.pk}",
+    ]
+    first = {url: client.get(url) for url in downloads}
+    for url in downloads:
+        with CaptureQueriesContext(connection) as queries:
+            again = client.get(url)
+        assert again.status_code == 200 and again.content == first[url].content, url
+        assert again["Content-Type"] == first[url]["Content-Type"], url
+        # One small read of the run at most: neither its records nor its stored result.
+        assert len(queries) <= 1, (url, [query["sql"][:80] for query in queries])
+        assert not any("requestrecord" in query["sql"].lower() for query in queries), url
+    assert len(first[downloads[-1]].json()["requests"]) == heavy_run.requests.count()
+
+
+def test_a_runs_kept_api_detail_shows_what_pairing_sets_on_it_later(client, heavy_run):
+    url = f"/api/v1/runs/{heavy_run.pk}"
+    before = client.get(url).json()["lossless"]
+    Run.objects.filter(pk=heavy_run.pk).update(lossless=not before)
+    assert client.get(url).json()["lossless"] is (not before)

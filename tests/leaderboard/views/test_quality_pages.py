@@ -7,6 +7,7 @@ clear error while every page stays up."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 
@@ -201,7 +202,13 @@ def test_an_honest_upload_with_odd_answer_text_is_recorded_and_shown_escaped(
     result = quality_result(WORSE, BASELINE, models_dir=models_dir)
     task = quality.tasks(seed=2026, count=1)[0]
     odd = quality.score(task, " <script>alert(1)</script> ✓ " + "9" * 300 + "\n" + "x" * 3000)
-    result["requests"][0]["quality"] = odd
+    # Another text is another output: its hash and its divergence from the baseline's follow.
+    result["requests"][0] |= {
+        "quality": odd,
+        "output_sha256": hashlib.sha256(odd["output_text"].encode()).hexdigest(),
+        "first_divergence": 0,
+        "divergence": "mismatch",
+    }
     result["summary"]["quality"]["correct"] -= 1
     result["summary"]["quality"]["accuracy"] = 2 / 12
     result["summary"]["quality"] |= {

@@ -9,13 +9,21 @@ from __future__ import annotations
 import html
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.db.models import Sum
 from django.test import Client
+from django.utils import timezone
 
 from leaderboard import selectors, services
-from leaderboard.forms import FORM_DEFAULTS, PRESETS, PROTOCOL_FORM_FIELDS, protocol_classes
+from leaderboard.forms import (
+    FORM_DEFAULTS,
+    PRESETS,
+    PROTOCOL_FORM_FIELDS,
+    initial_from_config,
+    protocol_classes,
+)
 from leaderboard.models import Config, Job, ModelFile, RequestRecord
 from leaderboard.services.configs import uploaded_config
 from runner.config import (
@@ -27,7 +35,7 @@ from runner.config import (
     parse_config,
 )
 from runner.protocols import job_token_budget, token_budget
-from tests.support.measured_configs import measure
+from tests.support.measured_configs import measure, measure_config
 from tests.support.pages import text
 from tests.support.seed_kit import SEED_CSV
 
@@ -695,3 +703,105 @@ def test_run_this_again_carries_a_configs_split(db):
     initial, lost = initial_from_config(config)
     assert lost == []
     assert (initial["split_mode"], initial["main_gpu"], initial["draft_gpu"]) == ("row", 1, 0)
+
+
+# Threads and the time a job takes (issue 44, point 7) ----------------------------------------------
+
+
+def threads_on_the_page(client, hardware_slug: str) -> tuple[str, str]:
+    """The threads input's value and its help text on the submit page for this host."""
+    page = page_of(client.get(f"/submit/?hardware={hardware_slug}"))
+    helptext = re.search(r'<small class="help" id="id_threads_helptext">(.*?)</small>', page, re.S)
+    return input_value(page, "threads"), html.unescape(helptext.group(1))
+
+
+def test_on_a_two_core_cpu_host_not_yet_measured_threads_start_at_one_and_say_why(
+    signed_in, hardware
+):
+    cpu = services.register_hardware(gpu_name="CPU Intel Xeon Processor", memory_bytes=25 * 2**30)
+    value, helptext = threads_on_the_page(signed_in, cpu.slug)
+    assert value == "1"
+    assert "a CPU host of unknown cores" in helptext and "one engine thread" in helptext
+    # The page's script starts each host's threads the same way; a GPU host not measured at
+    # several thread counts keeps the engine's default.
+    threads = script_data(page_of(signed_in.get("/submit/")))["threads"]
+    assert threads[cpu.slug]["threads"] == 1 and threads[hardware.slug]["threads"] is None
+    assert "no thread counts compared on this host yet" in threads[hardware.slug]["help"]
+
+
+def quick_baseline(threads: int | None) -> dict:
+    config = {"target_model": "tiny-qwen3.gguf", "spec_types": ["ngram-mod"]}
+    return config | ({"threads": threads} if threads else {}) | {"protocol": {"name": "quick"}}
+
+
+def pooled_baseline_speed(hardware, threads: int | None) -> float:
+    """Decode tok/s of the baseline requests measured at this thread count: tokens over time."""
+    records = RequestRecord.objects.filter(
+        run__config__spec_label="none", run__hardware=hardware, phase="measure"
+    )
+    records = records.filter(run__config__canonical__threads=threads)
+    totals = records.aggregate(Sum("predicted_n"), Sum("predicted_ms"))
+    return totals["predicted_n__sum"] / totals["predicted_ms__sum"] * 1000
+
+
+@pytest.mark.parametrize(
+    ("one_thread", "all_cores", "expected"),
+    [((20.0, 21.0), (6.0, 7.0), "1"), ((6.0, 7.0), (20.0, 21.0), "")],
+)
+def test_threads_start_at_the_count_measured_fastest_on_that_host(
+    signed_in, user, hardware, enqueued, make_result, one_thread, all_cores, expected
+):
+    for threads, baseline in ((1, one_thread), (None, all_cores)):
+        measure_config(user, hardware, make_result, quick_baseline(threads), [30.0], baseline)
+    value, helptext = threads_on_the_page(signed_in, hardware.slug)
+    assert value == expected
+    speeds = {"-t 1": pooled_baseline_speed(hardware, 1)}
+    speeds["all cores"] = pooled_baseline_speed(hardware, None)
+    (fast, fast_speed), (slow, slow_speed) = sorted(speeds.items(), key=lambda s: -s[1])
+    assert fast == ("-t 1" if expected == "1" else "all cores")
+    said = (
+        f"fastest measured on this host: {fast_speed:.1f} decode tok/s at {fast}, "
+        f"against {slow_speed:.1f} at {slow} (tiny-qwen3's baselines, 4 requests)"
+    )
+    assert said in helptext, helptext
+
+
+def test_the_time_estimate_counts_what_the_hosts_finished_jobs_took(
+    signed_in, user, hardware, enqueued, make_result
+):
+    """A job takes longer than its tokens at the measured speed (server start, model loading,
+    warm-ups, the baseline): the estimate scales by what this target's finished jobs took, so
+    it comes within 2x of the time the same job then takes (it said 36 s of a 231 s job)."""
+    job = measure(user, hardware, make_result, 4, [100.0, 104.0])
+    form = QUICK_FORM | {"hardware": hardware.slug}
+    before = estimate(signed_in, form)["gpu_time"]
+    assert before["jobs_timed"] == 0
+    # The job held the host six times as long as its tokens alone would take.
+    same_config = parse_config(job.config.canonical)
+    tokens_alone = (
+        job_token_budget(same_config)["prompt_tokens"] / before["prompt_tokens_per_second"]
+        + job_token_budget(same_config)["generated_tokens"] / before["decode_tokens_per_second"]
+    )
+    started = job.finished_at or timezone.now()
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.SUCCEEDED,
+        started_at=started,
+        finished_at=started + timedelta(seconds=6 * tokens_alone),
+    )
+    rerun = {
+        k: v for k, v in initial_from_config(same_config)[0].items() if v not in (None, "", [])
+    }
+    answer = estimate(signed_in, rerun | {"hardware": hardware.slug})
+    wall = 6 * tokens_alone
+    assert answer["gpu_time"]["jobs_timed"] == 1
+    assert wall / 2 <= answer["gpu_time"]["seconds"] <= wall * 2
+    assert answer["gpu_time"]["seconds"] == pytest.approx(wall)
+    assert "times 6.0" in answer["html"] and "last 1 finished job here" in answer["html"]
+    assert answer["html"].count("GPU time:") == 1
+
+
+def test_on_a_cpu_host_the_estimate_says_cpu_time(signed_in, user, enqueued):
+    cpu = services.register_hardware(gpu_name="CPU Intel Xeon Processor", memory_bytes=25 * 2**30)
+    answer = estimate(signed_in, QUICK_FORM | {"hardware": cpu.slug})
+    assert answer["time_kind"] == "CPU"
+    assert "CPU time:" in answer["html"] and "GPU time" not in answer["html"]

