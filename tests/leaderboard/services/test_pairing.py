@@ -111,8 +111,8 @@ def test_the_baseline_measured_in_the_same_runner_invocation_is_preferred(
     finish(baseline, make_result(baseline.config.key, [80.0, 80.0]))
     # Its own baseline's interval reaches the other batch's: the two agree (verdicts.baselines).
     paired = with_baseline_section(
-        make_result(speculative.config.key, [150.0, 150.0], release="b11434"),
-        make_result(baseline.config.key, [45.0, 55.0]),
+        make_result(speculative.config.key, [150.0, 150.0, 150.0], release="b11434"),
+        make_result(baseline.config.key, [30.0, 70.0, 50.0]),
     )
 
     spec_run = services.import_runner_result(
