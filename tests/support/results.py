@@ -130,6 +130,7 @@ def fake_result(
     target_sha256: str | None = None,
     complete: bool = True,
     tokens: int | None = None,
+    gpu: str | None = None,
 ) -> dict:
     """A runner result for a config (or a stored config's key) with the given per-request decode
     tok/s, `draft` (drafted, accepted) totals and tau, built and checked by the runner's own
@@ -137,7 +138,8 @@ def fake_result(
 
     Like the runner's, it measures every request its config's protocol plans, each generating
     the tokens asked for; `complete=False` keeps only the requests given, `tokens` makes each
-    generate that many instead (files the door refuses, tests.support.door_files)."""
+    generate that many instead (files the door refuses, tests.support.door_files). It names no
+    GPU unless given `gpu` (the door holds a named one to the kind it is recorded under)."""
     if isinstance(config, str):
         config = BenchmarkConfig.from_canonical(Config.objects.get(key=config).canonical)
     planned = [spec for spec in plan_requests(config, vocab_size=256) if spec.phase == "measure"]
@@ -190,8 +192,9 @@ def fake_result(
             "models": models,
             "engine_log_tail": "",
             "engine": engine,
-            # No GPU named: the fakes are recorded on kinds of every name (runner.door).
-            "system": {
+            # No GPU named unless given: the fakes are recorded on kinds of every name.
+            "system": ({"gpu": gpu} if gpu else {})
+            | {
                 "driver": "580.1",
                 "cuda": "13.0",
                 "hostname": "gpu-1",

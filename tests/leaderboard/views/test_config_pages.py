@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 from leaderboard import services
 from leaderboard.models import Job, LeaderboardEntry, RequestRecord, Run
 from runner.config import parse_config
-from runner.fidelity import NEAR_TIE_MARGIN
+from runner.fidelity import NEAR_TIE_MARGIN, fidelity_grade
 from tests.support.baselines import (
     CPU_FLAGS,
     DRAFT_SIMPLE,
@@ -629,17 +629,24 @@ def test_the_run_page_shows_a_fidelity_grade_only_where_outputs_were_compared(
         owner=speculative.owner, data=DRAFT_SIMPLE, hardware_slug=speculative.hardware.slug
     )
     start(again)
+    # Three requests, as DRAFT_SIMPLE plans: the second flipped one near tie.
     graded = on_engine(
-        diverged(make_result(again.config.key, [90.0, 95.0], outputs=["a", "b"]), None, "near tie"),
+        diverged(
+            make_result(again.config.key, [90.0, 95.0, 92.5], outputs=["a", "b", "d"]),
+            None,
+            "near tie",
+            None,
+        ),
         backend="cpu",
         flags=CPU_FLAGS,
     )
-    graded["summary"]["fidelity"] = GRADE
-    baseline = make_result(again.config.baseline.key, [50.0, 50.0], outputs=["a", "c"])
+    # The grade the runner gives its records (the result model derives it again).
+    graded["summary"]["fidelity"] = fidelity_grade(graded["requests"]).model_dump(mode="json")
+    baseline = make_result(again.config.baseline.key, [50.0, 50.0, 50.0], outputs=["a", "c", "d"])
     run = services.record_result(job_id=again.pk, result=with_baseline_section(graded, baseline))
 
     page = client.get(f"/runs/{run.pk}/").content.decode()
-    assert "near ties only" in page and "1 of 2 requests identical" in page
+    assert "near ties only" in page and "2 of 3 requests identical" in page
 
 
 def test_the_run_page_of_a_two_gpu_run_shows_each_gpus_peak(make_result, two_3090s, user, client):
