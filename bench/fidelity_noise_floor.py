@@ -136,9 +136,14 @@ def self_draft(
 def measure(
     name: str, protocol: dict, engine: Engine, models_dir: Path, args: argparse.Namespace
 ) -> dict[str, Any]:
+    placement = (
+        {"n_gpu_layers": 999, "draft_n_gpu_layers": 999, "flash_attn": "on"}
+        if args.gpu
+        else {"threads": args.threads}
+    )
     config = parse_config(
         {"target_model": name, "draft_model": name, "spec_types": "draft-simple",
-         "n_max": args.n_max, "threads": args.threads, "protocol": protocol}
+         "n_max": args.n_max, "protocol": protocol} | placement
     )  # fmt: skip
     baseline = config.baseline()
     vocab = inspect_model(models_dir / name).vocab_size or 256
@@ -189,14 +194,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--cuts", type=int, default=3, help="continuations per request (3.)")
     parser.add_argument("--server", help="llama-server binary")
+    parser.add_argument("--target", help="only this real model file, in --models (e.g. SmolLM2)")
+    parser.add_argument("--models", type=Path, help="the folder holding --target")
+    parser.add_argument("--gpu", action="store_true", help="offload every layer, flash attention")
     args = parser.parse_args()
     engine = locate(server=args.server)
     print(f"engine {engine.release} ({engine.backend}); threshold {NEAR_TIE_MARGIN} nats")
     found = []
+    if args.target:
+        found.append(measure(args.target, REAL_PROTOCOL, engine, args.models, args))
     with tempfile.TemporaryDirectory() as scratch:
         models_dir = Path(scratch)
         write_fixtures(models_dir)
-        if not args.real_only:
+        if not args.real_only and not args.target:
             found.append(measure("tiny-qwen3.gguf", TINY_PROTOCOL, engine, models_dir, args))
         if args.real or args.real_only:
             place_real_model(models_dir)

@@ -215,14 +215,36 @@ SMOLLM2 = PinnedFile(
 )
 
 
+DRAFTS_DIR = Path(__file__).parent / "drafts"
+
+
+def _draft_for_smollm2(name: str) -> Path:
+    # a draft is placed with its target or not at all: alone it can run nothing
+    try:
+        _smollm2_path()
+    except RealModelUnavailable:
+        raise RealModelUnavailable(f"{name} is placed with its target, SmolLM2") from None
+    return DRAFTS_DIR / name
+
+
+SMOLLM2_DFLASH = PinnedFile(
+    name="smollm2-135m-dflash-specboard.Q8_0.gguf",
+    sha256="c79999cb5b3e7b6aae9c332744c500e51eb77008a4b38f8ecf2df99312a87677",
+    size_bytes=11_068_384,
+    locate=lambda: _draft_for_smollm2("smollm2-135m-dflash-specboard.Q8_0.gguf"),
+)
+
+
 def real_models() -> list[PinnedFile]:
-    """The real trained targets after Gemma (placed by ``place_real_models``)."""
-    return [SMOLLM2]
+    """The real model files after Gemma (placed by ``place_real_models``): SmolLM2, then the
+    project's own DFlash draft for it (shipped in the repository, runner/gguf/drafts/)."""
+    return [SMOLLM2, SMOLLM2_DFLASH]
 
 
 def real_model_placers() -> list[tuple[str, Callable[[Path], Path]]]:
     """(file name, place(directory) -> path) of every real model file, Gemma first."""
-    return [(REAL_MODEL_NAME, place_real_model)] + [(f.name, f.place) for f in real_models()]
+    placers: list[tuple[str, Callable[[Path], Path]]] = [(REAL_MODEL_NAME, place_real_model)]
+    return placers + [(f.name, f.place) for f in real_models()]
 
 
 def place_real_models(directory: Path) -> dict[str, Path]:

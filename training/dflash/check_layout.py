@@ -137,7 +137,7 @@ def main() -> None:
     draft = DFlashDraft(DraftConfig(n_layer=args.layers, mask_token_id=MASK_TOKEN))
     state = {}
     for part in sorted(Path(args.checkpoint).parent.glob(Path(args.checkpoint).name)):
-        state |= torch.load(part)
+        state |= torch.load(part, map_location="cpu")
     draft.load_state_dict({k: v.float() for k, v in state.items()})
     draft.eval()
     tokens = torch.tensor([seq])

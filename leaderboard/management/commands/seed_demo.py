@@ -25,7 +25,12 @@ from leaderboard.models import Job
 from leaderboard.services.jobs import measures_own_baseline
 from runner.config import parse_config
 from runner.errors import RunnerError
-from runner.gguf.real_model import REAL_MODEL_NAME, RealModelUnavailable, real_model_placers
+from runner.gguf.real_model import (
+    REAL_MODEL_NAME,
+    SMOLLM2_DFLASH,
+    RealModelUnavailable,
+    real_model_placers,
+)
 from runner.gguf.tiny_models import FIXTURE_NAMES, write_fixtures
 from runner.provenance import system_info
 
@@ -74,6 +79,26 @@ REAL_DEMO_CONFIGS = [
         "protocol": {"name": "quality", "tasks": 12, "max_tokens": 8, "warmup": 1},
     },
 ]
+# SmolLM2-135M-Instruct with Specboard's own DFlash draft (runner/gguf/drafts/, trained by
+# training/dflash/): the board's real DFlash row, with its paired baseline, on the suite's held-out
+# text prompts; examples/real-dflash.json (a test keeps them equal).
+SMOLLM2_DEMO_CONFIGS = [
+    {
+        "target_model": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "draft_model": "smollm2-135m-dflash-specboard.Q8_0.gguf",
+        "spec_types": "draft-dflash",
+        # tau is about 1.2 with this draft on the suite: a short block verifies cheaply on CPU
+        "n_max": 3,
+        "threads": 1,
+        "protocol": {
+            "name": "categories",
+            "categories": ["code", "question-answering"],
+            "output_tokens": 64,
+            "prompts_per_category": 2,
+            "warmup": 1,
+        },
+    },
+]
 DEMO_PROTOCOL = {"name": "quick", "n_predict": 128, "runs": 3, "warmup": 1}
 # Two speculative configs on the tiny test model (test weights: shown apart from the ranking).
 DEMO_CONFIGS = [
@@ -110,6 +135,7 @@ class Command(BaseCommand):
             write_fixtures(models_dir)
         placed = self._place_real_models(models_dir)
         real = REAL_MODEL_NAME in placed
+        dflash = SMOLLM2_DFLASH.name in placed
         for name in tuple(placed) + FIXTURE_NAMES:
             model = services.register_model(path=name)
             weights = ", test weights (its results stay off the main ranking)"
@@ -144,7 +170,10 @@ class Command(BaseCommand):
         if options["no_submit"]:
             return
         # The queue runs in order: the real model's rows come first.
-        for data in (REAL_DEMO_CONFIGS if real else []) + DEMO_CONFIGS:
+        real_configs = (REAL_DEMO_CONFIGS if real else []) + (
+            SMOLLM2_DEMO_CONFIGS if dflash else []
+        )
+        for data in real_configs + DEMO_CONFIGS:
             key = parse_config(data).key
             if Job.objects.filter(config__key=key, hardware=hardware).exists():
                 self.stdout.write(f"demo config {key} already submitted")

@@ -13,13 +13,18 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from leaderboard.management.commands.seed_demo import DEMO_CONFIGS, REAL_DEMO_CONFIGS
+from leaderboard.management.commands.seed_demo import (
+    DEMO_CONFIGS,
+    REAL_DEMO_CONFIGS,
+    SMOLLM2_DEMO_CONFIGS,
+)
 from leaderboard.models import Hardware, Job, ModelFile
 from runner.config import parse_config
 from runner.gguf.real_model import (
     INSTALL_HINT,
     REAL_MODEL_NAME,
     SMOLLM2,
+    SMOLLM2_DFLASH,
     real_model_installed,
     real_model_placers,
 )
@@ -27,7 +32,12 @@ from runner.gguf.tiny_models import FIXTURE_NAMES
 
 REPOSITORY = Path(__file__).parents[3]
 # The real model's demo configs as the runner's examples, in seed_demo's order.
-REAL_DEMO_EXAMPLES = ("real-ngram.json", "real-self-draft.json", "real-quality.json")
+REAL_DEMO_EXAMPLES = (
+    "real-ngram.json",
+    "real-self-draft.json",
+    "real-quality.json",
+    "real-dflash.json",
+)
 
 
 def seed_demo(capture_on_commit) -> str:
@@ -50,13 +60,15 @@ def test_seed_demo_queues_the_real_model_first_and_keeps_the_tiny_models_as_test
     smol = ModelFile.objects.get(path=SMOLLM2.name)
     assert (smol.architecture, smol.role, smol.test_weights) == ("llama", "target", False)
     assert smol.sha256 == SMOLLM2.sha256
+    draft = ModelFile.objects.get(path=SMOLLM2_DFLASH.name)
+    assert (draft.architecture, draft.role, draft.test_weights) == ("dflash", "draft", False)
     tiny = ModelFile.objects.exclude(path__in=[name for name, _ in real_model_placers()])
     assert sorted(tiny.values_list("path", flat=True)) == sorted(FIXTURE_NAMES)
     assert all(tiny.values_list("test_weights", flat=True))
     assert f"model {real.name}: gemma3, target\n" in output
     assert Hardware.objects.get(slug="local").queue_name == "gpu.local"
 
-    demo = [parse_config(data) for data in REAL_DEMO_CONFIGS + DEMO_CONFIGS]
+    demo = [parse_config(data) for data in REAL_DEMO_CONFIGS + SMOLLM2_DEMO_CONFIGS + DEMO_CONFIGS]
     submitted = Job.objects.filter(auto_scheduled=False).order_by("pk")
     assert [job.config.key for job in submitted] == [config.key for config in demo]
     # The queue runs in order: the real model's n-gram config is the first message.
@@ -100,7 +112,7 @@ def test_the_real_demo_is_the_runners_own_examples():
     examples = [
         json.loads((REPOSITORY / "examples" / name).read_text()) for name in REAL_DEMO_EXAMPLES
     ]
-    assert examples == REAL_DEMO_CONFIGS
+    assert examples == REAL_DEMO_CONFIGS + SMOLLM2_DEMO_CONFIGS
 
 
 def test_on_a_machine_of_two_gpus_the_demos_kind_is_both(
@@ -128,6 +140,8 @@ def test_the_readme_describes_the_demo_seed_demo_queues():
     numbers = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
     stated = re.search(r"queues (\w+) demo jobs", quick_start)
     assert stated, "the quick start does not say how many demo jobs it queues"
-    assert numbers[stated.group(1)] == len(REAL_DEMO_CONFIGS) + len(DEMO_CONFIGS)
+    assert numbers[stated.group(1)] == (
+        len(REAL_DEMO_CONFIGS) + len(SMOLLM2_DEMO_CONFIGS) + len(DEMO_CONFIGS)
+    )
     for name in REAL_DEMO_EXAMPLES:
         assert f"examples/{name}" in quick_start, name

