@@ -44,11 +44,11 @@ def _model_info(reference: str, models_dir: Path) -> dict:
 
 def implied_argv(config: BenchmarkConfig, models: dict) -> list[str]:
     """The llama-server command the config implies for these model entries (``server_argv``),
-    as a fake CUDA engine at /x would run it: the door holds a result's argv to it."""
+    as a fake CUDA engine named llama-server would run it: the door holds a result's argv to it."""
     draft = models.get("draft")
     return server_argv(
         config,
-        engine=Engine(server_path="/x", release="b11434", backend="cuda"),
+        engine=Engine(server_path="llama-server", release="b11434", backend="cuda"),
         target_path=Path(models["target"]["path"]),
         draft_path=Path(draft["path"]) if draft else None,
         port=8080,
@@ -161,7 +161,7 @@ def fake_result(
         "draft": _model_info(config.draft_model, models_dir) if config.draft_model else None,
     }
     engine = {
-        "server_path": "/x",
+        "server_path": "llama-server",
         "release": release,
         "backend": "cuda",
         "build_flags": [],

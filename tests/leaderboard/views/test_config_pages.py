@@ -76,8 +76,8 @@ def test_config_detail_embeds_chart_data_the_command_and_a_table(client, measure
     assert 'data-chart-source="tps-data"' in page
     assert "leaderboard/vendor/chart.umd.min.js" in page and "leaderboard/charts.js" in page
     command = element_text(page, "server-command")
-    # The command the runner ran (the test engine is at /x), every flag the config implies.
-    assert command.startswith("/x -m tiny-qwen3.gguf ")
+    # The command the runner ran (the test engine is llama-server), every flag the config implies.
+    assert command.startswith("llama-server -m tiny-qwen3.gguf ")
     assert "--spec-type draft-simple" in command
     assert 'id="runs-table"' in page and "lossless" in page
 
