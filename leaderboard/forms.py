@@ -489,8 +489,9 @@ class SubmitForm(forms.Form):
         self.threads_advice = {h.slug: selectors.threads_advice(hardware=h) for h in hardware}
         chosen_hardware = self.initial.get("hardware") or next(iter(self.threads_advice), None)
         advice = self.threads_advice.get(chosen_hardware) or selectors.threads_advice(hardware=None)
-        self.fields["threads"].initial = advice.threads
-        self.fields["threads"].help_text = threads_help(advice.reason)
+        if "threads" not in self.initial:
+            self.fields["threads"].initial = advice.threads
+            self.fields["threads"].help_text = threads_help(advice.reason)
         targets = selectors.registered_models(role="target")
         self.fields["target_model"].choices = [(m.path, m.name) for m in targets]
         # Each target's training context, which the sweeps' lengths are fitted to.

@@ -104,6 +104,9 @@ def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, dict | None]:
             rerun = {"key": key, "config": config, "problem": source.problem, "lost": []}
             if source.config is not None:
                 initial, rerun["lost"] = initial_from_config(source.config)
+                # a rerun keeps the config's threads (none: the engine's default), not the host's
+                # advice, so that it submits the same config
+                initial.setdefault("threads", source.config.threads)
                 preset = initial["protocol"]
     hardware = request.GET.get("hardware", "")
     if hardware and _QUERY_SLUG.fullmatch(hardware):
@@ -143,6 +146,7 @@ def _script_data(form: SubmitForm) -> dict:
             for name in PROTOCOL_FORM_FIELDS
         },
         # Per host, the threads the form starts from and why: the script follows the chosen host.
+        "threads_kept": "threads" in form.initial,
         "threads": {
             slug: {"threads": advice.threads, "help": threads_help(advice.reason)}
             for slug, advice in form.threads_advice.items()

@@ -21,7 +21,13 @@ import pytest
 import redis
 
 from runner.engines.server import free_port
-from runner.gguf.real_model import INSTALL_HINT, REAL_MODEL_NAME, real_model_installed
+from runner.gguf.real_model import (
+    INSTALL_HINT,
+    REAL_MODEL_NAME,
+    SMOLLM2,
+    real_model_installed,
+    real_model_placers,
+)
 
 pytestmark = [
     pytest.mark.e2e,
@@ -126,7 +132,12 @@ def test_quickstart_serves_pages_at_once_and_its_demo_ranks_the_real_model(quick
         "unclassified",
     )
     assert not self_draft["test_weights"]
-    tiny = [row for row in entries if row["path"] != REAL_MODEL_NAME]
+    # the real DFlash row: SmolLM2 with the project's own draft, graded, never test weights
+    smol = [row for row in entries if row["path"] == SMOLLM2.name]
+    dflash = next(row for row in smol if "draft-dflash" in row["spec_label"])
+    assert dflash["fidelity"] and not any(row["test_weights"] for row in smol)
+    real_names = {name for name, _ in real_model_placers()}
+    tiny = [row for row in entries if row["path"] not in real_names]
     assert tiny and all(row["test_weights"] for row in tiny)
 
     board = httpx.get(f"{site}/", timeout=30).text

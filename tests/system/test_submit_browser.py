@@ -158,7 +158,7 @@ def test_a_draft_that_does_not_fit_the_target_is_disabled_with_its_reason_and_re
     page.get_by_role("button", name="Submit").click()
 
     error = page.locator("#field-draft_model .errors")
-    expect(error).to_contain_text("needs a draft with architecture 'dflash'")
+    expect(error).to_contain_text("needs a draft with general.architecture 'dflash'")
     assert not Job.objects.exists()
 
 

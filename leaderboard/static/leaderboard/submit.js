@@ -9,7 +9,8 @@
   if (!form || !dataElement) return;
   var data = JSON.parse(dataElement.textContent);
   var compatibility = data.compatibility;
-  var edited = {};
+  // A rerun's threads are its config's: a host's advice does not replace them.
+  var edited = data.threads_kept ? { threads: true } : {};
 
   function control(name) { return form.elements.namedItem(name); }
 
