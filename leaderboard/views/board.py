@@ -41,13 +41,19 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "include_all": request.GET.get("all") == "1",
     }
     # A number past the last page is the last page, cached as that page and not as one of its
-    # own (each number an anonymous client made up was a cache entry).
-    view["page"] = selectors.board_page_number(
-        filters=filters,
-        search=view["search"],
-        include_all=view["include_all"],
-        page=whole_number(page_number, max_digits=18) or 1,
-        page_size=PAGE_SIZE,
+    # own (each number an anonymous client made up was a cache entry). The first page always
+    # exists: it is served from the cache without counting the board's rows.
+    requested = whole_number(page_number, max_digits=18) or 1
+    view["page"] = (
+        requested
+        if requested == 1
+        else selectors.board_page_number(
+            filters=filters,
+            search=view["search"],
+            include_all=view["include_all"],
+            page=requested,
+            page_size=PAGE_SIZE,
+        )
     )
     # The board (filters, table, pager) is rendered once and served from the cache until a
     # ranking it shows changes (or rows come or go); only the site header around it is rendered
