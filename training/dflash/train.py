@@ -85,9 +85,10 @@ def sample_anchors(lengths, starts, k: int, gen: torch.Generator) -> torch.Tenso
     return (starts[:, None] + (u * span[:, None]).long()).clamp(max=(lengths - 2)[:, None])
 
 
-def draft_logits(draft, target, tokens, lengths, anchors, embed):
+def draft_logits(draft, target, tokens, lengths, anchors, embed, block_size=BLOCK_SIZE):
+    """The draft's logits (B, K, block_size, V) for blocks at anchors (B, K), and its inputs."""
     features, _ = target.features(tokens, lengths)
-    inputs = block_inputs(anchors, tokens, BLOCK_SIZE, draft.c.mask_token_id, tokens.shape[1])
+    inputs = block_inputs(anchors, tokens, block_size, draft.c.mask_token_id, tokens.shape[1])
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=tokens.is_cuda):
         hidden = draft(
             features.to(torch.bfloat16) if tokens.is_cuda else features,
@@ -99,7 +100,7 @@ def draft_logits(draft, target, tokens, lengths, anchors, embed):
         )
         logits = hidden @ embed.T
     b, k = anchors.shape
-    return logits.view(b, k, BLOCK_SIZE, -1), inputs
+    return logits.view(b, k, block_size, -1), inputs
 
 
 def loss_of(logits, inputs, anchors, lengths):
@@ -131,22 +132,13 @@ def simulated_tau(draft, target, rows, embed, device, n_max=15, max_len=1024) ->
             continue
         tokens = torch.tensor([seq], device=device)
         lengths = torch.tensor([len(seq)], device=device)
-        features, _ = target.features(tokens, lengths)
         pos0 = len(r["prompt"])
-        anchors_all = list(range(pos0, len(seq) - 1))
         # all anchors at once: each block only reads context before its own anchor
-        a = torch.tensor([anchors_all], device=device)
-        inputs = block_inputs(a, tokens, n_max + 1, draft.c.mask_token_id, tokens.shape[1])
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=tokens.is_cuda):
-            hidden = draft(
-                features.to(torch.bfloat16) if tokens.is_cuda else features,
-                inputs["context_ok"],
-                inputs["block_tokens"],
-                inputs["block_pos"],
-                inputs["block_id"],
-                embed,
-            )
-            proposals = (hidden @ embed.T).argmax(-1).view(len(anchors_all), n_max + 1)[:, 1:]
+        anchors = torch.tensor([list(range(pos0, len(seq) - 1))], device=device)
+        logits, _ = draft_logits(
+            draft, target, tokens, lengths, anchors, embed, block_size=n_max + 1
+        )
+        proposals = logits[0, :, 1:].argmax(-1)
         proposals = proposals.tolist()
         p = pos0
         while p < len(seq) - 1:
