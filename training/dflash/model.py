@@ -369,6 +369,48 @@ def block_inputs(
 # --- export --------------------------------------------------------------------------------------
 
 
+def draft_tensors(draft: DFlashDraft) -> dict[str, tuple[torch.Tensor, bool]]:
+    """Each GGUF tensor name of the draft, its parameter, and whether it is stored as Q8_0."""
+    tensors: dict[str, tuple[torch.Tensor, bool]] = {
+        "fc.weight": (draft.fc.weight, True),
+        "enc.output_norm.weight": (draft.enc_norm, False),
+        "output_norm.weight": (draft.out_norm, False),
+    }
+    for i, layer in enumerate(draft.layers):
+        tensors |= {
+            f"blk.{i}.attn_norm.weight": (layer.attn_norm, False),
+            f"blk.{i}.attn_q.weight": (layer.wq.weight, True),
+            f"blk.{i}.attn_k.weight": (layer.wk.weight, True),
+            f"blk.{i}.attn_v.weight": (layer.wv.weight, True),
+            f"blk.{i}.attn_output.weight": (layer.wo.weight, True),
+            f"blk.{i}.attn_q_norm.weight": (layer.q_norm, False),
+            f"blk.{i}.attn_k_norm.weight": (layer.k_norm, False),
+            f"blk.{i}.ffn_norm.weight": (layer.ffn_norm, False),
+            f"blk.{i}.ffn_gate.weight": (layer.gate.weight, True),
+            f"blk.{i}.ffn_up.weight": (layer.up.weight, True),
+            f"blk.{i}.ffn_down.weight": (layer.down.weight, True),
+        }
+    return tensors
+
+
+def load_draft_gguf(draft: DFlashDraft, path: Path) -> None:
+    """Start from an exported draft (its Q8_0 matrices dequantized): a second stretch of training."""
+    from gguf import GGUFReader
+    from gguf.quants import dequantize
+
+    wanted = draft_tensors(draft)
+    found = {t.name: t for t in GGUFReader(str(path)).tensors}
+    if set(found) != set(wanted):
+        raise ValueError(
+            f"{path}: tensors differ from this draft's: {sorted(set(found) ^ set(wanted))}"
+        )
+    with torch.no_grad():
+        for name, (param, _quantized) in wanted.items():
+            t = found[name]
+            array = dequantize(t.data, t.tensor_type).reshape(tuple(param.shape))
+            param.copy_(torch.from_numpy(np.array(array, dtype=np.float32)))
+
+
 def export_gguf(draft: DFlashDraft, target_kv: dict, path: Path, *, name: str, card: dict) -> Path:
     """Write the draft as a b11434 ``dflash`` GGUF, Q8_0 matrices, with the target's tokenizer."""
     import gguf
@@ -418,26 +460,7 @@ def export_gguf(draft: DFlashDraft, target_kv: dict, path: Path, *, name: str, c
             w.add_bool(key, bool(target_kv[key]))
     w.add_uint32("tokenizer.ggml.mask_token_id", c.mask_token_id)
 
-    tensors: dict[str, tuple[torch.Tensor, bool]] = {
-        "fc.weight": (draft.fc.weight, True),
-        "enc.output_norm.weight": (draft.enc_norm, False),
-        "output_norm.weight": (draft.out_norm, False),
-    }
-    for i, layer in enumerate(draft.layers):
-        tensors |= {
-            f"blk.{i}.attn_norm.weight": (layer.attn_norm, False),
-            f"blk.{i}.attn_q.weight": (layer.wq.weight, True),
-            f"blk.{i}.attn_k.weight": (layer.wk.weight, True),
-            f"blk.{i}.attn_v.weight": (layer.wv.weight, True),
-            f"blk.{i}.attn_output.weight": (layer.wo.weight, True),
-            f"blk.{i}.attn_q_norm.weight": (layer.q_norm, False),
-            f"blk.{i}.attn_k_norm.weight": (layer.k_norm, False),
-            f"blk.{i}.ffn_norm.weight": (layer.ffn_norm, False),
-            f"blk.{i}.ffn_gate.weight": (layer.gate.weight, True),
-            f"blk.{i}.ffn_up.weight": (layer.up.weight, True),
-            f"blk.{i}.ffn_down.weight": (layer.down.weight, True),
-        }
-    for tensor_name, (tensor, quantize) in tensors.items():
+    for tensor_name, (tensor, quantize) in draft_tensors(draft).items():
         array = tensor.detach().float().cpu().numpy()
         if quantize:
             data = gguf.quants.quantize(array, gguf.GGMLQuantizationType.Q8_0)

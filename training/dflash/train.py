@@ -36,6 +36,7 @@ from model import (  # noqa: E402
     Target,
     block_inputs,
     export_gguf,
+    load_draft_gguf,
     read_target,
 )
 
@@ -182,6 +183,9 @@ def main() -> None:
     ap.add_argument(
         "--limit-suite", type=int, default=0, help="every Nth suite prompt (smoke runs)"
     )
+    ap.add_argument(
+        "--init", type=Path, help="continue from this exported draft GGUF (a later GPU stretch)"
+    )
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -231,6 +235,9 @@ def main() -> None:
     # start at the target's scale
     with torch.no_grad():
         draft.out_norm.copy_(weights["output_norm.weight"].float())
+    if args.init:
+        load_draft_gguf(draft, args.init)
+        log(f"continuing from {args.init.name}")
     params = sum(p.numel() for p in draft.parameters())
     opt = torch.optim.AdamW(draft.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.01)
     gen = torch.Generator().manual_seed(SEED)
@@ -296,6 +303,8 @@ def main() -> None:
         "answer_tokens": answer_tokens,
         "tau_suite_pytorch": round(report["tau_suite"]["tau"], 3),
     }
+    if args.init:
+        card["continued_from"] = args.init.name
     gguf_path = export_gguf(
         draft,
         kv,
