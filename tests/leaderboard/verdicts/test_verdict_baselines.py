@@ -229,3 +229,20 @@ def test_a_disputed_file_baseline_lower_or_higher_moves_no_other_rows_speedup(
             assert key not in client.get(path, query).content.decode(), (key, path)
     config_page = client.get(f"/configs/{HIGHER.key}/").content.decode()
     assert "baseline disputed" in config_page and "not ranked until they agree" in config_page
+
+
+def test_two_files_whose_baselines_disagree_and_nothing_else_give_no_speedup(
+    tmp_path, user, ranked_models, hardware, make_result
+):
+    higher = with_baseline_section(
+        make_result(HIGHER, HIGHER_DECODE, draft=(40, 30), tau=2.2),
+        make_result(BASELINE, HIGH_BASELINE),
+    )
+    import_file(tmp_path, user, crafted(make_result, OWN_BASELINE), "lower.json")
+    import_file(tmp_path, user, higher, "higher.json")
+
+    rows = {entry.config.key: entry for entry in LeaderboardEntry.objects.select_related("config")}
+    # The site cannot tell which is right: neither divides, and the baseline row is kept off.
+    assert rows[BASELINE.key].baseline_disputed and rows[BASELINE.key].runs_count == 2
+    for key in (SPECULATIVE.key, HIGHER.key):
+        assert rows[key].baseline_disputed and rows[key].speedup is None and rows[key].rank is None
