@@ -214,12 +214,15 @@ def main() -> int:
     from leaderboard import services
     from leaderboard.models import Job, Run
     from runner.engines.build import locate
+    from runner.provenance import cpu_name
 
     call_command("migrate", verbosity=0)
     locate()
     owner = get_user_model().objects.create_user(username="faults")
     services.register_model(path="tiny-qwen3.gguf")
-    hardware = services.register_hardware(gpu_name="CPU faults bench", slug="faults-bench")
+    hardware = services.register_hardware(
+        gpu_name="CPU faults bench", slug="faults-bench", cpu_model=cpu_name()
+    )
     host, key = services.ensure_gpu_host(name="faults-bench", hardware_slug=hardware.slug)
     gpu_environment = {"SPECBOARD_HOST_NAME": host.name, "SPECBOARD_HOST_KEY": key}
     workers = Workers(environment, hardware.slug, str(Path(scratch) / "beat"), gpu_environment)

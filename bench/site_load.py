@@ -877,6 +877,7 @@ def main() -> int:
     from leaderboard import services
     from leaderboard.accounts.services import issue_api_token
     from leaderboard.models import Job, LeaderboardEntry, Run
+    from runner.provenance import cpu_name
 
     call_command("migrate", verbosity=0)
     user_model = get_user_model()
@@ -899,7 +900,7 @@ def main() -> int:
         return 0
     services.register_model(path="tiny-qwen3.gguf")
     local = services.register_hardware(
-        gpu_name="CPU site bench", slug=f"site-{uuid.uuid4().hex[:6]}"
+        gpu_name="CPU site bench", slug=f"site-{uuid.uuid4().hex[:6]}", cpu_model=cpu_name()
     )
     # One account per client, as a community's submitters are: each account's allowance and
     # its submissions' lock are its own (one account cannot send 167 a second under any rate a
@@ -959,7 +960,7 @@ def main() -> int:
         # they are timed, and the figure is the server's throughput, not its start.
         first = random.Random().randrange(0, 400_000)
         warm_up = services.register_hardware(
-            gpu_name="CPU site bench warm-up", slug=f"{local.slug}-warm"
+            gpu_name="CPU site bench warm-up", slug=f"{local.slug}-warm", cpu_model=cpu_name()
         )
         warm_ups = 3 * len(tokens)
         asyncio.run(

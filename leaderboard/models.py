@@ -119,6 +119,10 @@ class Hardware(models.Model):
     driver = models.CharField(max_length=64, blank=True)
     cuda = models.CharField(max_length=32, blank=True)
     host = models.CharField(max_length=200, blank=True)
+    # A CPU kind's CPU model as the runner's provenance reads it (runner.provenance.cpu_name):
+    # recorded when the kind is registered from its machine, else fixed by the first result
+    # recorded under it that names no GPU; the door refuses a CPU-only result of another model.
+    cpu_model = models.CharField(max_length=200, blank=True)
     queue_name = models.CharField(
         max_length=120, blank=True, help_text="Empty when no worker serves it (self-reported)."
     )

@@ -20,7 +20,8 @@ anything, and a refused result is stored nowhere. The rules and their margins, b
 - ``provenance.argv_mismatch``: the command that ran (``provenance.argv``) differs from the one
   the config implies (``runner.engines.server.server_argv``) in a speculative, synthetic or model
   flag;
-- ``provenance.system_mismatch``: the GPUs the file says it ran on are not the kind's;
+- ``provenance.system_mismatch``: the GPUs the file says it ran on are not the kind's, or, on
+  a CPU kind (one that knows its CPU model), the CPU the file names is not the kind's;
 - ``completeness.missing_request``: a point of the protocol's plan measured fewer requests than
   it plans;
 - ``completeness.short_generation``: a measured request generated other than the tokens its plan
@@ -42,7 +43,7 @@ from runner.engines.build import Engine
 from runner.engines.server import server_argv
 from runner.errors import RunnerError
 from runner.evidence import ENERGY_SLACK_SECONDS, PLAN_VOCAB_SIZE, request_groups
-from runner.provenance import normalise_gpu_name
+from runner.provenance import normalise_cpu_name, normalise_gpu_name
 from runner.results import BenchmarkResult
 from runner.roofline import (
     ABOVE_CEILING_FRACTION,
@@ -97,11 +98,13 @@ IN_PROCESS = "llama_cpp.Llama"
 
 @dataclass(frozen=True)
 class HardwareKind:
-    """The hardware kind a result is to be recorded under: its name in words and each GPU's
-    normalised name, in the engine's order (a CPU host's kind names its CPU as its one "GPU")."""
+    """The hardware kind a result is to be recorded under: its name in words, each GPU's
+    normalised name, in the engine's order (a CPU host's kind names its CPU as its one "GPU"),
+    and, for a CPU kind, its CPU model as the runner's provenance reads it (empty while unknown)."""
 
     label: str
     gpus: tuple[str, ...]
+    cpu: str = ""
 
     def bandwidth(self, *, split_mode: str) -> int:
         """The fastest the kind can read memory for one decoding step: one GPU's bandwidth (the
@@ -153,13 +156,7 @@ def _system_problem(result: BenchmarkResult, *, kind: HardwareKind) -> str | Non
     system = result.provenance.system.model_dump()
     named = _file_gpus(system)
     if named is None:
-        registered_gpu = next((gpu for gpu in kind.gpus if gpu in REGISTERED_BANDWIDTH), None)
-        if system.get("cpu") and registered_gpu:
-            return (
-                f"provenance.system_mismatch: the file ran on {system['cpu']} with no GPU, "
-                f"but it is recorded under {kind.label}"
-            )
-        return None
+        return _cpu_problem(system.get("cpu"), kind=kind)
     if system.get("gpus"):
         same = named == list(kind.gpus)
     else:
@@ -171,6 +168,30 @@ def _system_problem(result: BenchmarkResult, *, kind: HardwareKind) -> str | Non
         f"provenance.system_mismatch: the file ran on {' + '.join(named)} ({count} GPU"
         f"{'s' if count != 1 else ''}), but it is recorded under {kind.label}"
     )
+
+
+def _cpu_problem(cpu: str | None, *, kind: HardwareKind) -> str | None:
+    """Whether a file that names no GPU may be recorded under this kind: not under a registered
+    GPU, and under a CPU kind only with the kind's CPU model."""
+    registered_gpu = next((gpu for gpu in kind.gpus if gpu in REGISTERED_BANDWIDTH), None)
+    if cpu and registered_gpu:
+        return (
+            f"provenance.system_mismatch: the file ran on {cpu} with no GPU, "
+            f"but it is recorded under {kind.label}"
+        )
+    if not kind.cpu:
+        return None
+    if not cpu:
+        return (
+            "provenance.system_mismatch: the file names neither a GPU nor a CPU, but it is "
+            f"recorded under {kind.label}, a CPU host of {kind.cpu}"
+        )
+    if normalise_cpu_name(cpu) != normalise_cpu_name(kind.cpu):
+        return (
+            f"provenance.system_mismatch: the file ran on {cpu} with no GPU, but it is recorded "
+            f"under {kind.label}, a CPU host of {kind.cpu}"
+        )
+    return None
 
 
 def _flags(argv: Sequence[str]) -> dict[str, str | None]:

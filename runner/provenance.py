@@ -1,10 +1,11 @@
 """Where a result came from: the machine, its GPUs, and the software versions.
 
 This module owns what the runner records of its host (``system_info``, every GPU the engine can
-use as ``visible_gpus`` reads it from NVML), the one spelling of a GPU's name
-(``normalise_gpu_name``) and of a set of GPUs (``describe_gpus``: "2x RTX 3090 24GB"), which the
-service uses for its hardware registry too, and the peak-memory sampler that runs beside an
-engine (the whole and each GPU's).
+use as ``visible_gpus`` reads it from NVML, its CPU model as ``cpu_name`` reads it), the one
+spelling of a GPU's name (``normalise_gpu_name``), of a CPU model's (``normalise_cpu_name``) and
+of a set of GPUs (``describe_gpus``: "2x RTX 3090 24GB"), which the service uses for its
+hardware registry too, and the peak-memory sampler that runs beside an engine (the whole and
+each GPU's).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from runner.roofline import peak_bandwidth
 PACKAGES = ("gguf", "numpy", "httpx", "pydantic", "psutil", "nvidia-ml-py")
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
+    """This machine's CPU model as /proc/cpuinfo names it (a result's ``system.cpu``)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -59,6 +61,12 @@ def normalise_gpu_name(raw: str) -> str:
     name = _TRADEMARK_SIGNS.sub(" ", raw)
     name = _VENDOR_WORDS.sub(" ", name)
     return " ".join(name.split()) or "unknown"
+
+
+def normalise_cpu_name(raw: str) -> str:
+    """One spelling per CPU model: trademark signs removed, spaces collapsed, case folded
+    ("Intel(R) Xeon(R) Platinum 8480+" and "Intel Xeon Platinum 8480+" are one model)."""
+    return " ".join(_TRADEMARK_SIGNS.sub(" ", raw).split()).casefold()
 
 
 def _text(value: str | bytes) -> str:
@@ -190,7 +198,7 @@ def system_info() -> dict:
     info = {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
-        "cpu": _cpu_name(),
+        "cpu": cpu_name(),
         "cpu_count": psutil.cpu_count(logical=True),
         "memory_bytes": psutil.virtual_memory().total,
         "python": sys.version.split()[0],

@@ -5,7 +5,8 @@ board's version so cached pages are redone.
 A row keeps the seed's rule (the batch with the best average) and what discloses it: how many
 batches it was the best of and the pooled figures over all of them. It is lossless only if no
 compared batch diverged, and its fidelity badge agrees (`verdicts.fidelity`). Its baseline
-batch is chosen by `services.pairing` (a disputed one keeps it off the rankings). What the
+batch is chosen by `services.pairing` (a disputed one keeps it off the rankings); a baseline
+row leaves out the batches a file brought that the site's others dispute. What the
 verdicts decide of it (`leaderboard.verdicts`: its ranking, the config's sample and interval, the
 speedup's interval, noisy, memorised, the crossover) is stored with it, and every ranking a
 change touched is ranked again (`rerank`), so pages read ranks and ties, never compute them.
@@ -47,6 +48,7 @@ from leaderboard.services.pairing import (
     paired_speedup,
     stored_json,
     stored_points,
+    undisputed_baseline_batches,
 )
 from leaderboard.verdicts import noise as noise_verdicts
 from runner.stats import summarize
@@ -290,6 +292,13 @@ def _refresh_entry(
         return None, row_set_before is not None
     fill_build_flags_keys(runs)
     points = stored_points(runs) if config.protocol == verdicts.CONCURRENCY else {}
+    every_batch_disputed = False
+    if config.baseline_id is None:
+        # A batch a file brought that the site's others dispute is not the baseline's figure,
+        # so it moves no row's denominator (services.pairing).
+        runs, every_batch_disputed = undisputed_baseline_batches(
+            runs, protocol=config.protocol, points=points
+        )
     figures = _figures(config, runs, points)
     best = figures.best
     if config.protocol == verdicts.CONCURRENCY:
@@ -356,8 +365,13 @@ def _refresh_entry(
             "peak_memory_bytes": best.peak_memory_bytes,
             "baseline_entry": pairing.entry,
             "baseline_run": pairing.run,
-            "pairing_note": pairing.note,
-            "baseline_disputed": pairing.disputed,
+            "pairing_note": pairing.note
+            or (
+                "its batches disagree beyond their intervals: not offered until they agree"
+                if every_batch_disputed
+                else ""
+            ),
+            "baseline_disputed": pairing.disputed or every_batch_disputed,
             "speedup": (
                 paired_speedup(best, pairing.run, protocol=config.protocol, points=points)
                 if pairing.run

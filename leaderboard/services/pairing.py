@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,27 +116,51 @@ def _refusal(best: Run, baselines: Sequence[Run]) -> str:
     return "baseline built with other engine build flags: not comparable"
 
 
-def _dispute(
-    runs: Sequence[Run], comparable: Sequence[Run], *, protocol: str, points: dict[int, object]
-) -> tuple[str, set[int]]:
-    """The first reason a row's batch brought a baseline that disagrees with the site's other
-    batches of it (`verdicts.baseline_dispute`), and the ids of the disputed baselines."""
-    reason, disputed = "", set()
-    if len(comparable) < 2:
-        return reason, disputed  # Only one baseline batch: nothing to dispute it with.
+def brought_by_a_file(run: Run) -> bool:
+    """Whether a baseline batch came in a result file beside its speculative config's (a host's
+    job or an imported file: ``measured_with_job``), so the site's other batches judge it."""
+    return "measured_with_job" in _as_dict(run.provenance)
 
-    def sample(run: Run) -> verdicts.Sample | None:
-        return verdicts.run_sample(run, points=points.get(run.pk), protocol=protocol)
 
-    for run in runs:
-        own = _same_invocation(run, comparable)
-        if own is None or own.pk in disputed:
+def disputed_batches(
+    batches: Sequence[Run], *, brought: Collection[int], protocol: str, points: dict[int, object]
+) -> dict[int, str]:
+    """Of one baseline config's comparable batches, those a result file brought (``brought``)
+    whose interval disagrees with the site's other batches of it (`verdicts.baseline_dispute`),
+    each with why in words. They are no one's denominator and not the baseline row's figure."""
+    if len(batches) < 2:
+        return {}  # Only one baseline batch: nothing to dispute it with.
+    samples = {
+        run.pk: verdicts.run_sample(run, points=points.get(run.pk), protocol=protocol)
+        for run in batches
+    }
+    found = {}
+    for run in batches:
+        if run.pk not in brought:
             continue
-        others = [sample(other) for other in comparable if other.pk != own.pk]
-        if found := verdicts.baseline_dispute(sample(own), others):
-            reason = reason or found
-            disputed.add(own.pk)
-    return reason, disputed
+        others = [samples[other.pk] for other in batches if other.pk != run.pk]
+        if reason := verdicts.baseline_dispute(samples[run.pk], others):
+            found[run.pk] = reason
+    return found
+
+
+def undisputed_baseline_batches(
+    runs: Sequence[Run], *, protocol: str, points: dict[int, object]
+) -> tuple[list[Run], bool]:
+    """A baseline row's batches less those a file brought that the site's others dispute (each
+    compared among its own tok/s definition, backend and build flags), and whether every batch
+    is disputed (then all are kept, and the row is kept off: the site cannot tell which is
+    right)."""
+    groups: dict[tuple[str, str, str], list[Run]] = {}
+    for run in runs:
+        key = (run.tps_definition, run.engine_backend, run.build_flags_key)
+        groups.setdefault(key, []).append(run)
+    disputed: set[int] = set()
+    for group in groups.values():
+        brought = {run.pk for run in group if brought_by_a_file(run)}
+        disputed |= set(disputed_batches(group, brought=brought, protocol=protocol, points=points))
+    kept = [run for run in runs if run.pk not in disputed]
+    return (kept, False) if kept else (list(runs), True)
 
 
 def pair_baseline(
@@ -148,10 +172,10 @@ def pair_baseline(
     runs: Sequence[Run],
 ) -> Pairing:
     """The baseline batch a row's best batch is compared with: same tok/s definition, engine
-    backend and build flags; the one of the same runner invocation first, else the best. Where
-    a batch of the row (`runs`) brought its own baseline and the site's other batches of it
-    disagree beyond their intervals, the pairing is disputed and the site's batches alone are
-    the denominator."""
+    backend and build flags; the one of the same runner invocation first, else the best. A
+    baseline batch a file brought that the site's other batches of it dispute divides no row;
+    where it is one of this row's own (`runs`), the pairing is disputed and the site's batches
+    alone are the denominator."""
     if config.baseline_id is None:
         return Pairing()
     baseline_entry = LeaderboardEntry.objects.filter(config_id=config.baseline_id, **same).first()
@@ -170,13 +194,25 @@ def pair_baseline(
         return Pairing(note=_refusal(best, baselines))
     if config.protocol == verdicts.CONCURRENCY:
         points.update(stored_points(comparable))
-    reason, disputed = _dispute(runs, comparable, protocol=config.protocol, points=points)
-    if disputed:
-        site = [b for b in comparable if b.pk not in disputed]
+    own = [found for run in runs if (found := _same_invocation(run, comparable)) is not None]
+    # A row's own baseline is brought by its file; so is any batch measured beside another row.
+    brought = {b.pk for b in comparable if brought_by_a_file(b)} | {b.pk for b in own}
+    disputed = disputed_batches(
+        comparable, brought=brought, protocol=config.protocol, points=points
+    )
+    site = [b for b in comparable if b.pk not in disputed]
+    if mine := [b for b in own if b.pk in disputed]:
         chosen = best_batch(site, protocol=config.protocol, points=points) if site else None
-        return Pairing(entry=baseline_entry, run=chosen, note=reason[:200], disputed=True)
-    chosen = _same_invocation(best, comparable) or best_batch(
-        comparable, protocol=config.protocol, points=points
+        return Pairing(
+            entry=baseline_entry, run=chosen, note=disputed[mine[0].pk][:200], disputed=True
+        )
+    if not site:
+        return Pairing(
+            entry=baseline_entry,
+            note="the site's measurements of the baseline disagree: no speedup until they agree",
+        )
+    chosen = _same_invocation(best, site) or best_batch(
+        site, protocol=config.protocol, points=points
     )
     return Pairing(entry=baseline_entry, run=chosen)
 

@@ -84,8 +84,10 @@ def register_hardware(
     self_reported: bool = False,
     slug: str | None = None,
     gpu_count: int = 1,
+    cpu_model: str = "",
 ) -> Hardware:
-    """Find or create a hardware kind of gpu_count GPUs of one model (memory_bytes each);
+    """Find or create a hardware kind of gpu_count GPUs of one model (memory_bytes each), or a
+    CPU host's kind with its CPU model (``runner.provenance.cpu_name`` on that machine);
     measured kinds get the queue their workers consume."""
     if "\x00" in gpu_name:
         # PostgreSQL cannot store a NUL character in text.
@@ -104,7 +106,13 @@ def register_hardware(
     normalised = normalise_gpu_name(gpu_name)
     gpus = [{"name": normalised, "memory_bytes": memory_bytes}] * gpu_count
     return _hardware_kind(
-        gpus=gpus, slug=slug, self_reported=self_reported, driver=driver, cuda=cuda, host=host
+        gpus=gpus,
+        slug=slug,
+        self_reported=self_reported,
+        driver=driver,
+        cuda=cuda,
+        host=host,
+        cpu_model=cpu_model.strip()[:200],
     )
 
 
@@ -164,6 +172,7 @@ def _hardware_kind(
     driver: str,
     cuda: str,
     host: str,
+    cpu_model: str = "",
 ) -> Hardware:
     names = list(dict.fromkeys(gpu["name"] for gpu in gpus))
     memories = [gpu["memory_bytes"] for gpu in gpus if gpu["memory_bytes"]]
@@ -189,6 +198,7 @@ def _hardware_kind(
             "driver": driver,
             "cuda": cuda,
             "host": host,
+            "cpu_model": cpu_model,
             "self_reported": self_reported,
             "queue_name": "" if self_reported else gpu_queue(slug),
         },

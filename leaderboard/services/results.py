@@ -194,8 +194,10 @@ def _same_output(run: Run, baseline_run: Run) -> bool | None:
 
 
 def _update_hardware_from(hardware: Hardware, system: SystemInfo | None) -> None:
+    """Fill what a kind lacks from the host of a result the door let in (its CPU model too)."""
     if system is None:
         return
+    _fix_cpu_model(hardware, system)
     changes: dict[str, Any] = {
         name: str(value)
         for name, value in (
@@ -211,11 +213,24 @@ def _update_hardware_from(hardware: Hardware, system: SystemInfo | None) -> None
         Hardware.objects.filter(pk=hardware.pk).update(**changes)
 
 
+def _fix_cpu_model(hardware: Hardware, system: SystemInfo | None) -> None:
+    """A kind registered without its CPU model takes the CPU of the first result recorded under
+    it that names no GPU, and keeps it: the door holds every later CPU-only result to it."""
+    if system is None or not system.cpu or system.gpus or system.gpu or hardware.cpu_model:
+        return
+    # Guarded: of two first results arriving together, one CPU model is kept.
+    Hardware.objects.filter(pk=hardware.pk, cpu_model="").update(cpu_model=system.cpu[:200])
+    hardware.refresh_from_db(fields=["cpu_model"])
+
+
 def door_refusal(result: BenchmarkResult, *, hardware: Hardware) -> str | None:
     """Why the door (``runner.door``) refuses a whole result on this hardware kind, or None."""
+    # The CPU model as stored now: an earlier result may have fixed it since `hardware` was read.
+    hardware.refresh_from_db(fields=["cpu_model"])
     kind = HardwareKind(
         label=hardware.label,
         gpus=tuple(normalise_gpu_name(gpu["name"] or "") for gpu in hardware.gpu_list()),
+        cpu=hardware.cpu_model,
     )
     return door_problem(result, kind=kind)
 
@@ -400,6 +415,26 @@ def _typed(result: BenchmarkResult | dict[str, Any]) -> BenchmarkResult:
         raise ServiceError({"result": [str(error)]}) from None
 
 
+def _import_job(
+    *, owner: AbstractBaseUser, hardware: Hardware, section: Section, result: BenchmarkResult
+) -> Job:
+    """The running job an imported section is recorded through, with its models and config row
+    (a model first known from the file keeps its test-weights mark)."""
+    models = section.provenance.models
+    target = _imported_model_file(models.target, role=ModelFile.Role.TARGET)
+    draft = _imported_model_file(models.draft, role=ModelFile.Role.DRAFT) if models.draft else None
+    return Job.objects.create(
+        owner=owner,
+        config=config_row(section.config, target=target, draft=draft),
+        hardware=hardware,
+        engine_release=result.engine.release or "unknown",
+        status=Job.Status.RUNNING,
+        started_at=timezone.now(),
+        # Counted in the uploader's tokens today, as every job of theirs is.
+        total_tokens=job_token_budget(section.config)["total_tokens"],
+    )
+
+
 def import_runner_result(
     *,
     owner: AbstractBaseUser,
@@ -411,44 +446,42 @@ def import_runner_result(
 
     For results measured by the project's own runner outside the queue; `source` says how,
     and is kept in each run's provenance. Importing the same file twice adds nothing; a file
-    the door refuses (``runner.door``) adds nothing either.
+    the door refuses (``runner.door``) adds nothing either, nor does one a section of which
+    cannot be recorded.
     """
     typed = _typed(result)
     if refusal := door_refusal(typed, hardware=hardware):
         raise ServiceError({"result": [refusal]})
+    sections = _sections(typed)
+    fingerprints = [digest(stored) for _, stored in sections]
+    existing = {
+        run.import_fingerprint: run
+        for run in Run.objects.filter(import_fingerprint__in=fingerprints)
+    }
     runs = []
     # The file's baseline section, stored first: its speculative section's outputs are compared
     # with that run, the baseline measured in the same invocation.
     own_baseline: Run | None = None
-    for section, stored in _sections(typed):
-        fingerprint = digest(stored)
-        existing = Run.objects.filter(import_fingerprint=fingerprint).first()
-        if existing is not None:
-            runs.append(existing)
-            own_baseline = existing if section is typed.baseline else own_baseline
-            continue
-        models = section.provenance.models
-        target = _imported_model_file(models.target, role=ModelFile.Role.TARGET)
-        draft = (
-            _imported_model_file(models.draft, role=ModelFile.Role.DRAFT) if models.draft else None
-        )
-        stored = stored | {"provenance": stored["provenance"] | {"source": source}}
-        with transaction.atomic():
-            row = config_row(section.config, target=target, draft=draft)
-            job = Job.objects.create(
-                owner=owner,
-                config=row,
-                hardware=hardware,
-                engine_release=typed.engine.release or "unknown",
-                status=Job.Status.RUNNING,
-                started_at=timezone.now(),
-                # Counted in the uploader's tokens today, as every job of theirs is.
-                total_tokens=job_token_budget(section.config)["total_tokens"],
-            )
+    # The speculative section's job, made before its baseline section is stored: that run names
+    # it (``measured_with_job``), as a host's baseline measured beside its job does, so the
+    # site's other batches of the baseline judge it (services.pairing).
+    beside: Job | None = None
+    with transaction.atomic():
+        for (section, stored), fingerprint in zip(sections, fingerprints, strict=True):
+            if fingerprint in existing:
+                runs.append(existing[fingerprint])
+                own_baseline = existing[fingerprint] if section is typed.baseline else own_baseline
+                continue
+            provenance = stored["provenance"] | {"source": source}
+            if section is typed.baseline and fingerprints[-1] not in existing:
+                beside = _import_job(owner=owner, hardware=hardware, section=typed, result=typed)
+                provenance |= {"measured_with_job": beside.pk}
+            job = beside if section is typed and beside is not None else None
+            job = job or _import_job(owner=owner, hardware=hardware, section=section, result=typed)
             run = _record_job_run(
                 job_id=job.pk,
                 section=section,
-                stored=stored,
+                stored=stored | {"provenance": provenance},
                 result=typed,
                 baseline_run=own_baseline if section is typed else None,
             )
@@ -456,8 +489,8 @@ def import_runner_result(
                 job.refresh_from_db()
                 raise ServiceError({"result": [job.error or "the result could not be recorded"]})
             Run.objects.filter(pk=run.pk).update(import_fingerprint=fingerprint)
-        runs.append(run)
-        own_baseline = run if section is typed.baseline else own_baseline
+            runs.append(run)
+            own_baseline = run if section is typed.baseline else own_baseline
     return runs
 
 
@@ -501,6 +534,7 @@ def record_self_reported_result(
         if refusal := door_refusal(typed, hardware=hardware):
             # Raised inside the transaction: the hardware kind registered for it goes too.
             raise ServiceError({"result": [refusal]})
+        _fix_cpu_model(hardware, typed.provenance.system)
         runs: list[Run] = []
         baseline_row: Config | None = None
         for section, stored in _sections(typed):

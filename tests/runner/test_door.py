@@ -132,6 +132,54 @@ def test_a_cpu_host_file_is_not_recorded_on_a_registered_gpu(models_dir):
     )
 
 
+EPYC = HardwareKind(label="CPU lab", gpus=("CPU lab",), cpu="AMD EPYC 9654 96-Core Processor")
+
+
+def on_cpu(result: dict, cpu: str | None) -> dict:
+    """The result as if its host had no GPU and the CPU `cpu` (None: it names none)."""
+    result["provenance"]["system"] = {"cpu": cpu} if cpu else {}
+    return result
+
+
+def test_a_cpu_host_file_of_another_cpu_model_is_refused_naming_both(models_dir):
+    result = on_cpu(door_file(None, models_dir=models_dir), "Intel(R) Xeon(R) Platinum 8480+")
+
+    assert door_problem(load_result(result), kind=EPYC) == (
+        "provenance.system_mismatch: the file ran on Intel(R) Xeon(R) Platinum 8480+ with no "
+        "GPU, but it is recorded under CPU lab, a CPU host of AMD EPYC 9654 96-Core Processor"
+    )
+
+
+def test_a_cpu_host_file_of_the_kinds_cpu_model_passes_however_it_spells_the_signs(models_dir):
+    result = on_cpu(
+        door_file(None, models_dir=models_dir), "AMD(R) EPYC(TM)  9654 96-Core Processor"
+    )
+
+    assert door_problem(load_result(result), kind=EPYC) is None
+
+
+def test_a_file_naming_no_system_is_refused_on_a_cpu_kind_and_not_held_to_an_unknown_one(
+    models_dir,
+):
+    result = load_result(on_cpu(door_file(None, models_dir=models_dir), None))
+
+    assert door_problem(result, kind=EPYC) == (
+        "provenance.system_mismatch: the file names neither a GPU nor a CPU, but it is recorded "
+        "under CPU lab, a CPU host of AMD EPYC 9654 96-Core Processor"
+    )
+    # A kind that does not know its CPU yet takes it from its first result (the services).
+    assert door_problem(result, kind=HardwareKind(label="CPU lab", gpus=("CPU lab",))) is None
+
+
+def test_a_gpu_file_is_not_recorded_on_a_cpu_kind(models_dir):
+    result = load_result(door_file("provenance.system_mismatch", models_dir=models_dir))
+
+    assert door_problem(result, kind=EPYC) == (
+        "provenance.system_mismatch: the file ran on RTX 3090 (1 GPU), but it is recorded under "
+        "CPU lab"
+    )
+
+
 def test_one_of_the_planned_requests_and_8_of_64_tokens_are_refused(models_dir):
     missing = load_result(door_file("completeness.missing_request", models_dir=models_dir))
     short = load_result(door_file("completeness.short_generation", models_dir=models_dir))

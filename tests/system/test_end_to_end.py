@@ -22,6 +22,7 @@ from leaderboard.models import Job, LeaderboardEntry, Run
 from leaderboard.settings import redis_answers
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
+from runner.provenance import cpu_name
 from tests.support.brokers import database_url, gpu_worker_environment
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
@@ -82,7 +83,9 @@ def workers(broker, tiny_models, hardware):
 
 @pytest.fixture
 def hardware(transactional_db):
-    return services.register_hardware(gpu_name="CPU end-to-end", slug=f"e2e-{uuid.uuid4().hex[:8]}")
+    return services.register_hardware(
+        gpu_name="CPU end-to-end", slug=f"e2e-{uuid.uuid4().hex[:8]}", cpu_model=cpu_name()
+    )
 
 
 def wait_for_jobs(timeout_s: float = 600) -> list[Job]:

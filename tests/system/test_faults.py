@@ -25,6 +25,7 @@ from leaderboard import services
 from leaderboard.models import Job, RequestRecord, Run
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
+from runner.provenance import cpu_name
 from tests.support.brokers import PrivateRedis, database_url, gpu_worker_environment
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine]
@@ -53,7 +54,9 @@ def broker(tmp_path: Path, switch_broker) -> Iterator[PrivateRedis]:
 
 @pytest.fixture
 def hardware(transactional_db):
-    return services.register_hardware(gpu_name="CPU faults", slug=f"faults-{uuid.uuid4().hex[:8]}")
+    return services.register_hardware(
+        gpu_name="CPU faults", slug=f"faults-{uuid.uuid4().hex[:8]}", cpu_model=cpu_name()
+    )
 
 
 class Stack:

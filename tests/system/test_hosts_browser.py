@@ -19,6 +19,7 @@ import pytest
 from leaderboard import broker, selectors, services
 from leaderboard.models import Job
 from leaderboard.services.board import mark_test_weights
+from runner.provenance import cpu_name
 from tests.support.measured_configs import measure
 from tests.system import test_browser
 from tests.system.test_browser import PAINTED_PIXELS, shoot
@@ -87,7 +88,9 @@ def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_off
     start it (`python -m leaderboard.workers gpu SLUG`, named from SPECBOARD_HOST_NAME), answers
     the inspect broadcast: its idle host is online; once it stops, the broker answers without it
     and the quiet host is offline."""
-    kind = services.register_hardware(gpu_name="CPU hosts", slug=f"hosts-{uuid.uuid4().hex[:8]}")
+    kind = services.register_hardware(
+        gpu_name="CPU hosts", slug=f"hosts-{uuid.uuid4().hex[:8]}", cpu_model=cpu_name()
+    )
     host, key = services.register_gpu_host(
         name=f"lab-{uuid.uuid4().hex[:6]}", hardware_slug=kind.slug
     )

@@ -18,6 +18,7 @@ from leaderboard.models import Job, LeaderboardEntry, ModelFile
 from leaderboard.settings import redis_answers
 from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
+from runner.provenance import cpu_name
 from tests.support.brokers import database_url, gpu_worker_environment
 from tests.support.hub_server import HubServer
 from tests.system.test_end_to_end import REPOSITORY, wait_for_jobs
@@ -41,7 +42,7 @@ def hub(settings, tiny_models):
 @pytest.fixture
 def hardware(transactional_db):
     return services.register_hardware(
-        gpu_name="CPU hub end-to-end", slug=f"hub-{uuid.uuid4().hex[:8]}"
+        gpu_name="CPU hub end-to-end", slug=f"hub-{uuid.uuid4().hex[:8]}", cpu_model=cpu_name()
     )
 
 

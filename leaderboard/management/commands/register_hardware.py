@@ -1,17 +1,19 @@
-"""Register a hardware kind that a GPU worker serves (queue gpu.<slug>): one GPU or several."""
+"""Register a hardware kind that a GPU worker serves (queue gpu.<slug>): one GPU or several, or
+this machine's CPU."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import services
-from runner.provenance import visible_gpus
+from runner.provenance import cpu_name, visible_gpus
 
 
 class Command(BaseCommand):
     help = (
         "Register a hardware kind; its GPU workers consume the queue gpu.<slug>. "
-        "--this-host takes every GPU NVML shows here (2x RTX 3090 24GB is a kind of its own)."
+        "--this-host takes every GPU NVML shows here (2x RTX 3090 24GB is a kind of its own), "
+        "or this machine's CPU model where it shows none."
     )
 
     def add_arguments(self, parser) -> None:
@@ -23,7 +25,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--this-host",
             action="store_true",
-            help="the GPUs CUDA makes visible on this machine, as NVML names them",
+            help="the GPUs CUDA makes visible on this machine, as NVML names them; without one, "
+            'its CPU ("CPU <model>", its results held to that model)',
         )
         parser.add_argument(
             "--slug", help="Default: from the GPUs' count, name and memory, e.g. 2x-rtx-3090-24gb."
@@ -42,9 +45,13 @@ class Command(BaseCommand):
         try:
             if options["this_host"]:
                 gpus = visible_gpus()
-                if not gpus:
-                    raise CommandError("NVML shows no GPU on this machine")
-                hardware = services.register_hardware_from_gpus(gpus=gpus, **common)
+                if gpus:
+                    hardware = services.register_hardware_from_gpus(gpus=gpus, **common)
+                else:
+                    cpu = cpu_name()
+                    hardware = services.register_hardware(
+                        gpu_name=f"CPU {cpu}", cpu_model=cpu, **common
+                    )
             elif options["gpu_name"]:
                 memory = int(options["memory_gib"] * 2**30) if options["memory_gib"] else None
                 hardware = services.register_hardware(

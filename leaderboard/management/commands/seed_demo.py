@@ -157,6 +157,8 @@ class Command(BaseCommand):
             hardware = services.register_hardware(
                 gpu_name=system.get("gpu") or f"CPU {system.get('cpu') or 'unknown'}",
                 memory_bytes=system.get("gpu_memory_bytes") or system.get("memory_bytes"),
+                # The door holds this kind's CPU-only results to this machine's CPU model.
+                cpu_model="" if system.get("gpu") else system.get("cpu") or "",
                 **where,
             )
         self.stdout.write(

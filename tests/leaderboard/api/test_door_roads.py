@@ -6,13 +6,16 @@ nothing of it reaches a page or the API; the honest file and a real H200 file st
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from leaderboard import services
 from leaderboard.models import Config, Hardware, Job, LeaderboardEntry, ModelFile, Run
+from leaderboard.services.results import door_refusal
 from runner.config import BenchmarkConfig
+from runner.results import load_result
 from tests.support.api_clients import upload
 from tests.support.baselines import start
 from tests.support.door_files import CONFIG, RULES, TARGET, door_file
@@ -125,3 +128,73 @@ def test_real_h200_files_still_import_and_keep_their_test_weights_mark(user, har
     assert all(
         entry.test_weights for entry in LeaderboardEntry.objects.filter(config__target=target)
     )
+
+
+EPYC = "AMD EPYC 9654 96-Core Processor"
+XEON = "Intel(R) Xeon(R) Platinum 8480+"
+
+
+def on_cpu(result: dict, cpu: str) -> dict:
+    """The result as if its host had no GPU and this CPU."""
+    result["provenance"]["system"] = {"cpu": cpu}
+    return result
+
+
+@pytest.fixture
+def cpu_kind(db):
+    """A CPU host's kind registered from its machine, with its CPU model."""
+    return services.register_hardware(gpu_name="CPU lab", cpu_model=EPYC)
+
+
+def test_a_result_of_another_cpu_model_is_refused_on_a_cpu_kind_on_every_road(
+    user, models, cpu_kind, enqueued, models_dir, client, anonymous
+):
+    xeon = on_cpu(door_file(None, models_dir=models_dir), XEON)
+    job = services.submit_config(owner=user, data=CONFIG, hardware_slug=cpu_kind.slug)
+    start(job)
+
+    with pytest.raises(services.ServiceError) as refused:
+        services.import_runner_result(owner=user, hardware=cpu_kind, result=xeon, source="t")
+    services.record_result(job_id=job.pk, result=xeon)
+
+    expected = (
+        f"provenance.system_mismatch: the file ran on {XEON} with no GPU, but it is recorded "
+        f"under CPU lab, a CPU host of {EPYC}"
+    )
+    assert refused.value.errors == {"result": [expected]}
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED and job.error == expected
+    assert shows_nothing(client, anonymous, source="measured")
+    # The kind's own CPU passes the door.
+    epyc = on_cpu(door_file(None, models_dir=models_dir), EPYC)
+    assert door_refusal(load_result(epyc), hardware=cpu_kind) is None
+
+
+def test_a_kind_named_alone_keeps_the_cpu_of_its_first_result_and_refuses_another(
+    user, models_dir, tmp_path
+):
+    first, second = tmp_path / "epyc.json", tmp_path / "xeon.json"
+    first.write_text(json.dumps(on_cpu(door_file(None, models_dir=models_dir), EPYC)))
+    second.write_text(json.dumps(on_cpu(door_file(None, models_dir=models_dir), XEON)))
+
+    call_command("import_runner_results", str(first), "--hardware", "CPU lab")
+    assert Hardware.objects.get(gpu_name="CPU lab").cpu_model == EPYC
+    expected = f"the file ran on {XEON} with no GPU, but it is recorded under CPU lab, a CPU host of {EPYC}"
+    with pytest.raises(CommandError, match=re.escape(expected)):
+        call_command("import_runner_results", str(second), "--hardware", "CPU lab")
+
+    assert Run.objects.count() == 1
+
+
+def test_an_uploads_kind_keeps_the_cpu_of_its_first_file_and_refuses_another(signed_in, models_dir):
+    epyc = on_cpu(door_file(None, models_dir=models_dir), EPYC)
+    xeon = on_cpu(door_file(None, models_dir=models_dir), XEON)
+
+    assert upload(signed_in, epyc, hardware="My desktop").status_code == 201
+    refused = upload(signed_in, xeon, hardware="My desktop")
+
+    assert refused.status_code == 400 and "a CPU host of AMD EPYC 9654" in json.dumps(
+        refused.json()
+    )
+    kind = Hardware.objects.get(self_reported=True)
+    assert kind.cpu_model == EPYC and Run.objects.filter(hardware=kind).count() == 1

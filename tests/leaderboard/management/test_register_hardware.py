@@ -8,6 +8,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from leaderboard.models import Hardware
+from runner.provenance import cpu_name
 from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
 
 
@@ -33,8 +35,16 @@ def test_register_hardware_takes_a_gpu_count_or_this_hosts_gpus(db, monkeypatch)
     assert (
         run("register_hardware", "--this-host").strip() == "2x-rtx-3090-24gb\tgpu.2x-rtx-3090-24gb"
     )
-    install(monkeypatch, FakeNvml([]))
-    with pytest.raises(CommandError, match="no GPU"):
-        run("register_hardware", "--this-host")
     with pytest.raises(CommandError, match="1 to 16 GPUs"):
         run("register_hardware", "RTX 3090", "--gpu-count", "0")
+
+
+def test_this_host_without_a_gpu_is_a_cpu_kind_that_knows_its_cpu_model(db, monkeypatch):
+    install(monkeypatch, FakeNvml([]))
+
+    slug, queue = run("register_hardware", "--this-host").strip().split("\t")
+
+    kind = Hardware.objects.get(slug=slug)
+    # Read as the runner's provenance reads it, so this machine's results are held to it.
+    assert kind.cpu_model == cpu_name() and kind.label.startswith("CPU ")
+    assert queue == f"gpu.{slug}"

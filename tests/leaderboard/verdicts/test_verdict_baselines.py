@@ -136,3 +136,113 @@ def test_a_dispute_ends_when_the_site_measures_a_baseline_that_bridges_the_two(
 
     entry = LeaderboardEntry.objects.get(config__key=SPECULATIVE.key)
     assert not entry.baseline_disputed and entry.rank == 1
+
+
+# A row the site divides by its own baseline (its file brought none): 600 over 300 tok/s.
+OTHER = BenchmarkConfig.model_validate(draft_simple(6))
+# A file whose own baseline is a third of the site's (7.5x by its own, 2.5x by the site's), and
+# one whose own is three times it (2.5x by its own, 7.5x by the site's).
+LOWER = BenchmarkConfig.model_validate(draft_simple(3))
+HIGHER = BenchmarkConfig.model_validate(draft_simple(8))
+HIGH_BASELINE = [897.0, 900.0, 903.0]
+HIGHER_DECODE = [2247.0, 2250.0, 2253.0]
+ROW_FIGURES = (
+    "speedup",
+    "speedup_ci95_low",
+    "speedup_ci95_high",
+    "rank",
+    "baseline_run_id",
+    "baseline_disputed",
+)
+BASELINE_FIGURES = (
+    "tokens_per_second",
+    "best_run_id",
+    "runs_count",
+    "config_mean",
+    "config_ci95_low",
+    "config_ci95_high",
+    "pooled_mean",
+    "pooled_n",
+    "baseline_disputed",
+)
+
+
+def board_figures(client: Client) -> dict:
+    """Every row's speedup and standing, the baseline row's figures, and what the pages and the
+    API show of the site's other row."""
+    rows = {
+        key: figures
+        for key, *figures in LeaderboardEntry.objects.values_list("config__key", *ROW_FIGURES)
+    }
+    baseline = LeaderboardEntry.objects.filter(config__key=BASELINE.key).values(*BASELINE_FIGURES)
+    api = client.get("/api/v1/leaderboard").json()["results"]
+    other = client.get(f"/configs/{OTHER.key}/").content.decode()
+    return {
+        "rows": rows,
+        "baseline": baseline.get(),
+        "api": sorted((row["speedup"], row["rank"]) for row in api),
+        "other page shows 2.00x": "2.00×" in other,
+    }
+
+
+def test_a_disputed_file_baseline_lower_or_higher_moves_no_other_rows_speedup(
+    site_baseline, tmp_path, user, make_result, client: Client
+):
+    import_file(tmp_path, user, make_result(OTHER, [598.0, 600.0, 602.0]), "other.json")
+    import_file(tmp_path, user, crafted(make_result, [298.0, 301.0, 303.0]), "agrees.json")
+    before = board_figures(client)
+    assert before["rows"][OTHER.key][0] == pytest.approx(2.0, rel=0.01)
+    assert before["baseline"]["tokens_per_second"] == pytest.approx(301.0 - 1.0 / 3)
+
+    lower = with_baseline_section(
+        make_result(LOWER, SPECULATIVE_DECODE, draft=(40, 30), tau=2.2),
+        make_result(BASELINE, OWN_BASELINE),
+    )
+    higher = with_baseline_section(
+        make_result(HIGHER, HIGHER_DECODE, draft=(40, 30), tau=2.2),
+        make_result(BASELINE, HIGH_BASELINE),
+    )
+    assert (lower["summary"]["speedup"], higher["summary"]["speedup"]) == pytest.approx((7.5, 2.5))
+    import_file(tmp_path, user, lower, "lower.json")
+    import_file(tmp_path, user, higher, "higher.json")
+
+    after = board_figures(client)
+    disputed = {key: after["rows"].pop(key) for key in (LOWER.key, HIGHER.key)}
+    # The site's baseline row, every other row's speedup and rank, the API's ranked rows and
+    # the other row's page as before: neither file's baseline batch divides anyone.
+    assert after == before
+    assert after["other page shows 2.00x"]
+    # Each file's row: divided by the site's baseline, kept off, and saying why.
+    site = before["baseline"]["tokens_per_second"]
+    for config, mean, own in ((LOWER, 750.0, "100.0"), (HIGHER, 2250.0, "900.0")):
+        entry = LeaderboardEntry.objects.get(config__key=config.key)
+        assert disputed[config.key][0] == pytest.approx(mean / site)
+        assert entry.baseline_disputed and entry.rank is None
+        assert entry.pairing_note.startswith(f"its own baseline, {own} tok/s")
+        assert entry.baseline_run.decode_mean == pytest.approx(site)
+    for key in (LOWER.key, HIGHER.key):
+        for path, query in (
+            ("/best/", {"target": "tiny-qwen3", "memory_gb": "141"}),
+            ("/nmax/", {"target": "tiny-qwen3"}),
+            ("/api/v1/leaderboard", {}),
+        ):
+            assert key not in client.get(path, query).content.decode(), (key, path)
+    config_page = client.get(f"/configs/{HIGHER.key}/").content.decode()
+    assert "baseline disputed" in config_page and "not ranked until they agree" in config_page
+
+
+def test_two_files_whose_baselines_disagree_and_nothing_else_give_no_speedup(
+    tmp_path, user, ranked_models, hardware, make_result
+):
+    higher = with_baseline_section(
+        make_result(HIGHER, HIGHER_DECODE, draft=(40, 30), tau=2.2),
+        make_result(BASELINE, HIGH_BASELINE),
+    )
+    import_file(tmp_path, user, crafted(make_result, OWN_BASELINE), "lower.json")
+    import_file(tmp_path, user, higher, "higher.json")
+
+    rows = {entry.config.key: entry for entry in LeaderboardEntry.objects.select_related("config")}
+    # The site cannot tell which is right: neither divides, and the baseline row is kept off.
+    assert rows[BASELINE.key].baseline_disputed and rows[BASELINE.key].runs_count == 2
+    for key in (SPECULATIVE.key, HIGHER.key):
+        assert rows[key].baseline_disputed and rows[key].speedup is None and rows[key].rank is None
