@@ -10,11 +10,12 @@ A run's downloads are megabytes (6,328 requests: 3.2 MB, half a second to a few 
 and write each time), and what they show never changes once the run is recorded. `kept` renders
 such a response once and keeps its bytes in the shared cache under a key the caller makes of
 what the response shows (the run; for its API detail, also the few fields that pairing sets
-later), so every later request costs one cache read, and each web process keeps the bodies it
-served last in its own memory (`KEPT_BYTES` in all), so most cost none: the heavy run's JSON
-read back from Redis took 20 to 30 ms of the interpreter's time a request. `throttled` holds a download view to
-SPECBOARD_ANONYMOUS_EXPORT_RATE per address for visitors not signed in, the API's own throttle
-(`api.throttles.AnonymousExportThrottle`, counted in the shared cache) on the pages' views.
+later), so every later request costs one cache read at most: each web process also keeps the
+bodies it served last in its own memory (`KEPT_BYTES` in all), since reading the heavy run's
+JSON back from Redis took 20 to 30 ms of the interpreter's time a request. `throttled` holds a
+download view to SPECBOARD_ANONYMOUS_EXPORT_RATE per address for visitors not signed in, the
+API's own throttle (`api.throttles.AnonymousExportThrottle`, counted in the shared cache) on the
+pages' views.
 """
 
 from __future__ import annotations
@@ -118,8 +119,7 @@ def _kept_here(key: str) -> Download | None:
 
 
 def _keep_here(key: str, download: Download) -> None:
-    size = len(download[2])
-    if size > KEPT_BYTES:
+    if len(download[2]) > KEPT_BYTES:
         return
     with _KEPT_LOCK:
         _KEPT[key] = (time.monotonic() + KEPT_SECONDS, download)

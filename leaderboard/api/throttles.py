@@ -10,9 +10,9 @@ hold across processes. A throttled request is a 429 with Retry-After.
 
 A client past its limit is refused from memory: each process remembers the windows in which it
 refused an address (`_REFUSED`; a count only grows within its window), so a client that keeps
-asking after its 429 costs no round trip to the shared cache. 8 anonymous clients looping on a
-download are answered a 429 as fast as the server can, and those round trips (three a request,
-each waiting for the interpreter lock behind the other requests) were most of what a 429 cost.
+asking after its 429 costs no round trip to the shared cache: those round trips (three a
+request, each waiting for the interpreter lock behind the other requests) were most of what a 429
+cost. The web server sends each 429 a second late (leaderboard/asgi_handler.py).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class SettingsRateThrottle(UserRateThrottle):
         window = int(self.now // self.duration)
         self.window_ends = (window + 1) * self.duration
         key = f"{ident}:{window}"
-        refusal = f"{key}:{self.num_requests}"
+        refusal = f"{key}:{self.num_requests}/{self.duration}"
         if refusal in _REFUSED:
             return False
         self.cache.add(key, 0, self.duration)
