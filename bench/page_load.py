@@ -18,7 +18,8 @@ the heaviest result the upload limit lets through (tests.support.heavy_results: 
 With `--exports`, the heavy run's downloads instead: its requests as JSON (the page's export, the
 heaviest) and CSV, and its API detail, each alone (one client) and with 8 anonymous clients on it
 while the visitor loads the front page (anonymous exports are throttled per address: set
-SPECBOARD_ANONYMOUS_EXPORT_RATE high to measure what an unthrottled export costs).
+SPECBOARD_ANONYMOUS_EXPORT_RATE high to measure what an unthrottled export costs; past the rate
+each 429 comes a second late, so the throttled clients' own figures are near a second).
 
 The load average of the machine is read before and after each figure (other work on it shows
 there). The last line is the headline: the front page's p99 with 8 clients on the run page (with

@@ -11,6 +11,12 @@ request_started, the sync middleware chain, the view and (for a response held in
 request_finished run in one call on a bounded pool of threads, and the event loop only sends the
 response. A thread keeps its database connection between the requests it serves, for
 DATABASE_CONN_MAX_AGE seconds, so the connections a process holds are at most its threads.
+
+A 429 (a throttle, an allowance or a sign-in limit refused the request) is sent after
+`REFUSAL_DELAY_SECONDS`, waited for in the event loop, where a waiting connection holds no thread.
+A client that ignores Retry-After and asks again at once is then answered once a second per
+connection, not as fast as the server can answer: a few anonymous clients looping on a throttled
+download otherwise take the CPU the other visitors' pages need, however cheap each refusal is.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.base import BaseHandler
 from django.http import FileResponse, HttpResponseBase
 from django.urls import set_script_prefix
+
+REFUSAL_DELAY_SECONDS = 1.0
 
 
 class PooledASGIHandler(ASGIHandler):
@@ -56,6 +64,8 @@ class PooledASGIHandler(ASGIHandler):
             loop = asyncio.get_running_loop()
             response = await loop.run_in_executor(self.pool, self.respond, scope, body_file)
             try:
+                if response.status_code == 429:
+                    await asyncio.sleep(REFUSAL_DELAY_SECONDS)
                 async with asyncio.TaskGroup() as group:
                     # A client gone before the response is sent ends the sending.
                     listener = group.create_task(self.listen_for_disconnect(receive))

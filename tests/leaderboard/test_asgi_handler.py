@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import Counter
 
 import pytest
 from django.core import signals
 from django.db.backends.signals import connection_created
 
-from leaderboard.asgi_handler import PooledASGIHandler
+from leaderboard.asgi_handler import REFUSAL_DELAY_SECONDS, PooledASGIHandler
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -109,6 +110,22 @@ def test_a_request_runs_in_one_hop_on_the_pool(application, seen, hardware, monk
     assert {"started", "connected", "finished"} <= names
     threads = {thread for _, thread in seen}
     assert len(threads) == 1 and threads.pop().startswith("specboard-web")
+
+
+def test_a_refusal_is_answered_after_a_pause_and_other_answers_at_once(application, settings):
+    settings.SPECBOARD_ANONYMOUS_EXPORT_RATE = "1/hour"
+    assert serve(application, "/api/v1/hardware")[0]["status"] == 200  # the first request's setup
+
+    def answered(path: str) -> tuple[int, float]:
+        started = time.monotonic()
+        status = serve(application, path)[0]["status"]
+        return status, time.monotonic() - started
+
+    first, at_once = answered("/runs/999999/requests.csv")
+    refused, paused = answered("/runs/999999/requests.csv")
+
+    assert (first, refused) == (404, 429)
+    assert paused >= REFUSAL_DELAY_SECONDS > at_once
 
 
 def test_the_middleware_chain_runs_in_sync_mode(application):

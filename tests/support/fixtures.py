@@ -14,7 +14,8 @@ from django.core.cache import cache
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from leaderboard import board_version, dispatch, services, signing
+from leaderboard import board_version, dispatch, exports, services, signing
+from leaderboard.api.throttles import forget_refusals
 from leaderboard.models import GpuHost, Hardware, Job, ModelFile, Run
 from leaderboard.services.board import mark_test_weights
 from leaderboard.views.board import forget_anonymous_pages
@@ -53,6 +54,10 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
     settings.SPECBOARD_BROKER_INSPECT_SECONDS = 0.05
     cache.clear()
     forget_anonymous_pages()
+    # What each process keeps beside the shared cache: the downloads it served and the
+    # addresses it refused.
+    exports.forget_kept()
+    forget_refusals()
     # Each test has a database of its own: a counter read in an earlier test must not be reused.
     board_version.forget()
     # Tests edit a hardware kind or a model and submit at once: the rows a submission read are
