@@ -14,6 +14,8 @@ so both may use it.
   tok/s at the lowest level for concurrency), and what is noisy.
 - `uncertainty`: the config's sample (batch means, or one batch's requests) and the speedup's
   interval, with what each is over.
+- `evidence`: whether a speculative figure rests on too few verify steps or drafted tokens to
+  be more than an anecdote (then it is shown as one and never crowned).
 - `noise`: whether a batch is noisy (an outlier request, an interval reaching 0, a wide spread),
   why in words with the re-run advice, and the few-verify-steps note beside a tau.
 - `ranking`: competition ranks by the point estimate and "indistinguishable from the leader /
@@ -31,18 +33,21 @@ so both may use it.
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins.
 """
 
-from leaderboard.verdicts import categories
+from leaderboard.verdicts import categories, evidence
 from leaderboard.verdicts.advice import (
+    UNTESTED,
     DraftStanding,
     DraftTable,
     FitAnswer,
     against_baseline,
     best_n_max,
     clearly_faster,
+    crownable,
     draft_tables,
     fitting_answers,
     speedup_interval,
     tied,
+    untested_reason,
 )
 from leaderboard.verdicts.baselines import baseline_dispute
 from leaderboard.verdicts.best_run import (
@@ -64,6 +69,13 @@ from leaderboard.verdicts.concurrency import (
     crossover_text,
     level_acceptance,
     level_verdicts,
+)
+from leaderboard.verdicts.evidence import (
+    MIN_DRAFTED_TOKENS,
+    MIN_VERIFY_STEPS,
+    Evidence,
+    anecdotal,
+    evidence_of,
 )
 from leaderboard.verdicts.fidelity import (
     FIDELITY_ORDER,
@@ -92,11 +104,13 @@ from leaderboard.verdicts.statistics import (
     finite,
     indistinguishable,
     ratio_interval,
+    random_effects,
     ratios_indistinguishable,
     summary_sample,
     t_critical,
     t_interval,
     welch_p,
+    wilson_interval,
 )
 from leaderboard.verdicts.uncertainty import (
     BATCH_MEANS,
@@ -125,6 +139,15 @@ from leaderboard.verdicts.workloads import (
 
 __all__ = [
     "categories",
+    "evidence",
+    "MIN_DRAFTED_TOKENS",
+    "MIN_VERIFY_STEPS",
+    "Evidence",
+    "anecdotal",
+    "evidence_of",
+    "random_effects",
+    "wilson_interval",
+    "UNTESTED",
     "FASTER",
     "NOT_ESTABLISHED",
     "SLOWER",
@@ -140,6 +163,8 @@ __all__ = [
     "fitting_answers",
     "speedup_interval",
     "tied",
+    "crownable",
+    "untested_reason",
     "BATCH_MEANS",
     "BATCH_SPEEDUPS",
     "CONCURRENCY",
