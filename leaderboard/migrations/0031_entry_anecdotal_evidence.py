@@ -4,25 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('leaderboard', '0030_entry_baseline_disputed'),
+        ("leaderboard", "0030_entry_baseline_disputed"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='leaderboardentry',
-            name='anecdotal',
+            model_name="leaderboardentry",
+            name="anecdotal",
             field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddField(
-            model_name='leaderboardentry',
-            name='draft_tokens',
+            model_name="leaderboardentry",
+            name="draft_tokens",
             field=models.BigIntegerField(db_default=0, default=0),
         ),
         migrations.AddField(
-            model_name='leaderboardentry',
-            name='verify_steps',
+            model_name="leaderboardentry",
+            name="verify_steps",
             field=models.BigIntegerField(db_default=0, default=0),
         ),
     ]

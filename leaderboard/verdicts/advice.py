@@ -157,8 +157,11 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
                 if standing.anecdotal
                 else against_baseline(standing.interval, standing.entry.speedup)
             )
-            if standing is leader or not leader.leader:
-                standing.tie_unknown = standing is not leader
+            if standing is leader or standing.anecdotal:
+                # An anecdote is set against nothing: it says "anecdotal", not a test's word.
+                continue
+            if not leader.leader:
+                standing.tie_unknown = True
                 continue
             same = ratios_indistinguishable(
                 standing.entry.speedup, standing.interval, leader.entry.speedup, leader.interval
