@@ -34,8 +34,10 @@ UNTESTED = "not tested"
 
 
 def untested_reason(entry: Any) -> str:
-    """Why a row could not be tested against another, in words: "not tested (one request)"."""
-    n = entry.config_n or 0
+    """Why a row could not be tested against another, in words: "not tested (one request)"
+    where its batches measured one request each, else "not tested (no spread recorded)"."""
+    n = getattr(entry, "n", None)
+    n = (entry.config_n if n is None else n) or 0
     return f"{UNTESTED} ({'one request' if n <= 1 else 'no spread recorded'})"
 
 
