@@ -7,13 +7,16 @@ instances and stored figures: nothing here writes, and it imports neither servic
 so both may use it.
 
 - `statistics`: finite stored numbers, Student-t intervals, Welch's test, the interval of a
-  ratio (scipy.stats).
+  ratio, a random-effects estimate over batch means and a proportion's Wilson interval
+  (scipy.stats).
 - `workloads`: what a row measured and which rows it may be compared with (`ranking_key`: the
   same workload, tok/s definition, hardware kind and engine release), in words.
-- `best_run`: the one rule that picks a config's best batch, a run's ranking figure (aggregate
-  tok/s at the lowest level for concurrency), and what is noisy.
-- `uncertainty`: the config's sample (batch means, or one batch's requests) and the speedup's
-  interval, with what each is over.
+- `best_run`: the one rule that picks a config's best batch (clean by the row's noise rules), a
+  run's ranking figure (aggregate tok/s at the lowest level for concurrency), and the spread
+  rule.
+- `uncertainty`: one interval per figure: the config's estimate (random effects over its batch
+  means, or one batch's requests) that ties are decided on, and the interval of the speedup
+  shown, with what each is over.
 - `evidence`: whether a speculative figure rests on too few verify steps or drafted tokens to
   be more than an anecdote (then it is shown as one and never crowned).
 - `noise`: whether a batch is noisy (an outlier request, an interval reaching 0, a wide spread),
