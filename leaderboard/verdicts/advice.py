@@ -160,10 +160,8 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
                 else against_baseline(standing.interval, standing.entry.speedup)
             )
             if standing is leader or standing.anecdotal:
-                # An anecdote is set against nothing: it says "anecdotal", not a test's word.
-                continue
-            if not leader.leader:
-                standing.tie_unknown = True
+                # An anecdote is set against nothing: it says "anecdotal", not a test's word
+                # (anecdotes sort last, so a leader that is one leads a table of anecdotes).
                 continue
             same = ratios_indistinguishable(
                 standing.entry.speedup, standing.interval, leader.entry.speedup, leader.interval
