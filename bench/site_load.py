@@ -423,8 +423,10 @@ def derive_verdicts(cursor) -> None:
         """
     )
 
+    several = cursor.fetchall()
+
     def estimates():
-        for entry_id, means, stdevs, sizes in cursor.fetchall():
+        for entry_id, means, stdevs, sizes in several:
             batches = [
                 found
                 for mean, stdev, size in zip(means, stdevs, sizes, strict=True)
@@ -444,7 +446,7 @@ def derive_verdicts(cursor) -> None:
         "CREATE TEMP TABLE bench_estimates (id bigint PRIMARY KEY, mean float8, stdev float8,"
         " n integer, basis text)"
     )
-    _copy(cursor, "bench_estimates", ["id", "mean", "stdev", "n", "basis"], list(estimates()))
+    _copy(cursor, "bench_estimates", ["id", "mean", "stdev", "n", "basis"], estimates())
     cursor.execute(
         """
         UPDATE leaderboard_leaderboardentry e
