@@ -277,3 +277,44 @@ def test_best_run_reads_the_noise_rule_it_is_given():
         noisy=lambda run: run is noisy,
     )
     assert chosen is clean
+
+
+def test_the_migration_fills_each_rows_evidence_from_its_best_batch(migrate):
+    old = migrate([("leaderboard", "0030_entry_baseline_disputed")])
+    configs = old.get_model("leaderboard", "Config").objects
+    hardware = old.get_model("leaderboard", "Hardware").objects.create(slug="h", gpu_name="H")
+    runs = old.get_model("leaderboard", "Run").objects
+    entries = old.get_model("leaderboard", "LeaderboardEntry").objects
+    # A speculative row from 1 verify step of 6 drafted tokens, one from 25 of 40, a baseline.
+    for index, (spec, drafted, steps, tau) in enumerate(
+        [("draft-simple", 6, 1, 7.0), ("draft-simple", 40, 25, 2.2), ("none", 0, 0, None)]
+    ):
+        config = configs.create(
+            key=f"{index:016x}", canonical={}, label=str(index), spec_label=spec
+        )
+        run = runs.create(
+            config=config,
+            hardware=hardware,
+            engine_release="b1",
+            tps_definition="decode",
+            draft_tokens=drafted,
+            verify_steps=steps,
+            tau=tau,
+        )
+        entries.create(
+            config=config,
+            spec_label=spec,
+            hardware=hardware,
+            engine_release="b1",
+            best_run=run,
+            tokens_per_second=1.0,
+        )
+
+    new = migrate([("leaderboard", "0031_entry_anecdotal_evidence")])
+
+    rows = new.get_model("leaderboard", "LeaderboardEntry").objects.order_by("config__key")
+    assert list(rows.values_list("draft_tokens", "verify_steps", "anecdotal")) == [
+        (6, 1, True),
+        (40, 25, False),
+        (0, 0, False),
+    ]
