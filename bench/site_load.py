@@ -349,9 +349,8 @@ def derive_verdicts(cursor) -> None:
         + ["label", "workload"],
         names,
     )
-    # 2. The config's sample: its clean batches' means of the best one's definition when there
-    # are two or more (verdicts.config_uncertainty), else its best batch's requests; and the
-    # positive per-batch speedups on their logs (verdicts.speedup_uncertainty).
+    # 2. The config's sample: its best batch's requests with one batch (the estimate over two or
+    # more batches is computed below, per row); the per-batch figures for it.
     cursor.execute(
         """
         CREATE TEMP TABLE bench_batches AS
@@ -405,6 +404,76 @@ def derive_verdicts(cursor) -> None:
         WHERE f.id = e.id
         """
     )
+    # Two or more batches: the random-effects estimate over their means (verdicts.
+    # config_uncertainty), computed per row from its batches, as the service does.
+    cursor.execute(
+        """
+        SELECT e.id, array_agg(m.v ORDER BY r.id), array_agg(m.s ORDER BY r.id),
+            array_agg(r.n ORDER BY r.id)
+        FROM leaderboard_leaderboardentry e
+        JOIN leaderboard_run r ON r.config_id = e.config_id AND r.hardware_id = e.hardware_id
+            AND r.engine_release = e.engine_release AND r.tps_definition = e.tps_definition,
+            LATERAL (SELECT CASE WHEN r.tps_definition = 'decode' THEN r.decode_mean
+                                 ELSE r.e2e_mean END AS v,
+                            CASE WHEN r.tps_definition = 'decode' THEN r.decode_stdev
+                                 ELSE r.e2e_stdev END AS s) m
+        WHERE NOT r.degenerate AND m.v IS NOT NULL
+        GROUP BY e.id
+        HAVING count(*) >= 2
+        """
+    )
+
+    several = cursor.fetchall()
+
+    def estimates():
+        for entry_id, means, stdevs, sizes in several:
+            batches = [
+                found
+                for mean, stdev, size in zip(means, stdevs, sizes, strict=True)
+                if (found := verdicts.summary_sample(mean, stdev, max(size, 1))) is not None
+            ]
+            found = verdicts.config_uncertainty(batches, best=None)
+            sample = found.sample
+            yield (
+                entry_id,
+                sample.mean if sample else None,
+                sample.stdev if sample else None,
+                sample.n if sample else 0,
+                found.basis,
+            )
+
+    cursor.execute(
+        "CREATE TEMP TABLE bench_estimates (id bigint PRIMARY KEY, mean float8, stdev float8,"
+        " n integer, basis text)"
+    )
+    _copy(cursor, "bench_estimates", ["id", "mean", "stdev", "n", "basis"], estimates())
+    cursor.execute(
+        """
+        UPDATE leaderboard_leaderboardentry e
+        SET config_mean = v.mean, config_stdev = v.stdev, config_n = v.n,
+            interval_basis = v.basis
+        FROM bench_estimates v WHERE v.id = e.id
+        """
+    )
+    cursor.execute("DROP TABLE bench_estimates")
+    # What a row's speculative figures rest on (verdicts.evidence), where this checkout has it.
+    cursor.execute(
+        "SELECT 1 FROM information_schema.columns WHERE table_name = 'leaderboard_leaderboardentry'"
+        " AND column_name = 'anecdotal'"
+    )
+    if cursor.fetchone():
+        cursor.execute(
+            f"""
+            UPDATE leaderboard_leaderboardentry e
+            SET draft_tokens = r.draft_tokens, verify_steps = r.verify_steps,
+                anecdotal = c.spec_label <> 'none' AND (
+                    r.draft_tokens < {verdicts.MIN_DRAFTED_TOKENS}
+                    OR ((r.verify_steps > 0 OR r.tau IS NOT NULL)
+                        AND r.verify_steps < {verdicts.MIN_VERIFY_STEPS}))
+            FROM leaderboard_run r, leaderboard_config c
+            WHERE r.id = e.best_run_id AND c.id = e.config_id
+            """
+        )
     log(f"  ranking keys, labels and config samples in {time.monotonic() - started:.1f} s")
     # 3. Ranks among the competing rows of each ranking, fastest first (verdicts.standings: a
     # RANK() window), with the leader's and the row above's samples for Welch's test; the
@@ -489,17 +558,13 @@ def derive_verdicts(cursor) -> None:
     below_leader = ranked & (place > 1)
     like_leader = welch_alike(mean, stdev, n, column(8), column(9), column(10), below_leader)
     like_above = welch_alike(mean, stdev, n, column(11), column(12), column(13), below_leader)
-    # The speedup's interval: over the batches' own speedups (two or more), else the delta method
-    # on the best batch against its baseline batch (verdicts.ratio_interval).
+    # The speedup's interval is the interval of the speedup shown: the delta method on the best
+    # batch against its baseline batch (verdicts.speedup_uncertainty, verdicts.ratio_interval).
     own_mean, own_stdev, own_n = column(14), column(15), column(16)
     base_mean, base_stdev, base_n = column(17), column(18), column(19)
     paired = np.array([bool(row[20]) for row in rows])
-    speedups, log_mean, log_stdev = column(21), column(22), column(23)
-    by_batches = paired & (speedups >= 2) & np.isfinite(log_stdev)
-    log_half = t_half(log_stdev, speedups, by_batches)
     by_requests = (
         paired
-        & ~by_batches
         & spread(own_mean, own_stdev, own_n)
         & spread(base_mean, base_stdev, base_n)
         & (own_mean > 0)
@@ -522,11 +587,7 @@ def derive_verdicts(cursor) -> None:
     def decided():
         for i, row in enumerate(rows):
             best = verdicts.summary_sample(row[14], row[15], max(row[16], 1))
-            if by_batches[i]:
-                low = float(np.exp(log_mean[i] - log_half[i]))
-                high = float(np.exp(log_mean[i] + log_half[i]))
-                basis = verdicts.BATCH_SPEEDUPS
-            elif by_requests[i]:
+            if by_requests[i]:
                 low = float(ratio[i] * np.exp(-delta_half[i]))
                 high = float(ratio[i] * np.exp(delta_half[i]))
                 basis = verdicts.REQUESTS
@@ -585,7 +646,7 @@ CHECKED_FIELDS = (
     "ranking_key", "ranking_label", "workload_label", "rank", "like_leader", "like_above",
     "config_mean", "config_stdev", "config_n", "config_ci95_low", "config_ci95_high",
     "interval_basis", "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy",
-    "memorised", "crossover",
+    "memorised", "crossover", "draft_tokens", "verify_steps", "anecdotal",
 )  # fmt: skip
 
 

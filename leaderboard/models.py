@@ -558,6 +558,12 @@ class LeaderboardEntry(models.Model):
     # crowns such a row. Memorised: the protocol repeats one prompt (n-gram state carries over).
     noisy = models.BooleanField(default=False, db_default=False)
     memorised = models.BooleanField(default=False, db_default=False)
+    # What its speculative figures rest on (the best batch's drafted tokens and verify steps), and
+    # whether that is too little to say anything (`verdicts.evidence`): an anecdotal row is shown
+    # with its counts and never crowned.
+    draft_tokens = models.BigIntegerField(default=0, db_default=0)
+    verify_steps = models.BigIntegerField(default=0, db_default=0)
+    anecdotal = models.BooleanField(default=False, db_default=False)
     # Concurrency rows: where speculation stops paying, with its uncertainty ("between 2 and 4",
     # "not established", "not within 1-16").
     crossover = models.CharField(max_length=80, blank=True, default="", db_default="")
@@ -635,6 +641,18 @@ class LeaderboardEntry(models.Model):
     @property
     def is_baseline(self) -> bool:
         return not self.config.is_speculative
+
+    @property
+    def evidence_note(self) -> str:
+        """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal, else empty."""
+        if not self.anecdotal:
+            return ""
+        # The verdicts read models (workloads): imported here, not at the top.
+        from leaderboard.verdicts import evidence as verdicts_evidence
+
+        return verdicts_evidence.evidence_of(
+            drafted=self.draft_tokens, verify_steps=self.verify_steps, tau=self.tau
+        ).note()
 
 
 class BoardVersion(models.Model):

@@ -286,15 +286,21 @@ def _number(value: Any, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def interval_text(low: Any, high: Any, n: Any) -> str:
+    """A run's 95% interval as the site shows it: none below two requests, and a lower end below
+    0 (a speed is never negative) shown as 0 with why."""
+    if low is None or high is None or (n or 0) < 2:
+        return "no interval"
+    if low < 0:
+        return f"95% CI 0.00–{_number(high)} (too few requests to place the mean)"
+    return f"95% CI {_number(low)}–{_number(high)}"
+
+
 def result_row(run: dict, site: str) -> str:
-    """The run as the leaderboard shows it, in one line, with its page on the site."""
+    """The run as the leaderboard shows it, in one line, with its flags and its page."""
     prefix = "e2e" if run.get("tps_definition") == "end-to-end" else "decode"
-    low, high = run.get(f"{prefix}_ci95_low"), run.get(f"{prefix}_ci95_high")
-    # Fewer than two requests have no interval (older rows may carry a zero-width one).
-    interval = (
-        "no interval"
-        if low is None or high is None or (run.get("n") or 0) < 2
-        else f"95% CI {_number(low)}–{_number(high)}"
+    interval = interval_text(
+        run.get(f"{prefix}_ci95_low"), run.get(f"{prefix}_ci95_high"), run.get("n")
     )
     parts = [
         f"run {run['id']}: config {run['config_key']} on {run['hardware']}",
@@ -309,6 +315,12 @@ def result_row(run: dict, site: str) -> str:
         parts.append(f"tau {run['tau']:.2f}")
     if run.get("lossless") is not None:
         parts.append(f"lossless {str(run['lossless']).lower()}")
+    # What the board's badges say (the run detail's "verdicts"): test weights, noisy, anecdotal.
+    found = run.get("verdicts") if isinstance(run.get("verdicts"), dict) else {}
+    if found.get("flags"):
+        parts.append("flags: " + ", ".join(found["flags"]))
+    if found.get("evidence_note"):
+        parts.append(found["evidence_note"])
     return ", ".join(parts) + f" — {site}/runs/{run['id']}/"
 
 

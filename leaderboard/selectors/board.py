@@ -506,7 +506,12 @@ class FitRow:
     workload_label: str
     noisy: bool
     tokens_per_second: float
+    ci95_low: float | None
+    ci95_high: float | None
+    n: int
     speedup: float | None
+    speedup_ci95_low: float | None
+    speedup_ci95_high: float | None
     config_mean: float | None
     config_stdev: float | None
     config_n: int | None
@@ -514,6 +519,10 @@ class FitRow:
     config_ci95_high: float | None
     interval_basis: str
     peak_memory_bytes: int | None
+    anecdotal: bool
+    draft_tokens: int
+    verify_steps: int
+    tau: float | None
     config: FitConfig
     hardware: Hardware
     memory_kind: str | None
@@ -521,22 +530,38 @@ class FitRow:
     # The columns read for one, in its fields' order up to `config`; then the hardware's id.
     COLUMNS: ClassVar[tuple[str, ...]] = (
         "pk", "ranking_key", "ranking_label", "workload_label", "noisy", "tokens_per_second",
-        "speedup", "config_mean", "config_stdev", "config_n", "config_ci95_low",
-        "config_ci95_high", "interval_basis", "peak_memory_bytes", "config__key",
-        "config__label", "config__spec_label", "hardware_id",
+        "ci95_low", "ci95_high", "n", "speedup", "speedup_ci95_low", "speedup_ci95_high",
+        "config_mean", "config_stdev", "config_n", "config_ci95_low", "config_ci95_high",
+        "interval_basis", "peak_memory_bytes", "anecdotal", "draft_tokens", "verify_steps",
+        "tau", "config__key", "config__label", "config__spec_label", "hardware_id",
     )  # fmt: skip
-    HARDWARE: ClassVar[int] = 17
+    OWN: ClassVar[int] = 23
+    HARDWARE: ClassVar[int] = 26
 
     @classmethod
     def of(cls, values: Sequence[Any], kinds: Mapping[int, Hardware]) -> FitRow:
         """One from a tuple of `COLUMNS` and its best batch's memory kind, with its hardware kind
         from `kinds`."""
         return cls(
-            *values[:14],
-            config=FitConfig(*values[14:17]),
+            *values[: cls.OWN],
+            config=FitConfig(*values[cls.OWN : cls.HARDWARE]),
             hardware=kinds[values[cls.HARDWARE]],
-            memory_kind=values[18],
+            memory_kind=values[cls.HARDWARE + 1],
         )
+
+    @property
+    def evidence_note(self) -> str:
+        """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal (`verdicts.evidence`)."""
+        if not self.anecdotal:
+            return ""
+        return verdicts.evidence_of(
+            drafted=self.draft_tokens, verify_steps=self.verify_steps, tau=self.tau
+        ).note()
+
+    @property
+    def untested_reason(self) -> str:
+        """ "not tested (one request)" where no test against the answer could be made."""
+        return verdicts.untested_reason(self)
 
 
 def leaderboard_from_runs(*, limit: int = 50) -> list[dict]:

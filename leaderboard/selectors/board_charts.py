@@ -116,7 +116,11 @@ def speedup_chart(
                 "speedup": entry.speedup,
                 # The verdicts' word on it against no drafting (faster, slower, unclear, ...):
                 # what the bar's colour says.
-                "verdict": verdicts.against_baseline(interval, entry.speedup),
+                # An anecdotal speedup has no word: its bar is not coloured.
+                "verdict": None
+                if entry.anecdotal
+                else verdicts.against_baseline(interval, entry.speedup),
+                "anecdotal": entry.anecdotal,
                 "ci95_low": interval[0] if interval else None,
                 "ci95_high": interval[1] if interval else None,
                 "interval_basis": entry.speedup_basis,
@@ -192,7 +196,7 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
     best_speedup: dict[int, LeaderboardEntry] = {}
     for entry in entries:
         fastest.setdefault(entry.hardware_id, entry)
-        if entry.speedup is not None and entry.rank is not None and not entry.noisy:
+        if entry.speedup is not None and entry.rank is not None and verdicts.crownable(entry):
             held = best_speedup.get(entry.hardware_id)
             if held is None or entry.speedup > held.speedup:
                 best_speedup[entry.hardware_id] = entry
@@ -205,11 +209,11 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
                 "slug": top.hardware.slug,
                 "gpu_name": top.hardware.gpu_name,
                 "tokens_per_second": top.tokens_per_second,
-                # The config's interval (batch means, or its one batch's requests).
-                "ci95_low": top.config_ci95_low,
-                "ci95_high": top.config_ci95_high,
-                "interval_basis": top.interval_basis,
-                "n": top.config_n,
+                # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
+                "ci95_low": top.ci95_low,
+                "ci95_high": top.ci95_high,
+                "interval_basis": "requests" if top.ci95_low is not None else "",
+                "n": top.n,
                 "fastest_key": top.config.key,
                 "fastest_label": top.config.label,
                 "speedup": spec.speedup if spec else None,

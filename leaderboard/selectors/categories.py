@@ -63,10 +63,19 @@ def category_rows(
         )
         prompts = own_prompts.get(name)
         theirs = their_prompts.get(name)
-        acceptance_interval = prompts.acceptance_interval if prompts else None
-        speedup_interval = (
-            verdicts.ratio_interval(prompts.decode, theirs.decode) if prompts and theirs else None
-        )
+        # Each figure with the interval of that figure: the speedup over the prompts' means where
+        # both sides' prompts are known (the delta method on that ratio), else the point's.
+        speedup = _ratio(decode["mean"], baseline)
+        speedup_interval = None
+        if prompts and theirs and prompts.decode and theirs.decode:
+            speedup = _ratio(prompts.decode.mean, theirs.decode.mean)
+            speedup_interval = verdicts.ratio_interval(prompts.decode, theirs.decode)
+        acceptance = _number(point.get("acceptance_rate"))
+        acceptance_interval = None
+        if prompts and prompts.acceptance is not None:
+            acceptance, acceptance_interval = prompts.acceptance, prompts.acceptance_interval
+        # Nothing, or almost nothing, drafted: no figure of the draft's stands (`verdicts.evidence`).
+        thin = bool(prompts and prompts.thin_drafting)
         rows.append(
             {
                 "category": name,
@@ -74,12 +83,14 @@ def category_rows(
                 "decode": decode["mean"],
                 "ci95_low": decode["ci95_low"],
                 "ci95_high": decode["ci95_high"],
-                "acceptance": _number(point.get("acceptance_rate")),
+                "acceptance": acceptance,
                 "tau": _number(point.get("tau")),
                 "baseline_decode": baseline,
-                "speedup": _ratio(decode["mean"], baseline),
+                "speedup": speedup,
                 "prompts": prompts.prompts if prompts else None,
                 "anecdotal": bool(prompts and prompts.anecdotal),
+                "thin_drafting": thin,
+                "evidence_note": prompts.evidence.note() if thin and prompts else "",
                 "acceptance_ci95_low": acceptance_interval[0] if acceptance_interval else None,
                 "acceptance_ci95_high": acceptance_interval[1] if acceptance_interval else None,
                 "speedup_ci95_low": speedup_interval[0] if speedup_interval else None,
@@ -94,6 +105,8 @@ def _as_list(value: object) -> list:
 
 
 def _speedup_verdict(row: dict) -> str | None:
+    if row["thin_drafting"]:
+        return None
     low, high = row["speedup_ci95_low"], row["speedup_ci95_high"]
     interval = (low, high) if low is not None and high is not None else None
     return (
@@ -174,8 +187,11 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
     stored = _stored([e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries])
     rows, categories = [], []
     for entry in entries:
+        own = stored.get(entry.best_run_id)
         figures = category_rows(
-            _points(stored.get(entry.best_run_id)), _reference_points(entry, stored)
+            _points(own),
+            _reference_points(entry, stored),
+            requests=_mapping(own).get("requests"),
         )
         if not figures:
             continue
@@ -197,7 +213,10 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
             by_name[name]
             | {
                 "acceptance_shade": acceptance_shade(by_name[name]["acceptance"]),
-                "speedup_shade": speedup_shade(by_name[name]["speedup"]),
+                # A category where (almost) nothing was drafted is not coloured as a gain.
+                "speedup_shade": ""
+                if by_name[name]["thin_drafting"]
+                else speedup_shade(by_name[name]["speedup"]),
             }
             if name in by_name
             else None

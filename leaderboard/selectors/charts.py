@@ -170,8 +170,8 @@ def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:
     return {
         "key": baseline.config.key,
         "tokens_per_second": baseline.tokens_per_second,
-        "ci95_low": baseline.config_ci95_low,
-        "ci95_high": baseline.config_ci95_high,
+        "ci95_low": baseline.ci95_low,
+        "ci95_high": baseline.ci95_high,
         "definition": baseline.tps_definition,
     }
 
@@ -184,10 +184,11 @@ def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict
         {
             "n_max": e.config.n_max,
             "tokens_per_second": e.tokens_per_second,
-            "ci95_low": e.config_ci95_low,
-            "ci95_high": e.config_ci95_high,
-            "interval_basis": e.interval_basis,
-            "n": e.config_n,
+            # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
+            "ci95_low": e.ci95_low,
+            "ci95_high": e.ci95_high,
+            "interval_basis": "requests" if e.ci95_low is not None else "",
+            "n": e.n,
             "acceptance": e.acceptance_rate,
             "tau": e.tau,
             "speedup": e.speedup,
@@ -195,7 +196,10 @@ def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict
             if e.baseline_entry_id
             else None,
             "key": e.config.key,
-            "flags": _flags(e) + (["noisy"] if e.noisy else []),
+            "flags": _flags(e)
+            + (["noisy"] if e.noisy else [])
+            + (["anecdotal"] if e.anecdotal else []),
+            "evidence_note": e.evidence_note,
             "best": e is best,
             "tied_with_best": best is not None and e is not best and verdicts.tied(e, best),
         }
@@ -209,8 +213,8 @@ def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict
         "definition_text": TPS_DEFINITIONS.get(first.tps_definition, first.tps_definition),
         "n_max": [e.config.n_max for e in points],
         "tokens_per_second": [e.tokens_per_second for e in points],
-        "ci95_low": [e.config_ci95_low for e in points],
-        "ci95_high": [e.config_ci95_high for e in points],
+        "ci95_low": [e.ci95_low for e in points],
+        "ci95_high": [e.ci95_high for e in points],
         "tau": [e.tau for e in points],
         "acceptance": [e.acceptance_rate for e in points],
         "keys": [e.config.key for e in points],

@@ -41,8 +41,9 @@ SPEEDUP_ACROSS_DEPTHS = (
 )
 CI95 = (
     "95% interval: Student-t confidence interval of the best batch's mean over its requests; "
-    "ties and comparisons use the config's interval instead: over its batch means when it ran "
-    "several batches (batches differ), else over its one batch's requests"
+    "the interval of the figure shown, on every page; ties and comparisons use the config's "
+    "estimate instead: a random-effects estimate over its batch means when it ran several "
+    "batches (batches differ), else its one batch's requests"
 )
 CI95_ACROSS_DEPTHS = (
     "95% interval pooled across depths: requests of different input lengths, so not one "

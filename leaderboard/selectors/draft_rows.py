@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from django.db.models import QuerySet
 
+from leaderboard import verdicts
 from leaderboard.models import Hardware, LeaderboardEntry, Run
 
 
@@ -65,6 +66,9 @@ class DraftRow:
     acceptance_rate: float | None
     tau: float | None
     memorised: bool
+    anecdotal: bool
+    draft_tokens: int
+    verify_steps: int
     config: DraftConfig
     hardware: Hardware
 
@@ -74,7 +78,7 @@ class DraftRow:
         "pk", "config_id", "target_name", "ranking_key", "ranking_label", "workload_label",
         "tps_definition", "engine_release", "rank", "noisy", "speedup", "speedup_ci95_low",
         "speedup_ci95_high", "speedup_basis", "tokens_per_second", "acceptance_rate", "tau",
-        "memorised",
+        "memorised", "anecdotal", "draft_tokens", "verify_steps",
     )  # fmt: skip
     CONFIG: ClassVar[tuple[str, ...]] = (
         "config__key", "config__label", "config__spec_label", "config__protocol",
@@ -85,6 +89,15 @@ class DraftRow:
     @property
     def hardware_id(self) -> int:
         return self.hardware.pk
+
+    @property
+    def evidence_note(self) -> str:
+        """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal (`verdicts.evidence`)."""
+        if not self.anecdotal:
+            return ""
+        return verdicts.evidence_of(
+            drafted=self.draft_tokens, verify_steps=self.verify_steps, tau=self.tau
+        ).note()
 
     def get_tps_definition_display(self) -> str:
         """The tok/s definition in words, as the model's choices say it."""

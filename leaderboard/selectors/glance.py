@@ -56,6 +56,8 @@ def fastest_drafts() -> list[dict]:
         }
         for (_, _, target, _, _, rankings), found_tables in zip(shown, tables, strict=True)
         for table in found_tables
+        # A table of anecdotes has no leader (`verdicts.evidence`): nothing to crown there.
+        if table.drafts[0].leader
     ]
     answers.sort(key=lambda a: (a["hardware"].gpu_name, a["hardware"].slug, a["target"]))
     if answers:

@@ -3,6 +3,8 @@
 - `run_noise`: `leaderboard.verdicts.noise` on the run's stored request records, the interval its
   row shows and its tau. The board's row stores the same verdict (`LeaderboardEntry.noisy`, by
   `services.board`), so the job page, the run page and the row cannot disagree on it.
+- `run_flags`: the words the board's badges say of the run (test weights, noisy, anecdotal, ...)
+  with the evidence note, for the API and the terminal client.
 - `run_speedup`: the run's speedup against its paired baseline, as measured in its own run, else
   its row's (the baseline measured by another job), with the row's 95% interval.
 """
@@ -10,9 +12,9 @@
 from __future__ import annotations
 
 from leaderboard.models import LeaderboardEntry, RequestRecord, Run
+from leaderboard.verdicts import evidence as evidence_verdicts
 from leaderboard.verdicts import noise as noise_verdicts
-from leaderboard.verdicts.best_run import CONCURRENCY, run_sample
-from leaderboard.verdicts.statistics import t_interval
+from leaderboard.verdicts.best_run import run_sample
 
 
 def run_noise(*, run: Run) -> noise_verdicts.Noise:
@@ -25,7 +27,7 @@ def run_noise(*, run: Run) -> noise_verdicts.Noise:
     points = run.raw_result.get("points") if isinstance(run.raw_result, dict) else None
     sample = run_sample(run, points=points, protocol=protocol)
     # The interval its row shows: under concurrency, its lowest level's rounds'.
-    interval = t_interval(sample) if protocol == CONCURRENCY else run.ci95
+    interval = noise_verdicts.shown_interval(run, sample=sample, protocol=protocol)
     return noise_verdicts.batch_noise(
         protocol=protocol,
         sample=sample,
@@ -34,6 +36,33 @@ def run_noise(*, run: Run) -> noise_verdicts.Noise:
         tau=run.tau,
         verify_steps=run.verify_steps if run.draft_tokens else None,
     )
+
+
+def run_flags(*, run: Run) -> dict:
+    """What the board's badges say of a run, as words ("test weights", "noisy", "anecdotal",
+    "synthetic", "degenerate", "self-reported"), why it is noisy, and its evidence note."""
+    config = run.config
+    test_weights = any(
+        model is not None and model.test_weights for model in (config.target, config.draft)
+    )
+    noise = run_noise(run=run)
+    evidence = evidence_verdicts.evidence_of(
+        drafted=run.draft_tokens, verify_steps=run.verify_steps, tau=run.tau
+    )
+    anecdotal = config.is_speculative and evidence.anecdotal
+    named = {
+        "test weights": test_weights,
+        "synthetic": run.synthetic,
+        "self-reported": run.self_reported,
+        "degenerate": run.degenerate,
+        "noisy": noise.noisy,
+        "anecdotal": anecdotal,
+    }
+    return {
+        "flags": [name for name, present in named.items() if present],
+        "noise_reasons": noise.reasons,
+        "evidence_note": evidence.note() if anecdotal else "",
+    }
 
 
 def run_speedup(*, run: Run) -> dict | None:

@@ -41,6 +41,7 @@ from leaderboard.models import (
 )
 from leaderboard.services.pairing import (
     Pairing,
+    batch_noise_flags,
     best_batch,
     build_flags_key,
     fill_build_flags_keys,
@@ -212,53 +213,29 @@ def _figures(config: Config, runs: list[Run], points: dict[int, object]) -> _Fig
 
 
 def _speedup_uncertainty(
-    config: Config,
-    runs: list[Run],
-    figures: _Figures,
-    pairing: Pairing,
-    points: dict[int, object],
+    config: Config, figures: _Figures, pairing: Pairing, points: dict[int, object]
 ) -> verdicts.Uncertainty:
+    """The interval of the speedup shown: the best batch against the baseline batch it is
+    divided by (`verdicts.speedup_uncertainty`)."""
     if pairing.run is None:
         return verdicts.NO_UNCERTAINTY
     if config.protocol == verdicts.CONCURRENCY:
         pair = verdicts.lowest_level_pair(points.get(figures.best.pk), points.get(pairing.run.pk))
         own, reference = pair if pair else (None, None)
-        return verdicts.speedup_uncertainty(
-            batch_speedups=[], own=own, baseline=reference, unit=verdicts.ROUNDS
-        )
-    baseline = verdicts.run_sample(pairing.run, protocol=config.protocol)
-    # Each batch's own speedup over the baseline of its own invocation (the runner's figure),
-    # unless one of those baselines is disputed: then only the site's baseline divides.
-    batch_speedups = [
-        run.speedup
-        for run in runs
-        if run.tps_definition == figures.best.tps_definition and not run.degenerate
-    ]
-    if pairing.disputed:
-        batch_speedups = []
+        return verdicts.speedup_uncertainty(own=own, baseline=reference, unit=verdicts.ROUNDS)
     return verdicts.speedup_uncertainty(
-        batch_speedups=batch_speedups,
         own=figures.best_sample,
-        baseline=baseline,
-        # A geometric mean over depths or over output lengths has no one-batch interval.
+        baseline=verdicts.run_sample(pairing.run, protocol=config.protocol),
+        # A geometric mean over depths or over output lengths has no interval of its own.
         across_depths=verdicts.is_across_depths(config) or verdicts.is_across_lengths(config),
     )
 
 
-def _noisy(
-    config: Config, best: Run, sample: verdicts.Sample | None, *, interval_low: float | None
-) -> bool:
+def _noisy(config: Config, best: Run, sample: verdicts.Sample | None) -> bool:
     """Whether the row's best batch is noisy (`verdicts.noise`: an outlier request, the row's
-    interval reaching 0, or a wide spread), as its job and run pages say."""
-    records = RequestRecord.objects.filter(run=best, phase="measure").values_list(
-        *noise_verdicts.RECORD_FIELDS
-    )
-    return noise_verdicts.batch_noise(
-        protocol=config.protocol,
-        sample=sample,
-        requests=noise_verdicts.requests_of(records, definition=best.tps_definition),
-        interval_lows=[interval_low],
-    ).noisy
+    interval reaching 0, or a wide spread), as its job and run pages say and as the best batch
+    was chosen."""
+    return batch_noise_flags([best], protocol=config.protocol, samples={best.pk: sample})[best.pk]
 
 
 def _memorised(config: Config, best: Run) -> bool:
@@ -301,16 +278,18 @@ def _refresh_entry(
         )
     figures = _figures(config, runs, points)
     best = figures.best
+    # The figure's own interval, the one every page shows beside it (`verdicts.noise`).
+    interval = noise_verdicts.shown_interval(
+        best, sample=figures.best_sample, protocol=config.protocol
+    )
+    low, high = interval if interval else (None, None)
     if config.protocol == verdicts.CONCURRENCY:
-        interval = verdicts.t_interval(figures.best_sample)
-        low, high = interval if interval else (None, None)
         stdev = figures.best_sample.stdev if figures.best_sample else None
         n = figures.best_sample.n if figures.best_sample else 0
         median = None
         figure = figures.best_sample.mean if figures.best_sample else 0.0
     else:
         # One request has no spread: its interval (and stdev) would claim a certainty it lacks.
-        low, high = best.ci95 if best.n >= 2 else (None, None)
         stdev, median = (
             (best.decode_stdev, best.decode_median)
             if best.tps_definition == Run.Definition.DECODE
@@ -324,7 +303,7 @@ def _refresh_entry(
     pooled = pooled_figures(runs, definition=best.tps_definition)
     outputs = verdicts.outputs_verdict(runs)
     pairing = pair_baseline(best, config=config, same=same, points=points, runs=runs)
-    speedup_interval = _speedup_uncertainty(config, runs, figures, pairing, points)
+    speedup_interval = _speedup_uncertainty(config, figures, pairing, points)
     key = verdicts.ranking_key(
         config,
         definition=figures.definition,
@@ -399,7 +378,15 @@ def _refresh_entry(
             if speedup_interval.interval
             else None,
             "speedup_basis": speedup_interval.basis,
-            "noisy": _noisy(config, best, figures.best_sample, interval_low=low),
+            "noisy": _noisy(config, best, figures.best_sample),
+            "draft_tokens": best.draft_tokens,
+            "verify_steps": best.verify_steps,
+            "anecdotal": verdicts.anecdotal(
+                speculative=config.is_speculative,
+                drafted=best.draft_tokens,
+                verify_steps=best.verify_steps,
+                tau=best.tau,
+            ),
             "memorised": _memorised(config, best),
             "crossover": (
                 verdicts.crossover_text(points.get(best.pk), points.get(pairing.run.pk))

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderboard import verdicts
-from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.models import Config, LeaderboardEntry, RequestRecord, Run
+from leaderboard.verdicts import noise as noise_verdicts
 from runner.pairing import category_points, depth_points, speedup_over_depths
 from runner.stats import ratio
 
@@ -31,16 +32,43 @@ def build_flags_key(flags: Sequence[str] | None) -> str:
 
 
 def best_batch(runs: list[Run], *, protocol: str, points: dict[int, object] | None = None) -> Run:
-    """The config's best batch by the one rule (`verdicts.best_run`)."""
+    """The config's best batch by the one rule (`verdicts.best_run`), a batch's noise judged by
+    the rules of the row's flag (`verdicts.noise.noisy_batches`)."""
+    samples = {
+        run.pk: verdicts.run_sample(run, points=(points or {}).get(run.pk), protocol=protocol)
+        for run in runs
+    }
+    noisy = batch_noise_flags(runs, protocol=protocol, samples=samples)
     best = verdicts.best_run(
-        runs,
-        sample=lambda run: verdicts.run_sample(
-            run, points=(points or {}).get(run.pk), protocol=protocol
-        ),
-        protocol=protocol,
+        runs, sample=lambda run: samples[run.pk], protocol=protocol, noisy=lambda run: noisy[run.pk]
     )
     assert best is not None
     return best
+
+
+def batch_noise_flags(
+    runs: Sequence[Run], *, protocol: str, samples: dict[int, verdicts.Sample | None]
+) -> dict[int, bool]:
+    """Each batch's noisy flag by the row's rules, its stored requests read in one query."""
+    by_run: dict[int, list] = {run.pk: [] for run in runs}
+    if protocol in noise_verdicts.REPEATING_POINT_PROTOCOLS:
+        records = (
+            RequestRecord.objects.filter(run__in=[run.pk for run in runs], phase="measure")
+            .order_by("run_id", "index")
+            .values_list("run_id", *noise_verdicts.RECORD_FIELDS)
+        )
+        for run_id, *fields in records:
+            by_run[run_id].append(fields)
+    definitions = {run.pk: run.tps_definition for run in runs}
+    return noise_verdicts.noisy_batches(
+        runs,
+        protocol=protocol,
+        samples=samples,
+        requests={
+            pk: noise_verdicts.requests_of(rows, definition=definitions[pk])
+            for pk, rows in by_run.items()
+        },
+    )
 
 
 def fill_build_flags_keys(runs: Sequence[Run]) -> None:

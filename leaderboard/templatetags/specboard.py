@@ -9,6 +9,7 @@ from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
 from leaderboard.models import Run
+from leaderboard.verdicts.evidence import THRESHOLD_TEXT
 from leaderboard.verdicts.statistics import finite
 from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 
@@ -40,6 +41,12 @@ def interval(low: float | None, high: float | None) -> str:
         # far apart) says the batch cannot place its mean, which the clamp alone would hide.
         return f"0.0 – {high:,.1f} (too few requests to place the mean)"
     return f"{low:,.1f} – {high:,.1f}"
+
+
+@register.simple_tag
+def evidence_threshold() -> str:
+    """The one evidence threshold, in words (`verdicts.evidence`): the same on every page."""
+    return THRESHOLD_TEXT
 
 
 @register.filter

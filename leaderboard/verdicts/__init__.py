@@ -7,13 +7,18 @@ instances and stored figures: nothing here writes, and it imports neither servic
 so both may use it.
 
 - `statistics`: finite stored numbers, Student-t intervals, Welch's test, the interval of a
-  ratio (scipy.stats).
+  ratio, a random-effects estimate over batch means and a proportion's Wilson interval
+  (scipy.stats).
 - `workloads`: what a row measured and which rows it may be compared with (`ranking_key`: the
   same workload, tok/s definition, hardware kind and engine release), in words.
-- `best_run`: the one rule that picks a config's best batch, a run's ranking figure (aggregate
-  tok/s at the lowest level for concurrency), and what is noisy.
-- `uncertainty`: the config's sample (batch means, or one batch's requests) and the speedup's
-  interval, with what each is over.
+- `best_run`: the one rule that picks a config's best batch (clean by the row's noise rules), a
+  run's ranking figure (aggregate tok/s at the lowest level for concurrency), and the spread
+  rule.
+- `uncertainty`: one interval per figure: the config's estimate (random effects over its batch
+  means, or one batch's requests) that ties are decided on, and the interval of the speedup
+  shown, with what each is over.
+- `evidence`: whether a speculative figure rests on too few verify steps or drafted tokens to
+  be more than an anecdote (then it is shown as one and never crowned).
 - `noise`: whether a batch is noisy (an outlier request, an interval reaching 0, a wide spread),
   why in words with the re-run advice, and the few-verify-steps note beside a tau.
 - `ranking`: competition ranks by the point estimate and "indistinguishable from the leader /
@@ -31,18 +36,21 @@ so both may use it.
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins.
 """
 
-from leaderboard.verdicts import categories
+from leaderboard.verdicts import categories, evidence
 from leaderboard.verdicts.advice import (
+    UNTESTED,
     DraftStanding,
     DraftTable,
     FitAnswer,
     against_baseline,
     best_n_max,
     clearly_faster,
+    crownable,
     draft_tables,
     fitting_answers,
     speedup_interval,
     tied,
+    untested_reason,
 )
 from leaderboard.verdicts.baselines import baseline_dispute
 from leaderboard.verdicts.best_run import (
@@ -64,6 +72,13 @@ from leaderboard.verdicts.concurrency import (
     crossover_text,
     level_acceptance,
     level_verdicts,
+)
+from leaderboard.verdicts.evidence import (
+    MIN_DRAFTED_TOKENS,
+    MIN_VERIFY_STEPS,
+    Evidence,
+    anecdotal,
+    evidence_of,
 )
 from leaderboard.verdicts.fidelity import (
     FIDELITY_ORDER,
@@ -91,12 +106,14 @@ from leaderboard.verdicts.statistics import (
     SampleColumns,
     finite,
     indistinguishable,
+    random_effects,
     ratio_interval,
     ratios_indistinguishable,
     summary_sample,
     t_critical,
     t_interval,
     welch_p,
+    wilson_interval,
 )
 from leaderboard.verdicts.uncertainty import (
     BATCH_MEANS,
@@ -125,6 +142,15 @@ from leaderboard.verdicts.workloads import (
 
 __all__ = [
     "categories",
+    "evidence",
+    "MIN_DRAFTED_TOKENS",
+    "MIN_VERIFY_STEPS",
+    "Evidence",
+    "anecdotal",
+    "evidence_of",
+    "random_effects",
+    "wilson_interval",
+    "UNTESTED",
     "FASTER",
     "NOT_ESTABLISHED",
     "SLOWER",
@@ -140,6 +166,8 @@ __all__ = [
     "fitting_answers",
     "speedup_interval",
     "tied",
+    "crownable",
+    "untested_reason",
     "BATCH_MEANS",
     "BATCH_SPEEDUPS",
     "CONCURRENCY",

@@ -3,10 +3,12 @@
 Each answer is given within one ranking (`verdicts.workloads.ranking_key`: the same workload,
 tok/s definition, hardware kind and engine release) and says which workload it comes from; an
 answer that spans workloads lists one table per ranking, never one winner over all. Only rows
-that compete (`verdicts.ranking.competes`) are answers. A noisy row (`verdicts.best_run`) is
-shown but never crowned while a clean one exists. "Indistinguishable" is a test, not an
-overlap of intervals: Welch's test on the config samples for tok/s, the difference of log
-speedups against its standard error for speedups; without an interval it is unknown.
+that compete (`verdicts.ranking.competes`) are answers. A noisy row (`verdicts.noise`) is
+shown but never crowned while a clean one exists; an anecdotal one (`verdicts.evidence`: too
+few verify steps or drafted tokens) is shown but never crowned at all. "Indistinguishable",
+"clearly slower" and "clearly faster" are tests, not an overlap of intervals: Welch's test on
+the config estimates for tok/s, the difference of log speedups against its standard error for
+speedups; where the test cannot be made (one request, no spread) the row is "not tested".
 """
 
 from __future__ import annotations
@@ -27,6 +29,22 @@ FASTER = "faster"
 SLOWER = "slower"
 UNCLEAR = "unclear"
 BELOW_ONE_NO_INTERVAL = "below 1, no interval"
+# Where no test could be made, in words.
+UNTESTED = "not tested"
+
+
+def untested_reason(entry: Any) -> str:
+    """Why a row could not be tested against another, in words: "not tested (one request)"
+    where its batches measured one request each, else "not tested (no spread recorded)"."""
+    n = getattr(entry, "n", None)
+    n = (entry.config_n if n is None else n) or 0
+    return f"{UNTESTED} ({'one request' if n <= 1 else 'no spread recorded'})"
+
+
+def crownable(entry: Any) -> bool:
+    """Whether a row may be an answer's crown when a clean one exists: neither noisy nor
+    anecdotal (`verdicts.evidence`)."""
+    return not entry.noisy and not getattr(entry, "anecdotal", False)
 
 
 def speedup_interval(entry: Any) -> Interval | None:
@@ -70,6 +88,7 @@ class DraftStanding(_Readable):
     tied: bool = False
     tie_unknown: bool = False
     against_baseline: str | None = None
+    anecdotal: bool = False
 
 
 @dataclass
@@ -87,14 +106,16 @@ class DraftTable(_Readable):
 
 
 def _best_of(entries: Sequence[Any]) -> Any:
-    """A draft's row in a ranking: its highest speedup among clean rows, else among all."""
-    clean = [entry for entry in entries if not entry.noisy]
+    """A draft's row in a ranking: its highest speedup among clean rows (neither noisy nor
+    anecdotal), else among all."""
+    clean = [entry for entry in entries if crownable(entry)]
     return max(clean or entries, key=lambda e: (e.speedup, -e.pk))
 
 
 def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
     """Per ranking, each speculative type and draft file by its best speedup: the fastest clean
-    one leads; the others are tied with it when the test cannot tell them apart."""
+    one leads (an anecdotal one never does: a table of anecdotes has no leader); the others are
+    tied with it when the test cannot tell them apart."""
     tables: dict[str, DraftTable] = {}
     by_draft: dict[str, dict[tuple[str, str], list[Any]]] = {}
     for entry in entries:
@@ -124,14 +145,23 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
                     entry=best,
                     interval=speedup_interval(best),
                     configs=len({row.config_id for row in rows}),
+                    anecdotal=bool(getattr(best, "anecdotal", False)),
                 )
             )
-        standings.sort(key=lambda d: (d.entry.noisy, -d.entry.speedup, d.spec_label, d.draft))
+        standings.sort(
+            key=lambda d: (d.anecdotal, d.entry.noisy, -d.entry.speedup, d.spec_label, d.draft)
+        )
         leader = standings[0]
-        leader.leader = True
+        leader.leader = not leader.anecdotal
         for standing in standings:
-            standing.against_baseline = against_baseline(standing.interval, standing.entry.speedup)
-            if standing is leader:
+            standing.against_baseline = (
+                None
+                if standing.anecdotal
+                else against_baseline(standing.interval, standing.entry.speedup)
+            )
+            if standing is leader or standing.anecdotal:
+                # An anecdote is set against nothing: it says "anecdotal", not a test's word
+                # (anecdotes sort last, so a leader that is one leads a table of anecdotes).
                 continue
             same = ratios_indistinguishable(
                 standing.entry.speedup, standing.interval, leader.entry.speedup, leader.interval
@@ -150,7 +180,9 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
 
 @dataclass
 class FitAnswer(_Readable):
-    """The fastest config of one ranking that fits the memory, and what ties with it."""
+    """The fastest config of one ranking that fits the memory, what Welch's test cannot tell
+    from it (`tied`), what it tells apart as slower (`others`, "clearly slower"), what it could
+    not test (`untested`, each with `untested_reason`), and the ranking's baseline."""
 
     ranking_label: str
     workload: str
@@ -158,25 +190,46 @@ class FitAnswer(_Readable):
     tied: list[Any]
     others: list[Any]
     baseline: Any | None
+    untested: list[Any] = field(default_factory=list)
+
+    @property
+    def best_tested(self) -> bool:
+        """Whether the answer itself can be tested (a config sample with spread)."""
+        sample = config_sample(self.best)
+        return bool(sample and sample.has_spread)
+
+
+def _one_baseline(rows: list[Any]) -> list[Any]:
+    """The rows with one baseline: baseline configs of one ranking differ at most in how many
+    runs they took (the ranking's workload leaves that out), so they are one baseline, the first
+    in the answer's order."""
+    first = next((row for row in rows if not row.config.is_speculative), None)
+    return [row for row in rows if row.config.is_speculative or row is first]
 
 
 def fitting_answers(entries: Iterable[Any]) -> list[FitAnswer]:
     """Per ranking, the fastest clean row among those given (they fit the memory; a baseline is
-    a candidate too: decoding without a draft can be the answer), the rows Welch's test cannot
-    tell from it, the rest, and the ranking's baseline as the denominator."""
+    a candidate too: decoding without a draft can be the answer; a noisy or anecdotal row only
+    when nothing else fits), the rows Welch's test cannot tell from it, those it tells apart,
+    those it could not test, and the ranking's baseline (one, however many baseline configs
+    measured it) as the denominator."""
     grouped: dict[str, list[Any]] = {}
     for entry in entries:
         grouped.setdefault(entry.ranking_key, []).append(entry)
     answers = []
     for rows in grouped.values():
-        rows.sort(key=lambda e: (e.noisy, -e.tokens_per_second, e.pk))
+        rows.sort(key=lambda e: (not crownable(e), -e.tokens_per_second, e.pk))
+        rows = _one_baseline(rows)
         best = rows[0]
-        tied, others = [], []
+        tied, others, untested = [], [], []
         # The ranking's rows against its best, Welch's test computed for all of them at once.
         best_sample = config_sample(best)
         alike = indistinguishable_pairs([(config_sample(row), best_sample) for row in rows[1:]])
         for row, same in zip(rows[1:], alike, strict=True):
-            (tied if same else others).append(row)
+            if same is None:
+                untested.append(row)
+            else:
+                (tied if same else others).append(row)
         baseline = next((row for row in rows if not row.config.is_speculative), None)
         answers.append(
             FitAnswer(
@@ -186,6 +239,7 @@ def fitting_answers(entries: Iterable[Any]) -> list[FitAnswer]:
                 tied=tied,
                 others=others,
                 baseline=baseline if baseline is not best else None,
+                untested=untested,
             )
         )
     # The fastest answer first: a reader with memory to spare wants the quickest setup.
@@ -193,9 +247,10 @@ def fitting_answers(entries: Iterable[Any]) -> list[FitAnswer]:
 
 
 def best_n_max(points: Sequence[Any]) -> Any | None:
-    """The n_max row a sweep crowns: the fastest that competes and is not noisy; None when no
-    point does (a degenerate or noisy point is never crowned)."""
-    crowned = [p for p in points if p.rank is not None and not p.noisy]
+    """The n_max row a sweep crowns: the fastest that competes and is neither noisy nor
+    anecdotal; None when no point does (a degenerate, noisy or anecdotal point is never
+    crowned)."""
+    crowned = [p for p in points if p.rank is not None and crownable(p)]
     return max(crowned, key=lambda e: (e.tokens_per_second, -e.pk)) if crowned else None
 
 

@@ -7,8 +7,10 @@ counts: such a run ranks by its aggregate tok/s (a wave's generated tokens over 
 its rounds the samples) at its lowest level.
 
 A batch that degenerated (repetitive or early-stopped output) or is noisy is chosen only when no
-clean batch exists; the row then carries the flag, and no answer crowns it. Noisy means that the
-batch's repeats of one workload spread by more than half their mean (a standard deviation over
+clean batch exists; the row then carries the flag, and no answer crowns it. Noisy is the row's
+flag's rule, all three of `verdicts.noise` (an outlier request, an interval reaching 0, a wide
+spread), which the services pass in as `noisy`; this module holds the spread rule: the batch's
+repeats of one workload spread by more than half their mean (a standard deviation over
 `NOISY_SPREAD` of it: one request of three taking 45 s where the others took 2-3 s). Only the
 quick and concurrency protocols repeat one workload; the others' spread mixes depths or
 categories by design and says nothing of noise.
@@ -103,21 +105,29 @@ def is_noisy(sample: Sample | None, *, protocol: str) -> bool:
 
 
 def best_run[R: RunLike](
-    runs: Sequence[R], *, sample: Callable[[R], Sample | None], protocol: str
+    runs: Sequence[R],
+    *,
+    sample: Callable[[R], Sample | None],
+    protocol: str,
+    noisy: Callable[[R], bool] | None = None,
 ) -> R | None:
     """The config's best batch: the highest figure among clean batches (neither degenerate nor
-    noisy), else among those that did not degenerate, else among all; None without runs."""
+    noisy by `noisy`, the row's flag's rules; by the spread rule alone without it), else among
+    those that did not degenerate, else among all; None without runs."""
     if not runs:
         return None
     figured = [(run, sample(run)) for run in runs]
+
+    def is_clean(pair: tuple[R, Sample | None]) -> bool:
+        if noisy is not None:
+            return not noisy(pair[0])
+        return not is_noisy(pair[1], protocol=protocol)
 
     def figure(pair: tuple[R, Sample | None]) -> tuple[float, int]:
         # The earlier batch wins a tie, so the choice does not move with storage order.
         return (pair[1].mean if pair[1] else 0.0, -(pair[0].pk or 0))
 
-    clean = [
-        p for p in figured if p[1] and not p[0].degenerate and not is_noisy(p[1], protocol=protocol)
-    ]
+    clean = [p for p in figured if p[1] and not p[0].degenerate and is_clean(p)]
     settled = [p for p in figured if p[1] and not p[0].degenerate]
     pool = clean or settled or figured
     return max(pool, key=figure)[0]

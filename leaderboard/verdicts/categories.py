@@ -1,9 +1,13 @@
-"""Categories verdicts: each category's acceptance and speedup with an interval over its
-prompts, and whether the figure is anecdotal (fewer than `MIN_PROMPTS` prompts).
+"""Categories verdicts: each category's acceptance and speedup with the interval of that very
+figure, whether it rests on too few prompts (fewer than `MIN_PROMPTS`: anecdotal) and whether
+it rests on too little drafting (`verdicts.evidence`: then it has no colour and no word).
 
-A category's samples are its prompts: a prompt's acceptance is its accepted over drafted tokens
-(pooled over its repeats), its decode tok/s the mean of its requests. The speedup's interval is
-the delta method on the ratio of the category's decode mean and the baseline's in that category.
+- **Acceptance** is the category's accepted over drafted tokens, pooled over its requests, with
+  its Wilson 95% interval: within [0, 1] and around the figure, never a t-interval over
+  per-prompt rates (which read "62.5%, -242.7% to 392.7%").
+- **Speedup** is the ratio of the category's mean decode tok/s over its prompts (each prompt the
+  mean of its requests) and the baseline's in that category, with the delta method's interval
+  on that same ratio.
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from leaderboard.verdicts.evidence import Evidence, evidence_of
 from leaderboard.verdicts.statistics import (
     Interval,
     Sample,
     count,
     finite,
     sample_of,
-    t_interval,
+    wilson_interval,
 )
 
 # Below this many prompts a category's figure is an anecdote, not an estimate.
@@ -28,16 +33,24 @@ MIN_PROMPTS = 3
 
 @dataclass(frozen=True)
 class CategoryFigures:
-    """One category's prompts, acceptance and decode samples over them, and intervals."""
+    """One category's prompts, its pooled acceptance with its Wilson interval, its decode
+    sample over prompts, and what its drafting rests on."""
 
     prompts: int
-    acceptance: Sample | None
+    acceptance: float | None
     acceptance_interval: Interval | None
     decode: Sample | None
+    evidence: Evidence
 
     @property
     def anecdotal(self) -> bool:
         return self.prompts < MIN_PROMPTS
+
+    @property
+    def thin_drafting(self) -> bool:
+        """Too few drafted tokens or verify steps for its acceptance, tau or speedup to say
+        anything about the draft (`verdicts.evidence`)."""
+        return self.evidence.anecdotal
 
 
 def _prompt_key(record: dict[str, Any]) -> object:
@@ -56,21 +69,21 @@ def category_figures(requests: object) -> dict[int, CategoryFigures]:
         by_point[point][_prompt_key(record)].append(record)
     found = {}
     for point, prompts in by_point.items():
-        rates, speeds = [], []
+        speeds = []
+        drafted = accepted = steps = 0
         for records in prompts.values():
-            drafted = sum(count(r.get("draft_n")) or 0 for r in records)
-            accepted = sum(count(r.get("draft_n_accepted")) or 0 for r in records)
-            if drafted:
-                rates.append(accepted / drafted)
+            drafted += sum(count(r.get("draft_n")) or 0 for r in records)
+            accepted += sum(count(r.get("draft_n_accepted")) or 0 for r in records)
+            steps += sum(count(r.get("verify_steps")) or 0 for r in records)
             decode = sample_of(finite(r.get("decode_tokens_per_second")) for r in records)
             if decode is not None:
                 speeds.append(decode.mean)
-        acceptance = sample_of(rates)
         found[point] = CategoryFigures(
             prompts=len(prompts),
-            acceptance=acceptance,
-            acceptance_interval=t_interval(acceptance),
+            acceptance=accepted / drafted if drafted and accepted <= drafted else None,
+            acceptance_interval=wilson_interval(accepted, drafted) if drafted else None,
             decode=sample_of(speeds),
+            evidence=evidence_of(drafted=drafted, verify_steps=steps, tau=None),
         )
     return found
 

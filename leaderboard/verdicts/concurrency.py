@@ -14,12 +14,14 @@ Acceptance under load is derived here from each level's measured request records
 from a point's claim: a level's acceptance is its accepted over drafted tokens and its tau is 1 +
 accepted drafts per verify step, both pooled over the level's requests (under concurrency one
 request's verify steps are its share of its wave's, so a request has no tau of its own, but a
-wave's and a level's are exact). Each round (one wave) gives one tau and one acceptance: the
-level's intervals are Student-t over its rounds.
+wave's and a level's are exact). Each figure carries its own interval: the acceptance its
+Wilson 95% interval (within [0, 1], around the figure), the tau the ratio estimator's over the
+level's rounds (each round one wave: Student's t at rounds - 1, centred on the pooled tau).
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +34,9 @@ from leaderboard.verdicts.statistics import (
     count,
     ratio_interval,
     sample_of,
-    t_interval,
+    t_critical,
     welch_p,
+    wilson_interval,
 )
 
 FASTER = "faster"
@@ -141,6 +144,22 @@ def _pooled(records: list[dict[str, Any]]) -> tuple[int, int, int, int]:
     return drafted, accepted, steps, sum(_accepted_by_position(r) for r in records)
 
 
+def _pooled_tau_interval(rounds: list[tuple[int, int]]) -> Interval | None:
+    """The 95% interval of a level's pooled tau (1 + all accepted drafts over all verify steps)
+    over its rounds, each round a cluster: the ratio estimator's standard error (the spread of
+    each round's accepted drafts around the pooled ratio times its steps), Student's t at
+    rounds - 1; centred on the figure, never below 1. None below two rounds."""
+    if len(rounds) < 2:
+        return None
+    accepted = sum(a for a, _ in rounds)
+    steps = sum(s for _, s in rounds)
+    ratio = accepted / steps
+    mean_steps = steps / len(rounds)
+    residual = sum((a - ratio * s) ** 2 for a, s in rounds) / (len(rounds) - 1)
+    half = t_critical(len(rounds) - 1) * math.sqrt(residual / len(rounds)) / mean_steps
+    return max(1.0, 1.0 + ratio - half), 1.0 + ratio + half
+
+
 def level_acceptance(requests: object) -> dict[int, LevelAcceptance]:
     """Per concurrency level, its acceptance and tau derived from a result's measured request
     records (warm-ups and records without a level left out), levels in order."""
@@ -156,13 +175,14 @@ def level_acceptance(requests: object) -> dict[int, LevelAcceptance]:
     for level in sorted(by_level):
         rounds = by_level[level]
         drafted, accepted, steps, by_position = _pooled([r for w in rounds.values() for r in w])
-        round_rates, round_taus = [], []
+        round_rates, round_taus, round_counts = [], [], []
         for wave in rounds.values():
             wave_drafted, wave_accepted, wave_steps, wave_positions = _pooled(wave)
             if wave_drafted:
                 round_rates.append(wave_accepted / wave_drafted)
             if wave_steps:
                 round_taus.append(1.0 + wave_positions / wave_steps)
+                round_counts.append((wave_positions, wave_steps))
         acceptance_rounds, tau_rounds = sample_of(round_rates), sample_of(round_taus)
         found[level] = LevelAcceptance(
             level=level,
@@ -173,8 +193,10 @@ def level_acceptance(requests: object) -> dict[int, LevelAcceptance]:
             tau=1.0 + by_position / steps if steps else None,
             rounds=len(rounds),
             acceptance_rounds=acceptance_rounds,
-            acceptance_interval=t_interval(acceptance_rounds),
+            # Each figure with its own interval: the pooled acceptance's Wilson interval (within
+            # [0, 1], around it), the pooled tau's ratio estimate over the rounds (around it).
+            acceptance_interval=wilson_interval(accepted, drafted) if drafted else None,
             tau_rounds=tau_rounds,
-            tau_interval=t_interval(tau_rounds),
+            tau_interval=_pooled_tau_interval(round_counts),
         )
     return found

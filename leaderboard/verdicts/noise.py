@@ -13,10 +13,11 @@ Three rules, each on what a batch stored:
 - **Spread** (`best_run.is_noisy`): the batch's repeats spread by more than half their mean.
 
 A noisy batch is flagged on the job page, the run page and its row, with a re-run suggested; the
-board stores `LeaderboardEntry.noisy` from the same rules. Separately, **few verify steps**: a
-tau or acceptance over fewer than `FEW_VERIFY_STEPS` verify steps is a headline resting on
-almost nothing, said beside it ("tau 17.0 from 2 verify steps"); it is not noise and does not
-make a row noisy.
+board stores `LeaderboardEntry.noisy` from the same rules, and the best batch is chosen by them
+(`noisy_batches`, read by `best_run`). Separately, **few verify steps**: a tau or acceptance
+over fewer than `FEW_VERIFY_STEPS` verify steps (`verdicts.evidence`'s threshold) is a headline
+resting on almost nothing, said beside it ("tau 17.0 from 2 verify steps"); it is not noise and
+does not make a row noisy, but it is anecdotal (`verdicts.evidence`) and never crowned.
 """
 
 from __future__ import annotations
@@ -24,16 +25,18 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from leaderboard.verdicts.best_run import REPEATING_PROTOCOLS, is_noisy
-from leaderboard.verdicts.statistics import Sample, finite
+from leaderboard.verdicts.best_run import CONCURRENCY, REPEATING_PROTOCOLS, RunLike, is_noisy
+from leaderboard.verdicts.evidence import MIN_VERIFY_STEPS
+from leaderboard.verdicts.statistics import Interval, Sample, finite, t_interval
 
 # A request below 1/OUTLIER_FACTOR or above OUTLIER_FACTOR times the median of the others.
 OUTLIER_FACTOR = 2.0
 # The fewest requests of one point in which one can be called the odd one.
 OUTLIER_MIN_REQUESTS = 3
-# Below this many verify steps a tau or an acceptance rate is an anecdote.
-FEW_VERIFY_STEPS = 20
+# Below this many verify steps a tau or an acceptance rate is an anecdote (`verdicts.evidence`).
+FEW_VERIFY_STEPS = MIN_VERIFY_STEPS
 # The protocols whose requests within a point repeat one workload.
 REPEATING_POINT_PROTOCOLS = ("quick", "depth", "context-sweep")
 RERUN_ADVICE = "One batch with an outlier or an interval reaching 0 says little about the speed."
@@ -167,6 +170,45 @@ def batch_noise(
         spread=is_noisy(sample, protocol=protocol),
         few_steps=few_steps_note(tau=tau, verify_steps=verify_steps),
     )
+
+
+class BatchLike(RunLike, Protocol):
+    """What the noise of a run reads besides `RunLike`: its interval in its own definition."""
+
+    @property
+    def ci95(self) -> tuple[float | None, float | None]: ...
+
+
+def shown_interval(run: BatchLike, *, sample: Sample | None, protocol: str) -> Interval | None:
+    """The 95% interval a batch's figure is shown with: its requests' (none below two), or under
+    the concurrency protocol its lowest level's rounds'."""
+    if protocol == CONCURRENCY:
+        return t_interval(sample)
+    low, high = run.ci95 if run.n >= 2 else (None, None)
+    return (low, high) if low is not None and high is not None else None
+
+
+def noisy_batches(
+    runs: Iterable[BatchLike],
+    *,
+    protocol: str,
+    samples: dict[int, Sample | None],
+    requests: dict[int, list[Request]],
+) -> dict[int, bool]:
+    """Each batch's noisy flag by the three rules (by run id): what the best batch is chosen by
+    and what its row's flag says, so the two never disagree."""
+    found = {}
+    for run in runs:
+        assert run.pk is not None
+        sample = samples.get(run.pk)
+        interval = shown_interval(run, sample=sample, protocol=protocol)
+        found[run.pk] = batch_noise(
+            protocol=protocol,
+            sample=sample,
+            requests=requests.get(run.pk, ()),
+            interval_lows=[interval[0] if interval else None],
+        ).noisy
+    return found
 
 
 # The request record columns `requests_of` reads, in its order.

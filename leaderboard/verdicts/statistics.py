@@ -94,6 +94,50 @@ def t_interval(sample: Sample | None) -> Interval | None:
     return sample.mean - half, sample.mean + half
 
 
+def random_effects(batches: Sequence[Sample]) -> tuple[Sample, Interval] | None:
+    """The config's mean over several batches and its 95% interval, by the DerSimonian-Laird
+    random-effects estimate: each batch mean weighs by the inverse of its own variance (its
+    requests' spread over n) plus the variance between batches (estimated from how much more the
+    means differ than their own spreads explain, 0 when they agree). The interval takes
+    Student's t at the batches' pooled within-batch degrees of freedom, sum(n - 1): two batches
+    whose means happen to agree keep their requests' spread, and two that disagree widen it by
+    the spread between them, without the 12.7 of t at one degree of freedom over two means.
+
+    Returned as a `Sample` that Welch's test reads as the estimate (its mean, standard error
+    times the square root of n, and n = the degrees of freedom + 1); None unless there are two
+    or more batches, each with a spread above 0."""
+    if len(batches) < 2 or not all(b.has_spread and b.stdev for b in batches):
+        return None
+    means = np.array([b.mean for b in batches], dtype=np.float64)
+    own = np.array([(b.stdev or 0.0) ** 2 / b.n for b in batches], dtype=np.float64)
+    weights = 1.0 / own
+    fixed = float(np.sum(weights * means) / np.sum(weights))
+    q = float(np.sum(weights * (means - fixed) ** 2))
+    scale = float(np.sum(weights) - np.sum(weights**2) / np.sum(weights))
+    between = max(0.0, (q - (len(batches) - 1)) / scale) if scale > 0 else 0.0
+    combined = 1.0 / (own + between)
+    mean = float(np.sum(combined * means) / np.sum(combined))
+    standard_error = math.sqrt(1.0 / float(np.sum(combined)))
+    df = sum(b.n - 1 for b in batches)
+    half = t_critical(df) * standard_error
+    sample = Sample(mean=mean, stdev=standard_error * math.sqrt(df + 1), n=df + 1)
+    return sample, (mean - half, mean + half)
+
+
+def wilson_interval(successes: int, trials: int) -> Interval | None:
+    """The 95% Wilson score interval of a proportion: within [0, 1] and around successes /
+    trials, for any count (None without trials)."""
+    if trials <= 0 or not 0 <= successes <= trials:
+        return None
+    z = float(scipy_stats.norm.ppf(0.5 + CONFIDENCE / 2))
+    share = successes / trials
+    denominator = 1 + z**2 / trials
+    center = (share + z**2 / (2 * trials)) / denominator
+    half = z * math.sqrt(share * (1 - share) / trials + z**2 / (4 * trials**2)) / denominator
+    # Rounding must not leave the figure itself outside its interval (0 or 1 of a few trials).
+    return max(0.0, min(share, center - half)), min(1.0, max(share, center + half))
+
+
 def welch_p(first: Sample | None, second: Sample | None) -> float | None:
     """Welch's two-sided p-value for equal means; None when either sample lacks spread."""
     return welch_ps([(first, second)])[0]

@@ -176,6 +176,8 @@ def test_submit_wait_follows_the_job_and_prints_its_result_row(site, home, tmp_p
     last = stdout.strip().splitlines()[-1]
     assert last.startswith(f"run {run.pk}: config {job.config.key} on {site['hardware'].slug}")
     assert "150.50 tok/s (decode, n=4, 95% CI " in last
+    # The board's badges, in words: the tiny fixture models are test weights.
+    assert ", flags: test weights — " in last
     assert last.endswith(f"{site['url']}/runs/{run.pk}/")
     # Not a terminal: one line per new state, in order.
     states = stderr.splitlines()
@@ -183,6 +185,25 @@ def test_submit_wait_follows_the_job_and_prints_its_result_row(site, home, tmp_p
     assert f"job {job.pk} measuring 3/4 requests" in states
     assert states[-1] == f"job {job.pk} succeeded"
     assert_token_kept_out(site["token"], stdout, stderr)
+
+
+def test_the_result_row_never_prints_a_negative_interval_and_names_the_flags():
+    run = {
+        "id": 7, "config_key": "abc", "hardware": "h200", "tps_definition": "decode", "n": 3,
+        "tokens_per_second": 45.08, "decode_ci95_low": -4.79, "decode_ci95_high": 94.96,
+        "speedup": 1.2, "tau": 7.0,
+        "verdicts": {
+            "flags": ["test weights", "noisy", "anecdotal"], "noise_reasons": [],
+            "evidence_note": "anecdotal: from 1 verify step, 6 drafted tokens",
+        },
+    }  # fmt: skip
+    line = client.result_row(run, "https://site")
+    assert "-4.79" not in line
+    assert "95% CI 0.00–94.96 (too few requests to place the mean)" in line
+    assert "flags: test weights, noisy, anecdotal" in line
+    assert "anecdotal: from 1 verify step, 6 drafted tokens" in line
+    one = client.result_row(run | {"n": 1}, "https://site")
+    assert "no interval" in one
 
 
 def test_on_a_terminal_submit_wait_draws_a_progress_bar(site, home, tmp_path, make_result):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from leaderboard import selectors
+from leaderboard import selectors, verdicts
 from leaderboard.models import LeaderboardEntry
 
 
@@ -130,14 +130,34 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
     config_ci95_high = serializers.FloatField(
         read_only=True,
         allow_null=True,
-        help_text="The config's 95% interval: over its batch means with several batches, else "
-        "its one batch's requests (rounds for concurrency): interval_basis.",
+        help_text="The 95% interval of config_mean, the config's estimate that ties are decided "
+        "on: a random-effects estimate over its batch means with several batches, else its one "
+        "batch's requests (rounds for concurrency): interval_basis. The interval of "
+        "tokens_per_second (the best batch's mean) is ci95_low/high.",
     )
     speedup_ci95_high = serializers.FloatField(
         read_only=True,
         allow_null=True,
-        help_text="The speedup's 95% interval, over speedup_basis ('batch speedups', "
-        "'requests' or 'rounds'); null for a one-batch geometric mean over depths.",
+        help_text="The 95% interval of the speedup shown (its best batch over the baseline batch "
+        "it divides by), over speedup_basis ('requests' or 'rounds'); null for a geometric mean "
+        "over depths or lengths.",
+    )
+    anecdotal = serializers.BooleanField(
+        read_only=True,
+        help_text="Its speedup, acceptance and tau rest on fewer verify steps or drafted tokens "
+        "than the site's threshold (evidence_threshold): shown, never crowned.",
+    )
+    evidence_draft_tokens = serializers.IntegerField(
+        source="draft_tokens", read_only=True, help_text="The best batch's drafted tokens."
+    )
+    evidence_verify_steps = serializers.IntegerField(
+        source="verify_steps", read_only=True, help_text="The best batch's verify steps."
+    )
+    evidence_note = serializers.CharField(
+        read_only=True, help_text="'anecdotal: from 1 verify step, 6 drafted tokens'; empty if not."
+    )
+    evidence_threshold = serializers.SerializerMethodField(
+        help_text="The one evidence threshold, in words."
     )
 
     fidelity = serializers.CharField(
@@ -164,7 +184,8 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
             "ranking_key", "ranking_label", "workload_label", "rank", "like_leader", "like_above",
             "config_mean", "config_n", "config_ci95_low", "config_ci95_high", "interval_basis",
             "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy", "memorised",
-            "crossover", "fidelity",
+            "crossover", "fidelity", "anecdotal", "evidence_draft_tokens", "evidence_verify_steps",
+            "evidence_note", "evidence_threshold",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -173,6 +194,9 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
         if not hasattr(entry, "evidence"):
             with_evidence([entry])
         return super().to_representation(entry)
+
+    def get_evidence_threshold(self, entry: LeaderboardEntry) -> str:
+        return verdicts.evidence.THRESHOLD_TEXT
 
     def get_ci95_scope(self, entry: LeaderboardEntry) -> str:
         if entry.evidence["depths"]:

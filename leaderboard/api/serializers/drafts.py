@@ -28,14 +28,21 @@ class DraftSerializer(serializers.Serializer):
     tokens_per_second = serializers.FloatField(source="entry.tokens_per_second")
     configs = serializers.IntegerField(help_text="Configs of this draft in the workload.")
     leader = serializers.BooleanField(
-        help_text="The fastest non-noisy draft of its table (the least slow where every draft is "
+        help_text="The fastest non-noisy, non-anecdotal draft of its table (the least slow where every draft is "
         "slower than no drafting: see against_baseline)."
     )
     tied = serializers.BooleanField(
         help_text="Indistinguishable from the fastest: the difference of the two log speedups "
         "is within its noise at 5%."
     )
-    tie_unknown = serializers.BooleanField(help_text="It or the fastest has no interval.")
+    tie_unknown = serializers.BooleanField(
+        help_text="Not tested against the fastest: it or the fastest has no interval."
+    )
+    anecdotal = serializers.BooleanField(
+        help_text="Its speedup rests on fewer verify steps or drafted tokens than the site's "
+        "threshold: shown, never the leader, set against nothing."
+    )
+    evidence_note = serializers.CharField(source="entry.evidence_note")
     against_baseline = serializers.ChoiceField(
         choices=["faster", "slower", "unclear", "below 1, no interval"],
         allow_null=True,

@@ -38,8 +38,8 @@ class ConcurrencyLevelSerializer(serializers.Serializer):
     acceptance_ci95_low = serializers.FloatField(allow_null=True)
     acceptance_ci95_high = serializers.FloatField(
         allow_null=True,
-        help_text="Acceptance's 95% interval over the level's rounds (one value a round); null "
-        "for fewer than two rounds.",
+        help_text="Acceptance's Wilson 95% interval over the level's drafted tokens: within "
+        "[0, 1] and around the figure; null without drafting.",
     )
     tau = serializers.FloatField(
         allow_null=True,
@@ -49,7 +49,9 @@ class ConcurrencyLevelSerializer(serializers.Serializer):
     )
     tau_ci95_low = serializers.FloatField(allow_null=True)
     tau_ci95_high = serializers.FloatField(
-        allow_null=True, help_text="Tau's 95% interval over the level's rounds."
+        allow_null=True,
+        help_text="Tau's 95% interval: the ratio estimator's over the level's rounds, centred "
+        "on the pooled tau; null for fewer than two rounds.",
     )
     draft_tokens = serializers.IntegerField(
         allow_null=True, help_text="Draft tokens proposed at this level (measured requests)."
@@ -158,11 +160,20 @@ class CategoryFigureSerializer(serializers.Serializer):
     speedup = serializers.FloatField(allow_null=True)
     prompts = serializers.IntegerField(allow_null=True, help_text="Distinct prompts measured.")
     anecdotal = serializers.BooleanField(help_text="Fewer than three prompts: an anecdote.")
+    thin_drafting = serializers.BooleanField(
+        default=False,
+        help_text="Fewer drafted tokens or verify steps than the site's evidence threshold: "
+        "its acceptance, tau and speedup are anecdotes (no verdict, no colour).",
+    )
     acceptance_ci95_low = serializers.FloatField(allow_null=True)
     acceptance_ci95_high = serializers.FloatField(
-        allow_null=True, help_text="Acceptance's 95% interval over the category's prompts."
+        allow_null=True,
+        help_text="Acceptance's Wilson 95% interval over the category's drafted tokens: within "
+        "[0, 1] and around the figure.",
     )
     speedup_ci95_low = serializers.FloatField(allow_null=True)
     speedup_ci95_high = serializers.FloatField(
-        allow_null=True, help_text="The speedup's 95% interval over the category's prompts."
+        allow_null=True,
+        help_text="The speedup's 95% interval (the delta method on the ratio of the category's "
+        "mean decode tok/s over its prompts to the baseline's).",
     )

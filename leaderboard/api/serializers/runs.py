@@ -20,6 +20,7 @@ from rest_framework import serializers
 from leaderboard import selectors
 from leaderboard.api.serializers.serving import RunLatencyField
 from leaderboard.models import RequestRecord, Run
+from leaderboard.selectors.outcomes import run_flags
 
 ENERGY_HELP = (
     "NVML energy over generated tokens: each request's counter includes its prefill and any idle "
@@ -132,6 +133,27 @@ class RunAcceptanceSpreadField(WholeObjectField):
         return selectors.acceptance_spread(run=run)
 
 
+class RunFlagsSerializer(serializers.Serializer):
+    flags = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The board's badges in words: 'test weights', 'synthetic', 'self-reported', "
+        "'degenerate', 'noisy', 'anecdotal'.",
+    )
+    noise_reasons = serializers.ListField(child=serializers.CharField())
+    evidence_note = serializers.CharField(
+        help_text="'anecdotal: from 1 verify step, 6 drafted tokens' where its speedup, "
+        "acceptance and tau rest on too little; empty otherwise."
+    )
+
+
+@extend_schema_field(RunFlagsSerializer())
+class RunFlagsField(WholeObjectField):
+    help = "What the board's badges say of this run, and why (verdicts.noise, verdicts.evidence)."
+
+    def to_representation(self, run: Run) -> dict:
+        return run_flags(run=run)
+
+
 class QualityAccuracySerializer(serializers.Serializer):
     tasks = serializers.IntegerField()
     correct = serializers.IntegerField()
@@ -228,6 +250,7 @@ class RunSerializer(serializers.ModelSerializer):
 
 class RunDetailSerializer(RunSerializer):
     requests = RequestRecordSerializer(many=True, read_only=True)
+    verdicts = RunFlagsField()
     acceptance_spread = RunAcceptanceSpreadField()
     quality_tasks = RunQualityTasksField()
     latency = RunLatencyField()

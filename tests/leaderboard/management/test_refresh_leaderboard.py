@@ -25,5 +25,7 @@ def test_refresh_leaderboard_fills_the_verdicts_of_rows_stored_before_them(db):
     assert "recomputed 16 leaderboard rows" in output
     ngram = LeaderboardEntry.objects.get(config__label="qwen36-dflash-ngram")
     assert ngram.ranking_key and "seed kit CSV" in ngram.ranking_label
-    # Seven batches: the config's interval is over their seven means.
-    assert ngram.interval_basis == "batch means" and ngram.config_n == 7
+    # Seven batches of ten requests: the config's estimate is a random-effects one over their
+    # seven means, which Welch's test reads at their 63 within-batch degrees of freedom (n 64).
+    assert ngram.interval_basis == "batch means" and ngram.config_n == 64
+    assert ngram.config_ci95_low < ngram.config_mean < ngram.config_ci95_high

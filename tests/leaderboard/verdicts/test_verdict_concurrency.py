@@ -97,10 +97,12 @@ def test_each_level_s_tau_and_acceptance_are_pooled_from_its_records_with_an_int
     assert four.tau == pytest.approx(1 + 240 / 120) and four.acceptance == pytest.approx(240 / 480)
     assert four.tau_rounds.n == 3
     assert four.tau_rounds.mean == pytest.approx((3.0 + 3.4 + 2.6) / 3)
+    # Each interval is around its own figure (the pooled tau and acceptance), not around the
+    # mean of the rounds' figures.
     low, high = four.tau_interval
-    assert low < four.tau < high
+    assert low < four.tau < high and (low + high) / 2 == pytest.approx(four.tau)
     low, high = four.acceptance_interval
-    assert low < four.acceptance < high
+    assert 0 <= low < four.acceptance < high <= 1
 
 
 def test_tau_counts_accepted_drafts_by_position_where_the_engine_reports_them():
@@ -110,8 +112,11 @@ def test_tau_counts_accepted_drafts_by_position_where_the_engine_reports_them():
     found = level_acceptance(records)[2]
     assert found.tau == pytest.approx(1 + 12 / 5)
     assert found.acceptance == pytest.approx(10 / 20)
-    # One round: a figure, no interval.
-    assert found.tau_interval is None and found.acceptance_interval is None
+    # One round: the tau has no interval (its rounds are its samples); the acceptance has its
+    # Wilson interval over its 20 drafted tokens, within [0, 1] and around the figure.
+    assert found.tau_interval is None
+    low, high = found.acceptance_interval
+    assert 0 < low < 0.5 < high < 1
 
 
 def test_a_baseline_level_or_garbage_gives_no_acceptance_and_no_error():

@@ -1,7 +1,8 @@
-"""A row's uncertainty: its batch means with several batches, else its one batch's requests;
-its speedup's over per-batch speedups, else the two batches' ratio; and the speedup interval a
-recorded row stores (speedup_ci95_low/high, speedup_basis), which the front page's chart draws
-as stored."""
+"""A row's uncertainty: a random-effects estimate over its batch means with several batches
+(neither collapsing to a point when two means agree nor exploding at one degree of freedom),
+else its one batch's requests; its speedup's, the interval of the speedup shown; and the
+speedup interval a recorded row stores (speedup_ci95_low/high, speedup_basis), which the front
+page's chart draws as stored."""
 
 from __future__ import annotations
 
@@ -24,10 +25,37 @@ SEED_NGRAM_BATCHES = (660.7, 692.8, 769.6, 776.8, 783.1, 779.8, 781.2)
 def test_with_several_batches_the_batch_means_are_the_samples():
     batches = [Sample(mean, 5.0, 10) for mean in SEED_NGRAM_BATCHES]
     found = config_uncertainty(batches, best=batches[4])
-    assert found.basis == "batch means" and found.n == 7
+    assert found.basis == "batch means"
     low, high = found.interval
-    # Far wider than the best batch's own interval over its ten requests (about ±3.6).
-    assert high - low > 80 and low < 749.1 < high
+    # The batches differ far beyond their requests' spread: the estimate is about the plain
+    # mean of the seven means (749.1), and far wider than one batch's own interval (about ±3.6).
+    assert found.sample.mean == pytest.approx(statistics.fmean(SEED_NGRAM_BATCHES), rel=1e-3)
+    assert high - low > 40 and low < 749.1 < high
+
+
+def test_two_batches_with_equal_means_keep_their_requests_spread():
+    # "50.0 - 50.0" was two batch means that happened to agree though each batch had spread.
+    found = config_uncertainty([Sample(50.0, 5.0, 3), Sample(50.0, 5.0, 3)], best=None)
+    low, high = found.interval
+    # Both batches' six requests: a standard error of 5 / sqrt(6), t at 4 degrees of freedom.
+    half = scipy_stats.t.ppf(0.975, 4) * 5.0 / math.sqrt(6)
+    assert (low, high) == pytest.approx((50.0 - half, 50.0 + half))
+
+
+def test_a_second_batch_does_not_explode_the_interval_at_one_degree_of_freedom():
+    # The /best/ baseline: one batch gave 22.3 tok/s (18.3-26.2); a second, a little slower,
+    # made the plain t over two means (t = 12.7) read 0.6-40.8.
+    best = Sample(22.3, 3.96 / scipy_stats.t.ppf(0.975, 9) * math.sqrt(10), 10)
+    other = Sample(19.0, 3.5, 10)
+    found = config_uncertainty([best, other], best=best)
+    low, high = found.interval
+    assert 15.0 < low < 19.0 < 22.3 < high < 27.0
+    assert found.sample.has_spread  # what Welch's test reads: the estimate, not two means
+
+
+def test_two_batches_without_their_spread_give_no_interval_and_no_test():
+    found = config_uncertainty([Sample(50.0, None, 1), Sample(40.0, None, 1)], best=None)
+    assert found.interval is None and not found.sample.has_spread
 
 
 def test_with_one_batch_its_requests_are_the_samples():
@@ -40,24 +68,12 @@ def test_with_one_batch_its_requests_are_the_samples():
     assert config_uncertainty([], best=Sample(100.0, None, 1)).interval is None
 
 
-def test_a_speedup_interval_over_per_batch_speedups_when_several_batches_measured_their_own():
+def test_a_speedup_over_depths_has_no_interval():
     found = speedup_uncertainty(
-        batch_speedups=[1.9, 2.0, 2.1], own=Sample(100.0, 1.0, 3), baseline=Sample(50.0, 1.0, 3)
-    )
-    assert found.basis == "batch speedups" and found.interval[0] < 2.0 < found.interval[1]
-
-
-def test_a_speedup_over_depths_from_one_batch_has_no_interval():
-    found = speedup_uncertainty(
-        batch_speedups=[2.0],
-        own=Sample(100.0, 1.0, 3),
-        baseline=Sample(50.0, 1.0, 3),
-        across_depths=True,
+        own=Sample(100.0, 1.0, 3), baseline=Sample(50.0, 1.0, 3), across_depths=True
     )
     assert found.interval is None and found.basis == ""
-    plain = speedup_uncertainty(
-        batch_speedups=[2.0], own=Sample(100.0, 1.0, 3), baseline=Sample(50.0, 1.0, 3)
-    )
+    plain = speedup_uncertainty(own=Sample(100.0, 1.0, 3), baseline=Sample(50.0, 1.0, 3))
     assert plain.basis == "requests" and plain.interval[0] < 2.0 < plain.interval[1]
 
 
@@ -92,25 +108,29 @@ def test_a_row_interval_is_taken_against_the_baseline_batch_it_is_paired_with(bo
     assert (low, high) == pytest.approx((2.0 * math.exp(-half), 2.0 * math.exp(half)))
 
 
-def test_a_row_measured_in_several_batches_carries_the_interval_of_its_batch_speedups(
+def test_a_row_measured_in_several_batches_carries_the_interval_of_the_speedup_it_shows(
     board, user, make_result
 ):
-    # n_max 4 again, a little faster: two batches, each with its own baseline batch.
+    # n_max 4 again, a little faster: two batches, each with its own baseline batch. The row
+    # shows the best batch's speedup, 112 / 51; its interval is that ratio's, not the interval
+    # of the two batches' geometric mean (which the figure need not even lie in).
     again = measure(user, board["hardware"], make_result, 4, [110.0, 114.0])
     entry = LeaderboardEntry.objects.get(config=again.config)
-    speedups = [102.0 / 51.0, 112.0 / 51.0]
-    logs = [math.log(value) for value in speedups]
-    half = scipy_stats.t.ppf(0.975, 1) * statistics.stdev(logs) / math.sqrt(2)
-    center = math.exp(statistics.fmean(logs))
+    own = (statistics.stdev([110.0, 114.0]) / 112.0) ** 2 / 2
+    base = (statistics.stdev([50.0, 52.0]) / 51.0) ** 2 / 2
+    welch_df = (own + base) ** 2 / (own**2 + base**2)
+    half = scipy_stats.t.ppf(0.975, welch_df) * math.sqrt(own + base)
 
-    assert entry.speedup_basis == "batch speedups"
+    assert entry.speedup == pytest.approx(112.0 / 51.0)
+    assert entry.speedup_basis == "requests"
     assert (entry.speedup_ci95_low, entry.speedup_ci95_high) == pytest.approx(
-        (center * math.exp(-half), center * math.exp(half))
+        (112.0 / 51.0 * math.exp(-half), 112.0 / 51.0 * math.exp(half))
     )
+    assert entry.speedup_ci95_low < entry.speedup < entry.speedup_ci95_high
     # The chart draws the interval the row stores.
     [point] = [p for p in selectors.speedup_chart()["points"] if p["key"] == again.config.key]
     assert (point["ci95_low"], point["ci95_high"]) == (
         entry.speedup_ci95_low,
         entry.speedup_ci95_high,
     )
-    assert point["interval_basis"] == "batch speedups"
+    assert point["interval_basis"] == "requests"

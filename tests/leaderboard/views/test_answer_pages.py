@@ -213,7 +213,9 @@ def best_page(client) -> dict[str, str]:
     assert page.count('<section class="best-answer"') == 1
     answer = re.search(r'<p class="answer" id="best-answer">(.*?)</p>', page).group(1)
     tied = re.search(r'<p class="sub best-tied">(.*?)</p>', page).group(1)
-    table = re.search(r'<table class="best-table compact">(.*?)</table>', page, re.S).group(1)
+    table = re.search(
+        r'<table class="best-table compact best-slower">(.*?)</table>', page, re.S
+    ).group(1)
     body = table[table.index("<tbody>") :]
     # Config, tok/s, interval, then the peak memory.
     cells = re.findall(r"<tr><td>.*?</td>(?:<td[^>]*>.*?</td>){2}<td[^>]*>(.*?)</td>", body)
@@ -224,7 +226,7 @@ def test_gpu_memory_under_a_gibibyte_reads_in_mib_on_both_pages(client, memory_c
     assert compare_memory_row(client, memory_configs) == ["117.7 MiB GPU memory"] * 3
     best = best_page(client)
     assert "peak 117.7 MiB GPU memory" in best["answer"]
-    assert "tok/s, 117.7 MiB GPU memory)" in best["tied"]
+    assert ", 117.7 MiB GPU memory)" in best["tied"]
     # The clearly slower config and the baseline (a candidate too: no drafting).
     assert best["cells"] == ["117.7 MiB GPU memory"] * 2
     assert "0.1 GiB" not in best["answer"] + best["tied"]
@@ -235,7 +237,7 @@ def test_process_memory_of_a_cpu_build_says_so_on_both_pages(client, memory_conf
     assert compare_memory_row(client, memory_configs) == ["3.5 GiB process memory"] * 3
     best = best_page(client)
     assert "peak 3.5 GiB process memory" in best["answer"]
-    assert "tok/s, 3.5 GiB process memory)" in best["tied"]
+    assert ", 3.5 GiB process memory)" in best["tied"]
     assert best["cells"] == ["3.5 GiB process memory"] * 2
     assert "GPU memory" not in best["answer"] + best["tied"]
 
@@ -409,11 +411,11 @@ def test_the_nmax_context_and_compare_pages_define_their_numbers(
     compare = text(client.get("/compare/", {"keys": ",".join(keys)}))
 
     assert 'title="decode tok/s: generated tokens over the server' in nmax
-    # The interval and n are the config's (batch means here), and each row says which.
-    assert "over its batch means when it has several batches" in nmax
-    assert 'title="the n of its interval: batches, or requests of its one batch">n<' in nmax
-    assert re.search(r"[0-9.]+ – [0-9.]+ ?<div class=\"sub\">over batch means</div>", nmax)
+    # The interval and n are the figure's own (its best batch's requests), as on the board.
+    assert "interval of the tok/s shown (its best batch's mean), over that batch's requests" in nmax
+    assert 'title="the requests of its best batch">n<' in nmax
     assert re.search(r"[0-9.]+ – [0-9.]+ ?<div class=\"sub\">over requests</div>", nmax)
+    assert "over batch means" not in nmax
     assert "over the batch's requests" not in nmax
     assert 'title="draft tokens accepted / drafted, pooled over the batch">Acceptance' in nmax
     assert 'title="1 + accepted draft tokens per verify step">tau' in nmax

@@ -184,7 +184,7 @@ def test_without_an_interval_a_tie_is_unknown_and_a_loss_still_said(
     assert [d["against_baseline"] for d in group["drafts"]] == ["below 1, no interval"] * 2
     assert group["none_pays"]
     page = client.get(f"/models/{TARGET}/").content.decode()
-    assert "unknown against the fastest" in page and "below 1 (no interval)" in page
+    assert "not tested (no interval)" in page and "below 1 (no interval)" in page
     # The faster of two drafts that both lose to no drafting is not "the fastest".
     assert "least slow here" in page and "fastest here" not in page
 
