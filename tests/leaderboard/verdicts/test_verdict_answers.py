@@ -280,7 +280,7 @@ def test_best_run_reads_the_noise_rule_it_is_given():
 
 
 def test_the_migration_fills_each_rows_evidence_from_its_best_batch(migrate):
-    old = migrate([("leaderboard", "0030_entry_baseline_disputed")])
+    old = migrate([("leaderboard", "0031_hardware_cpu_model")])
     configs = old.get_model("leaderboard", "Config").objects
     hardware = old.get_model("leaderboard", "Hardware").objects.create(slug="h", gpu_name="H")
     runs = old.get_model("leaderboard", "Run").objects
@@ -310,7 +310,7 @@ def test_the_migration_fills_each_rows_evidence_from_its_best_batch(migrate):
             tokens_per_second=1.0,
         )
 
-    new = migrate([("leaderboard", "0031_entry_anecdotal_evidence")])
+    new = migrate([("leaderboard", "0032_entry_anecdotal_evidence")])
 
     rows = new.get_model("leaderboard", "LeaderboardEntry").objects.order_by("config__key")
     assert list(rows.values_list("draft_tokens", "verify_steps", "anecdotal")) == [

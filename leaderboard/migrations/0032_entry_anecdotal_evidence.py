@@ -28,7 +28,7 @@ def fill_evidence(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("leaderboard", "0030_entry_baseline_disputed"),
+        ("leaderboard", "0031_hardware_cpu_model"),
     ]
 
     operations = [
