@@ -38,6 +38,7 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
+from leaderboard.services.configs import relabel_measured_configs
 from leaderboard.services.pairing import (
     Pairing,
     best_batch,
@@ -587,6 +588,8 @@ def refresh_verdicts() -> int:
     and make the rows of runs that have none (after a migration moved runs between configs,
     as 0019 does): returns the number of rows."""
     done = 0
+    # Labels first: a label names every option a config sets (verdicts.series).
+    relabel_measured_configs()
     rows = list(
         LeaderboardEntry.objects.order_by("config__baseline_id", "id")
         .values_list("config_id", "hardware_id", "engine_release")

@@ -28,6 +28,8 @@ so both may use it.
   difference read by its interval ("fewer correct", "more correct", "no change shown").
 - `output_length`: per output length the speedup over the paired baseline, its 95% interval (the
   runner's rule, checked at the door) and "faster" / "slower" / "not established".
+- `series`: what a curve holds fixed (every parameter but the one it varies) and the words
+  that tell two configs apart ("-t 1", "-ctk q8_0").
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins.
 """
 
@@ -86,6 +88,7 @@ from leaderboard.verdicts.ranking import (
     standing_columns,
     standings,
 )
+from leaderboard.verdicts.series import held_fixed, option_words, series_label
 from leaderboard.verdicts.statistics import (
     Sample,
     SampleColumns,
@@ -195,4 +198,7 @@ __all__ = [
     "Outputs",
     "graded_fidelity",
     "outputs_verdict",
+    "held_fixed",
+    "option_words",
+    "series_label",
 ]

@@ -306,7 +306,8 @@ def test_the_nmax_view_crowns_the_fastest_ranked_n_max_and_never_a_degenerate_sw
     (series,) = embedded(page, "nmax-data")["types"]
     assert not {e.config.key for e in sweep} & set(series["keys"])
     assert series["n_max"] == [3, 4] and series["best_n_max"] == 4
-    assert 'draft-simple <span class="sub">best n_max 4</span>' in page
+    # Named by what the series holds fixed: its type and its draft (the target's own file).
+    assert 'draft-simple · self-draft <span class="sub">best n_max 4</span>' in page
     assert re.search(r'<tr class="best"> <td class="num">4 <span class="badge good">best', page)
     # Two requests each, 101 against 102 tok/s: Welch's test cannot tell them apart; at the
     # same acceptance there is no "lower acceptance, faster" finding to claim either.
