@@ -22,6 +22,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import SimpleNamespace
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -44,6 +45,7 @@ from leaderboard.services.pairing import (
     best_batch,
     build_flags_key,
     fill_build_flags_keys,
+    fill_prompt_sets,
     pair_baseline,
     paired_speedup,
     stored_json,
@@ -275,21 +277,61 @@ def _memorised(config: Config, best: Run) -> bool:
 def _refresh_entry(
     *, config: Config, hardware: Hardware, engine_release: str, rankings: dict[str, set[str]]
 ) -> tuple[LeaderboardEntry | None, bool]:
-    """The row recomputed, and whether the board's row set changed (a row came, went or moved
-    between the ranking and the kept-off rows); `rankings` collects the ranking keys touched,
-    each with the targets of its rows that changed."""
+    """The config's rows on a hardware kind and release recomputed (one for each set of prompts
+    its batches sent, `verdicts.prompt_set`: a workload of its own), the one of its newest
+    batch returned, and whether the board's row set changed (a row came, went or moved between
+    the ranking and the kept-off rows); `rankings` collects the ranking keys touched, each with
+    the targets of its rows that changed."""
     same = {"hardware": hardware, "engine_release": engine_release}
-    before = LeaderboardEntry.objects.filter(config=config, **same).values_list(
-        *ROW_SET_FLAGS, "ranking_key"
-    )
-    row_set_before = before.first()
-    if row_set_before is not None and row_set_before[-1]:
-        rankings.setdefault(row_set_before[-1], set()).add(config.target_name)
+    before = {
+        found[0]: found[1:]
+        for found in LeaderboardEntry.objects.filter(config=config, **same).values_list(
+            "prompt_set", *ROW_SET_FLAGS, "ranking_key"
+        )
+    }
+    for *_, ranking_key in before.values():
+        if ranking_key:
+            rankings.setdefault(ranking_key, set()).add(config.target_name)
     runs = list(Run.objects.filter(config=config, **same).defer("raw_result"))
-    if not runs:
-        LeaderboardEntry.objects.filter(config=config, **same).delete()
-        return None, row_set_before is not None
     fill_build_flags_keys(runs)
+    fill_prompt_sets(runs, config=config)
+    groups: dict[str, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(run.prompt_set, []).append(run)
+    gone = LeaderboardEntry.objects.filter(config=config, **same).exclude(prompt_set__in=groups)
+    gone.delete()
+    row_set = set(before) != set(groups)
+    entry = None
+    for prompts, batches in groups.items():
+        entry = _refresh_row(config, batches, prompts=prompts, same=same, rankings=rankings)
+        flags = before.get(prompts)
+        row_set |= flags is None or flags[:-1] != tuple(
+            getattr(entry, flag) for flag in ROW_SET_FLAGS
+        )
+    paired_configs = {
+        paired.config_id: paired.config
+        for paired in LeaderboardEntry.objects.filter(
+            config__baseline=config, **same
+        ).select_related("config")
+    }
+    for paired in paired_configs.values():
+        row_set |= _refresh_entry(config=paired, **same, rankings=rankings)[1]
+    # The row of the newest batch (runs are ordered by when they were recorded).
+    if runs:
+        entry = LeaderboardEntry.objects.get(config=config, prompt_set=runs[-1].prompt_set, **same)
+    return entry, row_set
+
+
+def _refresh_row(
+    config: Config,
+    runs: list[Run],
+    *,
+    prompts: str,
+    same: dict[str, Any],
+    rankings: dict[str, set[str]],
+) -> LeaderboardEntry:
+    """One row of a config, from its batches that sent one set of prompts."""
+    hardware, engine_release = same["hardware"], same["engine_release"]
     points = stored_points(runs) if config.protocol == verdicts.CONCURRENCY else {}
     figures = _figures(config, runs, points)
     best = figures.best
@@ -322,10 +364,12 @@ def _refresh_entry(
         definition=figures.definition,
         hardware_id=hardware.pk,
         engine_release=engine_release,
+        prompt_set=prompts,
     )
     rankings.setdefault(key, set()).add(config.target_name)
     entry, _ = LeaderboardEntry.objects.update_or_create(
         config=config,
+        prompt_set=prompts,
         **same,
         defaults={
             "target_name": config.target_name,
@@ -373,8 +417,9 @@ def _refresh_entry(
                 # "2x RTX 3090 24GB" for a kind of two: its ranking is not the one GPU's.
                 gpu_name=hardware.label,
                 engine_release=engine_release,
+                prompt_set=prompts,
             ),
-            "workload_label": verdicts.workload_label(config),
+            "workload_label": verdicts.workload_label(config, prompt_set=prompts),
             "config_mean": figures.config.sample.mean if figures.config.sample else None,
             "config_stdev": figures.config.sample.stdev if figures.config.sample else None,
             "config_n": figures.config.n,
@@ -395,14 +440,7 @@ def _refresh_entry(
             ),
         },
     )
-    row_set = row_set_before is None or row_set_before[:-1] != tuple(
-        getattr(entry, flag) for flag in ROW_SET_FLAGS
-    )
-    for paired in LeaderboardEntry.objects.filter(config__baseline=config, **same).select_related(
-        "config"
-    ):
-        row_set |= _refresh_entry(config=paired.config, **same, rankings=rankings)[1]
-    return entry, row_set
+    return entry
 
 
 # What a ranking reads of each of its rows when it is decided again (`rerank`): values, not

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderboard import verdicts
-from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.models import Config, Job, LeaderboardEntry, Run
 from runner.pairing import category_points, depth_points, speedup_over_depths
 from runner.stats import ratio
 
@@ -53,6 +53,36 @@ def fill_build_flags_keys(runs: Sequence[Run]) -> None:
         if isinstance(flags, list) and (key := build_flags_key(flags)):
             missing[pk].build_flags_key = key
             Run.objects.filter(pk=pk).update(build_flags_key=key)
+
+
+def fill_prompt_sets(runs: Sequence[Run], *, config: Config) -> None:
+    """Derive the prompts each quick-protocol run of a config sent (`verdicts.prompt_set`) from
+    its stored records, where not yet derived: the plan they fall back on is the n-gram one for
+    a run of an n-gram config or a baseline measured beside one (its provenance names the job)."""
+    missing = {run.pk: run for run in runs if not run.prompt_set}
+    if config.protocol != "quick" or not missing:
+        return
+    prompt = verdicts.canonical_protocol(config).get("prompt")
+    stored = list(
+        Run.objects.filter(pk__in=missing).values_list(
+            "pk", "raw_result__requests", "provenance__measured_with_job"
+        )
+    )
+    beside = dict(
+        Job.objects.filter(
+            pk__in=[job for _, _, job in stored if isinstance(job, int)]
+        ).values_list("pk", "config__spec_label")
+    )
+    for pk, requests, job in stored:
+        spec_label = beside.get(job, config.spec_label) if isinstance(job, int) else None
+        found = verdicts.prompt_set(
+            config.protocol,
+            prompt,
+            stored_json(requests),
+            planned_token_ids=verdicts.learns_across_requests(spec_label or config.spec_label),
+        )
+        missing[pk].prompt_set = found
+        Run.objects.filter(pk=pk).update(prompt_set=found)
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -147,17 +177,28 @@ def pair_baseline(
     points: dict[int, object],
     runs: Sequence[Run],
 ) -> Pairing:
-    """The baseline batch a row's best batch is compared with: same tok/s definition, engine
-    backend and build flags; the one of the same runner invocation first, else the best. Where
+    """The baseline batch a row's best batch is compared with: same prompts, tok/s definition,
+    engine backend and build flags; the one of the same runner invocation first, else the best. Where
     a batch of the row (`runs`) brought its own baseline and the site's other batches of it
     disagree beyond their intervals, the pairing is disputed and the site's batches alone are
     the denominator."""
     if config.baseline_id is None:
         return Pairing()
-    baseline_entry = LeaderboardEntry.objects.filter(config_id=config.baseline_id, **same).first()
+    # Only the baseline's batches that sent the same prompts (`verdicts.prompt_set`): a
+    # baseline on the protocol's text is another workload than one on token-id prompts.
+    baseline_entry = LeaderboardEntry.objects.filter(
+        config_id=config.baseline_id, prompt_set=best.prompt_set, **same
+    ).first()
     # Stored results can be large (every request): loaded only where needed.
     baselines = list(Run.objects.filter(config_id=config.baseline_id, **same).defer("raw_result"))
+    if config.protocol == "quick" and baselines:
+        fill_prompt_sets(baselines, config=baselines[0].config)
+    measured = bool(baselines)
+    baselines = [b for b in baselines if b.prompt_set == best.prompt_set]
     if baseline_entry is None or not baselines:
+        if measured and best.prompt_set:
+            words = "token-id prompts" if best.prompt_set == verdicts.TOKEN_ID_PROMPTS else "text"
+            return Pairing(note=f"no baseline measured on the same {words} here yet")
         return Pairing(note="no baseline measured on this hardware and release yet")
     fill_build_flags_keys(baselines)
     comparable = [

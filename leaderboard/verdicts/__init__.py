@@ -115,10 +115,13 @@ from leaderboard.verdicts.uncertainty import (
 )
 from leaderboard.verdicts.workloads import (
     SEED_CSV_PROTOCOL,
+    TEXT_PROMPT,
+    TOKEN_ID_PROMPTS,
     canonical_protocol,
     is_across_depths,
     is_across_lengths,
     learns_across_requests,
+    prompt_set,
     prompt_suite,
     ranking_key,
     ranking_label,
@@ -201,4 +204,7 @@ __all__ = [
     "held_fixed",
     "option_words",
     "series_label",
+    "TEXT_PROMPT",
+    "TOKEN_ID_PROMPTS",
+    "prompt_set",
 ]
