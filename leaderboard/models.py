@@ -561,6 +561,9 @@ class LeaderboardEntry(models.Model):
     # crowns such a row. Memorised: the protocol repeats one prompt (n-gram state carries over).
     noisy = models.BooleanField(default=False, db_default=False)
     memorised = models.BooleanField(default=False, db_default=False)
+    # Drafting that learns across requests, on prompts its records do not name (no prompt
+    # hashes): labelled "prompts unknown" wherever the row is named, never counted as distinct.
+    prompts_unknown = models.BooleanField(default=False, db_default=False)
     # Concurrency rows: where speculation stops paying, with its uncertainty ("between 2 and 4",
     # "not established", "not within 1-16").
     crossover = models.CharField(max_length=80, blank=True, default="", db_default="")

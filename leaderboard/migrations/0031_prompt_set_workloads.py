@@ -2,6 +2,7 @@
 actually sent, the protocol's text or the runner's distinct token-id prompts (an n-gram config's
 plan, which its paired baseline runs too), are part of its ranking (`verdicts.prompt_set`). A
 baseline config measured on both has a row for each, so a row's identity names its prompts.
+An n-gram row whose requests do not name their prompts is labelled "prompts unknown".
 
 The prompts are derived from each run's records by the verdicts when its row is refreshed, so
 existing rows keep an empty `prompt_set` (their old ranking) until `manage.py
@@ -34,6 +35,11 @@ class Migration(migrations.Migration):
             model_name="leaderboardentry",
             name="prompt_set",
             field=models.CharField(blank=True, db_default="", default="", max_length=16),
+        ),
+        migrations.AddField(
+            model_name="leaderboardentry",
+            name="prompts_unknown",
+            field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddField(
             model_name="run",

@@ -505,6 +505,8 @@ class FitRow:
     ranking_label: str
     workload_label: str
     noisy: bool
+    memorised: bool
+    prompts_unknown: bool
     tokens_per_second: float
     speedup: float | None
     config_mean: float | None
@@ -520,22 +522,22 @@ class FitRow:
 
     # The columns read for one, in its fields' order up to `config`; then the hardware's id.
     COLUMNS: ClassVar[tuple[str, ...]] = (
-        "pk", "ranking_key", "ranking_label", "workload_label", "noisy", "tokens_per_second",
-        "speedup", "config_mean", "config_stdev", "config_n", "config_ci95_low",
-        "config_ci95_high", "interval_basis", "peak_memory_bytes", "config__key",
-        "config__label", "config__spec_label", "hardware_id",
+        "pk", "ranking_key", "ranking_label", "workload_label", "noisy", "memorised",
+        "prompts_unknown", "tokens_per_second", "speedup", "config_mean", "config_stdev",
+        "config_n", "config_ci95_low", "config_ci95_high", "interval_basis",
+        "peak_memory_bytes", "config__key", "config__label", "config__spec_label", "hardware_id",
     )  # fmt: skip
-    HARDWARE: ClassVar[int] = 17
+    HARDWARE: ClassVar[int] = 19
 
     @classmethod
     def of(cls, values: Sequence[Any], kinds: Mapping[int, Hardware]) -> FitRow:
         """One from a tuple of `COLUMNS` and its best batch's memory kind, with its hardware kind
         from `kinds`."""
         return cls(
-            *values[:14],
-            config=FitConfig(*values[14:17]),
+            *values[:16],
+            config=FitConfig(*values[16:19]),
             hardware=kinds[values[cls.HARDWARE]],
-            memory_kind=values[18],
+            memory_kind=values[20],
         )
 
 

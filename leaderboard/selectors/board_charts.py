@@ -126,6 +126,7 @@ def speedup_chart(
                 "across_depths": is_across_depths(entry.config),
                 "noisy": entry.noisy,
                 "memorised": entry.memorised,
+                "prompts_unknown": entry.prompts_unknown,
             }
         )
     return {

@@ -196,7 +196,7 @@ def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict
             if e.baseline_entry_id
             else None,
             "key": e.config.key,
-            "flags": _flags(e) + (["noisy"] if e.noisy else []),
+            "flags": _flags(e) + (["noisy"] if e.noisy else []) + _prompt_flags(e),
             "best": e is best,
             "tied_with_best": best is not None and e is not best and verdicts.tied(e, best),
         }
@@ -293,6 +293,13 @@ def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
         "definitions": sorted({t["definition"] for t in types}),
         "findings": findings,
     }
+
+
+def _prompt_flags(entry: LeaderboardEntry) -> list[str]:
+    """An n-gram row's prompts, where they make its figure an upper bound (`_prompt_badges`)."""
+    if entry.memorised:
+        return ["repeated prompt"]
+    return ["prompts unknown"] if entry.prompts_unknown else []
 
 
 def _flags(entry: LeaderboardEntry | Run) -> list[str]:

@@ -65,6 +65,7 @@ class DraftRow:
     acceptance_rate: float | None
     tau: float | None
     memorised: bool
+    prompts_unknown: bool
     config: DraftConfig
     hardware: Hardware
 
@@ -74,7 +75,7 @@ class DraftRow:
         "pk", "config_id", "target_name", "ranking_key", "ranking_label", "workload_label",
         "tps_definition", "engine_release", "rank", "noisy", "speedup", "speedup_ci95_low",
         "speedup_ci95_high", "speedup_basis", "tokens_per_second", "acceptance_rate", "tau",
-        "memorised",
+        "memorised", "prompts_unknown",
     )  # fmt: skip
     CONFIG: ClassVar[tuple[str, ...]] = (
         "config__key", "config__label", "config__spec_label", "config__protocol",

@@ -219,6 +219,8 @@ def _concurrency_line(
         "baseline": not config.is_speculative,
         "baseline_key": config.baseline.key if config.baseline_id and config.baseline else None,
         "flags": _flags(entry),
+        # Kept off every ranking (`verdicts.KEPT_OFF_FLAGS`): drawn, never on a frontier.
+        "kept_off": any(getattr(entry, flag) for flag in verdicts.KEPT_OFF_FLAGS),
         "levels": [r["concurrency"] for r in rows],
         "aggregate": [r["aggregate"] for r in rows],
         "ci95_low": [r["ci95_low"] for r in rows],

@@ -262,16 +262,32 @@ def _noisy(
     ).noisy
 
 
-def _memorised(config: Config, best: Run) -> bool:
+def _memorised(config: Config, best: Run) -> tuple[bool, bool]:
     """Whether the row's figure was measured on a repeated prompt by drafting that learns across
-    requests (n-gram state): derived from the best batch's prompt hashes; the seed kit's CSV
-    repeats one prompt."""
+    requests (n-gram state), and whether its prompts are unknown (a request without a prompt
+    hash: it cannot count as measured on distinct prompts): derived from the best batch's prompt
+    hashes; the seed kit's CSV repeats one prompt."""
     if not verdicts.learns_across_requests(config.spec_label):
-        return False
+        return False, False
     if config.protocol == verdicts.SEED_CSV_PROTOCOL:
-        return True
+        return True, False
     requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
-    return verdicts.repeats_a_prompt(stored_json(requests))
+    requests = stored_json(requests)
+    return verdicts.repeats_a_prompt(requests), verdicts.prompts_unknown(requests)
+
+
+def _drafting(
+    config: Config, best: Run, points: dict[int, object]
+) -> tuple[float | None, float | None]:
+    """The row's acceptance and tau: its best batch's, but under the concurrency protocol those
+    of its lowest level, the basis of every figure of such a row (`verdicts.LOWEST_LEVEL_BASIS`),
+    not pooled over the levels."""
+    if config.protocol != verdicts.CONCURRENCY:
+        return best.acceptance_rate, best.tau
+    requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
+    lowest = verdicts.lowest_level_figures(points.get(best.pk), stored_json(requests))
+    drafting = lowest.drafting if lowest else None
+    return (drafting.acceptance, drafting.tau) if drafting else (None, None)
 
 
 def _refresh_entry(
@@ -353,6 +369,8 @@ def _refresh_row(
         stdev = stdev if best.n >= 2 else None
         n = best.n
         figure = best.tokens_per_second or 0.0
+    memorised, prompts_unknown = _memorised(config, best)
+    acceptance, tau = _drafting(config, best, points)
     # Every release on the board has its build row (staleness and retirement are read there).
     build, _ = EngineBuild.objects.get_or_create(release=engine_release)
     pooled = pooled_figures(runs, definition=best.tps_definition)
@@ -389,8 +407,8 @@ def _refresh_row(
             "pooled_ci95_low": pooled.ci95_low,
             "pooled_ci95_high": pooled.ci95_high,
             "end_to_end_tokens_per_second": best.e2e_mean,
-            "acceptance_rate": best.acceptance_rate,
-            "tau": best.tau,
+            "acceptance_rate": acceptance,
+            "tau": tau,
             # Decided together, so that the badge and the stored lossless agree.
             "lossless": outputs.lossless,
             "fidelity": outputs.fidelity,
@@ -432,7 +450,8 @@ def _refresh_row(
             else None,
             "speedup_basis": speedup_interval.basis,
             "noisy": _noisy(config, best, figures.best_sample, interval_low=low),
-            "memorised": _memorised(config, best),
+            "memorised": memorised,
+            "prompts_unknown": prompts_unknown,
             "crossover": (
                 verdicts.crossover_text(points.get(best.pk), points.get(pairing.run.pk))
                 if config.protocol == verdicts.CONCURRENCY and pairing.run

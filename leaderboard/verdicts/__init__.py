@@ -59,13 +59,16 @@ from leaderboard.verdicts.best_run import (
 )
 from leaderboard.verdicts.concurrency import (
     FASTER,
+    LOWEST_LEVEL_BASIS,
     NOT_ESTABLISHED,
     SLOWER,
     LevelAcceptance,
+    LowestLevel,
     crossover_of,
     crossover_text,
     level_acceptance,
     level_verdicts,
+    lowest_level_figures,
 )
 from leaderboard.verdicts.fidelity import (
     FIDELITY_ORDER,
@@ -123,6 +126,7 @@ from leaderboard.verdicts.workloads import (
     learns_across_requests,
     prompt_set,
     prompt_suite,
+    prompts_unknown,
     ranking_key,
     ranking_label,
     repeats_a_prompt,
@@ -207,4 +211,8 @@ __all__ = [
     "TEXT_PROMPT",
     "TOKEN_ID_PROMPTS",
     "prompt_set",
+    "prompts_unknown",
+    "LOWEST_LEVEL_BASIS",
+    "LowestLevel",
+    "lowest_level_figures",
 ]

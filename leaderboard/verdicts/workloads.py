@@ -222,6 +222,20 @@ def learns_across_requests(spec_label: str) -> bool:
     return any(name in NGRAM_TYPES or name == "ngram" for name in spec_label.split(","))
 
 
+def prompts_unknown(requests: object) -> bool:
+    """Whether a result's measured requests do not all say which prompt they sent (no prompt
+    hash): such a batch cannot be counted as measured on distinct prompts."""
+    records = requests if isinstance(requests, list) else []
+    measured = [
+        record
+        for record in records
+        if isinstance(record, dict) and record.get("phase", "measure") == "measure"
+    ]
+    return not measured or any(
+        not (isinstance(value := record.get("prompt_sha256"), str) and value) for record in measured
+    )
+
+
 def repeats_a_prompt(requests: object) -> bool:
     """Whether two measured requests of a result shared a prompt (by their prompt hashes)."""
     records = requests if isinstance(requests, list) else []

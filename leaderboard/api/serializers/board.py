@@ -164,7 +164,7 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
             "ranking_key", "ranking_label", "workload_label", "rank", "like_leader", "like_above",
             "config_mean", "config_n", "config_ci95_low", "config_ci95_high", "interval_basis",
             "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy", "memorised",
-            "crossover", "fidelity",
+            "prompts_unknown", "prompt_set", "crossover", "fidelity",
         ]  # fmt: skip
         read_only_fields = fields
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 
+from leaderboard import services
 from leaderboard.models import Config, LeaderboardEntry
 from leaderboard.verdicts.workloads import (
     TEXT_PROMPT,
@@ -15,6 +17,8 @@ from leaderboard.verdicts.workloads import (
     ranking_key,
     workload_label,
 )
+from runner.config import QUICK_PROMPT
+from tests.support.baselines import with_baseline_section
 from tests.support.measured_configs import measure_config, quick_config
 from tests.support.pages import text
 
@@ -157,3 +161,57 @@ def test_ngram_and_draft_model_quick_rows_never_share_a_ranking_or_a_baseline_ro
     # The board shows two rankings, each heading naming what its rows sent.
     board = text(client.get("/"))
     assert ngram_row.ranking_label in board and draft_row.ranking_label in board
+
+
+def ngram_measured(user, hardware, make_result, *, prompt_hashes: str | None) -> Config:
+    """An n-gram quick config at 90 tok/s over its baseline's 30, both sides' requests naming
+    `prompt_hashes` as every request's prompt (None: no prompt hashes, as older files)."""
+    job = services.submit_config(
+        owner=user, data=quick_config("ngram-simple", 4), hardware_slug=hardware.slug
+    )
+    result = with_baseline_section(
+        make_result(job.config.key, [90.0, 91.0, 89.0], draft=(40, 30), tau=2.2),
+        make_result(job.config.baseline.key, [30.0, 31.0, 29.0]),
+    )
+    if prompt_hashes:
+        for record in result["requests"] + result["baseline"]["requests"]:
+            record["prompt_sha256"] = prompt_hashes
+    services.record_result(job_id=job.pk, result=result)
+    return job.config
+
+
+def answers(client) -> tuple[str, str]:
+    """The front page's first answer and /best/'s answer, as a person reads them."""
+    front = text(client.get("/"))
+    best = text(client.get("/best/", {"target": "tiny-qwen3", "memory_gb": "10"}))
+    glance = re.search(r'<li class="glance-answer">(.*?)</li>', front, re.S)
+    answer = re.search(r'<p class="answer" id="best-answer">(.*?)</p>', best, re.S)
+    assert glance and answer
+    return glance.group(1), answer.group(1)
+
+
+def test_a_row_measured_on_a_repeated_prompt_is_labelled_on_every_answer_that_names_it(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    # The old runner's n-gram plan: the protocol's text prompt sent by every request.
+    repeated = hashlib.sha256(json.dumps(QUICK_PROMPT).encode()).hexdigest()
+    config = ngram_measured(user, hardware, make_result, prompt_hashes=repeated)
+    row = LeaderboardEntry.objects.get(config=config)
+    assert row.memorised and row.prompt_set == TEXT_PROMPT
+    glance, best = answers(client)
+    assert config.key in glance and "repeated prompt" in glance
+    assert config.key in best and "repeated prompt" in best
+
+
+def test_a_row_whose_prompts_are_unknown_never_counts_as_measured_on_distinct_prompts(
+    client, user, ranked_models, hardware, enqueued, make_result
+):
+    config = ngram_measured(user, hardware, make_result, prompt_hashes=None)
+    row = LeaderboardEntry.objects.get(config=config)
+    assert row.prompts_unknown and not row.memorised
+    glance, best = answers(client)
+    assert config.key in glance and "prompts unknown" in glance
+    assert config.key in best and "prompts unknown" in best
+    api = client.get("/api/v1/leaderboard").json()
+    (listed,) = [r for r in api["results"] if r["config_key"] == config.key]
+    assert listed["prompts_unknown"] is True and listed["prompt_set"] == TOKEN_ID_PROMPTS
