@@ -55,11 +55,12 @@ def fill_build_flags_keys(runs: Sequence[Run]) -> None:
             Run.objects.filter(pk=pk).update(build_flags_key=key)
 
 
-def fill_prompt_sets(runs: Sequence[Run], *, config: Config) -> None:
+def fill_prompt_sets(runs: Sequence[Run], *, config: Config, beside: Config | None = None) -> None:
     """Derive the prompts each quick-protocol run of a config sent (`verdicts.prompt_set`) from
     its stored records, where not yet derived: the plan they fall back on is the n-gram one for
-    a run of an n-gram config or a baseline measured beside one (its provenance names the job)."""
-    missing = {run.pk: run for run in runs if not run.prompt_set}
+    a run of an n-gram config or a baseline measured beside one (its provenance names the job,
+    or `beside`, the config whose file brought it: then derived again)."""
+    missing = {run.pk: run for run in runs if beside is not None or not run.prompt_set}
     if config.protocol != "quick" or not missing:
         return
     prompt = verdicts.canonical_protocol(config).get("prompt")
@@ -68,13 +69,15 @@ def fill_prompt_sets(runs: Sequence[Run], *, config: Config) -> None:
             "pk", "raw_result__requests", "provenance__measured_with_job"
         )
     )
-    beside = dict(
+    measured_beside = dict(
         Job.objects.filter(
             pk__in=[job for _, _, job in stored if isinstance(job, int)]
         ).values_list("pk", "config__spec_label")
     )
     for pk, requests, job in stored:
-        spec_label = beside.get(job, config.spec_label) if isinstance(job, int) else None
+        spec_label = beside.spec_label if beside is not None else None
+        if spec_label is None and isinstance(job, int):
+            spec_label = measured_beside.get(job, config.spec_label)
         found = verdicts.prompt_set(
             config.protocol,
             prompt,

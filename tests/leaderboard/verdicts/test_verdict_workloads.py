@@ -17,7 +17,7 @@ from leaderboard.verdicts.workloads import (
     ranking_key,
     workload_label,
 )
-from runner.config import QUICK_PROMPT
+from runner.config import QUICK_PROMPT, BenchmarkConfig
 from tests.support.baselines import with_baseline_section
 from tests.support.measured_configs import measure_config, quick_config
 from tests.support.pages import text
@@ -215,3 +215,20 @@ def test_a_row_whose_prompts_are_unknown_never_counts_as_measured_on_distinct_pr
     api = client.get("/api/v1/leaderboard").json()
     (listed,) = [r for r in api["results"] if r["config_key"] == config.key]
     assert listed["prompts_unknown"] is True and listed["prompt_set"] == TOKEN_ID_PROMPTS
+
+
+def test_an_imported_ngram_files_baseline_section_ran_its_token_id_plan(
+    user, ranked_models, hardware, make_result
+):
+    # A file without prompt hashes: its baseline section ran the n-gram config's plan, which the
+    # site derives from the config whose file brought it.
+    config = BenchmarkConfig.model_validate(quick_config("ngram-simple", 4))
+    result = with_baseline_section(
+        make_result(config, [90.0, 91.0, 89.0], draft=(40, 30), tau=2.2),
+        make_result(config.baseline(), [30.0, 31.0, 29.0]),
+    )
+    services.import_runner_result(owner=user, hardware=hardware, result=result, source="test")
+    row = LeaderboardEntry.objects.get(config__key=config.key)
+    (baseline,) = LeaderboardEntry.objects.filter(config__key=config.baseline().key)
+    assert row.prompt_set == baseline.prompt_set == TOKEN_ID_PROMPTS
+    assert row.baseline_entry == baseline and row.speedup == pytest.approx(3.0)
