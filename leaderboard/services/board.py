@@ -314,12 +314,13 @@ def _refresh_entry(
     groups: dict[str, list[Run]] = {}
     for run in runs:
         groups.setdefault(run.prompt_set, []).append(run)
-    gone = LeaderboardEntry.objects.filter(config=config, **same).exclude(prompt_set__in=groups)
-    gone.delete()
+    if gone := set(before) - set(groups):
+        LeaderboardEntry.objects.filter(config=config, prompt_set__in=gone, **same).delete()
     row_set = set(before) != set(groups)
-    entry = None
+    entries = {}
     for prompts, batches in groups.items():
         entry = _refresh_row(config, batches, prompts=prompts, same=same, rankings=rankings)
+        entries[prompts] = entry
         flags = before.get(prompts)
         row_set |= flags is None or flags[:-1] != tuple(
             getattr(entry, flag) for flag in ROW_SET_FLAGS
@@ -333,9 +334,7 @@ def _refresh_entry(
     for paired in paired_configs.values():
         row_set |= _refresh_entry(config=paired, **same, rankings=rankings)[1]
     # The row of the newest batch (runs are ordered by when they were recorded).
-    if runs:
-        entry = LeaderboardEntry.objects.get(config=config, prompt_set=runs[-1].prompt_set, **same)
-    return entry, row_set
+    return (entries[runs[-1].prompt_set] if runs else None), row_set
 
 
 def _refresh_row(

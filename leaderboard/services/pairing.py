@@ -194,7 +194,7 @@ def pair_baseline(
     ).first()
     # Stored results can be large (every request): loaded only where needed.
     baselines = list(Run.objects.filter(config_id=config.baseline_id, **same).defer("raw_result"))
-    if config.protocol == "quick" and baselines:
+    if config.protocol == "quick" and any(not b.prompt_set for b in baselines):
         fill_prompt_sets(baselines, config=baselines[0].config)
     measured = bool(baselines)
     baselines = [b for b in baselines if b.prompt_set == best.prompt_set]

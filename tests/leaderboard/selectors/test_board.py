@@ -74,8 +74,8 @@ def test_a_best_answers_row_reads_each_column_into_its_own_field(both_rows):
     from leaderboard.selectors.board import FitRow
 
     names = [field.name for field in fields(FitRow)]
-    assert FitRow.COLUMNS[:14] == tuple(names[:14])
-    assert FitRow.COLUMNS[14:17] == ("config__key", "config__label", "config__spec_label")
+    assert FitRow.COLUMNS[:16] == tuple(names[:16])
+    assert FitRow.COLUMNS[16:19] == ("config__key", "config__label", "config__spec_label")
     assert FitRow.COLUMNS[FitRow.HARDWARE] == "hardware_id"
     one, _ = both_rows
     answers = selectors.best_config_for(
@@ -83,7 +83,7 @@ def test_a_best_answers_row_reads_each_column_into_its_own_field(both_rows):
     )
     (best,) = [answer.best for answer in answers]
     stored = LeaderboardEntry.objects.select_related("config", "best_run").get(pk=best.pk)
-    for name in FitRow.COLUMNS[1:14]:
+    for name in FitRow.COLUMNS[1:16]:
         assert getattr(best, name) == getattr(stored, name), name
     assert (best.config.key, best.config.label) == (stored.config.key, stored.config.label)
     assert best.config.is_speculative == stored.config.is_speculative
