@@ -354,6 +354,10 @@ class Run(models.Model):
     # `services.board.build_flags_key` of the engine's build flags; empty when none are known.
     # A baseline pairs with a run only if both the backend and this key are the same.
     build_flags_key = models.CharField(max_length=16, blank=True, default="", db_default="")
+    # Under the quick protocol, the prompts the batch actually sent (`verdicts.prompt_set`:
+    # "text" or "token-ids"), derived from its records when its row is refreshed; empty until
+    # then and under the other protocols. A row, and so a ranking, holds batches of one only.
+    prompt_set = models.CharField(max_length=16, blank=True, default="", db_default="")
     tps_definition = models.CharField(max_length=16, choices=Definition.choices)
     n = models.PositiveIntegerField(default=0)
     decode_mean = models.FloatField(null=True, blank=True)
@@ -490,6 +494,9 @@ class LeaderboardEntry(models.Model):
     n_max = models.PositiveIntegerField(null=True, blank=True)
     hardware = models.ForeignKey(Hardware, on_delete=models.CASCADE, related_name="entries")
     engine_release = models.CharField(max_length=64)
+    # The prompts its batches sent (`Run.prompt_set`): a baseline measured on the protocol's text
+    # and beside an n-gram config on token-id prompts has a row, in a ranking, for each.
+    prompt_set = models.CharField(max_length=16, blank=True, default="", db_default="")
     best_run = models.ForeignKey(Run, null=True, on_delete=models.SET_NULL, related_name="+")
     runs_count = models.PositiveIntegerField(default=0)
     tps_definition = models.CharField(max_length=16, choices=Run.Definition.choices)
@@ -564,6 +571,9 @@ class LeaderboardEntry(models.Model):
     draft_tokens = models.BigIntegerField(default=0, db_default=0)
     verify_steps = models.BigIntegerField(default=0, db_default=0)
     anecdotal = models.BooleanField(default=False, db_default=False)
+    # Drafting that learns across requests, on prompts its records do not name (no prompt
+    # hashes): labelled "prompts unknown" wherever the row is named, never counted as distinct.
+    prompts_unknown = models.BooleanField(default=False, db_default=False)
     # Concurrency rows: where speculation stops paying, with its uncertainty ("between 2 and 4",
     # "not established", "not within 1-16").
     crossover = models.CharField(max_length=80, blank=True, default="", db_default="")
@@ -630,8 +640,8 @@ class LeaderboardEntry(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["config", "hardware", "engine_release"],
-                name="one_entry_per_config_hardware_release",
+                fields=["config", "hardware", "engine_release", "prompt_set"],
+                name="one_entry_per_config_hardware_release_prompts",
             )
         ]
 

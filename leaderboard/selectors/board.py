@@ -505,6 +505,8 @@ class FitRow:
     ranking_label: str
     workload_label: str
     noisy: bool
+    memorised: bool
+    prompts_unknown: bool
     tokens_per_second: float
     ci95_low: float | None
     ci95_high: float | None
@@ -529,14 +531,15 @@ class FitRow:
 
     # The columns read for one, in its fields' order up to `config`; then the hardware's id.
     COLUMNS: ClassVar[tuple[str, ...]] = (
-        "pk", "ranking_key", "ranking_label", "workload_label", "noisy", "tokens_per_second",
+        "pk", "ranking_key", "ranking_label", "workload_label", "noisy", "memorised",
+        "prompts_unknown", "tokens_per_second",
         "ci95_low", "ci95_high", "n", "speedup", "speedup_ci95_low", "speedup_ci95_high",
         "config_mean", "config_stdev", "config_n", "config_ci95_low", "config_ci95_high",
         "interval_basis", "peak_memory_bytes", "anecdotal", "draft_tokens", "verify_steps",
         "tau", "config__key", "config__label", "config__spec_label", "hardware_id",
     )  # fmt: skip
-    OWN: ClassVar[int] = 23
-    HARDWARE: ClassVar[int] = 26
+    OWN: ClassVar[int] = 25
+    HARDWARE: ClassVar[int] = 28
 
     @classmethod
     def of(cls, values: Sequence[Any], kinds: Mapping[int, Hardware]) -> FitRow:

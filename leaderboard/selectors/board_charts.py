@@ -28,7 +28,7 @@ SPEEDUP_CHART_LIMIT = 20
 
 
 def _speculative_rows(**filters: str) -> QuerySet[LeaderboardEntry]:
-    return competing_drafts(**filters).select_related("config", "hardware")
+    return competing_drafts(**filters).select_related("config", "config__draft", "hardware")
 
 
 def _filtered(*, spec_type: str, protocol: str) -> dict[str, str]:
@@ -71,11 +71,11 @@ def _most_measured_pair(
 
 
 def _config_label(entry: LeaderboardEntry) -> str:
+    """A bar's name: its type, draft file and every option it sets (`verdicts.series`), then its
+    n_max, so that two configs that differ in anything never share one."""
     config = entry.config
-    parts = [config.spec_label.replace(",", " + ")]
-    if config.n_max:
-        parts.append(f"n_max {config.n_max}")
-    return " · ".join(parts)
+    label = verdicts.series_label(config)
+    return f"{label} · n_max {config.n_max}" if config.n_max else label
 
 
 def speedup_chart(
@@ -130,6 +130,7 @@ def speedup_chart(
                 "across_depths": is_across_depths(entry.config),
                 "noisy": entry.noisy,
                 "memorised": entry.memorised,
+                "prompts_unknown": entry.prompts_unknown,
             }
         )
     return {

@@ -2,9 +2,9 @@
 
 It owns each chart's series: tok/s per run of one config (`config_chart_data`), the share of
 verify steps each draft position was accepted (`acceptance_by_position`), speedup against extra
-GPU memory (`memory_tradeoff`), the n_max sweep with one series per speculative type, protocol
-and tok/s definition, each against its own paired baseline, with its "higher acceptance yet
-slower" findings by the board's tie test (`nmax_sweep`; the pages' choices, `nmax_choices` and
+GPU memory (`memory_tradeoff`), the n_max sweep with one series per config but its n_max
+(every other parameter held fixed) and ranking, each against its own paired baseline, with its
+"higher acceptance yet slower" findings by the board's tie test (`nmax_sweep`; the pages' choices, `nmax_choices` and
 `has_nmax_sweep`, from the rankings' summaries), and per-depth decode tok/s, intervals and
 speedups of depth-sweep rows (`context_series`, grouped per target and GPU by
 `context_groups`), and each speculative concurrency line's speedup per level with its interval
@@ -122,8 +122,9 @@ def memory_tradeoff(*, target_name: str, hardware: Hardware) -> list[dict]:
     return sorted(points, key=lambda point: point["extra_gib"])
 
 
-def _spec_series_label(config: Config) -> str:
-    return config.spec_label.replace(",", " + ")
+def _series_label(config: Config) -> str:
+    """A curve's name: its type, draft file and the options it holds fixed (`verdicts.series`)."""
+    return verdicts.series_label(config)
 
 
 def nmax_choices() -> dict:
@@ -198,7 +199,8 @@ def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict
             "key": e.config.key,
             "flags": _flags(e)
             + (["noisy"] if e.noisy else [])
-            + (["anecdotal"] if e.anecdotal else []),
+            + (["anecdotal"] if e.anecdotal else [])
+            + _prompt_flags(e),
             "evidence_note": e.evidence_note,
             "best": e is best,
             "tied_with_best": best is not None and e is not best and verdicts.tied(e, best),
@@ -249,9 +251,11 @@ def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict
 
 
 def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
-    """tok/s, tau and acceptance against n_max, one series per speculative type and ranking.
+    """tok/s, tau and acceptance against n_max, one series per config but its n_max and ranking.
 
-    A series never mixes rankings (`verdicts.workloads`: workload, tok/s definition, GPU and
+    A series is one config: its points differ in n_max alone (`verdicts.held_fixed`: the draft
+    file, threads, engine options and flags are the same), named by what it holds fixed
+    (`verdicts.series_label`: "draft-simple · draft tiny · -t 1"). It never mixes rankings (`verdicts.workloads`: workload, tok/s definition, GPU and
     release); each (series, n_max) keeps its fastest competing row; each row names its own
     paired baseline, and a series draws a baseline only when all its points share that one. The
     best n_max is `verdicts.advice.best_n_max` (never a degenerate or noisy point); `findings`
@@ -266,23 +270,26 @@ def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
             hardware__slug=hardware_slug,
             config__n_max__isnull=False,
         )
-        .select_related("config", "baseline_entry", "baseline_entry__config")
+        .select_related("config", "config__draft", "baseline_entry", "baseline_entry__config")
         .order_by("config__n_max", "-tokens_per_second", "id")
     )
     series: dict[tuple[str, str], dict[int, LeaderboardEntry]] = {}
     labels: dict[tuple[str, str], str] = {}
+    names: dict[tuple[str, str], str] = {}
     for entry in entries:
-        slot = (_spec_series_label(entry.config), entry.ranking_key)
+        # One curve is one config but for its n_max: every other parameter held fixed.
+        slot = (verdicts.held_fixed(entry.config), entry.ranking_key)
         labels[slot] = entry.ranking_label
+        names[slot] = _series_label(entry.config)
         by_n_max = series.setdefault(slot, {})
         # The fastest clean row of an n_max stands for it.
         held = by_n_max.get(entry.config.n_max)
         if held is None or (held.noisy and not entry.noisy):
             by_n_max[entry.config.n_max] = entry
     types, findings = [], []
-    for slot in sorted(series, key=lambda s: (s[0], labels[s])):
+    for slot in sorted(series, key=lambda s: (names[s], labels[s], s[0])):
         by_n_max = series[slot]
-        one, finding = _nmax_series(slot[0], [by_n_max[n] for n in sorted(by_n_max)])
+        one, finding = _nmax_series(names[slot], [by_n_max[n] for n in sorted(by_n_max)])
         types.append(one)
         if finding["slower"]:
             findings.append(finding)
@@ -291,6 +298,13 @@ def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
         "definitions": sorted({t["definition"] for t in types}),
         "findings": findings,
     }
+
+
+def _prompt_flags(entry: LeaderboardEntry) -> list[str]:
+    """An n-gram row's prompts, where they make its figure an upper bound (`_prompt_badges`)."""
+    if entry.memorised:
+        return ["repeated prompt"]
+    return ["prompts unknown"] if entry.prompts_unknown else []
 
 
 def _flags(entry: LeaderboardEntry | Run) -> list[str]:
@@ -315,7 +329,7 @@ def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[di
             config__protocol__in=DEPTH_PROTOCOLS, retired=False, best_run__isnull=False
         )
         .exclude(config__spec_label="none")
-        .select_related("config", "hardware", "baseline_entry")
+        .select_related("config", "config__draft", "hardware", "baseline_entry")
         .order_by("-tokens_per_second", "id")
     )
     if target_name:
@@ -344,7 +358,7 @@ def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[di
                     part
                     for part in (
                         config.target_name,
-                        _spec_series_label(config),
+                        _series_label(config),
                         f"n_max {config.n_max}" if config.n_max else "",
                         entry.hardware.gpu_name,
                     )

@@ -10,6 +10,7 @@ read by `verdicts.workloads` (`depths`, `is_across_depths`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from leaderboard import verdicts
@@ -62,9 +63,9 @@ JOULES_PER_TOKEN = (
     "each request's energy includes its prefill and any idle time within it"
 )
 JOULES_PER_TOKEN_CONCURRENCY = (
-    "J/token of a concurrency run: each wave's energy (NVML, prefill and idle time included) "
-    "shared out among its requests by generated tokens, an allocation rather than a "
-    "measurement of one request, over their generated tokens"
+    "J/token of a concurrency run, at its lowest level as all its figures: each wave's energy "
+    "(NVML, prefill and idle time included) shared out among its requests by generated tokens, "
+    "an allocation rather than a measurement of one request, over the level's generated tokens"
 )
 ROOFLINE = (
     "roofline: mean decode tok/s over the bandwidth ceiling, peak memory bandwidth x tokens "
@@ -214,6 +215,48 @@ def baseline_run_id(entry: LeaderboardEntry) -> int | None:
     return entry.baseline_entry.best_run_id if entry.baseline_entry_id else None
 
 
+def _json(value: object) -> object:
+    # SQLite may hand a stored result's key back as its JSON text.
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _lowest_level_evidence(entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
+    """A concurrency row's draft counts, baseline tok/s and J/token on the basis of all its
+    figures, its lowest level (`verdicts.LOWEST_LEVEL_BASIS`), not pooled over the levels: one
+    query for the page's concurrency rows, none without them."""
+    if not entries:
+        return {}
+    wanted = {e.best_run_id for e in entries} | {baseline_run_id(e) for e in entries}
+    stored = {
+        pk: (_json(points), _json(requests))
+        for pk, points, requests in Run.objects.filter(pk__in=wanted - {None}).values_list(
+            "pk", "raw_result__points", "raw_result__requests"
+        )
+    }
+    found = {}
+    for entry in entries:
+        points, requests = stored.get(entry.best_run_id, (None, None))
+        reference = stored.get(baseline_run_id(entry), (None, None))[0]
+        figures = verdicts.lowest_level_figures(points, requests, reference)
+        if figures is None:
+            continue
+        baseline = verdicts.lowest_level_figures(reference, None)
+        drafting = figures.drafting
+        found[entry.pk] = {
+            "draft_tokens": drafting.drafted if drafting else None,
+            "draft_accepted": drafting.accepted if drafting else None,
+            "verify_steps": drafting.verify_steps if drafting else None,
+            "baseline_tokens_per_second": baseline.sample.mean if baseline else None,
+            "joules_per_token": figures.joules_per_token,
+        }
+    return found
+
+
 def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     """For a page's rows: the best batch's draft counts, the baseline batch's tok/s and, for depth
     rows, every depth's figures against the paired baseline at the same depth.
@@ -243,6 +286,9 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
         if across
         else {}
     )
+    lowest = _lowest_level_evidence(
+        [e for e in entries if e.best_run_id and e.config.protocol == verdicts.CONCURRENCY]
+    )
     evidence = {}
     for entry in entries:
         count = counts.get(entry.best_run_id, {})
@@ -259,6 +305,8 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
         }
         # Null, never 0, where the batch measured none (CPU hosts, older results).
         item |= energies.get(entry.best_run_id) or dict.fromkeys(ENERGY_KEYS)
+        if entry.pk in lowest:
+            item |= lowest[entry.pk]
         if entry.pk in across_ids:
             own, paired = points.get(entry.best_run_id, ([], []))
             # The runner's own baseline (the same invocation) first, else the baseline batch's.

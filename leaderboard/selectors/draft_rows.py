@@ -69,6 +69,7 @@ class DraftRow:
     anecdotal: bool
     draft_tokens: int
     verify_steps: int
+    prompts_unknown: bool
     config: DraftConfig
     hardware: Hardware
 
@@ -78,7 +79,7 @@ class DraftRow:
         "pk", "config_id", "target_name", "ranking_key", "ranking_label", "workload_label",
         "tps_definition", "engine_release", "rank", "noisy", "speedup", "speedup_ci95_low",
         "speedup_ci95_high", "speedup_basis", "tokens_per_second", "acceptance_rate", "tau",
-        "memorised", "anecdotal", "draft_tokens", "verify_steps",
+        "memorised", "prompts_unknown", "anecdotal", "draft_tokens", "verify_steps",
     )  # fmt: skip
     CONFIG: ClassVar[tuple[str, ...]] = (
         "config__key", "config__label", "config__spec_label", "config__protocol",

@@ -47,10 +47,20 @@ def _summary(raw_result: object) -> dict:
     return summary if isinstance(summary, dict) else {}
 
 
+def _joules_per_token(raw_result: object) -> float | None:
+    """A stored result's J/token: its summary's, but a concurrency result's at its lowest level,
+    the basis of all its figures (`verdicts.LOWEST_LEVEL_BASIS`), from that level's requests."""
+    raw = raw_result if isinstance(raw_result, dict) else {}
+    if verdicts.level_points(raw.get("points")):
+        lowest = verdicts.lowest_level_figures(raw.get("points"), raw.get("requests"))
+        return _figure(lowest.joules_per_token) if lowest else None
+    return _figure(_summary(raw_result).get("joules_per_token"))
+
+
 def energy_of(raw_result: object) -> dict[str, float | None] | None:
     """{joules_per_token, joules_per_accepted_token (always None)} of a stored result; None
     when it has no energy (a CPU host, or a result from before energy was measured)."""
-    joules = _figure(_summary(raw_result).get("joules_per_token"))
+    joules = _joules_per_token(raw_result)
     if joules is None:
         return None
     return {"joules_per_token": joules, "joules_per_accepted_token": None}
@@ -151,7 +161,7 @@ def energy_figures(raw_result: object) -> dict | None:
     ]
     figures: dict[str, Any] = {
         "energy_joules": _figure(summary.get("energy_joules")),
-        "joules_per_token": _figure(summary.get("joules_per_token")),
+        "joules_per_token": _joules_per_token(raw_result),
         "roofline_fraction": _figure(roofline.get("fraction")),
         "roofline_ceiling_tokens_per_second": _figure(roofline.get("ceiling_tokens_per_second")),
         "peak_bandwidth_bytes_per_second": _figure(roofline.get("peak_bandwidth_bytes_per_second")),
@@ -185,7 +195,7 @@ def energy_figures(raw_result: object) -> dict | None:
 ENERGY_KEYS = ("joules_per_token", "roofline_fraction", "roofline_flag")
 # The version of the rules in `energy_figures`: raise it when they change, so that figures kept
 # under a run (`run_energy_figures`) are derived again.
-ENERGY_RULES = 1
+ENERGY_RULES = 2
 # How long a run's figures are kept: they never change, the bound only frees the cache.
 RUN_FIGURES_SECONDS = 86400
 

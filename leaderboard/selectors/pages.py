@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
+from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.selectors.board import (
     RANKED,
@@ -219,6 +220,53 @@ def _run_figures(run_id: int) -> dict | None:
         "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
         "labels": point_labels(run=run),
         "requests": run.requests.count(),
+        "lowest_level": _lowest_level(run, points),
+    }
+
+
+def _lowest_level(run: Run, points: object) -> dict | None:
+    """A concurrency run's figures on the one basis its row uses, its lowest level
+    (`verdicts.LOWEST_LEVEL_BASIS`): aggregate tok/s, the speedup over the baseline batch its row
+    divides by (else the one measured in the same job), acceptance, tau and J/token; None under
+    other protocols."""
+    if run.config.protocol != verdicts.CONCURRENCY:
+        return None
+    requests = Run.objects.filter(pk=run.pk).values_list("raw_result__requests", flat=True).first()
+    baseline_id = (
+        LeaderboardEntry.objects.filter(best_run=run)
+        .values_list("baseline_run_id", flat=True)
+        .first()
+    )
+    if baseline_id is None and run.job_id and run.config.baseline_id:
+        baseline_id = (
+            Run.objects.filter(
+                config_id=run.config.baseline_id, provenance__measured_with_job=run.job_id
+            )
+            .values_list("pk", flat=True)
+            .first()
+        )
+    reference = (
+        Run.objects.filter(pk=baseline_id).values_list("raw_result__points", flat=True).first()
+        if baseline_id
+        else None
+    )
+    figures = verdicts.lowest_level_figures(points, requests, reference)
+    if figures is None:
+        return None
+    drafting = figures.drafting
+    interval = figures.interval
+    return {
+        "level": figures.level,
+        "tokens_per_second": figures.sample.mean,
+        "ci95_low": interval[0] if interval else None,
+        "ci95_high": interval[1] if interval else None,
+        "rounds": figures.sample.n,
+        "speedup": figures.speedup,
+        "acceptance": drafting.acceptance if drafting else None,
+        "tau": drafting.tau if drafting else None,
+        "verify_steps": drafting.verify_steps if drafting else None,
+        "joules_per_token": figures.joules_per_token,
+        "basis": verdicts.LOWEST_LEVEL_BASIS,
     }
 
 
@@ -338,6 +386,7 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
         "records": [
             record | {"point_label": labels.get(record["point"])} for record in shown.object_list
         ],
+        "lowest_level": figures.get("lowest_level"),
         "requests_page": shown,
         "requests": figures["requests"],
         "energy": figures["energy"],

@@ -94,10 +94,12 @@ def _flags(entry: LeaderboardEntry) -> list[str]:
 
 
 def _short_label(config: Config) -> str:
-    parts = [config.spec_label.replace(",", " + ") if config.is_speculative else "baseline"]
-    if config.n_max:
-        parts.append(f"n_max {config.n_max}")
-    return " · ".join(parts)
+    """A line's name: its type, draft file and options (`verdicts.series_label`), then its n_max;
+    a baseline's, "baseline" and its options, so no two configs share one."""
+    if not config.is_speculative:
+        return " · ".join(["baseline", *verdicts.option_words(config.canonical)])
+    label = verdicts.series_label(config)
+    return f"{label} · n_max {config.n_max}" if config.n_max else label
 
 
 # Concurrency
@@ -219,6 +221,8 @@ def _concurrency_line(
         "baseline": not config.is_speculative,
         "baseline_key": config.baseline.key if config.baseline_id and config.baseline else None,
         "flags": _flags(entry),
+        # Kept off every ranking (`verdicts.KEPT_OFF_FLAGS`): drawn, never on a frontier.
+        "kept_off": any(getattr(entry, flag) for flag in verdicts.KEPT_OFF_FLAGS),
         "levels": [r["concurrency"] for r in rows],
         "aggregate": [r["aggregate"] for r in rows],
         "ci95_low": [r["ci95_low"] for r in rows],
@@ -310,7 +314,7 @@ def _protocol_entries(
             retired=False,
             best_run__isnull=False,
         )
-        .select_related("config", "config__baseline", "hardware", "baseline_entry")
+        .select_related("config", "config__baseline", "config__draft", "hardware", "baseline_entry")
         .order_by("-tokens_per_second", "id")
     )
     best: dict[int, LeaderboardEntry] = {}

@@ -57,9 +57,10 @@ DEFINITIONS = {
     "per_user": "1000 / the level's median TPOT (ms)",
     "per_gpu": "the level's aggregate tok/s (a round's generated tokens over its wall time, mean "
     "over rounds) over the hardware's GPU count",
-    "frontier": "the points that no other point, of any config and level, beats on both axes (at "
-    "least as fast per user and per GPU, faster in one); point estimates, no test of the "
-    "differences",
+    "frontier": "the points that no other point, of any config and level of the same ranking "
+    "(one workload, tok/s definition, GPU and release), beats on both axes (at least as fast per "
+    "user and per GPU, faster in one); point estimates, no test of the differences; rows kept "
+    "off the ranking (synthetic, test weights, degenerate, ...) are drawn but never on it",
 }
 
 
@@ -216,9 +217,11 @@ def _dominated(point: dict, others: list[dict]) -> bool:
 
 
 def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
-    """Throughput per GPU against tok/s per user, one curve per config line of the concurrency
-    series (baselines included, marked), a point per level that has both figures, and the
-    Pareto frontier of all the points (DEFINITIONS)."""
+    """Throughput per GPU against tok/s per user within one ranking (`verdicts.workloads`: the
+    one with the most curves that compete; how many curves of others it left out is said), one
+    curve per config line of the concurrency series (baselines included, marked), a point per
+    level that has both figures, and the Pareto frontier of the points of the rows that are not
+    kept off any ranking (DEFINITIONS)."""
     gpus = _gpu_count(hardware_slug)
     curves = []
     for line in lines:
@@ -250,12 +253,24 @@ def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
                     "key": line["key"],
                     "label": line["short_label"],
                     "baseline": line["baseline"],
+                    "kept_off": line.get("kept_off", False),
+                    "flags": line.get("flags", []),
+                    "ranking_key": line.get("ranking_key", ""),
+                    "ranking_label": line.get("ranking_label", ""),
                     "points": points,
                 }
             )
+    # A frontier never spans two workloads: the ranking with the most curves that compete.
+    sizes: dict[str, int] = {}
+    for curve in curves:
+        sizes[curve["ranking_key"]] = sizes.get(curve["ranking_key"], 0) + (not curve["kept_off"])
+    chosen = min(sizes, key=lambda key: (-sizes[key], key)) if sizes else None
+    every_curve = curves
+    curves = [curve for curve in curves if curve["ranking_key"] == chosen]
     every = [
         point | {"key": curve["key"], "label": curve["label"]}
         for curve in curves
+        if not curve["kept_off"]
         for point in curve["points"]
     ]
     frontier = sorted(
@@ -267,6 +282,8 @@ def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
             point["frontier"] = (curve["key"], point["concurrency"]) in on_frontier
     return {
         "gpu_count": gpus,
+        "ranking_label": curves[0]["ranking_label"] if curves else "",
+        "other_ranking_curves": len(every_curve) - len(curves),
         "curves": curves,
         "frontier": [
             {k: p[k] for k in ("key", "label", "concurrency", "per_user", "per_gpu")}

@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import SimpleNamespace
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
@@ -39,12 +40,14 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
+from leaderboard.services.configs import relabel_measured_configs
 from leaderboard.services.pairing import (
     Pairing,
     batch_noise_flags,
     best_batch,
     build_flags_key,
     fill_build_flags_keys,
+    fill_prompt_sets,
     pair_baseline,
     paired_speedup,
     stored_json,
@@ -238,36 +241,91 @@ def _noisy(config: Config, best: Run, sample: verdicts.Sample | None) -> bool:
     return batch_noise_flags([best], protocol=config.protocol, samples={best.pk: sample})[best.pk]
 
 
-def _memorised(config: Config, best: Run) -> bool:
+def _memorised(config: Config, best: Run) -> tuple[bool, bool]:
     """Whether the row's figure was measured on a repeated prompt by drafting that learns across
-    requests (n-gram state): derived from the best batch's prompt hashes; the seed kit's CSV
-    repeats one prompt."""
+    requests (n-gram state), and whether its prompts are unknown (a request without a prompt
+    hash: it cannot count as measured on distinct prompts): derived from the best batch's prompt
+    hashes; the seed kit's CSV repeats one prompt."""
     if not verdicts.learns_across_requests(config.spec_label):
-        return False
+        return False, False
     if config.protocol == verdicts.SEED_CSV_PROTOCOL:
-        return True
+        return True, False
     requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
-    return verdicts.repeats_a_prompt(stored_json(requests))
+    requests = stored_json(requests)
+    return verdicts.repeats_a_prompt(requests), verdicts.prompts_unknown(requests)
+
+
+def _drafting(
+    config: Config, best: Run, points: dict[int, object]
+) -> tuple[float | None, float | None]:
+    """The row's acceptance and tau: its best batch's, but under the concurrency protocol those
+    of its lowest level, the basis of every figure of such a row (`verdicts.LOWEST_LEVEL_BASIS`),
+    not pooled over the levels."""
+    if config.protocol != verdicts.CONCURRENCY:
+        return best.acceptance_rate, best.tau
+    requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
+    lowest = verdicts.lowest_level_figures(points.get(best.pk), stored_json(requests))
+    drafting = lowest.drafting if lowest else None
+    return (drafting.acceptance, drafting.tau) if drafting else (None, None)
 
 
 def _refresh_entry(
     *, config: Config, hardware: Hardware, engine_release: str, rankings: dict[str, set[str]]
 ) -> tuple[LeaderboardEntry | None, bool]:
-    """The row recomputed, and whether the board's row set changed (a row came, went or moved
-    between the ranking and the kept-off rows); `rankings` collects the ranking keys touched,
-    each with the targets of its rows that changed."""
+    """The config's rows on a hardware kind and release recomputed (one for each set of prompts
+    its batches sent, `verdicts.prompt_set`: a workload of its own), the one of its newest
+    batch returned, and whether the board's row set changed (a row came, went or moved between
+    the ranking and the kept-off rows); `rankings` collects the ranking keys touched, each with
+    the targets of its rows that changed."""
     same = {"hardware": hardware, "engine_release": engine_release}
-    before = LeaderboardEntry.objects.filter(config=config, **same).values_list(
-        *ROW_SET_FLAGS, "ranking_key"
-    )
-    row_set_before = before.first()
-    if row_set_before is not None and row_set_before[-1]:
-        rankings.setdefault(row_set_before[-1], set()).add(config.target_name)
+    before = {
+        found[0]: found[1:]
+        for found in LeaderboardEntry.objects.filter(config=config, **same).values_list(
+            "prompt_set", *ROW_SET_FLAGS, "ranking_key"
+        )
+    }
+    for *_, ranking_key in before.values():
+        if ranking_key:
+            rankings.setdefault(ranking_key, set()).add(config.target_name)
     runs = list(Run.objects.filter(config=config, **same).defer("raw_result"))
-    if not runs:
-        LeaderboardEntry.objects.filter(config=config, **same).delete()
-        return None, row_set_before is not None
     fill_build_flags_keys(runs)
+    fill_prompt_sets(runs, config=config)
+    groups: dict[str, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(run.prompt_set, []).append(run)
+    if gone := set(before) - set(groups):
+        LeaderboardEntry.objects.filter(config=config, prompt_set__in=gone, **same).delete()
+    row_set = set(before) != set(groups)
+    entries = {}
+    for prompts, batches in groups.items():
+        entry = _refresh_row(config, batches, prompts=prompts, same=same, rankings=rankings)
+        entries[prompts] = entry
+        flags = before.get(prompts)
+        row_set |= flags is None or flags[:-1] != tuple(
+            getattr(entry, flag) for flag in ROW_SET_FLAGS
+        )
+    paired_configs = {
+        paired.config_id: paired.config
+        for paired in LeaderboardEntry.objects.filter(
+            config__baseline=config, **same
+        ).select_related("config")
+    }
+    for paired in paired_configs.values():
+        row_set |= _refresh_entry(config=paired, **same, rankings=rankings)[1]
+    # The row of the newest batch (runs are ordered by when they were recorded).
+    return (entries[runs[-1].prompt_set] if runs else None), row_set
+
+
+def _refresh_row(
+    config: Config,
+    runs: list[Run],
+    *,
+    prompts: str,
+    same: dict[str, Any],
+    rankings: dict[str, set[str]],
+) -> LeaderboardEntry:
+    """One row of a config, from its batches that sent one set of prompts."""
+    hardware, engine_release = same["hardware"], same["engine_release"]
     points = stored_points(runs) if config.protocol == verdicts.CONCURRENCY else {}
     every_batch_disputed = False
     if config.baseline_id is None:
@@ -298,6 +356,8 @@ def _refresh_entry(
         stdev = stdev if best.n >= 2 else None
         n = best.n
         figure = best.tokens_per_second or 0.0
+    memorised, prompts_unknown = _memorised(config, best)
+    acceptance, tau = _drafting(config, best, points)
     # Every release on the board has its build row (staleness and retirement are read there).
     build, _ = EngineBuild.objects.get_or_create(release=engine_release)
     pooled = pooled_figures(runs, definition=best.tps_definition)
@@ -309,10 +369,12 @@ def _refresh_entry(
         definition=figures.definition,
         hardware_id=hardware.pk,
         engine_release=engine_release,
+        prompt_set=prompts,
     )
     rankings.setdefault(key, set()).add(config.target_name)
     entry, _ = LeaderboardEntry.objects.update_or_create(
         config=config,
+        prompt_set=prompts,
         **same,
         defaults={
             "target_name": config.target_name,
@@ -332,8 +394,8 @@ def _refresh_entry(
             "pooled_ci95_low": pooled.ci95_low,
             "pooled_ci95_high": pooled.ci95_high,
             "end_to_end_tokens_per_second": best.e2e_mean,
-            "acceptance_rate": best.acceptance_rate,
-            "tau": best.tau,
+            "acceptance_rate": acceptance,
+            "tau": tau,
             # Decided together, so that the badge and the stored lossless agree.
             "lossless": outputs.lossless,
             "fidelity": outputs.fidelity,
@@ -365,8 +427,9 @@ def _refresh_entry(
                 # "2x RTX 3090 24GB" for a kind of two: its ranking is not the one GPU's.
                 gpu_name=hardware.label,
                 engine_release=engine_release,
+                prompt_set=prompts,
             ),
-            "workload_label": verdicts.workload_label(config),
+            "workload_label": verdicts.workload_label(config, prompt_set=prompts),
             "config_mean": figures.config.sample.mean if figures.config.sample else None,
             "config_stdev": figures.config.sample.stdev if figures.config.sample else None,
             "config_n": figures.config.n,
@@ -387,7 +450,8 @@ def _refresh_entry(
                 verify_steps=best.verify_steps,
                 tau=best.tau,
             ),
-            "memorised": _memorised(config, best),
+            "memorised": memorised,
+            "prompts_unknown": prompts_unknown,
             "crossover": (
                 verdicts.crossover_text(points.get(best.pk), points.get(pairing.run.pk))
                 if config.protocol == verdicts.CONCURRENCY and pairing.run
@@ -395,14 +459,7 @@ def _refresh_entry(
             ),
         },
     )
-    row_set = row_set_before is None or row_set_before[:-1] != tuple(
-        getattr(entry, flag) for flag in ROW_SET_FLAGS
-    )
-    for paired in LeaderboardEntry.objects.filter(config__baseline=config, **same).select_related(
-        "config"
-    ):
-        row_set |= _refresh_entry(config=paired.config, **same, rankings=rankings)[1]
-    return entry, row_set
+    return entry
 
 
 # What a ranking reads of each of its rows when it is decided again (`rerank`): values, not
@@ -588,6 +645,8 @@ def refresh_verdicts() -> int:
     and make the rows of runs that have none (after a migration moved runs between configs,
     as 0019 does): returns the number of rows."""
     done = 0
+    # Labels first: a label names every option a config sets (verdicts.series).
+    relabel_measured_configs()
     rows = list(
         LeaderboardEntry.objects.order_by("config__baseline_id", "id")
         .values_list("config_id", "hardware_id", "engine_release")

@@ -27,8 +27,10 @@ from leaderboard.models import (
     ModelFile,
     ReporterPseudonym,
 )
+from leaderboard.verdicts.series import option_words
 from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL
-from runner.config import BenchmarkConfig
+from runner.config import BenchmarkConfig, parse_stored_config
+from runner.errors import ConfigError
 
 SEED_CSV_SOURCE = "seed-leaderboard-csv"
 # A reporter identity that names nobody (a user name has no colon).
@@ -53,11 +55,34 @@ def _config_label(config: BenchmarkConfig, target: ModelFile, draft: ModelFile |
         parts.append("baseline")
     if config.is_synthetic:
         parts.append("synthetic")
+    # Every option set away from the engine's default, so that two configs that differ in
+    # anything never share a label (verdicts.series).
+    parts += option_words(config.canonical())
     label = " · ".join(parts)
     # Two model names of up to 200 characters each make a longer label than its column holds
     # (PostgreSQL refuses it): the label is for reading, the config's fields stay whole.
     limit = Config._meta.get_field("label").max_length
     return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def relabel_measured_configs() -> int:
+    """Write again the label of every measured config by today's rule (`_config_label`: after
+    an upgrade that names more of a config, such as its options); returns how many changed."""
+    changed = []
+    configs = Config.objects.filter(self_reported=False, target__isnull=False).select_related(
+        "target", "draft"
+    )
+    for row in configs.iterator(chunk_size=2_000):
+        try:
+            parsed = parse_stored_config(row.canonical)
+        except ConfigError:
+            continue
+        label = _config_label(parsed, row.target, row.draft)
+        if label != row.label:
+            row.label = label
+            changed.append(row)
+    Config.objects.bulk_update(changed, ["label"], batch_size=2_000)
+    return len(changed)
 
 
 def digest(value: object) -> str:
@@ -208,6 +233,7 @@ def uploaded_config(
         parts.append(f"draft {Path(config.draft_model).stem}")
     if config.n_max is not None:
         parts.append(f"n_max {config.n_max}")
+    parts += option_words(canonical)
     parts.append("self-reported")
     return _stored_config(
         key=digest(identity)[:16],

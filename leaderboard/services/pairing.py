@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderboard import verdicts
-from leaderboard.models import Config, LeaderboardEntry, RequestRecord, Run
+from leaderboard.models import Config, Job, LeaderboardEntry, RequestRecord, Run
 from leaderboard.verdicts import noise as noise_verdicts
 from runner.pairing import category_points, depth_points, speedup_over_depths
 from runner.stats import ratio
@@ -81,6 +81,39 @@ def fill_build_flags_keys(runs: Sequence[Run]) -> None:
         if isinstance(flags, list) and (key := build_flags_key(flags)):
             missing[pk].build_flags_key = key
             Run.objects.filter(pk=pk).update(build_flags_key=key)
+
+
+def fill_prompt_sets(runs: Sequence[Run], *, config: Config, beside: Config | None = None) -> None:
+    """Derive the prompts each quick-protocol run of a config sent (`verdicts.prompt_set`) from
+    its stored records, where not yet derived: the plan they fall back on is the n-gram one for
+    a run of an n-gram config or a baseline measured beside one (its provenance names the job,
+    or `beside`, the config whose file brought it: then derived again)."""
+    missing = {run.pk: run for run in runs if beside is not None or not run.prompt_set}
+    if config.protocol != "quick" or not missing:
+        return
+    prompt = verdicts.canonical_protocol(config).get("prompt")
+    stored = list(
+        Run.objects.filter(pk__in=missing).values_list(
+            "pk", "raw_result__requests", "provenance__measured_with_job"
+        )
+    )
+    measured_beside = dict(
+        Job.objects.filter(
+            pk__in=[job for _, _, job in stored if isinstance(job, int)]
+        ).values_list("pk", "config__spec_label")
+    )
+    for pk, requests, job in stored:
+        spec_label = beside.spec_label if beside is not None else None
+        if spec_label is None and isinstance(job, int):
+            spec_label = measured_beside.get(job, config.spec_label)
+        found = verdicts.prompt_set(
+            config.protocol,
+            prompt,
+            stored_json(requests),
+            planned_token_ids=verdicts.learns_across_requests(spec_label or config.spec_label),
+        )
+        missing[pk].prompt_set = found
+        Run.objects.filter(pk=pk).update(prompt_set=found)
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -199,17 +232,28 @@ def pair_baseline(
     points: dict[int, object],
     runs: Sequence[Run],
 ) -> Pairing:
-    """The baseline batch a row's best batch is compared with: same tok/s definition, engine
-    backend and build flags; the one of the same runner invocation first, else the best. A
+    """The baseline batch a row's best batch is compared with: same prompts, tok/s definition,
+    engine backend and build flags; the one of the same runner invocation first, else the best. A
     baseline batch a file brought that the site's other batches of it dispute divides no row;
     where it is one of this row's own (`runs`), the pairing is disputed and the site's batches
     alone are the denominator."""
     if config.baseline_id is None:
         return Pairing()
-    baseline_entry = LeaderboardEntry.objects.filter(config_id=config.baseline_id, **same).first()
+    # Only the baseline's batches that sent the same prompts (`verdicts.prompt_set`): a
+    # baseline on the protocol's text is another workload than one on token-id prompts.
+    baseline_entry = LeaderboardEntry.objects.filter(
+        config_id=config.baseline_id, prompt_set=best.prompt_set, **same
+    ).first()
     # Stored results can be large (every request): loaded only where needed.
     baselines = list(Run.objects.filter(config_id=config.baseline_id, **same).defer("raw_result"))
+    if config.protocol == "quick" and any(not b.prompt_set for b in baselines):
+        fill_prompt_sets(baselines, config=baselines[0].config)
+    measured = bool(baselines)
+    baselines = [b for b in baselines if b.prompt_set == best.prompt_set]
     if baseline_entry is None or not baselines:
+        if measured and best.prompt_set:
+            words = "token-id prompts" if best.prompt_set == verdicts.TOKEN_ID_PROMPTS else "text"
+            return Pairing(note=f"no baseline measured on the same {words} here yet")
         return Pairing(note="no baseline measured on this hardware and release yet")
     fill_build_flags_keys(baselines)
     comparable = [

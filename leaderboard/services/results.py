@@ -39,6 +39,7 @@ from leaderboard.services.configs import (
 )
 from leaderboard.services.errors import DuplicateUploadError, ServiceError
 from leaderboard.services.jobs import record_failure
+from leaderboard.services.pairing import fill_prompt_sets
 from leaderboard.services.registry import register_hardware
 from runner.door import HardwareKind, door_problem
 from runner.errors import ResultError
@@ -341,6 +342,9 @@ def _record_job_run(
         _update_hardware_from(job.hardware, result.provenance.system)
         _pair_lossless(run, baseline_run=baseline_run)
         if baseline_run is not None:
+            # It ran this config's plan (runner.protocols.plans): its prompts, where its records
+            # do not say them, are those of that plan.
+            fill_prompt_sets([baseline_run], config=baseline_run.config, beside=job.config)
             refresh_leaderboard_entry(
                 config=baseline_run.config, hardware=job.hardware, engine_release=release
             )

@@ -33,6 +33,8 @@ so both may use it.
   difference read by its interval ("fewer correct", "more correct", "no change shown").
 - `output_length`: per output length the speedup over the paired baseline, its 95% interval (the
   runner's rule, checked at the door) and "faster" / "slower" / "not established".
+- `series`: what a curve holds fixed (every parameter but the one it varies) and the words
+  that tell two configs apart ("-t 1", "-ctk q8_0").
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins.
 """
 
@@ -65,13 +67,16 @@ from leaderboard.verdicts.best_run import (
 )
 from leaderboard.verdicts.concurrency import (
     FASTER,
+    LOWEST_LEVEL_BASIS,
     NOT_ESTABLISHED,
     SLOWER,
     LevelAcceptance,
+    LowestLevel,
     crossover_of,
     crossover_text,
     level_acceptance,
     level_verdicts,
+    lowest_level_figures,
 )
 from leaderboard.verdicts.evidence import (
     MIN_DRAFTED_TOKENS,
@@ -101,6 +106,7 @@ from leaderboard.verdicts.ranking import (
     standing_columns,
     standings,
 )
+from leaderboard.verdicts.series import held_fixed, option_words, series_label
 from leaderboard.verdicts.statistics import (
     Sample,
     SampleColumns,
@@ -129,11 +135,15 @@ from leaderboard.verdicts.uncertainty import (
 )
 from leaderboard.verdicts.workloads import (
     SEED_CSV_PROTOCOL,
+    TEXT_PROMPT,
+    TOKEN_ID_PROMPTS,
     canonical_protocol,
     is_across_depths,
     is_across_lengths,
     learns_across_requests,
+    prompt_set,
     prompt_suite,
+    prompts_unknown,
     ranking_key,
     ranking_label,
     repeats_a_prompt,
@@ -223,4 +233,14 @@ __all__ = [
     "Outputs",
     "graded_fidelity",
     "outputs_verdict",
+    "held_fixed",
+    "option_words",
+    "series_label",
+    "TEXT_PROMPT",
+    "TOKEN_ID_PROMPTS",
+    "prompt_set",
+    "prompts_unknown",
+    "LOWEST_LEVEL_BASIS",
+    "LowestLevel",
+    "lowest_level_figures",
 ]

@@ -35,9 +35,11 @@ from leaderboard.verdicts.statistics import (
     ratio_interval,
     sample_of,
     t_critical,
+    t_interval,
     welch_p,
     wilson_interval,
 )
+from runner.energy import energy_figures
 
 FASTER = "faster"
 SLOWER = "slower"
@@ -200,3 +202,56 @@ def level_acceptance(requests: object) -> dict[int, LevelAcceptance]:
             tau_interval=_pooled_tau_interval(round_counts),
         )
     return found
+
+
+# The one basis of a concurrency row's figures, said wherever they are shown.
+LOWEST_LEVEL_BASIS = (
+    "every figure at the config's lowest concurrency level: aggregate tok/s over its rounds, "
+    "the speedup over the paired baseline's same level, acceptance and tau pooled over that "
+    "level's requests, J/token over that level's requests"
+)
+
+
+@dataclass(frozen=True)
+class LowestLevel:
+    """A concurrency result's figures on one basis, its lowest level (`LOWEST_LEVEL_BASIS`): its
+    rounds' aggregate tok/s, the speedup over the baseline's same level, its drafting and its
+    J/token (None where a request lacks its energy)."""
+
+    level: int
+    sample: Sample
+    interval: Interval | None
+    speedup: float | None
+    drafting: LevelAcceptance | None
+    joules_per_token: float | None
+
+
+def lowest_level_figures(
+    points: object, requests: object, baseline_points: object = None
+) -> LowestLevel | None:
+    """A concurrency result's figures at its lowest level with an aggregate figure (None
+    without one), the speedup over `baseline_points` at that level where it has one."""
+    for level, point in level_points(points).items():
+        sample = aggregate_sample(point)
+        if sample is None:
+            continue
+        reference = aggregate_sample(level_points(baseline_points).get(level))
+        speedup = sample.mean / reference.mean if reference is not None and reference.mean else None
+        records = [
+            record
+            for record in (requests if isinstance(requests, list) else [])
+            if isinstance(record, dict)
+            and record.get("phase", "measure") == "measure"
+            and count(record.get("concurrency")) == level
+        ]
+        # The runner's energy rule over the level's requests (a wave's shared out by tokens).
+        energy = energy_figures(records)["joules_per_token"] if records else None
+        return LowestLevel(
+            level=level,
+            sample=sample,
+            interval=t_interval(sample),
+            speedup=speedup,
+            drafting=level_acceptance(records).get(level),
+            joules_per_token=energy,
+        )
+    return None

@@ -15,9 +15,14 @@ import json
 
 from leaderboard.models import Config
 from runner.config import NGRAM_TYPES
+from runner.protocols import text_tokens
 
 # How much of a quick protocol's prompt a label shows.
 PROMPT_PREVIEW = 40
+# The prompts a quick-protocol batch actually sent (`prompt_set`): the protocol's text, or the
+# runner's distinct token-id prompts (its plan for n-gram configs and their paired baselines).
+TEXT_PROMPT = "text"
+TOKEN_ID_PROMPTS = "token-ids"
 # The seed kit's CSV imports: a protocol of their own (leaderboard.services.configs says why).
 SEED_CSV_PROTOCOL = "seed-csv"
 SEED_CSV_PROTOCOL_LABEL = "seed kit CSV (unverified)"
@@ -40,10 +45,11 @@ def _whole(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def workload_label(config: Config) -> str:
+def workload_label(config: Config, *, prompt_set: str = "") -> str:
     """The workload in words, enough to tell two rows of one protocol apart: 'quick, 64 out,
-    prompt “Write a …”', 'depth 512–36864 tokens (4 depths), 128 out', 'concurrency 1–16
-    (5 levels), 512 in, 256 out', 'categories code, math, … (7), 2 prompts each'."""
+    prompt “Write a …”', 'quick, 64 out, distinct token-id prompts of 28 tokens' (`prompt_set`),
+    'depth 512–36864 tokens (4 depths), 128 out', 'concurrency 1–16 (5 levels), 512 in, 256
+    out', 'categories code, math, … (7), 2 prompts each'."""
     protocol = canonical_protocol(config)
     name = config.protocol
     if name == SEED_CSV_PROTOCOL:
@@ -91,7 +97,10 @@ def workload_label(config: Config) -> str:
     if (per := _whole(protocol.get("prompts_per_category"))) is not None:
         parts.append(f"{per} prompts each")
     prompt = protocol.get("prompt")
-    if isinstance(prompt, str) and prompt:
+    if prompt_set == TOKEN_ID_PROMPTS and isinstance(prompt, str) and prompt:
+        # The runner sent token ids of about the text's length, never the text itself.
+        parts.append(f"distinct token-id prompts of {text_tokens(prompt)} tokens")
+    elif isinstance(prompt, str) and prompt:
         cut = " ".join(prompt[:PROMPT_PREVIEW].split())
         parts.append(f"prompt “{cut}{'…' if len(prompt) > PROMPT_PREVIEW else ''}”")
     return ", ".join(parts)
@@ -136,18 +145,53 @@ def output_lengths(config: Config) -> list[int]:
     return _output_lengths(canonical_protocol(config))
 
 
-def ranking_key(config: Config, *, definition: str, hardware_id: int, engine_release: str) -> str:
-    """The ranking a row belongs to: a digest of its workload, tok/s definition, hardware kind
-    and engine release (rows with the same key, and only those, are compared)."""
-    parts = [config.workload, definition, hardware_id, engine_release]
+def ranking_key(
+    config: Config,
+    *,
+    definition: str,
+    hardware_id: int,
+    engine_release: str,
+    prompt_set: str = "",
+) -> str:
+    """The ranking a row belongs to: a digest of its workload (with the prompts its batches
+    sent, `prompt_set`), tok/s definition, hardware kind and engine release (rows with the same
+    key, and only those, are compared). A text prompt's rankings keep the keys they had."""
+    parts: list[object] = [config.workload, definition, hardware_id, engine_release]
+    if prompt_set and prompt_set != TEXT_PROMPT:
+        parts.append(prompt_set)
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
 
-def ranking_label(config: Config, *, definition: str, gpu_name: str, engine_release: str) -> str:
+def ranking_label(
+    config: Config, *, definition: str, gpu_name: str, engine_release: str, prompt_set: str = ""
+) -> str:
     """The ranking in words, as a table's heading: 'quick, 64 out, prompt “…” · decode tok/s ·
     CPU (x86_64) · b11434'."""
     words = DEFINITION_WORDS.get(definition, definition)
-    return " · ".join([workload_label(config), words, gpu_name, engine_release])
+    workload = workload_label(config, prompt_set=prompt_set)
+    return " · ".join([workload, words, gpu_name, engine_release])
+
+
+def prompt_set(protocol: str, prompt: object, requests: object, *, planned_token_ids: bool) -> str:
+    """The prompts a quick-protocol batch actually sent, "" under other protocols (whose
+    parameters say which prompts they send): derived from its measured requests' prompt hashes
+    (all the protocol's text: TEXT_PROMPT, else TOKEN_ID_PROMPTS), else from their exact
+    lengths (a token-id prompt records one), else from the plan of the invocation that measured
+    it (`planned_token_ids`: an n-gram config's, whose paired baseline runs the same plan)."""
+    if protocol != "quick":
+        return ""
+    records = [
+        record
+        for record in (requests if isinstance(requests, list) else [])
+        if isinstance(record, dict) and record.get("phase", "measure") == "measure"
+    ]
+    hashes = {record.get("prompt_sha256") for record in records} - {None, ""}
+    if hashes:
+        text = hashlib.sha256(json.dumps(prompt).encode()).hexdigest()
+        return TEXT_PROMPT if hashes == {text} else TOKEN_ID_PROMPTS
+    if any(_whole(record.get("input_tokens")) is not None for record in records):
+        return TOKEN_ID_PROMPTS
+    return TOKEN_ID_PROMPTS if planned_token_ids else TEXT_PROMPT
 
 
 DEPTH_PROTOCOLS = ("depth", "context-sweep")
@@ -176,6 +220,20 @@ def learns_across_requests(spec_label: str) -> bool:
     """Whether a config's drafting keeps n-gram state that outlives a request in the engine (the
     seed kit's CSV names it plain "ngram")."""
     return any(name in NGRAM_TYPES or name == "ngram" for name in spec_label.split(","))
+
+
+def prompts_unknown(requests: object) -> bool:
+    """Whether a result's measured requests do not all say which prompt they sent (no prompt
+    hash): such a batch cannot be counted as measured on distinct prompts."""
+    records = requests if isinstance(requests, list) else []
+    measured = [
+        record
+        for record in records
+        if isinstance(record, dict) and record.get("phase", "measure") == "measure"
+    ]
+    return not measured or any(
+        not (isinstance(value := record.get("prompt_sha256"), str) and value) for record in measured
+    )
 
 
 def repeats_a_prompt(requests: object) -> bool:

@@ -1,6 +1,8 @@
 """Recompute every leaderboard row and its ranking from the stored runs, after an upgrade that
-changed a verdict rule (migration 0015 added the verdict columns empty) or moved runs between
-configs (0019 split self-reported configs that mixed published and unpublished runs)."""
+changed a verdict rule (migration 0015 added the verdict columns empty; 0031 made the prompts a
+quick-protocol batch sent part of its ranking, derived here) or moved runs between configs
+(0019 split self-reported configs that mixed published and unpublished runs); measured configs'
+labels are written again first, so that each names the options it sets."""
 
 from __future__ import annotations
 

@@ -19,9 +19,9 @@ def test_the_speedup_chart_gives_each_bar_the_verdicts_word_on_it(measured, hard
     chart = selectors.speedup_chart(hardware=hardware.slug)
 
     found = {point["label"]: point for point in chart["points"]}
-    assert found["draft-simple · n_max 4"]["verdict"] == verdicts.advice.FASTER
-    assert found["draft-simple · n_max 5"]["verdict"] == verdicts.advice.SLOWER
-    assert found["draft-simple · n_max 2"]["verdict"] == verdicts.advice.UNCLEAR
+    assert found["draft-simple · self-draft · n_max 4"]["verdict"] == verdicts.advice.FASTER
+    assert found["draft-simple · self-draft · n_max 5"]["verdict"] == verdicts.advice.SLOWER
+    assert found["draft-simple · self-draft · n_max 2"]["verdict"] == verdicts.advice.UNCLEAR
     for point in chart["points"]:
         interval = (point["ci95_low"], point["ci95_high"])
         assert point["verdict"] == verdicts.against_baseline(interval, point["speedup"])

@@ -176,3 +176,47 @@ def test_medians_carry_a_distribution_free_interval_where_the_samples_can_place_
     pareto = concurrency_pareto(lines=[line], hardware_slug=hardware.slug)
     point = pareto["curves"][0]["points"][-1]
     assert point["tpot_p50_ci95_low"] == line["rows"][-1]["latency"]["tpot_ms"]["p50_ci95_low"]
+
+
+def line(key: str, ranking: str, points: list[tuple[float, float]], **fields) -> dict:
+    """A concurrency line as `concurrency_series` gives it: per level (1, 2, ...) its median
+    TPOT (ms) and aggregate tok/s."""
+    rows = [
+        {
+            "concurrency": level,
+            "aggregate": aggregate,
+            "ci95_low": None,
+            "ci95_high": None,
+            "n": 3,
+            "latency": {"tpot_ms": {"p50": tpot, "n": 6}},
+        }
+        for level, (tpot, aggregate) in enumerate(points, start=1)
+    ]
+    return {
+        "key": key,
+        "short_label": key,
+        "baseline": False,
+        "kept_off": False,
+        "flags": [],
+        "ranking_key": ranking,
+        "ranking_label": f"workload {ranking}",
+        "rows": rows,
+    } | fields
+
+
+def test_the_frontier_stays_in_one_ranking_and_never_takes_a_kept_off_row():
+    lines = [
+        line("baseline", "A", [(20.0, 40.0), (30.0, 60.0)], baseline=True),
+        line("draft", "A", [(10.0, 50.0), (20.0, 90.0)]),
+        # Synthetic acceptance: faster on both axes, but kept off the ranking.
+        line("synthetic", "A", [(2.0, 900.0)], kept_off=True, flags=["synthetic"]),
+        # Another workload's config, faster on both axes than every point of A.
+        line("other-workload", "B", [(5.0, 500.0)]),
+    ]
+    pareto = concurrency_pareto(lines=lines, hardware_slug="no-such-gpu")
+    assert pareto["ranking_label"] == "workload A" and pareto["other_ranking_curves"] == 1
+    assert [curve["key"] for curve in pareto["curves"]] == ["baseline", "draft", "synthetic"]
+    on = {(point["key"], point["concurrency"]) for point in pareto["frontier"]}
+    assert on == {("draft", 1), ("draft", 2)}
+    synthetic = next(curve for curve in pareto["curves"] if curve["key"] == "synthetic")
+    assert synthetic["kept_off"] and not synthetic["points"][0]["frontier"]

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from leaderboard.models import LeaderboardEntry, Run
 from leaderboard.verdicts.concurrency import crossover_text, level_acceptance, level_verdicts
+from tests.support.pages import text
+from tests.support.protocol_results import concurrency_config, concurrency_records
+from tests.support.protocol_runs import (
+    CONCURRENCY_BASELINE,
+    CONCURRENCY_SPECULATIVE,
+    LEVELS,
+    import_result,
+)
 
 H200 = Path(__file__).resolve().parents[3] / "docs/gpu-results/h200-run4/call1"
 
@@ -142,3 +151,46 @@ def test_the_stored_h200_run_has_a_tau_at_every_level_though_no_request_above_on
         assert figures.rounds == 3
     # Synthetic acceptance (the file's draft is random weights, labelled so): the same at every level.
     assert round(found[16].tau, 3) == 6.22
+
+
+# One basis for a concurrency row's figures (issue 44: the board said 1.18x and 177.51 tok/s at
+# level 1 beside acceptance pooled over the levels, the run page 0.77x and 56.11) --------------
+
+
+@pytest.fixture
+def level_one_drafts_less(user, ranked_models, hardware, make_protocol_result) -> Run:
+    """A DFlash concurrency result (levels 1, 2, 4 at 100, 150, 160 tok/s over a baseline's 60,
+    120, 200) whose level 1 accepts 25% of its drafts and the others 75%."""
+    config = concurrency_config(LEVELS)
+    low = concurrency_records(config, CONCURRENCY_SPECULATIVE, acceptance=0.25)
+    high = concurrency_records(config, CONCURRENCY_SPECULATIVE, acceptance=0.75)
+    records = [r for r in low if r["concurrency"] == 1] + [r for r in high if r["concurrency"] > 1]
+    result = make_protocol_result(
+        config,
+        records,
+        concurrency_records(config.baseline(), CONCURRENCY_BASELINE, acceptance=None),
+    )
+    runs = import_result(user, hardware, result)
+    return next(run for run in runs if run.config.key == config.key)
+
+
+def test_a_concurrency_row_gives_every_figure_at_its_lowest_level_on_every_surface(
+    client, level_one_drafts_less
+):
+    run = level_one_drafts_less
+    row = LeaderboardEntry.objects.get(config=run.config)
+    # The board's row: tok/s and speedup at level 1, and its acceptance there too, not the
+    # 68% the three levels pool to (2 of 14 requests at 25%, 12 at 75%).
+    assert row.tokens_per_second == pytest.approx(100.0, rel=0.01)
+    assert row.speedup == pytest.approx(100.0 / 60.0, rel=0.01)
+    assert row.acceptance_rate == pytest.approx(0.25, abs=0.02)
+    assert run.acceptance_rate != pytest.approx(row.acceptance_rate, abs=0.05)
+    api = client.get("/api/v1/leaderboard", {"include_flagged": "1"}).json()
+    (listed,) = [r for r in api["results"] if r["config_key"] == run.config.key]
+    assert listed["acceptance_rate"] == pytest.approx(row.acceptance_rate)
+    # The run page says the same figures on the same basis, and says which basis.
+    page = text(client.get(f"/runs/{run.pk}/"))
+    assert f"<strong>{row.tokens_per_second:.2f}</strong> aggregate at concurrency 1" in page
+    assert f"{row.speedup:.2f}× at concurrency 1" in page
+    assert f"{row.acceptance_rate * 100:.1f}% · tau" in page
+    assert "every figure at the config's lowest concurrency level" in page

@@ -89,18 +89,20 @@ def test_best_answers_per_ranking_and_never_sets_a_slow_config_beside_a_fast_one
     assert "as good a choice" not in page
     sections = best_sections(page)
     assert len(sections) == 2
-    (repeated,) = [s for s in sections if f"prompt “{REPEATED}”" in s]
-    (default,) = [s for s in sections if s is not repeated]
-    answer = re.search(r'<p class="answer"[^>]*>(.*?)</p>', repeated).group(1)
+    # The n-gram config's runner sent token-id prompts of the text's length (3 tokens), never
+    # the text: its ranking says so.
+    (token_ids,) = [s for s in sections if "distinct token-id prompts of 3 tokens" in s]
+    (default,) = [s for s in sections if s is not token_ids]
+    answer = re.search(r'<p class="answer"[^>]*>(.*?)</p>', token_ids).group(1)
     assert fast.key in answer and "1.29×" in answer
     # The 0.64x config and the other workload's baseline are nowhere in the 1.29x one's answer.
-    assert slow.key not in repeated and slow.baseline.key not in repeated
-    denominator = re.search(r'<p class="sub best-baseline">(.*?)</p>', repeated).group(1)
+    assert slow.key not in token_ids and slow.baseline.key not in token_ids
+    denominator = re.search(r'<p class="sub best-baseline">(.*?)</p>', token_ids).group(1)
     assert "the denominator" in denominator and fast.baseline.key in denominator
     default_answer = re.search(r'<p class="answer"[^>]*>(.*?)</p>', default).group(1)
     assert slow.baseline.key in default_answer and "no drafting" in default_answer
     assert slow.key not in default_answer and fast.key not in default
-    assert 'class="ranking-heading"' in repeated and 'class="ranking-heading"' in default
+    assert 'class="ranking-heading"' in token_ids and 'class="ranking-heading"' in default
 
 
 def test_best_reads_its_rows_in_the_same_queries_however_many_answer(
@@ -308,7 +310,8 @@ def test_the_nmax_view_crowns_the_fastest_ranked_n_max_and_never_a_degenerate_sw
     (series,) = embedded(page, "nmax-data")["types"]
     assert not {e.config.key for e in sweep} & set(series["keys"])
     assert series["n_max"] == [3, 4] and series["best_n_max"] == 4
-    assert 'draft-simple <span class="sub">best n_max 4</span>' in page
+    # Named by what the series holds fixed: its type and its draft (the target's own file).
+    assert 'draft-simple · self-draft <span class="sub">best n_max 4</span>' in page
     assert re.search(r'<tr class="best"> <td class="num">4 <span class="badge good">best', page)
     # Two requests each, 101 against 102 tok/s: Welch's test cannot tell them apart; at the
     # same acceptance there is no "lower acceptance, faster" finding to claim either.

@@ -431,7 +431,7 @@ def test_the_front_page_embeds_a_speedup_chart_of_the_ranked_configs(client, thr
     assert speedups == pytest.approx([102 / 51, 101 / 51, 60.25 / 51])
     for point in chart["points"]:
         assert point["ci95_low"] < point["speedup"] < point["ci95_high"]
-        assert point["label"].startswith("draft-simple · n_max ")
+        assert point["label"].startswith("draft-simple · self-draft · n_max ")
     assert "leaderboard/vendor/chart.umd.min.js" in page and "leaderboard/charts.js" in page
     assert "<script>" not in page  # no inline scripts: the data is JSON, charts.js draws it
 

@@ -53,21 +53,20 @@ def config(spec_type: str, n_max: int, *, draft: bool = True, protocol=None) -> 
         "n_max": n_max,
         "protocol": protocol or {"name": "quick", "n_predict": 64, "runs": 3},
     }
-    return data | ({"draft_model": "tiny-qwen3.gguf"} if draft else {})
+    # DFlash drafts with its own file; the others here with the target's.
+    file = "tiny-dflash.gguf" if spec_type == "draft-dflash" else "tiny-qwen3.gguf"
+    return data | ({"draft_model": file} if draft else {})
 
 
 @pytest.fixture
 def board(user, hardware, make_result, models):
-    """draft-simple at two n_max (2.0x and 1.6x), n-gram at 1.98x (tied: wide interval) and
-    1.2x for another n_max, and a concurrency row that must not count."""
+    """draft-simple at two n_max (2.0x and 1.6x), DFlash at 1.98x (tied: wide interval) and
+    1.2x for another n_max, all on the quick protocol's text prompt (an n-gram config's runner
+    sends token-id prompts: another workload, advised apart)."""
     measured(user, hardware, make_result, config("draft-simple", 4), [100.0, 100.5, 99.5])
     measured(user, hardware, make_result, config("draft-simple", 3), [80.0, 80.5, 79.5])
-    measured(
-        user, hardware, make_result, config("ngram-simple", 4, draft=False), [70.0, 128.0, 99.0]
-    )
-    measured(
-        user, hardware, make_result, config("ngram-simple", 3, draft=False), [60.0, 60.5, 59.5]
-    )
+    measured(user, hardware, make_result, config("draft-dflash", 4), [70.0, 128.0, 99.0])
+    measured(user, hardware, make_result, config("draft-dflash", 3), [60.0, 60.5, 59.5])
     return hardware
 
 
@@ -78,21 +77,21 @@ def test_each_draft_by_its_best_speedup_with_ties(board):
     drafts = group["drafts"]
     assert [(d["spec_label"], d["draft"], d["configs"]) for d in drafts] == [
         ("draft-simple", "tiny-qwen3", 2),
-        ("ngram-simple", "", 2),
+        ("draft-dflash", "tiny-dflash", 2),
     ]
-    fastest, ngram = drafts
+    fastest, dflash = drafts
     assert fastest["entry"].config.n_max == 4 and fastest["leader"] and not fastest["tied"]
     assert fastest["entry"].speedup == pytest.approx(100.0 / 50.0)
-    assert ngram["entry"].config.n_max == 4
+    assert dflash["entry"].config.n_max == 4
     # Its wide interval reaches the fastest's: on this evidence, a tie.
-    assert ngram["tied"] and ngram["interval"][0] < fastest["interval"][1]
+    assert dflash["tied"] and dflash["interval"][0] < fastest["interval"][1]
 
 
 def test_flagged_rows_and_other_gpus_are_kept_apart(board, user, make_result):
     other = services.register_hardware(gpu_name="NVIDIA RTX 4090", memory_bytes=24 * 2**30)
     measured(user, other, make_result, config("draft-simple", 4), [60.0, 60.5, 59.5])
     # A synthetic-acceptance row never advises anyone.
-    LeaderboardEntry.objects.filter(config__spec_label="ngram-simple").update(synthetic=True)
+    LeaderboardEntry.objects.filter(config__spec_label="draft-dflash").update(synthetic=True)
 
     groups = {g["hardware"].gpu_name: g for g in draft_advice(target_name=TARGET)}
 
@@ -110,9 +109,9 @@ def test_the_model_page_shows_the_advice(client, board):
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table[table.index("<tbody>") :], re.S)
     assert len(rows) == 2
     assert "draft-simple" in rows[0] and "2.00×" in rows[0] and "fastest here" in rows[0]
-    assert "ngram-simple" in rows[1] and "indistinguishable from the fastest" in rows[1]
+    assert "draft-dflash" in rows[1] and "indistinguishable from the fastest" in rows[1]
     assert "fastest here" not in rows[1]
-    assert "none (drafts from the target or the text)" in rows[1]
+    assert "tiny-dflash" in rows[1]
 
 
 def test_a_target_with_only_flagged_rows_says_there_is_no_advice(client, board):
@@ -145,8 +144,8 @@ def test_where_the_interval_holds_one_the_page_says_it_is_not_clearly_faster(boa
 
 
 def test_a_draft_measured_on_another_prompt_is_advised_apart(board, user, hardware, make_result):
-    # A repetitive prompt lets n-gram drafting accept nearly everything: its 6x is no evidence
-    # against the drafts measured on the default prompt.
+    # The n-gram config's runner sends token-id prompts of the repetitive text's length: its 6x
+    # is no evidence against the drafts measured on the default prompt's text.
     repetitive = {"name": "quick", "n_predict": 64, "runs": 3, "prompt": "a a a a a a a a"}
     measured(
         user,
@@ -159,11 +158,11 @@ def test_a_draft_measured_on_another_prompt_is_advised_apart(board, user, hardwa
     groups = draft_advice(target_name=TARGET)
 
     assert len(groups) == 2
-    default, other = sorted(groups, key=lambda g: "prompt “a a" in g["workload"])
+    default, other = sorted(groups, key=lambda g: "token-id prompts" in g["workload"])
     assert default["drafts"][0]["spec_label"] == "draft-simple"
     assert default["drafts"][0]["entry"].speedup == pytest.approx(2.0)
     assert [d["entry"].config.n_max for d in other["drafts"]] == [5]
-    assert other["workload"].endswith("prompt “a a a a a a a a”")
+    assert other["workload"].endswith("distinct token-id prompts of 3 tokens")
 
 
 def test_without_an_interval_a_tie_is_unknown_and_a_loss_still_said(
@@ -172,9 +171,7 @@ def test_without_an_interval_a_tie_is_unknown_and_a_loss_still_said(
     # One request each: no interval, so neither a tie nor "clearly slower" can be claimed.
     one = {"name": "quick", "n_predict": 64, "runs": 1}
     measured(user, hardware, make_result, config("draft-simple", 4, protocol=one), [40.0])
-    measured(
-        user, hardware, make_result, config("ngram-simple", 4, draft=False, protocol=one), [30.0]
-    )
+    measured(user, hardware, make_result, config("draft-dflash", 4, protocol=one), [30.0])
 
     [group] = draft_advice(target_name=TARGET)
 
@@ -220,13 +217,13 @@ def test_how_many_runs_a_protocol_took_does_not_split_a_workload(
         user,
         hardware,
         make_result,
-        config("ngram-simple", 4, draft=False, protocol=five_runs),
+        config("draft-dflash", 4, protocol=five_runs),
         [120.0, 120.5, 119.5],
     )
 
     [group] = draft_advice(target_name=TARGET)
 
-    assert [d["spec_label"] for d in group["drafts"]] == ["ngram-simple", "draft-simple"]
+    assert [d["spec_label"] for d in group["drafts"]] == ["draft-dflash", "draft-simple"]
 
 
 def test_the_api_gives_the_same_advice(client, board):
@@ -235,7 +232,7 @@ def test_the_api_gives_the_same_advice(client, board):
     [group] = data["groups"]
     assert data["target"] == TARGET and group["hardware"] == board.slug
     assert group["definition"] == "decode" and not group["none_pays"]
-    fastest, ngram = group["drafts"]
+    fastest, dflash = group["drafts"]
     assert (fastest["spec_label"], fastest["draft"], fastest["leader"]) == (
         "draft-simple",
         "tiny-qwen3",
@@ -243,7 +240,8 @@ def test_the_api_gives_the_same_advice(client, board):
     )
     assert fastest["speedup"] == pytest.approx(2.0)
     assert fastest["speedup_ci95_low"] < 2.0 < fastest["speedup_ci95_high"]
-    assert ngram["tied"] and ngram["against_baseline"] == "unclear" and ngram["draft"] == ""
+    assert dflash["tied"] and dflash["against_baseline"] == "unclear"
+    assert dflash["draft"] == "tiny-dflash"
     assert client.get("/api/v1/drafts", {"target": "nobody"}).json() == {
         "target": "nobody",
         "groups": [],
