@@ -259,6 +259,20 @@ def _noisy(
     ).noisy
 
 
+def _baseline_noisy(config: Config, pairing: Pairing, points: dict[int, object]) -> bool:
+    """Whether the baseline batch the row's speedup divides by is noisy, by the rules that flag
+    the row's own best batch (`_noisy`): the speedup rests on it."""
+    baseline = pairing.run
+    if baseline is None:
+        return False
+    sample = verdicts.run_sample(baseline, points=points.get(baseline.pk), protocol=config.protocol)
+    if config.protocol == verdicts.CONCURRENCY:
+        interval = verdicts.t_interval(sample)
+    else:
+        interval = baseline.ci95 if baseline.n >= 2 else None
+    return _noisy(config, baseline, sample, interval_low=interval[0] if interval else None)
+
+
 def _memorised(config: Config, best: Run) -> bool:
     """Whether the row's figure was measured on a repeated prompt by drafting that learns across
     requests (n-gram state): derived from the best batch's prompt hashes; the seed kit's CSV
@@ -386,6 +400,7 @@ def _refresh_entry(
             else None,
             "speedup_basis": speedup_interval.basis,
             "noisy": _noisy(config, best, figures.best_sample, interval_low=low),
+            "baseline_noisy": _baseline_noisy(config, pairing, points),
             "memorised": _memorised(config, best),
             "crossover": (
                 verdicts.crossover_text(points.get(best.pk), points.get(pairing.run.pk))
@@ -431,6 +446,8 @@ _SUMMARY_FIELDS = (
     "speedup",
     "n_max",
     "spec_label",
+    "noisy",
+    "baseline_noisy",
 )
 
 
@@ -481,10 +498,12 @@ def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
 
 def ranking_summaries(ranking_key: str, rows: Iterable[object]) -> list[RankingSummary]:
     """What a ranking holds of each target, from its rows as ranked (each with `target_name`,
-    `hardware_id`, `ranking_label`, `rank`, `speedup`, `n_max` and `spec_label`): its rows, its
-    speculative rows that compete and have a speedup, the n_max values that compete and every
-    spec label."""
+    `hardware_id`, `ranking_label`, `rank`, `speedup`, `n_max`, `spec_label`, `noisy` and
+    `baseline_noisy`): its rows, its speculative rows that compete and have a speedup and the
+    speedup their draft answer leads with (`verdicts.leading_speedup`), the n_max values that
+    compete and every spec label."""
     found: dict[str, RankingSummary] = {}
+    drafts: dict[str, list[object]] = defaultdict(list)
     for row in rows:
         summary = found.get(row.target_name)
         if summary is None:
@@ -504,12 +523,14 @@ def ranking_summaries(ranking_key: str, rows: Iterable[object]) -> list[RankingS
         if row.rank is not None:
             if row.speedup is not None:
                 summary.drafts += 1
+                drafts[row.target_name].append(row)
             if row.n_max is not None:
                 summary.n_max_values.add(row.n_max)
     for summary in found.values():
         summary.n_max_values = sorted(summary.n_max_values)
         summary.sweep = len(summary.n_max_values)
         summary.spec_labels = sorted(summary.spec_labels)
+        summary.lead_speedup = verdicts.leading_speedup(drafts[summary.target_name])
     return list(found.values())
 
 
@@ -521,6 +542,7 @@ _SUMMARY_COLUMNS = (
     "n_max_values",
     "spec_labels",
     "sweep",
+    "lead_speedup",
 )
 
 

@@ -28,19 +28,28 @@ so both may use it.
   difference read by its interval ("fewer correct", "more correct", "no change shown").
 - `output_length`: per output length the speedup over the paired baseline, its 95% interval (the
   runner's rule, checked at the door) and "faster" / "slower" / "not established".
-- `advice`: which draft for a target, which config fits a GPU, which n_max wins.
+- `advice`: which draft for a target, which config fits a GPU, which n_max wins, and the front
+  page's first answer per GPU kind and target (every workload where a draft is faster).
 """
 
 from leaderboard.verdicts import categories
 from leaderboard.verdicts.advice import (
     DraftStanding,
     DraftTable,
+    FirstAnswer,
     FitAnswer,
+    WorkloadLead,
     against_baseline,
+    answer_order,
+    answer_workloads,
     best_n_max,
     clearly_faster,
+    crownable,
     draft_tables,
+    first_answer,
     fitting_answers,
+    is_faster_than_none,
+    leading_speedup,
     speedup_interval,
     tied,
 )
@@ -132,8 +141,16 @@ __all__ = [
     "KEPT_OFF_FLAGS",
     "DraftStanding",
     "DraftTable",
+    "FirstAnswer",
     "FitAnswer",
+    "WorkloadLead",
     "against_baseline",
+    "answer_order",
+    "answer_workloads",
+    "crownable",
+    "first_answer",
+    "is_faster_than_none",
+    "leading_speedup",
     "best_n_max",
     "clearly_faster",
     "draft_tables",

@@ -4,7 +4,8 @@ Each answer is given within one ranking (`verdicts.workloads.ranking_key`: the s
 tok/s definition, hardware kind and engine release) and says which workload it comes from; an
 answer that spans workloads lists one table per ranking, never one winner over all. Only rows
 that compete (`verdicts.ranking.competes`) are answers. A noisy row (`verdicts.best_run`) is
-shown but never crowned while a clean one exists. "Indistinguishable" is a test, not an
+shown but never crowned while a clean one exists; a speedup is crowned only where the baseline
+batch it divides by is not noisy either (`crownable`). "Indistinguishable" is a test, not an
 overlap of intervals: Welch's test on the config samples for tok/s, the difference of log
 speedups against its standard error for speedups; without an interval it is unknown.
 """
@@ -50,6 +51,25 @@ def against_baseline(interval: Interval | None, speedup: float) -> str | None:
     return FASTER if low > 1 else SLOWER if high < 1 else UNCLEAR
 
 
+def crownable(entry: Any) -> bool:
+    """Whether a row's speedup may be crowned while another exists: neither its best batch nor
+    the baseline batch its speedup divides by is noisy (`verdicts.noise`)."""
+    return not entry.noisy and not entry.baseline_noisy
+
+
+def leading_speedup(entries: Iterable[Any]) -> float | None:
+    """The speedup a ranking's draft table leads with (`draft_tables`' leader): the highest among
+    its crownable rows, else among all of them; None without a speedup."""
+    found = [(crownable(entry), entry.speedup) for entry in entries if entry.speedup is not None]
+    return max(found)[1] if found else None
+
+
+def is_faster_than_none(speedup: float | None) -> bool:
+    """Whether a draft measured faster than decoding without one (its speedup above 1x; how
+    clearly is `against_baseline`'s word)."""
+    return speedup is not None and speedup > 1
+
+
 class _Readable:
     """An answer that templates, serializers and tests may read as a mapping too."""
 
@@ -84,11 +104,17 @@ class DraftTable(_Readable):
     ranking_label: str
     drafts: list[DraftStanding] = field(default_factory=list)
     none_pays: bool = False
+    ranking_key: str = ""
+
+    @property
+    def tied(self) -> int:
+        """How many drafts the test cannot tell from the fastest."""
+        return sum(draft.tied for draft in self.drafts)
 
 
 def _best_of(entries: Sequence[Any]) -> Any:
-    """A draft's row in a ranking: its highest speedup among clean rows, else among all."""
-    clean = [entry for entry in entries if not entry.noisy]
+    """A draft's row in a ranking: its highest speedup among crownable rows, else among all."""
+    clean = [entry for entry in entries if crownable(entry)]
     return max(clean or entries, key=lambda e: (e.speedup, -e.pk))
 
 
@@ -109,6 +135,7 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
                 workload=entry.workload_label or entry.config.protocol,
                 engine_release=entry.engine_release,
                 ranking_label=entry.ranking_label,
+                ranking_key=key,
             )
             by_draft[key] = {}
         draft = entry.config.draft.name if entry.config.draft_id else ""
@@ -126,7 +153,9 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
                     configs=len({row.config_id for row in rows}),
                 )
             )
-        standings.sort(key=lambda d: (d.entry.noisy, -d.entry.speedup, d.spec_label, d.draft))
+        standings.sort(
+            key=lambda d: (not crownable(d.entry), -d.entry.speedup, d.spec_label, d.draft)
+        )
         leader = standings[0]
         leader.leader = True
         for standing in standings:
@@ -146,6 +175,76 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
         tables.values(),
         key=lambda t: (t.hardware.gpu_name, t.workload, t.definition, t.engine_release),
     )
+
+
+@dataclass(frozen=True)
+class WorkloadLead:
+    """One ranking of a GPU kind and target as the front page chooses among them: its key, its
+    label and the speedup its draft table leads with (`leading_speedup`)."""
+
+    ranking_key: str
+    ranking_label: str
+    speedup: float | None
+
+
+def answer_order(lead: WorkloadLead | DraftTable) -> tuple[str, str]:
+    """The order in which an answer names its workloads: by its ranking's label (then key), so
+    it never follows what was submitted last nor how many configs each workload has."""
+    return (lead.ranking_label, lead.ranking_key)
+
+
+def answer_workloads(
+    leads: Iterable[WorkloadLead], *, limit: int
+) -> tuple[list[WorkloadLead], int]:
+    """The workloads a GPU kind and target's first answer names, and how many more it leaves
+    out: every workload whose leading draft measured faster than no drafting, in `answer_order`
+    (up to `limit`); where none did, the least slow alone (the highest lead, `answer_order` on
+    a tie). The front chart shows the first of them."""
+    found = [lead for lead in leads if lead.speedup is not None]
+    faster = sorted((lead for lead in found if is_faster_than_none(lead.speedup)), key=answer_order)
+    if faster:
+        return faster[:limit], max(len(faster) - limit, 0)
+    if not found:
+        return [], 0
+    least_slow = min(found, key=lambda lead: (-(lead.speedup or 0.0), answer_order(lead)))
+    return [least_slow], 0
+
+
+@dataclass
+class FirstAnswer(_Readable):
+    """The front page's answer for one GPU kind and target: the draft table of every workload
+    where a draft measured faster than no drafting (in `answer_order`), or, where none did, the
+    least slow workload's table alone (`none_faster`)."""
+
+    hardware: Any
+    target: str
+    tables: list[DraftTable]
+    none_faster: bool
+    # How many workloads measured a ranked draft of the target on the GPU; how many of those
+    # with a faster draft are not named (past the answer's limit).
+    workloads: int
+    more: int = 0
+
+    @property
+    def others(self) -> int:
+        """The workloads measured but not named: no draft faster there, or past the limit."""
+        return self.workloads - len(self.tables) - self.more
+
+
+def first_answer(
+    *, hardware: Any, target: str, tables: Iterable[DraftTable], workloads: int, more: int = 0
+) -> FirstAnswer:
+    """One GPU kind and target's answer from the draft tables of the workloads `answer_workloads`
+    named: the tables whose leading draft is faster than no drafting, in `answer_order`; where
+    none is, the least slow one."""
+    given = [table for table in tables if table.drafts]
+    faster = sorted(
+        (t for t in given if is_faster_than_none(t.drafts[0].entry.speedup)), key=answer_order
+    )
+    if faster or not given:
+        return FirstAnswer(hardware, target, faster, False, max(workloads, len(faster)), more)
+    least_slow = min(given, key=lambda t: (-t.drafts[0].entry.speedup, answer_order(t)))
+    return FirstAnswer(hardware, target, [least_slow], True, max(workloads, 1), more)
 
 
 @dataclass

@@ -163,8 +163,8 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
             "roofline_fraction", "roofline_flag",
             "ranking_key", "ranking_label", "workload_label", "rank", "like_leader", "like_above",
             "config_mean", "config_n", "config_ci95_low", "config_ci95_high", "interval_basis",
-            "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy", "memorised",
-            "crossover", "fidelity",
+            "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy", "baseline_noisy",
+            "memorised", "crossover", "fidelity",
         ]  # fmt: skip
         read_only_fields = fields
 

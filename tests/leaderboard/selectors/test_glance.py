@@ -1,5 +1,6 @@
 """The front page's answer at a glance (`selectors.glance.fastest_drafts`): decided for the pairs it
-shows, in a number of queries that does not grow with the board."""
+shows, in a number of queries that does not grow with the board; every workload where a draft is
+faster than none named, in an order that does not follow what was submitted last."""
 
 from __future__ import annotations
 
@@ -25,15 +26,21 @@ def measured_on_many_gpus(user, make_result) -> list:
     return kinds
 
 
+def leader(answer):
+    """The leading draft of an answer's first workload."""
+    return answer.tables[0].drafts[0]
+
+
 def test_the_glance_shows_the_first_pairs_and_counts_the_rest(user, ranked_models, make_result):
     kinds = measured_on_many_gpus(user, make_result)
 
-    answers = fastest_drafts()
+    glance = fastest_drafts()
+    answers = glance.answers
 
-    assert [a["hardware"].pk for a in answers] == [k.pk for k in kinds[:GLANCE_LIMIT]]
-    assert answers[0]["more"] == GPUS - GLANCE_LIMIT
-    assert all(a["leader"].entry.config.n_max == 4 for a in answers)
-    assert all(a["leader"].entry.hardware_id == a["hardware"].pk for a in answers)
+    assert [a.hardware.pk for a in answers] == [k.pk for k in kinds[:GLANCE_LIMIT]]
+    assert glance.pairs_left == GPUS - GLANCE_LIMIT
+    assert all(leader(a).entry.config.n_max == 4 for a in answers)
+    assert all(leader(a).entry.hardware_id == a.hardware.pk for a in answers)
 
 
 def test_a_recorded_run_costs_the_glance_the_pairs_shown_not_every_pair(
@@ -45,12 +52,13 @@ def test_a_recorded_run_costs_the_glance_the_pairs_shown_not_every_pair(
     # A change of values, not of the row set: the pairs are kept, the answers decided again.
     services.raise_board_version()
     with CaptureQueriesContext(connection) as again:
-        answers = fastest_drafts()
-    # One read of the rows of the pairs shown (none of the pairs past the limit), no count of
-    # the board.
+        answers = fastest_drafts().answers
+    # One read of the rows of the pairs shown (none of the pairs past the limit), and one of
+    # their rankings' leads; no count of the board.
     entry_reads = [q for q in again.captured_queries if "leaderboard_leaderboardentry" in q["sql"]]
     assert len(entry_reads) == 1
-    assert not any("leaderboard_rankingsummary" in q["sql"] for q in again.captured_queries)
+    summary_reads = [q for q in again.captured_queries if "leaderboard_rankingsummary" in q["sql"]]
+    assert len(summary_reads) == 1 and '"drafts" > 0' in summary_reads[0]["sql"]
     assert len(answers) == GLANCE_LIMIT
 
     # A new row (the row set changes) counts the pairs again, from the rankings' summaries.
@@ -71,8 +79,8 @@ def test_a_run_recorded_in_one_shown_ranking_reads_that_pair_alone(
 ):
     kinds = measured_on_many_gpus(user, make_result)
     before = fastest_drafts()
-    changed = before[0]["leader"].entry.ranking_key
-    others = [answer["leader"].entry.ranking_key for answer in before[1:]]
+    changed = leader(before.answers[0]).entry.ranking_key
+    others = [leader(answer).entry.ranking_key for answer in before.answers[1:]]
 
     # A run recorded in a ranking the glance does not show reads none of its rows.
     services.raise_board_version(rankings=["a ranking not on the glance"])
@@ -90,8 +98,8 @@ def test_a_run_recorded_in_one_shown_ranking_reads_that_pair_alone(
 
     # A real run that changes the pair's answer shows on the next read: a faster draft.
     faster = measure(user, kinds[0], make_result, 6, [300.0, 310.0])
-    [answer] = [a for a in fastest_drafts() if a["hardware"].pk == kinds[0].pk]
-    assert answer["leader"].entry.config_id == faster.config_id
+    [answer] = [a for a in fastest_drafts().answers if a.hardware.pk == kinds[0].pk]
+    assert leader(answer).entry.config_id == faster.config_id
 
 
 def test_the_front_page_reads_no_column_of_the_glance_rows_it_did_not_fetch(
