@@ -7,10 +7,12 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import services
+from leaderboard import selectors, services
+from leaderboard.models import LeaderboardEntry
 from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.glance import GLANCE_LIMIT, fastest_drafts
-from tests.support.measured_configs import measure
+from tests.support.measured_configs import draft_simple, measure, measure_config
+from tests.support.pages import class_texts, element_text, text
 
 GPUS = GLANCE_LIMIT + 3
 
@@ -150,3 +152,116 @@ def test_a_draft_row_holds_each_column_of_its_row_and_config(user, ranked_models
     by_kind = {}
     for row in rows:
         assert by_kind.setdefault(row.hardware.pk, row.hardware) is row.hardware
+
+
+# Every workload with a faster draft, named and in a stable order (issue 44, point 5) ---------
+
+BEES = "Bees hum over the clover in the warm afternoon."
+COLD = "Cold rivers run down from the hills to the sea."
+
+
+def measured_on(user, hardware, make_result, n_max: int, decode: list[float], prompt=None):
+    """A draft-simple config on the quick protocol (its own prompt if given: another workload,
+    so another ranking), with its baseline of 50 and 52 tok/s measured beside it: its row."""
+    data = draft_simple(n_max)
+    if prompt:
+        data["protocol"] = data["protocol"] | {"prompt": prompt}
+    job = measure_config(user, hardware, make_result, data, decode)
+    return LeaderboardEntry.objects.get(config=job.config, hardware=hardware)
+
+
+def first_answer_text(client, hardware) -> str:
+    """The words of the front page's first answer for this GPU kind (the tiny target)."""
+    page = text(client.get("/"))
+    [answer] = [a for a in class_texts(page, "glance-answer") if a.startswith(hardware.label)]
+    return answer
+
+
+def test_the_first_answer_names_every_workload_where_a_draft_is_faster(
+    client, user, ranked_models, hardware, make_result
+):
+    # The issue's board: the workload with the most configs measured only slower drafts, another
+    # one's drafts measured 1.13x and 1.20x, a third's a slower one.
+    for n_max, decode in ((2, [30.0, 31.0]), (3, [32.0, 33.0]), (5, [34.0, 35.0])):
+        measured_on(user, hardware, make_result, n_max, decode)
+    measured_on(user, hardware, make_result, 4, [57.6, 58.0], BEES)
+    fastest = measured_on(user, hardware, make_result, 6, [61.0, 61.4], BEES)
+    measured_on(user, hardware, make_result, 4, [40.0, 41.0], COLD)
+
+    [answer] = fastest_drafts().answers
+
+    assert not answer.none_faster
+    assert [table.ranking_key for table in answer.tables] == [fastest.ranking_key]
+    assert leader(answer).entry.pk == fastest.pk
+    assert (answer.workloads, answer.others, answer.more) == (3, 2, 0)
+    words = first_answer_text(client, hardware)
+    assert "tiny-qwen3 no draft" not in words
+    assert f"n_max 6 {fastest.speedup:.2f}×" in words and "1.20×" in words
+    assert f"on {fastest.ranking_label}" in words
+    assert "2 other workloads measured, where no draft is faster than none" in words
+    # The chart beside it shows that workload and names it.
+    chart = selectors.speedup_chart()
+    assert chart["ranking_label"] == fastest.ranking_label
+    assert [point["key"] for point in chart["points"]] == [
+        fastest.config.key,
+        LeaderboardEntry.objects.get(config__n_max=4, ranking_key=fastest.ranking_key).config.key,
+    ]
+    named = element_text(text(client.get("/")), "speedup-chart-workload")
+    assert named.startswith(f"On {fastest.ranking_label} (4 rows of 2 other workloads left out")
+
+
+def test_the_answer_keeps_its_order_when_another_run_is_submitted_last(
+    client, user, ranked_models, hardware, make_result
+):
+    bees = measured_on(user, hardware, make_result, 4, [61.0, 61.4], BEES)
+    cold = measured_on(user, hardware, make_result, 4, [76.0, 77.0], COLD)
+    [before] = fastest_drafts().answers
+    assert [table.ranking_key for table in before.tables] == [bees.ranking_key, cold.ranking_key]
+    words = first_answer_text(client, hardware)
+    assert words.index(bees.ranking_label) < words.index(cold.ranking_label)
+    assert selectors.speedup_chart()["ranking_label"] == bees.ranking_label
+
+    # Submitted last: two more configs on the second workload, one of them the fastest of all,
+    # so it now has the most configs and the fastest draft. The order is the labels' still.
+    measured_on(user, hardware, make_result, 6, [90.0, 91.0], COLD)
+    fastest = measured_on(user, hardware, make_result, 8, [150.0, 152.0], COLD)
+
+    [after] = fastest_drafts().answers
+    assert [table.ranking_key for table in after.tables] == [bees.ranking_key, cold.ranking_key]
+    assert after.tables[1].drafts[0].entry.pk == fastest.pk
+    words = first_answer_text(client, hardware)
+    assert words.index(bees.ranking_label) < words.index(cold.ranking_label)
+    assert selectors.speedup_chart()["ranking_label"] == bees.ranking_label
+
+
+def test_where_no_workload_has_a_faster_draft_the_answer_is_no_draft_and_the_least_slow(
+    client, user, ranked_models, hardware, make_result
+):
+    for n_max, decode in ((2, [30.0, 31.0]), (3, [32.0, 33.0])):
+        measured_on(user, hardware, make_result, n_max, decode)
+    least_slow = measured_on(user, hardware, make_result, 4, [45.0, 46.0], COLD)
+
+    [answer] = fastest_drafts().answers
+
+    assert answer.none_faster and [t.ranking_key for t in answer.tables] == [least_slow.ranking_key]
+    words = first_answer_text(client, hardware)
+    assert "no draft (no draft measured faster than none on any of the 2 workloads" in words
+    assert f"{least_slow.speedup:.2f}× on {least_slow.ranking_label})" in words
+    assert selectors.speedup_chart()["ranking_label"] == least_slow.ranking_label
+
+
+def test_workloads_past_the_answers_limit_are_counted_and_linked(
+    client, user, ranked_models, hardware, make_result, monkeypatch
+):
+    from leaderboard.selectors import glance
+
+    monkeypatch.setattr(glance, "GLANCE_WORKLOADS", 1)
+    bees = measured_on(user, hardware, make_result, 4, [61.0, 61.4], BEES)
+    measured_on(user, hardware, make_result, 4, [76.0, 77.0], COLD)
+
+    [answer] = fastest_drafts().answers
+
+    assert [t.ranking_key for t in answer.tables] == [bees.ranking_key] and answer.more == 1
+    words = first_answer_text(client, hardware)
+    assert "1 more workload with a faster draft: every workload" in words
+    assert 'href="/models/tiny-qwen3/"' in client.get("/").content.decode()
