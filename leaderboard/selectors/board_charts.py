@@ -8,12 +8,12 @@ config's interval and the best speedup with its interval).
 
 Only competing rows are drawn (`verdicts.ranking.competes`), and a chart never mixes rankings
 (`verdicts.workloads`: one workload, tok/s definition, GPU and release). The front chart is
-chosen as the front page's first answer is, so that neither follows what was submitted last: the
-first GPU and target in the answers' order (GPU name, then target) unless chosen, and of its
+chosen as the front page's first answer is, so that neither follows what was submitted last:
+the first GPU and target in the answers' order (GPU name, then target) unless chosen, and of its
 rankings the first workload that answer names (`verdicts.answer_workloads`: the first by its
 label where a draft is faster than none, else the least slow); it names that workload and says
-how many rows of others it left out. The GPU comparison is one workload in decode tok/s, a GPU's figures each from its own
-ranking.
+how many rows of others it left out. The GPU comparison is one workload in decode tok/s, a GPU's
+figures each from its own ranking.
 """
 
 from __future__ import annotations

@@ -452,7 +452,7 @@ def test_the_chart_follows_the_selected_target_and_hardware(
     chart = embedded(client.get(f"/?hardware={other.slug}").content.decode(), "speedup-data")
     assert chart["hardware"] == other.slug and len(chart["points"]) == 1
     assert chart["chosen"] == {"target": False, "hardware": True}
-    # Nothing chosen: the pair with the most speedups.
+    # Nothing chosen: the first GPU and target in the answers' order (GPU name, then target).
     assert (
         embedded(client.get("/").content.decode(), "speedup-data")["hardware"]
         == three_configs["hardware"].slug
