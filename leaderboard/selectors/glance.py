@@ -16,7 +16,7 @@ from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
 from leaderboard import verdicts
-from leaderboard.models import Hardware, RankingSummary
+from leaderboard.models import RankingSummary
 from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.cache import board_cached, ranking_kept
 from leaderboard.selectors.draft_rows import DraftRow, draft_rows
@@ -101,7 +101,6 @@ def _answers(pairs: list[Pair]) -> list[verdicts.FirstAnswer | None]:
             for lead in chosen
         ]
     )
-    kinds = Hardware.objects.in_bulk({pair[3] for pair in pairs})
     answers: list[verdicts.FirstAnswer | None] = []
     for pair, (chosen, more) in zip(pairs, named, strict=True):
         tables = [
@@ -111,7 +110,8 @@ def _answers(pairs: list[Pair]) -> list[verdicts.FirstAnswer | None]:
         ]
         answers.append(
             verdicts.first_answer(
-                hardware=kinds[pair[3]],
+                # The GPU kind its rows read (`draft_rows`: one instance per kind).
+                hardware=tables[0].hardware,
                 target=pair[2],
                 tables=tables,
                 workloads=len(leads.get((pair[3], pair[2]), [])),
