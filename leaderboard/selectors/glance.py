@@ -4,9 +4,10 @@ verdicts decide it (`verdicts.answer_workloads`, `verdicts.draft_tables`,
 `verdicts.first_answer`).
 
 Which pairs have an answer and their rankings are counted once per change of the board's row
-set; each shown pair's answer is kept until one of its rankings changes (`RankingVersion`), and
-only the pairs whose rankings changed are decided again: their rankings' leads read from the
-summaries (one query), then the rows of the workloads they name (one query)."""
+set; which workloads each shown pair's answer names is kept until its answer key is raised (a
+ranking of the pair started or stopped having a faster draft: the leads are read from the
+summaries, one query), and each answer until a workload it names changes (`RankingVersion`):
+only those pairs' rows are read again (one query)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
-from leaderboard import verdicts
+from leaderboard import board_version, verdicts
 from leaderboard.models import RankingSummary
 from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.cache import board_cached, ranking_kept
@@ -46,13 +47,20 @@ def fastest_drafts() -> Glance:
     measured faster than no drafting, in the verdicts' stable order (up to `GLANCE_WORKLOADS`,
     counting the rest), else the least slow workload's.
 
-    The pairs come from the row set's cache. Each shown pair's answer is kept until one of its
-    rankings changes (`ranking_kept`): a run recorded in another ranking reads none of its rows."""
+    The pairs come from the row set's cache. Which workloads each answer names is kept until its
+    answer key is raised (`board_version.answer_key`: a ranking of the pair started or stopped
+    having a faster draft); each answer until a workload it names changes (`ranking_kept`): a
+    run recorded in a workload it does not name reads none of its rows."""
     pairs = board_cached("glance-pairs", {}, _glance_pairs, row_set_only=True)
     shown = pairs[:GLANCE_LIMIT]
     if not shown:
         return Glance(answers=[])
-    answers = ranking_kept("glance-answers", shown, lambda pair: pair[4], _answers)
+    named = ranking_kept(
+        "glance-named", shown, lambda pair: [board_version.answer_key(pair[3], pair[2])], _named
+    )
+    answers = ranking_kept(
+        "glance-answers", list(zip(shown, named, strict=True)), lambda item: item[1][0], _answers
+    )
     return Glance(
         answers=[answer for answer in answers if answer is not None],
         pairs_left=len(pairs) - len(shown),
@@ -77,9 +85,14 @@ def _glance_pairs() -> list[Pair]:
     )
 
 
-def _answers(pairs: list[Pair]) -> list[verdicts.FirstAnswer | None]:
-    """Each pair's first answer: the workloads the verdicts name from its rankings' leads (one
-    read of the summaries for every pair), each decided from its fastest rows (one read)."""
+# Which workloads a pair's answer names: their ranking keys, how many more have a faster draft
+# and how many workloads the pair has.
+Named = tuple[tuple[str, ...], int, int]
+
+
+def _named(pairs: list[Pair]) -> list[Named]:
+    """Each pair's named workloads (`verdicts.answer_workloads`), from its rankings' leads in
+    their summaries: one query for every pair."""
     wanted = Q()
     for _, _, target, hardware_id, keys in pairs:
         wanted |= Q(target_name=target, hardware_id=hardware_id, ranking_key__in=keys)
@@ -90,23 +103,22 @@ def _answers(pairs: list[Pair]) -> list[verdicts.FirstAnswer | None]:
         leads.setdefault((hardware_id, target), []).append(
             verdicts.WorkloadLead(ranking_key=key, ranking_label=label, speedup=speedup)
         )
-    named = [
-        verdicts.answer_workloads(leads.get((pair[3], pair[2]), []), limit=GLANCE_WORKLOADS)
-        for pair in pairs
-    ]
-    rows = _glance_rows(
-        [
-            (pair[2], lead.ranking_key)
-            for pair, (chosen, _) in zip(pairs, named, strict=True)
-            for lead in chosen
-        ]
-    )
+    found = []
+    for pair in pairs:
+        pair_leads = leads.get((pair[3], pair[2]), [])
+        chosen, more = verdicts.answer_workloads(pair_leads, limit=GLANCE_WORKLOADS)
+        found.append((tuple(lead.ranking_key for lead in chosen), more, len(pair_leads)))
+    return found
+
+
+def _answers(items: list[tuple[Pair, Named]]) -> list[verdicts.FirstAnswer | None]:
+    """Each pair's first answer: the draft tables of the workloads it names, each decided from
+    its fastest rows (one read for every pair)."""
+    rows = _glance_rows([(pair[2], key) for pair, (keys, _, _) in items for key in keys])
     answers: list[verdicts.FirstAnswer | None] = []
-    for pair, (chosen, more) in zip(pairs, named, strict=True):
+    for pair, (keys, more, workloads) in items:
         tables = [
-            table
-            for lead in chosen
-            for table in verdicts.draft_tables(rows.get((pair[2], lead.ranking_key), []))
+            table for key in keys for table in verdicts.draft_tables(rows.get((pair[2], key), []))
         ]
         answers.append(
             verdicts.first_answer(
@@ -114,7 +126,7 @@ def _answers(pairs: list[Pair]) -> list[verdicts.FirstAnswer | None]:
                 hardware=tables[0].hardware,
                 target=pair[2],
                 tables=tables,
-                workloads=len(leads.get((pair[3], pair[2]), [])),
+                workloads=workloads,
                 more=more,
             )
             if tables

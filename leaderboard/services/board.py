@@ -492,7 +492,12 @@ def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
         )
         for values in summarized.values_list(*_SUMMARY_FIELDS)
     ]
-    _store_summaries(ranking_key, ranking_summaries(ranking_key, summary_rows), targets=targets)
+    answers = _store_summaries(
+        ranking_key, ranking_summaries(ranking_key, summary_rows), targets=targets
+    )
+    if answers:
+        # What the front page's first answers name may change with these summaries.
+        raise_board_version(rankings=answers)
     return len(changed)
 
 
@@ -546,17 +551,46 @@ _SUMMARY_COLUMNS = (
 )
 
 
+def _answer_state(drafts: int, lead: float | None) -> object:
+    """What a ranking's summary tells the front page's first answer of its GPU kind and target
+    (`verdicts.answer_workloads`): nothing without drafts; that a draft is faster than none,
+    whatever its speedup; else its leading speedup (the least slow workload is named)."""
+    if not drafts or lead is None:
+        return None
+    return True if verdicts.is_faster_than_none(lead) else lead
+
+
 def _store_summaries(
     ranking_key: str, summaries: list[RankingSummary], *, targets: Collection[str] | None = None
-) -> None:
+) -> set[str]:
     """Write the summaries of a ranking that changed (most recorded runs change none), and drop
-    those of targets it no longer holds; `targets`: only these targets' summaries."""
+    those of targets it no longer holds; `targets`: only these targets' summaries. Returns the
+    answer keys (`board_version.answer_key`) of the GPU kinds and targets whose first answer may
+    name other workloads now."""
     kept = RankingSummary.objects.filter(ranking_key=ranking_key)
     if targets is not None:
         kept = kept.filter(target_name__in=targets)
     stored = {
         target: values for target, *values in kept.values_list("target_name", *_SUMMARY_COLUMNS)
     }
+    drafts, lead = _SUMMARY_COLUMNS.index("drafts"), _SUMMARY_COLUMNS.index("lead_speedup")
+    before = {
+        target: (values[0], _answer_state(values[drafts], values[lead]))
+        for target, values in stored.items()
+    }
+    after = {
+        summary.target_name: (
+            summary.hardware_id,
+            _answer_state(summary.drafts, summary.lead_speedup),
+        )
+        for summary in summaries
+    }
+    answers = set()
+    for target in before.keys() | after.keys():
+        hardware_id, old = before.get(target, (None, None))
+        new_hardware_id, new = after.get(target, (hardware_id, None))
+        if old != new:
+            answers.add(board_version.answer_key(new_hardware_id, target))
     gone = set(stored) - {summary.target_name for summary in summaries}
     if gone:
         RankingSummary.objects.filter(ranking_key=ranking_key, target_name__in=gone).delete()
@@ -572,6 +606,7 @@ def _store_summaries(
         unique_fields=["ranking_key", "target_name"],
         update_fields=[column.removesuffix("_id") for column in _SUMMARY_COLUMNS],
     )
+    return answers
 
 
 def summarize_every_ranking() -> int:

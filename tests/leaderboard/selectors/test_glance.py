@@ -265,3 +265,26 @@ def test_workloads_past_the_answers_limit_are_counted_and_linked(
     words = first_answer_text(client, hardware)
     assert "1 more workload with a faster draft: every workload" in words
     assert 'href="/models/tiny-qwen3/"' in client.get("/").content.decode()
+
+
+def test_a_workload_the_answer_does_not_name_costs_it_no_rows_until_a_draft_there_is_faster(
+    user, ranked_models, hardware, make_result
+):
+    bees = measured_on(user, hardware, make_result, 4, [61.0, 61.4], BEES)
+    cold = measured_on(user, hardware, make_result, 4, [40.0, 41.0], COLD)
+    [answer] = fastest_drafts().answers
+    assert [table.ranking_key for table in answer.tables] == [bees.ranking_key]
+
+    # Still slower than none there: the answer's leads are read again (its answer key was
+    # raised: the least slow could change), none of its rows.
+    measured_on(user, hardware, make_result, 6, [42.0, 43.0], COLD)
+    with CaptureQueriesContext(connection) as slower:
+        [answer] = fastest_drafts().answers
+    assert _entry_reads(slower) == []
+    assert [table.ranking_key for table in answer.tables] == [bees.ranking_key]
+
+    # A draft there faster than none: named at once, in its label's place.
+    faster = measured_on(user, hardware, make_result, 8, [150.0, 152.0], COLD)
+    [answer] = fastest_drafts().answers
+    assert [table.ranking_key for table in answer.tables] == [bees.ranking_key, cold.ranking_key]
+    assert answer.tables[1].drafts[0].entry.pk == faster.pk
