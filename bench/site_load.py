@@ -287,6 +287,13 @@ COMPETES = (
 )
 
 
+def _has_entry_column(name: str) -> bool:
+    """Whether this checkout's LeaderboardEntry has this column."""
+    from leaderboard.models import LeaderboardEntry
+
+    return any(field.name == name for field in LeaderboardEntry._meta.get_fields())
+
+
 def has_verdict_columns() -> bool:
     """Whether this checkout's LeaderboardEntry has the verdict layer's columns (migration 0015;
     this bench also measures the commit before it, which has none)."""
@@ -608,28 +615,40 @@ def derive_verdicts(cursor) -> None:
                 verdicts.is_noisy(best, protocol=row[2]),
                 learns
                 and (row[2] == verdicts.SEED_CSV_PROTOCOL or verdicts.repeats_a_prompt(row[24])),
+                # The baseline batch its speedup divides by, by the same rule (services.board).
+                paired[i]
+                and verdicts.is_noisy(
+                    verdicts.summary_sample(row[17], row[18], max(row[19] or 0, 1)),
+                    protocol=row[2],
+                ),
             )
 
     cursor.execute(
         "CREATE TEMP TABLE bench_verdicts (id bigint PRIMARY KEY, rank integer,"
         " like_leader boolean, like_above boolean, config_low float8, config_high float8,"
         " speedup_low float8, speedup_high float8, speedup_basis text, noisy boolean,"
-        " memorised boolean)"
+        " memorised boolean, baseline_noisy boolean)"
     )
     _copy(
         cursor,
         "bench_verdicts",
         ["id", "rank", "like_leader", "like_above", "config_low", "config_high"]
-        + ["speedup_low", "speedup_high", "speedup_basis", "noisy", "memorised"],
+        + ["speedup_low", "speedup_high", "speedup_basis", "noisy", "memorised"]
+        + ["baseline_noisy"],
         decided(),
     )
+    # A checkout before migration 0031 has no baseline_noisy column.
+    baseline_noisy = (
+        ", baseline_noisy = v.baseline_noisy" if _has_entry_column("baseline_noisy") else ""
+    )
     cursor.execute(
-        """
+        f"""
         UPDATE leaderboard_leaderboardentry e
         SET rank = v.rank, like_leader = v.like_leader, like_above = v.like_above,
             config_ci95_low = v.config_low, config_ci95_high = v.config_high,
             speedup_ci95_low = v.speedup_low, speedup_ci95_high = v.speedup_high,
             speedup_basis = v.speedup_basis, noisy = v.noisy, memorised = v.memorised
+            {baseline_noisy}
         FROM bench_verdicts v
         WHERE v.id = e.id
         """
@@ -647,6 +666,7 @@ CHECKED_FIELDS = (
     "config_mean", "config_stdev", "config_n", "config_ci95_low", "config_ci95_high",
     "interval_basis", "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy",
     "memorised", "crossover", "draft_tokens", "verify_steps", "anecdotal",
+    "baseline_noisy",
 )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ costs no query; writers call `raise_version()` in the transaction that changed t
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -26,6 +27,17 @@ from leaderboard.models import BoardVersion, LeaderboardEntry, RankingVersion
 # change).
 ANY_RANKING = "*"
 UNKNOWN_RANKING = "?"
+
+
+def answer_key(hardware_id: int, target: str) -> str:
+    """The version key of the front page's first answer for a GPU kind and target: which of its
+    workloads that answer names (`verdicts.answer_workloads`). Raised with the rankings a change
+    touched where it may change what is named (`services.board.rerank`), so the answer is kept
+    across a run recorded in a workload it does not name and that does not change which it
+    names."""
+    digest = hashlib.blake2b(f"{hardware_id}:{target}".encode(), digest_size=12).hexdigest()
+    return f"answer:{digest}"
+
 
 # The counter as this process last read it, and when: (monotonic seconds, (value, row_set)).
 _seen: tuple[float, tuple[int, int]] | None = None

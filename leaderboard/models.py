@@ -564,6 +564,9 @@ class LeaderboardEntry(models.Model):
     # The best batch is noisy (its interval reaches 0 or is wider than its mean): no answer
     # crowns such a row. Memorised: the protocol repeats one prompt (n-gram state carries over).
     noisy = models.BooleanField(default=False, db_default=False)
+    # The baseline batch its speedup divides by (`baseline_run`) is noisy by the same rules: the
+    # speedup rests on it, so no draft answer crowns the row while a clean one exists.
+    baseline_noisy = models.BooleanField(default=False, db_default=False)
     memorised = models.BooleanField(default=False, db_default=False)
     # What its speculative figures rest on (the best batch's drafted tokens and verify steps), and
     # whether that is too little to say anything (`verdicts.evidence`): an anecdotal row is shown
@@ -715,6 +718,9 @@ class RankingSummary(models.Model):
     spec_labels = models.JSONField(default=list)
     # How many n_max values compete: the width of the ranking's n_max sweep of this target.
     sweep = models.PositiveIntegerField(default=0)
+    # The speedup its draft answer leads with (`verdicts.leading_speedup`): whether a draft of
+    # this target measured faster than no drafting in this workload, for the front page.
+    lead_speedup = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [

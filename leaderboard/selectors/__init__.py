@@ -18,7 +18,7 @@ The reads are grouped by what they are about, one module each:
   trade-off, n_max sweep, context depth).
 - `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
 - `glance`: the front page's answer at a glance (`fastest_drafts`: per GPU kind and target,
-  the fastest draft as the verdicts decide it).
+  the fastest draft of every workload where one is faster than none, as the verdicts decide it).
 - `compare`: Welch differences and configs side by side (`compare_configs`, the rules the
   compare page and the API share, with its refusals `WrongNumberOfKeys` and `UnknownKeys`).
 - `jobs`: a job's status, cost and time left, what the jobs API shows of it, and a user's jobs.

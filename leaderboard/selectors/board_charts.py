@@ -7,10 +7,13 @@ word on it against no drafting, which the bar's colour shows) and
 config's interval and the best speedup with its interval).
 
 Only competing rows are drawn (`verdicts.ranking.competes`), and a chart never mixes rankings
-(`verdicts.workloads`: one workload, tok/s definition, GPU and release): the front chart keeps
-the ranking with the most rows of the chosen target and GPU and says how many rows of others it
-left out. The GPU comparison is one workload in decode tok/s, a GPU's figures each from its own
-ranking.
+(`verdicts.workloads`: one workload, tok/s definition, GPU and release). The front chart is
+chosen as the front page's first answer is, so that neither follows what was submitted last:
+the first GPU and target in the answers' order (GPU name, then target) unless chosen, and of its
+rankings the first workload that answer names (`verdicts.answer_workloads`: the first by its
+label where a draft is faster than none, else the least slow); it names that workload and says
+how many rows of others it left out. The GPU comparison is one workload in decode tok/s, a GPU's
+figures each from its own ranking.
 """
 
 from __future__ import annotations
@@ -41,33 +44,30 @@ def _filtered(*, spec_type: str, protocol: str) -> dict[str, str]:
 
 
 def _chart_pair(*, target: str, hardware: str, filters: dict[str, str]) -> tuple[str, str] | None:
-    """The selected target and hardware, the unselected one(s) filled in with the pair that has
-    the most speculative rows with a speedup: counts of which rows compete, so cached with the
-    board's row set (a GROUP BY over every competing row, not repeated per recorded run)."""
+    """The selected target and hardware, the unselected one(s) filled in with the first pair
+    with competing speedups in the front page's answers' order (GPU name, slug, target): which
+    rows compete, so cached with the board's row set."""
     found = board_cached(
         "chart-pair",
         {"target": target, "hardware": hardware, "filters": filters},
-        lambda: _most_measured_pair(target=target, hardware=hardware, filters=filters),
+        lambda: _first_pair(target=target, hardware=hardware, filters=filters),
         row_set_only=True,
     )
     return tuple(found) if found else None  # type: ignore[return-value]
 
 
-def _most_measured_pair(
-    *, target: str, hardware: str, filters: dict[str, str]
-) -> tuple[str, str] | None:
+def _first_pair(*, target: str, hardware: str, filters: dict[str, str]) -> tuple[str, str] | None:
     rows = _speculative_rows(**filters)
     if target:
         rows = rows.filter(target_name=target)
     if hardware:
         rows = rows.filter(hardware__slug=hardware)
-    best = (
-        rows.values("config__target_name", "hardware__slug")
-        .annotate(rows=Count("id"))
-        .order_by("-rows", "config__target_name", "hardware__slug")
+    first = (
+        rows.order_by("hardware__gpu_name", "hardware__slug", "target_name")
+        .values_list("target_name", "hardware__slug")
         .first()
     )
-    return (best["config__target_name"], best["hardware__slug"]) if best else None
+    return tuple(first) if first else None  # type: ignore[return-value]
 
 
 def _config_label(entry: LeaderboardEntry) -> str:
@@ -93,18 +93,22 @@ def speedup_chart(
         .distinct()
         .order_by("-speedup", "id")
     )
-    sizes: dict[str, int] = {}
+    by_ranking: dict[str, list[LeaderboardEntry]] = {}
     for entry in rows:
-        sizes[entry.ranking_key] = sizes.get(entry.ranking_key, 0) + 1
-    # The ranking with the most rows; decode first on a tie (it is what our workers measure).
-    chosen = max(
-        sizes,
-        key=lambda key: (
-            sizes[key],
-            next(e for e in rows if e.ranking_key == key).tps_definition == Run.Definition.DECODE,
-        ),
+        by_ranking.setdefault(entry.ranking_key, []).append(entry)
+    # The first workload the front page's answer for this pair names.
+    [lead], _ = verdicts.answer_workloads(
+        [
+            verdicts.WorkloadLead(
+                ranking_key=key,
+                ranking_label=found[0].ranking_label,
+                speedup=verdicts.leading_speedup(found),
+            )
+            for key, found in by_ranking.items()
+        ],
+        limit=1,
     )
-    kept = [entry for entry in rows if entry.ranking_key == chosen]
+    kept = by_ranking[lead.ranking_key]
     shown = kept[:SPEEDUP_CHART_LIMIT]
     points = []
     for entry in shown:
@@ -129,6 +133,7 @@ def speedup_chart(
                 "engine_release": entry.engine_release,
                 "across_depths": is_across_depths(entry.config),
                 "noisy": entry.noisy,
+                "baseline_noisy": entry.baseline_noisy,
                 "memorised": entry.memorised,
                 "prompts_unknown": entry.prompts_unknown,
             }
@@ -142,7 +147,7 @@ def speedup_chart(
         "ranking_label": shown[0].ranking_label,
         "chosen": {"target": bool(target), "hardware": bool(hardware)},
         "other_ranking_rows": len(rows) - len(kept),
-        "other_rankings": len(sizes) - 1,
+        "other_rankings": len(by_ranking) - 1,
         "more_rows": len(kept) - len(shown),
         "points": points,
     }

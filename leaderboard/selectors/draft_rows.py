@@ -58,6 +58,7 @@ class DraftRow:
     engine_release: str
     rank: int | None
     noisy: bool
+    baseline_noisy: bool
     speedup: float | None
     speedup_ci95_low: float | None
     speedup_ci95_high: float | None
@@ -77,7 +78,7 @@ class DraftRow:
     # the draft, whose name follows) and its hardware kind's id.
     OWN: ClassVar[tuple[str, ...]] = (
         "pk", "config_id", "target_name", "ranking_key", "ranking_label", "workload_label",
-        "tps_definition", "engine_release", "rank", "noisy", "speedup", "speedup_ci95_low",
+        "tps_definition", "engine_release", "rank", "noisy", "baseline_noisy", "speedup", "speedup_ci95_low",
         "speedup_ci95_high", "speedup_basis", "tokens_per_second", "acceptance_rate", "tau",
         "memorised", "prompts_unknown", "anecdotal", "draft_tokens", "verify_steps",
     )  # fmt: skip

@@ -1,105 +1,152 @@
-"""The front page's answer at a glance: per GPU kind and target, the fastest draft as the verdicts
-decide it (`verdicts.draft_tables`), in the ranking that measured the most of that target's
-configs on that GPU.
+"""The front page's first answer: per GPU kind and target, the fastest draft of every workload
+where a draft measured faster than no drafting, or the least slow one where none did, as the
+verdicts decide it (`verdicts.answer_workloads`, `verdicts.draft_tables`,
+`verdicts.first_answer`).
 
 Which pairs have an answer and their rankings are counted once per change of the board's row
-set; each shown pair's table is kept until its ranking changes (`RankingVersion`), and only the
-pairs whose ranking changed are read again (one query for all of them)."""
+set; which workloads each shown pair's answer names is kept until its answer key is raised (a
+ranking of the pair started or stopped having a faster draft: the leads are read from the
+summaries, one query), and each answer until a workload it names changes (`RankingVersion`):
+only those pairs' rows are read again (one query)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
-from leaderboard import verdicts
+from leaderboard import board_version, verdicts
 from leaderboard.models import RankingSummary
 from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.cache import board_cached, ranking_kept
 from leaderboard.selectors.draft_rows import DraftRow, draft_rows
 
-# The front page's answers at most: one line per GPU kind and target.
+# The front page's answers at most: one per GPU kind and target.
 GLANCE_LIMIT = 12
-# The fastest rows by speedup a glance answer is decided from, per GPU kind and target.
+# The workloads one answer names at most (the model page has each).
+GLANCE_WORKLOADS = 5
+# The fastest rows by speedup a workload's answer is decided from.
 GLANCE_ROWS = 500
 
+# A pair: (GPU name, its slug, target, hardware id, the keys of its rankings with drafts).
+Pair = tuple[str, str, str, int, tuple[str, ...]]
 
-def fastest_drafts() -> list[dict]:
-    """Per GPU kind and target with ranked speedups, the fastest draft as the verdicts decide it
-    (`verdicts.draft_tables`), in the ranking that measured the most of that target's configs on
-    that GPU (one workload, tok/s definition and release), for the front page: up to
-    `GLANCE_LIMIT` of {"hardware", "target", "table" (its `verdicts.DraftTable`), "leader" (the
-    table's first `DraftStanding`), "tied" (how many drafts the verdicts cannot tell from it),
-    "rankings" (how many rankings the pair has), "more" (how many pairs were left out, on the
-    first only)}.
 
-    The pairs come from the row set's cache. Each shown pair's table is kept until its ranking
-    changes (`ranking_kept`): a run recorded in another ranking, or in one the page shows below,
-    reads none of the glance's rows."""
+@dataclass(frozen=True)
+class Glance:
+    """The front page's first answers, and how many GPU and target pairs it leaves out."""
+
+    answers: list[verdicts.FirstAnswer]
+    pairs_left: int = 0
+
+
+def fastest_drafts() -> Glance:
+    """Per GPU kind and target with ranked speedups, the verdicts' first answer (up to
+    `GLANCE_LIMIT`, by GPU and target): the draft table of every workload whose leading draft
+    measured faster than no drafting, in the verdicts' stable order (up to `GLANCE_WORKLOADS`,
+    counting the rest), else the least slow workload's.
+
+    The pairs come from the row set's cache. Which workloads each answer names is kept until its
+    answer key is raised (`board_version.answer_key`: a ranking of the pair started or stopped
+    having a faster draft); each answer until a workload it names changes (`ranking_kept`): a
+    run recorded in a workload it does not name reads none of its rows."""
     pairs = board_cached("glance-pairs", {}, _glance_pairs, row_set_only=True)
     shown = pairs[:GLANCE_LIMIT]
     if not shown:
-        return []
-    tables = ranking_kept(
-        "glance-tables",
-        shown,
-        lambda pair: [pair[4]],
-        lambda todo: [verdicts.draft_tables(group) for group in _glance_rows(todo)],
+        return Glance(answers=[])
+    named = ranking_kept(
+        "glance-named", shown, lambda pair: [board_version.answer_key(pair[3], pair[2])], _named
     )
-    answers = [
-        {
-            "hardware": table.hardware,
-            "target": target,
-            "table": table,
-            "leader": table.drafts[0],
-            "tied": sum(draft.tied for draft in table.drafts),
-            "rankings": rankings,
-        }
-        for (_, _, target, _, _, rankings), found_tables in zip(shown, tables, strict=True)
-        for table in found_tables
-        # A table of anecdotes has no leader (`verdicts.evidence`): nothing to crown there.
-        if table.drafts[0].leader
-    ]
-    answers.sort(key=lambda a: (a["hardware"].gpu_name, a["hardware"].slug, a["target"]))
-    if answers:
-        answers[0]["more"] = len(pairs) - len(shown)
+    answers = ranking_kept(
+        "glance-answers", list(zip(shown, named, strict=True)), lambda item: item[1][0], _answers
+    )
+    return Glance(
+        answers=[answer for answer in answers if answer is not None],
+        pairs_left=len(pairs) - len(shown),
+    )
+
+
+def _glance_pairs() -> list[Pair]:
+    """Every GPU kind and target with ranked speedups, in the front page's order (GPU name, slug,
+    target), each with its rankings that have them. Read from the rankings' summaries (kept when
+    a ranking changes) and cached on the board's row set."""
+    found = RankingSummary.objects.filter(drafts__gt=0).values_list(
+        "hardware_id", "hardware__gpu_name", "hardware__slug", "target_name", "ranking_key"
+    )
+    keys: dict[tuple[int, str], list[str]] = {}
+    names: dict[int, tuple[str, str]] = {}
+    for hardware_id, gpu_name, slug, target, key in found:
+        names[hardware_id] = (gpu_name, slug)
+        keys.setdefault((hardware_id, target), []).append(key)
+    return sorted(
+        (*names[hardware_id], target, hardware_id, tuple(sorted(found_keys)))
+        for (hardware_id, target), found_keys in keys.items()
+    )
+
+
+# Which workloads a pair's answer names: their ranking keys, how many more have a faster draft
+# and how many workloads the pair has.
+Named = tuple[tuple[str, ...], int, int]
+
+
+def _named(pairs: list[Pair]) -> list[Named]:
+    """Each pair's named workloads (`verdicts.answer_workloads`), from its rankings' leads in
+    their summaries: one query for every pair."""
+    wanted = Q()
+    for _, _, target, hardware_id, keys in pairs:
+        wanted |= Q(target_name=target, hardware_id=hardware_id, ranking_key__in=keys)
+    leads: dict[tuple[int, str], list[verdicts.WorkloadLead]] = {}
+    for hardware_id, target, key, label, speedup in RankingSummary.objects.filter(
+        wanted, drafts__gt=0
+    ).values_list("hardware_id", "target_name", "ranking_key", "ranking_label", "lead_speedup"):
+        leads.setdefault((hardware_id, target), []).append(
+            verdicts.WorkloadLead(ranking_key=key, ranking_label=label, speedup=speedup)
+        )
+    found = []
+    for pair in pairs:
+        pair_leads = leads.get((pair[3], pair[2]), [])
+        chosen, more = verdicts.answer_workloads(pair_leads, limit=GLANCE_WORKLOADS)
+        found.append((tuple(lead.ranking_key for lead in chosen), more, len(pair_leads)))
+    return found
+
+
+def _answers(items: list[tuple[Pair, Named]]) -> list[verdicts.FirstAnswer | None]:
+    """Each pair's first answer: the draft tables of the workloads it names, each decided from
+    its fastest rows (one read for every pair)."""
+    rows = _glance_rows([(pair[2], key) for pair, (keys, _, _) in items for key in keys])
+    answers: list[verdicts.FirstAnswer | None] = []
+    for pair, (keys, more, workloads) in items:
+        tables = [
+            table
+            for key in keys
+            for table in verdicts.draft_tables(rows.get((pair[2], key), []))
+            # A table of anecdotes has no leader (`verdicts.evidence`): nothing to crown there.
+            if table.drafts[0].leader
+        ]
+        answers.append(
+            verdicts.first_answer(
+                # The GPU kind its rows read (`draft_rows`: one instance per kind).
+                hardware=tables[0].hardware,
+                target=pair[2],
+                tables=tables,
+                workloads=workloads,
+                more=more,
+            )
+            if tables
+            else None
+        )
     return answers
 
 
-def _glance_pairs() -> list[tuple[str, str, str, int, str, int]]:
-    """Every GPU kind and target with ranked speedups, in the front page's order: (GPU name, its
-    slug, target, hardware id, the ranking that measured the most of that target's configs on
-    that GPU, how many rankings the pair has). Read from the rankings' summaries (kept when a
-    ranking changes) and cached on the board's row set."""
-    counts = RankingSummary.objects.filter(drafts__gt=0).values_list(
-        "hardware_id",
-        "hardware__gpu_name",
-        "hardware__slug",
-        "target_name",
-        "ranking_key",
-        "ranking_label",
-        "drafts",
-    )
-    chosen: dict[tuple[int, str], tuple[int, str, str]] = {}
-    rankings: dict[tuple[int, str], int] = {}
-    names: dict[int, tuple[str, str]] = {}
-    for hardware_id, gpu_name, slug, target, key, label, drafts in counts:
-        pair = (hardware_id, target)
-        names[hardware_id] = (gpu_name, slug)
-        rankings[pair] = rankings.get(pair, 0) + 1
-        candidate = (drafts, label, key)
-        chosen[pair] = max(chosen.get(pair, candidate), candidate)
-    return sorted(
-        (*names[hardware_id], target, hardware_id, key, rankings[(hardware_id, target)])
-        for (hardware_id, target), (_, _, key) in chosen.items()
-    )
-
-
-def _glance_rows(pairs: list[tuple]) -> list[list[DraftRow]]:
-    """Each pair's fastest rows by speedup (they hold each draft's best, which the verdicts pick
-    among), read as values (`draft_rows`): one query for every pair, an index range of
-    `entry_target_speedup` each."""
+def _glance_rows(wanted_rankings: list[tuple[str, str]]) -> dict[tuple[str, str], list[DraftRow]]:
+    """Each (target, ranking)'s fastest rows by speedup (they hold each draft's best, which the
+    verdicts pick among), read as values (`draft_rows`): one query for all of them, an index
+    range of `entry_target_speedup` each."""
+    if not wanted_rankings:
+        return {}
     wanted = Q()
-    for _, _, target, _, key, _ in pairs:
+    for target, key in wanted_rankings:
         wanted |= Q(target_name=target, ranking_key=key)
     place = Window(
         RowNumber(),
@@ -116,4 +163,4 @@ def _glance_rows(pairs: list[tuple]) -> list[list[DraftRow]]:
     rows: dict[tuple[str, str], list[DraftRow]] = {}
     for row in found:
         rows.setdefault((row.target_name, row.ranking_key), []).append(row)
-    return [rows.get((target, key), []) for _, _, target, _, key, _ in pairs]
+    return rows

@@ -7,6 +7,8 @@
   with the evidence note, for the API and the terminal client.
 - `run_speedup`: the run's speedup against its paired baseline, as measured in its own run, else
   its row's (the baseline measured by another job), with the row's 95% interval.
+- `baseline_noise`: the same noise verdict on the baseline batch that speedup divides by (the
+  row stores it as `LeaderboardEntry.baseline_noisy`): a speedup over a noisy baseline says so.
 """
 
 from __future__ import annotations
@@ -83,3 +85,44 @@ def run_speedup(*, run: Run) -> dict | None:
         "ci95": (row["speedup_ci95_low"], row["speedup_ci95_high"]) if of_row else None,
         "measured_in_run": run.speedup is not None,
     }
+
+
+def speedup_baseline(*, run: Run) -> Run | None:
+    """The baseline batch a run's speedup divides by: the one its job measured beside it, else
+    its row's (`LeaderboardEntry.baseline_run`) where this run is the row's best batch."""
+    config = run.config
+    if config.baseline_id is None:
+        return None
+    if run.job_id is not None:
+        beside = (
+            Run.objects.filter(
+                config_id=config.baseline_id,
+                hardware_id=run.hardware_id,
+                provenance__measured_with_job=run.job_id,
+            )
+            .select_related("config")
+            .first()
+        )
+        if beside is not None:
+            return beside
+    row = (
+        LeaderboardEntry.objects.filter(
+            config_id=run.config_id,
+            hardware_id=run.hardware_id,
+            engine_release=run.engine_release,
+            best_run_id=run.pk,
+        )
+        .select_related("baseline_run__config")
+        .first()
+    )
+    return row.baseline_run if row is not None else None
+
+
+def baseline_noise(*, run: Run) -> tuple[Run, noise_verdicts.Noise] | None:
+    """The baseline batch a run's speedup divides by and its noise verdict (`run_noise`), where
+    that batch is noisy; None where it is clean or there is none."""
+    baseline = speedup_baseline(run=run)
+    if baseline is None:
+        return None
+    found = run_noise(run=baseline)
+    return (baseline, found) if found.noisy else None

@@ -241,6 +241,16 @@ def _noisy(config: Config, best: Run, sample: verdicts.Sample | None) -> bool:
     return batch_noise_flags([best], protocol=config.protocol, samples={best.pk: sample})[best.pk]
 
 
+def _baseline_noisy(config: Config, pairing: Pairing, points: dict[int, object]) -> bool:
+    """Whether the baseline batch the row's speedup divides by is noisy, by the rules that flag
+    the row's own best batch (`_noisy`): the speedup rests on it."""
+    baseline = pairing.run
+    if baseline is None:
+        return False
+    sample = verdicts.run_sample(baseline, points=points.get(baseline.pk), protocol=config.protocol)
+    return _noisy(config, baseline, sample)
+
+
 def _memorised(config: Config, best: Run) -> tuple[bool, bool]:
     """Whether the row's figure was measured on a repeated prompt by drafting that learns across
     requests (n-gram state), and whether its prompts are unknown (a request without a prompt
@@ -442,6 +452,7 @@ def _refresh_row(
             else None,
             "speedup_basis": speedup_interval.basis,
             "noisy": _noisy(config, best, figures.best_sample),
+            "baseline_noisy": _baseline_noisy(config, pairing, points),
             "draft_tokens": best.draft_tokens,
             "verify_steps": best.verify_steps,
             "anecdotal": verdicts.anecdotal(
@@ -489,6 +500,8 @@ _SUMMARY_FIELDS = (
     "speedup",
     "n_max",
     "spec_label",
+    "noisy",
+    "baseline_noisy",
 )
 
 
@@ -533,16 +546,23 @@ def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
         )
         for values in summarized.values_list(*_SUMMARY_FIELDS)
     ]
-    _store_summaries(ranking_key, ranking_summaries(ranking_key, summary_rows), targets=targets)
+    answers = _store_summaries(
+        ranking_key, ranking_summaries(ranking_key, summary_rows), targets=targets
+    )
+    if answers:
+        # What the front page's first answers name may change with these summaries.
+        raise_board_version(rankings=answers)
     return len(changed)
 
 
 def ranking_summaries(ranking_key: str, rows: Iterable[object]) -> list[RankingSummary]:
     """What a ranking holds of each target, from its rows as ranked (each with `target_name`,
-    `hardware_id`, `ranking_label`, `rank`, `speedup`, `n_max` and `spec_label`): its rows, its
-    speculative rows that compete and have a speedup, the n_max values that compete and every
-    spec label."""
+    `hardware_id`, `ranking_label`, `rank`, `speedup`, `n_max`, `spec_label`, `noisy` and
+    `baseline_noisy`): its rows, its speculative rows that compete and have a speedup and the
+    speedup their draft answer leads with (`verdicts.leading_speedup`), the n_max values that
+    compete and every spec label."""
     found: dict[str, RankingSummary] = {}
+    drafts: dict[str, list[object]] = defaultdict(list)
     for row in rows:
         summary = found.get(row.target_name)
         if summary is None:
@@ -562,12 +582,14 @@ def ranking_summaries(ranking_key: str, rows: Iterable[object]) -> list[RankingS
         if row.rank is not None:
             if row.speedup is not None:
                 summary.drafts += 1
+                drafts[row.target_name].append(row)
             if row.n_max is not None:
                 summary.n_max_values.add(row.n_max)
     for summary in found.values():
         summary.n_max_values = sorted(summary.n_max_values)
         summary.sweep = len(summary.n_max_values)
         summary.spec_labels = sorted(summary.spec_labels)
+        summary.lead_speedup = verdicts.leading_speedup(drafts[summary.target_name])
     return list(found.values())
 
 
@@ -579,20 +601,50 @@ _SUMMARY_COLUMNS = (
     "n_max_values",
     "spec_labels",
     "sweep",
+    "lead_speedup",
 )
+
+
+def _answer_state(drafts: int, lead: float | None) -> object:
+    """What a ranking's summary tells the front page's first answer of its GPU kind and target
+    (`verdicts.answer_workloads`): nothing without drafts; that a draft is faster than none,
+    whatever its speedup; else its leading speedup (the least slow workload is named)."""
+    if not drafts or lead is None:
+        return None
+    return True if verdicts.is_faster_than_none(lead) else lead
 
 
 def _store_summaries(
     ranking_key: str, summaries: list[RankingSummary], *, targets: Collection[str] | None = None
-) -> None:
+) -> set[str]:
     """Write the summaries of a ranking that changed (most recorded runs change none), and drop
-    those of targets it no longer holds; `targets`: only these targets' summaries."""
+    those of targets it no longer holds; `targets`: only these targets' summaries. Returns the
+    answer keys (`board_version.answer_key`) of the GPU kinds and targets whose first answer may
+    name other workloads now."""
     kept = RankingSummary.objects.filter(ranking_key=ranking_key)
     if targets is not None:
         kept = kept.filter(target_name__in=targets)
     stored = {
         target: values for target, *values in kept.values_list("target_name", *_SUMMARY_COLUMNS)
     }
+    drafts, lead = _SUMMARY_COLUMNS.index("drafts"), _SUMMARY_COLUMNS.index("lead_speedup")
+    before = {
+        target: (values[0], _answer_state(values[drafts], values[lead]))
+        for target, values in stored.items()
+    }
+    after = {
+        summary.target_name: (
+            summary.hardware_id,
+            _answer_state(summary.drafts, summary.lead_speedup),
+        )
+        for summary in summaries
+    }
+    answers = set()
+    for target in before.keys() | after.keys():
+        hardware_id, old = before.get(target, (None, None))
+        new_hardware_id, new = after.get(target, (hardware_id, None))
+        if old != new:
+            answers.add(board_version.answer_key(new_hardware_id, target))
     gone = set(stored) - {summary.target_name for summary in summaries}
     if gone:
         RankingSummary.objects.filter(ranking_key=ranking_key, target_name__in=gone).delete()
@@ -608,6 +660,7 @@ def _store_summaries(
         unique_fields=["ranking_key", "target_name"],
         update_fields=[column.removesuffix("_id") for column in _SUMMARY_COLUMNS],
     )
+    return answers
 
 
 def summarize_every_ranking() -> int:

@@ -35,7 +35,8 @@ so both may use it.
   runner's rule, checked at the door) and "faster" / "slower" / "not established".
 - `series`: what a curve holds fixed (every parameter but the one it varies) and the words
   that tell two configs apart ("-t 1", "-ctk q8_0").
-- `advice`: which draft for a target, which config fits a GPU, which n_max wins.
+- `advice`: which draft for a target, which config fits a GPU, which n_max wins, and the front
+  page's first answer per GPU kind and target (every workload where a draft is faster).
 """
 
 from leaderboard.verdicts import categories, evidence
@@ -43,13 +44,20 @@ from leaderboard.verdicts.advice import (
     UNTESTED,
     DraftStanding,
     DraftTable,
+    FirstAnswer,
     FitAnswer,
+    WorkloadLead,
     against_baseline,
+    answer_order,
+    answer_workloads,
     best_n_max,
     clearly_faster,
     crownable,
     draft_tables,
+    first_answer,
     fitting_answers,
+    is_faster_than_none,
+    leading_speedup,
     speedup_interval,
     tied,
     untested_reason,
@@ -168,8 +176,16 @@ __all__ = [
     "KEPT_OFF_FLAGS",
     "DraftStanding",
     "DraftTable",
+    "FirstAnswer",
     "FitAnswer",
+    "WorkloadLead",
     "against_baseline",
+    "answer_order",
+    "answer_workloads",
+    "crownable",
+    "first_answer",
+    "is_faster_than_none",
+    "leading_speedup",
     "best_n_max",
     "clearly_faster",
     "draft_tables",

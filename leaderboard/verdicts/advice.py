@@ -4,11 +4,12 @@ Each answer is given within one ranking (`verdicts.workloads.ranking_key`: the s
 tok/s definition, hardware kind and engine release) and says which workload it comes from; an
 answer that spans workloads lists one table per ranking, never one winner over all. Only rows
 that compete (`verdicts.ranking.competes`) are answers. A noisy row (`verdicts.noise`) is
-shown but never crowned while a clean one exists; an anecdotal one (`verdicts.evidence`: too
-few verify steps or drafted tokens) is shown but never crowned at all. "Indistinguishable",
-"clearly slower" and "clearly faster" are tests, not an overlap of intervals: Welch's test on
-the config estimates for tok/s, the difference of log speedups against its standard error for
-speedups; where the test cannot be made (one request, no spread) the row is "not tested".
+shown but never crowned while a clean one exists, nor one whose speedup divides by a noisy
+baseline batch (`crownable`); an anecdotal one (`verdicts.evidence`: too few verify steps or
+drafted tokens) is shown but never crowned at all. "Indistinguishable", "clearly slower" and
+"clearly faster" are tests, not an overlap of intervals: Welch's test on the config estimates
+for tok/s, the difference of log speedups against its standard error for speedups; where the
+test cannot be made (one request, no spread) the row is "not tested".
 """
 
 from __future__ import annotations
@@ -41,12 +42,6 @@ def untested_reason(entry: Any) -> str:
     return f"{UNTESTED} ({'one request' if n <= 1 else 'no spread recorded'})"
 
 
-def crownable(entry: Any) -> bool:
-    """Whether a row may be an answer's crown when a clean one exists: neither noisy nor
-    anecdotal (`verdicts.evidence`)."""
-    return not entry.noisy and not getattr(entry, "anecdotal", False)
-
-
 def speedup_interval(entry: Any) -> Interval | None:
     """A row's stored speedup interval (decided when its run was recorded), or None."""
     low, high = entry.speedup_ci95_low, entry.speedup_ci95_high
@@ -66,6 +61,30 @@ def against_baseline(interval: Interval | None, speedup: float) -> str | None:
         return BELOW_ONE_NO_INTERVAL if speedup < 1 else None
     low, high = interval
     return FASTER if low > 1 else SLOWER if high < 1 else UNCLEAR
+
+
+def crownable(entry: Any) -> bool:
+    """Whether a row may be an answer's crown while another exists: neither its best batch nor
+    the baseline batch its speedup divides by is noisy (`verdicts.noise`), and its figures rest
+    on enough drafting (not anecdotal, `verdicts.evidence`)."""
+    return (
+        not entry.noisy
+        and not getattr(entry, "baseline_noisy", False)
+        and not getattr(entry, "anecdotal", False)
+    )
+
+
+def leading_speedup(entries: Iterable[Any]) -> float | None:
+    """The speedup a ranking's draft table leads with (`draft_tables`' leader): the highest among
+    its crownable rows, else among all of them; None without a speedup."""
+    found = [(crownable(entry), entry.speedup) for entry in entries if entry.speedup is not None]
+    return max(found)[1] if found else None
+
+
+def is_faster_than_none(speedup: float | None) -> bool:
+    """Whether a draft measured faster than decoding without one (its speedup above 1x; how
+    clearly is `against_baseline`'s word)."""
+    return speedup is not None and speedup > 1
 
 
 class _Readable:
@@ -103,11 +122,16 @@ class DraftTable(_Readable):
     ranking_label: str
     drafts: list[DraftStanding] = field(default_factory=list)
     none_pays: bool = False
+    ranking_key: str = ""
+
+    @property
+    def tied(self) -> int:
+        """How many drafts the test cannot tell from the fastest."""
+        return sum(draft.tied for draft in self.drafts)
 
 
 def _best_of(entries: Sequence[Any]) -> Any:
-    """A draft's row in a ranking: its highest speedup among clean rows (neither noisy nor
-    anecdotal), else among all."""
+    """A draft's row in a ranking: its highest speedup among crownable rows, else among all."""
     clean = [entry for entry in entries if crownable(entry)]
     return max(clean or entries, key=lambda e: (e.speedup, -e.pk))
 
@@ -130,6 +154,7 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
                 workload=entry.workload_label or entry.config.protocol,
                 engine_release=entry.engine_release,
                 ranking_label=entry.ranking_label,
+                ranking_key=key,
             )
             by_draft[key] = {}
         draft = entry.config.draft.name if entry.config.draft_id else ""
@@ -149,7 +174,13 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
                 )
             )
         standings.sort(
-            key=lambda d: (d.anecdotal, d.entry.noisy, -d.entry.speedup, d.spec_label, d.draft)
+            key=lambda d: (
+                d.anecdotal,
+                not crownable(d.entry),
+                -d.entry.speedup,
+                d.spec_label,
+                d.draft,
+            )
         )
         leader = standings[0]
         leader.leader = not leader.anecdotal
@@ -176,6 +207,76 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
         tables.values(),
         key=lambda t: (t.hardware.gpu_name, t.workload, t.definition, t.engine_release),
     )
+
+
+@dataclass(frozen=True)
+class WorkloadLead:
+    """One ranking of a GPU kind and target as the front page chooses among them: its key, its
+    label and the speedup its draft table leads with (`leading_speedup`)."""
+
+    ranking_key: str
+    ranking_label: str
+    speedup: float | None
+
+
+def answer_order(lead: WorkloadLead | DraftTable) -> tuple[str, str]:
+    """The order in which an answer names its workloads: by its ranking's label (then key), so
+    it never follows what was submitted last nor how many configs each workload has."""
+    return (lead.ranking_label, lead.ranking_key)
+
+
+def answer_workloads(
+    leads: Iterable[WorkloadLead], *, limit: int
+) -> tuple[list[WorkloadLead], int]:
+    """The workloads a GPU kind and target's first answer names, and how many more it leaves
+    out: every workload whose leading draft measured faster than no drafting, in `answer_order`
+    (up to `limit`); where none did, the least slow alone (the highest lead, `answer_order` on
+    a tie). The front chart shows the first of them."""
+    found = [lead for lead in leads if lead.speedup is not None]
+    faster = sorted((lead for lead in found if is_faster_than_none(lead.speedup)), key=answer_order)
+    if faster:
+        return faster[:limit], max(len(faster) - limit, 0)
+    if not found:
+        return [], 0
+    least_slow = min(found, key=lambda lead: (-(lead.speedup or 0.0), answer_order(lead)))
+    return [least_slow], 0
+
+
+@dataclass
+class FirstAnswer(_Readable):
+    """The front page's answer for one GPU kind and target: the draft table of every workload
+    where a draft measured faster than no drafting (in `answer_order`), or, where none did, the
+    least slow workload's table alone (`none_faster`)."""
+
+    hardware: Any
+    target: str
+    tables: list[DraftTable]
+    none_faster: bool
+    # How many workloads measured a ranked draft of the target on the GPU; how many of those
+    # with a faster draft are not named (past the answer's limit).
+    workloads: int
+    more: int = 0
+
+    @property
+    def others(self) -> int:
+        """The workloads measured but not named: no draft faster there, or past the limit."""
+        return self.workloads - len(self.tables) - self.more
+
+
+def first_answer(
+    *, hardware: Any, target: str, tables: Iterable[DraftTable], workloads: int, more: int = 0
+) -> FirstAnswer:
+    """One GPU kind and target's answer from the draft tables of the workloads `answer_workloads`
+    named: the tables whose leading draft is faster than no drafting, in `answer_order`; where
+    none is, the least slow one."""
+    given = [table for table in tables if table.drafts]
+    faster = sorted(
+        (t for t in given if is_faster_than_none(t.drafts[0].entry.speedup)), key=answer_order
+    )
+    if faster or not given:
+        return FirstAnswer(hardware, target, faster, False, max(workloads, len(faster)), more)
+    least_slow = min(given, key=lambda t: (-t.drafts[0].entry.speedup, answer_order(t)))
+    return FirstAnswer(hardware, target, [least_slow], True, max(workloads, 1), more)
 
 
 @dataclass

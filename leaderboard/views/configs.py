@@ -19,7 +19,7 @@ from django.views.decorators.http import require_safe
 from leaderboard import exports, selectors
 from leaderboard.models import Run
 from leaderboard.query import whole_number
-from leaderboard.selectors.outcomes import run_noise
+from leaderboard.selectors.outcomes import baseline_noise, run_noise
 
 RUNS_PAGE_SIZE = 100
 REQUESTS_PAGE_SIZE = 100
@@ -81,7 +81,10 @@ def _run_html(*, run_id: int, requests_page: int) -> dict:
         raise Http404("no such run")
     page = selectors.run_page(run=run, requests_page=requests_page, page_size=REQUESTS_PAGE_SIZE)
     return {
-        "body": render_to_string(RUN_TEMPLATE, {"run": run, "noise": run_noise(run=run)} | page),
+        "body": render_to_string(
+            RUN_TEMPLATE,
+            {"run": run, "noise": run_noise(run=run), "baseline": baseline_noise(run=run)} | page,
+        ),
         "charts": page["spread"] is not None,
     }
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from leaderboard import selectors, services
 from leaderboard.models import Job
-from leaderboard.selectors.outcomes import run_noise, run_speedup
+from leaderboard.selectors.outcomes import baseline_noise, run_noise, run_speedup
 
 
 def _job_or_404(job_id: int) -> Job:
@@ -38,6 +38,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             # A finished job's verdicts: noisy or not and why, and its speedup.
             "noise": run_noise(run=run) if run else None,
             "speedup": run_speedup(run=run) if run else None,
+            "baseline": baseline_noise(run=run) if run else None,
         },
     )
 

@@ -102,6 +102,38 @@ def element_text(page: str, element_id: str) -> str | None:
     return re.sub(r"\s+", " ", "".join(parser.parts)).strip()
 
 
+class _ClassTexts(HTMLParser):
+    """The text of every element of one class (not nested in another of it)."""
+
+    def __init__(self, class_name: str) -> None:
+        super().__init__()
+        self.class_name = class_name
+        self.depth = 0
+        self.texts: list[list[str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.depth:
+            self.depth += tag not in _VOID
+        elif self.class_name in (dict(attrs).get("class") or "").split() and tag not in _VOID:
+            self.depth = 1
+            self.texts.append([])
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth:
+            self.texts[-1].append(data)
+
+
+def class_texts(page: str, class_name: str) -> list[str]:
+    """The text inside each element of this class, tags left out and whitespace collapsed."""
+    parser = _ClassTexts(class_name)
+    parser.feed(page)
+    return [re.sub(r"\s+", " ", "".join(parts)).strip() for parts in parser.texts]
+
+
 def table_html(page: str, table_id: str) -> str:
     """The inside of the board table with this id ("" when the page has none)."""
     found = re.search(rf'<table class="board" id="{table_id}">(.*?)</table>', page)

@@ -183,7 +183,7 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
             "roofline_fraction", "roofline_flag",
             "ranking_key", "ranking_label", "workload_label", "rank", "like_leader", "like_above",
             "config_mean", "config_n", "config_ci95_low", "config_ci95_high", "interval_basis",
-            "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy", "memorised",
+            "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy", "baseline_noisy", "memorised",
             "prompts_unknown", "prompt_set", "crossover", "fidelity", "anecdotal", "evidence_draft_tokens", "evidence_verify_steps",
             "evidence_note", "evidence_threshold",
         ]  # fmt: skip

@@ -26,10 +26,18 @@ class DraftSerializer(serializers.Serializer):
     acceptance_rate = serializers.FloatField(source="entry.acceptance_rate", allow_null=True)
     tau = serializers.FloatField(source="entry.tau", allow_null=True)
     tokens_per_second = serializers.FloatField(source="entry.tokens_per_second")
+    noisy = serializers.BooleanField(
+        source="entry.noisy", help_text="Its best batch is noisy (`verdicts.noise`)."
+    )
+    baseline_noisy = serializers.BooleanField(
+        source="entry.baseline_noisy",
+        help_text="The baseline batch its speedup divides by is noisy: the speedup rests on it.",
+    )
     configs = serializers.IntegerField(help_text="Configs of this draft in the workload.")
     leader = serializers.BooleanField(
-        help_text="The fastest non-noisy, non-anecdotal draft of its table (the least slow where every draft is "
-        "slower than no drafting: see against_baseline)."
+        help_text="The fastest draft of its table that is neither noisy, nor on a noisy baseline, "
+        "nor anecdotal, where one is (the least slow where every draft is slower than no "
+        "drafting: see against_baseline)."
     )
     tied = serializers.BooleanField(
         help_text="Indistinguishable from the fastest: the difference of the two log speedups "

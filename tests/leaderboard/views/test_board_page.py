@@ -20,7 +20,15 @@ from leaderboard.services.board import mark_test_weights
 from runner.stats import summarize
 from tests.support.baselines import with_baseline_section
 from tests.support.measured_configs import draft_simple, measure, measure_config
-from tests.support.pages import board_rows, element_text, embedded, n_max_of, table_html, text
+from tests.support.pages import (
+    board_rows,
+    class_texts,
+    element_text,
+    embedded,
+    n_max_of,
+    table_html,
+    text,
+)
 from tests.support.protocol_results import categories_config, category_records
 from tests.support.protocol_runs import import_concurrency_config
 from tests.support.seed_kit import SEED_CSV
@@ -444,7 +452,7 @@ def test_the_chart_follows_the_selected_target_and_hardware(
     chart = embedded(client.get(f"/?hardware={other.slug}").content.decode(), "speedup-data")
     assert chart["hardware"] == other.slug and len(chart["points"]) == 1
     assert chart["chosen"] == {"target": False, "hardware": True}
-    # Nothing chosen: the pair with the most speedups.
+    # Nothing chosen: the first GPU and target in the answers' order (GPU name, then target).
     assert (
         embedded(client.get("/").content.decode(), "speedup-data")["hardware"]
         == three_configs["hardware"].slug
@@ -539,11 +547,13 @@ def test_the_front_page_answers_the_fastest_draft_per_gpu_and_target_as_the_verd
     glance = element_text(page, "glance")
 
     # One answer per GPU and target, each the verdicts' leading draft of its ranking.
-    h200, rtx = (answer for answer in re.split(r"(?=H200 ·|RTX 4090 ·)", glance)[1:])
+    h200, rtx = class_texts(page, "glance-answer")
     leader = selectors.draft_advice(target_name="tiny-qwen3")
     by_gpu = {table.hardware.gpu_name: table for table in leader}
     assert by_gpu["H200"].drafts[0].entry.config.n_max == 4
     assert "draft-simple · tiny-qwen3 · n_max 4 2.00× (1.78× – 2.25×) faster than no draft" in h200
+    # Each figure names its workload: its ranking's label.
+    assert f"on {by_gpu['H200'].ranking_label}" in h200
     # Where every draft is slower than none, the answer is no draft.
     assert by_gpu["RTX 4090"].none_pays
     assert rtx.startswith("RTX 4090 · tiny-qwen3 no draft") and "0.60×" in rtx
@@ -554,8 +564,8 @@ def test_the_front_page_answers_the_fastest_draft_per_gpu_and_target_as_the_verd
 def test_a_noisy_answer_says_so_at_a_glance(client, user, ranked_models, hardware, make_result):
     measure(user, hardware, make_result, 4, [20.0, 200.0])  # one request ten times the other
     assert LeaderboardEntry.objects.get(config__n_max=4).noisy
-    glance = element_text(text(client.get("/")), "glance")
-    assert glance.count("noisy") == 1 and "n_max 4" in glance
+    [answer] = class_texts(text(client.get("/")), "glance-answer")
+    assert answer.count("noisy") == 1 and "n_max 4" in answer
 
 
 def test_a_board_of_test_weights_alone_says_it_has_no_answer_yet(client, measured_job):
