@@ -38,9 +38,12 @@ and reports the margins at every flip and how far batched evaluation moves a mar
 nats and its one flip was at 0.0007; Gemma 3 270M Q4_K_M's move by a median 0.108, a p99 of 0.62
 and at most 0.81 nats (441 positions), and its self-draft flipped twice at 0.16 after a near tie,
 which a 0.1-nat threshold graded mismatches. ``NEAR_TIE_MARGIN`` is therefore 1.0 nats, above the
-largest shift measured (9.6% of that model's positions have a margin below it). Not yet measured
-on a CUDA build: its kernels need the same bench before the threshold is trusted there, and
-until then the site reads a CUDA run's near ties as unclassified (``NEAR_TIE_MEASURED_BACKENDS``).
+largest shift measured (9.6% of that model's positions have a margin below it). On a CUDA
+build (b11434, H100, SmolLM2-135M-Instruct Q4_1; docs/gpu-results/h100-dflash-real/) the same
+bench found the floor above it: margins move by a median 0.22, p99 1.21 and at most 2.29 nats,
+and the model drafting for itself flipped tokens at up to 0.70 nats and five times picked a token
+outside the baseline's top two. So the threshold is not trusted there: the site reads a CUDA
+run's near ties as unclassified (``NEAR_TIE_MEASURED_BACKENDS``).
 A grade records the threshold it was judged with (``FidelityGrade.near_tie_margin``), so results
 graded at 0.1 before keep their grade and say 0.1.
 """
@@ -59,12 +62,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 # was at least exp(-1.0) = 0.37 times as likely as the winner. Set from the measured noise floor
 # (docs/FIDELITY.md, CPU b11434): batched evaluation alone moves Gemma 3 270M Q4_K_M's margins by
 # a median 0.108, p99 0.62, max 0.81 nats (F32 weights: at most 0.003), so 0.1 graded the model
-# drafting for itself a mismatch. Not measured on CUDA.
+# drafting for itself a mismatch. On CUDA the floor measured above it (max shift 2.29 nats).
 NEAR_TIE_MARGIN = 1.0
 # The engine backends on which that noise floor was measured (bench/fidelity_noise_floor.py).
 # Elsewhere a flip below the threshold is not known to be one that floating-point order explains,
 # so the site reads such a near tie as unclassified (leaderboard.verdicts.fidelity); add a
-# backend here once the bench has measured its floor below NEAR_TIE_MARGIN.
+# backend here once the bench has measured its floor below NEAR_TIE_MARGIN (CUDA b11434 did not:
+# docs/FIDELITY.md).
 NEAR_TIE_MEASURED_BACKENDS: Final = frozenset({"cpu"})
 # The server writes log(0) as the lowest float; a gap this wide is as good as infinite.
 MAX_MARGIN = 1000.0

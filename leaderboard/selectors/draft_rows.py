@@ -67,10 +67,10 @@ class DraftRow:
     acceptance_rate: float | None
     tau: float | None
     memorised: bool
+    prompts_unknown: bool
     anecdotal: bool
     draft_tokens: int
     verify_steps: int
-    prompts_unknown: bool
     config: DraftConfig
     hardware: Hardware
 

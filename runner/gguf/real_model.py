@@ -211,8 +211,8 @@ def _draft_for_smollm2(name: str) -> Path:
 
 SMOLLM2_DFLASH = PinnedFile(
     name="smollm2-135m-dflash-specboard.Q8_0.gguf",
-    sha256="c79999cb5b3e7b6aae9c332744c500e51eb77008a4b38f8ecf2df99312a87677",
-    size_bytes=11_068_384,
+    sha256="85f9cc17074bb4aaa47dc7f121739bc9ea08caecb61789f49d456ffdd3062f0f",
+    size_bytes=11_068_480,
     locate=lambda: _draft_for_smollm2("smollm2-135m-dflash-specboard.Q8_0.gguf"),
 )
 

@@ -224,7 +224,7 @@ def _with_energy(path: Path, joules: list[float]) -> dict:
 def _stored_results() -> list[Path]:
     """The stored H200 results with a paired baseline."""
     found = []
-    for path in sorted(RESULTS.rglob("*.json")):
+    for path in sorted(RESULTS.glob("h200-*/*.json")):
         data = json.loads(path.read_text())
         if isinstance(data, dict) and data.get("schema_version") == 1 and data.get("baseline"):
             found.append(path)

@@ -330,7 +330,7 @@ def test_the_kv_cache_of_the_target_and_of_a_draft_model_counts_at_the_requests_
 
 
 def _paired_h200_result() -> dict:
-    for path in sorted(RESULTS.rglob("*.json")):
+    for path in sorted(RESULTS.glob("h200-*/*.json")):
         data = json.loads(path.read_text())
         if isinstance(data, dict) and data.get("schema_version") == 1 and data.get("baseline"):
             return data
