@@ -127,10 +127,10 @@ def seed(*, runs: int, configs: int, hardware_kinds: int) -> None:
             cursor,
             "leaderboard_hardware",
             ["slug", "gpu_name", "memory_bytes", "driver", "cuda", "host", "queue_name"]
-            + ["self_reported", "created_at", "gpus"],
+            + ["self_reported", "created_at", "gpus", "cpu_model"],
             (
                 (f"gpu-{h}", f"GPU model {h}", 80 * 2**30, "580", "13.0", "", f"gpu.gpu-{h}")
-                + (False, now, "[]")
+                + (False, now, "[]", "")
                 for h in range(hardware_kinds)
             ),
         )
@@ -219,6 +219,10 @@ def seed(*, runs: int, configs: int, hardware_kinds: int) -> None:
                 "VALUES (%s, false, '', now())",
                 [release],
             )
+        # The seeded quick batches all sent the protocol's text prompt (`verdicts.prompt_set`,
+        # which the service reads from a run once derived): their rows are text workloads.
+        cursor.execute("UPDATE leaderboard_run SET prompt_set = 'text'")
+        cursor.execute("UPDATE leaderboard_leaderboardentry SET prompt_set = 'text'")
         # The bulk UPDATEs above leave every row's earlier versions behind (two or three times
         # the table, which each scan of it would pay); the service writes a row once per run
         # and autovacuum keeps up with it: rewrite the table as a board of this size would be.
