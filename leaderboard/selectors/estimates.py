@@ -275,10 +275,11 @@ def host_system(*, hardware: Hardware) -> dict:
 
 def is_cpu_host(*, hardware: Hardware, system: dict) -> bool:
     """Whether the host decodes on its CPU: its runs saw no GPU, or (before any run) it was
-    registered without one (seed_demo names such hardware "CPU <model>")."""
+    registered as a CPU kind: with its CPU model (`Hardware.cpu_model`, what the door checks a
+    CPU-only result against), or by the name seed_demo gives such hardware ("CPU <model>")."""
     if system:
         return not system.get("gpu")
-    return not hardware.gpus and hardware.gpu_name.startswith("CPU ")
+    return not hardware.gpus and (bool(hardware.cpu_model) or hardware.gpu_name.startswith("CPU "))
 
 
 def threads_advice(*, hardware: Hardware | None) -> ThreadsAdvice:

@@ -24,7 +24,7 @@ from leaderboard.forms import (
     initial_from_config,
     protocol_classes,
 )
-from leaderboard.models import Config, Job, ModelFile, RequestRecord
+from leaderboard.models import Config, Hardware, Job, ModelFile, RequestRecord
 from leaderboard.services.configs import uploaded_config
 from runner.config import (
     DRAFT_MODEL_TYPES,
@@ -727,6 +727,19 @@ def test_on_a_two_core_cpu_host_not_yet_measured_threads_start_at_one_and_say_wh
     threads = script_data(page_of(signed_in.get("/submit/")))["threads"]
     assert threads[cpu.slug]["threads"] == 1 and threads[hardware.slug]["threads"] is None
     assert "no thread counts compared on this host yet" in threads[hardware.slug]["help"]
+
+
+def test_a_cpu_kind_known_by_its_cpu_model_starts_at_one_thread_whatever_its_name(
+    signed_in, hardware
+):
+    # A kind registered by a name of its own is a CPU host by the CPU model the door checks its
+    # results against (`Hardware.cpu_model`), not by a "CPU " prefix.
+    lab = services.register_hardware(gpu_name="Lab box", memory_bytes=25 * 2**30)
+    value, _ = threads_on_the_page(signed_in, lab.slug)
+    assert value != "1"
+    Hardware.objects.filter(pk=lab.pk).update(cpu_model="Intel(R) Xeon(R) Platinum 8480+")
+    value, helptext = threads_on_the_page(signed_in, lab.slug)
+    assert value == "1" and "one engine thread" in helptext
 
 
 def quick_baseline(threads: int | None) -> dict:
