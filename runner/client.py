@@ -316,7 +316,8 @@ def result_row(run: dict, site: str) -> str:
     if run.get("lossless") is not None:
         parts.append(f"lossless {str(run['lossless']).lower()}")
     # What the board's badges say (the run detail's "verdicts"): test weights, noisy, anecdotal.
-    found = run.get("verdicts") if isinstance(run.get("verdicts"), dict) else {}
+    verdicts = run.get("verdicts")
+    found: dict[str, Any] = verdicts if isinstance(verdicts, dict) else {}
     if found.get("flags"):
         parts.append("flags: " + ", ".join(found["flags"]))
     if found.get("evidence_note"):
