@@ -179,9 +179,9 @@ def test_the_front_speedup_chart_colours_bars_by_verdict_with_whiskers_and_the_1
     points = page.evaluate("JSON.parse(document.getElementById('speedup-data').textContent).points")
     verdicts = {point["label"]: point["verdict"] for point in points}
     # The verdicts' words for these speeds: both ends and the middle are on the chart.
-    assert verdicts["draft-simple · n_max 4"] == "faster"
-    assert verdicts["draft-simple · n_max 5"] == "slower"
-    assert verdicts["draft-simple · n_max 2"] not in ("faster", "slower")
+    assert verdicts["draft-simple · self-draft · n_max 4"] == "faster"
+    assert verdicts["draft-simple · self-draft · n_max 5"] == "slower"
+    assert verdicts["draft-simple · self-draft · n_max 2"] not in ("faster", "slower")
 
     for bar in canvas.evaluate(BAR_COLOURS):
         assert tuple(bar["pixel"]) == rgb_of(verdicts[bar["label"]]), bar
