@@ -16,9 +16,10 @@ RESULTS_DIR = Path(__file__).parents[2] / "docs" / "gpu-results"
 
 
 def stored_results() -> list[Path]:
-    """Every JSON file under docs/gpu-results that is a runner result (it has schema_version)."""
+    """Every JSON file of the H200 runs under docs/gpu-results that is a runner result (it has
+    schema_version): written by earlier runners, before fields that came later."""
     found = []
-    for path in sorted(RESULTS_DIR.rglob("*.json")):
+    for path in sorted(RESULTS_DIR.glob("h200-*/*.json")):
         data = json.loads(path.read_text())
         if isinstance(data, dict) and "schema_version" in data:
             found.append(path)
@@ -74,6 +75,20 @@ def test_a_stored_result_dumps_as_the_dict_it_was_with_decode_in_the_current_con
     assert load_result(current).model_dump(mode="json", exclude_unset=True) == current
     # Fields added after the file was written (fidelity, repeating tails, ...) dump as null.
     assert result.model_dump(mode="json")["summary"]["fidelity"] is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(RESULTS_DIR.glob("h100-dflash-real/*.json")),
+    ids=lambda p: str(p.relative_to(RESULTS_DIR)),
+)
+def test_a_current_runners_gpu_result_loads_and_dumps_as_exactly_the_file(path):
+    # The real DFlash pair measured on an H100 by this runner (fidelity graded, energy, latency):
+    # nothing is derived again and nothing is dropped.
+    data = json.loads(path.read_text())
+    assert not written_before_the_convention(data)
+    assert load_result(data).model_dump(mode="json", exclude_unset=True) == data
+    assert load_result(data).summary.fidelity is not None
 
 
 def test_an_older_result_without_later_fields_validates_and_dumps_them_as_null(stored):
