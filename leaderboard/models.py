@@ -658,14 +658,10 @@ class LeaderboardEntry(models.Model):
     @property
     def evidence_note(self) -> str:
         """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal, else empty."""
-        if not self.anecdotal:
-            return ""
         # The verdicts read models (workloads): imported here, not at the top.
         from leaderboard.verdicts import evidence as verdicts_evidence
 
-        return verdicts_evidence.evidence_of(
-            drafted=self.draft_tokens, verify_steps=self.verify_steps, tau=self.tau
-        ).note()
+        return verdicts_evidence.row_note(self)
 
 
 class BoardVersion(models.Model):

@@ -555,11 +555,7 @@ class FitRow:
     @property
     def evidence_note(self) -> str:
         """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal (`verdicts.evidence`)."""
-        if not self.anecdotal:
-            return ""
-        return verdicts.evidence_of(
-            drafted=self.draft_tokens, verify_steps=self.verify_steps, tau=self.tau
-        ).note()
+        return verdicts.row_note(self)
 
     @property
     def untested_reason(self) -> str:

@@ -95,11 +95,7 @@ class DraftRow:
     @property
     def evidence_note(self) -> str:
         """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal (`verdicts.evidence`)."""
-        if not self.anecdotal:
-            return ""
-        return verdicts.evidence_of(
-            drafted=self.draft_tokens, verify_steps=self.verify_steps, tau=self.tau
-        ).note()
+        return verdicts.row_note(self)
 
     def get_tps_definition_display(self) -> str:
         """The tok/s definition in words, as the model's choices say it."""

@@ -92,6 +92,7 @@ from leaderboard.verdicts.evidence import (
     Evidence,
     anecdotal,
     evidence_of,
+    row_note,
 )
 from leaderboard.verdicts.fidelity import (
     FIDELITY_ORDER,
@@ -166,6 +167,7 @@ __all__ = [
     "Evidence",
     "anecdotal",
     "evidence_of",
+    "row_note",
     "random_effects",
     "wilson_interval",
     "UNTESTED",

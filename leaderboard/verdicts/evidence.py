@@ -13,6 +13,7 @@ measurement and keeps its rank. A baseline drafts nothing and is never anecdotal
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from leaderboard.verdicts.statistics import count
 
@@ -69,3 +70,12 @@ def anecdotal(*, speculative: bool, drafted: object, verify_steps: object, tau: 
     if not speculative:
         return False
     return evidence_of(drafted=drafted, verify_steps=verify_steps, tau=tau).anecdotal
+
+
+def row_note(row: Any) -> str:
+    """A stored row's note (its `anecdotal` flag and best batch's `draft_tokens`,
+    `verify_steps` and `tau`), as every row type shows it: "anecdotal: from 1 verify step, 6
+    drafted tokens" where anecdotal, else empty."""
+    if not row.anecdotal:
+        return ""
+    return evidence_of(drafted=row.draft_tokens, verify_steps=row.verify_steps, tau=row.tau).note()
