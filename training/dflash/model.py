@@ -86,12 +86,21 @@ class TargetConfig:
         self.head_dim = self.n_embd // self.n_head
 
 
+def dequantized(tensor) -> torch.Tensor:
+    """A GGUF tensor (gguf-py's reader) as float32 on the CPU, in PyTorch's dimension order (the
+    file lists the fastest-varying dimension first); a copy, so the tensor owns its memory."""
+    from gguf.quants import dequantize
+
+    shape = tuple(reversed([int(d) for d in tensor.shape]))
+    array = dequantize(tensor.data, tensor.tensor_type).reshape(shape)
+    return torch.from_numpy(np.array(array, dtype=np.float32))
+
+
 def read_target(
     path: Path, device: str, dtype: torch.dtype
 ) -> tuple[TargetConfig, dict[str, torch.Tensor], dict]:
     """Dequantize every tensor of a llama GGUF; return its config, weights and raw key/values."""
     from gguf import GGUFReader
-    from gguf.quants import dequantize
 
     reader = GGUFReader(str(path))
     kv = {}
@@ -113,12 +122,7 @@ def read_target(
     )
     weights = {}
     for t in reader.tensors:
-        array = dequantize(t.data, t.tensor_type).reshape(
-            tuple(reversed([int(d) for d in t.shape]))
-        )
-        weights[t.name] = torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(
-            device, dtype
-        )
+        weights[t.name] = dequantized(t).to(device, dtype)
     if "output.weight" not in weights:
         weights["output.weight"] = weights["token_embd.weight"]
     return config, weights, kv
@@ -396,7 +400,6 @@ def draft_tensors(draft: DFlashDraft) -> dict[str, tuple[torch.Tensor, bool]]:
 def load_draft_gguf(draft: DFlashDraft, path: Path) -> None:
     """Start from an exported draft (its Q8_0 matrices dequantized): a second stretch of training."""
     from gguf import GGUFReader
-    from gguf.quants import dequantize
 
     wanted = draft_tensors(draft)
     found = {t.name: t for t in GGUFReader(str(path)).tensors}
@@ -406,9 +409,7 @@ def load_draft_gguf(draft: DFlashDraft, path: Path) -> None:
         )
     with torch.no_grad():
         for name, (param, _quantized) in wanted.items():
-            t = found[name]
-            array = dequantize(t.data, t.tensor_type).reshape(tuple(param.shape))
-            param.copy_(torch.from_numpy(np.array(array, dtype=np.float32)))
+            param.copy_(dequantized(found[name]).reshape(param.shape))
 
 
 def export_gguf(draft: DFlashDraft, target_kv: dict, path: Path, *, name: str, card: dict) -> Path:
