@@ -6,6 +6,8 @@
 #   bash training/dflash/gpu.sh keep      # keep more carried inputs (a later part of the target)
 #   bash training/dflash/gpu.sh train     # data + training + export + tau; results in $OUT
 #   bash training/dflash/gpu.sh measure   # the runner's protocols on the real pair (GPU)
+#   bash training/dflash/gpu.sh long      # detached: wait for the build, tokenize here, train
+#   bash training/dflash/gpu.sh follow    # wait for `long` (one call's worth), copy what it made
 #
 # Inputs (made here by make_data.py and by splitting the target, because one transfer to the lent
 # GPU carries at most 64 MiB, the repository included): .device/t1/, t2/, ... (the target GGUF in
@@ -68,6 +70,28 @@ train)
             --extra "-ngl 99 -ngld 99" --min-agreement 0 | tee "$TRAINED/layout-gpu.json"
     fi
     cp "$TRAINED"/* "$OUT"/
+    ;;
+long)
+    # A longer stretch than one call allows: tokenize with the CUDA build's server on this box
+    # (no CPU build needed elsewhere), then train, all detached; `follow` waits for it.
+    if [[ ! -f "$KEEP/target.gguf" ]]; then cat "$KEEP"/smolpart0* > "$KEEP/target.gguf"; fi
+    echo "$TARGET_SHA256  $KEEP/target.gguf" | sha256sum -c - || exit 1
+    export KEEP TRAINED MINUTES DEADLINE_S TRAIN_ARGS
+    setsid nohup bash -c '
+        until [[ -n "$(tail -1 "$KEEP/build.log" 2>/dev/null | cut -f1)" && -x "$(tail -1 "$KEEP/build.log" | cut -f1)" ]]; do sleep 5; done
+        server=$(tail -1 "$KEEP/build.log" | cut -f1)
+        [[ -f "$KEEP/tokens.json" ]] || python3 training/dflash/make_data.py --server "$server" \
+            --target "$KEEP/target.gguf" --out "$KEEP/tokens.json"
+        python3 training/dflash/train.py --target "$KEEP/target.gguf" --data "$KEEP/tokens.json" \
+            --out "$TRAINED" --minutes "${MINUTES:-9}" --deadline-s "${DEADLINE_S:-900}" ${TRAIN_ARGS:-}
+        echo done > "$KEEP/long.done"
+    ' > "$KEEP/long.log" 2>&1 < /dev/null &
+    echo started
+    ;;
+follow)
+    for _ in $(seq 1 "${WAIT_STEPS:-110}"); do [[ -f "$KEEP/long.done" ]] && break; sleep 5; done
+    tail -5 "$KEEP/build.log"; tail -20 "$KEEP/long.log"
+    [[ -f "$KEEP/long.done" ]] && cp "$TRAINED"/* "$KEEP/long.log" "$OUT"/
     ;;
 measure)
     engine_flags
