@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 
 from leaderboard.accounts.selectors import sign_in_account
@@ -26,8 +26,8 @@ class SignInBackend(ModelBackend):
         request: HttpRequest | None,
         username: str | None = None,
         password: str | None = None,
-        **credentials,
-    ) -> AbstractBaseUser | None:
+        **credentials: object,
+    ) -> User | None:
         login = username or credentials.get("email")
         if not login or password is None:
             return None
