@@ -606,7 +606,7 @@ def wrk(
 
 def warm(url: str, *, connections: int, attempts: int = 8) -> None:
     """Load a page until every web process has computed what it keeps (its first request of a
-    page computes the row set's reads, seconds at 10M runs): rounds of `connections` requests
+    page computes the row set's reads, which take seconds on a large board): rounds of `connections` requests
     at once, each waited for to the end (none cut off, as a timed wrk round would), until a
     whole round answers in under a second; then 2 s of wrk for the connections themselves."""
     import httpx
@@ -669,9 +669,9 @@ async def submit_many(
     `first`th config (`submission_body`) and those after it.
 
     The light client (the default) writes each request on its own connection and reads the
-    status line: about a tenth of a millisecond of this machine's CPU a request, where httpx's
-    client took 3.4 ms (top, stop 34), a sixth of what the server's processes spent on it, on
-    the same two cores. `client="httpx"` measures the earlier way."""
+    status line: on a machine of few cores the clients share the CPU with the server, and
+    httpx's client costs a sizeable part of what the server spends on a submission, so the
+    figure would measure the clients too. `client="httpx"` measures the earlier way."""
     statuses: list[int] = []
     queue: asyncio.Queue[int] = asyncio.Queue()
     for index in range(first, first + count):
@@ -828,8 +828,8 @@ def main() -> int:
         gpu_name="CPU site bench", slug=f"site-{uuid.uuid4().hex[:6]}", cpu_model=cpu_name()
     )
     # One account per client, as a community's submitters are: each account's allowance and
-    # its submissions' lock are its own (one account cannot send 167 a second under any rate a
-    # deployment would set; the bench lifts the rate to measure capacity, not policy). New
+    # its submissions' lock are its own (one account cannot send thousands a minute under any
+    # rate a deployment would set; the bench lifts the rate to measure capacity, not policy). New
     # accounts each run: an account's allowance is read from its jobs of the last day, and a
     # reused database's accounts would carry every earlier run's thousands.
     run = uuid.uuid4().hex[:6]
@@ -872,8 +872,8 @@ def main() -> int:
             return 0
 
         # The jobs earlier runs left (thousands each, cancelled at the end) as autovacuum would
-        # have left them: a machine may run PostgreSQL without it (seen here: the jobs table with
-        # 41,027 dead rows, never analyzed, read by every submission's allowance and place).
+        # have left them: a machine may run PostgreSQL without it, and then the jobs table, read by
+        # every submission's allowance and place, is never analyzed and grows dead rows.
         from django.db import connection
 
         with connection.cursor() as cursor:
@@ -1046,7 +1046,7 @@ def measure_pages(base: str, args) -> tuple[dict, float, dict]:
     )
     log(f"{aggregated_name}: {measured[aggregated_name]}")
     # wrk left its last requests unanswered, but PostgreSQL goes on with their GROUP BY (seconds
-    # each at 10M runs) until it has rows to send: what is measured next (the submissions) would
+    # each on a large board) until it has rows to send: what is measured next (the submissions) would
     # share the CPU with it.
     waited = wait_for_idle_database(timeout_s=120)
     log(f"waited {waited:.1f} s for the read-time page's queries to end")

@@ -2,8 +2,8 @@
 whether or not an account answers to them.
 
 Django's ModelBackend and allauth's backend together hashed the password three times for an
-address on record and twice for one that is not (1.43 s against 0.96 s with the default
-hasher), which told anyone timing the sign-in page which addresses have accounts. Here every
+address on record and twice for one that is not, a difference anyone timing the sign-in page
+could see: it told which addresses have accounts. Here every
 attempt computes exactly one hash: the account's check, or the same hasher's work on the typed
 password when no account (or no usable password) answers.
 """
