@@ -286,7 +286,6 @@ NOISY_RUN = (
 )
 
 
-# verdicts.competes: what keeps a row off its ranking, and baselines are never ranked.
 def derive_verdicts(cursor) -> None:
     """The verdict columns of every row, decided by the site's own rules rather than a copy of
     them: the ranking key and labels by `verdicts.workloads` once per distinct workload, each
@@ -303,7 +302,7 @@ def derive_verdicts(cursor) -> None:
     # batches of the best one's definition (degenerate ones measured something else).
     cursor.execute(
         """
-        SELECT e.id, c.protocol, c.spec_label, br.tps_definition,
+        SELECT e.id, c.protocol, c.spec_label,
             CASE WHEN br.tps_definition = 'decode' THEN br.decode_mean ELSE br.e2e_mean END,
             CASE WHEN br.tps_definition = 'decode' THEN br.decode_stdev ELSE br.e2e_stdev END,
             br.n, br.draft_tokens, br.verify_steps, br.tau, br.raw_result -> 'requests',
@@ -458,7 +457,7 @@ def _derive_ranking_names(cursor) -> None:
 
 
 def row_verdicts(
-    entry_id, protocol, spec_label, definition, best_mean, best_stdev, best_n, drafted,
+    entry_id, protocol, spec_label, best_mean, best_stdev, best_n, drafted,
     verify_steps, tau, requests, baseline_mean, baseline_stdev, baseline_n, paired, batches,
 ) -> tuple:  # fmt: skip
     """One row's verdict columns (in `derive_verdicts`' order) from its batches' summaries, by
