@@ -2,14 +2,13 @@
 
 Seeds a PostgreSQL database of its own (dropped and created; default `specboard_bench`) with
 --runs runs over --configs configs and --hardware hardware kinds by COPY, derives the
-LeaderboardEntry rows by the service's rule (best clean average per config, hardware and
-release; speedup against the paired baseline's row) and, where the checkout has them (migration
-0015), their verdict columns in bulk (ranking key and labels, the config's sample and interval,
-ranks by a RANK() window among competing rows, Welch's tie labels and the speedup intervals
-vectorised with scipy), checks a sample of them column by column against
-`services.refresh_leaderboard_entry` (and their rankings against `services.board.rerank`),
-then serves the site with gunicorn (DEBUG off) and measures with wrk (32 connections on
-loopback, installed by apt-get if missing):
+LeaderboardEntry rows in bulk (each row's best batch and pooled figures in SQL, the speedup
+against the paired baseline's row) and their verdict columns by the site's own rules, called
+rather than copied (`verdicts` for each row's sample, intervals and flags and each ranking's
+standings, `services.summarize_every_ranking` for the summaries), checks a sample of rows column
+by column against `services.refresh_leaderboard_entry` (and their rankings against
+`services.board.rerank`), then serves the site with gunicorn (DEBUG off) and measures with wrk
+(32 connections on loopback, installed by apt-get if missing):
 
 - the API's leaderboard first page and the HTML leaderboard as the site serves them (pages kept
   until a ranking they show changes), the same while a run is recorded every second (a random
@@ -32,8 +31,10 @@ import argparse
 import asyncio
 import atexit
 import gc
+import itertools
 import json
 import math
+import operator
 import os
 import random
 import re
@@ -211,8 +212,7 @@ def seed(*, runs: int, configs: int, hardware_kinds: int) -> None:
         log(f"copied {runs} runs in {time.monotonic() - started:.1f} s")
         started = time.monotonic()
         derive_leaderboard_entries(cursor)
-        if has_verdict_columns():
-            derive_verdicts(cursor)
+        derive_verdicts(cursor)
         for release in RELEASES:
             cursor.execute(
                 "INSERT INTO leaderboard_enginebuild (release, retired, note, first_seen) "
@@ -284,42 +284,124 @@ NOISY_RUN = (
     "(r.n >= 2 AND r.decode_stdev IS NOT NULL AND r.decode_stdev >= 0"
     " AND (r.decode_mean <= 0 OR r.decode_stdev > 0.5 * r.decode_mean))"
 )
-# verdicts.competes: what keeps a row off its ranking, and baselines are never ranked.
-COMPETES = (
-    "NOT (e.synthetic OR e.self_reported OR e.degenerate OR e.retired OR e.test_weights)"
-    " AND c.spec_label <> 'none'"
-)
-
-
-def _has_entry_column(name: str) -> bool:
-    """Whether this checkout's LeaderboardEntry has this column."""
-    from leaderboard.models import LeaderboardEntry
-
-    return any(field.name == name for field in LeaderboardEntry._meta.get_fields())
-
-
-def has_verdict_columns() -> bool:
-    """Whether this checkout's LeaderboardEntry has the verdict layer's columns (migration 0015;
-    this bench also measures the commit before it, which has none)."""
-    from leaderboard.models import LeaderboardEntry
-
-    return any(field.name == "ranking_key" for field in LeaderboardEntry._meta.get_fields())
 
 
 def derive_verdicts(cursor) -> None:
-    """The verdict columns of every row in bulk, by services.board's rules (`_refresh_entry`,
-    `rerank`): ranking key and labels from `verdicts.workloads` per distinct workload, the
-    config's sample in SQL, ranks by a RANK() window among competing rows, and the t-intervals
-    and Welch labels vectorised with scipy over every row at once."""
-    import numpy as np
-    from scipy import stats
-
-    from leaderboard import verdicts
-    from leaderboard.models import Config
-    from leaderboard.verdicts import statistics as statistics_rules
+    """The verdict columns of every row, decided by the site's own rules rather than a copy of
+    them: the ranking key and labels by `verdicts.workloads` once per distinct workload, each
+    row's config sample, intervals and flags by the `verdicts` functions the service calls
+    (`row_verdicts`), each ranking's ranks and ties by `verdicts.standing_columns` and its
+    summaries by `services.summarize_every_ranking`."""
+    from leaderboard import services
 
     started = time.monotonic()
-    # 1. The ranking and its words, per distinct (workload, definition, hardware, release).
+    _derive_ranking_names(cursor)
+    log(f"  ranking keys and labels in {time.monotonic() - started:.1f} s")
+    started = time.monotonic()
+    # Each row's best batch, the baseline batch its speedup divides by, and its config's clean
+    # batches of the best one's definition (degenerate ones measured something else).
+    cursor.execute(
+        """
+        SELECT e.id, c.protocol, c.spec_label,
+            CASE WHEN br.tps_definition = 'decode' THEN br.decode_mean ELSE br.e2e_mean END,
+            CASE WHEN br.tps_definition = 'decode' THEN br.decode_stdev ELSE br.e2e_stdev END,
+            br.n, br.draft_tokens, br.verify_steps, br.tau, br.raw_result -> 'requests',
+            CASE WHEN bb.tps_definition = 'decode' THEN bb.decode_mean ELSE bb.e2e_mean END,
+            CASE WHEN bb.tps_definition = 'decode' THEN bb.decode_stdev ELSE bb.e2e_stdev END,
+            bb.n, e.baseline_run_id IS NOT NULL,
+            (SELECT array_agg(ARRAY[
+                    CASE WHEN r.tps_definition = 'decode' THEN r.decode_mean ELSE r.e2e_mean END,
+                    CASE WHEN r.tps_definition = 'decode' THEN r.decode_stdev ELSE r.e2e_stdev END,
+                    r.n] ORDER BY r.id)
+             FROM leaderboard_run r
+             WHERE r.config_id = e.config_id AND r.hardware_id = e.hardware_id
+               AND r.engine_release = e.engine_release
+               AND r.tps_definition = br.tps_definition AND NOT r.degenerate)
+        FROM leaderboard_leaderboardentry e
+        JOIN leaderboard_config c ON c.id = e.config_id
+        JOIN leaderboard_run br ON br.id = e.best_run_id
+        LEFT JOIN leaderboard_run bb ON bb.id = e.baseline_run_id
+        """
+    )
+    rows = cursor.fetchall()
+    columns = [
+        "id", "config_mean", "config_stdev", "config_n", "config_ci95_low", "config_ci95_high",
+        "interval_basis", "speedup_ci95_low", "speedup_ci95_high", "speedup_basis", "noisy",
+        "memorised", "baseline_noisy", "draft_tokens", "verify_steps", "anecdotal",
+    ]  # fmt: skip
+    cursor.execute(
+        "CREATE TEMP TABLE bench_verdicts (id bigint PRIMARY KEY, config_mean float8,"
+        " config_stdev float8, config_n integer, config_ci95_low float8, config_ci95_high float8,"
+        " interval_basis text, speedup_ci95_low float8, speedup_ci95_high float8,"
+        " speedup_basis text, noisy boolean, memorised boolean, baseline_noisy boolean,"
+        " draft_tokens integer, verify_steps integer, anecdotal boolean)"
+    )
+    _copy(cursor, "bench_verdicts", columns, (row_verdicts(*row) for row in rows))
+    assignments = ", ".join(f"{name} = v.{name}" for name in columns[1:])
+    cursor.execute(
+        f"UPDATE leaderboard_leaderboardentry e SET {assignments}, crossover = ''"
+        " FROM bench_verdicts v WHERE v.id = e.id"
+    )
+    cursor.execute("DROP TABLE bench_verdicts")
+    log(f"  {len(rows)} rows' samples, intervals and flags in {time.monotonic() - started:.1f} s")
+    started = time.monotonic()
+    rankings = _derive_standings(cursor)
+    summaries = services.summarize_every_ranking()
+    log(
+        f"  {rankings} rankings ranked and {summaries} targets' summaries in "
+        f"{time.monotonic() - started:.1f} s"
+    )
+
+
+def _derive_standings(cursor) -> int:
+    """Every ranking's ranks and ties among its competing rows, decided by
+    `verdicts.standing_columns` from the rows' figures and config samples, as
+    `services.board.rerank` decides them (the check reranks a sample with it); how many
+    rankings."""
+    from leaderboard import verdicts
+
+    flags = ", ".join(f"e.{flag}" for flag in verdicts.KEPT_OFF_FLAGS)
+    cursor.execute(
+        "SELECT e.ranking_key, e.id, e.tokens_per_second, e.config_mean, e.config_stdev,"
+        f" e.config_n, e.spec_label, {flags} FROM leaderboard_leaderboardentry e"
+        " ORDER BY e.ranking_key"
+    )
+    standings = []
+    rankings = 0
+    for _, rows in itertools.groupby(cursor.fetchall(), key=operator.itemgetter(0)):
+        competing = [
+            row for row in rows if verdicts.competes_as(kept_off=row[7:], spec_label=row[6])
+        ]
+        found = verdicts.standing_columns(
+            ids=[row[1] for row in competing],
+            figures=[row[2] for row in competing],
+            samples=verdicts.SampleColumns.of_summaries(
+                [row[3] for row in competing],
+                [row[4] for row in competing],
+                [row[5] for row in competing],
+            ),
+        )
+        standings += [(pk, *standing) for pk, standing in found.items()]
+        rankings += 1
+    cursor.execute(
+        "CREATE TEMP TABLE bench_standings (id bigint PRIMARY KEY, rank integer,"
+        " like_leader boolean, like_above boolean)"
+    )
+    _copy(cursor, "bench_standings", ["id", "rank", "like_leader", "like_above"], standings)
+    cursor.execute(
+        "UPDATE leaderboard_leaderboardentry e SET rank = v.rank, like_leader = v.like_leader,"
+        " like_above = v.like_above FROM bench_standings v WHERE v.id = e.id"
+    )
+    cursor.execute("DROP TABLE bench_standings")
+    return rankings
+
+
+def _derive_ranking_names(cursor) -> None:
+    """Each row's ranking key and labels, by `verdicts.workloads`, once per distinct (workload,
+    definition, hardware kind, release)."""
+    from leaderboard import verdicts
+    from leaderboard.models import Config
+
     cursor.execute(
         """
         SELECT DISTINCT c.protocol, c.protocol_variant, c.canonical -> 'protocol',
@@ -360,305 +442,66 @@ def derive_verdicts(cursor) -> None:
         + ["label", "workload"],
         names,
     )
-    # 2. The config's sample: its best batch's requests with one batch (the estimate over two or
-    # more batches is computed below, per row); the per-batch figures for it.
-    cursor.execute(
-        """
-        CREATE TEMP TABLE bench_batches AS
-        SELECT r.config_id, r.hardware_id, r.engine_release, r.tps_definition,
-            count(m.v) AS k, avg(m.v) AS mean, stddev_samp(m.v) AS stdev,
-            count(r.speedup) FILTER (WHERE r.speedup > 0) AS speedups,
-            avg(ln(r.speedup)) FILTER (WHERE r.speedup > 0) AS log_mean,
-            stddev_samp(ln(r.speedup)) FILTER (WHERE r.speedup > 0) AS log_stdev
-        FROM leaderboard_run r,
-            LATERAL (SELECT CASE WHEN r.tps_definition = 'decode' THEN r.decode_mean
-                                 ELSE r.e2e_mean END AS v) m
-        WHERE NOT r.degenerate
-        GROUP BY r.config_id, r.hardware_id, r.engine_release, r.tps_definition
-        """
-    )
-    cursor.execute(
-        """
-        CREATE UNIQUE INDEX ON bench_batches (config_id, hardware_id, engine_release,
-            tps_definition)
-        """
-    )
-    cursor.execute(
-        """
-        WITH fresh AS (
-            SELECT e.id, t.key, t.label, t.workload, b.k, b.mean, b.stdev,
-                br.decode_mean AS best_mean, br.decode_stdev AS best_stdev, br.n AS best_n
-            FROM leaderboard_leaderboardentry e
-            JOIN leaderboard_config c ON c.id = e.config_id
-            JOIN bench_rankings t ON t.protocol = c.protocol AND t.variant = c.protocol_variant
-                AND t.canonical IS NOT DISTINCT FROM c.canonical -> 'protocol'
-                AND t.definition = e.tps_definition AND t.hardware_id = e.hardware_id
-                AND t.release = e.engine_release
-            JOIN leaderboard_run br ON br.id = e.best_run_id
-            LEFT JOIN bench_batches b ON b.config_id = e.config_id
-                AND b.hardware_id = e.hardware_id AND b.engine_release = e.engine_release
-                AND b.tps_definition = e.tps_definition
-        )
-        UPDATE leaderboard_leaderboardentry e
-        SET ranking_key = f.key, ranking_label = f.label, workload_label = f.workload,
-            config_mean = CASE WHEN f.k >= 2 THEN f.mean ELSE f.best_mean END,
-            config_stdev = CASE WHEN f.k >= 2 THEN f.stdev
-                WHEN f.best_mean IS NOT NULL AND f.best_n >= 2 AND f.best_stdev >= 0
-                THEN f.best_stdev END,
-            config_n = CASE WHEN f.k >= 2 THEN f.k WHEN f.best_mean IS NULL THEN 0
-                ELSE greatest(f.best_n, 1) END,
-            interval_basis = CASE WHEN f.k >= 2 THEN 'batch means'
-                WHEN f.best_mean IS NOT NULL AND f.best_n >= 2 AND f.best_stdev >= 0
-                THEN 'requests' ELSE '' END,
-            crossover = ''
-        FROM fresh f
-        WHERE f.id = e.id
-        """
-    )
-    # Two or more batches: the random-effects estimate over their means (verdicts.
-    # config_uncertainty), computed per row from its batches, as the service does.
-    cursor.execute(
-        """
-        SELECT e.id, array_agg(m.v ORDER BY r.id), array_agg(m.s ORDER BY r.id),
-            array_agg(r.n ORDER BY r.id)
-        FROM leaderboard_leaderboardentry e
-        JOIN leaderboard_run r ON r.config_id = e.config_id AND r.hardware_id = e.hardware_id
-            AND r.engine_release = e.engine_release AND r.tps_definition = e.tps_definition,
-            LATERAL (SELECT CASE WHEN r.tps_definition = 'decode' THEN r.decode_mean
-                                 ELSE r.e2e_mean END AS v,
-                            CASE WHEN r.tps_definition = 'decode' THEN r.decode_stdev
-                                 ELSE r.e2e_stdev END AS s) m
-        WHERE NOT r.degenerate AND m.v IS NOT NULL
-        GROUP BY e.id
-        HAVING count(*) >= 2
-        """
-    )
-
-    several = cursor.fetchall()
-
-    def estimates():
-        for entry_id, means, stdevs, sizes in several:
-            batches = [
-                found
-                for mean, stdev, size in zip(means, stdevs, sizes, strict=True)
-                if (found := verdicts.summary_sample(mean, stdev, max(size, 1))) is not None
-            ]
-            found = verdicts.config_uncertainty(batches, best=None)
-            sample = found.sample
-            yield (
-                entry_id,
-                sample.mean if sample else None,
-                sample.stdev if sample else None,
-                sample.n if sample else 0,
-                found.basis,
-            )
-
-    cursor.execute(
-        "CREATE TEMP TABLE bench_estimates (id bigint PRIMARY KEY, mean float8, stdev float8,"
-        " n integer, basis text)"
-    )
-    _copy(cursor, "bench_estimates", ["id", "mean", "stdev", "n", "basis"], estimates())
     cursor.execute(
         """
         UPDATE leaderboard_leaderboardentry e
-        SET config_mean = v.mean, config_stdev = v.stdev, config_n = v.n,
-            interval_basis = v.basis
-        FROM bench_estimates v WHERE v.id = e.id
+        SET ranking_key = t.key, ranking_label = t.label, workload_label = t.workload
+        FROM leaderboard_config c, bench_rankings t
+        WHERE c.id = e.config_id AND t.protocol = c.protocol AND t.variant = c.protocol_variant
+            AND t.canonical IS NOT DISTINCT FROM c.canonical -> 'protocol'
+            AND t.definition = e.tps_definition AND t.hardware_id = e.hardware_id
+            AND t.release = e.engine_release
         """
     )
-    cursor.execute("DROP TABLE bench_estimates")
-    # What a row's speculative figures rest on (verdicts.evidence), where this checkout has it.
-    cursor.execute(
-        "SELECT 1 FROM information_schema.columns WHERE table_name = 'leaderboard_leaderboardentry'"
-        " AND column_name = 'anecdotal'"
+    cursor.execute("DROP TABLE bench_rankings")
+
+
+def row_verdicts(
+    entry_id, protocol, spec_label, best_mean, best_stdev, best_n, drafted,
+    verify_steps, tau, requests, baseline_mean, baseline_stdev, baseline_n, paired, batches,
+) -> tuple:  # fmt: skip
+    """One row's verdict columns (in `derive_verdicts`' order) from its batches' summaries, by
+    the `verdicts` functions `services.board` calls for a row of the seeded kind (quick decode
+    batches without request records or points)."""
+    from leaderboard import verdicts
+
+    best = verdicts.summary_sample(best_mean, best_stdev, max(best_n, 1))
+    alike = [
+        found
+        for mean, stdev, n in batches or []
+        if (found := verdicts.summary_sample(mean, stdev, max(int(n), 1))) is not None
+    ]
+    config = verdicts.config_uncertainty(alike, best=best, unit=verdicts.REQUESTS)
+    baseline = (
+        verdicts.summary_sample(baseline_mean, baseline_stdev, max(baseline_n or 0, 1))
+        if paired
+        else None
     )
-    if cursor.fetchone():
-        cursor.execute(
-            f"""
-            UPDATE leaderboard_leaderboardentry e
-            SET draft_tokens = r.draft_tokens, verify_steps = r.verify_steps,
-                anecdotal = c.spec_label <> 'none' AND (
-                    r.draft_tokens < {verdicts.MIN_DRAFTED_TOKENS}
-                    OR ((r.verify_steps > 0 OR r.tau IS NOT NULL)
-                        AND r.verify_steps < {verdicts.MIN_VERIFY_STEPS}))
-            FROM leaderboard_run r, leaderboard_config c
-            WHERE r.id = e.best_run_id AND c.id = e.config_id
-            """
-        )
-    log(f"  ranking keys, labels and config samples in {time.monotonic() - started:.1f} s")
-    # 3. Ranks among the competing rows of each ranking, fastest first (verdicts.standings: a
-    # RANK() window), with the leader's and the row above's samples for Welch's test; the
-    # intervals; noisy and memorised.
-    started = time.monotonic()
-    cursor.execute(
-        f"""
-        WITH contenders AS (
-            SELECT e.id,
-                rank() OVER ranking AS rank,
-                row_number() OVER ranking AS place,
-                first_value(e.config_mean) OVER ranking AS leader_mean,
-                first_value(e.config_stdev) OVER ranking AS leader_stdev,
-                first_value(e.config_n) OVER ranking AS leader_n,
-                lag(e.config_mean) OVER ranking AS above_mean,
-                lag(e.config_stdev) OVER ranking AS above_stdev,
-                lag(e.config_n) OVER ranking AS above_n
-            FROM leaderboard_leaderboardentry e
-            JOIN leaderboard_config c ON c.id = e.config_id
-            WHERE {COMPETES}
-            WINDOW ranking AS (PARTITION BY e.ranking_key ORDER BY e.tokens_per_second DESC, e.id)
-        )
-        SELECT e.id, c.spec_label, c.protocol, e.config_mean, e.config_stdev, e.config_n,
-            k.rank, k.place, k.leader_mean, k.leader_stdev, k.leader_n,
-            k.above_mean, k.above_stdev, k.above_n,
-            br.decode_mean, br.decode_stdev, br.n, bb.decode_mean, bb.decode_stdev, bb.n,
-            e.baseline_run_id IS NOT NULL, b.speedups, b.log_mean, b.log_stdev,
-            br.raw_result -> 'requests'
-        FROM leaderboard_leaderboardentry e
-        JOIN leaderboard_config c ON c.id = e.config_id
-        JOIN leaderboard_run br ON br.id = e.best_run_id
-        LEFT JOIN leaderboard_run bb ON bb.id = e.baseline_run_id
-        LEFT JOIN contenders k ON k.id = e.id
-        LEFT JOIN bench_batches b ON b.config_id = e.config_id
-            AND b.hardware_id = e.hardware_id AND b.engine_release = e.engine_release
-            AND b.tps_definition = e.tps_definition
-        ORDER BY e.id
-        """
+    speedup = (
+        verdicts.speedup_uncertainty(own=best, baseline=baseline)
+        if paired
+        else verdicts.NO_UNCERTAINTY
     )
-    rows = cursor.fetchall()
-    log(f"  ranks read ({len(rows)} rows) in {time.monotonic() - started:.1f} s")
-
-    def column(index: int) -> np.ndarray:
-        return np.array([np.nan if row[index] is None else row[index] for row in rows], float)
-
-    # A sample (mean, stdev, n) as verdicts.summary_sample reads it: no spread below two values.
-    def spread(mean: np.ndarray, stdev: np.ndarray, n: np.ndarray) -> np.ndarray:
-        return np.isfinite(mean) & (n >= 2) & np.isfinite(stdev) & (stdev >= 0)
-
-    def t_half(stdev: np.ndarray, n: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        half = np.full(len(rows), np.nan)
-        half[mask] = (
-            stats.t.ppf(0.5 + statistics_rules.CONFIDENCE / 2, n[mask] - 1)
-            * stdev[mask]
-            / np.sqrt(n[mask])
-        )
-        return half
-
-    def welch_alike(mean, stdev, n, other_mean, other_stdev, other_n, asked) -> list:
-        """verdicts.indistinguishable over arrays: True, False or None per row."""
-        mask = asked & spread(mean, stdev, n) & spread(other_mean, other_stdev, other_n)
-        p = np.full(len(rows), np.nan)
-        flat = mask & (stdev == 0) & (other_stdev == 0)
-        p[flat] = np.where(mean[flat] == other_mean[flat], 1.0, 0.0)
-        tested = mask & ~flat
-        if not tested.any():
-            return [
-                bool(p[i] >= statistics_rules.ALPHA) if mask[i] else None for i in range(len(rows))
-            ]
-        with np.errstate(all="ignore"):
-            p[tested] = stats.ttest_ind_from_stats(
-                mean[tested], stdev[tested], n[tested],
-                other_mean[tested], other_stdev[tested], other_n[tested], equal_var=False,
-            ).pvalue  # fmt: skip
-        p[tested & ~np.isfinite(p)] = 1.0
-        return [bool(p[i] >= statistics_rules.ALPHA) if mask[i] else None for i in range(len(rows))]
-
-    mean, stdev, n = column(3), column(4), column(5)
-    config_half = t_half(stdev, n, spread(mean, stdev, n))
-    place = column(7)
-    ranked = np.isfinite(place)
-    below_leader = ranked & (place > 1)
-    like_leader = welch_alike(mean, stdev, n, column(8), column(9), column(10), below_leader)
-    like_above = welch_alike(mean, stdev, n, column(11), column(12), column(13), below_leader)
-    # The speedup's interval is the interval of the speedup shown: the delta method on the best
-    # batch against its baseline batch (verdicts.speedup_uncertainty, verdicts.ratio_interval).
-    own_mean, own_stdev, own_n = column(14), column(15), column(16)
-    base_mean, base_stdev, base_n = column(17), column(18), column(19)
-    paired = np.array([bool(row[20]) for row in rows])
-    by_requests = (
-        paired
-        & spread(own_mean, own_stdev, own_n)
-        & spread(base_mean, base_stdev, base_n)
-        & (own_mean > 0)
-        & (base_mean > 0)
+    sample, low_high = config.sample, config.interval or (None, None)
+    return (
+        entry_id,
+        sample.mean if sample else None,
+        sample.stdev if sample else None,
+        config.n,
+        *low_high,
+        config.basis,
+        *(speedup.interval or (None, None)),
+        speedup.basis,
+        verdicts.is_noisy(best, protocol=protocol),
+        verdicts.learns_across_requests(spec_label)
+        and (protocol == verdicts.SEED_CSV_PROTOCOL or verdicts.repeats_a_prompt(requests)),
+        paired and verdicts.is_noisy(baseline, protocol=protocol),
+        drafted,
+        verify_steps,
+        verdicts.anecdotal(
+            speculative=spec_label != "none", drafted=drafted, verify_steps=verify_steps, tau=tau
+        ),
     )
-    with np.errstate(all="ignore"):
-        ratio = own_mean / base_mean
-        own = (own_stdev / own_mean) ** 2 / own_n
-        base = (base_stdev / base_mean) ** 2 / base_n
-        df = (own + base) ** 2 / (own**2 / (own_n - 1) + base**2 / (base_n - 1))
-    delta_half = np.zeros(len(rows))
-    varied = by_requests & (own + base > 0)
-    delta_half[varied] = stats.t.ppf(
-        0.5 + statistics_rules.CONFIDENCE / 2, np.maximum(1.0, df[varied])
-    ) * np.sqrt(own[varied] + base[varied])
-
-    def number(value: float) -> float | None:
-        return None if not np.isfinite(value) else float(value)
-
-    def decided():
-        for i, row in enumerate(rows):
-            best = verdicts.summary_sample(row[14], row[15], max(row[16], 1))
-            if by_requests[i]:
-                low = float(ratio[i] * np.exp(-delta_half[i]))
-                high = float(ratio[i] * np.exp(delta_half[i]))
-                basis = verdicts.REQUESTS
-            else:
-                low = high = None
-                basis = ""
-            learns = verdicts.learns_across_requests(row[1])
-            yield (
-                row[0],
-                None if row[6] is None else int(row[6]),
-                like_leader[i],
-                like_above[i],
-                number(mean[i] - config_half[i]),
-                number(mean[i] + config_half[i]),
-                low,
-                high,
-                basis,
-                verdicts.is_noisy(best, protocol=row[2]),
-                learns
-                and (row[2] == verdicts.SEED_CSV_PROTOCOL or verdicts.repeats_a_prompt(row[24])),
-                # The baseline batch its speedup divides by, by the same rule (services.board).
-                paired[i]
-                and verdicts.is_noisy(
-                    verdicts.summary_sample(row[17], row[18], max(row[19] or 0, 1)),
-                    protocol=row[2],
-                ),
-            )
-
-    cursor.execute(
-        "CREATE TEMP TABLE bench_verdicts (id bigint PRIMARY KEY, rank integer,"
-        " like_leader boolean, like_above boolean, config_low float8, config_high float8,"
-        " speedup_low float8, speedup_high float8, speedup_basis text, noisy boolean,"
-        " memorised boolean, baseline_noisy boolean)"
-    )
-    _copy(
-        cursor,
-        "bench_verdicts",
-        ["id", "rank", "like_leader", "like_above", "config_low", "config_high"]
-        + ["speedup_low", "speedup_high", "speedup_basis", "noisy", "memorised"]
-        + ["baseline_noisy"],
-        decided(),
-    )
-    # A checkout before migration 0031 has no baseline_noisy column.
-    baseline_noisy = (
-        ", baseline_noisy = v.baseline_noisy" if _has_entry_column("baseline_noisy") else ""
-    )
-    cursor.execute(
-        f"""
-        UPDATE leaderboard_leaderboardentry e
-        SET rank = v.rank, like_leader = v.like_leader, like_above = v.like_above,
-            config_ci95_low = v.config_low, config_ci95_high = v.config_high,
-            speedup_ci95_low = v.speedup_low, speedup_ci95_high = v.speedup_high,
-            speedup_basis = v.speedup_basis, noisy = v.noisy, memorised = v.memorised
-            {baseline_noisy}
-        FROM bench_verdicts v
-        WHERE v.id = e.id
-        """
-    )
-    cursor.execute("DROP TABLE bench_rankings, bench_batches, bench_verdicts")
-    log(f"  ranks, ties and intervals in {time.monotonic() - started:.1f} s")
 
 
 # What the check compares, where this checkout's LeaderboardEntry has the column.
@@ -762,7 +605,7 @@ def wrk(
 
 def warm(url: str, *, connections: int, attempts: int = 8) -> None:
     """Load a page until every web process has computed what it keeps (its first request of a
-    page computes the row set's reads, seconds at 10M runs): rounds of `connections` requests
+    page computes the row set's reads, which take seconds on a large board): rounds of `connections` requests
     at once, each waited for to the end (none cut off, as a timed wrk round would), until a
     whole round answers in under a second; then 2 s of wrk for the connections themselves."""
     import httpx
@@ -825,9 +668,9 @@ async def submit_many(
     `first`th config (`submission_body`) and those after it.
 
     The light client (the default) writes each request on its own connection and reads the
-    status line: about a tenth of a millisecond of this machine's CPU a request, where httpx's
-    client took 3.4 ms (top, stop 34), a sixth of what the server's processes spent on it, on
-    the same two cores. `client="httpx"` measures the earlier way."""
+    status line: on a machine of few cores the clients share the CPU with the server, and
+    httpx's client costs a sizeable part of what the server spends on a submission, so the
+    figure would measure the clients too. `client="httpx"` measures the earlier way."""
     statuses: list[int] = []
     queue: asyncio.Queue[int] = asyncio.Queue()
     for index in range(first, first + count):
@@ -969,10 +812,6 @@ def main() -> int:
     owner, _ = user_model.objects.get_or_create(username="site-load")
     if not Run.objects.exists():
         seed(runs=args.runs, configs=args.configs, hardware_kinds=args.hardware)
-        # The rows were written by SQL, not by the services: their rankings' summaries too.
-        started = time.monotonic()
-        summaries = services.summarize_every_ranking()
-        log(f"summarized {summaries} rankings' targets in {time.monotonic() - started:.1f} s")
     checked = check_entries_match_the_service(samples=20)
     figures: dict[str, object] = {
         "runs": Run.objects.count(),
@@ -988,8 +827,8 @@ def main() -> int:
         gpu_name="CPU site bench", slug=f"site-{uuid.uuid4().hex[:6]}", cpu_model=cpu_name()
     )
     # One account per client, as a community's submitters are: each account's allowance and
-    # its submissions' lock are its own (one account cannot send 167 a second under any rate a
-    # deployment would set; the bench lifts the rate to measure capacity, not policy). New
+    # its submissions' lock are its own (one account cannot send thousands a minute under any
+    # rate a deployment would set; the bench lifts the rate to measure capacity, not policy). New
     # accounts each run: an account's allowance is read from its jobs of the last day, and a
     # reused database's accounts would carry every earlier run's thousands.
     run = uuid.uuid4().hex[:6]
@@ -1032,8 +871,8 @@ def main() -> int:
             return 0
 
         # The jobs earlier runs left (thousands each, cancelled at the end) as autovacuum would
-        # have left them: a machine may run PostgreSQL without it (seen here: the jobs table with
-        # 41,027 dead rows, never analyzed, read by every submission's allowance and place).
+        # have left them: a machine may run PostgreSQL without it, and then the jobs table, read by
+        # every submission's allowance and place, is never analyzed and grows dead rows.
         from django.db import connection
 
         with connection.cursor() as cursor:
@@ -1206,7 +1045,7 @@ def measure_pages(base: str, args) -> tuple[dict, float, dict]:
     )
     log(f"{aggregated_name}: {measured[aggregated_name]}")
     # wrk left its last requests unanswered, but PostgreSQL goes on with their GROUP BY (seconds
-    # each at 10M runs) until it has rows to send: what is measured next (the submissions) would
+    # each on a large board) until it has rows to send: what is measured next (the submissions) would
     # share the CPU with it.
     waited = wait_for_idle_database(timeout_s=120)
     log(f"waited {waited:.1f} s for the read-time page's queries to end")

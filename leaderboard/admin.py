@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from leaderboard import services
+from leaderboard.accounts.signed_in import SignedInRequest
 from leaderboard.forms import CsvImportForm, add_service_errors
 from leaderboard.models import (
     Config,
@@ -131,7 +132,7 @@ class ModelFileAdmin(admin.ModelAdmin):
     ) -> HttpResponse:
         return redirect("admin:leaderboard_modelfile_register")
 
-    def register_view(self, request: HttpRequest) -> HttpResponse:
+    def register_view(self, request: SignedInRequest) -> HttpResponse:
         def register(data: dict) -> str:
             model = services.register_model(
                 path=data["path"],
@@ -149,7 +150,7 @@ class ModelFileAdmin(admin.ModelAdmin):
             action=register,
         )
 
-    def register_hub_view(self, request: HttpRequest) -> HttpResponse:
+    def register_hub_view(self, request: SignedInRequest) -> HttpResponse:
         def register(data: dict) -> str:
             model = services.register_hub_model(
                 hf_repo=data["hf_repo"],
@@ -173,7 +174,7 @@ class ModelFileAdmin(admin.ModelAdmin):
         )
 
     @admin.action(description="Read the selected files again")
-    def reinspect(self, request: HttpRequest, queryset) -> None:
+    def reinspect(self, request: SignedInRequest, queryset) -> None:
         for model in queryset:
             try:
                 if model.from_hub:
@@ -236,7 +237,7 @@ class ModelRequestAdmin(admin.ModelAdmin):
         return False
 
     @admin.action(description="Approve: register the requested files")
-    def approve(self, request: HttpRequest, queryset) -> None:
+    def approve(self, request: SignedInRequest, queryset) -> None:
         for model_request in queryset:
             try:
                 model = services.approve_model_request(
@@ -248,7 +249,7 @@ class ModelRequestAdmin(admin.ModelAdmin):
                 self.message_user(request, f"{model_request}: registered as {model.name}.")
 
     @admin.action(description="Refuse the selected requests")
-    def refuse(self, request: HttpRequest, queryset) -> None:
+    def refuse(self, request: SignedInRequest, queryset) -> None:
         for model_request in queryset:
             try:
                 services.refuse_model_request(
@@ -311,7 +312,7 @@ class JobAdmin(admin.ModelAdmin):
         return False
 
     @admin.action(description="Cancel the selected jobs")
-    def cancel(self, request: HttpRequest, queryset) -> None:
+    def cancel(self, request: SignedInRequest, queryset) -> None:
         cancelled = sum(services.cancel_job(job=job, user=request.user) for job in queryset)
         self.message_user(request, f"Cancelled {cancelled} jobs.")
 
@@ -342,7 +343,7 @@ class RunAdmin(admin.ModelAdmin):
         )
         return [view, *super().get_urls()]
 
-    def import_view(self, request: HttpRequest) -> HttpResponse:
+    def import_view(self, request: SignedInRequest) -> HttpResponse:
         def run_import(data: dict) -> str:
             report = services.import_leaderboard_csv(
                 content=data["file"].read(),

@@ -54,7 +54,7 @@ def allowance(*, user: AbstractBaseUser) -> Allowance:
     since_period = now - timedelta(seconds=period)
     since_day = now - DAY
     used = Job.objects.filter(
-        owner=user, auto_scheduled=False, created_at__gte=min(since_period, since_day)
+        owner_id=user.pk, auto_scheduled=False, created_at__gte=min(since_period, since_day)
     ).aggregate(
         recent=Count("pk", filter=Q(created_at__gte=since_period)),
         today=Sum("total_tokens", filter=Q(created_at__gte=since_day), default=0),

@@ -92,13 +92,17 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
             replies = pipe.execute()
     lists, unacked_by_host = replies[: len(keys)], zip(hosts, replies[len(keys) :], strict=True)
     holdings = BrokerHoldings()
-    messages = [(message, None) for items in lists for message in map(_decoded, items)]
+    # Each message with where it is unacked ((host, delivery tag)), or None while it waits.
+    messages: list[tuple[object, tuple[str, str] | None]] = [
+        (message, None) for items in lists for message in map(_decoded, items)
+    ]
     for host, unacked in unacked_by_host:
-        for tag, raw in unacked.items():
+        for delivery_tag, raw in unacked.items():
             entry = _decoded(raw)
             if isinstance(entry, list) and entry:
-                tag = tag.decode() if isinstance(tag, bytes) else tag
-                messages.append((entry[0], (host, tag)))
+                if isinstance(delivery_tag, bytes):
+                    delivery_tag = delivery_tag.decode()
+                messages.append((entry[0], (host, delivery_tag)))
     for message, tag in messages:
         if not isinstance(message, dict) or not isinstance(message.get("headers"), dict):
             continue  # a host may push anything to db; the db worker drops it
@@ -110,10 +114,11 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
                 holdings.reporting_job_ids.add(job_id)
                 if headers.get("task") in _FINISHING_TASKS:
                     holdings.finishing_job_ids.add(job_id)
-        elif task_id and tag is None:
-            holdings.waiting.add(task_id)
         elif task_id:
-            holdings.unacked[task_id] = tag
+            if tag is None:
+                holdings.waiting.add(task_id)
+            else:
+                holdings.unacked[task_id] = tag
     return holdings
 
 

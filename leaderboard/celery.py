@@ -40,8 +40,8 @@ app = Celery("specboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 # Celery's Django fixup closes every database connection before and after every task, unless
 # told to keep them for this many tasks: a db worker then opened a connection to PostgreSQL for
-# each message a host sent (5 ms of a job's 17 ms from a host's "started" to its claim). The
-# worker keeps them as a web process does instead (`_keep_connections_as_requests_do`).
+# each message a host sent, a large part of the time from a host's "started" to the job's claim.
+# The worker keeps them as a web process does instead (`_keep_connections_as_requests_do`).
 app.conf.CELERY_DB_REUSE_MAX = 2**30
 app.conf.task_routes = {
     "leaderboard.tasks.record_*": {"queue": DB_QUEUE},

@@ -124,11 +124,12 @@ ROLE = env_str("SPECBOARD_ROLE", "web")
 if ROLE not in ("web", "gpu-worker"):
     raise ImproperlyConfigured(f"SPECBOARD_ROLE must be 'web' or 'gpu-worker', not {ROLE!r}")
 
-# A test run (pytest or `manage.py test`) signs only throwaway data, like DEBUG.
+# A test run (pytest or `manage.py test`) signs only throwaway data, like DEBUG; mypy's Django
+# plugin loads these settings to type-check and signs nothing.
 TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
-    if DEBUG or TESTING or ROLE == "gpu-worker":
+    if DEBUG or TESTING or ROLE == "gpu-worker" or "mypy" in sys.modules:
         # Nothing lasting is signed with it: DEBUG and test sessions are throwaway, a GPU worker has none.
         SECRET_KEY = "insecure-" + secrets.token_hex(24)
     else:

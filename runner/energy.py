@@ -96,7 +96,8 @@ def load_nvml() -> ModuleType | None:
         import pynvml
     except ImportError:
         return None
-    return pynvml
+    module: ModuleType = pynvml
+    return module
 
 
 def _text(value: str | bytes) -> str:

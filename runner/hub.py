@@ -20,10 +20,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import httpx2
-from huggingface_hub import HfApi, RepoFile, get_hf_file_metadata, hf_hub_url
+from huggingface_hub import HfApi, HfFileMetadata, RepoFile, get_hf_file_metadata, hf_hub_url
 from huggingface_hub.errors import (
     GatedRepoError,
     HfHubHTTPError,
@@ -164,7 +164,9 @@ def locate_hub_file(hub_file: HubFile, *, endpoint: str, token: str | None = Non
     return dataclasses.replace(hub_file, location=metadata.location)
 
 
-def _file_metadata(*, repo: str, file: str, revision: str, endpoint: str, token: str | None):
+def _file_metadata(
+    *, repo: str, file: str, revision: str, endpoint: str, token: str | None
+) -> HfFileMetadata:
     url = hf_hub_url(repo, file, revision=revision, endpoint=endpoint.rstrip("/"))
     try:
         return get_hf_file_metadata(url, token=token or False, endpoint=endpoint.rstrip("/"))
@@ -280,7 +282,7 @@ def _progress_bar(callback: DownloadProgress | None, total: int) -> type[hub_tqd
     """A tqdm class for huggingface_hub that reports bytes to `callback` instead of drawing."""
 
     class Reporter(hub_tqdm):
-        def __init__(self, *args, **kwargs) -> None:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
             self.bytes_done = kwargs.get("initial", 0) or 0

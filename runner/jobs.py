@@ -35,7 +35,7 @@ from runner.results import BenchmarkResult
 
 logger = logging.getLogger(__name__)
 
-ProgressCallback = Callable[[dict], None]
+ProgressCallback = Callable[[dict[str, Any]], None]
 
 # A job reports at most one progress event a second per phase (besides each phase's first and
 # last), however fast the runner measures.
@@ -84,7 +84,7 @@ class _Throttled:
         self.last_phase: str | None = None
         self.last_sent = 0.0
 
-    def __call__(self, event: dict) -> None:
+    def __call__(self, event: dict[str, Any]) -> None:
         now = time.monotonic()
         done = event.get("done") == event.get("total")
         if (
@@ -165,7 +165,7 @@ def run_job(
 
 
 def _fetch_hub_models(
-    models: Mapping[str, Mapping],
+    models: Mapping[str, Mapping[str, Any]],
     *,
     host: JobHost,
     progress: ProgressCallback,
@@ -202,7 +202,7 @@ def _fetch_hub_models(
     return cache.root
 
 
-def _check_local_models(models: Mapping[str, Mapping], *, models_dir: Path) -> None:
+def _check_local_models(models: Mapping[str, Mapping[str, Any]], *, models_dir: Path) -> None:
     """Refuse a local model whose bytes are not the registered ones: a file changed after
     registration must not cost a benchmark."""
     for role, row in models.items():

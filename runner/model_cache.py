@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import sha256_file
@@ -45,7 +46,7 @@ class CacheEntry:
     last_used: float
 
 
-def _try_lock(handle, kind: int) -> bool:
+def _try_lock(handle: IO[bytes], kind: int) -> bool:
     try:
         fcntl.flock(handle.fileno(), kind | fcntl.LOCK_NB)
     except OSError as error:
@@ -193,7 +194,7 @@ class ModelCache:
         return True
 
 
-ProgressSink = Callable[[dict], None]
+ProgressSink = Callable[[dict[str, Any]], None]
 
 
 def download_progress(send: ProgressSink, *, every_s: float = 1.0) -> DownloadProgress:

@@ -17,6 +17,8 @@ import sys
 import threading
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import psutil
 
@@ -73,7 +75,7 @@ def _text(value: str | bytes) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _describe_visible(pynvml) -> list[dict]:
+def _describe_visible(pynvml: ModuleType) -> list[dict[str, Any]]:
     """Each GPU the engine can use, in its order: its index there, name and memory."""
     gpus = []
     for index, handle in enumerate(gpu_handles(pynvml)[:MAX_GPUS]):
@@ -89,7 +91,7 @@ def _describe_visible(pynvml) -> list[dict]:
     return gpus
 
 
-def visible_gpus() -> list[dict] | None:
+def visible_gpus() -> list[dict[str, Any]] | None:
     """Every GPU CUDA makes visible to the engine (``CUDA_VISIBLE_DEVICES``, all when unset), as
     NVML describes it: index (the engine's GPU number), normalised name, raw name and memory.
     None where there is no NVML; an empty list where it sees no GPU."""
@@ -109,7 +111,7 @@ def visible_gpus() -> list[dict] | None:
         pynvml.nvmlShutdown()
 
 
-def describe_gpus(gpus: list[dict]) -> str:
+def describe_gpus(gpus: list[dict[str, Any]]) -> str:
     """A set of GPUs in words, each model with its count and memory: "2x RTX 3090 24GB",
     "RTX 4090 24GB + RTX 3090 24GB"; the hardware registry's kind name (``gpus`` as
     ``visible_gpus`` gives them, or ``{"name", "memory_bytes"}`` alone)."""
@@ -135,7 +137,9 @@ def describe_gpus(gpus: list[dict]) -> str:
 GPU_MEMORY_TOLERANCE = 0.05
 
 
-def gpu_set_problem(*, wanted: list[dict], have: list[dict], label: str) -> str | None:
+def gpu_set_problem(
+    *, wanted: list[dict[str, Any]], have: list[dict[str, Any]], label: str
+) -> str | None:
     """Why a host whose engine sees the GPUs ``have`` cannot run a job of the kind made of the
     GPUs ``wanted`` (each ``{"name", "memory_bytes"}``), or None: it must see as many; for a kind
     of several, each of the kind's model and memory too, in order, so that a run on it is a run
@@ -161,7 +165,7 @@ def gpu_set_problem(*, wanted: list[dict], have: list[dict], label: str) -> str 
     return None
 
 
-def gpu_info() -> dict | None:
+def gpu_info() -> dict[str, Any] | None:
     """The first GPU as NVML sees it, or None where there is no NVIDIA GPU or no NVML."""
     try:
         import pynvml
@@ -193,7 +197,7 @@ def gpu_info() -> dict | None:
         pynvml.nvmlShutdown()
 
 
-def system_info() -> dict:
+def system_info() -> dict[str, Any]:
     """CPU, memory, GPU, driver, CUDA, Python and package versions of this machine."""
     info = {
         "hostname": socket.gethostname(),
@@ -238,7 +242,7 @@ class MemorySampler:
         self.kind = "process"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self._nvml_handles: list = []
+        self._nvml_handles: list[Any] = []
         try:
             import pynvml
 

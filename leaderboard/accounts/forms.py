@@ -11,6 +11,7 @@ from allauth.account.models import EmailAddress
 from allauth.core import context
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.core import validators
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
@@ -97,6 +98,10 @@ class _OffersToRevokeTokens:
     otherwise keep their access through a new password. The choice shows only when the account
     has live tokens."""
 
+    # The account whose password changes (allauth's password forms keep it), and its live tokens.
+    user: User | None
+    live_tokens: int
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.live_tokens = (
@@ -119,9 +124,9 @@ class _OffersToRevokeTokens:
     def revokes_tokens(self) -> bool:
         raise NotImplementedError
 
-    def save(self) -> None:
-        super().save()
-        if self.live_tokens and self.revokes_tokens():
+    def revoke_tokens_if_asked(self) -> None:
+        """After the new password is saved: revoke the live tokens if the owner chose to."""
+        if self.user is not None and self.live_tokens and self.revokes_tokens():
             count = services.revoke_user_api_tokens(user=self.user)
             messages.info(context.request, f"{count} API token(s) revoked.")
 
@@ -140,6 +145,10 @@ class PasswordChangeForm(_OffersToRevokeTokens, ChangePasswordForm):
     def revokes_tokens(self) -> bool:
         return bool(self.cleaned_data.get("revoke_api_tokens"))
 
+    def save(self) -> None:
+        super().save()
+        self.revoke_tokens_if_asked()
+
 
 class PasswordResetForm(_OffersToRevokeTokens, ResetPasswordKeyForm):
     """allauth's new password from a reset link: the API tokens are revoked unless the owner
@@ -154,8 +163,10 @@ class PasswordResetForm(_OffersToRevokeTokens, ResetPasswordKeyForm):
 
     def save(self) -> None:
         super().save()
+        self.revoke_tokens_if_asked()
         # The link proved the owner: failed sign-ins a stranger made no longer lock them out.
-        services.clear_sign_in_lockout(user=self.user)
+        if self.user is not None:
+            services.clear_sign_in_lockout(user=self.user)
 
 
 class TokenCreateForm(forms.Form):

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from allauth.account.internal.userkit import user_email
 from allauth.account.models import EmailAddress
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
 
 
 class ResetTokenGenerator(PasswordResetTokenGenerator):
     """Django's reset tokens, stale once the password, a sign-in or any address changes."""
 
-    def _make_hash_value(self, user: AbstractBaseUser, timestamp: int) -> str:
+    def _make_hash_value(self, user: User, timestamp: int) -> str:
         # The same value as allauth's (a link mailed before an upgrade still works), unsynced.
         email = user_email(user)
         addresses = {email} if email else set()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import F, QuerySet
 
 from leaderboard.accounts.models import ApiToken, key_digest
@@ -20,7 +20,7 @@ def token_for_key(*, key: str) -> ApiToken | None:
         return None
 
 
-def user_tokens(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+def user_tokens(*, user: User) -> QuerySet[ApiToken]:
     """The user's tokens, live ones first, newest first."""
     return ApiToken.objects.filter(user=user).order_by(
         F("revoked_at").asc(nulls_first=True), "-created_at", "-id"
@@ -31,7 +31,7 @@ def user_tokens(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
 SIGN_IN_NAME_LENGTH = 255
 
 
-def sign_in_account(*, login: str) -> AbstractBaseUser | None:
+def sign_in_account(*, login: str) -> User | None:
     """The one account a sign-in's typed name or address means, or None.
 
     Text with an @ is an address first: a confirmed address on record, then any address on

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from axes import utils as axes_utils
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Q
 from django.utils import timezone
 
@@ -42,7 +42,7 @@ class IssuedToken:
 
 
 def issue_api_token(
-    *, user: AbstractBaseUser, name: str, created_at=None, key: str | None = None
+    *, user: User, name: str, created_at=None, key: str | None = None
 ) -> IssuedToken:
     """A new token for `user`; only the key's sha256 and its prefix are stored.
 
@@ -69,7 +69,7 @@ def issue_api_token(
     return IssuedToken(token=token, key=key)
 
 
-def revoke_api_token(*, token_id: int, user: AbstractBaseUser) -> bool:
+def revoke_api_token(*, token_id: int, user: User) -> bool:
     """Revoke one of `user`'s live tokens; False if it is not theirs or already revoked."""
     return bool(
         ApiToken.objects.filter(id=token_id, user=user, revoked_at=None).update(
@@ -85,7 +85,7 @@ def revoke_api_tokens(*, token_ids: list[int]) -> int:
     )
 
 
-def revoke_user_api_tokens(*, user: AbstractBaseUser) -> int:
+def revoke_user_api_tokens(*, user: User) -> int:
     """Revoke every live token of `user` (on a password change or reset); how many were live."""
     return ApiToken.objects.filter(user=user, revoked_at=None).update(revoked_at=timezone.now())
 
@@ -100,7 +100,7 @@ def record_token_use(*, token: ApiToken) -> None:
         token.last_used_at = now
 
 
-def clear_sign_in_lockout(*, user: AbstractBaseUser) -> int:
+def clear_sign_in_lockout(*, user: User) -> int:
     """Forget the failed sign-ins counted against the account (django-axes counts them under its
     user name: accounts.selectors.sign_in_name); how many records went."""
     return axes_utils.reset(username=user.get_username())

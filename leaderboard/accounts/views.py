@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from leaderboard import selectors as site_selectors
 from leaderboard.accounts import selectors, services
 from leaderboard.accounts.forms import TokenCreateForm
+from leaderboard.accounts.signed_in import SignedInRequest
 from leaderboard.forms import add_service_errors
 
 RECENT_JOBS = 5
@@ -27,7 +28,7 @@ RECENT_JOBS = 5
 @never_cache
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
-def account(request: HttpRequest) -> HttpResponse:
+def account(request: SignedInRequest) -> HttpResponse:
     form = TokenCreateForm(request.POST or None)
     issued = None
     if request.method == "POST" and form.is_valid():
@@ -57,7 +58,7 @@ def account(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def revoke_token(request: HttpRequest, token_id: int) -> HttpResponse:
+def revoke_token(request: SignedInRequest, token_id: int) -> HttpResponse:
     token = selectors.user_tokens(user=request.user).filter(id=token_id).first()
     if token is None:
         raise Http404

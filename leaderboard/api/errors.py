@@ -60,7 +60,9 @@ def service_refusal(error: services.ServiceError) -> Response:
             name: [worded(message) for message in messages]
             for name, messages in error.errors.items()
         }
-        body = {"hardware": errors.pop("hardware")} if "hardware" in errors else {}
+        body: dict[str, object] = (
+            {"hardware": errors.pop("hardware")} if "hardware" in errors else {}
+        )
         if errors:
             body["config"] = errors
         return Response(body, status=status.HTTP_400_BAD_REQUEST)

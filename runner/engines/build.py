@@ -24,10 +24,15 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from runner.errors import EngineBuildError
+
+# Where a build reports its progress, one line at a time (a command's stdout, a job's log).
+ProgressLog = Callable[[str], None]
 
 DEFAULT_RELEASE = 11434
 MINIMUM_RELEASE = 11434
@@ -56,7 +61,7 @@ class Engine:
     bench_path: str | None = None
     source: str = "built"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @property
@@ -163,7 +168,7 @@ PROGRESS_INTERVAL_S = 30.0
 
 
 def _run_with_progress(
-    argv: list[str], *, log, env: dict[str, str] | None = None
+    argv: list[str], *, log: ProgressLog | None, env: dict[str, str] | None = None
 ) -> tuple[int, str]:
     """Run one build step, passing its latest output line (ninja's "[12/340] Building ...") to
     ``log`` at most every PROGRESS_INTERVAL_S and a heartbeat when it printed nothing since;
@@ -211,7 +216,7 @@ def build(
     backend: str = "cpu",
     cuda_architectures: str | None = None,
     jobs: int | None = None,
-    log=None,
+    log: ProgressLog | None = None,
 ) -> Engine:
     """Build llama-server (and llama-bench) once and cache it; later calls reuse the build."""
     if release < MINIMUM_RELEASE:
@@ -237,7 +242,13 @@ def build(
 
 
 def _build_into(
-    target_dir: Path, *, release: int, backend: str, flags: list[str], jobs: int | None, log
+    target_dir: Path,
+    *,
+    release: int,
+    backend: str,
+    flags: list[str],
+    jobs: int | None,
+    log: ProgressLog | None,
 ) -> Engine:
     sdist = _download_sdist(release)
     jobs = jobs or os.cpu_count() or 2
@@ -317,7 +328,7 @@ def llama_bench(
     n_gpu_layers: int | None = None,
     threads: int | None = None,
     timeout_s: float | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """llama-bench's token generation on this build, one JSON row per depth (`avg_ts` is tok/s).
 
     The cross-check for the runner's own decode figures: same model, depths and build.
@@ -339,7 +350,8 @@ def llama_bench(
     )
     if completed.returncode != 0:
         raise EngineBuildError(f"llama-bench failed: {completed.stderr[-2000:]}")
-    return json.loads(completed.stdout)
+    rows: list[dict[str, Any]] = json.loads(completed.stdout)
+    return rows
 
 
 def _release_from_binary(binary: Path) -> str | None:
@@ -364,7 +376,7 @@ def locate(
     backend: str | None = None,
     release: int = DEFAULT_RELEASE,
     build_if_missing: bool = True,
-    log=None,
+    log: ProgressLog | None = None,
 ) -> Engine:
     """The engine to use: an explicit binary, ``SPECBOARD_LLAMA_SERVER``, or the cached build."""
     explicit = server or os.environ.get("SPECBOARD_LLAMA_SERVER")
@@ -389,7 +401,7 @@ INPROCESS_CMAKE_ARGS = (
 )
 
 
-def ensure_inprocess(*, log=None) -> str:
+def ensure_inprocess(*, log: ProgressLog | None = None) -> str:
     """Install llama-cpp-python into this Python, from a wheel built once from its sdist and cached."""
     try:
         from importlib import metadata

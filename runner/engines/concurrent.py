@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import httpx
 
@@ -52,7 +53,7 @@ def share_out(total: int, weights: Sequence[int | float]) -> list[int]:
 
 def wave_records(
     specs: Sequence[RequestSpec], completions: Sequence[Completion], delta: SpecCounters
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """The wave's per-request records, with the wave's /metrics delta shared out (module)."""
     drafted = [int(done.timings.get("draft_n", 0)) for done in completions]
     accepted = [int(done.timings.get("draft_n_accepted", 0)) for done in completions]
@@ -117,7 +118,7 @@ def _in_flight_at_once(
 
 def send_wave(
     client: httpx.Client, base_url: str, specs: Sequence[RequestSpec], *, timeout_s: float
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Send every request of a wave at once and return their records, in the wave's order."""
     before = scrape(client, base_url)
     completions = _in_flight_at_once(base_url, specs, timeout_s=timeout_s)

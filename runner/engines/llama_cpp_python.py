@@ -162,7 +162,7 @@ class InProcessSession:
             llm.eval([token])
         return positions
 
-    def measure(self, spec: RequestSpec) -> dict:
+    def measure(self, spec: RequestSpec) -> dict[str, Any]:
         llm = self._llm
         prompt = self._prompt_tokens(spec)
         # Prompt cache off: forget every cached token before each request.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
@@ -45,7 +45,7 @@ class EngineSession(Protocol):
 
     def start(self) -> None: ...
 
-    def measure(self, spec: RequestSpec) -> dict: ...
+    def measure(self, spec: RequestSpec) -> dict[str, Any]: ...
 
     def top_two(self, spec: RequestSpec) -> list[TopTwo]: ...
 
@@ -108,7 +108,7 @@ class ServerSession:
     def start(self) -> None:
         self.server.start()
 
-    def measure(self, spec: RequestSpec) -> dict:
+    def measure(self, spec: RequestSpec) -> dict[str, Any]:
         return self._call(measure_request, spec)
 
     def top_two(self, spec: RequestSpec) -> list[TopTwo]:
@@ -120,7 +120,7 @@ class ServerSession:
         ids), continued greedily to the request's end, in an unmeasured pass."""
         return self._call(functools.partial(measure_top_two, prefix=list(prefix)), spec)
 
-    def measure_wave(self, specs: list[RequestSpec]) -> list[dict]:
+    def measure_wave(self, specs: list[RequestSpec]) -> list[dict[str, Any]]:
         """Requests in flight at once, one per slot (runner.engines.concurrent)."""
         return self._call(send_wave, specs)
 

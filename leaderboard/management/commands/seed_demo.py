@@ -17,11 +17,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from leaderboard import services
-from leaderboard.models import Job
+from leaderboard.models import Hardware, Job
 from leaderboard.services.jobs import measures_own_baseline
 from runner.config import parse_config
 from runner.errors import RunnerError
@@ -37,7 +38,7 @@ from runner.provenance import system_info
 # The real model's demo: examples/real-ngram.json, examples/real-self-draft.json and
 # examples/real-quality.json (a test keeps them equal), so what the board shows can be rerun with `python -m runner run ... --baseline`.
 # One engine thread: on a 2-core host the web server and workers share the cores, and two engine
-# threads then spin waiting on each other (decode fell from 20 to 3-6 tok/s under load).
+# threads then spin waiting on each other whenever one of them is descheduled.
 REAL_DEMO_CONFIGS = [
     {
         "target_model": "gemma-3-270m-q4_k_m.gguf",
@@ -130,40 +131,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
-        models_dir = Path(settings.SPECBOARD_MODELS_DIR)
-        if not all((models_dir / name).is_file() for name in FIXTURE_NAMES):
-            write_fixtures(models_dir)
-        placed = self._place_real_models(models_dir)
-        real = REAL_MODEL_NAME in placed
-        dflash = SMOLLM2_DFLASH.name in placed
-        for name in tuple(placed) + FIXTURE_NAMES:
-            model = services.register_model(path=name)
-            weights = ", test weights (its results stay off the main ranking)"
-            self.stdout.write(
-                f"model {model.name}: {model.architecture}, {model.role}"
-                + (weights if model.test_weights else "")
-            )
-        system = system_info()
-        where = {
-            "driver": system.get("driver") or "",
-            "cuda": system.get("cuda") or "",
-            "host": system.get("hostname") or "",
-            "slug": options["hardware_slug"],
-        }
-        if system.get("gpus"):
-            # Every GPU this machine's engine sees: the local worker claims its jobs with them.
-            hardware = services.register_hardware_from_gpus(gpus=system["gpus"], **where)
-        else:
-            hardware = services.register_hardware(
-                gpu_name=system.get("gpu") or f"CPU {system.get('cpu') or 'unknown'}",
-                memory_bytes=system.get("gpu_memory_bytes") or system.get("memory_bytes"),
-                # The door holds this kind's CPU-only results to this machine's CPU model.
-                cpu_model="" if system.get("gpu") else system.get("cpu") or "",
-                **where,
-            )
-        self.stdout.write(
-            f"hardware {hardware.slug}: {hardware.label}, queue {hardware.queue_name}"
-        )
+        placed = self._register_models(Path(settings.SPECBOARD_MODELS_DIR))
+        hardware = self._register_hardware(options["hardware_slug"])
         user, created = get_user_model().objects.get_or_create(username=options["username"])
         if created:
             user.set_password(options["password"])
@@ -172,27 +141,69 @@ class Command(BaseCommand):
         if options["no_submit"]:
             return
         # The queue runs in order: the real model's rows come first.
-        real_configs = (REAL_DEMO_CONFIGS if real else []) + (
-            SMOLLM2_DEMO_CONFIGS if dflash else []
+        real_configs = (REAL_DEMO_CONFIGS if REAL_MODEL_NAME in placed else []) + (
+            SMOLLM2_DEMO_CONFIGS if SMOLLM2_DFLASH.name in placed else []
         )
         for data in real_configs + DEMO_CONFIGS:
-            key = parse_config(data).key
-            if Job.objects.filter(config__key=key, hardware=hardware).exists():
-                self.stdout.write(f"demo config {key} already submitted")
-                continue
-            with transaction.atomic():
-                job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
-            if measures_own_baseline(job.config):
-                baseline = "measured in the same run"
-            else:
-                baseline = (
-                    ", ".join(f"job {j.pk}" for j in job.baseline_jobs.all()) or "none needed"
-                )
+            self._queue_demo_job(data, user=user, hardware=hardware)
+
+    def _register_models(self, models_dir: Path) -> list[str]:
+        """Write the tiny models if missing, place the real ones, register them all; the real
+        models' names placed."""
+        if not all((models_dir / name).is_file() for name in FIXTURE_NAMES):
+            write_fixtures(models_dir)
+        placed = self._place_real_models(models_dir)
+        for name in tuple(placed) + FIXTURE_NAMES:
+            model = services.register_model(path=name)
+            weights = ", test weights (its results stay off the main ranking)"
             self.stdout.write(
-                self.style.SUCCESS(
-                    f"queued demo job {job.pk} ({job.config.label}); baseline: {baseline}"
-                )
+                f"model {model.name}: {model.architecture}, {model.role}"
+                + (weights if model.test_weights else "")
             )
+        return placed
+
+    def _register_hardware(self, slug: str) -> Hardware:
+        """This machine's hardware kind: every GPU its engine sees, else its CPU."""
+        system = system_info()
+        driver, cuda, host = (system.get(name) or "" for name in ("driver", "cuda", "hostname"))
+        if system.get("gpus"):
+            # Every GPU this machine's engine sees: the local worker claims its jobs with them.
+            hardware = services.register_hardware_from_gpus(
+                gpus=system["gpus"], driver=driver, cuda=cuda, host=host, slug=slug
+            )
+        else:
+            hardware = services.register_hardware(
+                gpu_name=system.get("gpu") or f"CPU {system.get('cpu') or 'unknown'}",
+                memory_bytes=system.get("gpu_memory_bytes") or system.get("memory_bytes"),
+                # The door holds this kind's CPU-only results to this machine's CPU model.
+                cpu_model="" if system.get("gpu") else system.get("cpu") or "",
+                driver=driver,
+                cuda=cuda,
+                host=host,
+                slug=slug,
+            )
+        self.stdout.write(
+            f"hardware {hardware.slug}: {hardware.label}, queue {hardware.queue_name}"
+        )
+        return hardware
+
+    def _queue_demo_job(self, data: object, *, user: User, hardware: Hardware) -> None:
+        """Submit one demo config, unless it was submitted on this hardware before."""
+        key = parse_config(data).key
+        if Job.objects.filter(config__key=key, hardware=hardware).exists():
+            self.stdout.write(f"demo config {key} already submitted")
+            return
+        with transaction.atomic():
+            job = services.submit_config(owner=user, data=data, hardware_slug=hardware.slug)
+        if measures_own_baseline(job.config):
+            baseline = "measured in the same run"
+        else:
+            baseline = ", ".join(f"job {j.pk}" for j in job.baseline_jobs.all()) or "none needed"
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"queued demo job {job.pk} ({job.config.label}); baseline: {baseline}"
+            )
+        )
 
     def _place_real_models(self, models_dir: Path) -> list[str]:
         """Put the real models beside the tiny ones; the names placed, and why not for the rest."""
