@@ -18,7 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.fidelity import Divergence, FidelityGrade, TopTwo, fidelity_grade, judge_divergences
+from runner.fidelity import (
+    Divergence,
+    DivergenceKind,
+    FidelityGrade,
+    TopTwo,
+    fidelity_grade,
+    judge_divergences,
+)
 from runner.stats import ratio
 
 SYNTHETIC_NOTE = "synthetic acceptance: output is not the model's own"
@@ -35,7 +42,7 @@ class Pairing:
     lossless: bool | None
     lossless_note: str | None
     # Per request: "near tie", "mismatch", "unclassified" or None (identical, or synthetic).
-    divergences: list[str | None]
+    divergences: list[DivergenceKind | None]
     # Per request: the baseline's top-2 log-probability gap at the first divergence, if known.
     divergence_margins: list[float | None]
     # None for synthetic acceptance, which claims nothing about the model's own output.
@@ -227,7 +234,7 @@ def pair_with_baseline(
             for tokens, reference, known in zip(outputs, baseline_outputs, top_two, strict=True)
         ]
     firsts = [found[0] if found else None for found in judged]
-    kinds: list[str | None] = [first.kind if first else None for first in firsts]
+    kinds: list[DivergenceKind | None] = [first.kind if first else None for first in firsts]
     margins = [first.margin if first else None for first in firsts]
     lossless, note = lossless_verdict(divergences, synthetic=synthetic)
     fidelity = None

@@ -23,7 +23,7 @@ from runner.results.fields import MAX_POINTS, MAX_REQUESTS, ConfigKey, _Strict
 from runner.results.measurements import Point, RequestRecord, ResultSummary, Summary
 from runner.results.provenance import EngineInfo, Provenance, ResultProvenance
 
-RESULT_SCHEMA_VERSION = 1
+RESULT_SCHEMA_VERSION: Literal[1] = 1
 
 
 class Section(_Strict):

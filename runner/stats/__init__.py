@@ -50,10 +50,13 @@ from runner.stats.pooled import (
     pooled_figures,
 )
 from runner.stats.proportions import (
+    accuracy,
     accuracy_figures,
     mcnemar_exact_p,
+    paired_difference,
     paired_difference_interval,
     quality_difference,
+    task_pairs,
     wilson_interval,
 )
 from runner.stats.summaries import ratio, summarize, t_critical_95
@@ -89,6 +92,9 @@ __all__ = [
     "latency_figures",
     "mcnemar_exact_p",
     "paired_difference_interval",
+    "accuracy",
     "accuracy_figures",
+    "task_pairs",
+    "paired_difference",
     "quality_difference",
 ]
