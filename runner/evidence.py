@@ -36,16 +36,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from runner import protocols, quality, stats
+from runner.agreement import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, shown
 from runner.config import ENGINE_DEFAULT_N_MAX, MAX_N_MAX, NGRAM_TYPES, BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
 from runner.fidelity import MAX_CONTINUATIONS, NEAR_TIE, NEAR_TIE_MARGIN, fidelity_grade
 from runner.output_length import output_length_problem
 from runner.pairing import combined_speedup, crossover_concurrency, point_speed
 from runner.roofline import ROOFLINE_FIGURES, derived_roofline, legacy_roofline
-
-# Float noise between two correct computations of the same figure, never a real difference.
-RELATIVE_TOLERANCE = 1e-6
-ABSOLUTE_TOLERANCE = 1e-9
 
 # The summary's figures checked against its measured requests (``runner.stats.pooled_figures``).
 SUMMARY_FIGURES = (
@@ -73,17 +70,6 @@ PLAN_VOCAB_SIZE = 256
 def measured_requests(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records of the measured phase: the only ones a section's figures are computed from."""
     return [record for record in requests if record["phase"] == "measure"]
-
-
-def _shown(value: Any) -> str:
-    """A figure as the JSON it came from: null, true/false, lists element by element."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(_shown(item) for item in value) + "]"
-    return f"{value:.10g}" if isinstance(value, float) else str(value)
 
 
 def _one_value_form(claimed: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:
@@ -122,9 +108,7 @@ def _disagreement(path: str, claimed: Any, derived: Any) -> str | None:
         )
     if agree:
         return None
-    return (
-        f"{path} is {_shown(claimed)}, but the section's measured requests give {_shown(derived)}"
-    )
+    return f"{path} is {shown(claimed)}, but the section's measured requests give {shown(derived)}"
 
 
 def evidence_problem(result: dict[str, Any]) -> str | None:
@@ -194,8 +178,8 @@ def _scores_problem(section: dict[str, Any]) -> str | None:
         for name in ("task_id", "kind", "expected", "extracted", "correct"):
             if score[name] != derived[name]:
                 return (
-                    f"{where}.{name} is {_shown(score[name])}, but the task and its output text "
-                    f"give {_shown(derived[name])}"
+                    f"{where}.{name} is {shown(score[name])}, but the task and its output text "
+                    f"give {shown(derived[name])}"
                 )
     return None
 
@@ -203,7 +187,7 @@ def _scores_problem(section: dict[str, Any]) -> str | None:
 def _figures_problem(path: str, claimed: Any, derived: Any, names: Sequence[str]) -> str | None:
     if claimed is None or derived is None:
         if claimed != derived:
-            return f"{path} is {_shown(claimed)}, but the scored requests give {_shown(derived)}"
+            return f"{path} is {shown(claimed)}, but the scored requests give {shown(derived)}"
         return None
     for name in names:
         given, gives = claimed.get(name), derived[name]
@@ -215,7 +199,7 @@ def _figures_problem(path: str, claimed: Any, derived: Any, names: Sequence[str]
                 given, gives, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE
             )
         if not same:
-            return f"{path}.{name} is {_shown(given)}, but the scored requests give {_shown(gives)}"
+            return f"{path}.{name} is {shown(given)}, but the scored requests give {shown(gives)}"
     return None
 
 
@@ -277,8 +261,8 @@ def fidelity_problem(result: dict[str, Any]) -> str | None:
         given, gives = claimed.get(name), getattr(derived, name, None)
         if given != gives:
             return (
-                f"summary.fidelity.{name} is {_shown(given)}, but the measured requests' "
-                f"divergences give {_shown(gives)}"
+                f"summary.fidelity.{name} is {shown(given)}, but the measured requests' "
+                f"divergences give {shown(gives)}"
             )
     return None
 
@@ -341,8 +325,8 @@ def margin_problem(result: dict[str, Any]) -> str | None:
     threshold = claimed.get("near_tie_margin", NEAR_TIE_MARGIN)
     if threshold > NEAR_TIE_MARGIN:
         return (
-            f"summary.fidelity.near_tie_margin is {_shown(threshold)} nats, above the runner's "
-            f"{_shown(NEAR_TIE_MARGIN)}: a clear winner overruled is a mismatch"
+            f"summary.fidelity.near_tie_margin is {shown(threshold)} nats, above the runner's "
+            f"{shown(NEAR_TIE_MARGIN)}: a clear winner overruled is a mismatch"
         )
     for index, record in enumerate(result["requests"]):
         divergences = record.get("divergences")
@@ -365,7 +349,7 @@ def margin_problem(result: dict[str, Any]) -> str | None:
             if margin is None or margin >= threshold:
                 return (
                     f"requests.{index}: the near tie at position {found['position']} has a margin "
-                    f"of {_shown(margin)} nats, not below {_shown(threshold)}: not a near tie"
+                    f"of {shown(margin)} nats, not below {shown(threshold)}: not a near tie"
                 )
     return None
 
@@ -397,8 +381,8 @@ def crossover_problem(result: dict[str, Any]) -> str | None:
         derived = crossover_concurrency(points, speedups)
     if claimed != derived:
         return (
-            f"summary.crossover_concurrency is {_shown(claimed)}, but the requests of the result "
-            f"and its baseline give {_shown(derived)}"
+            f"summary.crossover_concurrency is {shown(claimed)}, but the requests of the result "
+            f"and its baseline give {shown(derived)}"
         )
     return None
 
@@ -408,8 +392,8 @@ def _labels_problem(index: int, point: dict[str, Any], records: list[dict[str, A
     for name in ("concurrency", "category"):
         if any(record.get(name) != point.get(name) for record in records):
             return (
-                f"points.{index}.{name} is {_shown(point.get(name))}, but its measured requests "
-                f"say {_shown(next(r.get(name) for r in records if r.get(name) != point.get(name)))}"
+                f"points.{index}.{name} is {shown(point.get(name))}, but its measured requests "
+                f"say {shown(next(r.get(name) for r in records if r.get(name) != point.get(name)))}"
             )
     if point.get("concurrency") is not None and any(r.get("round") is None for r in records):
         return f"requests: a measured request of point {index} (a concurrency level) has no round"
@@ -436,7 +420,7 @@ def _roofline_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
     if isinstance(derived, str) or derived is None or claimed is None:
         if claimed == derived:
             return None
-        return f"{path} is {_shown(claimed)}, but the result's own data give {_shown(derived)}"
+        return f"{path} is {shown(claimed)}, but the result's own data give {shown(derived)}"
     found = _disagreement(path, claimed, derived)
     return (
         found.replace("the section's measured requests", "the result's own data") if found else None
@@ -476,8 +460,8 @@ def roofline_problem(result: dict[str, Any]) -> str | None:
             path = f"{prefix}summary.roofline.{name}"
             if name == "flag":
                 if claimed.get(name) != value:
-                    shown = _shown(claimed.get(name))
-                    return f"{path} is {shown}, but its fraction gives {_shown(value)}"
+                    given = shown(claimed.get(name))
+                    return f"{path} is {given}, but its fraction gives {shown(value)}"
             elif found := _roofline_disagreement(path, claimed.get(name), value):
                 return found
     return None
@@ -543,7 +527,7 @@ def _latency_disagreement(
         return None
     objective = (claimed.get("goodput") or {}).get("tpot_ms_objective")
     if not isinstance(objective, int | float) or not objective > 0:
-        return f"{path}.goodput.tpot_ms_objective is {_shown(objective)}, not a positive number"
+        return f"{path}.goodput.tpot_ms_objective is {shown(objective)}, not a positive number"
     derived = stats.latency_figures(records, tpot_ms_objective=float(objective))
     return _disagreement(path, claimed, derived)
 
@@ -573,10 +557,6 @@ def derived_speedup(result: dict[str, Any]) -> float | None:
 
 # --- Each record against itself and against what the engine can do -------------------------
 
-# The server's timings (ggml's microsecond clock) lie inside the client's wall time: this much
-# slack covers the two clocks' granularity and rounding, never a real contradiction.
-CLOCK_SLACK_MS = 1.0
-CLOCK_SLACK_SHARE = 1e-3
 # No GPU draws more than this: an H200's board limit is 700 W. Results record no power limit
 # (runner.provenance reads none), so a generous physical bound stands in for one.
 MAX_WATTS_PER_GPU = 2000.0
@@ -584,171 +564,6 @@ MAX_WATTS_PER_GPU = 2000.0
 UNKNOWN_GPU_COUNT = 8
 # NVML updates its energy counter every few tens of milliseconds (runner.energy).
 ENERGY_SLACK_SECONDS = 0.1
-# Two computations of one decode rate differ by less; the two conventions by 1 / predicted_n.
-CONVENTION_NOISE = 1e-12
-
-
-def _close(claimed: float, derived: float) -> bool:
-    return math.isclose(claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
-
-
-def _slack(ms: float) -> float:
-    return CLOCK_SLACK_MS + CLOCK_SLACK_SHARE * ms
-
-
-def _rate_problem(name: str, record: dict[str, Any]) -> str | None:
-    """Whether a claimed rate is what the record's own predicted_n over predicted_ms give, in
-    the project's convention (``runner.stats.decode_rate``) or the runner's earlier one
-    (``first_token_included_rate``: files written before the convention changed)."""
-    claimed = record.get(name)
-    n, ms = record["predicted_n"], record["predicted_ms"]
-    rates = (stats.decode_rate(n, ms), stats.first_token_included_rate(n, ms))
-    if claimed is None:
-        # The server's own figure may be absent; the runner's is null only with nothing timed.
-        agree = name == "server_predicted_per_second" or None in rates
-    else:
-        agree = any(rate is not None and _close(claimed, rate) for rate in rates)
-    if agree:
-        return None
-    return (
-        f"{name} is {_shown(claimed)}, but its predicted_n {n} over predicted_ms {_shown(ms)} "
-        f"give {_shown(rates[0])} ((n - 1) / time; {_shown(rates[1])} with the first token)"
-    )
-
-
-def _positions_problem(record: dict[str, Any]) -> str | None:
-    """A draft position is accepted only after the one before it: the per-position counts never
-    rise, the first is at most the verify steps, and (one request at a time) they sum to the
-    request's own accepted count."""
-    positions, steps = record["accepted_per_position"], record["verify_steps"]
-    if not positions:
-        return None
-    for index in range(1, len(positions)):
-        if positions[index] > positions[index - 1]:
-            return (
-                f"accepted_per_position rises from {positions[index - 1]} at position "
-                f"{index - 1} to {positions[index]} at {index}: a draft position is accepted "
-                "only after the one before it"
-            )
-    if record.get("concurrency") is not None:
-        return None  # A wave's shared counters are checked over the wave (_wave_problem).
-    if positions[0] > steps:
-        return (
-            f"accepted_per_position gives {positions[0]} accepted at position 0, but there "
-            f"are only {steps} verify steps"
-        )
-    if sum(positions) != record["draft_n_accepted"]:
-        return (
-            f"accepted_per_position sums to {sum(positions)}, but draft_n_accepted is "
-            f"{record['draft_n_accepted']}"
-        )
-    return None
-
-
-def _tau_problem(record: dict[str, Any]) -> str | None:
-    """Whether tau is 1 + accepted drafts per verify step of the record's own counts."""
-    claimed, steps = record["tau"], record["verify_steps"]
-    positions = record["accepted_per_position"]
-    accepted = sum(positions) if positions else record["draft_n_accepted"]
-    derived = 1.0 + accepted / steps if steps else None
-    if claimed is None:
-        # Under concurrency a request's verify steps are a share of its wave's: no tau of its own.
-        if derived is None or record.get("concurrency") is not None:
-            return None
-    elif derived is not None and _close(claimed, derived):
-        return None
-    return (
-        f"tau is {_shown(claimed)}, but its {accepted} accepted drafts over {steps} verify "
-        f"steps give {_shown(derived)}"
-    )
-
-
-def _tokens_problem(record: dict[str, Any]) -> str | None:
-    """Every verify step yields the target's own token beside the drafts it accepted, after the
-    first token (the prompt's): 1 + verify steps + accepted drafts is at most predicted_n."""
-    if record.get("concurrency") is not None or not record["predicted_n"]:
-        return None
-    steps, accepted = record["verify_steps"], record["draft_n_accepted"]
-    if 1 + steps + accepted <= record["predicted_n"]:
-        return None
-    return (
-        f"draft_n_accepted {accepted} and verify_steps {steps} make {1 + steps + accepted} "
-        f"tokens with the first, but predicted_n is {record['predicted_n']}"
-    )
-
-
-def request_problem(record: dict[str, Any]) -> str | None:
-    """The first figure of one request record that its own other figures contradict (its
-    timings, counts and clocks), named by field; None if none does."""
-    for name in ("decode_tokens_per_second", "server_predicted_per_second"):
-        if found := _rate_problem(name, record):
-            return found
-    n, wall = record["predicted_n"], record["wall_ms"]
-    end_to_end = n / (wall / 1000.0) if wall else None
-    claimed = record["end_to_end_tokens_per_second"]
-    if (claimed is None) != (end_to_end is None) or (
-        claimed is not None and end_to_end is not None and not _close(claimed, end_to_end)
-    ):
-        return (
-            f"end_to_end_tokens_per_second is {_shown(claimed)}, but its predicted_n {n} over "
-            f"wall_ms {_shown(wall)} give {_shown(end_to_end)}"
-        )
-    timed = record["prompt_ms"] + record["predicted_ms"]
-    if wall + _slack(timed) < timed:
-        return (
-            f"wall_ms is {_shown(wall)}, but the server timed prompt_ms {_shown(record['prompt_ms'])}"
-            f" and predicted_ms {_shown(record['predicted_ms'])} within it ({_shown(timed)} ms)"
-        )
-    ttft = record["ttft_ms"]
-    if ttft is not None and ttft > wall + _slack(wall):
-        return f"ttft_ms is {_shown(ttft)}, longer than the request's wall_ms {_shown(wall)}"
-    if ttft is not None and ttft + _slack(ttft) < record["prompt_ms"]:
-        return (
-            f"ttft_ms is {_shown(ttft)}, but the first token came after prompt_ms "
-            f"{_shown(record['prompt_ms'])} of prompt processing"
-        )
-    return (
-        _positions_problem(record)
-        or _tau_problem(record)
-        or _tokens_problem(record)
-        or _latency_problem(record)
-    )
-
-
-def _latency_problem(record: dict[str, Any]) -> str | None:
-    """Whether a streamed request's chunk arrivals fit its own clocks and tokens (in order,
-    within its wall time, no more chunks than tokens, the first its time to first token) and
-    its time per output token is what its clocks give (``runner.stats.request_tpot_ms``)."""
-    arrivals, wall = record.get("chunk_arrival_ms"), record["wall_ms"]
-    if arrivals:
-        if any(later < earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)):
-            return "chunk_arrival_ms must not decrease: chunks arrive in order"
-        if arrivals[-1] > wall + _slack(wall):
-            return (
-                f"chunk_arrival_ms ends at {_shown(arrivals[-1])}, after the request's wall_ms "
-                f"{_shown(wall)}"
-            )
-        if len(arrivals) > record["predicted_n"]:
-            return (
-                f"chunk_arrival_ms has {len(arrivals)} chunks, but a chunk carries at least one "
-                f"token and predicted_n is {record['predicted_n']}"
-            )
-        ttft = record["ttft_ms"]
-        if ttft is None or not _close(ttft, arrivals[0]):
-            return (
-                f"ttft_ms is {_shown(ttft)}, but the first chunk arrived at {_shown(arrivals[0])}"
-            )
-    claimed = record.get("tpot_ms")
-    if claimed is None:
-        return None  # Not claimed (records written before it was).
-    derived = stats.request_tpot_ms(record)
-    if derived is None or not _close(claimed, derived):
-        return (
-            f"tpot_ms is {_shown(claimed)}, but its wall_ms {_shown(wall)}, ttft_ms "
-            f"{_shown(record['ttft_ms'])} and predicted_n {record['predicted_n']} give "
-            f"{_shown(derived)} ((wall - TTFT) / (n - 1))"
-        )
-    return None
 
 
 def draft_length_bound(config: BenchmarkConfig) -> int:
@@ -973,16 +788,13 @@ def in_current_convention(result: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _current(record: dict[str, Any]) -> bool:
-    claimed = record["decode_tokens_per_second"]
-    derived = stats.decode_rate(record["predicted_n"], record["predicted_ms"])
-    if claimed is None or derived is None:
-        return claimed == derived
-    # Float noise of another computation of the same rate is the same convention.
-    return math.isclose(claimed, derived, rel_tol=CONVENTION_NOISE)
-
-
 def written_before_the_convention(result: dict[str, Any]) -> bool:
     """Whether any request's decode tok/s is not ``runner.stats.decode_rate`` of its timings."""
     sections = [result] + ([result["baseline"]] if result.get("baseline") is not None else [])
-    return not all(_current(record) for section in sections for record in section["requests"])
+    return not all(
+        stats.in_decode_convention(
+            record["decode_tokens_per_second"], record["predicted_n"], record["predicted_ms"]
+        )
+        for section in sections
+        for record in section["requests"]
+    )

@@ -22,7 +22,8 @@ The models by what they describe:
   strict base model.
 - `figures`: statistics, latency percentiles and goodput, accuracy and its paired difference,
   the roofline and each GPU's share, as ``runner.stats`` and ``runner.roofline`` derive them.
-- `measurements`: each request, each point of the protocol and a section's summary.
+- `requests`: each request, checked against its own timings, clocks and counts.
+- `measurements`: each point of the protocol and a section's summary.
 - `provenance`: the models, engine, host, token budget, command and a paired run's rounds.
 - `sections`: a section and the whole ``BenchmarkResult``, checked against its own requests.
 - `loading`: ``load_result`` and its validation errors in one line or by field.
@@ -76,8 +77,6 @@ from runner.results.measurements import (
     GPU_ENERGY_TOLERANCE,
     LEGACY_SUMMARY_FIELDS,
     Point,
-    QualityScore,
-    RequestRecord,
     ResultSummary,
     Summary,
 )
@@ -92,6 +91,7 @@ from runner.results.provenance import (
     SystemInfo,
     TokenBudget,
 )
+from runner.results.requests import QualityScore, RequestRecord
 from runner.results.sections import RESULT_SCHEMA_VERSION, BenchmarkResult, Section
 
 __all__ = [

@@ -20,8 +20,9 @@ from runner.config import BenchmarkConfig
 from runner.evidence import evidence_problem
 from runner.protocols import stored_canonical
 from runner.results.fields import MAX_POINTS, MAX_REQUESTS, ConfigKey, _Strict
-from runner.results.measurements import Point, RequestRecord, ResultSummary, Summary
+from runner.results.measurements import Point, ResultSummary, Summary
 from runner.results.provenance import EngineInfo, Provenance, ResultProvenance
+from runner.results.requests import RequestRecord
 
 RESULT_SCHEMA_VERSION: Literal[1] = 1
 
@@ -122,6 +123,14 @@ class BenchmarkResult(Section):
                     f"{paired.concurrency}, but its requests ran at {sorted(levels, key=str)}"
                 )
         return self
+
+    def written_before_the_convention(self) -> bool:
+        """Whether any request's decode tok/s is not ``runner.stats.decode_rate`` of its
+        timings: a result written before the convention (``runner.results.load_result``)."""
+        sections = [self] + ([self.baseline] if self.baseline is not None else [])
+        return not all(
+            record.in_current_convention() for section in sections for record in section.requests
+        )
 
     @model_validator(mode="after")
     def _figures_from_the_requests(self) -> BenchmarkResult:

@@ -30,6 +30,7 @@ from runner.stats.latency import (
     percentile,
     percentile_interval,
     request_tpot_ms,
+    tpot_ms,
 )
 from runner.stats.points import (
     LABELLED_POINT_FIELDS,
@@ -45,6 +46,7 @@ from runner.stats.pooled import (
     acceptance_and_tau,
     decode_rate,
     first_token_included_rate,
+    in_decode_convention,
     is_degenerate,
     is_looping,
     pooled_figures,
@@ -69,6 +71,7 @@ __all__ = [
     "summarize",
     "decode_rate",
     "first_token_included_rate",
+    "in_decode_convention",
     "ratio",
     "acceptance_and_tau",
     "is_looping",
@@ -84,6 +87,7 @@ __all__ = [
     "percentile",
     "latency_percentiles",
     "request_tpot_ms",
+    "tpot_ms",
     "inter_token_gaps_ms",
     "wilson_interval",
     "percentile_interval",

@@ -7,6 +7,7 @@ uploaded records too), and the figures of a section's summary that its records d
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -34,6 +35,20 @@ def decode_rate(predicted_n: int, predicted_ms: float) -> float | None:
     if predicted_n < 2 or predicted_ms <= 0:
         return None
     return (predicted_n - 1) / (predicted_ms / 1000.0)
+
+
+# Two computations of one decode rate differ by less; the two conventions by 1 / predicted_n.
+CONVENTION_NOISE = 1e-12
+
+
+def in_decode_convention(claimed: float | None, predicted_n: int, predicted_ms: float) -> bool:
+    """Whether a claimed decode tok/s is ``decode_rate`` of its timings (float noise of another
+    computation of the same rate is the same convention); results written before the
+    convention carry the first-token-included rate."""
+    derived = decode_rate(predicted_n, predicted_ms)
+    if claimed is None or derived is None:
+        return claimed == derived
+    return math.isclose(claimed, derived, rel_tol=CONVENTION_NOISE)
 
 
 def first_token_included_rate(predicted_n: int, predicted_ms: float) -> float | None:
