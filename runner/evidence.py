@@ -37,7 +37,7 @@ from typing import Any
 
 from runner import protocols, quality, stats
 from runner.agreement import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, shown
-from runner.config import ENGINE_DEFAULT_N_MAX, MAX_N_MAX, NGRAM_TYPES, BenchmarkConfig
+from runner.config import BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
 from runner.fidelity import MAX_CONTINUATIONS, NEAR_TIE, NEAR_TIE_MARGIN, fidelity_grade
 from runner.output_length import output_length_problem
@@ -63,8 +63,6 @@ POINT_FIGURES = ("decode_tokens_per_second", "acceptance_rate", "tau")
 SPREAD_FIGURES = ("stdev", "ci95_low", "ci95_high")
 # A concurrency level's own figures, from its requests' rounds (runner.stats.concurrency_figures).
 CONCURRENCY_FIGURES = ("aggregate_tokens_per_second", "ttft_ms")
-# The plan's request count does not depend on the vocabulary its token prompts are drawn from.
-PLAN_VOCAB_SIZE = 256
 
 
 def measured_requests(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -112,19 +110,23 @@ def _disagreement(path: str, claimed: Any, derived: Any) -> str | None:
 
 
 def evidence_problem(result: dict[str, Any]) -> str | None:
-    """The first claim of a result (each section's summary and points) that the section's own
-    measured requests contradict, prefixed "baseline: " for the baseline's; None if none does."""
-    problem = section_evidence_problem(result) or section_records_problem(result, run=result)
+    """The first claim of a result's plain data (each section's summary and points, then the
+    figures of the pair) that the sections' own measured requests contradict, prefixed
+    "baseline: " for the baseline's; None if none does. The records against their config and
+    the engine are the typed result's own check (``runner.results.Section.records_problem``)."""
+    problem = section_evidence_problem(result)
     if problem is None and result.get("baseline") is not None:
-        baseline = result["baseline"]
-        problem = section_evidence_problem(baseline) or section_records_problem(
-            baseline, run=result
-        )
-        if problem:
-            return f"baseline: {problem}"
+        if found := section_evidence_problem(result["baseline"]):
+            return f"baseline: {found}"
+    return problem or claims_problem(result)
+
+
+def claims_problem(result: dict[str, Any]) -> str | None:
+    """The first figure of the pair that the two sections' data contradict: the speedups, the
+    concurrency crossover, the rooflines, the fidelity grade, the output-length points and the
+    quality protocol's scores."""
     return (
-        problem
-        or pairing_problem(result)
+        pairing_problem(result)
         or crossover_problem(result)
         or roofline_problem(result)
         or fidelity_problem(result)
@@ -553,162 +555,6 @@ def derived_speedup(result: dict[str, Any]) -> float | None:
             for point, reference in zip(points, baseline_points, strict=True)
         ]
     )
-
-
-# --- Each record against itself and against what the engine can do -------------------------
-
-# No GPU draws more than this: an H200's board limit is 700 W. Results record no power limit
-# (runner.provenance reads none), so a generous physical bound stands in for one.
-MAX_WATTS_PER_GPU = 2000.0
-# A host whose GPU count is unknown is held to the largest usual host.
-UNKNOWN_GPU_COUNT = 8
-# NVML updates its energy counter every few tens of milliseconds (runner.energy).
-ENERGY_SLACK_SECONDS = 0.1
-
-
-def draft_length_bound(config: BenchmarkConfig) -> int:
-    """The most drafts one verify step can check: n_max (the engine's default where the config
-    sets none) for a draft model's types; n-gram types draft by their own n-gram sizes, which
-    ``--spec-draft-n-max`` does not bound, so they are held to the result model's limit."""
-    if any(name in NGRAM_TYPES for name in config.spec_types):
-        return MAX_N_MAX
-    return config.n_max if config.n_max is not None else ENGINE_DEFAULT_N_MAX
-
-
-def power_bound_watts(system: dict[str, Any] | None) -> float:
-    """The most power the host's GPUs can draw together (``MAX_WATTS_PER_GPU`` each)."""
-    count = (system or {}).get("gpu_count") or UNKNOWN_GPU_COUNT
-    return MAX_WATTS_PER_GPU * count
-
-
-def request_groups(records: list[dict[str, Any]]) -> list[tuple[str, list[int]]]:
-    """The records as what ran at once: each concurrency wave (phase, point, round) together,
-    every other request alone; each group named for an error and given by list position."""
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for position, record in enumerate(records):
-        if record.get("concurrency") is None:
-            groups[("request", position)] = [position]
-        else:
-            groups.setdefault(("wave", record["phase"], record["point"], record["round"]), [])
-            groups[("wave", record["phase"], record["point"], record["round"])].append(position)
-    named = []
-    for key, positions in groups.items():
-        if key[0] == "request":
-            named.append((f"requests.{positions[0]}", positions))
-        else:
-            shown = ", ".join(str(p) for p in positions[:4]) + (
-                ", ..." if len(positions) > 4 else ""
-            )
-            named.append((f"requests {shown} (a {key[1]} wave of point {key[2]})", positions))
-    return named
-
-
-def _group_problem(
-    name: str, records: list[dict[str, Any]], *, bound: int | None, watts: float
-) -> str | None:
-    """What one request, or one wave's requests together, could not have done: accept more
-    than the draft length per verify step, or draw more energy than the GPUs' power allows."""
-    steps = sum(r["verify_steps"] for r in records)
-    accepted = sum(r["draft_n_accepted"] for r in records)
-    positions = max((len(r["accepted_per_position"]) for r in records), default=0)
-    if bound is not None and steps and accepted > bound * steps:
-        return (
-            f"{name}: {accepted} accepted drafts over {steps} verify steps are "
-            f"{1 + accepted / steps:.4g} tokens a step, above n_max + 1 = {bound + 1}"
-        )
-    if bound is not None and positions > bound:
-        return f"{name}: accepted_per_position counts {positions} positions, above n_max = {bound}"
-    if len(records) > 1:
-        counted = sum(sum(r["accepted_per_position"]) for r in records)
-        if positions and counted != accepted:
-            return (
-                f"{name}: accepted_per_position sums to {counted} over the wave, but its "
-                f"draft_n_accepted sum to {accepted}"
-            )
-        first = sum(r["accepted_per_position"][0] for r in records if r["accepted_per_position"])
-        if positions and first > steps:
-            return f"{name}: {first} accepted at position 0, but the wave ran {steps} verify steps"
-        tokens = sum(r["predicted_n"] for r in records)
-        if tokens and len(records) + steps + accepted > tokens:
-            return (
-                f"{name}: {accepted} accepted drafts and {steps} verify steps make "
-                f"{len(records) + steps + accepted} tokens with each request's first, but the "
-                f"wave generated {tokens}"
-            )
-    energies = [r["energy_joules"] for r in records if r.get("energy_joules") is not None]
-    seconds = max(r["wall_ms"] for r in records) / 1000.0
-    allowed = watts * (seconds + ENERGY_SLACK_SECONDS)
-    if energies and sum(energies) > allowed:
-        return (
-            f"{name}: energy_joules {sum(energies):.6g} J in {seconds:.6g} s is above the "
-            f"GPUs' {watts:g} W ({allowed:.6g} J)"
-        )
-    return None
-
-
-def _planned_problem(section: dict[str, Any], config: BenchmarkConfig) -> str | None:
-    """Whether the section measured no request its protocol does not plan: none at a point the
-    plan has not, at most the planned count at each point, and at least one at each.
-
-    Fewer than planned is let through: the tests' fake results measure fewer requests than
-    their configs' protocols plan, so the exact count would refuse them (the runner itself
-    always measures the whole plan)."""
-    plan = protocols.plan_requests(config, vocab_size=PLAN_VOCAB_SIZE)
-    planned: dict[int, int] = {}
-    for spec in plan:
-        if spec.phase == "measure":
-            planned[spec.point] = planned.get(spec.point, 0) + 1
-    measured: dict[int, int] = {}
-    for record in measured_requests(section["requests"]):
-        measured[record["point"]] = measured.get(record["point"], 0) + 1
-    for point in sorted(set(planned) | set(measured)):
-        count, plans = measured.get(point, 0), planned.get(point, 0)
-        if count > plans or (plans and not count):
-            return (
-                f"requests: {count} measured requests at point {point}, but the protocol "
-                f"plans {plans}"
-            )
-    return None
-
-
-def section_records_problem(section: dict[str, Any], *, run: dict[str, Any]) -> str | None:
-    """The first record of a section that its config or the engine rules out: drafts without
-    speculation, more accepted per verify step than the draft length, energy beyond the GPUs'
-    power, or a request count the protocol does not plan."""
-    records = section["requests"]
-    watts = power_bound_watts((run.get("provenance") or {}).get("system"))
-    if section.get("config") is None:
-        # Part of a result (a check of its figures alone): only what the records decide.
-        return next(
-            (
-                found
-                for name, positions in request_groups(records)
-                if (
-                    found := _group_problem(
-                        name, [records[p] for p in positions], bound=None, watts=watts
-                    )
-                )
-            ),
-            None,
-        )
-    config = BenchmarkConfig.from_canonical(protocols.stored_canonical(section["config"]))
-    if not config.is_speculative:
-        for position, record in enumerate(records):
-            counts = (
-                record["draft_n"],
-                record["verify_steps"],
-                sum(record["accepted_per_position"]),
-            )
-            if any(counts):
-                return (
-                    f"requests.{position}: draft_n {counts[0]} and verify_steps {counts[1]}, "
-                    "but the config does not speculate"
-                )
-    bound = draft_length_bound(config) if config.is_speculative else None
-    for name, positions in request_groups(records):
-        if found := _group_problem(name, [records[p] for p in positions], bound=bound, watts=watts):
-            return found
-    return _planned_problem(section, config)
 
 
 def pairing_problem(result: dict[str, Any]) -> str | None:
