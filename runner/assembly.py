@@ -10,7 +10,6 @@ result model then checks every figure against its own requests (``runner.results
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -99,32 +98,39 @@ def join_sessions(
 ) -> Measured:
     """A side's sessions as one: its records (by measured index) and margins in plan order, each
     distinct command (one a line), the largest peak memory, the sums of the times."""
-    ordered = [records[index] for index in sorted(records)]
-    divergences = [margins.get(index) for index in range(requests)] if margins else None
-    if len(parts) == 1:
-        return dataclasses.replace(parts[0], records=ordered, divergences=divergences)
-    peaks = [part.peak_memory_bytes for part in parts if part.peak_memory_bytes]
-    loads = [part.load_seconds for part in parts if part.load_seconds is not None]
-    tails = "".join(part.log_tail for part in parts)
     return Measured(
-        gpus=_joined_gpus([part.gpus for part in parts]),
+        gpus=_joined_gpus(parts),
         argv=parts[-1].argv,
         command="\n".join(dict.fromkeys(part.command for part in parts)),
-        records=ordered,
-        peak_memory_bytes=max(peaks, default=None),
+        records=[records[index] for index in sorted(records)],
+        # The largest session's peak: one engine is alive at a time.
+        peak_memory_bytes=max(part.peak_memory_bytes or 0 for part in parts) or None,
         memory_kind=parts[-1].memory_kind,
-        load_seconds=sum(loads) if loads else None,
+        load_seconds=_total([part.load_seconds for part in parts]),
         held_seconds=sum(part.held_seconds for part in parts),
         harness_overhead_seconds=sum(part.harness_overhead_seconds for part in parts),
-        log_tail=tails[-LOG_TAIL_CHARS:],
-        divergences=divergences,
+        log_tail="".join(part.log_tail for part in parts)[-LOG_TAIL_CHARS:],
+        divergences=_in_plan_order(margins, requests),
     )
 
 
-def _joined_gpus(parts: list[list[dict[str, Any]] | None]) -> list[dict[str, Any]] | None:
+def _in_plan_order(
+    margins: Mapping[int, list[Divergence] | None], requests: int
+) -> list[list[Divergence] | None] | None:
+    """The margin pass's divergences of every measured request; None without a margin pass."""
+    return [margins.get(index) for index in range(requests)] if margins else None
+
+
+def _total(values: list[float | None]) -> float | None:
+    """The sum of the known values; None where none is known."""
+    known = [value for value in values if value is not None]
+    return sum(known) if known else None
+
+
+def _joined_gpus(parts: list[Measured]) -> list[dict[str, Any]] | None:
     """A side's sessions' GPUs as one: each GPU's largest peak and the sum of its energies
     (None unless every session measured the same GPUs, or as soon as one has no figure)."""
-    known = [part for part in parts if part is not None]
+    known = [part.gpus for part in parts if part.gpus is not None]
     if not parts or len(known) < len(parts) or len({len(part) for part in known}) != 1:
         return None
     return [_joined_gpu(index, [part[index] for part in known]) for index in range(len(known[0]))]

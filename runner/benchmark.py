@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -107,6 +108,11 @@ class _Progress:
         self.callback = callback
         # The running engine's recent log, so a job page can show it live; None between engines.
         self.recent_log: Callable[[], str] | None = None
+
+    def watch(self, session: EngineSession) -> None:
+        """Show this engine's log live from now on, and say that it is loading."""
+        self.recent_log = session.recent_log
+        self.report("loading")
 
     def report(self, phase: str) -> None:
         if self.callback:
@@ -205,8 +211,7 @@ def _run_one_config(
         start_timeout_s=start_timeout_s,
         slots=slots,
     )
-    progress.recent_log = session.recent_log
-    progress.report("loading")
+    progress.watch(session)
     held_from = time.monotonic()
     divergences = None
     try:
@@ -330,13 +335,14 @@ def _run_sessions(
     """Run the scheduled sessions one after another (``runner.schedule``) and join each side's
     (``runner.assembly.join_sessions``)."""
     specs = [spec for spec in plan if spec.phase == "measure"]
-    records: dict[protocols.Side, dict[int, dict]] = {side: {} for side in configs}
-    parts: dict[protocols.Side, list[Measured]] = {side: [] for side in configs}
+    records: dict[protocols.Side, dict[int, dict]] = defaultdict(dict)
+    parts: dict[protocols.Side, list[Measured]] = defaultdict(list)
     margins: dict[int, list[Divergence] | None] = {}
     for session in sessions:
         # Between sessions too: a cancelled run loads no further engine.
         _stop_if_cancelled(should_cancel)
         config, draft = configs[session.side]
+        margins_pass = _stage_margins(session, specs, records)
         part = _run_one_config(
             config,
             draft=draft,
@@ -345,19 +351,20 @@ def _run_sessions(
             progress=progress,
             phase="baseline" if session.side == "baseline" else "measuring",
             should_cancel=should_cancel,
-            margins=_stage_margins(session, specs, records),
+            margins=margins_pass,
             **measure,
         )
         records[session.side] |= dict(zip(session.measured, part.records, strict=True))
         margins |= dict(zip(session.margin_indices or [], part.divergences or [], strict=True))
         parts[session.side].append(part)
-    return {
-        side: join_sessions(
-            parts[side], records[side], margins if side == "baseline" else {}, requests=len(specs)
-        )
-        for side in configs
-        if parts[side]
+    joined = {
+        side: join_sessions(own, records[side], {}, requests=0) for side, own in parts.items()
     }
+    if "baseline" in parts:
+        joined["baseline"] = join_sessions(
+            parts["baseline"], records["baseline"], margins, requests=len(specs)
+        )
+    return joined
 
 
 def _stage_margins(
