@@ -280,6 +280,19 @@ def _completeness_problem(section: Section) -> str | None:
     for spec in protocols.plan_requests(section.config, vocab_size=PLAN_VOCAB_SIZE):
         if spec.phase == "measure":
             planned.setdefault(spec.point, []).append(spec)
+    if found := _missing_problem(section, planned):
+        return found
+    for position, record in enumerate(section.requests):
+        if record.phase == "measure" and record.point in planned:
+            if found := _generation_problem(position, record, planned[record.point]):
+                return found
+    return None
+
+
+def _missing_problem(
+    section: Section, planned: dict[int, list[protocols.RequestSpec]]
+) -> str | None:
+    """Whether a point of the plan measured fewer requests than it plans."""
     measured = Counter(record.point for record in section.requests if record.phase == "measure")
     for point, specs in sorted(planned.items()):
         if measured[point] < len(specs):
@@ -287,10 +300,6 @@ def _completeness_problem(section: Section) -> str | None:
                 f"completeness.missing_request: point {point} measured "
                 f"{measured[point]} of the {len(specs)} requests the protocol plans"
             )
-    for position, record in enumerate(section.requests):
-        if record.phase == "measure" and record.point in planned:
-            if found := _generation_problem(position, record, planned[record.point]):
-                return found
     return None
 
 

@@ -128,33 +128,41 @@ class Summary(_Strict):
 
     @model_validator(mode="after")
     def _gpus_add_up(self) -> Summary:
-        if self.gpus is None:
-            return self
-        _numbered_in_order(self.gpus)
-        peaks = [gpu.peak_memory_bytes for gpu in self.gpus]
-        total = self.peak_memory_bytes
-        if total is not None and self.memory_kind == "gpu" and None not in peaks:
-            known = [peak or 0 for peak in peaks]
-            # The total's peak is one moment's sum: at least any GPU's peak, at most all of them.
-            if not max(known) <= total <= sum(known):
-                raise ValueError(
-                    f"peak_memory_bytes {total} does not lie between the largest GPU's peak "
-                    f"{max(known)} and the GPUs' peaks together {sum(known)}"
-                )
-        energies = [gpu.energy_joules for gpu in self.gpus]
-        if any(joules is not None for joules in energies):
-            if None in energies or self.energy_joules is None:
-                raise ValueError(
-                    "gpus: an energy per GPU needs every GPU's and the section's energy_joules"
-                )
-            together = sum(joules or 0.0 for joules in energies)
-            slack = GPU_ENERGY_TOLERANCE * max(abs(self.energy_joules), 1.0)
-            if abs(together - self.energy_joules) > slack:
-                raise ValueError(
-                    f"gpus: the GPUs' energies add up to {together:.6g} J, but energy_joules "
-                    f"is {self.energy_joules:.6g} J"
-                )
+        if self.gpus is not None:
+            _numbered_in_order(self.gpus)
+            self._gpu_peaks_problem(self.gpus)
+            self._gpu_energies_problem(self.gpus)
         return self
+
+    def _gpu_peaks_problem(self, gpus: list[GpuFigures]) -> None:
+        """The total's peak is one moment's sum: at least any GPU's peak, at most all of them."""
+        peaks = [gpu.peak_memory_bytes for gpu in gpus]
+        total = self.peak_memory_bytes
+        if total is None or self.memory_kind != "gpu" or None in peaks:
+            return
+        known = [peak or 0 for peak in peaks]
+        if not max(known) <= total <= sum(known):
+            raise ValueError(
+                f"peak_memory_bytes {total} does not lie between the largest GPU's peak "
+                f"{max(known)} and the GPUs' peaks together {sum(known)}"
+            )
+
+    def _gpu_energies_problem(self, gpus: list[GpuFigures]) -> None:
+        """The GPUs' energies add up to the section's, each GPU's or none."""
+        energies = [gpu.energy_joules for gpu in gpus if gpu.energy_joules is not None]
+        if not energies:
+            return
+        if len(energies) < len(gpus) or self.energy_joules is None:
+            raise ValueError(
+                "gpus: an energy per GPU needs every GPU's and the section's energy_joules"
+            )
+        together = sum(energies)
+        slack = GPU_ENERGY_TOLERANCE * max(abs(self.energy_joules), 1.0)
+        if abs(together - self.energy_joules) > slack:
+            raise ValueError(
+                f"gpus: the GPUs' energies add up to {together:.6g} J, but energy_joules "
+                f"is {self.energy_joules:.6g} J"
+            )
 
 
 class ResultSummary(Summary):

@@ -275,16 +275,35 @@ def _wave_problem(name: str, records: list[RequestRecord]) -> str | None:
     """A wave's shared counters against its requests' counts together."""
     steps = sum(r.verify_steps for r in records)
     accepted = sum(r.draft_n_accepted for r in records)
-    positions = max((len(r.accepted_per_position) for r in records), default=0)
-    counted = sum(sum(r.accepted_per_position) for r in records)
-    if positions and counted != accepted:
+    return _wave_positions_problem(name, records, steps, accepted) or _wave_tokens_problem(
+        name, records, steps, accepted
+    )
+
+
+def _wave_positions_problem(
+    name: str, records: list[RequestRecord], steps: int, accepted: int
+) -> str | None:
+    """The wave's per-position counts sum to its accepted drafts, the first at most its steps."""
+    counts = [r.accepted_per_position for r in records if r.accepted_per_position]
+    if not counts:
+        return None
+    counted = sum(sum(positions) for positions in counts)
+    if counted != accepted:
         return (
             f"{name}: accepted_per_position sums to {counted} over the wave, but its "
             f"draft_n_accepted sum to {accepted}"
         )
-    first = sum(r.accepted_per_position[0] for r in records if r.accepted_per_position)
-    if positions and first > steps:
+    first = sum(positions[0] for positions in counts)
+    if first > steps:
         return f"{name}: {first} accepted at position 0, but the wave ran {steps} verify steps"
+    return None
+
+
+def _wave_tokens_problem(
+    name: str, records: list[RequestRecord], steps: int, accepted: int
+) -> str | None:
+    """Each request's first token, every verify step's own and the accepted drafts are at most
+    the tokens the wave generated."""
     tokens = sum(r.predicted_n for r in records)
     if tokens and len(records) + steps + accepted > tokens:
         return (

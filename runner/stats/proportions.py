@@ -5,6 +5,7 @@ baseline (runner.quality): Newcombe's paired interval and McNemar's exact test."
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -106,10 +107,9 @@ def paired_difference(pairs: Sequence[tuple[bool, bool]]) -> dict[str, Any] | No
     (``paired_difference_interval``) and McNemar's exact p-value; None without pairs."""
     if not pairs:
         return None
-    both = sum(1 for mine, theirs in pairs if mine and theirs)
-    only_speculative = sum(1 for mine, theirs in pairs if mine and not theirs)
-    only_baseline = sum(1 for mine, theirs in pairs if theirs and not mine)
-    neither = len(pairs) - both - only_speculative - only_baseline
+    counts = Counter(pairs)
+    both, only_speculative = counts[(True, True)], counts[(True, False)]
+    only_baseline, neither = counts[(False, True)], counts[(False, False)]
     low, high = paired_difference_interval(both, only_speculative, only_baseline, neither)
     return {
         "pairs": len(pairs),
