@@ -39,7 +39,7 @@ from runner import protocols, quality, stats
 from runner.agreement import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, shown
 from runner.config import BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
-from runner.fidelity import MAX_CONTINUATIONS, NEAR_TIE, NEAR_TIE_MARGIN, fidelity_grade
+from runner.fidelity import fidelity_grade
 from runner.output_length import output_length_problem
 from runner.pairing import combined_speedup, crossover_concurrency, point_speed
 from runner.roofline import ROOFLINE_FIGURES, derived_roofline, legacy_roofline
@@ -118,21 +118,20 @@ def evidence_problem(result: dict[str, Any]) -> str | None:
     if problem is None and result.get("baseline") is not None:
         if found := section_evidence_problem(result["baseline"]):
             return f"baseline: {found}"
-    return problem or claims_problem(result)
+    return problem or pair_figures_problem(result) or grade_problem(result)
 
 
-def claims_problem(result: dict[str, Any]) -> str | None:
+def pair_figures_problem(result: dict[str, Any]) -> str | None:
     """The first figure of the pair that the two sections' data contradict: the speedups, the
-    concurrency crossover, the rooflines, the fidelity grade, the output-length points and the
-    quality protocol's scores."""
-    return (
-        pairing_problem(result)
-        or crossover_problem(result)
-        or roofline_problem(result)
-        or fidelity_problem(result)
-        or output_length_problem(result)
-        or quality_problem(result)
-    )
+    concurrency crossover and the rooflines."""
+    return pairing_problem(result) or crossover_problem(result) or roofline_problem(result)
+
+
+def grade_problem(result: dict[str, Any]) -> str | None:
+    """The first of the fidelity grade's counts, the output-length points and the quality
+    protocol's scores that the requests contradict (each request's divergences against the
+    outputs are the typed result's own check, ``BenchmarkResult``)."""
+    return fidelity_problem(result) or output_length_problem(result) or quality_problem(result)
 
 
 # A section's accuracy and a result's paired difference (runner.stats), derived from the scores.
@@ -247,13 +246,9 @@ FIDELITY_COUNTS = (
 
 
 def fidelity_problem(result: dict[str, Any]) -> str | None:
-    """Whether the requests' divergence records and summary.fidelity are what the outputs give:
-    each request's first divergence against its output hash (``identity_problem``), every near
-    tie by the margin rule (``margin_problem``), and the grade's verdict and counts from the
-    judged divergences (``runner.fidelity.fidelity_grade``; only records that carry every
-    divergence: older ones were judged at their first divergence only)."""
-    if problem := identity_problem(result) or margin_problem(result):
-        return problem
+    """Whether summary.fidelity's verdict and counts are what the requests' judged divergences
+    give (``runner.fidelity.fidelity_grade``; only records that carry every divergence: older
+    ones were judged at their first divergence only)."""
     claimed = result["summary"].get("fidelity")
     records = measured_requests(result["requests"])
     if claimed is None or any(record.get("divergences") is None for record in records):
@@ -266,93 +261,6 @@ def fidelity_problem(result: dict[str, Any]) -> str | None:
                 f"summary.fidelity.{name} is {shown(given)}, but the measured requests' "
                 f"divergences give {shown(gives)}"
             )
-    return None
-
-
-def identity_problem(result: dict[str, Any]) -> str | None:
-    """Whether each request's first divergence agrees with its output: the runner pairs the i-th
-    request with the baseline's i-th and hashes its token ids (``output_sha256``), so a request
-    without a divergence has the baseline's hash, one with a divergence another, and the same
-    tokens give the same text (the quality protocol's answers). "Identical" is derived from the
-    outputs, never taken from the divergence claim alone."""
-    baseline = result.get("baseline")
-    if baseline is None or result.get("synthetic"):
-        return None
-    mine, theirs = result["requests"], baseline["requests"]
-    claims = any(record.get("first_divergence") is not None for record in mine)
-    if len(mine) != len(theirs):
-        if claims or result["summary"].get("fidelity") is not None:
-            return (
-                f"the run has {len(mine)} request records and its baseline {len(theirs)}: "
-                "their outputs cannot be paired"
-            )
-        return None
-    for index, (record, reference) in enumerate(zip(mine, theirs, strict=True)):
-        hashes = record.get("output_sha256"), reference.get("output_sha256")
-        if None in hashes:
-            continue  # Plain data without outputs (a figure checked on its own): nothing to pair.
-        same = hashes[0] == hashes[1]
-        first = record.get("first_divergence")
-        if same and first is not None:
-            return (
-                f"requests.{index}.first_divergence is {first}, but its output_sha256 is the "
-                f"baseline's request {index}'s: identical outputs"
-            )
-        if not same and first is None:
-            return (
-                f"requests.{index}.first_divergence is null, but its output_sha256 differs from "
-                f"the baseline's request {index}'s: the outputs are not identical"
-            )
-        texts = [(side.get("quality") or {}).get("output_text") for side in (record, reference)]
-        if same and None not in texts and texts[0] != texts[1]:
-            return (
-                f"requests.{index}.output_sha256 is the baseline's request {index}'s, but its "
-                f"output text (answer {_quoted(record)}) is not the baseline's "
-                f"(answer {_quoted(reference)})"
-            )
-    return None
-
-
-def _quoted(record: dict[str, Any]) -> str:
-    answer = (record.get("quality") or {}).get("extracted", "")
-    return repr(answer if len(answer) <= 40 else answer[:39] + "…")
-
-
-def margin_problem(result: dict[str, Any]) -> str | None:
-    """Whether every near tie is one by the margin rule (``runner.fidelity``): its margin is known
-    and below the threshold the grade was judged with, that threshold is not above the runner's
-    (``NEAR_TIE_MARGIN``), and a request has no more near ties than its judging can find (the
-    first divergence and one a continuation, at most ``MAX_CONTINUATIONS``)."""
-    claimed = result["summary"].get("fidelity") or {}
-    threshold = claimed.get("near_tie_margin", NEAR_TIE_MARGIN)
-    if threshold > NEAR_TIE_MARGIN:
-        return (
-            f"summary.fidelity.near_tie_margin is {shown(threshold)} nats, above the runner's "
-            f"{shown(NEAR_TIE_MARGIN)}: a clear winner overruled is a mismatch"
-        )
-    for index, record in enumerate(result["requests"]):
-        divergences = record.get("divergences")
-        if divergences is None and record.get("first_divergence") is not None:
-            divergences = [
-                {
-                    "position": record["first_divergence"],
-                    "margin": record.get("divergence_margin"),
-                    "kind": record.get("divergence"),
-                }
-            ]
-        near_ties = [found for found in divergences or () if found["kind"] == NEAR_TIE]
-        if len(near_ties) > MAX_CONTINUATIONS + 1:
-            return (
-                f"requests.{index} has {len(near_ties)} near ties, more than the "
-                f"{MAX_CONTINUATIONS + 1} its judging can find"
-            )
-        for found in near_ties:
-            margin = found["margin"]
-            if margin is None or margin >= threshold:
-                return (
-                    f"requests.{index}: the near tie at position {found['position']} has a margin "
-                    f"of {shown(margin)} nats, not below {shown(threshold)}: not a near tie"
-                )
     return None
 
 

@@ -25,7 +25,8 @@ The models by what they describe:
 - `requests`: each request, checked against its own timings, clocks and counts.
 - `measurements`: each point of the protocol and a section's summary.
 - `provenance`: the models, engine, host, token budget, command and a paired run's rounds.
-- `sections`: a section and the whole ``BenchmarkResult``, checked against its own requests.
+- `sections`: a section, its records checked against its config and the engine.
+- `result`: the whole ``BenchmarkResult``, every figure checked against its own requests.
 - `loading`: ``load_result`` and its validation errors in one line or by field.
 
 Callers import every public name from `runner.results`, which re-exports them all.
@@ -92,7 +93,8 @@ from runner.results.provenance import (
     TokenBudget,
 )
 from runner.results.requests import QualityScore, RequestRecord
-from runner.results.sections import RESULT_SCHEMA_VERSION, BenchmarkResult, Section
+from runner.results.result import BenchmarkResult
+from runner.results.sections import RESULT_SCHEMA_VERSION, Section
 
 __all__ = [
     "RESULT_SCHEMA_VERSION",

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from runner.errors import ResultError
 from runner.evidence import in_current_convention
-from runner.results.sections import BenchmarkResult
+from runner.results.result import BenchmarkResult
 
 SHOWN_ERRORS = 3
 

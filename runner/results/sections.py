@@ -1,7 +1,7 @@
-"""A result as a whole: a measured config's section (its config, summary, points, requests and
-provenance, each checked against the others) and the ``BenchmarkResult`` that holds the
-measured config's section, the engine and its paired baseline's section, every figure checked
-against its own requests by ``runner.evidence``."""
+"""A measured config's section: its config, summary, points, requests and provenance, each
+checked against the others, and its records against the config and the engine (``Section``).
+The whole result, which holds the measured config's section and its baseline's, is
+``runner.results.result.BenchmarkResult``."""
 
 from __future__ import annotations
 
@@ -14,15 +14,14 @@ from pydantic import (
     ValidationInfo,
     field_serializer,
     field_validator,
-    model_validator,
 )
 
-from runner import evidence, protocols
+from runner import protocols
 from runner.config import ENGINE_DEFAULT_N_MAX, MAX_N_MAX, NGRAM_TYPES, BenchmarkConfig
 from runner.protocols import stored_canonical
 from runner.results.fields import MAX_POINTS, MAX_REQUESTS, ConfigKey, _Strict
-from runner.results.measurements import Point, ResultSummary, Summary
-from runner.results.provenance import EngineInfo, Provenance, ResultProvenance
+from runner.results.measurements import Point, Summary
+from runner.results.provenance import Provenance
 from runner.results.requests import RequestRecord
 
 RESULT_SCHEMA_VERSION: Literal[1] = 1
@@ -135,91 +134,6 @@ class Section(_Strict):
                     f"plans {plans}"
                 )
         return None
-
-
-class BenchmarkResult(Section):
-    """A whole result: the measured config's section, the engine, and its paired baseline.
-
-    ``model_dump(mode="json")`` is the plain dict results always were; fields an older file
-    lacked dump as null, and ``exclude_unset=True`` leaves them out (see the module docstring).
-    """
-
-    summary: ResultSummary
-    provenance: ResultProvenance
-    schema_version: Literal[1]
-    engine: EngineInfo
-    baseline: Section | None = None
-
-    @field_validator("baseline")
-    @classmethod
-    def _the_paired_baseline(cls, baseline: Section | None, info: ValidationInfo) -> Section | None:
-        config = info.data.get("config")
-        if baseline is None or not isinstance(config, BenchmarkConfig):
-            return baseline
-        if baseline.config.is_speculative:
-            raise ValueError("the baseline config is speculative")
-        expected = config.baseline().key
-        if baseline.config_key != expected:
-            raise ValueError(
-                f"its config (key {baseline.config_key}) is not the config's paired baseline "
-                f"(key {expected})"
-            )
-        return baseline
-
-    @model_validator(mode="after")
-    def _rounds_cover_the_requests(self) -> BenchmarkResult:
-        rounds = self.provenance.paired_rounds
-        if rounds is None:
-            return self
-        if self.baseline is None:
-            raise ValueError("provenance.paired_rounds: rounds are recorded without a baseline")
-        indices = sorted(index for paired in rounds for index in paired.request_indices)
-        if indices != list(range(len(self.requests))):
-            raise ValueError(
-                "provenance.paired_rounds: the rounds' request indices must name every measured "
-                f"request once (0 to {len(self.requests) - 1})"
-            )
-        for paired in rounds:
-            levels = {self.requests[index].concurrency for index in paired.request_indices}
-            if levels != {paired.concurrency}:
-                raise ValueError(
-                    f"provenance.paired_rounds: round {paired.round} says concurrency "
-                    f"{paired.concurrency}, but its requests ran at {sorted(levels, key=str)}"
-                )
-        return self
-
-    def written_before_the_convention(self) -> bool:
-        """Whether any request's decode tok/s is not ``runner.stats.decode_rate`` of its
-        timings: a result written before the convention (``runner.results.load_result``)."""
-        sections = [self] + ([self.baseline] if self.baseline is not None else [])
-        return not all(
-            record.in_current_convention() for section in sections for record in section.requests
-        )
-
-    @model_validator(mode="after")
-    def _figures_from_the_requests(self) -> BenchmarkResult:
-        if problem := self.evidence_problem():
-            raise ValueError(problem)
-        return self
-
-    def evidence_problem(self) -> str | None:
-        """The first claim of the result that its own records contradict, prefixed "baseline: "
-        for the baseline's: each section's records against its config and the engine
-        (``Section.records_problem``), and every figure against what ``runner.evidence``
-        derives from the records."""
-        # The plain data runner.evidence's derivations read, shared with the site's stored
-        # results: the config, engine and provenance too, for the roofline.
-        data = self.model_dump(
-            include={"config", "summary", "points", "requests", "baseline", "engine", "provenance"}
-        )
-        watts = power_bound_watts(self.provenance.system.gpu_count)
-        problem = evidence.section_evidence_problem(data) or self.records_problem(watts=watts)
-        if problem is None and self.baseline is not None:
-            found = evidence.section_evidence_problem(
-                data["baseline"]
-            ) or self.baseline.records_problem(watts=watts)
-            problem = f"baseline: {found}" if found else None
-        return problem or evidence.claims_problem(data)
 
 
 def draft_length_bound(config: BenchmarkConfig) -> int:
