@@ -82,31 +82,42 @@ def _one_value_form(claimed: dict[str, Any], derived: dict[str, Any]) -> dict[st
 def _disagreement(path: str, claimed: Any, derived: Any) -> str | None:
     """The first figure under path whose claim differs from what the requests give, or None."""
     if isinstance(derived, dict):
-        if not isinstance(claimed, dict):
-            claimed = {}
-        if all(name in derived for name in SPREAD_FIGURES):
-            derived = _one_value_form(claimed, derived)
-        for name, value in derived.items():
-            if found := _disagreement(f"{path}.{name}", claimed.get(name), value):
-                return found
-        return None
+        return _figures_disagreement(path, claimed if isinstance(claimed, dict) else {}, derived)
     if isinstance(derived, list) and isinstance(claimed, list) and len(claimed) == len(derived):
-        for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
-            if found := _disagreement(f"{path}.{index}", mine, theirs):
-                return found
-        return None
-    if isinstance(derived, list) or isinstance(claimed, list):
-        agree = False  # One list and one null, or lists of different lengths.
-    elif claimed is None or derived is None or isinstance(derived, int):
-        # Counts are exact; only figures computed in floating point get a tolerance.
-        agree = claimed == derived
-    else:
-        agree = math.isclose(
-            claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE
+        return next(
+            (
+                found
+                for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True))
+                if (found := _disagreement(f"{path}.{index}", mine, theirs))
+            ),
+            None,
         )
-    if agree:
+    if _agree(claimed, derived):
         return None
     return f"{path} is {shown(claimed)}, but the section's measured requests give {shown(derived)}"
+
+
+def _figures_disagreement(
+    path: str, claimed: dict[str, Any], derived: dict[str, Any]
+) -> str | None:
+    """The first of a group of figures (a statistic: in its one-value form where it has one)
+    whose claim differs from the derived one."""
+    if all(name in derived for name in SPREAD_FIGURES):
+        derived = _one_value_form(claimed, derived)
+    for name, value in derived.items():
+        if found := _disagreement(f"{path}.{name}", claimed.get(name), value):
+            return found
+    return None
+
+
+def _agree(claimed: Any, derived: Any) -> bool:
+    """Whether one claimed figure is the derived one: counts and nulls exactly, figures computed
+    in floating point within float noise; a list never agrees with what it is not."""
+    if isinstance(derived, list) or isinstance(claimed, list):
+        return False  # One list and one null, or lists of different lengths.
+    if claimed is None or derived is None or isinstance(derived, int):
+        return bool(claimed == derived)
+    return math.isclose(claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
 
 
 def evidence_problem(result: dict[str, Any]) -> str | None:
@@ -168,20 +179,25 @@ def _scores_problem(section: dict[str, Any]) -> str | None:
     assert isinstance(parsed, protocols.QualityProtocol)
     expected = quality.tasks(seed=parsed.task_seed, count=parsed.tasks, kinds=parsed.kinds)
     for position, record in enumerate(records):
-        score = record.get("quality")
-        where = f"requests.{position}.quality"
-        if score is None:
-            return f"{where}: missing; every request of the quality protocol is scored"
-        if position >= len(expected):
-            return f"{where}: the protocol plans only {len(expected)} tasks"
-        task = expected[position]
-        derived = quality.score(task, score["output_text"])
-        for name in ("task_id", "kind", "expected", "extracted", "correct"):
-            if score[name] != derived[name]:
-                return (
-                    f"{where}.{name} is {shown(score[name])}, but the task and its output text "
-                    f"give {shown(derived[name])}"
-                )
+        if found := _score_problem(position, record.get("quality"), expected):
+            return found
+    return None
+
+
+def _score_problem(position: int, score: Any, expected: Sequence[Any]) -> str | None:
+    """One measured request's score against its task (measured request i asks task i)."""
+    where = f"requests.{position}.quality"
+    if score is None:
+        return f"{where}: missing; every request of the quality protocol is scored"
+    if position >= len(expected):
+        return f"{where}: the protocol plans only {len(expected)} tasks"
+    derived = quality.score(expected[position], score["output_text"])
+    for name in ("task_id", "kind", "expected", "extracted", "correct"):
+        if score[name] != derived[name]:
+            return (
+                f"{where}.{name} is {shown(score[name])}, but the task and its output text "
+                f"give {shown(derived[name])}"
+            )
     return None
 
 
@@ -192,16 +208,18 @@ def _figures_problem(path: str, claimed: Any, derived: Any, names: Sequence[str]
         return None
     for name in names:
         given, gives = claimed.get(name), derived[name]
-        number = isinstance(given, int | float) and not isinstance(given, bool)
-        if isinstance(gives, int):
-            same = number and isinstance(given, int) and given == gives
-        else:
-            same = number and math.isclose(
-                given, gives, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE
-            )
-        if not same:
+        if not _same_number(given, gives):
             return f"{path}.{name} is {shown(given)}, but the scored requests give {shown(gives)}"
     return None
+
+
+def _same_number(given: Any, gives: int | float) -> bool:
+    """Whether a claimed number is the derived one: a count exactly, a share within noise."""
+    if not isinstance(given, int | float) or isinstance(given, bool):
+        return False
+    if isinstance(gives, int):
+        return isinstance(given, int) and given == gives
+    return math.isclose(given, gives, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
 
 
 def quality_problem(result: dict[str, Any]) -> str | None:
@@ -314,19 +332,17 @@ def _roofline_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
     """The first roofline figure under path that differs from the derived one: words (rate,
     flag) and nulls exactly, a level list level by level, numbers as ``_disagreement`` has it."""
     if isinstance(derived, list):
-        if not isinstance(claimed, list) or len(claimed) != len(derived):
-            given = len(claimed) if isinstance(claimed, list) else "none"
-            return f"{path} has {given} entries, but the result's own data give {len(derived)}"
-        for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
-            if found := _roofline_disagreement(f"{path}.{index}", mine, theirs):
-                return found
-        return None
+        return _levels_disagreement(path, claimed, derived)
     if isinstance(derived, dict):
         claimed = claimed if isinstance(claimed, dict) else {}
         for name, value in derived.items():
             if found := _roofline_disagreement(f"{path}.{name}", claimed.get(name), value):
                 return found
         return None
+    return _roofline_figure_disagreement(path, claimed, derived)
+
+
+def _roofline_figure_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
     if isinstance(derived, str) or derived is None or claimed is None:
         if claimed == derived:
             return None
@@ -335,6 +351,17 @@ def _roofline_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
     return (
         found.replace("the section's measured requests", "the result's own data") if found else None
     )
+
+
+def _levels_disagreement(path: str, claimed: Any, derived: list[Any]) -> str | None:
+    """A concurrency section's rooflines level by level."""
+    if not isinstance(claimed, list) or len(claimed) != len(derived):
+        given = len(claimed) if isinstance(claimed, list) else "none"
+        return f"{path} has {given} entries, but the result's own data give {len(derived)}"
+    for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
+        if found := _roofline_disagreement(f"{path}.{index}", mine, theirs):
+            return found
+    return None
 
 
 def roofline_problem(result: dict[str, Any]) -> str | None:
@@ -349,58 +376,85 @@ def roofline_problem(result: dict[str, Any]) -> str | None:
     sections = [("", result)]
     if result.get("baseline") is not None:
         sections.append(("baseline: ", result["baseline"]))
-    for prefix, section in sections:
-        claimed = section["summary"].get("roofline")
-        # The old form has its five figures only (the result model fills the rest with null).
-        legacy = isinstance(claimed, dict) and all(
-            value is None for name, value in claimed.items() if name not in ROOFLINE_FIGURES
+    return next(
+        (
+            found
+            for prefix, section in sections
+            if (found := _section_roofline_problem(prefix, section, run=result))
+        ),
+        None,
+    )
+
+
+def _section_roofline_problem(
+    prefix: str, section: dict[str, Any], *, run: dict[str, Any]
+) -> str | None:
+    claimed = section["summary"].get("roofline")
+    derive = legacy_roofline if _legacy_roofline(claimed) else derived_roofline
+    derived = derive(section, run=run)
+    if claimed is None or derived is None:
+        if claimed == derived:
+            return None
+        given = "null" if claimed is None else "given"
+        gives = "null" if derived is None else "one"
+        return (
+            f"{prefix}summary.roofline is {given}, but the result's engine, host and "
+            f"model give {gives}"
         )
-        derive = legacy_roofline if legacy else derived_roofline
-        derived = derive(section, run=result)
-        if claimed is None or derived is None:
-            if claimed != derived:
-                given = "null" if claimed is None else "given"
-                gives = "null" if derived is None else "one"
-                return (
-                    f"{prefix}summary.roofline is {given}, but the result's engine, host and "
-                    f"model give {gives}"
-                )
-            continue
-        for name, value in derived.items():
-            path = f"{prefix}summary.roofline.{name}"
-            if name == "flag":
-                if claimed.get(name) != value:
-                    given = shown(claimed.get(name))
-                    return f"{path} is {given}, but its fraction gives {shown(value)}"
-            elif found := _roofline_disagreement(path, claimed.get(name), value):
-                return found
+    return _roofline_figures_problem(prefix, claimed, derived)
+
+
+def _legacy_roofline(claimed: Any) -> bool:
+    """Whether a claimed roofline is in the old form: its five figures only (the result model
+    fills the rest with null)."""
+    return isinstance(claimed, dict) and all(
+        value is None for name, value in claimed.items() if name not in ROOFLINE_FIGURES
+    )
+
+
+def _roofline_figures_problem(
+    prefix: str, claimed: dict[str, Any], derived: dict[str, Any]
+) -> str | None:
+    for name, value in derived.items():
+        path = f"{prefix}summary.roofline.{name}"
+        if name == "flag" and claimed.get(name) != value:
+            given = shown(claimed.get(name))
+            return f"{path} is {given}, but its fraction gives {shown(value)}"
+        if name != "flag" and (found := _roofline_disagreement(path, claimed.get(name), value)):
+            return found
     return None
 
 
 def section_evidence_problem(section: dict[str, Any]) -> str | None:
     """The first claim of a section (summary, points) that its measured requests contradict."""
-    summary, points = section["summary"], section["points"]
     records = measured_requests(section["requests"])
     if not records:
         return 'requests: a result needs at least one measured request (phase "measure")'
+    return _summary_problem(section["summary"], records) or _points_problem(
+        section["points"], records
+    )
+
+
+def _summary_problem(summary: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
+    """The summary's pooled, energy and latency figures against the measured requests."""
     derived = stats.pooled_figures(records)
     if derived["decode_tokens_per_second"]["n"] == 0:
         return "requests: no measured request has a decode speed (decode_tokens_per_second)"
-    for name in SUMMARY_FIGURES:
-        if found := _disagreement(f"summary.{name}", summary[name], derived[name]):
-            return found
+    claims = [(name, summary[name], derived[name]) for name in SUMMARY_FIGURES]
     energy = energy_figures(records)
-    for name in ENERGY_FIGURES:
-        if found := _disagreement(f"summary.{name}", summary.get(name), energy[name]):
-            return found
+    claims += [(name, summary.get(name), energy[name]) for name in ENERGY_FIGURES]
     # Files written before it was dropped: checked as they defined it, never shown.
     if summary.get("joules_per_accepted_token") is not None:
         legacy = legacy_joules_per_accepted_token(records)
-        claimed = summary["joules_per_accepted_token"]
-        if found := _disagreement("summary.joules_per_accepted_token", claimed, legacy):
+        claims.append(("joules_per_accepted_token", summary["joules_per_accepted_token"], legacy))
+    for name, claimed, value in claims:
+        if found := _disagreement(f"summary.{name}", claimed, value):
             return found
-    if found := _latency_disagreement("summary.latency", summary.get("latency"), records):
-        return found
+    return _latency_disagreement("summary.latency", summary.get("latency"), records)
+
+
+def _points_problem(points: list[dict[str, Any]], records: list[dict[str, Any]]) -> str | None:
+    """Each point's figures and labels against its own measured requests."""
     if not points:
         return None  # A section without per-depth points claims no more figures to check.
     by_point: dict[int, list[dict[str, Any]]] = {}
@@ -408,22 +462,32 @@ def section_evidence_problem(section: dict[str, Any]) -> str | None:
         by_point.setdefault(record["point"], []).append(record)
     if (last := max(by_point)) >= len(points):
         return f"requests: a measured request is at point {last}, past the points"
-    for index, point in enumerate(points):
-        mine = by_point.get(index, [])
-        figures = stats.pooled_figures(mine)
-        for name in POINT_FIGURES:
-            if found := _disagreement(f"points.{index}.{name}", point[name], figures[name]):
-                return found
-        if found := _labels_problem(index, point, mine):
+    return next(
+        (
+            found
+            for index, point in enumerate(points)
+            if (found := _point_problem(index, point, by_point.get(index, [])))
+        ),
+        None,
+    )
+
+
+def _point_problem(index: int, point: dict[str, Any], mine: list[dict[str, Any]]) -> str | None:
+    """One point's pooled figures, labels, latency and (a concurrency level) aggregate."""
+    figures = stats.pooled_figures(mine)
+    for name in POINT_FIGURES:
+        if found := _disagreement(f"points.{index}.{name}", point[name], figures[name]):
             return found
-        if found := _latency_disagreement(f"points.{index}.latency", point.get("latency"), mine):
+    if found := _labels_problem(index, point, mine):
+        return found
+    if found := _latency_disagreement(f"points.{index}.latency", point.get("latency"), mine):
+        return found
+    if point.get("concurrency") is None:
+        return None
+    level = stats.concurrency_figures(mine)
+    for name in CONCURRENCY_FIGURES:
+        if found := _disagreement(f"points.{index}.{name}", point.get(name) or {}, level[name]):
             return found
-        if point.get("concurrency") is not None:
-            level = stats.concurrency_figures(mine)
-            for name in CONCURRENCY_FIGURES:
-                claimed = point.get(name) or {}
-                if found := _disagreement(f"points.{index}.{name}", claimed, level[name]):
-                    return found
     return None
 
 
@@ -511,35 +575,42 @@ def in_current_convention(result: dict[str, Any]) -> dict[str, Any]:
     data = copy.deepcopy(result)
     sections = [data] + ([data["baseline"]] if data.get("baseline") is not None else [])
     for section in sections:
-        for record in section["requests"]:
-            record["decode_tokens_per_second"] = stats.decode_rate(
-                record["predicted_n"], record["predicted_ms"]
-            )
-        records = measured_requests(section["requests"])
-        section["summary"]["decode_tokens_per_second"] = stats.pooled_figures(records)[
-            "decode_tokens_per_second"
-        ]
-        for index, point in enumerate(section["points"]):
-            mine = [record for record in records if record["point"] == index]
-            point["decode_tokens_per_second"] = stats.pooled_figures(mine)[
-                "decode_tokens_per_second"
-            ]
-    baseline = data.get("baseline")
-    if baseline is not None:
-        speedups = [
-            stats.ratio(point_speed(point), point_speed(reference))
-            for point, reference in zip(data["points"], baseline["points"], strict=False)
-        ]
-        for point, speedup in zip(data["points"], speedups, strict=False):
-            point["speedup"] = speedup
-        data["summary"]["speedup"] = combined_speedup(speedups)
-        data["summary"]["baseline_decode_tokens_per_second"] = baseline["summary"][
-            "decode_tokens_per_second"
-        ]["mean"]
+        _decode_in_convention(section)
+    if data.get("baseline") is not None:
+        _speedups_in_convention(data, data["baseline"])
     for section in sections:
         if section["summary"].get("roofline") is not None:
             section["summary"]["roofline"] = derived_roofline(section, run=data)
     return data
+
+
+def _decode_in_convention(section: dict[str, Any]) -> None:
+    """A section's requests' decode tok/s by ``runner.stats.decode_rate``, and its summary's and
+    points' decode statistics from them."""
+    for record in section["requests"]:
+        record["decode_tokens_per_second"] = stats.decode_rate(
+            record["predicted_n"], record["predicted_ms"]
+        )
+    records = measured_requests(section["requests"])
+    decode = "decode_tokens_per_second"
+    section["summary"][decode] = stats.pooled_figures(records)[decode]
+    for index, point in enumerate(section["points"]):
+        mine = [record for record in records if record["point"] == index]
+        point[decode] = stats.pooled_figures(mine)[decode]
+
+
+def _speedups_in_convention(data: dict[str, Any], baseline: dict[str, Any]) -> None:
+    """The points' and the summary's speedups and the baseline's decode mean, derived again."""
+    speedups = [
+        stats.ratio(point_speed(point), point_speed(reference))
+        for point, reference in zip(data["points"], baseline["points"], strict=False)
+    ]
+    for point, speedup in zip(data["points"], speedups, strict=False):
+        point["speedup"] = speedup
+    data["summary"]["speedup"] = combined_speedup(speedups)
+    data["summary"]["baseline_decode_tokens_per_second"] = baseline["summary"][
+        "decode_tokens_per_second"
+    ]["mean"]
 
 
 def written_before_the_convention(result: dict[str, Any]) -> bool:
