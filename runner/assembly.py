@@ -21,7 +21,6 @@ from runner.engines.build import Engine
 from runner.fidelity import Divergence
 from runner.gguf.inspect import ModelInfo
 from runner.pairing import Pairing, pair_with_baseline
-from runner.provenance import system_info
 from runner.results import (
     RESULT_SCHEMA_VERSION,
     BenchmarkResult,
@@ -78,7 +77,8 @@ class Measured:
 
 @dataclass(frozen=True)
 class Run:
-    """What the whole run knows beside its sides' measurements."""
+    """What the whole run knows beside its sides' measurements: its engine and target, its
+    times, its token budget, a paired run's rounds and its host (``runner.provenance``)."""
 
     engine: Engine
     target: ModelInfo
@@ -358,24 +358,3 @@ def _roofline(
     run_data = {"engine": run.engine.as_dict(), "provenance": {"system": run.system}}
     derived = derived_roofline(section, run=run_data)
     return None if derived is None else Roofline(**derived)
-
-
-def run_context(
-    *,
-    engine: Engine,
-    target: ModelInfo,
-    started_at: datetime,
-    finished_at: datetime,
-    token_budget: dict[str, int],
-    paired_rounds: list[PairedRound] | None,
-) -> Run:
-    """The run's context with this host's description (``runner.provenance.system_info``)."""
-    return Run(
-        engine=engine,
-        target=target,
-        started_at=started_at,
-        finished_at=finished_at,
-        token_budget=token_budget,
-        paired_rounds=paired_rounds,
-        system=system_info(),
-    )

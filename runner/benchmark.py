@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from runner import energy, protocols
-from runner.assembly import LOG_TAIL_CHARS, Measured, assemble_result, join_sessions, run_context
+from runner.assembly import LOG_TAIL_CHARS, Measured, Run, assemble_result, join_sessions
 from runner.compatibility import check_pair, memory_problems
 from runner.config import BenchmarkConfig
 from runner.engines.build import Engine, locate
@@ -40,7 +40,7 @@ from runner.errors import (
 from runner.fidelity import Divergence, TopTwo, judge_divergences
 from runner.gguf.inspect import ModelInfo, inspect_model
 from runner.pairing import margin_positions
-from runner.provenance import MemorySampler, describe_gpus, visible_gpus
+from runner.provenance import MemorySampler, describe_gpus, system_info, visible_gpus
 from runner.results import BenchmarkResult, EngineInfo, ModelFileInfo, result_error_message
 from runner.schedule import Session, schedule
 
@@ -202,14 +202,9 @@ def _run_one_config(
     """Measure one config in its own engine session of ``slots`` slots; with margins (a paired
     baseline's last session of a stage) also take the baseline's margins, in the same session,
     after the measured requests."""
+    timeouts = {"request_timeout_s": request_timeout_s, "start_timeout_s": start_timeout_s}
     session = open_session(
-        config,
-        engine=engine,
-        target=target,
-        draft=draft,
-        request_timeout_s=request_timeout_s,
-        start_timeout_s=start_timeout_s,
-        slots=slots,
+        config, engine=engine, target=target, draft=draft, slots=slots, **timeouts
     )
     progress.watch(session)
     held_from = time.monotonic()
@@ -447,12 +442,13 @@ def run_benchmark(
         start_timeout_s=start_timeout_s,
     )
     # Assemble.
-    run = run_context(
+    run = Run(
         engine=engine,
         target=target,
         started_at=started_at,
         finished_at=datetime.now(UTC),
         token_budget=protocols.token_budget(config, with_baseline=pair, rounds=rounds),
         paired_rounds=sessions.rounds,
+        system=system_info(),
     )
     return assemble_result(config, sides, run=run, draft=draft)

@@ -297,6 +297,19 @@ def _ttft_ms(arrivals: list[float] | None, ttft_s: float | None, timings: dict) 
     return float(timings["prompt_ms"]) if "prompt_ms" in timings else None
 
 
+def _verify_figures(counters: SpecCounters) -> dict[str, Any]:
+    """The verify steps, tau and the accepted drafts per position the engine's counters gave."""
+    steps = int(round(counters.verify_steps))
+    accepted = int(round(counters.accepted_tokens))
+    return {
+        "verify_steps": steps,
+        "tau": 1.0 + accepted / steps if steps else None,
+        "accepted_per_position": [
+            int(round(v)) for _, v in sorted(counters.accepted_per_position.items())
+        ],
+    }
+
+
 def _output_figures(tokens: list[int]) -> dict[str, Any]:
     """The output's tokens, their hash, distinct 4-gram ratio and repeating tail (its cycle and
     its length, which runner.stats.is_degenerate reads)."""
@@ -331,8 +344,6 @@ def build_record(
     )
     predicted_n = int(timings.get("predicted_n", len(tokens)))
     predicted_ms = float(timings.get("predicted_ms", 0.0))
-    steps = int(round(counters.verify_steps))
-    accepted = int(round(counters.accepted_tokens))
     record = {
         "phase": spec.phase,
         "point": spec.point,
@@ -355,11 +366,7 @@ def build_record(
         # The server leaves these out when nothing was drafted: absent means 0.
         "draft_n": int(timings.get("draft_n", 0)),
         "draft_n_accepted": int(timings.get("draft_n_accepted", 0)),
-        "verify_steps": steps,
-        "tau": 1.0 + accepted / steps if steps else None,
-        "accepted_per_position": [
-            int(round(v)) for _, v in sorted(counters.accepted_per_position.items())
-        ],
+        **_verify_figures(counters),
         **_output_figures(tokens),
         "stopped_early": predicted_n < spec.output_tokens,
         # When each streamed content chunk arrived (ms after sending; runner.stats reads the
