@@ -1,4 +1,5 @@
-"""What a result's own request records decide, checked against what its summary claims.
+"""The figures a result's own request records decide, derived again and held against what its
+summary and points claim.
 
 Derive, don't trust: a section's summary statistics, draft counts and acceptance rate, and each
 depth point's figures, are what ``runner.stats`` computes from the section's measured requests
@@ -7,8 +8,15 @@ its requests beyond float noise is refused. The speedup is derived the same way 
 own baseline section, with ``runner.pairing``'s definition; the energy figures from the
 requests' ``energy_joules`` (``runner.energy``) and each section's roofline from the result's
 engine, host, model and decode speed (``runner.roofline``); the fidelity grade's verdict and
-counts from the requests' judged divergences (``runner.fidelity``, records that carry them). The
-functions take plain JSON data, so the result model and the service both use them.
+counts from the requests' judged divergences (``runner.fidelity``, records that carry them).
+
+These checks read a result's plain data, as the derivations they share with the site's stored
+results do (``runner.stats``, ``runner.energy``, ``runner.roofline``, ``runner.output_length``);
+the typed result (``runner.results.BenchmarkResult.evidence_problem``) calls them beside its own
+typed checks: each request against itself (``RequestRecord.problem``), each section's records
+against its config and the engine (``Section.records_problem``) and each request's divergences
+against the outputs and the margin rule. A result written before the decode convention is
+brought into it here too (``in_current_convention``), at the edge where its file is read.
 
 Tau, the acceptance by draft position and the degenerate flag are checked like every other
 figure: tau and each position's share within float noise, the flag exactly. Under the
@@ -20,7 +28,7 @@ checked; one request's share is not, and its own ``tau`` is null.
 Latency (``runner.stats.latency_figures``): a section's and each point's TTFT, TPOT, inter-token
 and end-to-end percentiles and goodput are derived from the measured requests' own clocks and
 streamed chunk arrivals, at the TPOT objective the claim states, and a contradicting claim is
-refused; each request's chunk arrivals are checked against its clocks and its TPOT against them.
+refused.
 
 A statistic of one value has no spread. ``runner.stats.summarize`` gives it a null stdev and a
 null interval; files written before that carry stdev 0.0 and ci95_low == ci95_high == the mean.

@@ -7,8 +7,10 @@ strings bounded and free of NUL characters, and what can be derived is checked a
 evidence (a config's key, whether it is synthetic, which config the baseline must be, every
 request's rates, clocks and counts against each other, every section's records against its
 config, the engine and the protocol's plan, and every section's summary, points and speedups
-against its own measured requests, by ``runner.evidence``). A result written before the decode
-convention loads with its decode figures derived again under it (``load_result``).
+against its own measured requests: ``RequestRecord.problem``, ``Section.records_problem`` and
+``BenchmarkResult.evidence_problem``, with ``runner.evidence``'s derived figures). A result
+written before the decode convention loads with its decode figures derived again under it
+(``load_result``).
 
 The shape is RESULT_SCHEMA_VERSION 1, the plain JSON data results were before these models:
 ``model_dump(mode="json")`` gives the same keys, nesting and field order. Fields added over time
