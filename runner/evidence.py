@@ -128,6 +128,9 @@ def _agree(claimed: Any, derived: Any) -> bool:
     return math.isclose(claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
 
 
+# --- A result's figures against its records ------------------------------------------------------
+
+
 def evidence_problem(result: dict[str, Any]) -> str | None:
     """The first claim of a result's plain data (each section's summary and points, then the
     figures of the pair) that the sections' own measured requests contradict, prefixed
@@ -151,286 +154,6 @@ def grade_problem(result: dict[str, Any]) -> str | None:
     protocol's scores that the requests contradict (each request's divergences against the
     outputs are the typed result's own check, ``BenchmarkResult``)."""
     return fidelity_problem(result) or output_length_problem(result) or quality_problem(result)
-
-
-# A section's accuracy and a result's paired difference (runner.stats), derived from the scores.
-QUALITY_FIGURES = ("tasks", "correct", "accuracy", "ci95_low", "ci95_high")
-QUALITY_DIFFERENCE_FIGURES = (
-    "pairs",
-    "both_correct",
-    "only_speculative_correct",
-    "only_baseline_correct",
-    "neither_correct",
-    "difference",
-    "ci95_low",
-    "ci95_high",
-    "mcnemar_p",
-)
-
-
-def _scores_problem(section: dict[str, Any]) -> str | None:
-    """Whether each measured record's quality score is what its task and its output give: the
-    task regenerated from the config's protocol (measured request i asks task i), the answer
-    extracted from the recorded text again, and scored again (runner.quality)."""
-    records = measured_requests(section["requests"])
-    config = section.get("config")
-    if not isinstance(config, dict):
-        # Part of a result (a check of its figures alone): the tasks cannot be regenerated.
-        return None
-    protocol = config.get("protocol")
-    if not isinstance(protocol, dict) or protocol.get("name") != "quality":
-        for position, record in enumerate(records):
-            if record.get("quality") is not None:
-                return f"requests.{position}.quality: a score, but the protocol is not quality"
-        return None
-    parsed = BenchmarkConfig.from_canonical(config).protocol
-    assert isinstance(parsed, protocols.QualityProtocol)
-    expected = quality.tasks(seed=parsed.task_seed, count=parsed.tasks, kinds=parsed.kinds)
-    for position, record in enumerate(records):
-        if found := _score_problem(position, record.get("quality"), expected):
-            return found
-    return None
-
-
-def _score_problem(position: int, score: Any, expected: Sequence[Any]) -> str | None:
-    """One measured request's score against its task (measured request i asks task i)."""
-    where = f"requests.{position}.quality"
-    if score is None:
-        return f"{where}: missing; every request of the quality protocol is scored"
-    if position >= len(expected):
-        return f"{where}: the protocol plans only {len(expected)} tasks"
-    derived = quality.score(expected[position], score["output_text"])
-    for name in ("task_id", "kind", "expected", "extracted", "correct"):
-        if score[name] != derived[name]:
-            return (
-                f"{where}.{name} is {shown(score[name])}, but the task and its output text "
-                f"give {shown(derived[name])}"
-            )
-    return None
-
-
-def _figures_problem(path: str, claimed: Any, derived: Any, names: Sequence[str]) -> str | None:
-    if claimed is None or derived is None:
-        if claimed != derived:
-            return f"{path} is {shown(claimed)}, but the scored requests give {shown(derived)}"
-        return None
-    for name in names:
-        given, gives = claimed.get(name), derived[name]
-        if not _same_number(given, gives):
-            return f"{path}.{name} is {shown(given)}, but the scored requests give {shown(gives)}"
-    return None
-
-
-def _same_number(given: Any, gives: int | float) -> bool:
-    """Whether a claimed number is the derived one: a count exactly, a share within noise."""
-    if not isinstance(given, int | float) or isinstance(given, bool):
-        return False
-    if isinstance(gives, int):
-        return isinstance(given, int) and given == gives
-    return math.isclose(given, gives, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
-
-
-def quality_problem(result: dict[str, Any]) -> str | None:
-    """Whether each section's quality scores, its accuracy and the paired difference are what
-    the records give: a claimed accuracy that its scores contradict is refused."""
-    baseline = result.get("baseline")
-    for prefix, section in (("", result), ("baseline: ", baseline)):
-        if section is None:
-            continue
-        problem = _scores_problem(section) or _figures_problem(
-            "summary.quality",
-            section["summary"].get("quality"),
-            stats.accuracy_figures(measured_requests(section["requests"])),
-            QUALITY_FIGURES,
-        )
-        if problem:
-            return prefix + problem
-    derived = (
-        stats.quality_difference(
-            measured_requests(result["requests"]), measured_requests(baseline["requests"])
-        )
-        if baseline is not None
-        else None
-    )
-    return _figures_problem(
-        "summary.quality_difference",
-        result["summary"].get("quality_difference"),
-        derived,
-        QUALITY_DIFFERENCE_FIGURES,
-    )
-
-
-# The fidelity grade's verdict and counts: each request counts by its worst judged divergence.
-FIDELITY_COUNTS = (
-    "verdict",
-    "requests",
-    "identical_requests",
-    "near_ties",
-    "mismatches",
-    "unclassified",
-)
-
-
-def fidelity_problem(result: dict[str, Any]) -> str | None:
-    """Whether summary.fidelity's verdict and counts are what the requests' judged divergences
-    give (``runner.fidelity.fidelity_grade``; only records that carry every divergence: older
-    ones were judged at their first divergence only)."""
-    claimed = result["summary"].get("fidelity")
-    records = measured_requests(result["requests"])
-    if claimed is None or any(record.get("divergences") is None for record in records):
-        return None
-    derived = fidelity_grade(records)
-    for name in FIDELITY_COUNTS:
-        given, gives = claimed.get(name), getattr(derived, name, None)
-        if given != gives:
-            return (
-                f"summary.fidelity.{name} is {shown(given)}, but the measured requests' "
-                f"divergences give {shown(gives)}"
-            )
-    return None
-
-
-def _point_records(section: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
-    by_point: dict[int, list[dict[str, Any]]] = {}
-    for record in measured_requests(section["requests"]):
-        by_point.setdefault(record["point"], []).append(record)
-    return by_point
-
-
-def crossover_problem(result: dict[str, Any]) -> str | None:
-    """Whether summary.crossover_concurrency is what the two sections' requests give: the lowest
-    level whose aggregate tok/s is below the baseline's (null without a baseline)."""
-    claimed = result["summary"].get("crossover_concurrency")
-    derived = None
-    if result.get("baseline") is not None:
-        mine, theirs = _point_records(result), _point_records(result["baseline"])
-        points = result["points"]
-        speedups = [
-            stats.ratio(
-                stats.concurrency_figures(mine.get(i, []))["aggregate_tokens_per_second"]["mean"],
-                stats.concurrency_figures(theirs.get(i, []))["aggregate_tokens_per_second"]["mean"],
-            )
-            if point.get("concurrency") is not None
-            else None
-            for i, point in enumerate(points)
-        ]
-        derived = crossover_concurrency(points, speedups)
-    if claimed != derived:
-        return (
-            f"summary.crossover_concurrency is {shown(claimed)}, but the requests of the result "
-            f"and its baseline give {shown(derived)}"
-        )
-    return None
-
-
-def _labels_problem(index: int, point: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
-    """Whether a point's requests carry its concurrency level (with their rounds) and category."""
-    for name in ("concurrency", "category"):
-        if any(record.get(name) != point.get(name) for record in records):
-            return (
-                f"points.{index}.{name} is {shown(point.get(name))}, but its measured requests "
-                f"say {shown(next(r.get(name) for r in records if r.get(name) != point.get(name)))}"
-            )
-    if point.get("concurrency") is not None and any(r.get("round") is None for r in records):
-        return f"requests: a measured request of point {index} (a concurrency level) has no round"
-    return None
-
-
-def _roofline_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
-    """The first roofline figure under path that differs from the derived one: words (rate,
-    flag) and nulls exactly, a level list level by level, numbers as ``_disagreement`` has it."""
-    if isinstance(derived, list):
-        return _levels_disagreement(path, claimed, derived)
-    if isinstance(derived, dict):
-        claimed = claimed if isinstance(claimed, dict) else {}
-        for name, value in derived.items():
-            if found := _roofline_disagreement(f"{path}.{name}", claimed.get(name), value):
-                return found
-        return None
-    return _roofline_figure_disagreement(path, claimed, derived)
-
-
-def _roofline_figure_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
-    if isinstance(derived, str) or derived is None or claimed is None:
-        if claimed == derived:
-            return None
-        return f"{path} is {shown(claimed)}, but the result's own data give {shown(derived)}"
-    found = _disagreement(path, claimed, derived)
-    return (
-        found.replace("the section's measured requests", "the result's own data") if found else None
-    )
-
-
-def _levels_disagreement(path: str, claimed: Any, derived: list[Any]) -> str | None:
-    """A concurrency section's rooflines level by level."""
-    if not isinstance(claimed, list) or len(claimed) != len(derived):
-        given = len(claimed) if isinstance(claimed, list) else "none"
-        return f"{path} has {given} entries, but the result's own data give {len(derived)}"
-    for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
-        if found := _roofline_disagreement(f"{path}.{index}", mine, theirs):
-            return found
-    return None
-
-
-def roofline_problem(result: dict[str, Any]) -> str | None:
-    """The first section whose summary roofline is not what the result's own engine, host,
-    models, requests and rates give (``runner.roofline.derived_roofline``); None if none is.
-
-    A roofline in the target-only form of files written before the step was counted (its five
-    ``runner.roofline.ROOFLINE_FIGURES`` only) is checked against that form's own derivation
-    (``runner.roofline.legacy_roofline``), so those files still load and a figure altered in
-    them is still refused; what the site shows is derived afresh either way.
-    """
-    sections = [("", result)]
-    if result.get("baseline") is not None:
-        sections.append(("baseline: ", result["baseline"]))
-    return next(
-        (
-            found
-            for prefix, section in sections
-            if (found := _section_roofline_problem(prefix, section, run=result))
-        ),
-        None,
-    )
-
-
-def _section_roofline_problem(
-    prefix: str, section: dict[str, Any], *, run: dict[str, Any]
-) -> str | None:
-    claimed = section["summary"].get("roofline")
-    derive = legacy_roofline if _legacy_roofline(claimed) else derived_roofline
-    derived = derive(section, run=run)
-    if claimed is None or derived is None:
-        if claimed == derived:
-            return None
-        given = "null" if claimed is None else "given"
-        gives = "null" if derived is None else "one"
-        return (
-            f"{prefix}summary.roofline is {given}, but the result's engine, host and "
-            f"model give {gives}"
-        )
-    return _roofline_figures_problem(prefix, claimed, derived)
-
-
-def _legacy_roofline(claimed: Any) -> bool:
-    """Whether a claimed roofline is in the old form: its five figures only (the result model
-    fills the rest with null)."""
-    return isinstance(claimed, dict) and all(
-        value is None for name, value in claimed.items() if name not in ROOFLINE_FIGURES
-    )
-
-
-def _roofline_figures_problem(
-    prefix: str, claimed: dict[str, Any], derived: dict[str, Any]
-) -> str | None:
-    for name, value in derived.items():
-        path = f"{prefix}summary.roofline.{name}"
-        if name == "flag" and claimed.get(name) != value:
-            given = shown(claimed.get(name))
-            return f"{path} is {given}, but its fraction gives {shown(value)}"
-        if name != "flag" and (found := _roofline_disagreement(path, claimed.get(name), value)):
-            return found
-    return None
 
 
 def section_evidence_problem(section: dict[str, Any]) -> str | None:
@@ -569,7 +292,293 @@ def pairing_problem(result: dict[str, Any]) -> str | None:
     return None
 
 
-# --- Results written before the decode convention -------------------------------------------
+# The fidelity grade's verdict and counts: each request counts by its worst judged divergence.
+FIDELITY_COUNTS = (
+    "verdict",
+    "requests",
+    "identical_requests",
+    "near_ties",
+    "mismatches",
+    "unclassified",
+)
+
+
+def fidelity_problem(result: dict[str, Any]) -> str | None:
+    """Whether summary.fidelity's verdict and counts are what the requests' judged divergences
+    give (``runner.fidelity.fidelity_grade``; only records that carry every divergence: older
+    ones were judged at their first divergence only)."""
+    claimed = result["summary"].get("fidelity")
+    records = measured_requests(result["requests"])
+    if claimed is None or any(record.get("divergences") is None for record in records):
+        return None
+    derived = fidelity_grade(records)
+    for name in FIDELITY_COUNTS:
+        given, gives = claimed.get(name), getattr(derived, name, None)
+        if given != gives:
+            return (
+                f"summary.fidelity.{name} is {shown(given)}, but the measured requests' "
+                f"divergences give {shown(gives)}"
+            )
+    return None
+
+
+def roofline_problem(result: dict[str, Any]) -> str | None:
+    """The first section whose summary roofline is not what the result's own engine, host,
+    models, requests and rates give (``runner.roofline.derived_roofline``); None if none is.
+
+    A roofline in the target-only form of files written before the step was counted (its five
+    ``runner.roofline.ROOFLINE_FIGURES`` only) is checked against that form's own derivation
+    (``runner.roofline.legacy_roofline``), so those files still load and a figure altered in
+    them is still refused; what the site shows is derived afresh either way.
+    """
+    sections = [("", result)]
+    if result.get("baseline") is not None:
+        sections.append(("baseline: ", result["baseline"]))
+    return next(
+        (
+            found
+            for prefix, section in sections
+            if (found := _section_roofline_problem(prefix, section, run=result))
+        ),
+        None,
+    )
+
+
+def _section_roofline_problem(
+    prefix: str, section: dict[str, Any], *, run: dict[str, Any]
+) -> str | None:
+    claimed = section["summary"].get("roofline")
+    derive = legacy_roofline if _legacy_roofline(claimed) else derived_roofline
+    derived = derive(section, run=run)
+    if claimed is None or derived is None:
+        if claimed == derived:
+            return None
+        given = "null" if claimed is None else "given"
+        gives = "null" if derived is None else "one"
+        return (
+            f"{prefix}summary.roofline is {given}, but the result's engine, host and "
+            f"model give {gives}"
+        )
+    return _roofline_figures_problem(prefix, claimed, derived)
+
+
+def _legacy_roofline(claimed: Any) -> bool:
+    """Whether a claimed roofline is in the old form: its five figures only (the result model
+    fills the rest with null)."""
+    return isinstance(claimed, dict) and all(
+        value is None for name, value in claimed.items() if name not in ROOFLINE_FIGURES
+    )
+
+
+def _roofline_figures_problem(
+    prefix: str, claimed: dict[str, Any], derived: dict[str, Any]
+) -> str | None:
+    for name, value in derived.items():
+        path = f"{prefix}summary.roofline.{name}"
+        if name == "flag" and claimed.get(name) != value:
+            given = shown(claimed.get(name))
+            return f"{path} is {given}, but its fraction gives {shown(value)}"
+        if name != "flag" and (found := _roofline_disagreement(path, claimed.get(name), value)):
+            return found
+    return None
+
+
+def _roofline_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
+    """The first roofline figure under path that differs from the derived one: words (rate,
+    flag) and nulls exactly, a level list level by level, numbers as ``_disagreement`` has it."""
+    if isinstance(derived, list):
+        return _levels_disagreement(path, claimed, derived)
+    if isinstance(derived, dict):
+        claimed = claimed if isinstance(claimed, dict) else {}
+        for name, value in derived.items():
+            if found := _roofline_disagreement(f"{path}.{name}", claimed.get(name), value):
+                return found
+        return None
+    return _roofline_figure_disagreement(path, claimed, derived)
+
+
+def _roofline_figure_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
+    if isinstance(derived, str) or derived is None or claimed is None:
+        if claimed == derived:
+            return None
+        return f"{path} is {shown(claimed)}, but the result's own data give {shown(derived)}"
+    found = _disagreement(path, claimed, derived)
+    return (
+        found.replace("the section's measured requests", "the result's own data") if found else None
+    )
+
+
+def _levels_disagreement(path: str, claimed: Any, derived: list[Any]) -> str | None:
+    """A concurrency section's rooflines level by level."""
+    if not isinstance(claimed, list) or len(claimed) != len(derived):
+        given = len(claimed) if isinstance(claimed, list) else "none"
+        return f"{path} has {given} entries, but the result's own data give {len(derived)}"
+    for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
+        if found := _roofline_disagreement(f"{path}.{index}", mine, theirs):
+            return found
+    return None
+
+
+# --- The concurrency and categories protocols: each point's labels, the crossover level ----------
+
+
+def _labels_problem(index: int, point: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
+    """Whether a point's requests carry its concurrency level (with their rounds) and category."""
+    for name in ("concurrency", "category"):
+        if any(record.get(name) != point.get(name) for record in records):
+            return (
+                f"points.{index}.{name} is {shown(point.get(name))}, but its measured requests "
+                f"say {shown(next(r.get(name) for r in records if r.get(name) != point.get(name)))}"
+            )
+    if point.get("concurrency") is not None and any(r.get("round") is None for r in records):
+        return f"requests: a measured request of point {index} (a concurrency level) has no round"
+    return None
+
+
+def _point_records(section: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
+    by_point: dict[int, list[dict[str, Any]]] = {}
+    for record in measured_requests(section["requests"]):
+        by_point.setdefault(record["point"], []).append(record)
+    return by_point
+
+
+def crossover_problem(result: dict[str, Any]) -> str | None:
+    """Whether summary.crossover_concurrency is what the two sections' requests give: the lowest
+    level whose aggregate tok/s is below the baseline's (null without a baseline)."""
+    claimed = result["summary"].get("crossover_concurrency")
+    derived = None
+    if result.get("baseline") is not None:
+        mine, theirs = _point_records(result), _point_records(result["baseline"])
+        points = result["points"]
+        speedups = [
+            stats.ratio(
+                stats.concurrency_figures(mine.get(i, []))["aggregate_tokens_per_second"]["mean"],
+                stats.concurrency_figures(theirs.get(i, []))["aggregate_tokens_per_second"]["mean"],
+            )
+            if point.get("concurrency") is not None
+            else None
+            for i, point in enumerate(points)
+        ]
+        derived = crossover_concurrency(points, speedups)
+    if claimed != derived:
+        return (
+            f"summary.crossover_concurrency is {shown(claimed)}, but the requests of the result "
+            f"and its baseline give {shown(derived)}"
+        )
+    return None
+
+
+# --- The quality protocol: each answer scored again, the accuracy and its paired difference ------
+
+
+# A section's accuracy and a result's paired difference (runner.stats), derived from the scores.
+QUALITY_FIGURES = ("tasks", "correct", "accuracy", "ci95_low", "ci95_high")
+QUALITY_DIFFERENCE_FIGURES = (
+    "pairs",
+    "both_correct",
+    "only_speculative_correct",
+    "only_baseline_correct",
+    "neither_correct",
+    "difference",
+    "ci95_low",
+    "ci95_high",
+    "mcnemar_p",
+)
+
+
+def quality_problem(result: dict[str, Any]) -> str | None:
+    """Whether each section's quality scores, its accuracy and the paired difference are what
+    the records give: a claimed accuracy that its scores contradict is refused."""
+    baseline = result.get("baseline")
+    for prefix, section in (("", result), ("baseline: ", baseline)):
+        if section is None:
+            continue
+        problem = _scores_problem(section) or _figures_problem(
+            "summary.quality",
+            section["summary"].get("quality"),
+            stats.accuracy_figures(measured_requests(section["requests"])),
+            QUALITY_FIGURES,
+        )
+        if problem:
+            return prefix + problem
+    derived = (
+        stats.quality_difference(
+            measured_requests(result["requests"]), measured_requests(baseline["requests"])
+        )
+        if baseline is not None
+        else None
+    )
+    return _figures_problem(
+        "summary.quality_difference",
+        result["summary"].get("quality_difference"),
+        derived,
+        QUALITY_DIFFERENCE_FIGURES,
+    )
+
+
+def _scores_problem(section: dict[str, Any]) -> str | None:
+    """Whether each measured record's quality score is what its task and its output give: the
+    task regenerated from the config's protocol (measured request i asks task i), the answer
+    extracted from the recorded text again, and scored again (runner.quality)."""
+    records = measured_requests(section["requests"])
+    config = section.get("config")
+    if not isinstance(config, dict):
+        # Part of a result (a check of its figures alone): the tasks cannot be regenerated.
+        return None
+    protocol = config.get("protocol")
+    if not isinstance(protocol, dict) or protocol.get("name") != "quality":
+        for position, record in enumerate(records):
+            if record.get("quality") is not None:
+                return f"requests.{position}.quality: a score, but the protocol is not quality"
+        return None
+    parsed = BenchmarkConfig.from_canonical(config).protocol
+    assert isinstance(parsed, protocols.QualityProtocol)
+    expected = quality.tasks(seed=parsed.task_seed, count=parsed.tasks, kinds=parsed.kinds)
+    for position, record in enumerate(records):
+        if found := _score_problem(position, record.get("quality"), expected):
+            return found
+    return None
+
+
+def _score_problem(position: int, score: Any, expected: Sequence[Any]) -> str | None:
+    """One measured request's score against its task (measured request i asks task i)."""
+    where = f"requests.{position}.quality"
+    if score is None:
+        return f"{where}: missing; every request of the quality protocol is scored"
+    if position >= len(expected):
+        return f"{where}: the protocol plans only {len(expected)} tasks"
+    derived = quality.score(expected[position], score["output_text"])
+    for name in ("task_id", "kind", "expected", "extracted", "correct"):
+        if score[name] != derived[name]:
+            return (
+                f"{where}.{name} is {shown(score[name])}, but the task and its output text "
+                f"give {shown(derived[name])}"
+            )
+    return None
+
+
+def _figures_problem(path: str, claimed: Any, derived: Any, names: Sequence[str]) -> str | None:
+    if claimed is None or derived is None:
+        if claimed != derived:
+            return f"{path} is {shown(claimed)}, but the scored requests give {shown(derived)}"
+        return None
+    for name in names:
+        given, gives = claimed.get(name), derived[name]
+        if not _same_number(given, gives):
+            return f"{path}.{name} is {shown(given)}, but the scored requests give {shown(gives)}"
+    return None
+
+
+def _same_number(given: Any, gives: int | float) -> bool:
+    """Whether a claimed number is the derived one: a count exactly, a share within noise."""
+    if not isinstance(given, int | float) or isinstance(given, bool):
+        return False
+    if isinstance(gives, int):
+        return isinstance(given, int) and given == gives
+    return math.isclose(given, gives, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
+
+
+# --- Results written before the decode convention ------------------------------------------------
 
 
 def in_current_convention(result: dict[str, Any]) -> dict[str, Any]:
