@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from runner.engines import build as engine_build
 from runner.errors import RunnerError
@@ -127,13 +128,13 @@ def _speedup_words(result) -> str:
     categories = [p.category for p in points if p.category is not None]
     figure = "aggregate tok/s" if levels else "mean decode tok/s"
     if levels:
-        across = f"{len(levels)} concurrency levels" if len(levels) > 1 else ""
+        across = (len(levels), "concurrency levels")
     elif categories:
-        across = f"{len(categories)} categories" if len(categories) > 1 else ""
+        across = (len(categories), "categories")
     else:
-        across = f"{len(points)} depths" if len(points) > 1 else ""
-    if across:
-        return f"geometric mean over {across} of {figure} over the baseline's"
+        across = (len(points), "depths")
+    if across[0] > 1:
+        return f"geometric mean over {across[0]} {across[1]} of {figure} over the baseline's"
     return f"{figure} over the baseline's"
 
 
@@ -285,6 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print the result file's JSON Schema")
     schema.set_defaults(handler=_command_schema)
 
+    _site_commands(commands)
+    return parser
+
+
+def _site_commands(commands: Any) -> None:
+    """The commands that talk to a Specboard site: submit a config, upload a result."""
     submit = commands.add_parser("submit", help="submit a config to a Specboard site")
     submit.add_argument("config", help="config JSON file")
     _site_arguments(submit)
@@ -301,7 +308,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--publish-name", action="store_true", help="show your user name in its provenance"
     )
     upload.set_defaults(handler=_command_upload)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

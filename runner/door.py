@@ -31,20 +31,26 @@ anything, and a refused result is stored nowhere. The rules and their margins, b
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from runner import protocols
-from runner.config import BenchmarkConfig
 from runner.energy import idle_floor_watts
 from runner.engines.build import Engine
 from runner.engines.server import server_argv
 from runner.errors import RunnerError
-from runner.evidence import ENERGY_SLACK_SECONDS, PLAN_VOCAB_SIZE, request_groups
 from runner.provenance import normalise_cpu_name, normalise_gpu_name
-from runner.results import BenchmarkResult
+from runner.results import (
+    BenchmarkResult,
+    EngineInfo,
+    ModelFileInfo,
+    RequestRecord,
+    Section,
+    SystemInfo,
+)
+from runner.results.sections import ENERGY_SLACK_SECONDS, PLAN_VOCAB_SIZE
 from runner.roofline import (
     ABOVE_CEILING_FRACTION,
     FASTEST_BANDWIDTH,
@@ -120,17 +126,16 @@ class HardwareKind:
 
 def door_problem(result: BenchmarkResult, *, kind: HardwareKind) -> str | None:
     """The first rule a result breaks on this hardware kind, as "rule: what and where", or None."""
-    whole = result.model_dump(mode="json")
-    sections = [("baseline", result.baseline, whole["baseline"])] if result.baseline else []
-    sections.append(("the measured config", result, whole))
+    sections: list[tuple[str, Section]] = [("baseline", result.baseline)] if result.baseline else []
+    sections.append(("the measured config", result))
     problem = _system_problem(result, kind=kind)
-    for name, section, data in sections:
+    for name, section in sections:
         if problem:
             break
         problem = (
-            _argv_problem(section, engine=whole["engine"])
+            _argv_problem(section, engine=result.engine)
             or _completeness_problem(section)
-            or _roofline_problem(section, data, run=whole, kind=kind)
+            or _roofline_problem(section, run=result, kind=kind)
             or _energy_problem(section, kind=kind)
             or _memory_problem(section)
         )
@@ -142,22 +147,22 @@ def door_problem(result: BenchmarkResult, *, kind: HardwareKind) -> str | None:
 # --- Provenance ----------------------------------------------------------------------------
 
 
-def _file_gpus(system: Mapping[str, Any]) -> list[str] | None:
+def _file_gpus(system: SystemInfo) -> list[str] | None:
     """The GPUs the engine could use, as the file names them; None where it names none."""
-    if system.get("gpus"):
-        return [normalise_gpu_name(gpu["name"]) for gpu in system["gpus"]]
-    if system.get("gpu"):
+    if system.gpus:
+        return [normalise_gpu_name(gpu.name) for gpu in system.gpus]
+    if system.gpu:
         # Files before ``gpus``: gpu_count counted the host's GPUs, not the engine's.
-        return [normalise_gpu_name(system["gpu"])]
+        return [normalise_gpu_name(system.gpu)]
     return None
 
 
 def _system_problem(result: BenchmarkResult, *, kind: HardwareKind) -> str | None:
-    system = result.provenance.system.model_dump()
+    system = result.provenance.system
     named = _file_gpus(system)
     if named is None:
-        return _cpu_problem(system.get("cpu"), kind=kind)
-    if system.get("gpus"):
+        return _cpu_problem(system.cpu, kind=kind)
+    if system.gpus:
         same = named == list(kind.gpus)
     else:
         same = bool(kind.gpus) and set(kind.gpus) == set(named)
@@ -215,21 +220,20 @@ def _shown_flag(flag: str, value: str | None) -> str:
     return flag if value is None else f"{flag} {value}"
 
 
-def _argv_problem(section: Any, *, engine: Mapping[str, Any]) -> str | None:
+def _argv_problem(section: Section, *, engine: EngineInfo) -> str | None:
     """Whether the command that ran is the one the config implies, flag by checked flag."""
     argv = list(section.provenance.argv)
     models = section.provenance.models
-    config: BenchmarkConfig = section.config
     if argv and argv[0] == IN_PROCESS:
         return None  # Described, not run: runner.engines.llama_cpp_python names its arguments.
     try:
         implied = server_argv(
-            config,
+            section.config,
             engine=Engine(
                 server_path=argv[0] if argv else "llama-server",
-                release=engine["release"],
-                backend=engine["backend"],
-                build_flags=list(engine["build_flags"]),
+                release=engine.release,
+                backend=engine.backend,
+                build_flags=list(engine.build_flags),
             ),
             target_path=Path(models.target.path),
             draft_path=Path(models.draft.path) if models.draft else None,
@@ -238,81 +242,99 @@ def _argv_problem(section: Any, *, engine: Mapping[str, Any]) -> str | None:
     except RunnerError as error:
         return f"provenance.argv_mismatch: the config implies no command on this engine ({error})"
     ran, wanted = _flags(argv), _flags(implied)
-    for flag in CHECKED_FLAGS:
-        if flag not in ran and flag not in wanted:
-            continue
-        if flag not in ran:
-            return (
-                "provenance.argv_mismatch: the command that ran lacks "
-                f"{_shown_flag(flag, wanted[flag])}, which the config implies"
-            )
-        if flag not in wanted:
-            return (
-                f"provenance.argv_mismatch: the command that ran has {_shown_flag(flag, ran[flag])}"
-                ", which the config does not imply"
-            )
-        if ran[flag] != wanted[flag]:
-            return (
-                f"provenance.argv_mismatch: the command that ran has {flag} {ran[flag]}, but the "
-                f"config implies {flag} {wanted[flag]}"
-            )
+    return next(
+        (found for flag in CHECKED_FLAGS if (found := _flag_problem(flag, ran, wanted))), None
+    )
+
+
+def _flag_problem(
+    flag: str, ran: dict[str, str | None], wanted: dict[str, str | None]
+) -> str | None:
+    """Whether one checked flag of the command that ran is the one the config implies."""
+    if flag not in ran and flag not in wanted:
+        return None
+    if flag not in ran:
+        return (
+            "provenance.argv_mismatch: the command that ran lacks "
+            f"{_shown_flag(flag, wanted[flag])}, which the config implies"
+        )
+    if flag not in wanted:
+        return (
+            f"provenance.argv_mismatch: the command that ran has {_shown_flag(flag, ran[flag])}"
+            ", which the config does not imply"
+        )
+    if ran[flag] != wanted[flag]:
+        return (
+            f"provenance.argv_mismatch: the command that ran has {flag} {ran[flag]}, but the "
+            f"config implies {flag} {wanted[flag]}"
+        )
     return None
 
 
 # --- Completeness --------------------------------------------------------------------------
 
 
-def _completeness_problem(section: Any) -> str | None:
+def _completeness_problem(section: Section) -> str | None:
     """Whether every request the plan measures was measured, each generating what it asked."""
-    plan = [
-        spec
-        for spec in protocols.plan_requests(section.config, vocab_size=PLAN_VOCAB_SIZE)
-        if spec.phase == "measure"
-    ]
-    planned: dict[int, list[Any]] = {}
-    for spec in plan:
-        planned.setdefault(spec.point, []).append(spec)
-    measured: dict[int, int] = {}
-    for record in section.requests:
-        if record.phase == "measure":
-            measured[record.point] = measured.get(record.point, 0) + 1
+    planned: dict[int, list[protocols.RequestSpec]] = {}
+    for spec in protocols.plan_requests(section.config, vocab_size=PLAN_VOCAB_SIZE):
+        if spec.phase == "measure":
+            planned.setdefault(spec.point, []).append(spec)
+    if found := _missing_problem(section, planned):
+        return found
+    for position, record in enumerate(section.requests):
+        if record.phase == "measure" and record.point in planned:
+            if found := _generation_problem(position, record, planned[record.point]):
+                return found
+    return None
+
+
+def _missing_problem(
+    section: Section, planned: dict[int, list[protocols.RequestSpec]]
+) -> str | None:
+    """Whether a point of the plan measured fewer requests than it plans."""
+    measured = Counter(record.point for record in section.requests if record.phase == "measure")
     for point, specs in sorted(planned.items()):
-        if measured.get(point, 0) < len(specs):
+        if measured[point] < len(specs):
             return (
                 f"completeness.missing_request: point {point} measured "
-                f"{measured.get(point, 0)} of the {len(specs)} requests the protocol plans"
+                f"{measured[point]} of the {len(specs)} requests the protocol plans"
             )
-    for position, record in enumerate(section.requests):
-        if record.phase != "measure" or record.point not in planned:
-            continue
-        asked = max(spec.output_tokens for spec in planned[record.point])
-        early = all(not spec.body()["ignore_eos"] for spec in planned[record.point])
-        if record.predicted_n == asked or (early and record.predicted_n < asked):
-            continue
-        return (
-            f"completeness.short_generation: requests.{position} generated "
-            f"{record.predicted_n} of the {asked} tokens the protocol asks for"
-            + ("" if early else ", and its requests may not stop at end-of-sequence")
-        )
     return None
+
+
+def _generation_problem(
+    position: int, record: RequestRecord, specs: list[protocols.RequestSpec]
+) -> str | None:
+    """Whether a measured request generated the tokens its point's plan asks for (fewer only
+    where the plan's requests may stop at end-of-sequence)."""
+    asked = max(spec.output_tokens for spec in specs)
+    early = all(not spec.body()["ignore_eos"] for spec in specs)
+    if record.predicted_n == asked or (early and record.predicted_n < asked):
+        return None
+    return (
+        f"completeness.short_generation: requests.{position} generated "
+        f"{record.predicted_n} of the {asked} tokens the protocol asks for"
+        + ("" if early else ", and its requests may not stop at end-of-sequence")
+    )
 
 
 # --- Physics -------------------------------------------------------------------------------
 
 
-def _roofline_problem(
-    section: Any, data: dict[str, Any], *, run: dict[str, Any], kind: HardwareKind
-) -> str | None:
+def _roofline_problem(section: Section, *, run: BenchmarkResult, kind: HardwareKind) -> str | None:
     """Whether a decode rate passes the ceiling of the kind's bandwidth by more than the margin."""
     bandwidth = kind.bandwidth(split_mode=section.config.split_mode)
+    # runner.roofline derives from a result's plain data (the site's stored results too).
+    data = section.model_dump(mode="json")
     target = data["provenance"]["models"]["target"]
     if not target.get("weight_bytes_per_token"):
-        weights = int(target["size_bytes"] * WEIGHT_SHARE_OF_FILE)
-        models = data["provenance"]["models"] | {
-            "target": target | {"weight_bytes_per_token": weights}
-        }
-        data = data | {"provenance": data["provenance"] | {"models": models}}
-    roofline = derived_roofline(data, run=run, peak_bandwidth_bytes_per_second=bandwidth)
+        target["weight_bytes_per_token"] = int(target["size_bytes"] * WEIGHT_SHARE_OF_FILE)
+    host = {
+        "engine": run.engine.model_dump(mode="json"),
+        "provenance": {"system": run.provenance.system.model_dump(mode="json")},
+    }
+    roofline = derived_roofline(data, run=host, peak_bandwidth_bytes_per_second=bandwidth)
     if roofline is None:
         return None
     for level in roofline.get("levels") or [roofline]:
@@ -331,44 +353,38 @@ def _roofline_problem(
     return None
 
 
-def _energy_problem(section: Any, *, kind: HardwareKind) -> str | None:
+def _energy_problem(section: Section, *, kind: HardwareKind) -> str | None:
     """Whether a request (a concurrent wave together) drew less than the kind's idle floor."""
-    records = [record.model_dump() for record in section.requests]
     watts = kind.idle_watts()
-    for name, positions in request_groups(records):
-        energies = [records[p]["energy_joules"] for p in positions]
-        if any(joules is None for joules in energies):
+    for name, records in section.request_groups():
+        energies = [r.energy_joules for r in records if r.energy_joules is not None]
+        if len(energies) < len(records):
             continue
-        seconds = max(records[p]["wall_ms"] for p in positions) / 1000.0
+        seconds = max(record.wall_ms for record in records) / 1000.0
         floor = watts * max(seconds - ENERGY_SLACK_SECONDS, 0.0)
-        if sum(energies) < floor:
+        joules = sum(energies)
+        if joules < floor:
             return (
-                f"physics.energy_below_idle: {name}: {sum(energies):.6g} J in {seconds:.4g} s is "
-                f"{sum(energies) / seconds:.4g} W, below the idle floor of {kind.label} "
+                f"physics.energy_below_idle: {name}: {joules:.6g} J in {seconds:.4g} s is "
+                f"{joules / seconds:.4g} W, below the idle floor of {kind.label} "
                 f"({watts:g} W over its time less {ENERGY_SLACK_SECONDS:g} s: {floor:.6g} J)"
             )
     return None
 
 
-def _held_on_gpu(layers: int | None, model: Any) -> bool:
-    if layers is None or model is None:
+def _held_on_gpu(layers: int | None, model: ModelFileInfo) -> bool:
+    if layers is None:
         return False
     return layers > model.block_count if model.block_count is not None else layers >= ALL_LAYERS
 
 
-def _memory_problem(section: Any) -> str | None:
+def _memory_problem(section: Section) -> str | None:
     """Whether the GPUs' peak holds the model files the config puts wholly on them."""
     summary, config, models = section.summary, section.config, section.provenance.models
     if summary.memory_kind != "gpu" or summary.peak_memory_bytes is None:
         return None
-    held = [
-        model
-        for layers, model in (
-            (config.n_gpu_layers, models.target),
-            (config.draft_n_gpu_layers, models.draft),
-        )
-        if _held_on_gpu(layers, model)
-    ]
+    placed = ((config.n_gpu_layers, models.target), (config.draft_n_gpu_layers, models.draft))
+    held = [model for layers, model in placed if model and _held_on_gpu(layers, model)]
     files = sum(model.size_bytes for model in held)
     if not held or summary.peak_memory_bytes >= HELD_SHARE * files:
         return None

@@ -1,4 +1,5 @@
-"""What a result's own request records decide, checked against what its summary claims.
+"""The figures a result's own request records decide, derived again and held against what its
+summary and points claim.
 
 Derive, don't trust: a section's summary statistics, draft counts and acceptance rate, and each
 depth point's figures, are what ``runner.stats`` computes from the section's measured requests
@@ -7,8 +8,15 @@ its requests beyond float noise is refused. The speedup is derived the same way 
 own baseline section, with ``runner.pairing``'s definition; the energy figures from the
 requests' ``energy_joules`` (``runner.energy``) and each section's roofline from the result's
 engine, host, model and decode speed (``runner.roofline``); the fidelity grade's verdict and
-counts from the requests' judged divergences (``runner.fidelity``, records that carry them). The
-functions take plain JSON data, so the result model and the service both use them.
+counts from the requests' judged divergences (``runner.fidelity``, records that carry them).
+
+These checks read a result's plain data, as the derivations they share with the site's stored
+results do (``runner.stats``, ``runner.energy``, ``runner.roofline``, ``runner.output_length``);
+the typed result (``runner.results.BenchmarkResult.evidence_problem``) calls them beside its own
+typed checks: each request against itself (``RequestRecord.problem``), each section's records
+against its config and the engine (``Section.records_problem``) and each request's divergences
+against the outputs and the margin rule. A result written before the decode convention is
+brought into it here too (``in_current_convention``), at the edge where its file is read.
 
 Tau, the acceptance by draft position and the degenerate flag are checked like every other
 figure: tau and each position's share within float noise, the flag exactly. Under the
@@ -20,7 +28,7 @@ checked; one request's share is not, and its own ``tau`` is null.
 Latency (``runner.stats.latency_figures``): a section's and each point's TTFT, TPOT, inter-token
 and end-to-end percentiles and goodput are derived from the measured requests' own clocks and
 streamed chunk arrivals, at the TPOT objective the claim states, and a contradicting claim is
-refused; each request's chunk arrivals are checked against its clocks and its TPOT against them.
+refused.
 
 A statistic of one value has no spread. ``runner.stats.summarize`` gives it a null stdev and a
 null interval; files written before that carry stdev 0.0 and ci95_low == ci95_high == the mean.
@@ -36,16 +44,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from runner import protocols, quality, stats
-from runner.config import ENGINE_DEFAULT_N_MAX, MAX_N_MAX, NGRAM_TYPES, BenchmarkConfig
+from runner.agreement import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, shown
+from runner.config import BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
-from runner.fidelity import MAX_CONTINUATIONS, NEAR_TIE, NEAR_TIE_MARGIN, fidelity_grade
+from runner.fidelity import fidelity_grade
 from runner.output_length import output_length_problem
 from runner.pairing import combined_speedup, crossover_concurrency, point_speed
 from runner.roofline import ROOFLINE_FIGURES, derived_roofline, legacy_roofline
-
-# Float noise between two correct computations of the same figure, never a real difference.
-RELATIVE_TOLERANCE = 1e-6
-ABSOLUTE_TOLERANCE = 1e-9
 
 # The summary's figures checked against its measured requests (``runner.stats.pooled_figures``).
 SUMMARY_FIGURES = (
@@ -66,24 +71,11 @@ POINT_FIGURES = ("decode_tokens_per_second", "acceptance_rate", "tau")
 SPREAD_FIGURES = ("stdev", "ci95_low", "ci95_high")
 # A concurrency level's own figures, from its requests' rounds (runner.stats.concurrency_figures).
 CONCURRENCY_FIGURES = ("aggregate_tokens_per_second", "ttft_ms")
-# The plan's request count does not depend on the vocabulary its token prompts are drawn from.
-PLAN_VOCAB_SIZE = 256
 
 
 def measured_requests(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records of the measured phase: the only ones a section's figures are computed from."""
     return [record for record in requests if record["phase"] == "measure"]
-
-
-def _shown(value: Any) -> str:
-    """A figure as the JSON it came from: null, true/false, lists element by element."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(_shown(item) for item in value) + "]"
-    return f"{value:.10g}" if isinstance(value, float) else str(value)
 
 
 def _one_value_form(claimed: dict[str, Any], derived: dict[str, Any]) -> dict[str, Any]:
@@ -98,415 +90,102 @@ def _one_value_form(claimed: dict[str, Any], derived: dict[str, Any]) -> dict[st
 def _disagreement(path: str, claimed: Any, derived: Any) -> str | None:
     """The first figure under path whose claim differs from what the requests give, or None."""
     if isinstance(derived, dict):
-        if not isinstance(claimed, dict):
-            claimed = {}
-        if all(name in derived for name in SPREAD_FIGURES):
-            derived = _one_value_form(claimed, derived)
-        for name, value in derived.items():
-            if found := _disagreement(f"{path}.{name}", claimed.get(name), value):
-                return found
-        return None
+        return _figures_disagreement(path, claimed if isinstance(claimed, dict) else {}, derived)
     if isinstance(derived, list) and isinstance(claimed, list) and len(claimed) == len(derived):
-        for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
-            if found := _disagreement(f"{path}.{index}", mine, theirs):
-                return found
-        return None
-    if isinstance(derived, list) or isinstance(claimed, list):
-        agree = False  # One list and one null, or lists of different lengths.
-    elif claimed is None or derived is None or isinstance(derived, int):
-        # Counts are exact; only figures computed in floating point get a tolerance.
-        agree = claimed == derived
-    else:
-        agree = math.isclose(
-            claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE
+        return next(
+            (
+                found
+                for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True))
+                if (found := _disagreement(f"{path}.{index}", mine, theirs))
+            ),
+            None,
         )
-    if agree:
+    if _agree(claimed, derived):
         return None
-    return (
-        f"{path} is {_shown(claimed)}, but the section's measured requests give {_shown(derived)}"
-    )
+    return f"{path} is {shown(claimed)}, but the section's measured requests give {shown(derived)}"
+
+
+def _figures_disagreement(
+    path: str, claimed: dict[str, Any], derived: dict[str, Any]
+) -> str | None:
+    """The first of a group of figures (a statistic: in its one-value form where it has one)
+    whose claim differs from the derived one."""
+    if all(name in derived for name in SPREAD_FIGURES):
+        derived = _one_value_form(claimed, derived)
+    for name, value in derived.items():
+        if found := _disagreement(f"{path}.{name}", claimed.get(name), value):
+            return found
+    return None
+
+
+def _agree(claimed: Any, derived: Any) -> bool:
+    """Whether one claimed figure is the derived one: counts and nulls exactly, figures computed
+    in floating point within float noise; a list never agrees with what it is not."""
+    if isinstance(derived, list) or isinstance(claimed, list):
+        return False  # One list and one null, or lists of different lengths.
+    if claimed is None or derived is None or isinstance(derived, int):
+        return bool(claimed == derived)
+    return math.isclose(claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
+
+
+# --- A result's figures against its records ------------------------------------------------------
 
 
 def evidence_problem(result: dict[str, Any]) -> str | None:
-    """The first claim of a result (each section's summary and points) that the section's own
-    measured requests contradict, prefixed "baseline: " for the baseline's; None if none does."""
-    problem = section_evidence_problem(result) or section_records_problem(result, run=result)
+    """The first claim of a result's plain data (each section's summary and points, then the
+    figures of the pair) that the sections' own measured requests contradict, prefixed
+    "baseline: " for the baseline's; None if none does. The records against their config and
+    the engine are the typed result's own check (``runner.results.Section.records_problem``)."""
+    problem = section_evidence_problem(result)
     if problem is None and result.get("baseline") is not None:
-        baseline = result["baseline"]
-        problem = section_evidence_problem(baseline) or section_records_problem(
-            baseline, run=result
-        )
-        if problem:
-            return f"baseline: {problem}"
-    return (
-        problem
-        or pairing_problem(result)
-        or crossover_problem(result)
-        or roofline_problem(result)
-        or fidelity_problem(result)
-        or output_length_problem(result)
-        or quality_problem(result)
-    )
+        if found := section_evidence_problem(result["baseline"]):
+            return f"baseline: {found}"
+    return problem or pair_figures_problem(result) or grade_problem(result)
 
 
-# A section's accuracy and a result's paired difference (runner.stats), derived from the scores.
-QUALITY_FIGURES = ("tasks", "correct", "accuracy", "ci95_low", "ci95_high")
-QUALITY_DIFFERENCE_FIGURES = (
-    "pairs",
-    "both_correct",
-    "only_speculative_correct",
-    "only_baseline_correct",
-    "neither_correct",
-    "difference",
-    "ci95_low",
-    "ci95_high",
-    "mcnemar_p",
-)
+def pair_figures_problem(result: dict[str, Any]) -> str | None:
+    """The first figure of the pair that the two sections' data contradict: the speedups, the
+    concurrency crossover and the rooflines."""
+    return pairing_problem(result) or crossover_problem(result) or roofline_problem(result)
 
 
-def _scores_problem(section: dict[str, Any]) -> str | None:
-    """Whether each measured record's quality score is what its task and its output give: the
-    task regenerated from the config's protocol (measured request i asks task i), the answer
-    extracted from the recorded text again, and scored again (runner.quality)."""
-    records = measured_requests(section["requests"])
-    config = section.get("config")
-    if not isinstance(config, dict):
-        # Part of a result (a check of its figures alone): the tasks cannot be regenerated.
-        return None
-    protocol = config.get("protocol")
-    if not isinstance(protocol, dict) or protocol.get("name") != "quality":
-        for position, record in enumerate(records):
-            if record.get("quality") is not None:
-                return f"requests.{position}.quality: a score, but the protocol is not quality"
-        return None
-    parsed = BenchmarkConfig.from_canonical(config).protocol
-    assert isinstance(parsed, protocols.QualityProtocol)
-    expected = quality.tasks(seed=parsed.task_seed, count=parsed.tasks, kinds=parsed.kinds)
-    for position, record in enumerate(records):
-        score = record.get("quality")
-        where = f"requests.{position}.quality"
-        if score is None:
-            return f"{where}: missing; every request of the quality protocol is scored"
-        if position >= len(expected):
-            return f"{where}: the protocol plans only {len(expected)} tasks"
-        task = expected[position]
-        derived = quality.score(task, score["output_text"])
-        for name in ("task_id", "kind", "expected", "extracted", "correct"):
-            if score[name] != derived[name]:
-                return (
-                    f"{where}.{name} is {_shown(score[name])}, but the task and its output text "
-                    f"give {_shown(derived[name])}"
-                )
-    return None
-
-
-def _figures_problem(path: str, claimed: Any, derived: Any, names: Sequence[str]) -> str | None:
-    if claimed is None or derived is None:
-        if claimed != derived:
-            return f"{path} is {_shown(claimed)}, but the scored requests give {_shown(derived)}"
-        return None
-    for name in names:
-        given, gives = claimed.get(name), derived[name]
-        number = isinstance(given, int | float) and not isinstance(given, bool)
-        if isinstance(gives, int):
-            same = number and isinstance(given, int) and given == gives
-        else:
-            same = number and math.isclose(
-                given, gives, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE
-            )
-        if not same:
-            return f"{path}.{name} is {_shown(given)}, but the scored requests give {_shown(gives)}"
-    return None
-
-
-def quality_problem(result: dict[str, Any]) -> str | None:
-    """Whether each section's quality scores, its accuracy and the paired difference are what
-    the records give: a claimed accuracy that its scores contradict is refused."""
-    baseline = result.get("baseline")
-    for prefix, section in (("", result), ("baseline: ", baseline)):
-        if section is None:
-            continue
-        problem = _scores_problem(section) or _figures_problem(
-            "summary.quality",
-            section["summary"].get("quality"),
-            stats.accuracy_figures(measured_requests(section["requests"])),
-            QUALITY_FIGURES,
-        )
-        if problem:
-            return prefix + problem
-    derived = (
-        stats.quality_difference(
-            measured_requests(result["requests"]), measured_requests(baseline["requests"])
-        )
-        if baseline is not None
-        else None
-    )
-    return _figures_problem(
-        "summary.quality_difference",
-        result["summary"].get("quality_difference"),
-        derived,
-        QUALITY_DIFFERENCE_FIGURES,
-    )
-
-
-# The fidelity grade's verdict and counts: each request counts by its worst judged divergence.
-FIDELITY_COUNTS = (
-    "verdict",
-    "requests",
-    "identical_requests",
-    "near_ties",
-    "mismatches",
-    "unclassified",
-)
-
-
-def fidelity_problem(result: dict[str, Any]) -> str | None:
-    """Whether the requests' divergence records and summary.fidelity are what the outputs give:
-    each request's first divergence against its output hash (``identity_problem``), every near
-    tie by the margin rule (``margin_problem``), and the grade's verdict and counts from the
-    judged divergences (``runner.fidelity.fidelity_grade``; only records that carry every
-    divergence: older ones were judged at their first divergence only)."""
-    if problem := identity_problem(result) or margin_problem(result):
-        return problem
-    claimed = result["summary"].get("fidelity")
-    records = measured_requests(result["requests"])
-    if claimed is None or any(record.get("divergences") is None for record in records):
-        return None
-    derived = fidelity_grade(records)
-    for name in FIDELITY_COUNTS:
-        given, gives = claimed.get(name), getattr(derived, name, None)
-        if given != gives:
-            return (
-                f"summary.fidelity.{name} is {_shown(given)}, but the measured requests' "
-                f"divergences give {_shown(gives)}"
-            )
-    return None
-
-
-def identity_problem(result: dict[str, Any]) -> str | None:
-    """Whether each request's first divergence agrees with its output: the runner pairs the i-th
-    request with the baseline's i-th and hashes its token ids (``output_sha256``), so a request
-    without a divergence has the baseline's hash, one with a divergence another, and the same
-    tokens give the same text (the quality protocol's answers). "Identical" is derived from the
-    outputs, never taken from the divergence claim alone."""
-    baseline = result.get("baseline")
-    if baseline is None or result.get("synthetic"):
-        return None
-    mine, theirs = result["requests"], baseline["requests"]
-    claims = any(record.get("first_divergence") is not None for record in mine)
-    if len(mine) != len(theirs):
-        if claims or result["summary"].get("fidelity") is not None:
-            return (
-                f"the run has {len(mine)} request records and its baseline {len(theirs)}: "
-                "their outputs cannot be paired"
-            )
-        return None
-    for index, (record, reference) in enumerate(zip(mine, theirs, strict=True)):
-        hashes = record.get("output_sha256"), reference.get("output_sha256")
-        if None in hashes:
-            continue  # Plain data without outputs (a figure checked on its own): nothing to pair.
-        same = hashes[0] == hashes[1]
-        first = record.get("first_divergence")
-        if same and first is not None:
-            return (
-                f"requests.{index}.first_divergence is {first}, but its output_sha256 is the "
-                f"baseline's request {index}'s: identical outputs"
-            )
-        if not same and first is None:
-            return (
-                f"requests.{index}.first_divergence is null, but its output_sha256 differs from "
-                f"the baseline's request {index}'s: the outputs are not identical"
-            )
-        texts = [(side.get("quality") or {}).get("output_text") for side in (record, reference)]
-        if same and None not in texts and texts[0] != texts[1]:
-            return (
-                f"requests.{index}.output_sha256 is the baseline's request {index}'s, but its "
-                f"output text (answer {_quoted(record)}) is not the baseline's "
-                f"(answer {_quoted(reference)})"
-            )
-    return None
-
-
-def _quoted(record: dict[str, Any]) -> str:
-    answer = (record.get("quality") or {}).get("extracted", "")
-    return repr(answer if len(answer) <= 40 else answer[:39] + "…")
-
-
-def margin_problem(result: dict[str, Any]) -> str | None:
-    """Whether every near tie is one by the margin rule (``runner.fidelity``): its margin is known
-    and below the threshold the grade was judged with, that threshold is not above the runner's
-    (``NEAR_TIE_MARGIN``), and a request has no more near ties than its judging can find (the
-    first divergence and one a continuation, at most ``MAX_CONTINUATIONS``)."""
-    claimed = result["summary"].get("fidelity") or {}
-    threshold = claimed.get("near_tie_margin", NEAR_TIE_MARGIN)
-    if threshold > NEAR_TIE_MARGIN:
-        return (
-            f"summary.fidelity.near_tie_margin is {_shown(threshold)} nats, above the runner's "
-            f"{_shown(NEAR_TIE_MARGIN)}: a clear winner overruled is a mismatch"
-        )
-    for index, record in enumerate(result["requests"]):
-        divergences = record.get("divergences")
-        if divergences is None and record.get("first_divergence") is not None:
-            divergences = [
-                {
-                    "position": record["first_divergence"],
-                    "margin": record.get("divergence_margin"),
-                    "kind": record.get("divergence"),
-                }
-            ]
-        near_ties = [found for found in divergences or () if found["kind"] == NEAR_TIE]
-        if len(near_ties) > MAX_CONTINUATIONS + 1:
-            return (
-                f"requests.{index} has {len(near_ties)} near ties, more than the "
-                f"{MAX_CONTINUATIONS + 1} its judging can find"
-            )
-        for found in near_ties:
-            margin = found["margin"]
-            if margin is None or margin >= threshold:
-                return (
-                    f"requests.{index}: the near tie at position {found['position']} has a margin "
-                    f"of {_shown(margin)} nats, not below {_shown(threshold)}: not a near tie"
-                )
-    return None
-
-
-def _point_records(section: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
-    by_point: dict[int, list[dict[str, Any]]] = {}
-    for record in measured_requests(section["requests"]):
-        by_point.setdefault(record["point"], []).append(record)
-    return by_point
-
-
-def crossover_problem(result: dict[str, Any]) -> str | None:
-    """Whether summary.crossover_concurrency is what the two sections' requests give: the lowest
-    level whose aggregate tok/s is below the baseline's (null without a baseline)."""
-    claimed = result["summary"].get("crossover_concurrency")
-    derived = None
-    if result.get("baseline") is not None:
-        mine, theirs = _point_records(result), _point_records(result["baseline"])
-        points = result["points"]
-        speedups = [
-            stats.ratio(
-                stats.concurrency_figures(mine.get(i, []))["aggregate_tokens_per_second"]["mean"],
-                stats.concurrency_figures(theirs.get(i, []))["aggregate_tokens_per_second"]["mean"],
-            )
-            if point.get("concurrency") is not None
-            else None
-            for i, point in enumerate(points)
-        ]
-        derived = crossover_concurrency(points, speedups)
-    if claimed != derived:
-        return (
-            f"summary.crossover_concurrency is {_shown(claimed)}, but the requests of the result "
-            f"and its baseline give {_shown(derived)}"
-        )
-    return None
-
-
-def _labels_problem(index: int, point: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
-    """Whether a point's requests carry its concurrency level (with their rounds) and category."""
-    for name in ("concurrency", "category"):
-        if any(record.get(name) != point.get(name) for record in records):
-            return (
-                f"points.{index}.{name} is {_shown(point.get(name))}, but its measured requests "
-                f"say {_shown(next(r.get(name) for r in records if r.get(name) != point.get(name)))}"
-            )
-    if point.get("concurrency") is not None and any(r.get("round") is None for r in records):
-        return f"requests: a measured request of point {index} (a concurrency level) has no round"
-    return None
-
-
-def _roofline_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
-    """The first roofline figure under path that differs from the derived one: words (rate,
-    flag) and nulls exactly, a level list level by level, numbers as ``_disagreement`` has it."""
-    if isinstance(derived, list):
-        if not isinstance(claimed, list) or len(claimed) != len(derived):
-            given = len(claimed) if isinstance(claimed, list) else "none"
-            return f"{path} has {given} entries, but the result's own data give {len(derived)}"
-        for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
-            if found := _roofline_disagreement(f"{path}.{index}", mine, theirs):
-                return found
-        return None
-    if isinstance(derived, dict):
-        claimed = claimed if isinstance(claimed, dict) else {}
-        for name, value in derived.items():
-            if found := _roofline_disagreement(f"{path}.{name}", claimed.get(name), value):
-                return found
-        return None
-    if isinstance(derived, str) or derived is None or claimed is None:
-        if claimed == derived:
-            return None
-        return f"{path} is {_shown(claimed)}, but the result's own data give {_shown(derived)}"
-    found = _disagreement(path, claimed, derived)
-    return (
-        found.replace("the section's measured requests", "the result's own data") if found else None
-    )
-
-
-def roofline_problem(result: dict[str, Any]) -> str | None:
-    """The first section whose summary roofline is not what the result's own engine, host,
-    models, requests and rates give (``runner.roofline.derived_roofline``); None if none is.
-
-    A roofline in the target-only form of files written before the step was counted (its five
-    ``runner.roofline.ROOFLINE_FIGURES`` only) is checked against that form's own derivation
-    (``runner.roofline.legacy_roofline``), so those files still load and a figure altered in
-    them is still refused; what the site shows is derived afresh either way.
-    """
-    sections = [("", result)]
-    if result.get("baseline") is not None:
-        sections.append(("baseline: ", result["baseline"]))
-    for prefix, section in sections:
-        claimed = section["summary"].get("roofline")
-        # The old form has its five figures only (the result model fills the rest with null).
-        legacy = isinstance(claimed, dict) and all(
-            value is None for name, value in claimed.items() if name not in ROOFLINE_FIGURES
-        )
-        derive = legacy_roofline if legacy else derived_roofline
-        derived = derive(section, run=result)
-        if claimed is None or derived is None:
-            if claimed != derived:
-                given = "null" if claimed is None else "given"
-                gives = "null" if derived is None else "one"
-                return (
-                    f"{prefix}summary.roofline is {given}, but the result's engine, host and "
-                    f"model give {gives}"
-                )
-            continue
-        for name, value in derived.items():
-            path = f"{prefix}summary.roofline.{name}"
-            if name == "flag":
-                if claimed.get(name) != value:
-                    shown = _shown(claimed.get(name))
-                    return f"{path} is {shown}, but its fraction gives {_shown(value)}"
-            elif found := _roofline_disagreement(path, claimed.get(name), value):
-                return found
-    return None
+def grade_problem(result: dict[str, Any]) -> str | None:
+    """The first of the fidelity grade's counts, the output-length points and the quality
+    protocol's scores that the requests contradict (each request's divergences against the
+    outputs are the typed result's own check, ``BenchmarkResult``)."""
+    return fidelity_problem(result) or output_length_problem(result) or quality_problem(result)
 
 
 def section_evidence_problem(section: dict[str, Any]) -> str | None:
     """The first claim of a section (summary, points) that its measured requests contradict."""
-    summary, points = section["summary"], section["points"]
     records = measured_requests(section["requests"])
     if not records:
         return 'requests: a result needs at least one measured request (phase "measure")'
+    return _summary_problem(section["summary"], records) or _points_problem(
+        section["points"], records
+    )
+
+
+def _summary_problem(summary: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
+    """The summary's pooled, energy and latency figures against the measured requests."""
     derived = stats.pooled_figures(records)
     if derived["decode_tokens_per_second"]["n"] == 0:
         return "requests: no measured request has a decode speed (decode_tokens_per_second)"
-    for name in SUMMARY_FIGURES:
-        if found := _disagreement(f"summary.{name}", summary[name], derived[name]):
-            return found
+    claims = [(name, summary[name], derived[name]) for name in SUMMARY_FIGURES]
     energy = energy_figures(records)
-    for name in ENERGY_FIGURES:
-        if found := _disagreement(f"summary.{name}", summary.get(name), energy[name]):
-            return found
+    claims += [(name, summary.get(name), energy[name]) for name in ENERGY_FIGURES]
     # Files written before it was dropped: checked as they defined it, never shown.
     if summary.get("joules_per_accepted_token") is not None:
         legacy = legacy_joules_per_accepted_token(records)
-        claimed = summary["joules_per_accepted_token"]
-        if found := _disagreement("summary.joules_per_accepted_token", claimed, legacy):
+        claims.append(("joules_per_accepted_token", summary["joules_per_accepted_token"], legacy))
+    for name, claimed, value in claims:
+        if found := _disagreement(f"summary.{name}", claimed, value):
             return found
-    if found := _latency_disagreement("summary.latency", summary.get("latency"), records):
-        return found
+    return _latency_disagreement("summary.latency", summary.get("latency"), records)
+
+
+def _points_problem(points: list[dict[str, Any]], records: list[dict[str, Any]]) -> str | None:
+    """Each point's figures and labels against its own measured requests."""
     if not points:
         return None  # A section without per-depth points claims no more figures to check.
     by_point: dict[int, list[dict[str, Any]]] = {}
@@ -514,22 +193,32 @@ def section_evidence_problem(section: dict[str, Any]) -> str | None:
         by_point.setdefault(record["point"], []).append(record)
     if (last := max(by_point)) >= len(points):
         return f"requests: a measured request is at point {last}, past the points"
-    for index, point in enumerate(points):
-        mine = by_point.get(index, [])
-        figures = stats.pooled_figures(mine)
-        for name in POINT_FIGURES:
-            if found := _disagreement(f"points.{index}.{name}", point[name], figures[name]):
-                return found
-        if found := _labels_problem(index, point, mine):
+    return next(
+        (
+            found
+            for index, point in enumerate(points)
+            if (found := _point_problem(index, point, by_point.get(index, [])))
+        ),
+        None,
+    )
+
+
+def _point_problem(index: int, point: dict[str, Any], mine: list[dict[str, Any]]) -> str | None:
+    """One point's pooled figures, labels, latency and (a concurrency level) aggregate."""
+    figures = stats.pooled_figures(mine)
+    for name in POINT_FIGURES:
+        if found := _disagreement(f"points.{index}.{name}", point[name], figures[name]):
             return found
-        if found := _latency_disagreement(f"points.{index}.latency", point.get("latency"), mine):
+    if found := _labels_problem(index, point, mine):
+        return found
+    if found := _latency_disagreement(f"points.{index}.latency", point.get("latency"), mine):
+        return found
+    if point.get("concurrency") is None:
+        return None
+    level = stats.concurrency_figures(mine)
+    for name in CONCURRENCY_FIGURES:
+        if found := _disagreement(f"points.{index}.{name}", point.get(name) or {}, level[name]):
             return found
-        if point.get("concurrency") is not None:
-            level = stats.concurrency_figures(mine)
-            for name in CONCURRENCY_FIGURES:
-                claimed = point.get(name) or {}
-                if found := _disagreement(f"points.{index}.{name}", claimed, level[name]):
-                    return found
     return None
 
 
@@ -543,7 +232,7 @@ def _latency_disagreement(
         return None
     objective = (claimed.get("goodput") or {}).get("tpot_ms_objective")
     if not isinstance(objective, int | float) or not objective > 0:
-        return f"{path}.goodput.tpot_ms_objective is {_shown(objective)}, not a positive number"
+        return f"{path}.goodput.tpot_ms_objective is {shown(objective)}, not a positive number"
     derived = stats.latency_figures(records, tpot_ms_objective=float(objective))
     return _disagreement(path, claimed, derived)
 
@@ -569,331 +258,6 @@ def derived_speedup(result: dict[str, Any]) -> float | None:
             for point, reference in zip(points, baseline_points, strict=True)
         ]
     )
-
-
-# --- Each record against itself and against what the engine can do -------------------------
-
-# The server's timings (ggml's microsecond clock) lie inside the client's wall time: this much
-# slack covers the two clocks' granularity and rounding, never a real contradiction.
-CLOCK_SLACK_MS = 1.0
-CLOCK_SLACK_SHARE = 1e-3
-# No GPU draws more than this: an H200's board limit is 700 W. Results record no power limit
-# (runner.provenance reads none), so a generous physical bound stands in for one.
-MAX_WATTS_PER_GPU = 2000.0
-# A host whose GPU count is unknown is held to the largest usual host.
-UNKNOWN_GPU_COUNT = 8
-# NVML updates its energy counter every few tens of milliseconds (runner.energy).
-ENERGY_SLACK_SECONDS = 0.1
-# Two computations of one decode rate differ by less; the two conventions by 1 / predicted_n.
-CONVENTION_NOISE = 1e-12
-
-
-def _close(claimed: float, derived: float) -> bool:
-    return math.isclose(claimed, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
-
-
-def _slack(ms: float) -> float:
-    return CLOCK_SLACK_MS + CLOCK_SLACK_SHARE * ms
-
-
-def _rate_problem(name: str, record: dict[str, Any]) -> str | None:
-    """Whether a claimed rate is what the record's own predicted_n over predicted_ms give, in
-    the project's convention (``runner.stats.decode_rate``) or the runner's earlier one
-    (``first_token_included_rate``: files written before the convention changed)."""
-    claimed = record.get(name)
-    n, ms = record["predicted_n"], record["predicted_ms"]
-    rates = (stats.decode_rate(n, ms), stats.first_token_included_rate(n, ms))
-    if claimed is None:
-        # The server's own figure may be absent; the runner's is null only with nothing timed.
-        agree = name == "server_predicted_per_second" or None in rates
-    else:
-        agree = any(rate is not None and _close(claimed, rate) for rate in rates)
-    if agree:
-        return None
-    return (
-        f"{name} is {_shown(claimed)}, but its predicted_n {n} over predicted_ms {_shown(ms)} "
-        f"give {_shown(rates[0])} ((n - 1) / time; {_shown(rates[1])} with the first token)"
-    )
-
-
-def _positions_problem(record: dict[str, Any]) -> str | None:
-    """A draft position is accepted only after the one before it: the per-position counts never
-    rise, the first is at most the verify steps, and (one request at a time) they sum to the
-    request's own accepted count."""
-    positions, steps = record["accepted_per_position"], record["verify_steps"]
-    if not positions:
-        return None
-    for index in range(1, len(positions)):
-        if positions[index] > positions[index - 1]:
-            return (
-                f"accepted_per_position rises from {positions[index - 1]} at position "
-                f"{index - 1} to {positions[index]} at {index}: a draft position is accepted "
-                "only after the one before it"
-            )
-    if record.get("concurrency") is not None:
-        return None  # A wave's shared counters are checked over the wave (_wave_problem).
-    if positions[0] > steps:
-        return (
-            f"accepted_per_position gives {positions[0]} accepted at position 0, but there "
-            f"are only {steps} verify steps"
-        )
-    if sum(positions) != record["draft_n_accepted"]:
-        return (
-            f"accepted_per_position sums to {sum(positions)}, but draft_n_accepted is "
-            f"{record['draft_n_accepted']}"
-        )
-    return None
-
-
-def _tau_problem(record: dict[str, Any]) -> str | None:
-    """Whether tau is 1 + accepted drafts per verify step of the record's own counts."""
-    claimed, steps = record["tau"], record["verify_steps"]
-    positions = record["accepted_per_position"]
-    accepted = sum(positions) if positions else record["draft_n_accepted"]
-    derived = 1.0 + accepted / steps if steps else None
-    if claimed is None:
-        # Under concurrency a request's verify steps are a share of its wave's: no tau of its own.
-        if derived is None or record.get("concurrency") is not None:
-            return None
-    elif derived is not None and _close(claimed, derived):
-        return None
-    return (
-        f"tau is {_shown(claimed)}, but its {accepted} accepted drafts over {steps} verify "
-        f"steps give {_shown(derived)}"
-    )
-
-
-def _tokens_problem(record: dict[str, Any]) -> str | None:
-    """Every verify step yields the target's own token beside the drafts it accepted, after the
-    first token (the prompt's): 1 + verify steps + accepted drafts is at most predicted_n."""
-    if record.get("concurrency") is not None or not record["predicted_n"]:
-        return None
-    steps, accepted = record["verify_steps"], record["draft_n_accepted"]
-    if 1 + steps + accepted <= record["predicted_n"]:
-        return None
-    return (
-        f"draft_n_accepted {accepted} and verify_steps {steps} make {1 + steps + accepted} "
-        f"tokens with the first, but predicted_n is {record['predicted_n']}"
-    )
-
-
-def request_problem(record: dict[str, Any]) -> str | None:
-    """The first figure of one request record that its own other figures contradict (its
-    timings, counts and clocks), named by field; None if none does."""
-    for name in ("decode_tokens_per_second", "server_predicted_per_second"):
-        if found := _rate_problem(name, record):
-            return found
-    n, wall = record["predicted_n"], record["wall_ms"]
-    end_to_end = n / (wall / 1000.0) if wall else None
-    claimed = record["end_to_end_tokens_per_second"]
-    if (claimed is None) != (end_to_end is None) or (
-        claimed is not None and end_to_end is not None and not _close(claimed, end_to_end)
-    ):
-        return (
-            f"end_to_end_tokens_per_second is {_shown(claimed)}, but its predicted_n {n} over "
-            f"wall_ms {_shown(wall)} give {_shown(end_to_end)}"
-        )
-    timed = record["prompt_ms"] + record["predicted_ms"]
-    if wall + _slack(timed) < timed:
-        return (
-            f"wall_ms is {_shown(wall)}, but the server timed prompt_ms {_shown(record['prompt_ms'])}"
-            f" and predicted_ms {_shown(record['predicted_ms'])} within it ({_shown(timed)} ms)"
-        )
-    ttft = record["ttft_ms"]
-    if ttft is not None and ttft > wall + _slack(wall):
-        return f"ttft_ms is {_shown(ttft)}, longer than the request's wall_ms {_shown(wall)}"
-    if ttft is not None and ttft + _slack(ttft) < record["prompt_ms"]:
-        return (
-            f"ttft_ms is {_shown(ttft)}, but the first token came after prompt_ms "
-            f"{_shown(record['prompt_ms'])} of prompt processing"
-        )
-    return (
-        _positions_problem(record)
-        or _tau_problem(record)
-        or _tokens_problem(record)
-        or _latency_problem(record)
-    )
-
-
-def _latency_problem(record: dict[str, Any]) -> str | None:
-    """Whether a streamed request's chunk arrivals fit its own clocks and tokens (in order,
-    within its wall time, no more chunks than tokens, the first its time to first token) and
-    its time per output token is what its clocks give (``runner.stats.request_tpot_ms``)."""
-    arrivals, wall = record.get("chunk_arrival_ms"), record["wall_ms"]
-    if arrivals:
-        if any(later < earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)):
-            return "chunk_arrival_ms must not decrease: chunks arrive in order"
-        if arrivals[-1] > wall + _slack(wall):
-            return (
-                f"chunk_arrival_ms ends at {_shown(arrivals[-1])}, after the request's wall_ms "
-                f"{_shown(wall)}"
-            )
-        if len(arrivals) > record["predicted_n"]:
-            return (
-                f"chunk_arrival_ms has {len(arrivals)} chunks, but a chunk carries at least one "
-                f"token and predicted_n is {record['predicted_n']}"
-            )
-        ttft = record["ttft_ms"]
-        if ttft is None or not _close(ttft, arrivals[0]):
-            return (
-                f"ttft_ms is {_shown(ttft)}, but the first chunk arrived at {_shown(arrivals[0])}"
-            )
-    claimed = record.get("tpot_ms")
-    if claimed is None:
-        return None  # Not claimed (records written before it was).
-    derived = stats.request_tpot_ms(record)
-    if derived is None or not _close(claimed, derived):
-        return (
-            f"tpot_ms is {_shown(claimed)}, but its wall_ms {_shown(wall)}, ttft_ms "
-            f"{_shown(record['ttft_ms'])} and predicted_n {record['predicted_n']} give "
-            f"{_shown(derived)} ((wall - TTFT) / (n - 1))"
-        )
-    return None
-
-
-def draft_length_bound(config: BenchmarkConfig) -> int:
-    """The most drafts one verify step can check: n_max (the engine's default where the config
-    sets none) for a draft model's types; n-gram types draft by their own n-gram sizes, which
-    ``--spec-draft-n-max`` does not bound, so they are held to the result model's limit."""
-    if any(name in NGRAM_TYPES for name in config.spec_types):
-        return MAX_N_MAX
-    return config.n_max if config.n_max is not None else ENGINE_DEFAULT_N_MAX
-
-
-def power_bound_watts(system: dict[str, Any] | None) -> float:
-    """The most power the host's GPUs can draw together (``MAX_WATTS_PER_GPU`` each)."""
-    count = (system or {}).get("gpu_count") or UNKNOWN_GPU_COUNT
-    return MAX_WATTS_PER_GPU * count
-
-
-def request_groups(records: list[dict[str, Any]]) -> list[tuple[str, list[int]]]:
-    """The records as what ran at once: each concurrency wave (phase, point, round) together,
-    every other request alone; each group named for an error and given by list position."""
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for position, record in enumerate(records):
-        if record.get("concurrency") is None:
-            groups[("request", position)] = [position]
-        else:
-            groups.setdefault(("wave", record["phase"], record["point"], record["round"]), [])
-            groups[("wave", record["phase"], record["point"], record["round"])].append(position)
-    named = []
-    for key, positions in groups.items():
-        if key[0] == "request":
-            named.append((f"requests.{positions[0]}", positions))
-        else:
-            shown = ", ".join(str(p) for p in positions[:4]) + (
-                ", ..." if len(positions) > 4 else ""
-            )
-            named.append((f"requests {shown} (a {key[1]} wave of point {key[2]})", positions))
-    return named
-
-
-def _group_problem(
-    name: str, records: list[dict[str, Any]], *, bound: int | None, watts: float
-) -> str | None:
-    """What one request, or one wave's requests together, could not have done: accept more
-    than the draft length per verify step, or draw more energy than the GPUs' power allows."""
-    steps = sum(r["verify_steps"] for r in records)
-    accepted = sum(r["draft_n_accepted"] for r in records)
-    positions = max((len(r["accepted_per_position"]) for r in records), default=0)
-    if bound is not None and steps and accepted > bound * steps:
-        return (
-            f"{name}: {accepted} accepted drafts over {steps} verify steps are "
-            f"{1 + accepted / steps:.4g} tokens a step, above n_max + 1 = {bound + 1}"
-        )
-    if bound is not None and positions > bound:
-        return f"{name}: accepted_per_position counts {positions} positions, above n_max = {bound}"
-    if len(records) > 1:
-        counted = sum(sum(r["accepted_per_position"]) for r in records)
-        if positions and counted != accepted:
-            return (
-                f"{name}: accepted_per_position sums to {counted} over the wave, but its "
-                f"draft_n_accepted sum to {accepted}"
-            )
-        first = sum(r["accepted_per_position"][0] for r in records if r["accepted_per_position"])
-        if positions and first > steps:
-            return f"{name}: {first} accepted at position 0, but the wave ran {steps} verify steps"
-        tokens = sum(r["predicted_n"] for r in records)
-        if tokens and len(records) + steps + accepted > tokens:
-            return (
-                f"{name}: {accepted} accepted drafts and {steps} verify steps make "
-                f"{len(records) + steps + accepted} tokens with each request's first, but the "
-                f"wave generated {tokens}"
-            )
-    energies = [r["energy_joules"] for r in records if r.get("energy_joules") is not None]
-    seconds = max(r["wall_ms"] for r in records) / 1000.0
-    allowed = watts * (seconds + ENERGY_SLACK_SECONDS)
-    if energies and sum(energies) > allowed:
-        return (
-            f"{name}: energy_joules {sum(energies):.6g} J in {seconds:.6g} s is above the "
-            f"GPUs' {watts:g} W ({allowed:.6g} J)"
-        )
-    return None
-
-
-def _planned_problem(section: dict[str, Any], config: BenchmarkConfig) -> str | None:
-    """Whether the section measured no request its protocol does not plan: none at a point the
-    plan has not, at most the planned count at each point, and at least one at each.
-
-    Fewer than planned is let through: the tests' fake results measure fewer requests than
-    their configs' protocols plan, so the exact count would refuse them (the runner itself
-    always measures the whole plan)."""
-    plan = protocols.plan_requests(config, vocab_size=PLAN_VOCAB_SIZE)
-    planned: dict[int, int] = {}
-    for spec in plan:
-        if spec.phase == "measure":
-            planned[spec.point] = planned.get(spec.point, 0) + 1
-    measured: dict[int, int] = {}
-    for record in measured_requests(section["requests"]):
-        measured[record["point"]] = measured.get(record["point"], 0) + 1
-    for point in sorted(set(planned) | set(measured)):
-        count, plans = measured.get(point, 0), planned.get(point, 0)
-        if count > plans or (plans and not count):
-            return (
-                f"requests: {count} measured requests at point {point}, but the protocol "
-                f"plans {plans}"
-            )
-    return None
-
-
-def section_records_problem(section: dict[str, Any], *, run: dict[str, Any]) -> str | None:
-    """The first record of a section that its config or the engine rules out: drafts without
-    speculation, more accepted per verify step than the draft length, energy beyond the GPUs'
-    power, or a request count the protocol does not plan."""
-    records = section["requests"]
-    watts = power_bound_watts((run.get("provenance") or {}).get("system"))
-    if section.get("config") is None:
-        # Part of a result (a check of its figures alone): only what the records decide.
-        return next(
-            (
-                found
-                for name, positions in request_groups(records)
-                if (
-                    found := _group_problem(
-                        name, [records[p] for p in positions], bound=None, watts=watts
-                    )
-                )
-            ),
-            None,
-        )
-    config = BenchmarkConfig.from_canonical(protocols.stored_canonical(section["config"]))
-    if not config.is_speculative:
-        for position, record in enumerate(records):
-            counts = (
-                record["draft_n"],
-                record["verify_steps"],
-                sum(record["accepted_per_position"]),
-            )
-            if any(counts):
-                return (
-                    f"requests.{position}: draft_n {counts[0]} and verify_steps {counts[1]}, "
-                    "but the config does not speculate"
-                )
-    bound = draft_length_bound(config) if config.is_speculative else None
-    for name, positions in request_groups(records):
-        if found := _group_problem(name, [records[p] for p in positions], bound=bound, watts=watts):
-            return found
-    return _planned_problem(section, config)
 
 
 def pairing_problem(result: dict[str, Any]) -> str | None:
@@ -928,7 +292,293 @@ def pairing_problem(result: dict[str, Any]) -> str | None:
     return None
 
 
-# --- Results written before the decode convention -------------------------------------------
+# The fidelity grade's verdict and counts: each request counts by its worst judged divergence.
+FIDELITY_COUNTS = (
+    "verdict",
+    "requests",
+    "identical_requests",
+    "near_ties",
+    "mismatches",
+    "unclassified",
+)
+
+
+def fidelity_problem(result: dict[str, Any]) -> str | None:
+    """Whether summary.fidelity's verdict and counts are what the requests' judged divergences
+    give (``runner.fidelity.fidelity_grade``; only records that carry every divergence: older
+    ones were judged at their first divergence only)."""
+    claimed = result["summary"].get("fidelity")
+    records = measured_requests(result["requests"])
+    if claimed is None or any(record.get("divergences") is None for record in records):
+        return None
+    derived = fidelity_grade(records)
+    for name in FIDELITY_COUNTS:
+        given, gives = claimed.get(name), getattr(derived, name, None)
+        if given != gives:
+            return (
+                f"summary.fidelity.{name} is {shown(given)}, but the measured requests' "
+                f"divergences give {shown(gives)}"
+            )
+    return None
+
+
+def roofline_problem(result: dict[str, Any]) -> str | None:
+    """The first section whose summary roofline is not what the result's own engine, host,
+    models, requests and rates give (``runner.roofline.derived_roofline``); None if none is.
+
+    A roofline in the target-only form of files written before the step was counted (its five
+    ``runner.roofline.ROOFLINE_FIGURES`` only) is checked against that form's own derivation
+    (``runner.roofline.legacy_roofline``), so those files still load and a figure altered in
+    them is still refused; what the site shows is derived afresh either way.
+    """
+    sections = [("", result)]
+    if result.get("baseline") is not None:
+        sections.append(("baseline: ", result["baseline"]))
+    return next(
+        (
+            found
+            for prefix, section in sections
+            if (found := _section_roofline_problem(prefix, section, run=result))
+        ),
+        None,
+    )
+
+
+def _section_roofline_problem(
+    prefix: str, section: dict[str, Any], *, run: dict[str, Any]
+) -> str | None:
+    claimed = section["summary"].get("roofline")
+    derive = legacy_roofline if _legacy_roofline(claimed) else derived_roofline
+    derived = derive(section, run=run)
+    if claimed is None or derived is None:
+        if claimed == derived:
+            return None
+        given = "null" if claimed is None else "given"
+        gives = "null" if derived is None else "one"
+        return (
+            f"{prefix}summary.roofline is {given}, but the result's engine, host and "
+            f"model give {gives}"
+        )
+    return _roofline_figures_problem(prefix, claimed, derived)
+
+
+def _legacy_roofline(claimed: Any) -> bool:
+    """Whether a claimed roofline is in the old form: its five figures only (the result model
+    fills the rest with null)."""
+    return isinstance(claimed, dict) and all(
+        value is None for name, value in claimed.items() if name not in ROOFLINE_FIGURES
+    )
+
+
+def _roofline_figures_problem(
+    prefix: str, claimed: dict[str, Any], derived: dict[str, Any]
+) -> str | None:
+    for name, value in derived.items():
+        path = f"{prefix}summary.roofline.{name}"
+        if name == "flag" and claimed.get(name) != value:
+            given = shown(claimed.get(name))
+            return f"{path} is {given}, but its fraction gives {shown(value)}"
+        if name != "flag" and (found := _roofline_disagreement(path, claimed.get(name), value)):
+            return found
+    return None
+
+
+def _roofline_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
+    """The first roofline figure under path that differs from the derived one: words (rate,
+    flag) and nulls exactly, a level list level by level, numbers as ``_disagreement`` has it."""
+    if isinstance(derived, list):
+        return _levels_disagreement(path, claimed, derived)
+    if isinstance(derived, dict):
+        claimed = claimed if isinstance(claimed, dict) else {}
+        for name, value in derived.items():
+            if found := _roofline_disagreement(f"{path}.{name}", claimed.get(name), value):
+                return found
+        return None
+    return _roofline_figure_disagreement(path, claimed, derived)
+
+
+def _roofline_figure_disagreement(path: str, claimed: Any, derived: Any) -> str | None:
+    if isinstance(derived, str) or derived is None or claimed is None:
+        if claimed == derived:
+            return None
+        return f"{path} is {shown(claimed)}, but the result's own data give {shown(derived)}"
+    found = _disagreement(path, claimed, derived)
+    return (
+        found.replace("the section's measured requests", "the result's own data") if found else None
+    )
+
+
+def _levels_disagreement(path: str, claimed: Any, derived: list[Any]) -> str | None:
+    """A concurrency section's rooflines level by level."""
+    if not isinstance(claimed, list) or len(claimed) != len(derived):
+        given = len(claimed) if isinstance(claimed, list) else "none"
+        return f"{path} has {given} entries, but the result's own data give {len(derived)}"
+    for index, (mine, theirs) in enumerate(zip(claimed, derived, strict=True)):
+        if found := _roofline_disagreement(f"{path}.{index}", mine, theirs):
+            return found
+    return None
+
+
+# --- The concurrency and categories protocols: each point's labels, the crossover level ----------
+
+
+def _labels_problem(index: int, point: dict[str, Any], records: list[dict[str, Any]]) -> str | None:
+    """Whether a point's requests carry its concurrency level (with their rounds) and category."""
+    for name in ("concurrency", "category"):
+        if any(record.get(name) != point.get(name) for record in records):
+            return (
+                f"points.{index}.{name} is {shown(point.get(name))}, but its measured requests "
+                f"say {shown(next(r.get(name) for r in records if r.get(name) != point.get(name)))}"
+            )
+    if point.get("concurrency") is not None and any(r.get("round") is None for r in records):
+        return f"requests: a measured request of point {index} (a concurrency level) has no round"
+    return None
+
+
+def _point_records(section: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
+    by_point: dict[int, list[dict[str, Any]]] = {}
+    for record in measured_requests(section["requests"]):
+        by_point.setdefault(record["point"], []).append(record)
+    return by_point
+
+
+def crossover_problem(result: dict[str, Any]) -> str | None:
+    """Whether summary.crossover_concurrency is what the two sections' requests give: the lowest
+    level whose aggregate tok/s is below the baseline's (null without a baseline)."""
+    claimed = result["summary"].get("crossover_concurrency")
+    derived = None
+    if result.get("baseline") is not None:
+        mine, theirs = _point_records(result), _point_records(result["baseline"])
+        points = result["points"]
+        speedups = [
+            stats.ratio(
+                stats.concurrency_figures(mine.get(i, []))["aggregate_tokens_per_second"]["mean"],
+                stats.concurrency_figures(theirs.get(i, []))["aggregate_tokens_per_second"]["mean"],
+            )
+            if point.get("concurrency") is not None
+            else None
+            for i, point in enumerate(points)
+        ]
+        derived = crossover_concurrency(points, speedups)
+    if claimed != derived:
+        return (
+            f"summary.crossover_concurrency is {shown(claimed)}, but the requests of the result "
+            f"and its baseline give {shown(derived)}"
+        )
+    return None
+
+
+# --- The quality protocol: each answer scored again, the accuracy and its paired difference ------
+
+
+# A section's accuracy and a result's paired difference (runner.stats), derived from the scores.
+QUALITY_FIGURES = ("tasks", "correct", "accuracy", "ci95_low", "ci95_high")
+QUALITY_DIFFERENCE_FIGURES = (
+    "pairs",
+    "both_correct",
+    "only_speculative_correct",
+    "only_baseline_correct",
+    "neither_correct",
+    "difference",
+    "ci95_low",
+    "ci95_high",
+    "mcnemar_p",
+)
+
+
+def quality_problem(result: dict[str, Any]) -> str | None:
+    """Whether each section's quality scores, its accuracy and the paired difference are what
+    the records give: a claimed accuracy that its scores contradict is refused."""
+    baseline = result.get("baseline")
+    for prefix, section in (("", result), ("baseline: ", baseline)):
+        if section is None:
+            continue
+        problem = _scores_problem(section) or _figures_problem(
+            "summary.quality",
+            section["summary"].get("quality"),
+            stats.accuracy_figures(measured_requests(section["requests"])),
+            QUALITY_FIGURES,
+        )
+        if problem:
+            return prefix + problem
+    derived = (
+        stats.quality_difference(
+            measured_requests(result["requests"]), measured_requests(baseline["requests"])
+        )
+        if baseline is not None
+        else None
+    )
+    return _figures_problem(
+        "summary.quality_difference",
+        result["summary"].get("quality_difference"),
+        derived,
+        QUALITY_DIFFERENCE_FIGURES,
+    )
+
+
+def _scores_problem(section: dict[str, Any]) -> str | None:
+    """Whether each measured record's quality score is what its task and its output give: the
+    task regenerated from the config's protocol (measured request i asks task i), the answer
+    extracted from the recorded text again, and scored again (runner.quality)."""
+    records = measured_requests(section["requests"])
+    config = section.get("config")
+    if not isinstance(config, dict):
+        # Part of a result (a check of its figures alone): the tasks cannot be regenerated.
+        return None
+    protocol = config.get("protocol")
+    if not isinstance(protocol, dict) or protocol.get("name") != "quality":
+        for position, record in enumerate(records):
+            if record.get("quality") is not None:
+                return f"requests.{position}.quality: a score, but the protocol is not quality"
+        return None
+    parsed = BenchmarkConfig.from_canonical(config).protocol
+    assert isinstance(parsed, protocols.QualityProtocol)
+    expected = quality.tasks(seed=parsed.task_seed, count=parsed.tasks, kinds=parsed.kinds)
+    for position, record in enumerate(records):
+        if found := _score_problem(position, record.get("quality"), expected):
+            return found
+    return None
+
+
+def _score_problem(position: int, score: Any, expected: Sequence[Any]) -> str | None:
+    """One measured request's score against its task (measured request i asks task i)."""
+    where = f"requests.{position}.quality"
+    if score is None:
+        return f"{where}: missing; every request of the quality protocol is scored"
+    if position >= len(expected):
+        return f"{where}: the protocol plans only {len(expected)} tasks"
+    derived = quality.score(expected[position], score["output_text"])
+    for name in ("task_id", "kind", "expected", "extracted", "correct"):
+        if score[name] != derived[name]:
+            return (
+                f"{where}.{name} is {shown(score[name])}, but the task and its output text "
+                f"give {shown(derived[name])}"
+            )
+    return None
+
+
+def _figures_problem(path: str, claimed: Any, derived: Any, names: Sequence[str]) -> str | None:
+    if claimed is None or derived is None:
+        if claimed != derived:
+            return f"{path} is {shown(claimed)}, but the scored requests give {shown(derived)}"
+        return None
+    for name in names:
+        given, gives = claimed.get(name), derived[name]
+        if not _same_number(given, gives):
+            return f"{path}.{name} is {shown(given)}, but the scored requests give {shown(gives)}"
+    return None
+
+
+def _same_number(given: Any, gives: int | float) -> bool:
+    """Whether a claimed number is the derived one: a count exactly, a share within noise."""
+    if not isinstance(given, int | float) or isinstance(given, bool):
+        return False
+    if isinstance(gives, int):
+        return isinstance(given, int) and given == gives
+    return math.isclose(given, gives, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE)
+
+
+# --- Results written before the decode convention ------------------------------------------------
 
 
 def in_current_convention(result: dict[str, Any]) -> dict[str, Any]:
@@ -942,47 +592,51 @@ def in_current_convention(result: dict[str, Any]) -> dict[str, Any]:
     data = copy.deepcopy(result)
     sections = [data] + ([data["baseline"]] if data.get("baseline") is not None else [])
     for section in sections:
-        for record in section["requests"]:
-            record["decode_tokens_per_second"] = stats.decode_rate(
-                record["predicted_n"], record["predicted_ms"]
-            )
-        records = measured_requests(section["requests"])
-        section["summary"]["decode_tokens_per_second"] = stats.pooled_figures(records)[
-            "decode_tokens_per_second"
-        ]
-        for index, point in enumerate(section["points"]):
-            mine = [record for record in records if record["point"] == index]
-            point["decode_tokens_per_second"] = stats.pooled_figures(mine)[
-                "decode_tokens_per_second"
-            ]
-    baseline = data.get("baseline")
-    if baseline is not None:
-        speedups = [
-            stats.ratio(point_speed(point), point_speed(reference))
-            for point, reference in zip(data["points"], baseline["points"], strict=False)
-        ]
-        for point, speedup in zip(data["points"], speedups, strict=False):
-            point["speedup"] = speedup
-        data["summary"]["speedup"] = combined_speedup(speedups)
-        data["summary"]["baseline_decode_tokens_per_second"] = baseline["summary"][
-            "decode_tokens_per_second"
-        ]["mean"]
+        _decode_in_convention(section)
+    if data.get("baseline") is not None:
+        _speedups_in_convention(data, data["baseline"])
     for section in sections:
         if section["summary"].get("roofline") is not None:
             section["summary"]["roofline"] = derived_roofline(section, run=data)
     return data
 
 
-def _current(record: dict[str, Any]) -> bool:
-    claimed = record["decode_tokens_per_second"]
-    derived = stats.decode_rate(record["predicted_n"], record["predicted_ms"])
-    if claimed is None or derived is None:
-        return claimed == derived
-    # Float noise of another computation of the same rate is the same convention.
-    return math.isclose(claimed, derived, rel_tol=CONVENTION_NOISE)
+def _decode_in_convention(section: dict[str, Any]) -> None:
+    """A section's requests' decode tok/s by ``runner.stats.decode_rate``, and its summary's and
+    points' decode statistics from them."""
+    for record in section["requests"]:
+        record["decode_tokens_per_second"] = stats.decode_rate(
+            record["predicted_n"], record["predicted_ms"]
+        )
+    records = measured_requests(section["requests"])
+    decode = "decode_tokens_per_second"
+    section["summary"][decode] = stats.pooled_figures(records)[decode]
+    for index, point in enumerate(section["points"]):
+        mine = [record for record in records if record["point"] == index]
+        point[decode] = stats.pooled_figures(mine)[decode]
+
+
+def _speedups_in_convention(data: dict[str, Any], baseline: dict[str, Any]) -> None:
+    """The points' and the summary's speedups and the baseline's decode mean, derived again."""
+    speedups = [
+        stats.ratio(point_speed(point), point_speed(reference))
+        for point, reference in zip(data["points"], baseline["points"], strict=False)
+    ]
+    for point, speedup in zip(data["points"], speedups, strict=False):
+        point["speedup"] = speedup
+    data["summary"]["speedup"] = combined_speedup(speedups)
+    data["summary"]["baseline_decode_tokens_per_second"] = baseline["summary"][
+        "decode_tokens_per_second"
+    ]["mean"]
 
 
 def written_before_the_convention(result: dict[str, Any]) -> bool:
     """Whether any request's decode tok/s is not ``runner.stats.decode_rate`` of its timings."""
     sections = [result] + ([result["baseline"]] if result.get("baseline") is not None else [])
-    return not all(_current(record) for section in sections for record in section["requests"])
+    return not all(
+        stats.in_decode_convention(
+            record["decode_tokens_per_second"], record["predicted_n"], record["predicted_ms"]
+        )
+        for section in sections
+        for record in section["requests"]
+    )

@@ -18,7 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.fidelity import Divergence, FidelityGrade, TopTwo, fidelity_grade, judge_divergences
+from runner.fidelity import (
+    Divergence,
+    DivergenceKind,
+    FidelityGrade,
+    TopTwo,
+    fidelity_grade,
+    judge_divergences,
+)
 from runner.stats import ratio
 
 SYNTHETIC_NOTE = "synthetic acceptance: output is not the model's own"
@@ -35,7 +42,7 @@ class Pairing:
     lossless: bool | None
     lossless_note: str | None
     # Per request: "near tie", "mismatch", "unclassified" or None (identical, or synthetic).
-    divergences: list[str | None]
+    divergences: list[DivergenceKind | None]
     # Per request: the baseline's top-2 log-probability gap at the first divergence, if known.
     divergence_margins: list[float | None]
     # None for synthetic acceptance, which claims nothing about the model's own output.
@@ -193,15 +200,8 @@ def pair_with_baseline(
     baseline_top_two: Sequence[TopTwo | None] | None = None,
     baseline_divergences: Sequence[Sequence[Divergence] | None] | None = None,
 ) -> Pairing:
-    """Compare a run's points and output tokens with its baseline's, request by request.
-
-    ``baseline_divergences`` holds, per request, every divergence as the baseline's margin pass
-    judged it (``runner.fidelity.judge_divergences``, with continuations; None where the pass
-    gave nothing, judged as without a margin). Without it,
-    ``baseline_top_two`` holds the baseline's top two at the position ``margin_positions`` names
-    (None where it names none or the margin is unknown), and only the first divergence is judged:
-    the rest of a request after a near tie there is unclassified.
-    """
+    """Compare a run's points and output tokens with its baseline's, request by request
+    (every divergence judged by ``judged_divergences``)."""
     point_speedups = [
         ratio(point_speed(point), point_speed(reference))
         for point, reference in zip(points, baseline_points, strict=True)
@@ -210,34 +210,18 @@ def pair_with_baseline(
         first_divergence(tokens, reference)
         for tokens, reference in zip(outputs, baseline_outputs, strict=True)
     ]
-    top_two = list(baseline_top_two) if baseline_top_two is not None else [None] * len(outputs)
-    judged: list[list[Divergence] | None] = []
-    if synthetic:
-        judged = [None] * len(outputs)
-    elif baseline_divergences is not None:
-        judged = [
-            judge_divergences(tokens, reference, first=None) if found is None else list(found)
-            for tokens, reference, found in zip(
-                outputs, baseline_outputs, baseline_divergences, strict=True
-            )
-        ]
-    else:
-        judged = [
-            judge_divergences(tokens, reference, first=known)
-            for tokens, reference, known in zip(outputs, baseline_outputs, top_two, strict=True)
-        ]
+    judged = judged_divergences(
+        outputs,
+        baseline_outputs,
+        synthetic=synthetic,
+        baseline_top_two=baseline_top_two,
+        baseline_divergences=baseline_divergences,
+    )
     firsts = [found[0] if found else None for found in judged]
-    kinds: list[str | None] = [first.kind if first else None for first in firsts]
+    kinds: list[DivergenceKind | None] = [first.kind if first else None for first in firsts]
     margins = [first.margin if first else None for first in firsts]
     lossless, note = lossless_verdict(divergences, synthetic=synthetic)
-    fidelity = None
-    if not synthetic:
-        fidelity = fidelity_grade(
-            [
-                {"first_divergence": index, "divergences": found, "predicted_n": len(tokens)}
-                for index, found, tokens in zip(divergences, judged, outputs, strict=True)
-            ]
-        )
+    fidelity = None if synthetic else _fidelity(divergences, judged, outputs)
     return Pairing(
         point_speedups=point_speedups,
         speedup=combined_speedup(point_speedups),
@@ -250,3 +234,49 @@ def pair_with_baseline(
         crossover_concurrency=crossover_concurrency(points, point_speedups),
         divergence_lists=judged,
     )
+
+
+def _fidelity(
+    divergences: list[int | None],
+    judged: list[list[Divergence] | None],
+    outputs: Sequence[Sequence[int]],
+) -> FidelityGrade | None:
+    """The run's fidelity grade from each request's judged divergences."""
+    return fidelity_grade(
+        [
+            {"first_divergence": index, "divergences": found, "predicted_n": len(tokens)}
+            for index, found, tokens in zip(divergences, judged, outputs, strict=True)
+        ]
+    )
+
+
+def judged_divergences(
+    outputs: Sequence[Sequence[int]],
+    baseline_outputs: Sequence[Sequence[int]],
+    *,
+    synthetic: bool,
+    baseline_top_two: Sequence[TopTwo | None] | None = None,
+    baseline_divergences: Sequence[Sequence[Divergence] | None] | None = None,
+) -> list[list[Divergence] | None]:
+    """Every divergence of each request from the baseline's, judged (None when synthetic).
+
+    ``baseline_divergences`` holds, per request, every divergence as the baseline's margin pass
+    judged it (``runner.fidelity.judge_divergences``, with continuations; None where the pass
+    gave nothing, judged as without a margin). Without it, ``baseline_top_two`` holds the
+    baseline's top two at the position ``margin_positions`` names (None where it names none or
+    the margin is unknown), and only the first divergence is judged: the rest of a request
+    after a near tie there is unclassified.
+    """
+    pairs = list(zip(outputs, baseline_outputs, strict=True))
+    if synthetic:
+        return [None] * len(pairs)
+    if baseline_divergences is not None:
+        return [
+            judge_divergences(tokens, reference, first=None) if found is None else list(found)
+            for (tokens, reference), found in zip(pairs, baseline_divergences, strict=True)
+        ]
+    top_two = list(baseline_top_two) if baseline_top_two is not None else [None] * len(pairs)
+    return [
+        judge_divergences(tokens, reference, first=known)
+        for (tokens, reference), known in zip(pairs, top_two, strict=True)
+    ]

@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import numpy as np
@@ -146,61 +147,78 @@ def complete(
     client: httpx.Client, base_url: str, spec: RequestSpec, *, timeout_s: float
 ) -> Completion:
     """Send one /completion request (streamed or whole) and wait for its tokens and timings."""
-    tokens: list[int] = []
-    timings: dict = {}
-    first_token_at: float | None = None
-    last_chunk: dict | None = None
-    arrivals: list[float] | None = None
-    text: list[str] = []
     started = time.perf_counter()
+    received = _Received(started=started)
     if spec.stream:
         with client.stream(
             "POST", f"{base_url}/completion", json=spec.body(), timeout=timeout_s
         ) as response:
             _raise_for_status(response)
-            arrivals = []
+            received.arrivals = []
             for line in response.iter_lines():
-                if not line.startswith("data: "):
-                    continue
-                chunk = json.loads(line[6:])
-                last_chunk = chunk
-                if chunk.get("error"):
-                    raise EngineResponseError(f"llama-server reported an error: {chunk['error']}")
-                if chunk.get("tokens"):
-                    arrived = time.perf_counter()
-                    if first_token_at is None:
-                        first_token_at = arrived
-                    arrivals.append(arrived - started)
-                    tokens.extend(chunk["tokens"])
-                if isinstance(chunk.get("content"), str):
-                    text.append(chunk["content"])
-                if chunk.get("timings"):
-                    timings = chunk["timings"]
+                if line.startswith("data: "):
+                    received.add_chunk(json.loads(line[6:]))
     else:
         response = client.post(f"{base_url}/completion", json=spec.body(), timeout=timeout_s)
         _raise_for_status(response)
-        body = response.json()
-        last_chunk = body
-        tokens = list(body.get("tokens") or [])
-        if isinstance(body.get("content"), str):
-            text.append(body["content"])
-        timings = body.get("timings") or {}
-    if not timings or "predicted_ms" not in timings:
+        received.add_body(response.json())
+    if not received.timings or "predicted_ms" not in received.timings:
         # Seen with -bs on CUDA in b11434: a stream that ends with no tokens and no timings.
         # A request without server timings cannot be measured; never record it as a result.
-        shown = json.dumps(last_chunk)[:300] if last_chunk else "nothing"
+        last = received.last
+        shown = json.dumps(last)[:300] if last else "nothing"
         raise EngineResponseError(
             f"llama-server returned no timings for a request; last message: {shown}"
         )
     finished = time.perf_counter()
+    first = received.first_token_at
     return Completion(
-        tokens=tokens,
-        timings=timings,
+        tokens=received.tokens,
+        timings=received.timings,
         wall_s=finished - started,
-        ttft_s=(first_token_at - started) if first_token_at else None,
-        chunk_arrival_s=arrivals,
-        text="".join(text),
+        ttft_s=(first - started) if first else None,
+        chunk_arrival_s=received.arrivals,
+        text="".join(received.text),
     )
+
+
+@dataclass
+class _Received:
+    """What a /completion response has given so far: its tokens, timings, text and (streamed)
+    when each content chunk arrived."""
+
+    started: float
+    tokens: list[int] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    text: list[str] = field(default_factory=list)
+    last: dict | None = None
+    arrivals: list[float] | None = None
+    first_token_at: float | None = None
+
+    def add_chunk(self, chunk: dict) -> None:
+        """One streamed chunk: an error, tokens (timed as they arrive), content or timings."""
+        self.last = chunk
+        if chunk.get("error"):
+            raise EngineResponseError(f"llama-server reported an error: {chunk['error']}")
+        if chunk.get("tokens"):
+            arrived = time.perf_counter()
+            if self.first_token_at is None:
+                self.first_token_at = arrived
+            if self.arrivals is not None:
+                self.arrivals.append(arrived - self.started)
+            self.tokens.extend(chunk["tokens"])
+        if isinstance(chunk.get("content"), str):
+            self.text.append(chunk["content"])
+        if chunk.get("timings"):
+            self.timings = chunk["timings"]
+
+    def add_body(self, body: dict) -> None:
+        """A whole response: its tokens, content and timings."""
+        self.last = body
+        self.tokens = list(body.get("tokens") or [])
+        if isinstance(body.get("content"), str):
+            self.text.append(body["content"])
+        self.timings = body.get("timings") or {}
 
 
 def measure_request(
@@ -269,6 +287,42 @@ def measure_top_two(
     return top_two_from_probabilities(probabilities)
 
 
+def _ttft_ms(arrivals: list[float] | None, ttft_s: float | None, timings: dict) -> float | None:
+    """Time to first token: the first streamed chunk's arrival, else the client's measure, else
+    the server's prompt time."""
+    if arrivals:
+        return arrivals[0]
+    if ttft_s is not None:
+        return ttft_s * 1000.0
+    return float(timings["prompt_ms"]) if "prompt_ms" in timings else None
+
+
+def _verify_figures(counters: SpecCounters) -> dict[str, Any]:
+    """The verify steps, tau and the accepted drafts per position the engine's counters gave."""
+    steps = int(round(counters.verify_steps))
+    accepted = int(round(counters.accepted_tokens))
+    return {
+        "verify_steps": steps,
+        "tau": 1.0 + accepted / steps if steps else None,
+        "accepted_per_position": [
+            int(round(v)) for _, v in sorted(counters.accepted_per_position.items())
+        ],
+    }
+
+
+def _output_figures(tokens: list[int]) -> dict[str, Any]:
+    """The output's tokens, their hash, distinct 4-gram ratio and repeating tail (its cycle and
+    its length, which runner.stats.is_degenerate reads)."""
+    period, repeated = repeating_tail(tokens)
+    return {
+        "output_tokens": tokens,
+        "output_sha256": hashlib.sha256(json.dumps(tokens).encode()).hexdigest(),
+        "distinct_4gram_ratio": distinct_ngram_ratio(tokens),
+        "repeat_period": period,
+        "repeated_tail_tokens": repeated,
+    }
+
+
 def build_record(
     *,
     spec: RequestSpec,
@@ -290,9 +344,6 @@ def build_record(
     )
     predicted_n = int(timings.get("predicted_n", len(tokens)))
     predicted_ms = float(timings.get("predicted_ms", 0.0))
-    steps = int(round(counters.verify_steps))
-    accepted = int(round(counters.accepted_tokens))
-    period, repeated = repeating_tail(tokens)
     record = {
         "phase": spec.phase,
         "point": spec.point,
@@ -309,27 +360,14 @@ def build_record(
         "server_predicted_per_second": timings.get("predicted_per_second"),
         # The seed's definition: completion tokens over client wall time, prefill and HTTP included.
         "end_to_end_tokens_per_second": predicted_n / wall_s if wall_s else None,
-        "ttft_ms": arrivals[0]
-        if arrivals
-        else ttft_s * 1000.0
-        if ttft_s is not None
-        else (float(timings["prompt_ms"]) if "prompt_ms" in timings else None),
+        "ttft_ms": _ttft_ms(arrivals, ttft_s, timings),
         "ttft_source": ttft_source,
         "wall_ms": wall_s * 1000.0,
         # The server leaves these out when nothing was drafted: absent means 0.
         "draft_n": int(timings.get("draft_n", 0)),
         "draft_n_accepted": int(timings.get("draft_n_accepted", 0)),
-        "verify_steps": steps,
-        "tau": 1.0 + accepted / steps if steps else None,
-        "accepted_per_position": [
-            int(round(v)) for _, v in sorted(counters.accepted_per_position.items())
-        ],
-        "output_tokens": tokens,
-        "output_sha256": hashlib.sha256(json.dumps(tokens).encode()).hexdigest(),
-        "distinct_4gram_ratio": distinct_ngram_ratio(tokens),
-        # The repeating tail (runner.stats.is_degenerate reads it): its cycle and its length.
-        "repeat_period": period,
-        "repeated_tail_tokens": repeated,
+        **_verify_figures(counters),
+        **_output_figures(tokens),
         "stopped_early": predicted_n < spec.output_tokens,
         # When each streamed content chunk arrived (ms after sending; runner.stats reads the
         # inter-token latency from their gaps), and the time per output token.

@@ -7,8 +7,10 @@ strings bounded and free of NUL characters, and what can be derived is checked a
 evidence (a config's key, whether it is synthetic, which config the baseline must be, every
 request's rates, clocks and counts against each other, every section's records against its
 config, the engine and the protocol's plan, and every section's summary, points and speedups
-against its own measured requests, by ``runner.evidence``). A result written before the decode
-convention loads with its decode figures derived again under it (``load_result``).
+against its own measured requests: ``RequestRecord.problem``, ``Section.records_problem`` and
+``BenchmarkResult.evidence_problem``, with ``runner.evidence``'s derived figures). A result
+written before the decode convention loads with its decode figures derived again under it
+(``load_result``).
 
 The shape is RESULT_SCHEMA_VERSION 1, the plain JSON data results were before these models:
 ``model_dump(mode="json")`` gives the same keys, nesting and field order. Fields added over time
@@ -22,9 +24,11 @@ The models by what they describe:
   strict base model.
 - `figures`: statistics, latency percentiles and goodput, accuracy and its paired difference,
   the roofline and each GPU's share, as ``runner.stats`` and ``runner.roofline`` derive them.
-- `measurements`: each request, each point of the protocol and a section's summary.
+- `requests`: each request, checked against its own timings, clocks and counts.
+- `measurements`: each point of the protocol and a section's summary.
 - `provenance`: the models, engine, host, token budget, command and a paired run's rounds.
-- `sections`: a section and the whole ``BenchmarkResult``, checked against its own requests.
+- `sections`: a section, its records checked against its config and the engine.
+- `result`: the whole ``BenchmarkResult``, every figure checked against its own requests.
 - `loading`: ``load_result`` and its validation errors in one line or by field.
 
 Callers import every public name from `runner.results`, which re-exports them all.
@@ -76,8 +80,6 @@ from runner.results.measurements import (
     GPU_ENERGY_TOLERANCE,
     LEGACY_SUMMARY_FIELDS,
     Point,
-    QualityScore,
-    RequestRecord,
     ResultSummary,
     Summary,
 )
@@ -92,7 +94,9 @@ from runner.results.provenance import (
     SystemInfo,
     TokenBudget,
 )
-from runner.results.sections import RESULT_SCHEMA_VERSION, BenchmarkResult, Section
+from runner.results.requests import QualityScore, RequestRecord
+from runner.results.result import BenchmarkResult
+from runner.results.sections import RESULT_SCHEMA_VERSION, Section
 
 __all__ = [
     "RESULT_SCHEMA_VERSION",

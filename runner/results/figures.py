@@ -25,6 +25,7 @@ from runner.results.fields import (
 )
 
 STATISTIC_FIGURES = ("mean", "median", "stdev", "min", "max", "ci95_low", "ci95_high")
+SPREAD_FIGURES = ("stdev", "ci95_low", "ci95_high")
 
 
 class Statistics(_Strict):
@@ -43,18 +44,18 @@ class Statistics(_Strict):
     ci95_high: FiniteFloat | None
 
     @model_validator(mode="after")
-    def _consistent(self) -> Statistics:
-        figures = [getattr(self, name) for name in STATISTIC_FIGURES]
-        if self.n == 0 and any(figure is not None for figure in figures):
+    def _every_figure_of_its_n(self) -> Statistics:
+        figures = {name: getattr(self, name) for name in STATISTIC_FIGURES}
+        if self.n == 0 and any(figure is not None for figure in figures.values()):
             raise ValueError("statistics of no values must all be null")
-        spread = ("stdev", "ci95_low", "ci95_high")
-        needed = [
-            getattr(self, name)
-            for name in STATISTIC_FIGURES
-            if self.n > 1 or (self.n == 1 and name not in spread)
-        ]
-        if any(figure is None for figure in needed):
+        # One value has no spread: its stdev and interval may be null.
+        spread = SPREAD_FIGURES if self.n == 1 else ()
+        if self.n and any(v is None for name, v in figures.items() if name not in spread):
             raise ValueError(f"statistics of {self.n} values need every figure")
+        return self
+
+    @model_validator(mode="after")
+    def _bounds_in_order(self) -> Statistics:
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"min {self.min} is above max {self.max}")
         low, high = self.ci95_low, self.ci95_high

@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from runner.errors import ResultError
-from runner.evidence import in_current_convention, written_before_the_convention
-from runner.results.sections import BenchmarkResult
+from runner.evidence import in_current_convention
+from runner.results.result import BenchmarkResult
 
 SHOWN_ERRORS = 3
 
@@ -51,8 +51,8 @@ def load_result(data: bytes | str | dict[str, Any]) -> BenchmarkResult:
             result = BenchmarkResult.model_validate_json(data)
         else:
             result = BenchmarkResult.model_validate(data)
-        written = result.model_dump(mode="json", exclude_unset=True)
-        if written_before_the_convention(written):
+        if result.written_before_the_convention():
+            written = result.model_dump(mode="json", exclude_unset=True)
             result = BenchmarkResult.model_validate(in_current_convention(written))
         return result
     except ValidationError as error:

@@ -1,6 +1,6 @@
-"""What a section measured: each request (``RequestRecord``, with its quality score where the
-protocol scores it), each point of the protocol, and the summary pooled over its requests (the
-measured config's with what pairing it with its baseline found, ``ResultSummary``)."""
+"""What a section measured beside its requests (``runner.results.requests``): each point of the
+protocol, and the summary pooled over its requests (the measured config's with what pairing it
+with its baseline found, ``ResultSummary``)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,13 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from runner.config import MAX_CONCURRENCY, MAX_GPUS, MAX_N_MAX
-from runner.evidence import request_problem
-from runner.fidelity import MAX_DIVERGENCES, NEAR_TIE, Divergence, DivergenceKind, FidelityGrade
+from runner.fidelity import FidelityGrade
 from runner.results.fields import (
-    MAX_POINTS,
-    MAX_REQUESTS,
-    MAX_TOKENS_STREAMED,
     Amount,
     ByteCount,
     FiniteFloat,
-    Sha256,
     Share,
     ShortText,
-    Text,
     TokenCount,
     TokenTotal,
     _numbered_in_order,
@@ -35,104 +29,6 @@ from runner.results.figures import (
     Roofline,
     Statistics,
 )
-
-
-class QualityScore(_Strict):
-    """One quality-protocol request scored (``runner.quality.score``): its task, the expected
-    answer (computed by the project), the output text, the answer extracted from it and whether
-    it is correct. ``runner.evidence`` regenerates the task and scores the text again."""
-
-    task_id: ShortText
-    kind: ShortText
-    expected: ShortText
-    output_text: Text
-    extracted: ShortText
-    correct: bool
-
-
-class RequestRecord(_Strict):
-    """One measured request, as ``runner.engines.measure.build_record`` defines its figures."""
-
-    phase: Literal["warmup", "measure"]
-    point: Annotated[int, Field(ge=0, lt=MAX_POINTS)]
-    input_tokens: TokenCount | None
-    output_tokens_requested: TokenCount
-    prompt_n: TokenCount
-    prompt_ms: Amount
-    predicted_n: TokenCount
-    predicted_ms: Amount
-    decode_tokens_per_second: Amount | None
-    server_predicted_per_second: Amount | None
-    end_to_end_tokens_per_second: Amount | None
-    ttft_ms: Amount | None
-    ttft_source: Literal["client stream", "server prompt time", "in process"] | None = None
-    wall_ms: Amount
-    draft_n: TokenCount
-    draft_n_accepted: TokenCount
-    verify_steps: TokenCount
-    tau: Amount | None
-    accepted_per_position: Annotated[list[TokenCount], Field(max_length=MAX_N_MAX)]
-    output_sha256: Sha256
-    distinct_4gram_ratio: Share
-    stopped_early: bool
-    index: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)]
-    first_divergence: TokenCount | None
-    # Prompt hash and repeating tail (runner.engines.measure); divergence class (runner.fidelity).
-    prompt_sha256: Sha256 | None = None
-    repeat_period: TokenCount | None = None
-    repeated_tail_tokens: TokenCount | None = None
-    divergence: DivergenceKind | None = None
-    divergence_margin: Amount | None = None
-    # Every divergence, judged (runner.fidelity.judge_divergences); absent in older files, whose
-    # grade judged the first one only. The first entry is first_divergence, divergence, margin.
-    divergences: Annotated[list[Divergence], Field(max_length=MAX_DIVERGENCES)] | None = None
-    # NVML's energy counter across the request (runner.energy); None off CUDA or without NVML.
-    energy_joules: Amount | None = None
-    # The concurrency protocol's wave (round) and requests in flight in it; the categories
-    # protocol's prompt category (runner.protocols, docs/PROTOCOLS.md).
-    round: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)] | None = None
-    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | None = None
-    category: ShortText | None = None
-    # A streamed request: when each content chunk arrived, in ms after it was sent (the first is
-    # its ttft_ms); null for a whole response. Its time per output token (runner.stats).
-    chunk_arrival_ms: Annotated[list[Amount], Field(max_length=MAX_TOKENS_STREAMED)] | None = None
-    tpot_ms: Amount | None = None
-    # The quality protocol's score of the request's output (runner.quality); null elsewhere.
-    quality: QualityScore | None = None
-
-    @model_validator(mode="after")
-    def _accepted_were_drafted(self) -> RequestRecord:
-        if self.draft_n_accepted > self.draft_n:
-            raise ValueError(
-                f"draft_n_accepted {self.draft_n_accepted} is above draft_n {self.draft_n}"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _figures_agree_with_its_own_counts(self) -> RequestRecord:
-        # Decode and end-to-end rates from its timings, its clocks, tau and the per-position
-        # counts from its counts (runner.evidence.request_problem).
-        if problem := request_problem(self.model_dump()):
-            raise ValueError(problem)
-        return self
-
-    @model_validator(mode="after")
-    def _divergences_follow_the_first(self) -> RequestRecord:
-        if self.divergences is None:
-            return self
-        first = self.divergences[0] if self.divergences else None
-        claimed = (self.first_divergence, self.divergence, self.divergence_margin)
-        if claimed != ((first.position, first.kind, first.margin) if first else (None,) * 3):
-            raise ValueError(
-                "divergences do not start with first_divergence, divergence and divergence_margin"
-            )
-        positions = [found.position for found in self.divergences]
-        if positions != sorted(set(positions)):
-            raise ValueError("divergences are not in increasing positions")
-        # The judging goes on only after a near tie (runner.fidelity.judge_divergences).
-        if any(found.kind != NEAR_TIE for found in self.divergences[:-1]):
-            raise ValueError("a divergence after a mismatch or an unclassified one was judged")
-        return self
 
 
 class Point(_Strict):
@@ -232,33 +128,41 @@ class Summary(_Strict):
 
     @model_validator(mode="after")
     def _gpus_add_up(self) -> Summary:
-        if self.gpus is None:
-            return self
-        _numbered_in_order(self.gpus)
-        peaks = [gpu.peak_memory_bytes for gpu in self.gpus]
-        total = self.peak_memory_bytes
-        if total is not None and self.memory_kind == "gpu" and None not in peaks:
-            known = [peak or 0 for peak in peaks]
-            # The total's peak is one moment's sum: at least any GPU's peak, at most all of them.
-            if not max(known) <= total <= sum(known):
-                raise ValueError(
-                    f"peak_memory_bytes {total} does not lie between the largest GPU's peak "
-                    f"{max(known)} and the GPUs' peaks together {sum(known)}"
-                )
-        energies = [gpu.energy_joules for gpu in self.gpus]
-        if any(joules is not None for joules in energies):
-            if None in energies or self.energy_joules is None:
-                raise ValueError(
-                    "gpus: an energy per GPU needs every GPU's and the section's energy_joules"
-                )
-            together = sum(joules or 0.0 for joules in energies)
-            slack = GPU_ENERGY_TOLERANCE * max(abs(self.energy_joules), 1.0)
-            if abs(together - self.energy_joules) > slack:
-                raise ValueError(
-                    f"gpus: the GPUs' energies add up to {together:.6g} J, but energy_joules "
-                    f"is {self.energy_joules:.6g} J"
-                )
+        if self.gpus is not None:
+            _numbered_in_order(self.gpus)
+            self._gpu_peaks_problem(self.gpus)
+            self._gpu_energies_problem(self.gpus)
         return self
+
+    def _gpu_peaks_problem(self, gpus: list[GpuFigures]) -> None:
+        """The total's peak is one moment's sum: at least any GPU's peak, at most all of them."""
+        peaks = [gpu.peak_memory_bytes for gpu in gpus]
+        total = self.peak_memory_bytes
+        if total is None or self.memory_kind != "gpu" or None in peaks:
+            return
+        known = [peak or 0 for peak in peaks]
+        if not max(known) <= total <= sum(known):
+            raise ValueError(
+                f"peak_memory_bytes {total} does not lie between the largest GPU's peak "
+                f"{max(known)} and the GPUs' peaks together {sum(known)}"
+            )
+
+    def _gpu_energies_problem(self, gpus: list[GpuFigures]) -> None:
+        """The GPUs' energies add up to the section's, each GPU's or none."""
+        energies = [gpu.energy_joules for gpu in gpus if gpu.energy_joules is not None]
+        if not energies:
+            return
+        if len(energies) < len(gpus) or self.energy_joules is None:
+            raise ValueError(
+                "gpus: an energy per GPU needs every GPU's and the section's energy_joules"
+            )
+        together = sum(energies)
+        slack = GPU_ENERGY_TOLERANCE * max(abs(self.energy_joules), 1.0)
+        if abs(together - self.energy_joules) > slack:
+            raise ValueError(
+                f"gpus: the GPUs' energies add up to {together:.6g} J, but energy_joules "
+                f"is {self.energy_joules:.6g} J"
+            )
 
 
 class ResultSummary(Summary):

@@ -135,7 +135,7 @@ class Provenance(_Strict):
 
 
 class PairedRound(_Strict):
-    """One round of a paired run (``runner.benchmark._schedule``): which side ran first, and the
+    """One round of a paired run (``runner.schedule``): which side ran first, and the
     measured requests (``requests[].index``, the same in both sections) it measured on both."""
 
     round: Annotated[int, Field(ge=0, lt=MAX_REQUESTS)]

@@ -30,6 +30,7 @@ from runner.stats.latency import (
     percentile,
     percentile_interval,
     request_tpot_ms,
+    tpot_ms,
 )
 from runner.stats.points import (
     LABELLED_POINT_FIELDS,
@@ -45,15 +46,19 @@ from runner.stats.pooled import (
     acceptance_and_tau,
     decode_rate,
     first_token_included_rate,
+    in_decode_convention,
     is_degenerate,
     is_looping,
     pooled_figures,
 )
 from runner.stats.proportions import (
+    accuracy,
     accuracy_figures,
     mcnemar_exact_p,
+    paired_difference,
     paired_difference_interval,
     quality_difference,
+    task_pairs,
     wilson_interval,
 )
 from runner.stats.summaries import ratio, summarize, t_critical_95
@@ -66,6 +71,7 @@ __all__ = [
     "summarize",
     "decode_rate",
     "first_token_included_rate",
+    "in_decode_convention",
     "ratio",
     "acceptance_and_tau",
     "is_looping",
@@ -81,6 +87,7 @@ __all__ = [
     "percentile",
     "latency_percentiles",
     "request_tpot_ms",
+    "tpot_ms",
     "inter_token_gaps_ms",
     "wilson_interval",
     "percentile_interval",
@@ -89,6 +96,9 @@ __all__ = [
     "latency_figures",
     "mcnemar_exact_p",
     "paired_difference_interval",
+    "accuracy",
     "accuracy_figures",
+    "task_pairs",
+    "paired_difference",
     "quality_difference",
 ]

@@ -45,14 +45,18 @@ def latency_percentiles(values: Sequence[float]) -> dict[str, float | int | None
     return figures
 
 
-def request_tpot_ms(record: Mapping[str, Any]) -> float | None:
+def tpot_ms(wall_ms: float | None, ttft_ms: float | None, predicted_n: int | None) -> float | None:
     """Time per output token of one request: (end-to-end latency - time to first token) over the
     tokens after the first, (wall_ms - ttft_ms) / (predicted_n - 1); None without a time to first
     token or with fewer than two tokens."""
-    ttft, wall, tokens = record.get("ttft_ms"), record.get("wall_ms"), record.get("predicted_n")
-    if ttft is None or wall is None or not tokens or tokens < 2:
+    if ttft_ms is None or wall_ms is None or not predicted_n or predicted_n < 2:
         return None
-    return max(float(wall) - float(ttft), 0.0) / (tokens - 1)
+    return max(float(wall_ms) - float(ttft_ms), 0.0) / (predicted_n - 1)
+
+
+def request_tpot_ms(record: Mapping[str, Any]) -> float | None:
+    """``tpot_ms`` of one request's record."""
+    return tpot_ms(record.get("wall_ms"), record.get("ttft_ms"), record.get("predicted_n"))
 
 
 def inter_token_gaps_ms(record: Mapping[str, Any]) -> list[float]:

@@ -7,6 +7,7 @@ uploaded records too), and the figures of a section's summary that its records d
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -34,6 +35,20 @@ def decode_rate(predicted_n: int, predicted_ms: float) -> float | None:
     if predicted_n < 2 or predicted_ms <= 0:
         return None
     return (predicted_n - 1) / (predicted_ms / 1000.0)
+
+
+# Two computations of one decode rate differ by less; the two conventions by 1 / predicted_n.
+CONVENTION_NOISE = 1e-12
+
+
+def in_decode_convention(claimed: float | None, predicted_n: int, predicted_ms: float) -> bool:
+    """Whether a claimed decode tok/s is ``decode_rate`` of its timings (float noise of another
+    computation of the same rate is the same convention); results written before the
+    convention carry the first-token-included rate."""
+    derived = decode_rate(predicted_n, predicted_ms)
+    if claimed is None or derived is None:
+        return claimed == derived
+    return math.isclose(claimed, derived, rel_tol=CONVENTION_NOISE)
 
 
 def first_token_included_rate(predicted_n: int, predicted_ms: float) -> float | None:
@@ -82,34 +97,36 @@ def is_degenerate(records: Sequence[Mapping[str, Any]]) -> bool:
 
 def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
     """The part of a section's summary that its measured request records alone decide."""
-    draft = sum(r["draft_n"] for r in records)
-    accepted = sum(r["draft_n_accepted"] for r in records)
     steps = sum(r["verify_steps"] for r in records)
     acceptance_rate, tau = acceptance_and_tau(records)
-    positions = max((len(r["accepted_per_position"]) for r in records), default=0)
-    per_position = [
-        sum(r["accepted_per_position"][i] for r in records if i < len(r["accepted_per_position"]))
-        for i in range(positions)
-    ]
     return {
-        "decode_tokens_per_second": summarize(
-            [r["decode_tokens_per_second"] for r in records if r["decode_tokens_per_second"]]
-        ),
-        "end_to_end_tokens_per_second": summarize(
-            [
-                r["end_to_end_tokens_per_second"]
-                for r in records
-                if r["end_to_end_tokens_per_second"]
-            ]
-        ),
+        "decode_tokens_per_second": _sample(records, "decode_tokens_per_second"),
+        "end_to_end_tokens_per_second": _sample(records, "end_to_end_tokens_per_second"),
         "ttft_ms": summarize([r["ttft_ms"] for r in records if r["ttft_ms"] is not None]),
         "acceptance_rate": acceptance_rate,
         # tau counts the target's own token: 1 + accepted drafts per verify step.
         "tau": tau,
-        "draft_tokens": draft,
-        "draft_accepted": accepted,
+        "draft_tokens": sum(r["draft_n"] for r in records),
+        "draft_accepted": sum(r["draft_n_accepted"] for r in records),
         "verify_steps": steps,
-        # Share of verify steps in which draft position i was accepted.
-        "acceptance_by_position": [count / steps for count in per_position] if steps else None,
+        "acceptance_by_position": acceptance_by_position(records, steps),
         "degenerate": is_degenerate(records),
     }
+
+
+def _sample(records: Sequence[dict], name: str) -> dict[str, float | int | None]:
+    """The statistics of a rate over the records that have one (a zero rate is none)."""
+    return summarize([r[name] for r in records if r[name]])
+
+
+def acceptance_by_position(records: Sequence[dict], steps: int) -> list[float] | None:
+    """The share of the ``steps`` verify steps in which draft position i was accepted, summed
+    over the records' per-position counts; None without a verify step."""
+    if not steps:
+        return None
+    positions = max((len(r["accepted_per_position"]) for r in records), default=0)
+    counts = [0] * positions
+    for record in records:
+        for index, count in enumerate(record["accepted_per_position"]):
+            counts[index] += count
+    return [count / steps for count in counts]

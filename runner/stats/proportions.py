@@ -5,6 +5,7 @@ baseline (runner.quality): Newcombe's paired interval and McNemar's exact test."
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,46 +70,46 @@ def paired_difference_interval(
     return max(-1.0, difference - lower), min(1.0, difference + upper)
 
 
-def accuracy_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """A section's accuracy on the quality protocol's tasks, from its measured records' scores:
-    tasks, correct answers, the share correct and its Wilson 95% interval; None where no record
-    carries a score."""
-    scored = [r["quality"] for r in records if r.get("quality") is not None]
-    if not scored:
+def accuracy(correct: Sequence[bool]) -> dict[str, Any] | None:
+    """The accuracy of some scored answers: tasks, correct answers, the share correct and its
+    Wilson 95% interval; None with no answer."""
+    if not correct:
         return None
-    correct = sum(1 for score in scored if score["correct"])
-    low, high = wilson_interval(correct, len(scored))
+    right = sum(1 for answer in correct if answer)
+    low, high = wilson_interval(right, len(correct))
     return {
-        "tasks": len(scored),
-        "correct": correct,
-        "accuracy": correct / len(scored),
+        "tasks": len(correct),
+        "correct": right,
+        "accuracy": right / len(correct),
         "ci95_low": low,
         "ci95_high": high,
     }
 
 
-def quality_difference(
-    records: Sequence[Mapping[str, Any]], baseline_records: Sequence[Mapping[str, Any]]
-) -> dict[str, Any] | None:
-    """The config's accuracy minus its paired baseline's on the same tasks (paired by task id):
-    the four pair counts, the difference, Newcombe's paired 95% interval
-    (``paired_difference_interval``) and McNemar's exact p-value; None without scored pairs."""
-    baseline = {
-        r["quality"]["task_id"]: r["quality"]["correct"]
-        for r in baseline_records
-        if r.get("quality") is not None
-    }
-    pairs = [
-        (bool(r["quality"]["correct"]), bool(baseline[r["quality"]["task_id"]]))
-        for r in records
-        if r.get("quality") is not None and r["quality"]["task_id"] in baseline
-    ]
+def accuracy_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A section's accuracy on the quality protocol's tasks, from its measured records' scores
+    (``accuracy``); None where no record carries a score."""
+    return accuracy([bool(score["correct"]) for score in _scores(records)])
+
+
+def task_pairs(
+    scores: Sequence[tuple[str, bool]], baseline_scores: Sequence[tuple[str, bool]]
+) -> list[tuple[bool, bool]]:
+    """(correct, the baseline's correct) of each scored task the baseline answered too, from
+    (task id, correct) of each side's answers."""
+    baseline = dict(baseline_scores)
+    return [(correct, baseline[task]) for task, correct in scores if task in baseline]
+
+
+def paired_difference(pairs: Sequence[tuple[bool, bool]]) -> dict[str, Any] | None:
+    """The config's accuracy minus its paired baseline's over (correct, the baseline's correct)
+    pairs: the four pair counts, the difference, Newcombe's paired 95% interval
+    (``paired_difference_interval``) and McNemar's exact p-value; None without pairs."""
     if not pairs:
         return None
-    both = sum(1 for mine, theirs in pairs if mine and theirs)
-    only_speculative = sum(1 for mine, theirs in pairs if mine and not theirs)
-    only_baseline = sum(1 for mine, theirs in pairs if theirs and not mine)
-    neither = len(pairs) - both - only_speculative - only_baseline
+    counts = Counter(pairs)
+    both, only_speculative = counts[(True, True)], counts[(True, False)]
+    only_baseline, neither = counts[(False, True)], counts[(False, False)]
     low, high = paired_difference_interval(both, only_speculative, only_baseline, neither)
     return {
         "pairs": len(pairs),
@@ -121,3 +122,20 @@ def quality_difference(
         "ci95_high": high,
         "mcnemar_p": mcnemar_exact_p(only_speculative, only_baseline),
     }
+
+
+def quality_difference(
+    records: Sequence[Mapping[str, Any]], baseline_records: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """The config's accuracy minus its paired baseline's on the same tasks, paired by task id
+    (``paired_difference``); None without scored pairs."""
+    return paired_difference(
+        task_pairs(
+            [(s["task_id"], bool(s["correct"])) for s in _scores(records)],
+            [(s["task_id"], bool(s["correct"])) for s in _scores(baseline_records)],
+        )
+    )
+
+
+def _scores(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [record["quality"] for record in records if record.get("quality") is not None]

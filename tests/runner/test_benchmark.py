@@ -23,6 +23,7 @@ from runner.fidelity import TopTwo
 from runner.gguf.inspect import inspect_model
 from runner.protocols import plan_requests
 from runner.results import load_result
+from runner.schedule import schedule
 from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
 
 GIB = 2**30
@@ -186,7 +187,8 @@ def test_each_concurrency_level_runs_its_own_rounds_in_sessions_of_its_slots():
                       "input_tokens": 8, "output_tokens": 4}}
     )  # fmt: skip
     plan = protocols.plan_requests(config, vocab_size=2000)
-    sessions, rounds = benchmark._schedule(config, plan, paired=True, graded=True, rounds=2)
+    planned = schedule(config, plan, paired=True, graded=True, rounds=2)
+    sessions, rounds = planned.sessions, [r.model_dump() for r in planned.rounds]
     assert [(s.side, s.slots, s.measured) for s in sessions] == [
         ("baseline", 1, [0]),
         ("speculative", 1, [0, 1]),
