@@ -23,9 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from runner import energy, output_length, protocols, quality, stats
+from runner import energy, protocols, stats
 from runner.compatibility import check_pair, memory_problems
-from runner.config import BenchmarkConfig, ConcurrencyProtocol, QualityProtocol
+from runner.config import BenchmarkConfig, ConcurrencyProtocol
 from runner.engines.build import Engine, locate
 from runner.engines.flags import require_flags
 from runner.engines.server import gpu_placement_argv
@@ -580,7 +580,7 @@ def _section(
         (pairing.divergence_lists or unpaired) if pairing else unpaired,
         strict=True,
     )
-    scores = _quality_scores(config, measured.records)
+    scores = config.protocol.scores(measured.records)
     requests = [
         {k: v for k, v in record.items() if k not in ("output_tokens", "output_text")}
         | {
@@ -621,19 +621,6 @@ def _section(
             "engine_log_tail": measured.log_tail,
         },
     }
-
-
-def _quality_scores(config: BenchmarkConfig, records: list[dict]) -> list[dict | None]:
-    """Each measured request's output scored on its task (runner.quality: measured request i
-    asks task i); None for every request of another protocol."""
-    protocol = config.protocol
-    if not isinstance(protocol, QualityProtocol):
-        return [None] * len(records)
-    tasks = quality.tasks(seed=protocol.task_seed, count=protocol.tasks, kinds=protocol.kinds)
-    return [
-        quality.score(task, record.get("output_text") or "")
-        for task, record in zip(tasks, records, strict=True)
-    ]
 
 
 def run_benchmark(
@@ -686,8 +673,8 @@ def run_benchmark(
     section = functools.partial(_section, engine=engine, target=target)
     measured = sides["speculative"]
     outputs = [record["output_tokens"] for record in measured.records]
-    points = output_length.with_generated_tokens(
-        config, stats.depth_points(config, measured.records), measured.records
+    points = config.protocol.with_point_figures(
+        stats.depth_points(config, measured.records), measured.records
     )
     baseline = pairing = None
     if pair:
@@ -696,8 +683,7 @@ def run_benchmark(
             baseline_config,
             baseline_measured,
             draft=None,
-            points=output_length.with_generated_tokens(
-                baseline_config,
+            points=baseline_config.protocol.with_point_figures(
                 stats.depth_points(baseline_config, baseline_measured.records),
                 baseline_measured.records,
             ),
@@ -711,8 +697,8 @@ def run_benchmark(
             synthetic=config.is_synthetic,
             baseline_divergences=baseline_measured.divergences,
         )
-        # An output length's speedup interval (runner.output_length); other protocols' as is.
-        points = output_length.with_speedup_intervals(config, points, baseline["points"])
+        # The figures only a pair of the protocol gives (an output length's speedup interval).
+        points = config.protocol.with_paired_figures(points, baseline["points"])
     result = section(config, measured, draft=draft, points=points, pairing=pairing)
     result["summary"] |= {
         "speedup": pairing.speedup if pairing else None,

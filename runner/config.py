@@ -13,6 +13,8 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    BaseModel,
+    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -21,8 +23,8 @@ from pydantic import (
 
 from runner.errors import ConfigError
 
-# The protocols live in runner.protocols.schema; their names are importable from here as well.
-from runner.protocols.schema import (  # noqa: F401
+# The protocols live in runner.protocols; their names are importable from here as well.
+from runner.protocols import (  # noqa: F401
     MAX_CONCURRENCY,
     MAX_CONCURRENCY_LEVELS,
     MAX_CONTEXT,
@@ -38,7 +40,6 @@ from runner.protocols.schema import (  # noqa: F401
     QualityProtocol,
     QuickProtocol,
     SweepPoint,
-    _Strict,
     stored_canonical,
 )
 
@@ -68,8 +69,10 @@ Proportion = Annotated[float, Field(strict=True, ge=0, le=1e6, allow_inf_nan=Fal
 _MODEL_REF = re.compile(r"^[A-Za-z0-9._/\-+]+\.gguf$")
 
 
-class BenchmarkConfig(_Strict):
+class BenchmarkConfig(BaseModel):
     """Everything that decides what llama-server runs and how it is measured."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: Literal["llama-server", "llama-cpp-python"] = "llama-server"
     target_model: str = Field(min_length=6, max_length=255)
@@ -353,7 +356,7 @@ class BenchmarkConfig(_Strict):
     @property
     def slots(self) -> int:
         """The most requests the protocol has in flight at once (the engine's -np at most)."""
-        return self.protocol.slots if isinstance(self.protocol, ConcurrencyProtocol) else 1
+        return self.protocol.slots
 
     @property
     def required_total_context(self) -> int:

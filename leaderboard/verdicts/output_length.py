@@ -2,7 +2,7 @@
 
 A length's speedup is the ratio of the two sides' mean decode tok/s at that length, and its 95%
 interval the delta method on the log of that ratio with Welch's degrees of freedom, computed by
-the runner's own rule (`runner.output_length.speedup_interval`, the one the result's evidence is
+the runner's own rule (`runner.protocols.output_length.speedup_interval`, the one the result's evidence is
 checked with at the door) from the stored points' n, mean and standard deviation, so the page,
 the API and the stored result say the same. The config is "faster" or "slower" at a length only
 when the whole interval lies on one side of 1x; otherwise, or without an interval (fewer than
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from leaderboard.verdicts.concurrency import FASTER, NOT_ESTABLISHED, SLOWER
 from leaderboard.verdicts.statistics import Interval, count, finite
-from runner.output_length import speedup_interval
+from runner.protocols.output_length import speedup_interval
 
 
 @dataclass(frozen=True)

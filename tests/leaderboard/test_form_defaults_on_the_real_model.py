@@ -16,7 +16,7 @@ from runner.gguf.real_model import (
     place_real_model,
     real_model_installed,
 )
-from runner.protocols.schema import QUICK_PROMPT
+from runner.protocols import QUICK_PROMPT
 from runner.stats import is_looping
 
 pytestmark = [
