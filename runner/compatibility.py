@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runner.config import BenchmarkConfig, ConcurrencyProtocol
+from runner.config import BenchmarkConfig
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import ModelInfo
 
@@ -199,10 +199,9 @@ def memory_problems(
     model: then every GPU's share is checked against its own memory (``estimated_memory_per_gpu``),
     keyed by the split's field when the config chose the split, and a GPU the config names that is
     not there is an error of its own (``gpu_placement_problems``)."""
+    protocol = config.protocol
     field = (
-        "protocol.concurrency.levels"
-        if isinstance(config.protocol, ConcurrencyProtocol)
-        else "ctx_size"
+        f"protocol.{protocol.name}.{protocol.slots_field}" if protocol.slots_field else "ctx_size"
     )
     if gpu_memory and (len(gpu_memory) > 1 or config.uses_gpu_placement):
         return _per_gpu_problems(config, target, draft, gpu_memory=gpu_memory, field=field)

@@ -284,9 +284,9 @@ class BenchmarkConfig(BaseModel):
             )
 
     def _check_in_process(self, types: set[str]) -> None:
-        if isinstance(self.protocol, ConcurrencyProtocol):
+        if self.protocol.parallel:
             raise ValueError(
-                "protocol: the concurrency protocol needs engine llama-server "
+                f"protocol: the {self.protocol.name} protocol needs engine llama-server "
                 "(llama-cpp-python answers one request at a time)"
             )
         if types - {PROMPT_LOOKUP}:
@@ -348,10 +348,7 @@ class BenchmarkConfig(BaseModel):
     def effective_ctx_size(self) -> int:
         if self.ctx_size is not None:
             return self.ctx_size
-        if isinstance(self.protocol, QuickProtocol):
-            # The seed's leaderboard protocol runs with a 3000-token context.
-            return max(3000, self.protocol.required_context())
-        return self.required_total_context
+        return self.protocol.engine_context()
 
     @property
     def slots(self) -> int:

@@ -124,9 +124,10 @@ class ProtocolBase(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # Whether its rows rank only among rows of the same protocol (their figure is not one
-    # decode tok/s that a quick or depth row's could be compared with).
-    ranks_apart: ClassVar[bool] = False
+    # Whether it sends requests in parallel waves, which only llama-server answers.
+    parallel: ClassVar[bool] = False
+    # The field that asks for more than one slot (so for the memory of their contexts).
+    slots_field: ClassVar[str | None] = None
 
     def required_context(self) -> int:
         """The context one slot needs: a request's prompt and output, plus slack."""
@@ -136,6 +137,10 @@ class ProtocolBase(BaseModel):
     def slots(self) -> int:
         """The most requests in flight at once (the engine's -np at most)."""
         return 1
+
+    def engine_context(self) -> int:
+        """The engine's context where the config names none: per slot, times the slots."""
+        return self.required_context() * self.slots
 
     def plan(self, config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSpec]:
         """Every request in order, warm-ups first at each point."""

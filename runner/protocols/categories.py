@@ -1,12 +1,12 @@
 """The categories protocol: the project's prompt suite by task category, per category a seeded
 sample of its text prompts (runner/prompts/), every prompt distinct, after warm-ups on prompts
 that belong to no category. Its figures are per category, so its rows rank only among
-themselves (``ranks_apart``)."""
+themselves."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     Field,
@@ -48,7 +48,6 @@ class CategoriesProtocol(ProtocolBase):
     read as the first suite (``read_stored``).
     """
 
-    ranks_apart: ClassVar[bool] = True
 
     name: Literal["categories"] = "categories"
     # Before the categories, so that their checks see which suite they are of.

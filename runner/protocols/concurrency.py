@@ -1,7 +1,7 @@
 """The concurrency protocol: requests in flight at once, per level that many slots and waves of
 that many requests, each with its own prompt (exact token ids, or with ``prompts: "suite"`` a
 distinct text of the prompt suite drawn from the seed). Its figure is aggregate tok/s over the
-rounds, so its rows rank only among themselves (``ranks_apart``)."""
+rounds, so its rows rank only among themselves."""
 
 from __future__ import annotations
 
@@ -63,7 +63,8 @@ class ConcurrencyProtocol(ProtocolBase):
     written before the option keep their keys).
     """
 
-    ranks_apart: ClassVar[bool] = True
+    parallel: ClassVar[bool] = True
+    slots_field: ClassVar[str | None] = "levels"
 
     name: Literal["concurrency"] = "concurrency"
     input_tokens: int = Field(strict=True, default=512, ge=1, le=MAX_REQUEST_TOKENS)

@@ -68,6 +68,10 @@ class QuickProtocol(ProtocolBase):
         # The prompt is short; leave it generous room (roughly 4 characters a token, plus slack).
         return self.n_predict + len(self.prompt) // 2 + 64
 
+    def engine_context(self) -> int:
+        # The seed's leaderboard protocol runs with a 3000-token context.
+        return max(3000, self.required_context())
+
     def plan(self, config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSpec]:
         """The text prompt, repeated; for an n-gram config a distinct token-id prompt of about
         the text's length per request (see the module)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.forms import FORM_DEFAULTS
+from leaderboard.presets import FORM_DEFAULTS
 from runner.benchmark import run_benchmark
 from runner.config import parse_config
 from runner.engines.build import locate
