@@ -10,7 +10,6 @@ in a person's words (`worded`), on every page and in the admin.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +24,7 @@ from leaderboard.presets import (
     fitted_defaults,
     protocol_payload,
 )
+from runner.compatibility import TRAINING_CONTEXT
 from runner.config import (
     DFLASH_MAX_N_MAX,
     DRAFT_MODEL_TYPES,
@@ -96,53 +96,58 @@ def _config_default(name: str) -> Any:
     return BenchmarkConfig.model_fields[name].default
 
 
-def _thousands(match: re.Match[str]) -> str:
-    number = match.group(0)
-    return f"{int(number):,}" if number.lstrip("-").isdigit() else number
+def _number(value: object) -> str:
+    """A limit as a person reads it, as pydantic writes it but grouped: 131,072, 1, 0.5."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
 
 
-# Pydantic's and the runner's wordings, and what a person reads at the field instead.
-WORDINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), words)
-    for pattern, words in (
-        (r"^Input should be greater than or equal to (?P<n>\S+)$", "at least {n}"),
-        (r"^Input should be less than or equal to (?P<n>\S+)$", "at most {n}"),
-        (r"^Input should be greater than (?P<n>\S+)$", "more than {n}"),
-        (r"^Input should be less than (?P<n>\S+)$", "less than {n}"),
-        (r"^Input should be a valid integer.*$", "a whole number"),
-        (r"^Input should be a valid number.*$", "a number"),
-        (r"^Input should be a valid (list|array).*$", "a list of whole numbers, comma-separated"),
-        (r"^String should have at most (?P<n>\d+) characters?$", "at most {n} characters"),
-        (r"^String should have at least 1 character$", "required"),
-        (r"^List should have at least (?P<n>\d+) items?.*$", "give at least {n}"),
-        (r"^List should have at most (?P<n>\d+) items?.*$", "at most {n} values"),
-        (r"^Field required$", "required"),
-    )
-)
-TRAINING_CONTEXT = re.compile(
-    r"^context (?P<needed>\d+)(?P<per_slot> per slot)? is above the target's training context "
-    r"of (?P<limit>\d+) tokens$"
-)
+# What a person reads at the field instead of pydantic's words, by pydantic's error type: a
+# format string over the error's context (its limits), and where the words fit only some errors
+# of the type, the context they fit ({"min_length": 1}: only a string that must not be empty).
+WORDINGS: dict[str, tuple[str, dict[str, object]]] = {
+    "greater_than_equal": ("at least {ge}", {}),
+    "less_than_equal": ("at most {le}", {}),
+    "greater_than": ("more than {gt}", {}),
+    "less_than": ("less than {lt}", {}),
+    "int_type": ("a whole number", {}),
+    "int_parsing": ("a whole number", {}),
+    "int_from_float": ("a whole number", {}),
+    "float_type": ("a number", {}),
+    "float_parsing": ("a number", {}),
+    "list_type": ("a list of whole numbers, comma-separated", {}),
+    "string_too_long": ("at most {max_length} characters", {}),
+    "string_too_short": ("required", {"min_length": 1}),
+    "too_short": ("give at least {min_length}", {"field_type": "List"}),
+    "too_long": ("at most {max_length} values", {"field_type": "List"}),
+    "missing": ("required", {}),
+}
+
+
+def _training_context(context: dict[str, Any], field: str | None) -> str:
+    limit = f"at most {_number(context['limit'])} for this model (its training context)"
+    if field == "ctx_size":
+        return limit
+    per_slot = " per request" if context["per_slot"] else ""
+    return f"these settings need {_number(context['needed'])} tokens of context{per_slot}: {limit}"
 
 
 def worded(message: str, *, field: str | None = None) -> str:
-    """A refusal in a person's words, for the field it shows at: "at least 1", not pydantic's
-    "Input should be greater than or equal to 1"; a context above the target's training context
-    as "at most 32,768 for this model", at the context field or at the lengths that need it."""
-    if found := TRAINING_CONTEXT.match(message):
-        limit = f"{int(found['limit']):,}"
-        if field == "ctx_size":
-            return f"at most {limit} for this model (its training context)"
-        per_slot = " per request" if found["per_slot"] else ""
-        return (
-            f"these settings need {int(found['needed']):,} tokens of context{per_slot}: "
-            f"at most {limit} for this model (its training context)"
-        )
-    for pattern, words in WORDINGS:
-        if found := pattern.match(message):
-            values = {k: re.sub(r"-?\d+", _thousands, v) for k, v in found.groupdict().items()}
-            return words.format(**values)
-    return message
+    """A refusal in a person's words, for the field it shows at, from what the message says as
+    data (`runner.config.FieldMessage`: its error type and context): "at least 1", not
+    pydantic's "Input should be greater than or equal to 1"; a context above the target's
+    training context as "at most 32,768 for this model", at the context field or at the lengths
+    that need it. A message without a known type is shown as it is."""
+    kind, context = getattr(message, "kind", ""), getattr(message, "context", {})
+    if kind == TRAINING_CONTEXT:
+        return _training_context(context, field)
+    words, fits = WORDINGS.get(kind, (None, {}))
+    if words is None or any(context.get(name) != value for name, value in fits.items()):
+        return str(message)
+    return words.format(**{name: _number(value) for name, value in context.items()})
 
 
 def add_service_errors(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runner.config import BenchmarkConfig
+from runner.config import BenchmarkConfig, FieldMessage
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import ModelInfo
 
@@ -26,6 +26,10 @@ DEFAULT_DFLASH_BLOCK_SIZE = 16
 SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128
 DRAFT_MODEL_SPEC_TYPES = frozenset({"draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark"})
 DFLASH_SPEC_TYPES = frozenset({"draft-dflash", "draft-dspark"})
+
+
+# The kind of refusal a context above the target's training context is (`FieldMessage`).
+TRAINING_CONTEXT = "training_context"
 
 
 def max_dflash_n_max(draft: ModelInfo) -> int:
@@ -56,8 +60,12 @@ def pair_problems(
     per_slot = config.effective_ctx_size // config.slots
     if target.context_length and per_slot > target.context_length:
         problems["ctx_size"] = [
-            f"context {per_slot}{' per slot' if config.slots > 1 else ''} is above the "
-            f"target's training context of {target.context_length} tokens"
+            FieldMessage(
+                f"context {per_slot}{' per slot' if config.slots > 1 else ''} is above the "
+                f"target's training context of {target.context_length} tokens",
+                TRAINING_CONTEXT,
+                {"needed": per_slot, "per_slot": config.slots > 1, "limit": target.context_length},
+            )
         ]
     return problems
 

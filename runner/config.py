@@ -10,7 +10,7 @@ import hashlib
 import json
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -460,17 +460,34 @@ def parse_stored_config(canonical: dict[str, Any]) -> BenchmarkConfig:
     return parse_config(stored_canonical(canonical))
 
 
+class FieldMessage(str):
+    """A refusal's message that keeps what it says as data: pydantic's error type and its
+    context (``"greater_than_equal"``, ``{"ge": 1}``), or a runner check's own, so that a form
+    can word it from those rather than from its English text. Anywhere else it is the text."""
+
+    kind: str
+    context: dict[str, Any]
+
+    def __new__(cls, text: str, kind: str = "", context: dict[str, Any] | None = None) -> Self:
+        message = super().__new__(cls, text)
+        message.kind = kind
+        message.context = dict(context or {})
+        return message
+
+
 def field_errors(error: ValidationError) -> dict[str, list[str]]:
-    """Pydantic errors as {dotted field: [messages]}, for forms and the API."""
+    """Pydantic errors as {dotted field: [messages]}, for forms and the API; each message a
+    `FieldMessage` that keeps its error type and context."""
     errors: dict[str, list[str]] = {}
     for item in error.errors():
         location = ".".join(str(part) for part in item["loc"])
-        message = item["msg"].removeprefix("Value error, ")
+        text = item["msg"].removeprefix("Value error, ")
+        message = FieldMessage(text, item["type"], item.get("ctx"))
         if not location:
             # Cross-field checks name the field they are about as "field: message".
-            field, _, rest = message.partition(": ")
+            field, _, rest = text.partition(": ")
             if field in BenchmarkConfig.model_fields:
-                location, message = field, rest
+                location, message = field, FieldMessage(rest, item["type"], item.get("ctx"))
             else:
                 location = "non_field_errors"
         errors.setdefault(location, []).append(message)

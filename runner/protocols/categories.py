@@ -48,7 +48,6 @@ class CategoriesProtocol(ProtocolBase):
     read as the first suite (``read_stored``).
     """
 
-
     name: Literal["categories"] = "categories"
     # Before the categories, so that their checks see which suite they are of.
     suite: SuiteVersion = Field(
