@@ -196,7 +196,9 @@ class BenchmarkConfig(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchmarkConfig:
+        # In this order, so that a config with several problems is refused for the same one.
         types = set(self.spec_types)
+        model_types = types & set(DRAFT_MODEL_TYPES)
         if self.engine == "llama-cpp-python":
             self._check_in_process(types)
         elif PROMPT_LOOKUP in types:
@@ -204,7 +206,16 @@ class BenchmarkConfig(BaseModel):
                 "spec_types: prompt-lookup is llama-cpp-python's drafting; llama-server's "
                 "n-gram types are ngram-simple, ngram-mod, ngram-map-k, ..."
             )
-        model_types = types & set(DRAFT_MODEL_TYPES)
+        self._check_draft_model(model_types)
+        self._check_drafting_options(types)
+        self._check_gpu_placement(model_types)
+        if self.n_min is not None and self.n_max is not None and self.n_min > self.n_max:
+            raise ValueError(f"n_min: {self.n_min} is larger than n_max {self.n_max}")
+        self._check_synthetic(types, model_types)
+        self._check_context()
+        return self
+
+    def _check_draft_model(self, model_types: set[str]) -> None:
         if model_types and self.draft_model is None:
             raise ValueError(f"draft_model: {sorted(model_types)[0]} needs a draft model")
         if self.draft_model is not None and not model_types:
@@ -212,27 +223,26 @@ class BenchmarkConfig(BaseModel):
                 "draft_model: a draft model is set but no draft-model type is chosen "
                 f"(one of {', '.join(DRAFT_MODEL_TYPES)})"
             )
+
+    def _check_drafting_options(self, types: set[str]) -> None:
         if "draft-dflash" in types and self.n_max is not None and self.n_max > DFLASH_MAX_N_MAX:
             raise ValueError(
                 f"n_max: {self.n_max} is out of range for draft-dflash: it must lie between 1 and "
                 f"{DFLASH_MAX_N_MAX} (the engine would silently clamp it)"
             )
-        if not types and any(
-            v is not None
-            for v in (
-                self.n_max,
-                self.n_min,
-                self.p_min,
-                self.draft_n_gpu_layers,
-                self.draft_backend_sampling,
-            )
-        ):
+        drafting_options = (
+            self.n_max,
+            self.n_min,
+            self.p_min,
+            self.draft_n_gpu_layers,
+            self.draft_backend_sampling,
+        )
+        if not types and any(v is not None for v in drafting_options):
             raise ValueError(
                 "spec_types: n_max, n_min, p_min and the draft's GPU options need a speculative type"
             )
-        self._check_gpu_placement(model_types)
-        if self.n_min is not None and self.n_max is not None and self.n_min > self.n_max:
-            raise ValueError(f"n_min: {self.n_min} is larger than n_max {self.n_max}")
+
+    def _check_synthetic(self, types: set[str], model_types: set[str]) -> None:
         synthetic = self.spec_synth_len is not None or self.spec_synth_rates is not None
         if synthetic and not (model_types or types & set(SELF_DRAFT_TYPES)):
             raise ValueError(
@@ -242,6 +252,9 @@ class BenchmarkConfig(BaseModel):
             raise ValueError(
                 "spec_synth_rates: choose spec_synth_len or spec_synth_rates, not both"
             )
+        self._check_synthetic_lengths()
+
+    def _check_synthetic_lengths(self) -> None:
         # The engine refuses these at load time; say so before anything starts.
         drafted = self.n_max if self.n_max is not None else ENGINE_DEFAULT_N_MAX
         if self.spec_synth_len is not None and self.spec_synth_len > drafted + 1:
@@ -254,6 +267,8 @@ class BenchmarkConfig(BaseModel):
                 f"spec_synth_rates: give exactly n_max = {drafted} rates, one per draft position "
                 f"(got {len(self.spec_synth_rates)})"
             )
+
+    def _check_context(self) -> None:
         needed = self.required_total_context
         if self.ctx_size is not None and self.ctx_size < needed:
             raise ValueError(
@@ -263,7 +278,6 @@ class BenchmarkConfig(BaseModel):
             raise ValueError(
                 f"protocol: the protocol needs {needed} tokens of context, above {MAX_CONTEXT}"
             )
-        return self
 
     def _check_gpu_placement(self, model_types: set[str]) -> None:
         # Each refusal is an option the engine would ignore: one behaviour, one config.
