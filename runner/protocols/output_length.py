@@ -255,43 +255,80 @@ def _protocol(section: Mapping[str, Any]) -> Mapping[str, Any]:
     return protocol if isinstance(protocol, Mapping) else {}
 
 
+def _point_problem(
+    path: str, index: int, point: Mapping[str, Any], protocol: Mapping[str, Any], mine: list
+) -> str | None:
+    """One length's point against the protocol's point and its own measured requests."""
+    length = protocol["output_lengths"][index]
+    shape = (point.get("input_tokens"), point.get("output_tokens"))
+    if shape != (protocol.get("input_tokens"), length):
+        return (
+            f"{path}: {shape[0]} in, {shape[1]} out, but the protocol's point {index} is "
+            f"{protocol.get('input_tokens')} in, {length} out"
+        )
+    asked = {r.get("output_tokens_requested") for r in mine}
+    if asked - {length}:
+        return (
+            f"{path}: its measured requests asked for {sorted(asked, key=str)} tokens, but "
+            f"the point's output length is {length}"
+        )
+    return _statistics_problem(
+        f"{path}.generated_tokens", point.get("generated_tokens"), generated_tokens(mine)
+    )
+
+
+def _foreign_figures_problem(points: list, prefix: str) -> str | None:
+    """Another protocol's points claim no output-length figures."""
+    for index, point in enumerate(points):
+        if point.get("generated_tokens") is not None:
+            return f"{prefix}points.{index}.generated_tokens: only output-length points have it"
+    return None
+
+
+def _measured_by_point(section: Mapping[str, Any]) -> dict[Any, list]:
+    found: dict[Any, list] = {}
+    for record in section.get("requests") or []:
+        if record.get("phase") == "measure":
+            found.setdefault(record.get("point"), []).append(record)
+    return found
+
+
 def _section_problem(section: Mapping[str, Any], prefix: str) -> str | None:
     """An output-length section's points against its protocol and requests, or, for any other
     protocol, the output-length figures it must not claim."""
     protocol = _protocol(section)
     points = section.get("points") or []
     if protocol.get("name") != PROTOCOL_NAME:
-        for index, point in enumerate(points):
-            if point.get("generated_tokens") is not None:
-                return f"{prefix}points.{index}.generated_tokens: only output-length points have it"
-        return None
-    lengths = list(protocol.get("output_lengths") or [])
-    if len(points) != len(lengths):
+        return _foreign_figures_problem(points, prefix)
+    protocol = dict(protocol) | {"output_lengths": list(protocol.get("output_lengths") or [])}
+    if len(points) != len(protocol["output_lengths"]):
         return (
             f"{prefix}points: {len(points)} points, but the protocol measures "
-            f"{len(lengths)} output lengths"
+            f"{len(protocol['output_lengths'])} output lengths"
         )
-    measured = [r for r in section.get("requests") or [] if r.get("phase") == "measure"]
-    for index, (point, length) in enumerate(zip(points, lengths, strict=True)):
-        path = f"{prefix}points.{index}"
-        if point.get("output_tokens") != length or point.get("input_tokens") != protocol.get(
-            "input_tokens"
-        ):
-            return (
-                f"{path}: {point.get('input_tokens')} in, {point.get('output_tokens')} out, but "
-                f"the protocol's point {index} is {protocol.get('input_tokens')} in, {length} out"
-            )
-        mine = [r for r in measured if r.get("point") == index]
-        asked = {r.get("output_tokens_requested") for r in mine}
-        if asked - {length}:
-            return (
-                f"{path}: its measured requests asked for {sorted(asked, key=str)} tokens, but "
-                f"the point's output length is {length}"
-            )
-        if found := _statistics_problem(
-            f"{path}.generated_tokens", point.get("generated_tokens"), generated_tokens(mine)
-        ):
-            return found
+    measured = _measured_by_point(section)
+    problems = (
+        _point_problem(f"{prefix}points.{index}", index, point, protocol, measured.get(index, []))
+        for index, point in enumerate(points)
+    )
+    return next((problem for problem in problems if problem), None)
+
+
+def _interval_problem(
+    section: Mapping[str, Any], prefix: str, reference: list | None
+) -> str | None:
+    """A section's claimed speedup intervals against those its points and the baseline's give
+    (`reference`, the baseline's points; None where the section may claim none)."""
+    for index, point in enumerate(section.get("points") or []):
+        derived: tuple[float, float] | tuple[None, None] = (None, None)
+        if reference is not None and index < len(reference):
+            derived = speedup_interval(point, reference[index]) or (None, None)
+        for name, gives in zip(INTERVAL_FIELDS, derived, strict=True):
+            if _differs(given := point.get(name), gives):
+                return (
+                    f"{prefix}points.{index}.{name} is {_shown(given)}, but its points and "
+                    f"the baseline's give {_shown(gives)}"
+                )
     return None
 
 
@@ -299,27 +336,13 @@ def output_length_problem(result: Mapping[str, Any]) -> str | None:
     """The first output-length figure of a result (each length's point against the protocol,
     the tokens its requests asked for and generated, and the measured config's speedup interval
     against both sections' points) that the result's own data contradict; None if none does."""
-    problem = _section_problem(result, "")
-    baseline = result.get("baseline")
-    if problem is None and isinstance(baseline, Mapping):
-        problem = _section_problem(baseline, "baseline: ")
+    found = result.get("baseline")
+    baseline: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    problem = _section_problem(result, "") or _section_problem(baseline, "baseline: ")
     if problem is not None:
         return problem
     output_length = _protocol(result).get("name") == PROTOCOL_NAME
-    reference = (baseline.get("points") or []) if isinstance(baseline, Mapping) else []
-    for section, prefix in ((result, ""), (baseline, "baseline: ")):
-        if not isinstance(section, Mapping):
-            continue
-        for index, point in enumerate(section.get("points") or []):
-            claimed = [point.get(name) for name in INTERVAL_FIELDS]
-            if section is baseline or not output_length or index >= len(reference):
-                derived: tuple[float, float] | tuple[None, None] = (None, None)
-            else:
-                derived = speedup_interval(point, reference[index]) or (None, None)
-            for name, given, gives in zip(INTERVAL_FIELDS, claimed, derived, strict=True):
-                if _differs(given, gives):
-                    return (
-                        f"{prefix}points.{index}.{name} is {_shown(given)}, but its points and "
-                        f"the baseline's give {_shown(gives)}"
-                    )
-    return None
+    reference = (baseline.get("points") or []) if baseline and output_length else None
+    return _interval_problem(result, "", reference) or _interval_problem(
+        baseline, "baseline: ", None
+    )
