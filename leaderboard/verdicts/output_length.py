@@ -63,42 +63,44 @@ def length_points(points: object) -> dict[int, dict]:
     return found
 
 
+def _verdict(interval: Interval | None) -> str:
+    """Faster or slower only where the whole interval lies on one side of 1x."""
+    if interval is not None and interval[0] > 1:
+        return FASTER
+    if interval is not None and interval[1] < 1:
+        return SLOWER
+    return NOT_ESTABLISHED
+
+
+def _length_verdict(length: int, point: dict, reference: dict | None) -> LengthVerdict:
+    own = _decode(point)
+    base = _decode(reference) if reference is not None else None
+    interval = None
+    speedup = None
+    if base:
+        interval = speedup_interval(
+            {"decode_tokens_per_second": own}, {"decode_tokens_per_second": base}
+        )
+        if own["mean"] is not None and base["mean"]:
+            speedup = own["mean"] / base["mean"]
+    generated = point.get("generated_tokens")
+    return LengthVerdict(
+        output_tokens=length,
+        generated_tokens=finite(generated.get("mean")) if isinstance(generated, dict) else None,
+        requests=own["n"],
+        decode=own["mean"],
+        baseline_decode=base["mean"] if base else None,
+        baseline_requests=base["n"] if base else None,
+        speedup=speedup,
+        speedup_interval=interval,
+        verdict=_verdict(interval),
+    )
+
+
 def length_verdicts(points: object, baseline_points: object) -> list[LengthVerdict]:
     """Each output length of a result against the same length of its baseline's, by length."""
     reference = length_points(baseline_points)
-    found = []
-    for length, point in sorted(length_points(points).items()):
-        own = _decode(point)
-        base = _decode(reference[length]) if length in reference else None
-        speedup = (
-            own["mean"] / base["mean"]
-            if base and own["mean"] is not None and base["mean"]
-            else None
-        )
-        interval = (
-            speedup_interval({"decode_tokens_per_second": own}, {"decode_tokens_per_second": base})
-            if base
-            else None
-        )
-        verdict = NOT_ESTABLISHED
-        if interval is not None and interval[0] > 1:
-            verdict = FASTER
-        elif interval is not None and interval[1] < 1:
-            verdict = SLOWER
-        generated = point.get("generated_tokens")
-        found.append(
-            LengthVerdict(
-                output_tokens=length,
-                generated_tokens=finite(generated.get("mean"))
-                if isinstance(generated, dict)
-                else None,
-                requests=own["n"],
-                decode=own["mean"],
-                baseline_decode=base["mean"] if base else None,
-                baseline_requests=base["n"] if base else None,
-                speedup=speedup,
-                speedup_interval=interval,
-                verdict=verdict,
-            )
-        )
-    return found
+    return [
+        _length_verdict(length, point, reference.get(length))
+        for length, point in sorted(length_points(points).items())
+    ]
