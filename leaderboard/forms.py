@@ -20,9 +20,12 @@ from leaderboard.presets import (
     CONTEXT_FIELDS,
     PRESETS,
     PROTOCOL_CHOICES,
+    PROTOCOL_FIELDS,
     PROTOCOL_FORM_FIELDS,
     fitted_defaults,
+    form_values,
     protocol_payload,
+    protocols_of,
 )
 from runner.compatibility import TRAINING_CONTEXT
 from runner.config import (
@@ -293,6 +296,12 @@ class SubmitForm(forms.Form):
 
     def __init__(self, *args: Any, preset: str = "quick", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._offer_hardware()
+        self._offer_models()
+        self._start_at_preset(preset)
+        self.submission: services.ValidatedConfig | None = None
+
+    def _offer_hardware(self) -> None:
         hardware = selectors.servable_hardware()
         self.fields["hardware"].choices = [(h.slug, str(h)) for h in hardware]
         # Threads start at what is fastest on each host (the page's script follows the chosen
@@ -303,6 +312,8 @@ class SubmitForm(forms.Form):
         if "threads" not in self.initial:
             self.fields["threads"].initial = advice.threads
             self.fields["threads"].help_text = threads_help(advice.reason)
+
+    def _offer_models(self) -> None:
         targets = selectors.registered_models(role="target")
         self.fields["target_model"].choices = [(m.path, m.name) for m in targets]
         # Each target's training context, which the sweeps' lengths are fitted to.
@@ -311,6 +322,8 @@ class SubmitForm(forms.Form):
         self.fields["draft_model"].choices = [("", "none")] + [
             (m.path, f"{m.name} ({m.architecture})") for m in drafts
         ]
+
+    def _start_at_preset(self, preset: str) -> None:
         # Every protocol field starts at the runner's default: the preset's protocol first.
         chosen = next((p for p in PRESETS if p.name == preset and p.available), PRESETS[0])
         target = self.initial.get("target_model") or next(iter(self.training_contexts), None)
@@ -320,7 +333,6 @@ class SubmitForm(forms.Form):
                 self.fields[field].initial = value
         self.fields["protocol"].initial = chosen.protocol
         self.preset = chosen.name
-        self.submission: services.ValidatedConfig | None = None
 
     def clean_prompt(self) -> str:
         # Browsers send a textarea's line breaks as CRLF: the prompt the user sees is the one
@@ -329,14 +341,7 @@ class SubmitForm(forms.Form):
 
     def layout(self) -> list[dict[str, Any]]:
         """The fieldsets in order, each field once, with the types and protocols it applies to."""
-        protocol_fields = {f for fields in PROTOCOL_FORM_FIELDS.values() for f in fields}
-        groups = {key: [] for key, _, _ in FIELDSETS}
-        placed = {name for _, _, names in FIELDSETS for name in names}
-        for key, _, names in FIELDSETS:
-            groups[key].extend(name for name in names if name in self.fields)
-        for name in self.fields:
-            if name not in placed:
-                groups["protocol" if name in protocol_fields else "engine"].append(name)
+        groups = self._fieldset_names()
         return [
             {
                 "id": key,
@@ -345,15 +350,25 @@ class SubmitForm(forms.Form):
                     {
                         "field": self[name],
                         "spec_types": " ".join(SPEC_TYPE_FIELDS.get(name, ())),
-                        "protocols": " ".join(
-                            p for p, fields in PROTOCOL_FORM_FIELDS.items() if name in fields
-                        ),
+                        "protocols": " ".join(protocols_of(name)),
                     }
                     for name in groups[key]
                 ],
             }
             for key, legend, _ in FIELDSETS
         ]
+
+    def _fieldset_names(self) -> dict[str, list[str]]:
+        """Each fieldset's fields: those it lists, then any other protocol field in "protocol"
+        and any other field in "engine"."""
+        groups = {
+            key: [name for name in names if name in self.fields] for key, _, names in FIELDSETS
+        }
+        placed = {name for _, _, names in FIELDSETS for name in names}
+        for name in self.fields:
+            if name not in placed:
+                groups["protocol" if name in PROTOCOL_FIELDS else "engine"].append(name)
+        return groups
 
     def initial_data(self) -> dict[str, Any]:
         """What the browser would send for the unchanged form (for the first estimate)."""
@@ -393,10 +408,9 @@ class SubmitForm(forms.Form):
         a context sweep's points at its lengths, and a context the user left empty at the
         protocol's lengths that decided it (`CONTEXT_FIELDS`)."""
         parts = name.split(".")
-        protocol_fields = {f for fields in PROTOCOL_FORM_FIELDS.values() for f in fields}
         if parts[0] == "protocol" and len(parts) >= 3:
             field = "sweep_lengths" if parts[2] == "points" else parts[2]
-            return field if field in protocol_fields else "protocol"
+            return field if field in PROTOCOL_FIELDS else "protocol"
         if name == "ctx_size" and self.cleaned_data.get("ctx_size") is None:
             protocol = self.cleaned_data.get("protocol") or "quick"
             return CONTEXT_FIELDS.get(protocol, "protocol")
@@ -413,10 +427,7 @@ def initial_from_config(config: BenchmarkConfig) -> tuple[dict[str, Any], list[s
     }
     protocol = config.protocol
     initial["protocol"] = protocol.name
-    fields = PROTOCOL_FORM_FIELDS.get(protocol.name, ())
-    initial |= {name: getattr(protocol, name) for name in fields if hasattr(protocol, name)}
-    if "sweep_lengths" in fields:
-        initial["sweep_lengths"] = [point.input_tokens for point in protocol.points]
+    initial |= form_values(protocol)
     carried = {name: initial[name] for name in CONFIG_FIELDS if name in initial}
     carried["protocol"] = protocol_payload(protocol.name, initial)
     try:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.config import ContextSweepProtocol
-from runner.protocols import PROTOCOLS
+from runner.protocols import PROTOCOLS, ProtocolBase
 
 PROTOCOL_CHOICES = [
     ("quick", "quick: one prompt, repeated runs (the seed's leaderboard)"),
@@ -30,6 +30,15 @@ PROTOCOL_FORM_FIELDS: dict[str, tuple[str, ...]] = {
     "concurrency": ("levels", "input_tokens", "output_tokens", "rounds", "warmup"),
     "categories": ("categories", "output_tokens", "prompts_per_category", "warmup"),
 }
+# Every field some protocol uses.
+PROTOCOL_FIELDS = frozenset(field for fields in PROTOCOL_FORM_FIELDS.values() for field in fields)
+
+
+def protocols_of(field: str) -> list[str]:
+    """The protocols a form field belongs to (none for a field of the config's own)."""
+    return [name for name, fields in PROTOCOL_FORM_FIELDS.items() if field in fields]
+
+
 # The quick protocol as the form offers it: a text to continue (the real model is a base model)
 # and a length on which Gemma 3 270M base does not loop under greedy decoding, so a first job
 # (the form's default: no drafting) gives a row that ranks. Measured with llama-server b11434 on
@@ -66,6 +75,16 @@ def protocol_defaults(name: str) -> dict[str, Any]:
     if name == "context-sweep":
         values["sweep_lengths"] = [point.input_tokens for point in ContextSweepProtocol().points]
     return values | FORM_DEFAULTS.get(name, {})
+
+
+def form_values(protocol: ProtocolBase) -> dict[str, Any]:
+    """A protocol's values as its form fields hold them: a context sweep's points as its
+    lengths (`protocol_payload` turns them back)."""
+    fields = PROTOCOL_FORM_FIELDS.get(protocol.name, ())
+    values = {name: getattr(protocol, name) for name in fields if hasattr(protocol, name)}
+    if isinstance(protocol, ContextSweepProtocol):
+        values["sweep_lengths"] = [point.input_tokens for point in protocol.points]
+    return values
 
 
 def sweep_point(length: int) -> dict[str, int]:

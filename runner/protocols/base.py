@@ -124,6 +124,10 @@ class ProtocolBase(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    if TYPE_CHECKING:
+        # Each protocol declares it as a Literal with its default: the union's discriminator.
+        name: str
+
     # Whether it sends requests in parallel waves, which only llama-server answers.
     parallel: ClassVar[bool] = False
     # The field that asks for more than one slot (so for the memory of their contexts).
