@@ -120,7 +120,7 @@ def span(values: Sequence[int]) -> str:
 
 class ProtocolBase(BaseModel):
     """One protocol: a frozen schema with ``extra="forbid"``, and what the runner and the site
-    ask of it. Subclasses declare ``name`` as a ``Literal`` (the union's discriminator)."""
+    ask of it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
