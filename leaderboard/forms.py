@@ -1,24 +1,33 @@
 """Forms: the submit form checks with the runner's schema, through the same service as the API.
 
-The submit form's layout is data: which fields a speculative type or a protocol uses
-(`SPEC_TYPE_FIELDS`, `PROTOCOL_FORM_FIELDS`), the fieldsets they sit in (`FIELDSETS`) and the
-presets at the top (`PRESETS`), whose numbers are the runner's protocol defaults. The page's
-script shows only the fields that apply; without it every field shows, and the server validates
-everything either way (the runner's schema is the one validator). `add_service_errors` shows a
-service's field-keyed refusal on the form that asked, on every page and in the admin.
+The submit form's layout is data: which fields a speculative type uses (`SPEC_TYPE_FIELDS`) and
+the fieldsets they sit in (`FIELDSETS`); which fields a protocol uses and the presets at the top
+are `leaderboard.presets`'. The page's script shows only the fields that apply; without it every
+field shows, and the server validates everything either way (the runner's schema is the one
+validator). `add_service_errors` shows a service's field-keyed refusal on the form that asked,
+in a person's words (`worded`), on every page and in the admin.
 """
 
 from __future__ import annotations
 
-import re
-import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 
 from leaderboard import selectors, services
+from leaderboard.presets import (
+    CONTEXT_FIELDS,
+    PRESETS,
+    PROTOCOL_CHOICES,
+    PROTOCOL_FIELDS,
+    PROTOCOL_FORM_FIELDS,
+    fitted_defaults,
+    form_values,
+    protocol_payload,
+    protocols_of,
+)
+from runner.compatibility import TRAINING_CONTEXT
 from runner.config import (
     DFLASH_MAX_N_MAX,
     DRAFT_MODEL_TYPES,
@@ -28,27 +37,9 @@ from runner.config import (
     SELF_DRAFT_TYPES,
     SPEC_TYPES,
     BenchmarkConfig,
-    ContextSweepProtocol,
-    Protocol,
 )
 from runner.prompts import load_suite
 
-PROTOCOL_CHOICES = [
-    ("quick", "quick: one prompt, repeated runs (the seed's leaderboard)"),
-    ("depth", "depth: input length varies, output fixed"),
-    ("context-sweep", "context sweep: input = output, up to the model's training context (long)"),
-    ("concurrency", "concurrency: parallel requests at several levels (aggregate tok/s)"),
-    ("categories", "categories: the prompt suite by task category (acceptance per task)"),
-]
-# The protocol fields each protocol uses, named as the runner names them; a protocol's fields
-# show only while it is chosen, and only they go into its config.
-PROTOCOL_FORM_FIELDS: dict[str, tuple[str, ...]] = {
-    "quick": ("prompt", "runs", "n_predict", "warmup"),
-    "depth": ("depths", "output_tokens", "requests", "warmup"),
-    "context-sweep": ("sweep_lengths",),
-    "concurrency": ("levels", "input_tokens", "output_tokens", "rounds", "warmup"),
-    "categories": ("categories", "output_tokens", "prompts_per_category", "warmup"),
-}
 # Fields that apply only with some speculative types: shown (and sent) while one is checked.
 SPEC_TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "draft_model": DRAFT_MODEL_TYPES,
@@ -76,188 +67,6 @@ SPLIT_MODE_CHOICES = [
     ("none", "none: the whole model on the main GPU"),
     ("row", "row: weight rows split over the GPUs, K/V on the main GPU"),
 ]
-
-
-def protocol_classes() -> dict[str, type]:
-    """The runner's protocol classes by name: the members of its `Protocol` union."""
-    union = typing.get_args(Protocol)[0]
-    return {cls.model_fields["name"].default: cls for cls in typing.get_args(union)}
-
-
-# The quick protocol as the form offers it: a text to continue (the real model is a base model)
-# and a length on which Gemma 3 270M base does not loop under greedy decoding, so a first job
-# (the form's default: no drafting) gives a row that ranks. Measured with llama-server b11434 on
-# CPU: the seed's Fibonacci prompt, the runner's own default, loops at 64 tokens already (a
-# 20-token period over the whole output) and at 256; this prompt at 64 tokens gave three
-# identical, loop-free outputs (distinct 4-grams 0.64). With n-gram drafting and its paired
-# baseline it looped in that measurement too: the estimate warns once such a run is on the site
-# (`selectors.known_loops`). The same prompt and length as the demo's real rows, so a first job
-# joins their ranking; the CLI keeps the seed's protocol.
-QUICK_FORM_PROMPT = (
-    "The lighthouse keeper's log, written each evening at the top of the tower.\n\n"
-    "12 March. Wind from the north-west, strong. Lamp lit at 18:40. Two fishing "
-    "boats came in before dark; the ferry was late.\n\n13 March."
-)
-FORM_DEFAULTS: dict[str, dict[str, Any]] = {
-    "quick": {"prompt": QUICK_FORM_PROMPT, "n_predict": 64, "runs": 3, "warmup": 1},
-}
-# A sweep length the form fits to a model's training context is a multiple of this.
-LENGTH_STEP = 1024
-
-
-def protocol_defaults(name: str) -> dict[str, Any]:
-    """One protocol's form fields at the form's defaults (the runner's, but for the quick
-    protocol's `FORM_DEFAULTS`); empty for a protocol the runner lacks."""
-    cls = protocol_classes().get(name)
-    if cls is None:
-        return {}
-    defaults = cls()
-    values = {
-        field: getattr(defaults, field)
-        for field in PROTOCOL_FORM_FIELDS.get(name, ())
-        if field in cls.model_fields
-    }
-    if name == "context-sweep":
-        values["sweep_lengths"] = [point.input_tokens for point in defaults.points]
-    return values | FORM_DEFAULTS.get(name, {})
-
-
-def sweep_point(length: int) -> dict[str, int]:
-    """A context-sweep point of input = output `length`, with the seed's request and warm-up
-    counts for it (those of the seed's shortest point at least as long, else its longest)."""
-    seed = ContextSweepProtocol().points
-    like = next((p for p in seed if p.input_tokens >= length), seed[-1])
-    return {
-        "input_tokens": length,
-        "output_tokens": length,
-        "requests": like.requests,
-        "warmup": like.warmup,
-    }
-
-
-def protocol_payload(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """The runner's protocol data for a protocol's form values (empty ones left to the
-    schema's defaults): the context sweep's lengths become its points."""
-    payload: dict[str, Any] = {"name": name}
-    for field in PROTOCOL_FORM_FIELDS.get(name, ()):
-        value = values.get(field)
-        if value in (None, "", []):
-            continue
-        if field == "sweep_lengths":
-            # Text that is not a list of numbers goes to the schema as it is: its message shows.
-            is_list = isinstance(value, list)
-            payload["points"] = [sweep_point(n) for n in value] if is_list else value
-        else:
-            payload[field] = value
-    return payload
-
-
-def _fits(name: str, values: dict[str, Any], context_length: int) -> bool:
-    try:
-        protocol = protocol_classes()[name].model_validate(protocol_payload(name, values))
-    except ValueError:
-        return True  # not the form's to judge: the schema says why on submit
-    return protocol.required_context() <= context_length
-
-
-def fitted_lengths(lengths: list[int], *, fits: Callable[[int], bool]) -> list[int]:
-    """The lengths that fit; where some do not, the longest multiple of `LENGTH_STEP` that fits
-    in their place (when it is longer than every length kept)."""
-    kept = [length for length in lengths if fits(length)]
-    if len(kept) == len(lengths):
-        return list(lengths)
-    shortest_dropped = min(length for length in lengths if not fits(length))
-    top = next(
-        (
-            n
-            for n in range(shortest_dropped // LENGTH_STEP * LENGTH_STEP, 0, -LENGTH_STEP)
-            if fits(n)
-        ),
-        None,
-    )
-    if top is not None and top > max(kept, default=0):
-        kept.append(top)
-    return kept
-
-
-# The field of each protocol whose lengths the target's training context bounds.
-FITTED_FIELDS = {"context-sweep": "sweep_lengths", "depth": "depths"}
-# Where a context the protocol decided (the form's context field left empty) is refused: at the
-# lengths that decided it.
-CONTEXT_FIELDS = {
-    "quick": "n_predict",
-    "depth": "depths",
-    "context-sweep": "sweep_lengths",
-    "concurrency": "input_tokens",
-    "categories": "output_tokens",
-}
-
-
-def fitted_defaults(name: str, *, context_length: int | None) -> dict[str, Any]:
-    """A protocol's form defaults fitted to a model's training context: the sweeps' lengths
-    that fit, their longest replaced by the longest that fits (`fitted_lengths`)."""
-    values = protocol_defaults(name)
-    field = FITTED_FIELDS.get(name)
-    if not context_length or field is None or not values.get(field):
-        return values
-    values[field] = fitted_lengths(
-        values[field],
-        fits=lambda n: _fits(name, values | {field: [n]}, context_length),
-    )
-    return values
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A choice at the top of the form: a protocol with the form's defaults."""
-
-    name: str
-    label: str
-    protocol: str
-    summary: str  # a format string over the protocol's defaults
-
-    @property
-    def available(self) -> bool:
-        return self.protocol in protocol_classes() and self.protocol in PROTOCOL_FORM_FIELDS
-
-    def values(self, *, context_length: int | None = None) -> dict[str, Any]:
-        return {"protocol": self.protocol} | fitted_defaults(
-            self.protocol, context_length=context_length
-        )
-
-    def description(self) -> str:
-        cls = protocol_classes().get(self.protocol)
-        if cls is None:
-            return "Not available yet: this site's runner does not know the protocol."
-        defaults = cls()
-        names = {name: getattr(defaults, name) for name in type(defaults).model_fields}
-        names |= protocol_defaults(self.protocol)
-        lists = {k: " / ".join(map(str, v)) for k, v in names.items() if isinstance(v, list)}
-        return self.summary.format(**(names | lists))
-
-
-PRESETS = (
-    Preset(
-        "quick", "Quick leaderboard", "quick",
-        "A first row in minutes: a text to continue, {runs} runs of {n_predict} tokens after "
-        "{warmup} warm-up, greedy; the real model, run without drafting, does not loop on it.",
-    ),
-    Preset(
-        "context-sweep", "Context sweep", "context-sweep",
-        "The seed's sweep: input = output at {sweep_lengths} tokens, as far as the model's "
-        "training context holds; exact token-id prompts (long).",
-    ),
-    Preset(
-        "depth", "Depth sweep", "depth",
-        "The cheap sweep: input {depths} tokens, as far as the model's training context "
-        "holds; {output_tokens} tokens out, {requests} requests a depth.",
-    ),
-    Preset(
-        "concurrency", "Concurrency sweep", "concurrency",
-        "Parallel clients at {levels}: {input_tokens} tokens in, {output_tokens} out, "
-        "{rounds} rounds.",
-    ),
-)  # fmt: skip
 
 
 class IntegerListField(forms.CharField):
@@ -290,53 +99,58 @@ def _config_default(name: str) -> Any:
     return BenchmarkConfig.model_fields[name].default
 
 
-def _thousands(match: re.Match[str]) -> str:
-    number = match.group(0)
-    return f"{int(number):,}" if number.lstrip("-").isdigit() else number
+def _number(value: object) -> str:
+    """A limit as a person reads it, as pydantic writes it but grouped: 131,072, 1, 0.5."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
 
 
-# Pydantic's and the runner's wordings, and what a person reads at the field instead.
-WORDINGS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), words)
-    for pattern, words in (
-        (r"^Input should be greater than or equal to (?P<n>\S+)$", "at least {n}"),
-        (r"^Input should be less than or equal to (?P<n>\S+)$", "at most {n}"),
-        (r"^Input should be greater than (?P<n>\S+)$", "more than {n}"),
-        (r"^Input should be less than (?P<n>\S+)$", "less than {n}"),
-        (r"^Input should be a valid integer.*$", "a whole number"),
-        (r"^Input should be a valid number.*$", "a number"),
-        (r"^Input should be a valid (list|array).*$", "a list of whole numbers, comma-separated"),
-        (r"^String should have at most (?P<n>\d+) characters?$", "at most {n} characters"),
-        (r"^String should have at least 1 character$", "required"),
-        (r"^List should have at least (?P<n>\d+) items?.*$", "give at least {n}"),
-        (r"^List should have at most (?P<n>\d+) items?.*$", "at most {n} values"),
-        (r"^Field required$", "required"),
-    )
-)
-TRAINING_CONTEXT = re.compile(
-    r"^context (?P<needed>\d+)(?P<per_slot> per slot)? is above the target's training context "
-    r"of (?P<limit>\d+) tokens$"
-)
+# What a person reads at the field instead of pydantic's words, by pydantic's error type: a
+# format string over the error's context (its limits), and where the words fit only some errors
+# of the type, the context they fit ({"min_length": 1}: only a string that must not be empty).
+WORDINGS: dict[str, tuple[str, dict[str, object]]] = {
+    "greater_than_equal": ("at least {ge}", {}),
+    "less_than_equal": ("at most {le}", {}),
+    "greater_than": ("more than {gt}", {}),
+    "less_than": ("less than {lt}", {}),
+    "int_type": ("a whole number", {}),
+    "int_parsing": ("a whole number", {}),
+    "int_from_float": ("a whole number", {}),
+    "float_type": ("a number", {}),
+    "float_parsing": ("a number", {}),
+    "list_type": ("a list of whole numbers, comma-separated", {}),
+    "string_too_long": ("at most {max_length} characters", {}),
+    "string_too_short": ("required", {"min_length": 1}),
+    "too_short": ("give at least {min_length}", {"field_type": "List"}),
+    "too_long": ("at most {max_length} values", {"field_type": "List"}),
+    "missing": ("required", {}),
+}
+
+
+def _training_context(context: dict[str, Any], field: str | None) -> str:
+    limit = f"at most {_number(context['limit'])} for this model (its training context)"
+    if field == "ctx_size":
+        return limit
+    per_slot = " per request" if context["per_slot"] else ""
+    return f"these settings need {_number(context['needed'])} tokens of context{per_slot}: {limit}"
 
 
 def worded(message: str, *, field: str | None = None) -> str:
-    """A refusal in a person's words, for the field it shows at: "at least 1", not pydantic's
-    "Input should be greater than or equal to 1"; a context above the target's training context
-    as "at most 32,768 for this model", at the context field or at the lengths that need it."""
-    if found := TRAINING_CONTEXT.match(message):
-        limit = f"{int(found['limit']):,}"
-        if field == "ctx_size":
-            return f"at most {limit} for this model (its training context)"
-        per_slot = " per request" if found["per_slot"] else ""
-        return (
-            f"these settings need {int(found['needed']):,} tokens of context{per_slot}: "
-            f"at most {limit} for this model (its training context)"
-        )
-    for pattern, words in WORDINGS:
-        if found := pattern.match(message):
-            values = {k: re.sub(r"-?\d+", _thousands, v) for k, v in found.groupdict().items()}
-            return words.format(**values)
-    return message
+    """A refusal in a person's words, for the field it shows at, from what the message says as
+    data (`runner.config.FieldMessage`: its error type and context): "at least 1", not
+    pydantic's "Input should be greater than or equal to 1"; a context above the target's
+    training context as "at most 32,768 for this model", at the context field or at the lengths
+    that need it. A message without a known type is shown as it is."""
+    kind, context = getattr(message, "kind", ""), getattr(message, "context", {})
+    if kind == TRAINING_CONTEXT:
+        return _training_context(context, field)
+    words, fits = WORDINGS.get(kind, (None, {}))
+    if words is None or any(context.get(name) != value for name, value in fits.items()):
+        return str(message)
+    return words.format(**{name: _number(value) for name, value in context.items()})
 
 
 def add_service_errors(
@@ -482,6 +296,12 @@ class SubmitForm(forms.Form):
 
     def __init__(self, *args: Any, preset: str = "quick", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._offer_hardware()
+        self._offer_models()
+        self._start_at_preset(preset)
+        self.submission: services.ValidatedConfig | None = None
+
+    def _offer_hardware(self) -> None:
         hardware = selectors.servable_hardware()
         self.fields["hardware"].choices = [(h.slug, str(h)) for h in hardware]
         # Threads start at what is fastest on each host (the page's script follows the chosen
@@ -492,6 +312,8 @@ class SubmitForm(forms.Form):
         if "threads" not in self.initial:
             self.fields["threads"].initial = advice.threads
             self.fields["threads"].help_text = threads_help(advice.reason)
+
+    def _offer_models(self) -> None:
         targets = selectors.registered_models(role="target")
         self.fields["target_model"].choices = [(m.path, m.name) for m in targets]
         # Each target's training context, which the sweeps' lengths are fitted to.
@@ -500,6 +322,8 @@ class SubmitForm(forms.Form):
         self.fields["draft_model"].choices = [("", "none")] + [
             (m.path, f"{m.name} ({m.architecture})") for m in drafts
         ]
+
+    def _start_at_preset(self, preset: str) -> None:
         # Every protocol field starts at the runner's default: the preset's protocol first.
         chosen = next((p for p in PRESETS if p.name == preset and p.available), PRESETS[0])
         target = self.initial.get("target_model") or next(iter(self.training_contexts), None)
@@ -509,7 +333,6 @@ class SubmitForm(forms.Form):
                 self.fields[field].initial = value
         self.fields["protocol"].initial = chosen.protocol
         self.preset = chosen.name
-        self.submission: services.ValidatedConfig | None = None
 
     def clean_prompt(self) -> str:
         # Browsers send a textarea's line breaks as CRLF: the prompt the user sees is the one
@@ -518,14 +341,7 @@ class SubmitForm(forms.Form):
 
     def layout(self) -> list[dict[str, Any]]:
         """The fieldsets in order, each field once, with the types and protocols it applies to."""
-        protocol_fields = {f for fields in PROTOCOL_FORM_FIELDS.values() for f in fields}
-        groups = {key: [] for key, _, _ in FIELDSETS}
-        placed = {name for _, _, names in FIELDSETS for name in names}
-        for key, _, names in FIELDSETS:
-            groups[key].extend(name for name in names if name in self.fields)
-        for name in self.fields:
-            if name not in placed:
-                groups["protocol" if name in protocol_fields else "engine"].append(name)
+        groups = self._fieldset_names()
         return [
             {
                 "id": key,
@@ -534,15 +350,25 @@ class SubmitForm(forms.Form):
                     {
                         "field": self[name],
                         "spec_types": " ".join(SPEC_TYPE_FIELDS.get(name, ())),
-                        "protocols": " ".join(
-                            p for p, fields in PROTOCOL_FORM_FIELDS.items() if name in fields
-                        ),
+                        "protocols": " ".join(protocols_of(name)),
                     }
                     for name in groups[key]
                 ],
             }
             for key, legend, _ in FIELDSETS
         ]
+
+    def _fieldset_names(self) -> dict[str, list[str]]:
+        """Each fieldset's fields: those it lists, then any other protocol field in "protocol"
+        and any other field in "engine"."""
+        groups = {
+            key: [name for name in names if name in self.fields] for key, _, names in FIELDSETS
+        }
+        placed = {name for _, _, names in FIELDSETS for name in names}
+        for name in self.fields:
+            if name not in placed:
+                groups["protocol" if name in PROTOCOL_FIELDS else "engine"].append(name)
+        return groups
 
     def initial_data(self) -> dict[str, Any]:
         """What the browser would send for the unchanged form (for the first estimate)."""
@@ -582,10 +408,9 @@ class SubmitForm(forms.Form):
         a context sweep's points at its lengths, and a context the user left empty at the
         protocol's lengths that decided it (`CONTEXT_FIELDS`)."""
         parts = name.split(".")
-        protocol_fields = {f for fields in PROTOCOL_FORM_FIELDS.values() for f in fields}
         if parts[0] == "protocol" and len(parts) >= 3:
             field = "sweep_lengths" if parts[2] == "points" else parts[2]
-            return field if field in protocol_fields else "protocol"
+            return field if field in PROTOCOL_FIELDS else "protocol"
         if name == "ctx_size" and self.cleaned_data.get("ctx_size") is None:
             protocol = self.cleaned_data.get("protocol") or "quick"
             return CONTEXT_FIELDS.get(protocol, "protocol")
@@ -602,10 +427,7 @@ def initial_from_config(config: BenchmarkConfig) -> tuple[dict[str, Any], list[s
     }
     protocol = config.protocol
     initial["protocol"] = protocol.name
-    fields = PROTOCOL_FORM_FIELDS.get(protocol.name, ())
-    initial |= {name: getattr(protocol, name) for name in fields if hasattr(protocol, name)}
-    if "sweep_lengths" in fields:
-        initial["sweep_lengths"] = [point.input_tokens for point in protocol.points]
+    initial |= form_values(protocol)
     carried = {name: initial[name] for name in CONFIG_FIELDS if name in initial}
     carried["protocol"] = protocol_payload(protocol.name, initial)
     try:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from runner import energy, output_length, protocols, quality, stats
-from runner.config import BenchmarkConfig, QualityProtocol
+from runner import energy, protocols, stats
+from runner.config import BenchmarkConfig
 from runner.engines.build import Engine
 from runner.fidelity import Divergence
 from runner.gguf.inspect import ModelInfo
@@ -170,8 +170,8 @@ def assemble_result(
             baseline_divergences=sides["baseline"].divergences,
         )
         speedups = [p | {"speedup": s} for p, s in zip(points, pairing.point_speedups, strict=True)]
-        # An output length's speedup interval (runner.output_length); other protocols' as is.
-        points = output_length.with_speedup_intervals(config, speedups, baseline_points)
+        # The figures only a pair of this protocol gives (an output length's speedup interval).
+        points = config.protocol.with_paired_figures(speedups, baseline_points)
     requests = _requests(config, measured, pairing)
     summary = _summary_figures(measured, requests, engine=run.engine)
     if baseline is not None:
@@ -227,7 +227,7 @@ def _points(config: BenchmarkConfig, measured: Measured) -> list[dict[str, Any]]
     """A side's points (``runner.stats.depth_points``) with the output-length protocol's
     generated tokens; speedups not yet known."""
     points = stats.depth_points(config, measured.records)
-    return output_length.with_generated_tokens(config, points, measured.records)
+    return config.protocol.with_point_figures(points, measured.records)
 
 
 def _requests(
@@ -240,7 +240,10 @@ def _requests(
     margins = pairing.divergence_margins if pairing else [None] * count
     # Every divergence judged (runner.fidelity); null unpaired or synthetic.
     judged = (pairing.divergence_lists if pairing else None) or [None] * count
-    scores = _quality_scores(config, measured.records)
+    scores = [
+        None if score is None else QualityScore.model_validate(score)
+        for score in config.protocol.scores(measured.records)
+    ]
     return [
         RequestRecord(
             **{k: v for k, v in record.items() if k not in UNRECORDED_FIELDS},
@@ -252,21 +255,6 @@ def _requests(
             divergences=judged[index],
         )
         for index, record in enumerate(measured.records)
-    ]
-
-
-def _quality_scores(
-    config: BenchmarkConfig, records: list[dict[str, Any]]
-) -> list[QualityScore | None]:
-    """Each measured request's output scored on its task (runner.quality: measured request i
-    asks task i); None for every request of another protocol."""
-    protocol = config.protocol
-    if not isinstance(protocol, QualityProtocol):
-        return [None] * len(records)
-    tasks = quality.tasks(seed=protocol.task_seed, count=protocol.tasks, kinds=protocol.kinds)
-    return [
-        QualityScore.model_validate(quality.score(task, record.get("output_text") or ""))
-        for task, record in zip(tasks, records, strict=True)
     ]
 
 

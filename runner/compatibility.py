@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runner.config import BenchmarkConfig, ConcurrencyProtocol
+from runner.config import BenchmarkConfig, FieldMessage
 from runner.errors import ModelCheckError
 from runner.gguf.inspect import ModelInfo
 
@@ -26,6 +26,10 @@ DEFAULT_DFLASH_BLOCK_SIZE = 16
 SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128
 DRAFT_MODEL_SPEC_TYPES = frozenset({"draft-simple", "draft-eagle3", "draft-dflash", "draft-dspark"})
 DFLASH_SPEC_TYPES = frozenset({"draft-dflash", "draft-dspark"})
+
+
+# The kind of refusal a context above the target's training context is (`FieldMessage`).
+TRAINING_CONTEXT = "training_context"
 
 
 def max_dflash_n_max(draft: ModelInfo) -> int:
@@ -56,8 +60,12 @@ def pair_problems(
     per_slot = config.effective_ctx_size // config.slots
     if target.context_length and per_slot > target.context_length:
         problems["ctx_size"] = [
-            f"context {per_slot}{' per slot' if config.slots > 1 else ''} is above the "
-            f"target's training context of {target.context_length} tokens"
+            FieldMessage(
+                f"context {per_slot}{' per slot' if config.slots > 1 else ''} is above the "
+                f"target's training context of {target.context_length} tokens",
+                TRAINING_CONTEXT,
+                {"needed": per_slot, "per_slot": config.slots > 1, "limit": target.context_length},
+            )
         ]
     return problems
 
@@ -199,10 +207,9 @@ def memory_problems(
     model: then every GPU's share is checked against its own memory (``estimated_memory_per_gpu``),
     keyed by the split's field when the config chose the split, and a GPU the config names that is
     not there is an error of its own (``gpu_placement_problems``)."""
+    protocol = config.protocol
     field = (
-        "protocol.concurrency.levels"
-        if isinstance(config.protocol, ConcurrencyProtocol)
-        else "ctx_size"
+        f"protocol.{protocol.name}.{protocol.slots_field}" if protocol.slots_field else "ctx_size"
     )
     if gpu_memory and (len(gpu_memory) > 1 or config.uses_gpu_placement):
         return _per_gpu_problems(config, target, draft, gpu_memory=gpu_memory, field=field)

@@ -10,9 +10,11 @@ import hashlib
 import json
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    BaseModel,
+    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -21,8 +23,8 @@ from pydantic import (
 
 from runner.errors import ConfigError
 
-# The protocols live in runner.protocols.schema; their names are importable from here as well.
-from runner.protocols.schema import (  # noqa: F401
+# The protocols live in runner.protocols; their names are importable from here as well.
+from runner.protocols import (  # noqa: F401
     MAX_CONCURRENCY,
     MAX_CONCURRENCY_LEVELS,
     MAX_CONTEXT,
@@ -38,7 +40,6 @@ from runner.protocols.schema import (  # noqa: F401
     QualityProtocol,
     QuickProtocol,
     SweepPoint,
-    _Strict,
     stored_canonical,
 )
 
@@ -68,8 +69,10 @@ Proportion = Annotated[float, Field(strict=True, ge=0, le=1e6, allow_inf_nan=Fal
 _MODEL_REF = re.compile(r"^[A-Za-z0-9._/\-+]+\.gguf$")
 
 
-class BenchmarkConfig(_Strict):
+class BenchmarkConfig(BaseModel):
     """Everything that decides what llama-server runs and how it is measured."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: Literal["llama-server", "llama-cpp-python"] = "llama-server"
     target_model: str = Field(min_length=6, max_length=255)
@@ -193,7 +196,9 @@ class BenchmarkConfig(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchmarkConfig:
+        # In this order, so that a config with several problems is refused for the same one.
         types = set(self.spec_types)
+        model_types = types & set(DRAFT_MODEL_TYPES)
         if self.engine == "llama-cpp-python":
             self._check_in_process(types)
         elif PROMPT_LOOKUP in types:
@@ -201,7 +206,16 @@ class BenchmarkConfig(_Strict):
                 "spec_types: prompt-lookup is llama-cpp-python's drafting; llama-server's "
                 "n-gram types are ngram-simple, ngram-mod, ngram-map-k, ..."
             )
-        model_types = types & set(DRAFT_MODEL_TYPES)
+        self._check_draft_model(model_types)
+        self._check_drafting_options(types)
+        self._check_gpu_placement(model_types)
+        if self.n_min is not None and self.n_max is not None and self.n_min > self.n_max:
+            raise ValueError(f"n_min: {self.n_min} is larger than n_max {self.n_max}")
+        self._check_synthetic(types, model_types)
+        self._check_context()
+        return self
+
+    def _check_draft_model(self, model_types: set[str]) -> None:
         if model_types and self.draft_model is None:
             raise ValueError(f"draft_model: {sorted(model_types)[0]} needs a draft model")
         if self.draft_model is not None and not model_types:
@@ -209,27 +223,26 @@ class BenchmarkConfig(_Strict):
                 "draft_model: a draft model is set but no draft-model type is chosen "
                 f"(one of {', '.join(DRAFT_MODEL_TYPES)})"
             )
+
+    def _check_drafting_options(self, types: set[str]) -> None:
         if "draft-dflash" in types and self.n_max is not None and self.n_max > DFLASH_MAX_N_MAX:
             raise ValueError(
                 f"n_max: {self.n_max} is out of range for draft-dflash: it must lie between 1 and "
                 f"{DFLASH_MAX_N_MAX} (the engine would silently clamp it)"
             )
-        if not types and any(
-            v is not None
-            for v in (
-                self.n_max,
-                self.n_min,
-                self.p_min,
-                self.draft_n_gpu_layers,
-                self.draft_backend_sampling,
-            )
-        ):
+        drafting_options = (
+            self.n_max,
+            self.n_min,
+            self.p_min,
+            self.draft_n_gpu_layers,
+            self.draft_backend_sampling,
+        )
+        if not types and any(v is not None for v in drafting_options):
             raise ValueError(
                 "spec_types: n_max, n_min, p_min and the draft's GPU options need a speculative type"
             )
-        self._check_gpu_placement(model_types)
-        if self.n_min is not None and self.n_max is not None and self.n_min > self.n_max:
-            raise ValueError(f"n_min: {self.n_min} is larger than n_max {self.n_max}")
+
+    def _check_synthetic(self, types: set[str], model_types: set[str]) -> None:
         synthetic = self.spec_synth_len is not None or self.spec_synth_rates is not None
         if synthetic and not (model_types or types & set(SELF_DRAFT_TYPES)):
             raise ValueError(
@@ -239,6 +252,9 @@ class BenchmarkConfig(_Strict):
             raise ValueError(
                 "spec_synth_rates: choose spec_synth_len or spec_synth_rates, not both"
             )
+        self._check_synthetic_lengths()
+
+    def _check_synthetic_lengths(self) -> None:
         # The engine refuses these at load time; say so before anything starts.
         drafted = self.n_max if self.n_max is not None else ENGINE_DEFAULT_N_MAX
         if self.spec_synth_len is not None and self.spec_synth_len > drafted + 1:
@@ -251,6 +267,8 @@ class BenchmarkConfig(_Strict):
                 f"spec_synth_rates: give exactly n_max = {drafted} rates, one per draft position "
                 f"(got {len(self.spec_synth_rates)})"
             )
+
+    def _check_context(self) -> None:
         needed = self.required_total_context
         if self.ctx_size is not None and self.ctx_size < needed:
             raise ValueError(
@@ -260,7 +278,6 @@ class BenchmarkConfig(_Strict):
             raise ValueError(
                 f"protocol: the protocol needs {needed} tokens of context, above {MAX_CONTEXT}"
             )
-        return self
 
     def _check_gpu_placement(self, model_types: set[str]) -> None:
         # Each refusal is an option the engine would ignore: one behaviour, one config.
@@ -281,9 +298,9 @@ class BenchmarkConfig(_Strict):
             )
 
     def _check_in_process(self, types: set[str]) -> None:
-        if isinstance(self.protocol, ConcurrencyProtocol):
+        if self.protocol.parallel:
             raise ValueError(
-                "protocol: the concurrency protocol needs engine llama-server "
+                f"protocol: the {self.protocol.name} protocol needs engine llama-server "
                 "(llama-cpp-python answers one request at a time)"
             )
         if types - {PROMPT_LOOKUP}:
@@ -345,15 +362,12 @@ class BenchmarkConfig(_Strict):
     def effective_ctx_size(self) -> int:
         if self.ctx_size is not None:
             return self.ctx_size
-        if isinstance(self.protocol, QuickProtocol):
-            # The seed's leaderboard protocol runs with a 3000-token context.
-            return max(3000, self.protocol.required_context())
-        return self.required_total_context
+        return self.protocol.engine_context()
 
     @property
     def slots(self) -> int:
         """The most requests the protocol has in flight at once (the engine's -np at most)."""
-        return self.protocol.slots if isinstance(self.protocol, ConcurrencyProtocol) else 1
+        return self.protocol.slots
 
     @property
     def required_total_context(self) -> int:
@@ -460,17 +474,34 @@ def parse_stored_config(canonical: dict[str, Any]) -> BenchmarkConfig:
     return parse_config(stored_canonical(canonical))
 
 
+class FieldMessage(str):
+    """A refusal's message that keeps what it says as data: pydantic's error type and its
+    context (``"greater_than_equal"``, ``{"ge": 1}``), or a runner check's own, so that a form
+    can word it from those rather than from its English text. Anywhere else it is the text."""
+
+    kind: str
+    context: dict[str, Any]
+
+    def __new__(cls, text: str, kind: str = "", context: dict[str, Any] | None = None) -> Self:
+        message = super().__new__(cls, text)
+        message.kind = kind
+        message.context = dict(context or {})
+        return message
+
+
 def field_errors(error: ValidationError) -> dict[str, list[str]]:
-    """Pydantic errors as {dotted field: [messages]}, for forms and the API."""
+    """Pydantic errors as {dotted field: [messages]}, for forms and the API; each message a
+    `FieldMessage` that keeps its error type and context."""
     errors: dict[str, list[str]] = {}
     for item in error.errors():
         location = ".".join(str(part) for part in item["loc"])
-        message = item["msg"].removeprefix("Value error, ")
+        text = item["msg"].removeprefix("Value error, ")
+        message = FieldMessage(text, item["type"], item.get("ctx"))
         if not location:
             # Cross-field checks name the field they are about as "field: message".
-            field, _, rest = message.partition(": ")
+            field, _, rest = text.partition(": ")
             if field in BenchmarkConfig.model_fields:
-                location, message = field, rest
+                location, message = field, FieldMessage(rest, item["type"], item.get("ctx"))
             else:
                 location = "non_field_errors"
         errors.setdefault(location, []).append(message)

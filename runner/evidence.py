@@ -11,7 +11,7 @@ engine, host, model and decode speed (``runner.roofline``); the fidelity grade's
 counts from the requests' judged divergences (``runner.fidelity``, records that carry them).
 
 These checks read a result's plain data, as the derivations they share with the site's stored
-results do (``runner.stats``, ``runner.energy``, ``runner.roofline``, ``runner.output_length``);
+results do (``runner.stats``, ``runner.energy``, ``runner.roofline``, ``runner.protocols.output_length``);
 the typed result (``runner.results.BenchmarkResult.evidence_problem``) calls them beside its own
 typed checks: each request against itself (``RequestRecord.problem``), each section's records
 against its config and the engine (``Section.records_problem``) and each request's divergences
@@ -43,13 +43,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from runner import protocols, quality, stats
+from runner import protocols, stats
 from runner.agreement import ABSOLUTE_TOLERANCE, RELATIVE_TOLERANCE, shown
 from runner.config import BenchmarkConfig
 from runner.energy import ENERGY_FIGURES, energy_figures, legacy_joules_per_accepted_token
 from runner.fidelity import fidelity_grade
-from runner.output_length import output_length_problem
 from runner.pairing import combined_speedup, crossover_concurrency, point_speed
+from runner.protocols import quality
+from runner.protocols.output_length import output_length_problem
 from runner.roofline import ROOFLINE_FIGURES, derived_roofline, legacy_roofline
 
 # The summary's figures checked against its measured requests (``runner.stats.pooled_figures``).
@@ -519,7 +520,7 @@ def quality_problem(result: dict[str, Any]) -> str | None:
 def _scores_problem(section: dict[str, Any]) -> str | None:
     """Whether each measured record's quality score is what its task and its output give: the
     task regenerated from the config's protocol (measured request i asks task i), the answer
-    extracted from the recorded text again, and scored again (runner.quality)."""
+    extracted from the recorded text again, and scored again (runner.protocols.quality)."""
     records = measured_requests(section["requests"])
     config = section.get("config")
     if not isinstance(config, dict):

@@ -52,25 +52,18 @@ from leaderboard.selectors.definitions import (
     row_definitions,
     row_evidence,
 )
-from leaderboard.selectors.protocols import SEPARATE_PROTOCOLS
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, NOT_RANKED, PageRank
 from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.config import SPEC_TYPES
+from runner.protocols import PROTOCOLS as RUNNER_PROTOCOLS
 
 SOURCES = {
     "all": "all results",
     "measured": "measured by our workers",
     "self-reported": "self-reported",
 }
-PROTOCOLS = (
-    "quick",
-    "context-sweep",
-    "depth",
-    *SEPARATE_PROTOCOLS,
-    "output-length",
-    "quality",
-    SEED_CSV_PROTOCOL,
-)
+# The runner's protocols (its registry), then the seed kit's imports.
+PROTOCOLS = (*RUNNER_PROTOCOLS, SEED_CSV_PROTOCOL)
 # What a protocol value means to a reader; values not listed read as themselves.
 PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
 # The rows that compete in the main ranking: measured by our workers on a good build, the real

@@ -35,6 +35,11 @@ CONCURRENCY = "concurrency"
 CATEGORIES = "categories"
 # Protocols whose rows rank only among rows of the same protocol (selectors.ranks).
 SEPARATE_PROTOCOLS = (CONCURRENCY, CATEGORIES)
+# A level's drafting figures (`_acceptance_figures`), all null without request records.
+DRAFTING_FIGURES = (
+    "acceptance", "acceptance_ci95_low", "acceptance_ci95_high", "tau", "tau_ci95_low",
+    "tau_ci95_high", "draft_tokens", "draft_accepted", "verify_steps", "drafting_rounds",
+)  # fmt: skip
 
 
 def _number(value: object) -> float | None:
@@ -158,19 +163,21 @@ def concurrency_rows(
 
 def _acceptance_figures(found: verdicts.LevelAcceptance | None) -> dict:
     """A level's drafting figures as a row holds them (all null without records)."""
-    acceptance = found.acceptance_interval if found else None
-    tau = found.tau_interval if found else None
+    if found is None:
+        return dict.fromkeys(DRAFTING_FIGURES)
+    acceptance = found.acceptance_interval or (None, None)
+    tau = found.tau_interval or (None, None)
     return {
-        "acceptance": found.acceptance if found else None,
-        "acceptance_ci95_low": acceptance[0] if acceptance else None,
-        "acceptance_ci95_high": acceptance[1] if acceptance else None,
-        "tau": found.tau if found else None,
-        "tau_ci95_low": tau[0] if tau else None,
-        "tau_ci95_high": tau[1] if tau else None,
-        "draft_tokens": found.drafted if found else None,
-        "draft_accepted": found.accepted if found else None,
-        "verify_steps": found.verify_steps if found else None,
-        "drafting_rounds": found.rounds if found else None,
+        "acceptance": found.acceptance,
+        "acceptance_ci95_low": acceptance[0],
+        "acceptance_ci95_high": acceptance[1],
+        "tau": found.tau,
+        "tau_ci95_low": tau[0],
+        "tau_ci95_high": tau[1],
+        "draft_tokens": found.drafted,
+        "draft_accepted": found.accepted,
+        "verify_steps": found.verify_steps,
+        "drafting_rounds": found.rounds,
     }
 
 
@@ -193,6 +200,16 @@ def crossover_words(points: object, baseline_points: object) -> str:
     return verdicts.crossover_text(points, baseline_points)
 
 
+def _curve(rows: list[dict]) -> dict:
+    """A line's curve as the chart draws it: per level, its aggregate with its interval."""
+    return {
+        "levels": [r["concurrency"] for r in rows],
+        "aggregate": [r["aggregate"] for r in rows],
+        "ci95_low": [r["ci95_low"] for r in rows],
+        "ci95_high": [r["ci95_high"] for r in rows],
+    }
+
+
 def _concurrency_line(
     entry: LeaderboardEntry,
     stored: dict[int, dict],
@@ -200,16 +217,13 @@ def _concurrency_line(
 ) -> dict:
     config = entry.config
     raw = stored.get(entry.best_run_id)
-    rows = concurrency_rows(
-        _points(raw),
-        _reference_points(entry, stored) if config.is_speculative else [],
-        _requests(raw),
-    )
+    reference = _reference_points(entry, stored) if config.is_speculative else []
+    rows = concurrency_rows(_points(raw), reference, _requests(raw))
     # Each level's latency percentiles and goodput, from the stored requests (selectors.serving).
     latency = latency_by_level(raw, tpot_ms_objective=tpot_ms_objective)
     for row in rows:
         row["latency"] = latency.get(row["concurrency"])
-    reference = _reference_points(entry, stored) if config.is_speculative else []
+    baseline = config.baseline if config.baseline_id else None
     return {
         "key": config.key,
         "ranking_key": entry.ranking_key,
@@ -219,14 +233,11 @@ def _concurrency_line(
         "label": f"{config.label} · {entry.hardware.gpu_name}",
         "short_label": _short_label(config),
         "baseline": not config.is_speculative,
-        "baseline_key": config.baseline.key if config.baseline_id and config.baseline else None,
+        "baseline_key": baseline.key if baseline else None,
         "flags": _flags(entry),
         # Kept off every ranking (`verdicts.KEPT_OFF_FLAGS`): drawn, never on a frontier.
         "kept_off": any(getattr(entry, flag) for flag in verdicts.KEPT_OFF_FLAGS),
-        "levels": [r["concurrency"] for r in rows],
-        "aggregate": [r["aggregate"] for r in rows],
-        "ci95_low": [r["ci95_low"] for r in rows],
-        "ci95_high": [r["ci95_high"] for r in rows],
+        **_curve(rows),
         "speedup": [r["speedup"] for r in rows],
         "crossover": crossover(rows),
         "rows": rows,
@@ -247,38 +258,20 @@ def concurrency_view(
         return None
     reference = _reference_points(entry, stored) if entry.config.is_speculative else []
     baseline_rows = concurrency_rows(reference)
+    lines = [
+        {"label": line["short_label"], "baseline": False}
+        | _curve(line["rows"])
+        | {"crossover": line["crossover"]}
+    ]
+    if baseline_rows:
+        lines.append(
+            {"label": "paired baseline", "baseline": True}
+            | _curve(baseline_rows)
+            | {"crossover": None}
+        )
     return {
         "line": line,
-        "chart": {
-            "levels": line["levels"],
-            "lines": [
-                {
-                    "label": line["short_label"],
-                    "baseline": False,
-                    "levels": line["levels"],
-                    "aggregate": line["aggregate"],
-                    "ci95_low": line["ci95_low"],
-                    "ci95_high": line["ci95_high"],
-                    "crossover": line["crossover"],
-                },
-            ]
-            + (
-                [
-                    {
-                        "label": "paired baseline",
-                        "baseline": True,
-                        "levels": [r["concurrency"] for r in baseline_rows],
-                        "aggregate": [r["aggregate"] for r in baseline_rows],
-                        "ci95_low": [r["ci95_low"] for r in baseline_rows],
-                        "ci95_high": [r["ci95_high"] for r in baseline_rows],
-                        "crossover": None,
-                    }
-                ]
-                if baseline_rows
-                else []
-            ),
-            "crossover": line["crossover"],
-        },
+        "chart": {"levels": line["levels"], "lines": lines, "crossover": line["crossover"]},
         "crossover": line["crossover"],
         "crossover_text": line["crossover_text"],
         # Clearly slower than its baseline already at the lowest level measured.
@@ -323,6 +316,26 @@ def _protocol_entries(
     return list(best.values())
 
 
+def _lines_by_level(
+    entries: list[LeaderboardEntry], tpot_ms_objective: float
+) -> tuple[list[dict], list[int]]:
+    """The entries' lines with rows (baselines first, then by name), each with its cell at every
+    level any line has, and those levels in order."""
+    stored = _stored([e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries])
+    lines = [_concurrency_line(e, stored, tpot_ms_objective) for e in entries]
+    lines = [line for line in lines if line["rows"]]
+    lines.sort(key=lambda line: (not line["baseline"], line["short_label"], line["key"]))
+    levels = sorted({level for line in lines for level in line["levels"]})
+    for line in lines:
+        line["cells"] = _cells(line["rows"], levels)
+    return lines, levels
+
+
+def _cells(rows: list[dict], levels: list[int]) -> list[dict | None]:
+    by_level = {row["concurrency"]: row for row in rows}
+    return [by_level.get(level) for level in levels]
+
+
 def concurrency_series(
     *,
     target_name: str,
@@ -335,45 +348,39 @@ def concurrency_series(
     and the configs ranked at one level (`level`, else the lowest), within their ranking, by
     aggregate tok/s over rounds, ties by Welch (`verdicts.standings`), baselines apart."""
     entries = _protocol_entries(CONCURRENCY, target_name, hardware_slug)
-    stored = _stored([e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries])
-    lines = [
-        line
-        for line in (_concurrency_line(e, stored, tpot_ms_objective) for e in entries)
-        if line["rows"]
-    ]
-    lines.sort(key=lambda line: (not line["baseline"], line["short_label"], line["key"]))
-    levels = sorted({level for line in lines for level in line["levels"]})
-    for line in lines:
-        by_level = {row["concurrency"]: row for row in line["rows"]}
-        line["cells"] = [by_level.get(level) for level in levels]
+    lines, levels = _lines_by_level(entries, tpot_ms_objective)
     chosen = level if level in levels else (levels[0] if levels else None)
-    ranked = {e.config.key: e for e in entries if e.rank is not None or not e.config.is_speculative}
+    ranked = {e.config.key for e in entries if e.rank is not None or not e.config.is_speculative}
     return {
         "levels": levels,
         "lines": lines,
         "level": chosen,
-        "ranking": _ranking_at(lines, chosen, competing=set(ranked)) if chosen else [],
+        "ranking": _ranking_at(lines, chosen, competing=ranked) if chosen else [],
         # The goodput objective the levels' latency figures were judged at.
         "tpot_ms_objective": tpot_ms_objective,
     }
 
 
-def _ranking_at(lines: list[dict], level: int, *, competing: set[str]) -> list[dict]:
-    """The lines at one level, one table per ranking: speculative lines ranked by aggregate
-    tok/s with Welch's labels, the ranking's baseline as its denominator."""
+def _groups_at(lines: list[dict], level: int, *, competing: set[str]) -> list[dict]:
+    """The competing lines' cells at one level, grouped by ranking: speculative rows apart from
+    the ranking's baselines."""
     groups: dict[str, dict] = {}
     for line in lines:
-        if line["key"] not in competing:
-            continue
         cell = next((row for row in line["rows"] if row["concurrency"] == level), None)
-        if cell is None or cell["aggregate"] is None:
+        if line["key"] not in competing or cell is None or cell["aggregate"] is None:
             continue
         group = groups.setdefault(
             line["ranking_key"], {"label": line["ranking_label"], "rows": [], "baselines": []}
         )
         (group["baselines"] if line["baseline"] else group["rows"]).append((line, cell))
+    return list(groups.values())
+
+
+def _ranking_at(lines: list[dict], level: int, *, competing: set[str]) -> list[dict]:
+    """The lines at one level, one table per ranking: speculative lines ranked by aggregate
+    tok/s with Welch's labels, the ranking's baseline as its denominator."""
     tables = []
-    for group in groups.values():
+    for group in _groups_at(lines, level, competing=competing):
         found = verdicts.standings(
             [
                 verdicts.Contender(id=index, figure=cell["aggregate"], sample=cell["sample"])

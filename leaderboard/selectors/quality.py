@@ -35,6 +35,34 @@ def _accuracy(correct: int, tasks: int) -> dict[str, Any]:
     return {"tasks": tasks, "correct": correct, "accuracy": correct / tasks, "ci95": [low, high]}
 
 
+def _difference(paired: dict) -> dict[str, Any] | None:
+    """The paired baseline's accuracy and the difference, as the pages show them; None where
+    the pair counts do not add up or the difference is not a number."""
+    pairs, both, _, only_baseline = (_count(paired.get(name)) for name in PAIR_COUNTS)
+    difference = verdicts.finite(paired.get("difference"))
+    if not pairs or both is None or only_baseline is None or difference is None:
+        return None
+    if both + only_baseline > pairs:
+        return None
+    low, high = paired.get("ci95_low"), paired.get("ci95_high")
+    bounds = [verdicts.finite(low), verdicts.finite(high)]
+    return {
+        "baseline": _accuracy(both + only_baseline, pairs),
+        "difference": {
+            "value": difference,
+            "ci95": bounds,
+            # The same in percentage points, as the pages say it.
+            "points": difference * 100,
+            "ci95_points": [None if b is None else b * 100 for b in bounds],
+            "mcnemar_p": verdicts.finite(paired.get("mcnemar_p")),
+            "pairs": pairs,
+            "only_speculative_correct": _count(paired.get("only_speculative_correct")),
+            "only_baseline_correct": only_baseline,
+            "verdict": verdicts.quality_change(low, high),
+        },
+    }
+
+
 def quality_view(*, summary: object) -> dict[str, Any] | None:
     """{"accuracy", "baseline" (None unpaired), "difference" (None unpaired), "definition"} of a
     stored result's summary; None where it has no quality figures (another protocol)."""
@@ -45,34 +73,14 @@ def quality_view(*, summary: object) -> dict[str, Any] | None:
     tasks, correct = _count(own.get("tasks")), _count(own.get("correct"))
     if not tasks or correct is None or correct > tasks:
         return None
-    view: dict[str, Any] = {
+    paired = summary.get("quality_difference")
+    found = _difference(paired) if isinstance(paired, dict) else None
+    return {
         "accuracy": _accuracy(correct, tasks),
-        "baseline": None,
-        "difference": None,
+        "baseline": found["baseline"] if found else None,
+        "difference": found["difference"] if found else None,
         "definition": QUALITY_DEFINITION,
     }
-    paired = summary.get("quality_difference")
-    if isinstance(paired, dict):
-        pairs, both, _, only_baseline = (_count(paired.get(name)) for name in PAIR_COUNTS)
-        difference = verdicts.finite(paired.get("difference"))
-        counted = both is not None and only_baseline is not None
-        if pairs and counted and both + only_baseline <= pairs and difference is not None:
-            low, high = paired.get("ci95_low"), paired.get("ci95_high")
-            view["baseline"] = _accuracy(both + only_baseline, pairs)
-            bounds = [verdicts.finite(low), verdicts.finite(high)]
-            view["difference"] = {
-                "value": difference,
-                "ci95": bounds,
-                # The same in percentage points, as the pages say it.
-                "points": difference * 100,
-                "ci95_points": [None if b is None else b * 100 for b in bounds],
-                "mcnemar_p": verdicts.finite(paired.get("mcnemar_p")),
-                "pairs": pairs,
-                "only_speculative_correct": _count(paired.get("only_speculative_correct")),
-                "only_baseline_correct": only_baseline,
-                "verdict": verdicts.quality_change(low, high),
-            }
-    return view
 
 
 def quality_tasks_of(raw_result: object) -> list[dict[str, Any]] | None:

@@ -2,7 +2,7 @@
 
 A length's speedup is the ratio of the two sides' mean decode tok/s at that length, and its 95%
 interval the delta method on the log of that ratio with Welch's degrees of freedom, computed by
-the runner's own rule (`runner.output_length.speedup_interval`, the one the result's evidence is
+the runner's own rule (`runner.protocols.output_length.speedup_interval`, the one the result's evidence is
 checked with at the door) from the stored points' n, mean and standard deviation, so the page,
 the API and the stored result say the same. The config is "faster" or "slower" at a length only
 when the whole interval lies on one side of 1x; otherwise, or without an interval (fewer than
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from leaderboard.verdicts.concurrency import FASTER, NOT_ESTABLISHED, SLOWER
 from leaderboard.verdicts.statistics import Interval, count, finite
-from runner.output_length import speedup_interval
+from runner.protocols.output_length import speedup_interval
 
 
 @dataclass(frozen=True)
@@ -63,42 +63,44 @@ def length_points(points: object) -> dict[int, dict]:
     return found
 
 
+def _verdict(interval: Interval | None) -> str:
+    """Faster or slower only where the whole interval lies on one side of 1x."""
+    if interval is not None and interval[0] > 1:
+        return FASTER
+    if interval is not None and interval[1] < 1:
+        return SLOWER
+    return NOT_ESTABLISHED
+
+
+def _length_verdict(length: int, point: dict, reference: dict | None) -> LengthVerdict:
+    own = _decode(point)
+    base = _decode(reference) if reference is not None else None
+    interval = None
+    speedup = None
+    if base:
+        interval = speedup_interval(
+            {"decode_tokens_per_second": own}, {"decode_tokens_per_second": base}
+        )
+        if own["mean"] is not None and base["mean"]:
+            speedup = own["mean"] / base["mean"]
+    generated = point.get("generated_tokens")
+    return LengthVerdict(
+        output_tokens=length,
+        generated_tokens=finite(generated.get("mean")) if isinstance(generated, dict) else None,
+        requests=own["n"],
+        decode=own["mean"],
+        baseline_decode=base["mean"] if base else None,
+        baseline_requests=base["n"] if base else None,
+        speedup=speedup,
+        speedup_interval=interval,
+        verdict=_verdict(interval),
+    )
+
+
 def length_verdicts(points: object, baseline_points: object) -> list[LengthVerdict]:
     """Each output length of a result against the same length of its baseline's, by length."""
     reference = length_points(baseline_points)
-    found = []
-    for length, point in sorted(length_points(points).items()):
-        own = _decode(point)
-        base = _decode(reference[length]) if length in reference else None
-        speedup = (
-            own["mean"] / base["mean"]
-            if base and own["mean"] is not None and base["mean"]
-            else None
-        )
-        interval = (
-            speedup_interval({"decode_tokens_per_second": own}, {"decode_tokens_per_second": base})
-            if base
-            else None
-        )
-        verdict = NOT_ESTABLISHED
-        if interval is not None and interval[0] > 1:
-            verdict = FASTER
-        elif interval is not None and interval[1] < 1:
-            verdict = SLOWER
-        generated = point.get("generated_tokens")
-        found.append(
-            LengthVerdict(
-                output_tokens=length,
-                generated_tokens=finite(generated.get("mean"))
-                if isinstance(generated, dict)
-                else None,
-                requests=own["n"],
-                decode=own["mean"],
-                baseline_decode=base["mean"] if base else None,
-                baseline_requests=base["n"] if base else None,
-                speedup=speedup,
-                speedup_interval=interval,
-                verdict=verdict,
-            )
-        )
-    return found
+    return [
+        _length_verdict(length, point, reference.get(length))
+        for length, point in sorted(length_points(points).items())
+    ]

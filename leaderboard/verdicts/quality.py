@@ -1,7 +1,7 @@
 """Whether a draft changed the answers: the verdict on a quality run's paired accuracy difference.
 
 The runner scores the config and its paired baseline on the same generated tasks in one run
-(``runner.quality``) and gives the difference of their accuracies with Newcombe's paired 95%
+(``runner.protocols.quality``) and gives the difference of their accuracies with Newcombe's paired 95%
 interval (``runner.stats.paired_difference_interval``). A change is shown only where that
 interval leaves out 0; otherwise the run cannot tell the two apart, however far the two
 accuracies look.

@@ -23,18 +23,15 @@ from django.views.decorators.http import require_POST
 from pydantic import ValidationError
 
 from leaderboard import selectors, services
-from leaderboard.forms import (
+from leaderboard.forms import SubmitForm, add_service_errors, initial_from_config, threads_help
+from leaderboard.models import Hardware, ModelFile
+from leaderboard.presets import (
     FITTED_FIELDS,
     PRESETS,
     PROTOCOL_FORM_FIELDS,
-    SubmitForm,
-    add_service_errors,
     fitted_defaults,
-    initial_from_config,
     protocol_defaults,
-    threads_help,
 )
-from leaderboard.models import Hardware, ModelFile
 from runner.config import DFLASH_MAX_N_MAX, MAX_N_MAX, BenchmarkConfig
 
 ESTIMATE_TEMPLATE = "leaderboard/_submit_estimate.html"

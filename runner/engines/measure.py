@@ -375,7 +375,7 @@ def build_record(
     }
     record["tpot_ms"] = request_tpot_ms(record)
     if text is not None:
-        # The generated text, for the quality protocol's scoring (runner.quality); like the
+        # The generated text, for the quality protocol's scoring (runner.protocols.quality); like the
         # output tokens, runner.benchmark keeps it out of the result's records.
         record["output_text"] = text
     return record

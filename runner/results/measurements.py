@@ -64,7 +64,7 @@ class Point(_Strict):
     ttft_ms: Statistics | None = None
     # The categories protocol: the prompt category.
     category: ShortText | None = None
-    # The output-length protocol (runner.output_length): the tokens the point's measured requests
+    # The output-length protocol (runner.protocols.output_length): the tokens the point's measured requests
     # generated, and on the measured config's points the speedup's 95% interval (delta method).
     generated_tokens: Statistics | None = None
     speedup_ci95_low: Amount | None = None

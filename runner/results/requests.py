@@ -27,7 +27,7 @@ from runner.results.fields import (
 
 
 class QualityScore(_Strict):
-    """One quality-protocol request scored (``runner.quality.score``): its task, the expected
+    """One quality-protocol request scored (``runner.protocols.quality.score``): its task, the expected
     answer (computed by the project), the output text, the answer extracted from it and whether
     it is correct. ``runner.evidence`` regenerates the task and scores the text again."""
 
@@ -86,7 +86,7 @@ class RequestRecord(_Strict):
     # its ttft_ms); null for a whole response. Its time per output token (runner.stats).
     chunk_arrival_ms: Annotated[list[Amount], Field(max_length=MAX_TOKENS_STREAMED)] | None = None
     tpot_ms: Amount | None = None
-    # The quality protocol's score of the request's output (runner.quality); null elsewhere.
+    # The quality protocol's score of the request's output (runner.protocols.quality); null elsewhere.
     quality: QualityScore | None = None
 
     @model_validator(mode="after")

@@ -21,7 +21,7 @@ from runner.stats.summaries import summarize
 
 # A point's fields that only a concurrency level or a category fills (None elsewhere).
 LABELLED_POINT_FIELDS = ("concurrency", "aggregate_tokens_per_second", "ttft_ms", "category")
-# A point's fields that only the output-length protocol fills (runner.output_length): set, and
+# A point's fields that only the output-length protocol fills (runner.protocols.output_length): set, and
 # null, on every other point, so that the runner's result sets every field it has.
 OUTPUT_LENGTH_POINT_FIELDS = ("generated_tokens", "speedup_ci95_low", "speedup_ci95_high")
 

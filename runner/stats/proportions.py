@@ -1,6 +1,6 @@
 """Shares and their intervals: the Wilson 95% interval of a share (``wilson_interval``, which
 goodput uses too), and the quality protocol's accuracy and its paired difference against the
-baseline (runner.quality): Newcombe's paired interval and McNemar's exact test."""
+baseline (runner.protocols.quality): Newcombe's paired interval and McNemar's exact test."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.forms import FORM_DEFAULTS
+from leaderboard.presets import FORM_DEFAULTS
 from runner.benchmark import run_benchmark
 from runner.config import parse_config
 from runner.engines.build import locate
@@ -16,7 +16,7 @@ from runner.gguf.real_model import (
     place_real_model,
     real_model_installed,
 )
-from runner.protocols.schema import QUICK_PROMPT
+from runner.protocols import QUICK_PROMPT
 from runner.stats import is_looping
 
 pytestmark = [

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runner.config import BenchmarkConfig
-from runner.protocols.schema import MAX_CONCURRENCY, MAX_CONCURRENCY_LEVELS
+from runner.protocols import MAX_CONCURRENCY, MAX_CONCURRENCY_LEVELS
 from runner.results import MAX_LOG_CHARS
 from tests.support.protocol_results import DRAFT, OUTPUT_TOKENS, TARGET, _record
 from tests.support.stored_results import BANDWIDTH

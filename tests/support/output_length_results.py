@@ -3,7 +3,7 @@
 Request records are made per output length with a given decode tok/s (two or more requests a
 length, spread a little so each length has an interval); points, summaries, speedups and the
 output-length figures come from the runner's own functions (``runner.stats``,
-``runner.pairing``, ``runner.output_length``), and the whole result is checked by the runner's
+``runner.pairing``, ``runner.protocols.output_length``), and the whole result is checked by the runner's
 result model, so a test's figures are what the evidence says.
 """
 
@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from runner import output_length, stats
+from runner import stats
 from runner.config import BenchmarkConfig
 from runner.pairing import combined_speedup, point_speed
 from runner.results import BenchmarkResult
@@ -82,8 +82,8 @@ def output_length_records(
 
 def _points(config: BenchmarkConfig, section: dict[str, Any]) -> None:
     records = section["requests"]
-    section["points"] = output_length.with_generated_tokens(
-        config, stats.depth_points(config, records), records
+    section["points"] = config.protocol.with_point_figures(
+        stats.depth_points(config, records), records
     )
 
 
@@ -112,9 +112,7 @@ def output_length_result(
         ]
         for point, speedup in zip(main["points"], speedups, strict=True):
             point["speedup"] = speedup
-        main["points"] = output_length.with_speedup_intervals(
-            config, main["points"], baseline["points"]
-        )
+        main["points"] = config.protocol.with_paired_figures(main["points"], baseline["points"])
     engine = {"server_path": "/x", "release": "b11434", "backend": "cpu", "build_flags": []}
     main["summary"] |= {
         "speedup": combined_speedup(speedups),

@@ -15,8 +15,8 @@ import pytest
 from playwright.sync_api import expect
 
 from leaderboard import services
-from leaderboard.forms import sweep_point
 from leaderboard.models import Job, ModelFile, Run
+from leaderboard.presets import sweep_point
 from runner.gguf.real_model import (
     INSTALL_HINT,
     REAL_MODEL_NAME,

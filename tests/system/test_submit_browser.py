@@ -15,8 +15,8 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from leaderboard import services
-from leaderboard.forms import FORM_DEFAULTS
 from leaderboard.models import Job
+from leaderboard.presets import FORM_DEFAULTS
 from runner.config import BenchmarkConfig, QuickProtocol
 from runner.protocols import job_token_budget
 from tests.support.measured_configs import measure

@@ -16,7 +16,7 @@ from leaderboard import selectors, verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.services.configs import protocol_variant
 from leaderboard.verdicts.output_length import length_verdicts
-from runner.output_length import speedup_interval
+from runner.protocols.output_length import speedup_interval
 from tests.support.api_clients import token_client, upload
 from tests.support.output_length_results import output_length_config, output_length_result
 from tests.support.pages import embedded, text

@@ -16,7 +16,8 @@ from django.test import Client
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
-from runner import quality, stats
+from runner import stats
+from runner.protocols import quality
 from tests.support.api_clients import token_client, upload
 from tests.support.pages import element_text
 from tests.support.protocol_runs import import_result

@@ -17,14 +17,9 @@ from django.test import Client
 from django.utils import timezone
 
 from leaderboard import selectors, services
-from leaderboard.forms import (
-    FORM_DEFAULTS,
-    PRESETS,
-    PROTOCOL_FORM_FIELDS,
-    initial_from_config,
-    protocol_classes,
-)
+from leaderboard.forms import initial_from_config
 from leaderboard.models import Config, Hardware, Job, ModelFile, RequestRecord
+from leaderboard.presets import FORM_DEFAULTS, PRESETS, PROTOCOL_FORM_FIELDS
 from leaderboard.services.configs import uploaded_config
 from runner.config import (
     DRAFT_MODEL_TYPES,
@@ -34,7 +29,7 @@ from runner.config import (
     QuickProtocol,
     parse_config,
 )
-from runner.protocols import job_token_budget, token_budget
+from runner.protocols import PROTOCOLS, job_token_budget, token_budget
 from tests.support.measured_configs import measure, measure_config
 from tests.support.pages import text
 from tests.support.seed_kit import SEED_CSV
@@ -223,7 +218,7 @@ def test_the_quick_preset_is_the_default_and_every_preset_carries_its_numbers(si
     assert f"{quick['runs']} runs of {quick['n_predict']} tokens" in page
     # A preset whose protocol the runner does not know yet is shown, but cannot be chosen.
     for preset in PRESETS:
-        known = preset.protocol in protocol_classes() and preset.protocol in PROTOCOL_FORM_FIELDS
+        known = preset.protocol in PROTOCOLS and preset.protocol in PROTOCOL_FORM_FIELDS
         assert (f'data-preset="{preset.name}"' in page) is known
         assert (f'data-preset-unavailable="{preset.name}"' in page) is not known
 

@@ -23,8 +23,8 @@ from runner.gguf.real_model import (
     place_real_model,
     real_model_installed,
 )
-from runner.output_length import speedup_interval, t_quantile
-from runner.protocols.schema import MAX_OUTPUT_LENGTHS, MAX_REQUEST_TOKENS
+from runner.protocols import MAX_OUTPUT_LENGTHS, MAX_REQUEST_TOKENS
+from runner.protocols.output_length import speedup_interval, t_quantile
 from runner.results import load_result
 from runner.stats import t_critical_95
 from tests.support.output_length_results import (

@@ -14,10 +14,11 @@ import pytest
 from pydantic import ValidationError
 from scipy.stats import binomtest
 
-from runner import protocols, quality, stats
+from runner import protocols, stats
 from runner.benchmark import run_benchmark
 from runner.config import BenchmarkConfig, QualityProtocol, field_errors, parse_config
 from runner.errors import ResultError
+from runner.protocols import quality
 from runner.results import load_result
 from tests.support.protocol_results import OUTPUT_TOKENS
 from tests.support.quality_results import TARGET, quality_config, quality_result

@@ -1,4 +1,5 @@
-"""The quality protocol's tasks: questions with checkable answers, and how an output is scored.
+"""The quality protocol: questions with checkable answers, how an output is scored, and the
+protocol's schema, plan and costs (``QualityProtocol``).
 
 A draft may change what a model answers, not only how fast (llama.cpp users saw GSM8K fall from
 93.3% to 61.7% with one drafter on one build), and a token-identical check says only whether the
@@ -10,7 +11,7 @@ six kinds, taken in turn: arithmetic, word problems, string operations, list ope
 field extraction and the output of a small Python program. Every expected answer is computed by
 Python (the code questions' by running the program), never typed by hand, so ``tasks`` with the
 same parameters always gives the same questions and answers, and the door
-(``runner.evidence``) regenerates them to check a result's records.
+(``QualityProtocol.check_evidence``) regenerates them to check a result's records.
 
 The prompt is few-shot and completion-style, so that a small base model can follow it: a line
 of instructions, four solved examples of the task's own variant (the same operation, field or
@@ -38,8 +39,16 @@ import contextlib
 import io
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator
+
+from runner.protocols.base import ProtocolBase, RequestSpec, Tokens, stored_sizes, text_costs, whole
+
+if TYPE_CHECKING:
+    from runner.config import BenchmarkConfig
 
 # The kinds of task, in the order the tasks cycle through them.
 KINDS = ("arithmetic", "word", "string", "list", "json", "code")
@@ -255,3 +264,93 @@ def score(task: QualityTask, text: str) -> dict[str, object]:
         "extracted": extracted,
         "correct": is_correct(task.expected, extracted),
     }
+
+
+class QualityProtocol(ProtocolBase):
+    """Questions with answers the project computes, scored exactly (see the module).
+
+    ``tasks`` questions generated from ``task_seed`` (its kinds in turn, every answer computed by
+    Python), each a few-shot text prompt answered greedily (temperature 0, top-k 1) in
+    ``max_tokens`` tokens; the answer is the output's first line. Run with its paired baseline,
+    the two sides' accuracies and their paired difference are the result's quality figures.
+    The seed is named ``task_seed`` because it decides the questions, so it is part of what the
+    figure means (a workload), unlike the other protocols' seeds.
+    """
+
+    name: Literal["quality"] = "quality"
+    kinds: list[str] = Field(default_factory=lambda: list(KINDS), max_length=16)
+    tasks: int = Field(strict=True, default=24, ge=1, le=500)
+    task_seed: int = Field(strict=True, default=2026, ge=0, le=2**31 - 1)
+    max_tokens: int = Field(strict=True, default=16, ge=1, le=256)
+    sampling: Literal["greedy"] = "greedy"
+    warmup: int = Field(strict=True, default=1, ge=0, le=20)
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: list[str]) -> list[str]:
+        if not kinds:
+            raise ValueError(f"choose at least one kind; known: {', '.join(KINDS)}")
+        for kind in kinds:
+            if kind not in KINDS:
+                raise ValueError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("a kind is listed twice")
+        # The module's order: one set of kinds is one config (and one list of tasks).
+        return sorted(kinds, key=KINDS.index)
+
+    def measured_tasks(self) -> list[QualityTask]:
+        """The measured tasks, in the order asked: measured request i asks task i."""
+        return tasks(seed=self.task_seed, count=self.tasks, kinds=self.kinds)
+
+    def warmup_tasks(self) -> list[QualityTask]:
+        """The warm-ups' own tasks, never scored."""
+        return warmup_tasks(seed=self.task_seed, count=self.warmup, kinds=self.kinds)
+
+    def required_context(self) -> int:
+        # Text prompts at two bytes a token at least, as for the categories protocol.
+        prompts = self.measured_tasks() + self.warmup_tasks()
+        return self.max_tokens + max(len(task.prompt.encode()) // 2 for task in prompts) + 64
+
+    def plan(self, config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSpec]:
+        """Warm-ups on tasks of their own, then every task once in order."""
+        return [
+            RequestSpec(phase, 0, None, self.max_tokens, task.prompt, self.task_seed, config.stream)
+            for phase, group in (
+                ("warmup", self.warmup_tasks()),
+                ("measure", self.measured_tasks()),
+            )
+            for task in group
+        ]
+
+    def measured_waves_per_point(self) -> int:
+        return self.tasks
+
+    def token_costs(self) -> tuple[Tokens, Tokens]:
+        return (
+            text_costs([t.prompt for t in self.warmup_tasks()], self.max_tokens),
+            text_costs([t.prompt for t in self.measured_tasks()], self.max_tokens),
+        )
+
+    def scores(self, records: Sequence[Mapping[str, Any]]) -> list[dict[str, object] | None]:
+        """Each measured request's output scored on its task (measured request i asks task i)."""
+        return [
+            score(task, record.get("output_text") or "")
+            for task, record in zip(self.measured_tasks(), records, strict=True)
+        ]
+
+    @classmethod
+    def check_evidence(cls, result: Mapping[str, Any]) -> str | None:
+        """Each section's scores, accuracy and the paired difference against the records
+        (runner.evidence)."""
+        # Inside the method: runner.evidence reads the protocols.
+        from runner.evidence import quality_problem
+
+        return quality_problem(dict(result))
+
+    @classmethod
+    def workload_label(cls, stored: Mapping[str, Any], *, prompt_set: str = "") -> str:
+        """'quality 24 tasks, seed 2026, greedy, 16 out': the tasks, their seed and greedy
+        decoding decide what its accuracy means."""
+        count, seed = whole(stored.get("tasks")), whole(stored.get("task_seed"))
+        head = f"quality {count} tasks, seed {seed}, {stored.get('sampling', 'greedy')}"
+        return ", ".join([head, *stored_sizes(stored, ("max_tokens", "out"))])
