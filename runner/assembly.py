@@ -16,11 +16,12 @@ from datetime import datetime
 from typing import Any
 
 from runner import energy, output_length, protocols, quality, stats
-from runner.config import BenchmarkConfig, QualityProtocol
+from runner.config import BenchmarkConfig
 from runner.engines.build import Engine
 from runner.fidelity import Divergence
 from runner.gguf.inspect import ModelInfo
 from runner.pairing import Pairing, pair_with_baseline
+from runner.protocols import QualityProtocol
 from runner.results import (
     RESULT_SCHEMA_VERSION,
     BenchmarkResult,
