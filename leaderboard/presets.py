@@ -11,8 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from runner.config import ContextSweepProtocol
-from runner.protocols import PROTOCOLS, ProtocolBase
+from runner.protocols import PROTOCOLS, ContextSweepProtocol, ProtocolBase
 
 PROTOCOL_CHOICES = [
     ("quick", "quick: one prompt, repeated runs (the seed's leaderboard)"),

@@ -44,7 +44,7 @@ from runner.provenance import MemorySampler, describe_gpus, system_info, visible
 from runner.results import BenchmarkResult, EngineInfo, ModelFileInfo, result_error_message
 from runner.schedule import Session, schedule
 
-ProgressCallback = Callable[[dict], None]
+ProgressCallback = Callable[[dict[str, Any]], None]
 
 
 def resolve_model(reference: str, models_dir: Path) -> Path:
@@ -73,7 +73,9 @@ def check_models(
     return target, draft
 
 
-def _recordable(model: type[BaseModel], data: dict, error: type[RunnerError], what: str) -> None:
+def _recordable(
+    model: type[BaseModel], data: dict[str, Any], error: type[RunnerError], what: str
+) -> None:
     """Refuse, before anything runs, what the result could not record at the end."""
     try:
         model.model_validate(data)
@@ -131,7 +133,7 @@ class _Progress:
 def _margin_pass(
     session: EngineSession,
     specs: list[protocols.RequestSpec],
-    records: list[dict],
+    records: list[dict[str, Any]],
     reference_outputs: list[list[int]],
 ) -> list[list[Divergence]]:
     """Every divergence of each speculative request from the baseline, judged, unmeasured.
@@ -181,7 +183,7 @@ def _margin_pass(
 
 
 # A paired baseline's margin pass, run in its engine session on the records it measured there.
-_Margins = Callable[[EngineSession, list[dict]], list[list[Divergence]]]
+_Margins = Callable[[EngineSession, list[dict[str, Any]]], list[list[Divergence]]]
 
 
 def _run_one_config(
@@ -309,7 +311,9 @@ def _gpu_figures(
     ]
 
 
-def _measure_wave(session: EngineSession, wave: list[protocols.RequestSpec]) -> list[dict]:
+def _measure_wave(
+    session: EngineSession, wave: list[protocols.RequestSpec]
+) -> list[dict[str, Any]]:
     """One request as every protocol measures it, or a concurrency wave all at once."""
     if len(wave) == 1:
         return [session.measure(wave[0])]
@@ -330,7 +334,7 @@ def _run_sessions(
     """Run the scheduled sessions one after another (``runner.schedule``) and join each side's
     (``runner.assembly.join_sessions``)."""
     specs = [spec for spec in plan if spec.phase == "measure"]
-    records: dict[protocols.Side, dict[int, dict]] = defaultdict(dict)
+    records: dict[protocols.Side, dict[int, dict[str, Any]]] = defaultdict(dict)
     parts: dict[protocols.Side, list[Measured]] = defaultdict(list)
     margins: dict[int, list[Divergence] | None] = {}
     for session in sessions:
@@ -365,7 +369,7 @@ def _run_sessions(
 def _stage_margins(
     session: Session,
     specs: list[protocols.RequestSpec],
-    records: dict[protocols.Side, dict[int, dict]],
+    records: dict[protocols.Side, dict[int, dict[str, Any]]],
 ) -> _Margins | None:
     """The margin pass of a stage's last baseline session: every measured request of the stage,
     the baseline's records from this and its earlier sessions, the speculative outputs; None
@@ -374,7 +378,7 @@ def _stage_margins(
     if indices is None:
         return None
 
-    def take(engine_session: EngineSession, own: list[dict]) -> list[list[Divergence]]:
+    def take(engine_session: EngineSession, own: list[dict[str, Any]]) -> list[list[Divergence]]:
         baseline = records["baseline"] | dict(zip(session.measured, own, strict=True))
         return _margin_pass(
             engine_session,

@@ -11,10 +11,16 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.engines import build as engine_build
 from runner.errors import RunnerError
+
+if TYPE_CHECKING:
+    # Imported where used, so that a command loads only what it needs.
+    from runner.client import Credentials
+    from runner.config import BenchmarkConfig
+    from runner.results import BenchmarkResult, Summary
 
 MODELS_DIR_VARIABLE = "SPECBOARD_MODELS_DIR"
 
@@ -23,7 +29,7 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _load_config(path: str):
+def _load_config(path: str) -> BenchmarkConfig:
     from runner.config import parse_config
 
     try:
@@ -100,7 +106,7 @@ def _command_run(args: argparse.Namespace) -> int:
         else engine_build.locate(server=args.server, log=_stderr)
     )
 
-    def progress(event: dict) -> None:
+    def progress(event: dict[str, Any]) -> None:
         _stderr(
             f"[{event['phase']}] {event['done']}/{event['total']} requests, "
             f"{event['tokens']} tokens, {event['elapsed_s']:.1f} s"
@@ -120,7 +126,7 @@ def _command_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _speedup_words(result) -> str:
+def _speedup_words(result: BenchmarkResult) -> str:
     """What the summary's speedup divides, in the line's words: the per-point figure and, over
     several points (depths, levels, categories), that it is their geometric mean."""
     points = result.points
@@ -138,7 +144,7 @@ def _speedup_words(result) -> str:
     return f"{figure} over the baseline's"
 
 
-def summary_line(result) -> str:
+def summary_line(result: BenchmarkResult) -> str:
     """The one line `run` prints: decode tok/s with n and interval, the speedup with what it
     divides, lossless, tau, for the concurrency protocol the crossover level and for the
     quality protocol the accuracies."""
@@ -167,7 +173,7 @@ def summary_line(result) -> str:
     return line + _quality_words(summary)
 
 
-def _quality_words(summary) -> str:
+def _quality_words(summary: Summary) -> str:
     """The quality protocol's part of the line: the accuracy and, paired, the baseline's and
     the difference with its interval and McNemar's p; "" for other protocols."""
     own = summary.quality
@@ -189,7 +195,7 @@ def _quality_words(summary) -> str:
     return words
 
 
-def _credentials(args: argparse.Namespace):
+def _credentials(args: argparse.Namespace) -> Credentials:
     """The site and token for submit and upload, with a warning when the token came as a flag."""
     from runner import client
 

@@ -39,6 +39,9 @@ FINISHED = ("succeeded", "failed", "cancelled")
 BAR_WIDTH = 30
 
 
+# A JSON object as the API sends or answers it (docs/API.md); the client reads it leniently.
+JsonObject = dict[str, Any]
+
 # While following a job, this many failed polls in a row (the site restarting, a proxy's 502)
 # are waited out before the client gives up.
 TRANSIENT_RETRIES = 5
@@ -136,7 +139,11 @@ class SpecboardClient:
     """The few API calls the terminal client makes, each answering the API's JSON."""
 
     def __init__(
-        self, credentials: Credentials, *, timeout_s: float = 30.0, transport=None
+        self,
+        credentials: Credentials,
+        *,
+        timeout_s: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.site = credentials.site
         self._http = httpx.Client(
@@ -149,7 +156,7 @@ class SpecboardClient:
     def close(self) -> None:
         self._http.close()
 
-    def _call(self, method: str, path: str, **kwargs) -> dict:
+    def _call(self, method: str, path: str, **kwargs: Any) -> JsonObject:
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as error:
@@ -177,19 +184,19 @@ class SpecboardClient:
             )
         return body
 
-    def submit(self, *, config: dict, hardware: str | None) -> dict:
+    def submit(self, *, config: JsonObject, hardware: str | None) -> JsonObject:
         body: dict[str, Any] = {"config": config}
         if hardware:
             body["hardware"] = hardware
         return self._call("POST", "/submissions", json=body)
 
-    def job(self, job_id: int) -> dict:
+    def job(self, job_id: int) -> JsonObject:
         return self._call("GET", f"/jobs/{job_id}")
 
-    def run(self, run_id: int) -> dict:
+    def run(self, run_id: int) -> JsonObject:
         return self._call("GET", f"/runs/{run_id}")
 
-    def upload(self, *, result: Path, hardware: str, publish_name: bool) -> dict:
+    def upload(self, *, result: Path, hardware: str, publish_name: bool) -> JsonObject:
         with result.open("rb") as file:
             return self._call(
                 "POST",
@@ -199,8 +206,13 @@ class SpecboardClient:
             )
 
     def follow(
-        self, job: dict, *, poll_s: float, show: Callable[[dict], None], timeout_s: float
-    ) -> dict:
+        self,
+        job: JsonObject,
+        *,
+        poll_s: float,
+        show: Callable[[JsonObject], None],
+        timeout_s: float,
+    ) -> JsonObject:
         """Poll the job until it finishes, showing each new state; the finished job."""
         deadline = time.monotonic() + timeout_s
         job_id = job["id"]
@@ -212,7 +224,7 @@ class SpecboardClient:
             show(job)
         return job
 
-    def patiently(self, fetch: Callable[[], dict], *, pause_s: float) -> dict:
+    def patiently(self, fetch: Callable[[], JsonObject], *, pause_s: float) -> JsonObject:
         """`fetch()`, waiting out up to TRANSIENT_RETRIES failures that may pass (5xx, no answer)."""
         for attempt in range(TRANSIENT_RETRIES + 1):
             try:
@@ -233,7 +245,7 @@ def read_json_file(path: str, what: str) -> Any:
         raise ClientError(f"{what} file {path} is not valid JSON: {error}") from None
 
 
-def state_line(job: dict) -> str:
+def state_line(job: JsonObject) -> str:
     """What a job is doing, in words: queued (and where), the phase and its requests, or done."""
     status = job["status"]
     progress = job.get("progress") or {}
@@ -248,7 +260,7 @@ def state_line(job: dict) -> str:
     return f"job {job['id']} {status}"
 
 
-def progress_bar(job: dict, width: int = BAR_WIDTH) -> str:
+def progress_bar(job: JsonObject, width: int = BAR_WIDTH) -> str:
     """A one-line bar from the job's done/total (its percent), with the state after it."""
     progress = job.get("progress") or {}
     percent = progress.get("percent")
@@ -268,7 +280,7 @@ class ProgressDisplay:
         self.tty = stream.isatty()
         self.last = ""
 
-    def __call__(self, job: dict) -> None:
+    def __call__(self, job: JsonObject) -> None:
         if self.tty:
             line = progress_bar(job)
             self.stream.write("\r" + line.ljust(len(self.last)))
@@ -296,7 +308,7 @@ def interval_text(low: Any, high: Any, n: Any) -> str:
     return f"95% CI {_number(low)}–{_number(high)}"
 
 
-def result_row(run: dict, site: str) -> str:
+def result_row(run: JsonObject, site: str) -> str:
     """The run as the leaderboard shows it, in one line, with its flags and its page."""
     prefix = "e2e" if run.get("tps_definition") == "end-to-end" else "decode"
     interval = interval_text(

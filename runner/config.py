@@ -23,23 +23,11 @@ from pydantic import (
 
 from runner.errors import ConfigError
 
-# The protocols live in runner.protocols; their names are importable from here as well.
-from runner.protocols import (  # noqa: F401
-    MAX_CONCURRENCY,
-    MAX_CONCURRENCY_LEVELS,
+# The protocols live in runner.protocols (import their names from there).
+from runner.protocols import (
     MAX_CONTEXT,
-    MAX_OUTPUT_LENGTHS,
-    MAX_REQUEST_TOKENS,
-    QUICK_PROMPT,
-    CategoriesProtocol,
-    ConcurrencyProtocol,
-    ContextSweepProtocol,
-    DepthProtocol,
-    OutputLengthProtocol,
     Protocol,
-    QualityProtocol,
     QuickProtocol,
-    SweepPoint,
     stored_canonical,
 )
 

@@ -284,7 +284,8 @@ def _progress_bar(callback: DownloadProgress | None, total: int) -> type[hub_tqd
     class Reporter(hub_tqdm):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["disable"] = True
-            super().__init__(*args, **kwargs)
+            # huggingface_hub's tqdm subclass leaves its __init__ unannotated.
+            super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
             self.bytes_done = kwargs.get("initial", 0) or 0
 
         def update(self, n: float | None = 1) -> bool | None:

@@ -22,7 +22,8 @@ from itertools import groupby
 from operator import itemgetter
 
 from runner import protocols
-from runner.config import BenchmarkConfig, ConcurrencyProtocol
+from runner.config import BenchmarkConfig
+from runner.protocols import ConcurrencyProtocol
 from runner.results import PairedRound
 
 

@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,10 @@ from runner.stats import decode_rate, request_tpot_ms
 MAX_REPEAT_PERIOD = 512
 # Chunk arrivals are kept in milliseconds to this many decimals: the microsecond.
 ARRIVAL_DECIMALS = 3
+
+# llama-server's ``timings`` object of a response: its numbers by name (prompt_n, prompt_ms,
+# predicted_n, predicted_ms, predicted_per_second, draft_n, draft_n_accepted, ...).
+ServerTimings = Mapping[str, float]
 
 _METRIC_LINE = re.compile(r'^llamacpp:(\w+)(?:\{position="(\d+)"\})?\s+([0-9.eE+\-]+)$')
 
@@ -133,7 +137,7 @@ class Completion:
     """One finished /completion request as the client saw it: tokens, server timings, clocks."""
 
     tokens: list[int]
-    timings: dict
+    timings: ServerTimings
     wall_s: float
     ttft_s: float | None
     # When each content chunk of a stream arrived, in seconds after the request was sent; None
@@ -189,13 +193,14 @@ class _Received:
 
     started: float
     tokens: list[int] = field(default_factory=list)
-    timings: dict = field(default_factory=dict)
+    timings: ServerTimings = field(default_factory=dict)
     text: list[str] = field(default_factory=list)
-    last: dict | None = None
+    # The last JSON object llama-server sent (a chunk or the whole body), to show in an error.
+    last: dict[str, Any] | None = None
     arrivals: list[float] | None = None
     first_token_at: float | None = None
 
-    def add_chunk(self, chunk: dict) -> None:
+    def add_chunk(self, chunk: dict[str, Any]) -> None:
         """One streamed chunk: an error, tokens (timed as they arrive), content or timings."""
         self.last = chunk
         if chunk.get("error"):
@@ -212,7 +217,7 @@ class _Received:
         if chunk.get("timings"):
             self.timings = chunk["timings"]
 
-    def add_body(self, body: dict) -> None:
+    def add_body(self, body: dict[str, Any]) -> None:
         """A whole response: its tokens, content and timings."""
         self.last = body
         self.tokens = list(body.get("tokens") or [])
@@ -223,7 +228,7 @@ class _Received:
 
 def measure_request(
     client: httpx.Client, base_url: str, spec: RequestSpec, *, timeout_s: float
-) -> dict:
+) -> dict[str, Any]:
     """Send one /completion request and return its per-request record."""
     before = scrape(client, base_url)
     done = complete(client, base_url, spec, timeout_s=timeout_s)
@@ -287,7 +292,9 @@ def measure_top_two(
     return top_two_from_probabilities(probabilities)
 
 
-def _ttft_ms(arrivals: list[float] | None, ttft_s: float | None, timings: dict) -> float | None:
+def _ttft_ms(
+    arrivals: list[float] | None, ttft_s: float | None, timings: ServerTimings
+) -> float | None:
     """Time to first token: the first streamed chunk's arrival, else the client's measure, else
     the server's prompt time."""
     if arrivals:
@@ -326,7 +333,7 @@ def _output_figures(tokens: list[int]) -> dict[str, Any]:
 def build_record(
     *,
     spec: RequestSpec,
-    timings: dict,
+    timings: ServerTimings,
     tokens: list[int],
     wall_s: float,
     ttft_s: float | None,
@@ -334,7 +341,7 @@ def build_record(
     ttft_source: str = "client stream",
     chunk_arrival_s: Sequence[float] | None = None,
     text: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """One request's measurements, with the definitions the project uses."""
     # A stream's chunk arrivals to the microsecond; its time to first token is the first of them.
     arrivals = (
@@ -344,7 +351,7 @@ def build_record(
     )
     predicted_n = int(timings.get("predicted_n", len(tokens)))
     predicted_ms = float(timings.get("predicted_ms", 0.0))
-    record = {
+    record: dict[str, Any] = {
         "phase": spec.phase,
         "point": spec.point,
         "input_tokens": spec.input_tokens,

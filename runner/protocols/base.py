@@ -51,7 +51,7 @@ class RequestSpec:
         category (None where the protocol has none)."""
         return {"round": self.round, "concurrency": self.concurrency, "category": self.category}
 
-    def body(self) -> dict:
+    def body(self) -> dict[str, Any]:
         """The /completion request body: greedy, fixed length, prompt cache off.
 
         Greedy is a one-sampler chain, top-k with k = 1: the same tokens as the full default
@@ -82,7 +82,7 @@ def token_prompt(length: int, *, vocab_size: int, rng: np.random.Generator) -> l
     """An exact prompt of ``length`` random token ids, skipping the low ids, where tokenizers
     keep control and byte tokens."""
     low = min(1000, vocab_size // 4)
-    return rng.integers(low, vocab_size - 1, size=length).tolist()
+    return list(rng.integers(low, vocab_size - 1, size=length).tolist())
 
 
 def text_tokens(prompt: str) -> int:
@@ -210,7 +210,9 @@ class ProtocolBase(BaseModel):
         return []
 
     @classmethod
-    def prompt_set(cls, prompt: object, records: list[dict], *, planned_token_ids: bool) -> str:
+    def prompt_set(
+        cls, prompt: object, records: list[dict[str, Any]], *, planned_token_ids: bool
+    ) -> str:
         """Which prompts a batch of it sent, where its parameters do not say: "" for most."""
         return ""
 

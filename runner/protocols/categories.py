@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from runner.config import BenchmarkConfig
 
 
-def _all_categories(data: dict) -> list[str]:
+def _all_categories(data: dict[str, Any]) -> list[str]:
     return list(load_suite(data.get("suite", CURRENT_SUITE)).names)
 
 
@@ -62,8 +62,8 @@ class CategoriesProtocol(ProtocolBase):
     seed: int = Field(strict=True, default=7, ge=0, le=2**31 - 1)
 
     @model_serializer(mode="wrap")
-    def _first_suite_left_out(self, handler: SerializerFunctionWrapHandler) -> dict:
-        data = handler(self)
+    def _first_suite_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
         if data.get("suite") == FIRST_SUITE:
             data.pop("suite")
         return data

@@ -106,8 +106,8 @@ class ConcurrencyProtocol(ProtocolBase):
         return self
 
     @model_serializer(mode="wrap")
-    def _defaults_left_out(self, handler: SerializerFunctionWrapHandler) -> dict:
-        data = handler(self)
+    def _defaults_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
         if data.get("prompts") == TOKEN_IDS:
             data.pop("prompts")
         if data.get("suite") is None:

@@ -229,7 +229,7 @@ def _shown(value: Any) -> str:
 
 def _differs(claimed: Any, derived: Any) -> bool:
     if claimed is None or derived is None or isinstance(derived, int):
-        return claimed != derived
+        return bool(claimed != derived)
     if not isinstance(claimed, int | float) or isinstance(claimed, bool):
         return True
     return not math.isclose(claimed, derived, rel_tol=_RELATIVE, abs_tol=_ABSOLUTE)
@@ -256,7 +256,7 @@ def _protocol(section: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _point_problem(
-    path: str, index: int, point: Mapping[str, Any], protocol: Mapping[str, Any], mine: list
+    path: str, index: int, point: Mapping[str, Any], protocol: Mapping[str, Any], mine: list[Any]
 ) -> str | None:
     """One length's point against the protocol's point and its own measured requests."""
     length = protocol["output_lengths"][index]
@@ -277,7 +277,7 @@ def _point_problem(
     )
 
 
-def _foreign_figures_problem(points: list, prefix: str) -> str | None:
+def _foreign_figures_problem(points: list[Any], prefix: str) -> str | None:
     """Another protocol's points claim no output-length figures."""
     for index, point in enumerate(points):
         if point.get("generated_tokens") is not None:
@@ -285,8 +285,8 @@ def _foreign_figures_problem(points: list, prefix: str) -> str | None:
     return None
 
 
-def _measured_by_point(section: Mapping[str, Any]) -> dict[Any, list]:
-    found: dict[Any, list] = {}
+def _measured_by_point(section: Mapping[str, Any]) -> dict[Any, list[Any]]:
+    found: dict[Any, list[Any]] = {}
     for record in section.get("requests") or []:
         if record.get("phase") == "measure":
             found.setdefault(record.get("point"), []).append(record)
@@ -315,7 +315,7 @@ def _section_problem(section: Mapping[str, Any], prefix: str) -> str | None:
 
 
 def _interval_problem(
-    section: Mapping[str, Any], prefix: str, reference: list | None
+    section: Mapping[str, Any], prefix: str, reference: list[Any] | None
 ) -> str | None:
     """A section's claimed speedup intervals against those its points and the baseline's give
     (`reference`, the baseline's points; None where the section may claim none)."""

@@ -119,7 +119,9 @@ class QuickProtocol(ProtocolBase):
         return ", ".join(parts)
 
     @classmethod
-    def prompt_set(cls, prompt: object, records: list[dict], *, planned_token_ids: bool) -> str:
+    def prompt_set(
+        cls, prompt: object, records: list[dict[str, Any]], *, planned_token_ids: bool
+    ) -> str:
         """Which prompts a batch sent: from its measured requests' prompt hashes (all the
         protocol's text: TEXT_PROMPT, else TOKEN_ID_PROMPTS), else from their exact lengths (a
         token-id prompt records one), else from the plan of the invocation that measured it."""

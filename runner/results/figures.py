@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from runner.config import MAX_CONCURRENCY
+from runner.protocols import MAX_CONCURRENCY
 from runner.results.fields import (
     MAX_BYTES,
     MAX_FIGURE,

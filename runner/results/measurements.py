@@ -8,8 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from runner.config import MAX_CONCURRENCY, MAX_GPUS, MAX_N_MAX
+from runner.config import MAX_GPUS, MAX_N_MAX
 from runner.fidelity import FidelityGrade
+from runner.protocols import MAX_CONCURRENCY
 from runner.results.fields import (
     Amount,
     ByteCount,

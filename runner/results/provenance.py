@@ -8,8 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from runner.config import MAX_CONCURRENCY, MAX_GPUS
+from runner.config import MAX_GPUS
 from runner.gguf.inspect import MAX_DRAFT_TENSORS
+from runner.protocols import MAX_CONCURRENCY
 from runner.results.fields import (
     MAX_REQUESTS,
     ByteCount,

@@ -10,8 +10,9 @@ from pydantic import Field, model_validator
 
 from runner import stats
 from runner.agreement import clock_slack, close, shown
-from runner.config import MAX_CONCURRENCY, MAX_N_MAX
+from runner.config import MAX_N_MAX
 from runner.fidelity import MAX_DIVERGENCES, NEAR_TIE, Divergence, DivergenceKind
+from runner.protocols import MAX_CONCURRENCY
 from runner.results.fields import (
     MAX_POINTS,
     MAX_REQUESTS,

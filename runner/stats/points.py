@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner.config import (
-    BenchmarkConfig,
+from runner.config import BenchmarkConfig
+from runner.protocols import (
     CategoriesProtocol,
     ConcurrencyProtocol,
     QualityProtocol,
@@ -48,7 +48,9 @@ def concurrency_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def depth_points(config: BenchmarkConfig, records: Sequence[dict]) -> list[dict[str, Any]]:
+def depth_points(
+    config: BenchmarkConfig, records: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     """The points of a protocol: per depth (one for the quick protocol), per concurrency level
     or per category; speedup left None."""
     protocol = config.protocol
@@ -85,7 +87,7 @@ def depth_points(config: BenchmarkConfig, records: Sequence[dict]) -> list[dict[
 
 
 def _labelled_points(
-    protocol: ConcurrencyProtocol | CategoriesProtocol, records: Sequence[dict]
+    protocol: ConcurrencyProtocol | CategoriesProtocol, records: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     points = []
     labels: list[int] | list[str] = (

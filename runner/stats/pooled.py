@@ -59,7 +59,7 @@ def first_token_included_rate(predicted_n: int, predicted_ms: float) -> float | 
     return predicted_n / (predicted_ms / 1000.0)
 
 
-def acceptance_and_tau(records: Sequence[dict]) -> tuple[float | None, float | None]:
+def acceptance_and_tau(records: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | None]:
     """Pooled acceptance rate and tau (1 + accepted drafts per verify step) of some requests."""
     draft = sum(r["draft_n"] for r in records)
     accepted = sum(r["draft_n_accepted"] for r in records)
@@ -95,7 +95,7 @@ def is_degenerate(records: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
-def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
+def pooled_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The part of a section's summary that its measured request records alone decide."""
     steps = sum(r["verify_steps"] for r in records)
     acceptance_rate, tau = acceptance_and_tau(records)
@@ -114,12 +114,12 @@ def pooled_figures(records: Sequence[dict]) -> dict[str, Any]:
     }
 
 
-def _sample(records: Sequence[dict], name: str) -> dict[str, float | int | None]:
+def _sample(records: Sequence[Mapping[str, Any]], name: str) -> dict[str, float | int | None]:
     """The statistics of a rate over the records that have one (a zero rate is none)."""
     return summarize([r[name] for r in records if r[name]])
 
 
-def acceptance_by_position(records: Sequence[dict], steps: int) -> list[float] | None:
+def acceptance_by_position(records: Sequence[Mapping[str, Any]], steps: int) -> list[float] | None:
     """The share of the ``steps`` verify steps in which draft position i was accepted, summed
     over the records' per-position counts; None without a verify step."""
     if not steps:

@@ -32,7 +32,10 @@ def mcnemar_exact_p(only_first: int, only_second: int) -> float:
         raise ValueError("discordant counts cannot be negative")
     discordant = only_first + only_second
     smaller = min(only_first, only_second)
-    tail = sum(math.comb(discordant, k) for k in range(smaller + 1)) / 2**discordant
+    # Kept an int (typeshed says int ** int is Any): int / int is correctly rounded at any size,
+    # where a float would overflow past 2**1023.
+    outcomes: int = 2**discordant
+    tail = sum(math.comb(discordant, k) for k in range(smaller + 1)) / outcomes
     return min(1.0, 2.0 * tail)
 
 

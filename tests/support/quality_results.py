@@ -8,8 +8,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from runner.config import BenchmarkConfig, QualityProtocol
-from runner.protocols import quality
+from runner.config import BenchmarkConfig
+from runner.protocols import QualityProtocol, quality
 from tests.support.protocol_results import DRAFT, OUTPUT_TOKENS, TARGET, _record, protocol_result
 
 

@@ -17,8 +17,8 @@ from playwright.sync_api import expect
 from leaderboard import services
 from leaderboard.models import Job
 from leaderboard.presets import FORM_DEFAULTS
-from runner.config import BenchmarkConfig, QuickProtocol
-from runner.protocols import job_token_budget
+from runner.config import BenchmarkConfig
+from runner.protocols import QuickProtocol, job_token_budget
 from tests.support.measured_configs import measure
 from tests.system import test_browser
 from tests.system.test_browser import shoot

@@ -17,7 +17,8 @@ from leaderboard.verdicts.workloads import (
     ranking_key,
     workload_label,
 )
-from runner.config import QUICK_PROMPT, BenchmarkConfig
+from runner.config import BenchmarkConfig
+from runner.protocols import QUICK_PROMPT
 from tests.support.baselines import with_baseline_section
 from tests.support.measured_configs import measure_config, quick_config
 from tests.support.pages import text

@@ -21,15 +21,15 @@ from leaderboard.forms import initial_from_config
 from leaderboard.models import Config, Hardware, Job, ModelFile, RequestRecord
 from leaderboard.presets import FORM_DEFAULTS, PRESETS, PROTOCOL_FORM_FIELDS
 from leaderboard.services.configs import uploaded_config
-from runner.config import (
-    DRAFT_MODEL_TYPES,
-    BenchmarkConfig,
+from runner.config import DRAFT_MODEL_TYPES, BenchmarkConfig, parse_config
+from runner.protocols import (
+    PROTOCOLS,
     ConcurrencyProtocol,
     DepthProtocol,
     QuickProtocol,
-    parse_config,
+    job_token_budget,
+    token_budget,
 )
-from runner.protocols import PROTOCOLS, job_token_budget, token_budget
 from tests.support.measured_configs import measure, measure_config
 from tests.support.pages import text
 from tests.support.seed_kit import SEED_CSV

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from runner import protocols, stats
 from runner.benchmark import run_benchmark
-from runner.config import MAX_CONTEXT, BenchmarkConfig, field_errors, parse_config
+from runner.config import BenchmarkConfig, field_errors, parse_config
 from runner.engines.build import Engine
 from runner.engines.concurrent import share_out, wave_records
 from runner.engines.measure import Completion, SpecCounters
@@ -27,6 +27,7 @@ from runner.gguf.real_model import (
 )
 from runner.pairing import combined_speedup, crossover_concurrency, pair_with_baseline, point_speed
 from runner.prompts import load_suite
+from runner.protocols import MAX_CONTEXT
 from runner.results import load_result
 from tests.support.legacy_fields import without_legacy_fields
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from runner import protocols
 from runner.benchmark import run_benchmark
-from runner.config import MAX_CONTEXT, BenchmarkConfig, field_errors, parse_config
+from runner.config import BenchmarkConfig, field_errors, parse_config
 from runner.engines.build import locate
 from runner.errors import ResultError
 from runner.evidence import evidence_problem
@@ -23,7 +23,7 @@ from runner.gguf.real_model import (
     place_real_model,
     real_model_installed,
 )
-from runner.protocols import MAX_OUTPUT_LENGTHS, MAX_REQUEST_TOKENS
+from runner.protocols import MAX_CONTEXT, MAX_OUTPUT_LENGTHS, MAX_REQUEST_TOKENS
 from runner.protocols.output_length import speedup_interval, t_quantile
 from runner.results import load_result
 from runner.stats import t_critical_95

@@ -16,9 +16,9 @@ from scipy.stats import binomtest
 
 from runner import protocols, stats
 from runner.benchmark import run_benchmark
-from runner.config import BenchmarkConfig, QualityProtocol, field_errors, parse_config
+from runner.config import BenchmarkConfig, field_errors, parse_config
 from runner.errors import ResultError
-from runner.protocols import quality
+from runner.protocols import QualityProtocol, quality
 from runner.results import load_result
 from tests.support.protocol_results import OUTPUT_TOKENS
 from tests.support.quality_results import TARGET, quality_config, quality_result
