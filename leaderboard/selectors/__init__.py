@@ -100,7 +100,9 @@ from leaderboard.selectors.catalogue import (
     request_records_page,
     run_by_id,
     servable_hardware,
+    stored_summary,
     target_summaries,
+    whole_result,
 )
 from leaderboard.selectors.categories import category_heatmap, category_targets, category_view
 from leaderboard.selectors.charts import (
@@ -304,6 +306,8 @@ __all__ = [
     "row_definitions",
     "row_evidence",
     "run_by_id",
+    "stored_summary",
+    "whole_result",
     "run_figures",
     "run_page",
     "run_page_key",

@@ -29,6 +29,7 @@ from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_view
+from leaderboard.stored_results import StoredResult, whole_stored_result
 
 
 def config_by_key(*, key: str) -> Config | None:
@@ -83,6 +84,17 @@ def run_by_id(*, run_id: int) -> Run | None:
     )
 
 
+def whole_result(*, run: Run) -> object:
+    """The run's result as its file had it, its requests put back (`whole_stored_result`), for
+    the runner's derivations that read a whole file; None for a run not stored."""
+    return whole_stored_result(run.pk)
+
+
+def stored_summary(*, run: Run) -> dict:
+    """The summary of the run's stored result (empty where it has none)."""
+    return StoredResult.of(run.raw_result).summary
+
+
 REQUEST_EXPORT_FIELDS = REQUEST_RECORD_FIELDS
 
 
@@ -106,19 +118,13 @@ def point_labels(*, run: Run) -> dict[int, str]:
     concurrency level ("16 concurrent"), the category ("code") or the depth ("4096 in"; with
     the output length where it varies, "512 in, 2048 out");
     indices whose point says none of these are left out (the page shows the index)."""
-    raw = run.raw_result if isinstance(run.raw_result, dict) else {}
-    points = raw.get("points")
+    points = StoredResult.of(run.raw_result).points
     labels: dict[int, str] = {}
-    # An output-length run's points share their input length and differ in their output's.
-    shapes = [
-        (point.get("input_tokens"), point.get("output_tokens"))
-        for point in (points if isinstance(points, list) else [])
-        if isinstance(point, dict)
-    ]
+    # An output-length run's points share their input length and differ in their output's
+    # (a point of another shape is empty and counts for neither).
+    shapes = [(point.get("input_tokens"), point.get("output_tokens")) for point in points if point]
     by_output = len({repr(i) for i, _ in shapes}) == 1 and len({repr(o) for _, o in shapes}) > 1
-    for index, point in enumerate(points if isinstance(points, list) else []):
-        if not isinstance(point, dict):
-            continue
+    for index, point in enumerate(points):
         level, category, depth = (point.get(k) for k in ("concurrency", "category", "input_tokens"))
         output = point.get("output_tokens")
         if isinstance(level, int) and not isinstance(level, bool):

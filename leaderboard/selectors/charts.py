@@ -22,6 +22,7 @@ from leaderboard.models import Config, Hardware, LeaderboardEntry, RankingSummar
 from leaderboard.selectors.board import RANKED
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import TPS_DEFINITIONS, depth_points, row_evidence
+from leaderboard.stored_results import StoredResult, stored_results
 from leaderboard.verdicts.workloads import DEPTH_PROTOCOLS, is_across_depths
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
@@ -44,11 +45,10 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
     """Share of verify steps in which each draft position was accepted, from the run's result."""
     if run is None:
         return []
-    raw = run.raw_result if isinstance(run.raw_result, dict) else {}
-    summary = raw.get("summary")
+    summary = StoredResult.of(run.raw_result).summary
     # A runner result's summary says it (the door checked it against the measured requests:
     # none where no step was verified); only a result without one is counted from its records.
-    if isinstance(summary, dict) and "acceptance_by_position" in summary:
+    if "acceptance_by_position" in summary:
         pooled = summary["acceptance_by_position"]
         return [float(value) for value in pooled] if isinstance(pooled, list) else []
     # Two columns, not whole records: a run can have tens of thousands of them.
@@ -66,14 +66,13 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
     ]
 
 
-def _baseline_peak_memory(entry: LeaderboardEntry, paired: object) -> int | None:
+def _baseline_peak_memory(entry: LeaderboardEntry, paired: dict) -> int | None:
     """The paired baseline's peak GPU memory (never a CPU build's process memory): its row's,
     else the baseline section's summary (`paired`) measured in the same run as the row's."""
     baseline = entry.baseline_entry if entry.baseline_entry_id else None
     if baseline is not None and baseline.peak_memory_bytes and baseline.best_run_id:
         if baseline.best_run.memory_kind == "gpu":
             return baseline.peak_memory_bytes
-    paired = paired if isinstance(paired, dict) else {}
     return paired.get("peak_memory_bytes") if paired.get("memory_kind") == "gpu" else None
 
 
@@ -94,20 +93,16 @@ def memory_tradeoff(*, target_name: str, hardware: Hardware) -> list[dict]:
     ).exclude(config__spec_label="none")
     points = []
     related = ("config", "baseline_entry", "baseline_entry__best_run", "best_run")
-    # The runs' stored results stay in the database (each can hold megabytes): the paired
-    # baseline sections' summaries are read on their own.
+    # The runs' stored results are read on their own, for the paired baseline sections.
     rows = list(
         entries.select_related(*related).defer(
             "best_run__raw_result", "baseline_entry__best_run__raw_result"
         )
     )
-    paired = dict(
-        LeaderboardEntry.objects.filter(pk__in=[entry.pk for entry in rows]).values_list(
-            "pk", "best_run__raw_result__baseline__summary"
-        )
-    )
+    stored = stored_results(entry.best_run_id for entry in rows)
     for entry in rows:
-        baseline_peak = _baseline_peak_memory(entry, paired.get(entry.pk))
+        baseline = stored[entry.best_run_id].baseline if entry.best_run_id in stored else None
+        baseline_peak = _baseline_peak_memory(entry, baseline.summary if baseline else {})
         speedup = _entry_speedup(entry)
         if entry.peak_memory_bytes is None or baseline_peak is None or speedup is None:
             continue
@@ -313,7 +308,7 @@ def _flags(entry: LeaderboardEntry | Run) -> list[str]:
 
 
 def _depth_points(run: Run) -> list[dict]:
-    return depth_points(run.raw_result.get("points"))
+    return depth_points(StoredResult.of(run.raw_result).stored_points)
 
 
 def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[dict]:

@@ -10,12 +10,12 @@ read by `verdicts.workloads` (`depths`, `is_across_depths`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry, Run
 from leaderboard.selectors.energy import ENERGY_KEYS, energy_by_run
+from leaderboard.stored_results import stored_results
 from leaderboard.verdicts.workloads import is_across_depths
 from runner.pairing import combined_speedup, depth_points, depth_speedups
 
@@ -200,11 +200,14 @@ def depth_rows(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[
 
 
 def _run_points(run_ids: Iterable[int]) -> dict[int, tuple[list[dict], list[dict]]]:
-    """Each run's depth points and its own paired baseline's, reading only those JSON keys."""
-    rows = Run.objects.filter(pk__in=set(run_ids)).values_list(
-        "pk", "raw_result__points", "raw_result__baseline__points"
-    )
-    return {pk: (depth_points(points), depth_points(paired)) for pk, points, paired in rows}
+    """Each run's depth points and its own paired baseline's."""
+    return {
+        pk: (
+            depth_points(stored.stored_points),
+            depth_points(stored.baseline.stored_points if stored.baseline else None),
+        )
+        for pk, stored in stored_results(run_ids).items()
+    }
 
 
 def baseline_run_id(entry: LeaderboardEntry) -> int | None:
@@ -215,16 +218,6 @@ def baseline_run_id(entry: LeaderboardEntry) -> int | None:
     return entry.baseline_entry.best_run_id if entry.baseline_entry_id else None
 
 
-def _json(value: object) -> object:
-    # SQLite may hand a stored result's key back as its JSON text.
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
-
-
 def _lowest_level_evidence(entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     """A concurrency row's draft counts, baseline tok/s and J/token on the basis of all its
     figures, its lowest level (`verdicts.LOWEST_LEVEL_BASIS`), not pooled over the levels: one
@@ -232,17 +225,14 @@ def _lowest_level_evidence(entries: Sequence[LeaderboardEntry]) -> dict[int, dic
     if not entries:
         return {}
     wanted = {e.best_run_id for e in entries} | {baseline_run_id(e) for e in entries}
-    stored = {
-        pk: (_json(points), _json(requests))
-        for pk, points, requests in Run.objects.filter(pk__in=wanted - {None}).values_list(
-            "pk", "raw_result__points", "raw_result__requests"
-        )
-    }
+    stored = stored_results(wanted, requests=True)
     found = {}
     for entry in entries:
-        points, requests = stored.get(entry.best_run_id, (None, None))
-        reference = stored.get(baseline_run_id(entry), (None, None))[0]
-        figures = verdicts.lowest_level_figures(points, requests, reference)
+        own, paired = stored.get(entry.best_run_id), stored.get(baseline_run_id(entry) or 0)
+        reference = paired.stored_points if paired else None
+        figures = verdicts.lowest_level_figures(
+            own.stored_points if own else None, list(own.requests) if own else None, reference
+        )
         if figures is None:
             continue
         baseline = verdicts.lowest_level_figures(reference, None)

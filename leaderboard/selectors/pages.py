@@ -74,6 +74,7 @@ from leaderboard.selectors.row_content import (
 from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
 from leaderboard.selectors.serving import concurrency_pareto, run_latency
 from leaderboard.selectors.spread import acceptance_spread
+from leaderboard.stored_results import StoredResult, stored_requests, stored_result
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 # The figures of a depth that the context page's table shows.
@@ -202,36 +203,34 @@ def _run_figures(run_id: int) -> dict | None:
     run = run_by_id(run_id=run_id)
     if run is None:
         return None
-    # The stored result's summary and points, read on their own: its requests (megabytes) are
-    # read only for the roofline, once per run and change of the board (run_energy_figures).
-    summary, points = (
-        Run.objects.filter(pk=run.pk)
-        .values_list("raw_result__summary", "raw_result__points")
-        .first()
-    ) or (None, None)
-    summary = summary if isinstance(summary, dict) else {}
-    run.raw_result = {"summary": summary, "points": points}
+    # The stored result without its requests, which are read only for the roofline (once per
+    # run and change of the board, run_energy_figures) and a concurrency run's lowest level.
+    stored = StoredResult.of(run.raw_result)
     acceptance = acceptance_by_position(run=run)
+    fidelity = stored.summary.get("fidelity")
     return {
         "release": run.engine_release,
-        "summary": summary,
+        "summary": stored.summary,
+        # The grade of its greedy output against the baseline measured beside it, and each
+        # GPU's figures of a multi-GPU host, as the run page shows them.
+        "fidelity": fidelity if isinstance(fidelity, dict) else None,
+        "gpus": stored.gpus,
         "energy": run_energy_figures(run_ids=[run.pk])[run.pk],
         "spread": acceptance_spread(run=run),
         "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
         "labels": point_labels(run=run),
         "requests": run.requests.count(),
-        "lowest_level": _lowest_level(run, points),
+        "lowest_level": _lowest_level(run, stored),
     }
 
 
-def _lowest_level(run: Run, points: object) -> dict | None:
+def _lowest_level(run: Run, stored: StoredResult) -> dict | None:
     """A concurrency run's figures on the one basis its row uses, its lowest level
     (`verdicts.LOWEST_LEVEL_BASIS`): aggregate tok/s, the speedup over the baseline batch its row
     divides by (else the one measured in the same job), acceptance, tau and J/token; None under
     other protocols."""
     if run.config.protocol != verdicts.CONCURRENCY:
         return None
-    requests = Run.objects.filter(pk=run.pk).values_list("raw_result__requests", flat=True).first()
     baseline_id = (
         LeaderboardEntry.objects.filter(best_run=run)
         .values_list("baseline_run_id", flat=True)
@@ -245,12 +244,11 @@ def _lowest_level(run: Run, points: object) -> dict | None:
             .values_list("pk", flat=True)
             .first()
         )
-    reference = (
-        Run.objects.filter(pk=baseline_id).values_list("raw_result__points", flat=True).first()
-        if baseline_id
-        else None
+    figures = verdicts.lowest_level_figures(
+        stored.stored_points,
+        stored_requests([run.pk])[run.pk],
+        stored_result(baseline_id).stored_points if baseline_id else None,
     )
-    figures = verdicts.lowest_level_figures(points, requests, reference)
     if figures is None:
         return None
     drafting = figures.drafting
@@ -268,14 +266,6 @@ def _lowest_level(run: Run, points: object) -> dict | None:
         "joules_per_token": figures.joules_per_token,
         "basis": verdicts.LOWEST_LEVEL_BASIS,
     }
-
-
-def _with_figures(run: Run) -> dict:
-    """The run's figures, its stored result's summary standing in for the whole result (which
-    the page's filters read it from: the fidelity grade, each GPU's figures)."""
-    figures = run_figures(run_id=run.pk) or {}
-    run.raw_result = {"summary": figures.get("summary", {})}
-    return figures
 
 
 def _best_run(*, config: Config, entry: LeaderboardEntry | None) -> Run | None:
@@ -296,7 +286,7 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
     runs = list(shown.object_list)
     top = best_entry(config=config)
     best = _best_run(config=config, entry=top)
-    figures = _with_figures(best) if best else None
+    figures = run_figures(run_id=best.pk) if best else None
     memory = (
         memory_tradeoff(target_name=config.target_name, hardware=top.hardware)
         if top is not None and config.is_speculative
@@ -377,7 +367,7 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
     `page_size` a page in the order they were measured; a number past the last is the last),
     each with its point's label, how many it has ("requests"), its energy figures, the spread
     of its acceptance and whether its engine release is stale."""
-    figures = _with_figures(run)
+    figures = run_figures(run_id=run.pk) or {}
     shown: Page = request_records_page(
         run=run, number=requests_page, size=page_size, count=figures["requests"]
     )
@@ -391,6 +381,8 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
         "requests": figures["requests"],
         "energy": figures["energy"],
         "quality": quality_view(summary=figures["summary"]),
+        "fidelity": figures["fidelity"],
+        "gpus": figures["gpus"],
         "spread": figures["spread"],
         # Latency percentiles and goodput per point, from its requests (selectors.serving).
         "latency": run_latency(run_id=run.pk),

@@ -23,8 +23,9 @@ import math
 from typing import Any
 
 from leaderboard import verdicts
-from leaderboard.models import Hardware, Run
+from leaderboard.models import Hardware
 from leaderboard.selectors.cache import board_cached
+from leaderboard.stored_results import StoredResult, stored_result
 from leaderboard.verdicts.statistics import count as stored_count
 from runner.results import MAX_FIGURE
 from runner.stats import (
@@ -106,12 +107,11 @@ def _clean(record: object) -> dict[str, Any] | None:
 
 
 def point_latency(
-    raw_result: object, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+    stored: StoredResult, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
 ) -> dict[int | None, dict]:
     """A stored result's latency figures per point index, and the whole section's under None;
     {} for a result without measured requests."""
-    requests = raw_result.get("requests") if isinstance(raw_result, dict) else None
-    records = [r for r in (_clean(r) for r in requests or []) if r is not None]
+    records = [r for r in (_clean(r) for r in stored.requests) if r is not None]
     if not records:
         return {}
     groups: dict[int | None, list[dict]] = {None: records}
@@ -135,20 +135,15 @@ def _with_intervals(figures: dict, samples: dict[str, list[float]]) -> dict:
     return figures
 
 
-def _points(raw_result: object) -> list:
-    points = raw_result.get("points") if isinstance(raw_result, dict) else None
-    return points if isinstance(points, list) else []
-
-
 def latency_by_level(
-    raw_result: object, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+    stored: StoredResult, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
 ) -> dict[int, dict]:
     """A concurrency result's latency figures by level (the first point of a level wins, as
     `verdicts.level_points` reads them)."""
-    figures = point_latency(raw_result, tpot_ms_objective=tpot_ms_objective)
+    figures = point_latency(stored, tpot_ms_objective=tpot_ms_objective)
     levels: dict[int, dict] = {}
-    for index, point in enumerate(_points(raw_result)):
-        level = stored_count(point.get("concurrency")) if isinstance(point, dict) else None
+    for index, point in enumerate(stored.points):
+        level = stored_count(point.get("concurrency"))
         if level and level not in levels and index in figures:
             levels[level] = figures[index]
     return levels
@@ -175,11 +170,11 @@ def run_latency(*, run_id: int) -> dict | None:
 
 
 def _run_latency(run_id: int) -> dict | None:
-    stored = Run.objects.filter(pk=run_id).values_list("raw_result", flat=True).first()
+    stored = stored_result(run_id, requests=True)
     figures = point_latency(stored)
     if not figures:
         return None
-    points = _points(stored)
+    points = stored.points
     rows = [
         {
             "label": _point_label(points[i] if i < len(points) else None, i, len(points)),

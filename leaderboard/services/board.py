@@ -50,10 +50,10 @@ from leaderboard.services.pairing import (
     fill_prompt_sets,
     pair_baseline,
     paired_speedup,
-    stored_json,
     stored_points,
     undisputed_baseline_batches,
 )
+from leaderboard.stored_results import stored_requests
 from leaderboard.verdicts import noise as noise_verdicts
 from runner.stats import summarize
 
@@ -251,32 +251,39 @@ def _baseline_noisy(config: Config, pairing: Pairing, points: dict[int, object])
     return _noisy(config, baseline, sample)
 
 
-def _memorised(config: Config, best: Run) -> tuple[bool, bool]:
+def _memorised(config: Config, requests: list[dict[str, Any]]) -> tuple[bool, bool]:
     """Whether the row's figure was measured on a repeated prompt by drafting that learns across
     requests (n-gram state), and whether its prompts are unknown (a request without a prompt
     hash: it cannot count as measured on distinct prompts): derived from the best batch's prompt
-    hashes; the seed kit's CSV repeats one prompt."""
+    hashes (`requests`, its measured ones); the seed kit's CSV repeats one prompt."""
     if not verdicts.learns_across_requests(config.spec_label):
         return False, False
     if config.protocol == verdicts.SEED_CSV_PROTOCOL:
         return True, False
-    requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
-    requests = stored_json(requests)
     return verdicts.repeats_a_prompt(requests), verdicts.prompts_unknown(requests)
 
 
 def _drafting(
-    config: Config, best: Run, points: dict[int, object]
+    config: Config, best: Run, points: dict[int, object], requests: list[dict[str, Any]]
 ) -> tuple[float | None, float | None]:
     """The row's acceptance and tau: its best batch's, but under the concurrency protocol those
     of its lowest level, the basis of every figure of such a row (`verdicts.LOWEST_LEVEL_BASIS`),
-    not pooled over the levels."""
+    not pooled over the levels (`requests`: the best batch's)."""
     if config.protocol != verdicts.CONCURRENCY:
         return best.acceptance_rate, best.tau
-    requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
-    lowest = verdicts.lowest_level_figures(points.get(best.pk), stored_json(requests))
+    lowest = verdicts.lowest_level_figures(points.get(best.pk), requests)
     drafting = lowest.drafting if lowest else None
     return (drafting.acceptance, drafting.tau) if drafting else (None, None)
+
+
+def _best_requests(config: Config, best: Run) -> list[dict[str, Any]]:
+    """The best batch's requests, read once for the verdicts that need them (none otherwise)."""
+    if config.protocol != verdicts.CONCURRENCY and not (
+        verdicts.learns_across_requests(config.spec_label)
+        and config.protocol != verdicts.SEED_CSV_PROTOCOL
+    ):
+        return []
+    return stored_requests([best.pk])[best.pk]
 
 
 def _refresh_entry(
@@ -366,8 +373,9 @@ def _refresh_row(
         stdev = stdev if best.n >= 2 else None
         n = best.n
         figure = best.tokens_per_second or 0.0
-    memorised, prompts_unknown = _memorised(config, best)
-    acceptance, tau = _drafting(config, best, points)
+    requests = _best_requests(config, best)
+    memorised, prompts_unknown = _memorised(config, requests)
+    acceptance, tau = _drafting(config, best, points, requests)
     # Every release on the board has its build row (staleness and retirement are read there).
     build, _ = EngineBuild.objects.get_or_create(release=engine_release)
     pooled = pooled_figures(runs, definition=best.tps_definition)

@@ -19,6 +19,7 @@ from typing import Any
 
 from leaderboard import verdicts
 from leaderboard.models import Config, Job, LeaderboardEntry, RequestRecord, Run
+from leaderboard.stored_results import stored_requests, stored_result, stored_results
 from leaderboard.verdicts import noise as noise_verdicts
 from runner.pairing import category_points, depth_points, speedup_over_depths
 from runner.stats import ratio
@@ -76,9 +77,8 @@ def fill_build_flags_keys(runs: Sequence[Run]) -> None:
     missing = {run.pk: run for run in runs if not run.build_flags_key}
     if not missing:
         return
-    stored = Run.objects.filter(pk__in=missing).values_list("pk", "raw_result__engine__build_flags")
-    for pk, flags in stored:
-        if isinstance(flags, list) and (key := build_flags_key(flags)):
+    for pk, stored in stored_results(missing).items():
+        if key := build_flags_key(stored.build_flags):
             missing[pk].build_flags_key = key
             Run.objects.filter(pk=pk).update(build_flags_key=key)
 
@@ -93,23 +93,22 @@ def fill_prompt_sets(runs: Sequence[Run], *, config: Config, beside: Config | No
         return
     prompt = verdicts.canonical_protocol(config).get("prompt")
     stored = list(
-        Run.objects.filter(pk__in=missing).values_list(
-            "pk", "raw_result__requests", "provenance__measured_with_job"
+        Run.objects.filter(pk__in=missing).values_list("pk", "provenance__measured_with_job")
+    )
+    requests = stored_requests(missing)
+    measured_beside = dict(
+        Job.objects.filter(pk__in=[job for _, job in stored if isinstance(job, int)]).values_list(
+            "pk", "config__spec_label"
         )
     )
-    measured_beside = dict(
-        Job.objects.filter(
-            pk__in=[job for _, _, job in stored if isinstance(job, int)]
-        ).values_list("pk", "config__spec_label")
-    )
-    for pk, requests, job in stored:
+    for pk, job in stored:
         spec_label = beside.spec_label if beside is not None else None
         if spec_label is None and isinstance(job, int):
             spec_label = measured_beside.get(job, config.spec_label)
         found = verdicts.prompt_set(
             config.protocol,
             prompt,
-            stored_json(requests),
+            requests[pk],
             planned_token_ids=verdicts.learns_across_requests(spec_label or config.spec_label),
         )
         missing[pk].prompt_set = found
@@ -135,8 +134,8 @@ def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
         for baseline in baselines:
             if _as_dict(baseline.provenance).get("measured_with_job") == run.job_id:
                 return baseline
-    raw = _as_dict(run.raw_result)
-    claimed = _as_dict(raw.get("summary")).get("baseline_decode_tokens_per_second")
+    stored = stored_result(run.pk)
+    claimed = stored.summary.get("baseline_decode_tokens_per_second")
     if not isinstance(claimed, int | float) or isinstance(claimed, bool):
         return None
     system = _as_dict(run.provenance).get("system")
@@ -146,7 +145,7 @@ def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
             baseline.decode_mean is not None
             and math.isclose(baseline.decode_mean, claimed, rel_tol=1e-9)
             and _as_dict(baseline.provenance).get("system") == system
-            and _as_dict(baseline.raw_result).get("engine") == raw.get("engine")
+            and stored_result(baseline.pk).engine == stored.engine
         ):
             return baseline
     return None
@@ -290,25 +289,10 @@ def pair_baseline(
 
 
 def stored_points(runs: Sequence[Run]) -> dict[int, object]:
-    """Each run's stored points (only these, not the whole result), by run id."""
-    found: dict[int, object] = {}
-    rows = Run.objects.filter(pk__in=[run.pk for run in runs]).values_list(
-        "pk", "raw_result__points"
-    )
-    for pk, points in rows:
-        found[pk] = stored_json(points)
-    return found
-
-
-def stored_json(value: object) -> object:
-    """A value read from a key of a stored result: SQLite may hand a JSON value back as its
-    text, which is decoded here (None where it is not JSON)."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None
+    """Each run's stored points, by run id."""
+    return {
+        pk: stored.stored_points for pk, stored in stored_results(run.pk for run in runs).items()
+    }
 
 
 def paired_speedup(
@@ -322,9 +306,10 @@ def paired_speedup(
         if pair is None or pair[1] is None:
             return None
         return ratio(pair[0].mean, pair[1].mean)
-    raw_points = (best.raw_result or {}).get("points")
-    if len(depth_points(raw_points)) > 1 or len(category_points(raw_points)) > 1:
-        baseline_points = (baseline.raw_result or {}).get("points")
-        if (depths := speedup_over_depths(raw_points, baseline_points)) is not None:
+    stored = stored_results([best.pk, baseline.pk])
+    own = stored[best.pk].stored_points if best.pk in stored else None
+    if len(depth_points(own)) > 1 or len(category_points(own)) > 1:
+        reference = stored[baseline.pk].stored_points if baseline.pk in stored else None
+        if (depths := speedup_over_depths(own, reference)) is not None:
             return depths
     return ratio(best.tokens_per_second, baseline.tokens_per_second)

@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from leaderboard import verdicts
 from leaderboard.models import (
-    REQUEST_RECORD_FIELDS,
     SELF_REPORTED_RELEASE,
     SELF_REPORTED_UPLOAD_SOURCE,
     Config,
@@ -41,6 +40,7 @@ from leaderboard.services.errors import DuplicateUploadError, ServiceError
 from leaderboard.services.jobs import record_failure
 from leaderboard.services.pairing import fill_prompt_sets
 from leaderboard.services.registry import register_hardware
+from leaderboard.stored_results import request_row
 from runner.door import HardwareKind, door_problem
 from runner.errors import ResultError
 from runner.evidence import derived_speedup
@@ -79,7 +79,10 @@ def record_run(
     fingerprint: str | None = None,
     run_name: str = "",
 ) -> Run:
-    """The one writer of Run rows and their request records (call inside a transaction)."""
+    """The one writer of Run rows and their request records (call inside a transaction).
+
+    Each request is stored once, as its record (`leaderboard.stored_results.request_row`):
+    `raw_result` is stored without its requests."""
     run = Run.objects.create(
         job=job,
         config=config,
@@ -90,7 +93,7 @@ def record_run(
         import_fingerprint=fingerprint,
         run_name=run_name[:200],
         provenance=provenance,
-        raw_result=raw_result,
+        raw_result={key: value for key, value in raw_result.items() if key != "requests"},
     )
     RequestRecord.objects.bulk_create(RequestRecord(run=run, **row) for row in requests)
     EngineBuild.objects.get_or_create(release=run.engine_release)
@@ -137,8 +140,8 @@ def section_fields(section: Section, *, engine: EngineInfo) -> dict[str, Any]:
 
 
 def section_requests(section: Section) -> list[dict[str, Any]]:
-    """The request records of a section, as RequestRecord columns."""
-    return [record.model_dump(include=set(REQUEST_RECORD_FIELDS)) for record in section.requests]
+    """The request records of a section, as RequestRecord rows."""
+    return [request_row(record) for record in section.requests]
 
 
 def _sections(result: BenchmarkResult) -> list[tuple[Section, dict[str, Any]]]:
@@ -173,8 +176,8 @@ def _model_mismatch(job: Job, section: Section) -> str | None:
 
 def _prompt_hashes(run: Run) -> list[str | None]:
     """The prompts of a run's measured requests, as its result recorded them (None: unknown)."""
-    records = (run.raw_result or {}).get("requests") or []
-    return [r.get("prompt_sha256") for r in records if r.get("phase", "measure") == "measure"]
+    details = run.requests.filter(phase="measure").order_by("index")
+    return [found.get("prompt_sha256") for found in details.values_list("details", flat=True)]
 
 
 def _same_output(run: Run, baseline_run: Run) -> bool | None:

@@ -45,18 +45,14 @@ def peak_memory(run: Run) -> str:
 
 
 @register.filter
-def per_gpu(run: Run) -> list[str]:
-    """Each GPU's own peak memory and energy, where the run was measured on several (the
-    result's summary.gpus): ["GPU 0: 12.0 GiB, 310.5 J", "GPU 1: 10.0 GiB"]; empty for one GPU
-    or a result recorded before. Whatever a stored result holds reads as a figure or nothing."""
-    raw = getattr(run, "raw_result", None)
-    summary = raw.get("summary") if isinstance(raw, Mapping) else None
-    gpus = summary.get("gpus") if isinstance(summary, Mapping) else None
-    if not isinstance(gpus, list) or len(gpus) < 2:
+def per_gpu(gpus: list[Mapping[str, object]]) -> list[str]:
+    """Each GPU's own peak memory and energy, where the run was measured on several (its stored
+    result's `gpus`, `leaderboard.stored_results`): ["GPU 0: 12.0 GiB, 310.5 J", "GPU 1: 10.0
+    GiB"]; empty for one GPU. Whatever a GPU's figures hold reads as a figure or nothing."""
+    if len(gpus) < 2:
         return []
     lines = []
     for index, gpu in enumerate(gpus):
-        gpu = gpu if isinstance(gpu, Mapping) else {}
         joules = finite(gpu.get("energy_joules"))
         parts = [memory_text(gpu.get("peak_memory_bytes")) or "memory not measured"]
         if joules is not None and joules >= 0:
