@@ -127,7 +127,8 @@ def stored_requests(run_ids: Iterable[int], *, phase: str | None = None) -> dict
     for run_id, details, *columns in records.values_list(
         "run_id", "details", *REQUEST_RECORD_FIELDS
     ):
-        found[run_id].append(dict(zip(REQUEST_RECORD_FIELDS, columns, strict=True)) | details)
+        # The columns win: what a page queries is what the record says.
+        found[run_id].append(details | dict(zip(REQUEST_RECORD_FIELDS, columns, strict=True)))
     return found
 
 
