@@ -243,7 +243,7 @@ def pair_baseline(
     baseline_entry = LeaderboardEntry.objects.filter(
         config_id=config.baseline_id, prompt_set=best.prompt_set, **same
     ).first()
-    # Stored results can be large (every request): loaded only where needed.
+    # Stored results are loaded only where needed.
     baselines = list(Run.objects.filter(config_id=config.baseline_id, **same).defer("raw_result"))
     if config.protocol == "quick" and any(not b.prompt_set for b in baselines):
         fill_prompt_sets(baselines, config=baselines[0].config)
@@ -265,27 +265,38 @@ def pair_baseline(
         return Pairing(note=_refusal(best, baselines))
     if config.protocol == verdicts.CONCURRENCY:
         points.update(stored_points(comparable))
+    return _chosen_baseline(
+        best, comparable, entry=baseline_entry, protocol=config.protocol, points=points, runs=runs
+    )
+
+
+def _chosen_baseline(
+    best: Run,
+    comparable: list[Run],
+    *,
+    entry: LeaderboardEntry,
+    protocol: str,
+    points: dict[int, object],
+    runs: Sequence[Run],
+) -> Pairing:
+    """Of the baseline's batches comparable with a row's best batch, the one it divides by: the
+    one of the same runner invocation first, else the best of those the site does not dispute;
+    disputed where one of the row's own baseline batches is."""
     own = [found for run in runs if (found := _same_invocation(run, comparable)) is not None]
     # A row's own baseline is brought by its file; so is any batch measured beside another row.
     brought = {b.pk for b in comparable if brought_by_a_file(b)} | {b.pk for b in own}
-    disputed = disputed_batches(
-        comparable, brought=brought, protocol=config.protocol, points=points
-    )
+    disputed = disputed_batches(comparable, brought=brought, protocol=protocol, points=points)
     site = [b for b in comparable if b.pk not in disputed]
     if mine := [b for b in own if b.pk in disputed]:
-        chosen = best_batch(site, protocol=config.protocol, points=points) if site else None
-        return Pairing(
-            entry=baseline_entry, run=chosen, note=disputed[mine[0].pk][:200], disputed=True
-        )
+        chosen = best_batch(site, protocol=protocol, points=points) if site else None
+        return Pairing(entry=entry, run=chosen, note=disputed[mine[0].pk][:200], disputed=True)
     if not site:
         return Pairing(
-            entry=baseline_entry,
+            entry=entry,
             note="the site's measurements of the baseline disagree: no speedup until they agree",
         )
-    chosen = _same_invocation(best, site) or best_batch(
-        site, protocol=config.protocol, points=points
-    )
-    return Pairing(entry=baseline_entry, run=chosen)
+    chosen = _same_invocation(best, site) or best_batch(site, protocol=protocol, points=points)
+    return Pairing(entry=entry, run=chosen)
 
 
 def stored_points(runs: Sequence[Run]) -> dict[int, object]:
