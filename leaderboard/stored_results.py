@@ -148,17 +148,20 @@ def stored_result(run_id: int | None, *, requests: bool = False) -> StoredResult
     return stored_results([run_id], requests=requests).get(run_id or 0) or StoredResult()
 
 
-def whole_stored_results(run_ids: Iterable[int | None]) -> dict[int, dict[str, Any]]:
+def whole_file(stored: object, requests: list[Record]) -> object:
+    """A stored result with its requests put back, as its file had it; a stored result that is
+    not an object stands as it is."""
+    return stored | {"requests": requests} if isinstance(stored, dict) else stored
+
+
+def whole_stored_results(run_ids: Iterable[int | None]) -> dict[int, object]:
     """Some runs' results as their files had them (each stored result with its requests put
     back), for the runner's derivations that read a whole file: {run id: JSON}; a stored result
     that is not an object stands as it is."""
     wanted = sorted({pk for pk in run_ids if pk is not None})
     stored = dict(Run.objects.filter(pk__in=wanted).values_list("pk", "raw_result"))
     records = stored_requests(pk for pk, raw in stored.items() if isinstance(raw, dict))
-    return {
-        pk: raw | {"requests": records[pk]} if isinstance(raw, dict) else raw
-        for pk, raw in stored.items()
-    }
+    return {pk: whole_file(raw, records.get(pk, [])) for pk, raw in stored.items()}
 
 
 def whole_stored_result(run_id: int) -> object:

@@ -34,6 +34,8 @@ The reads are grouped by what they are about, one module each:
 - `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
 - `draft_rows`: the rows those answers and the glance are decided from, read as values
   (`DraftRow`), each GPU kind's one `Hardware` shared.
+- `provenance`: what a run's provenance panel shows, read defensively, with its command ready
+  to paste.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
 - `energy`: a stored result's energy and roofline (a run's, a config's best run's, a row's).
 - `outcomes`: what a finished run says on its job and run pages: its noise verdict

@@ -96,48 +96,8 @@ def speedup_chart(
     by_ranking: dict[str, list[LeaderboardEntry]] = {}
     for entry in rows:
         by_ranking.setdefault(entry.ranking_key, []).append(entry)
-    # The first workload the front page's answer for this pair names.
-    [lead], _ = verdicts.answer_workloads(
-        [
-            verdicts.WorkloadLead(
-                ranking_key=key,
-                ranking_label=found[0].ranking_label,
-                speedup=verdicts.leading_speedup(found),
-            )
-            for key, found in by_ranking.items()
-        ],
-        limit=1,
-    )
-    kept = by_ranking[lead.ranking_key]
+    kept = by_ranking[_leading_ranking(by_ranking)]
     shown = kept[:SPEEDUP_CHART_LIMIT]
-    points = []
-    for entry in shown:
-        interval = verdicts.speedup_interval(entry)
-        points.append(
-            {
-                "key": entry.config.key,
-                "label": _config_label(entry),
-                "speedup": entry.speedup,
-                # The verdicts' word on it against no drafting (faster, slower, unclear, ...):
-                # what the bar's colour says.
-                # An anecdotal speedup has no word: its bar is not coloured.
-                "verdict": None
-                if entry.anecdotal
-                else verdicts.against_baseline(interval, entry.speedup),
-                "anecdotal": entry.anecdotal,
-                "ci95_low": interval[0] if interval else None,
-                "ci95_high": interval[1] if interval else None,
-                "interval_basis": entry.speedup_basis,
-                "tokens_per_second": entry.tokens_per_second,
-                "n": entry.n,
-                "engine_release": entry.engine_release,
-                "across_depths": is_across_depths(entry.config),
-                "noisy": entry.noisy,
-                "baseline_noisy": entry.baseline_noisy,
-                "memorised": entry.memorised,
-                "prompts_unknown": entry.prompts_unknown,
-            }
-        )
     return {
         "target": target_name,
         "hardware": slug,
@@ -149,7 +109,48 @@ def speedup_chart(
         "other_ranking_rows": len(rows) - len(kept),
         "other_rankings": len(by_ranking) - 1,
         "more_rows": len(kept) - len(shown),
-        "points": points,
+        "points": [_speedup_bar(entry) for entry in shown],
+    }
+
+
+def _leading_ranking(by_ranking: dict[str, list[LeaderboardEntry]]) -> str:
+    """The first workload the front page's answer for a target and GPU kind names."""
+    [lead], _ = verdicts.answer_workloads(
+        [
+            verdicts.WorkloadLead(
+                ranking_key=key,
+                ranking_label=found[0].ranking_label,
+                speedup=verdicts.leading_speedup(found),
+            )
+            for key, found in by_ranking.items()
+        ],
+        limit=1,
+    )
+    return lead.ranking_key
+
+
+def _speedup_bar(entry: LeaderboardEntry) -> dict:
+    """One config's bar: its speedup with its interval and the verdicts' word on it."""
+    interval = verdicts.speedup_interval(entry)
+    return {
+        "key": entry.config.key,
+        "label": _config_label(entry),
+        "speedup": entry.speedup,
+        # The verdicts' word on it against no drafting (faster, slower, unclear, ...): what the
+        # bar's colour says. An anecdotal speedup has no word: its bar is not coloured.
+        "verdict": None if entry.anecdotal else verdicts.against_baseline(interval, entry.speedup),
+        "anecdotal": entry.anecdotal,
+        "ci95_low": interval[0] if interval else None,
+        "ci95_high": interval[1] if interval else None,
+        "interval_basis": entry.speedup_basis,
+        "tokens_per_second": entry.tokens_per_second,
+        "n": entry.n,
+        "engine_release": entry.engine_release,
+        "across_depths": is_across_depths(entry.config),
+        "noisy": entry.noisy,
+        "baseline_noisy": entry.baseline_noisy,
+        "memorised": entry.memorised,
+        "prompts_unknown": entry.prompts_unknown,
     }
 
 

@@ -74,11 +74,10 @@ def config_protocol_figures(*, config: Config) -> dict:
 
 
 def run_by_id(*, run_id: int) -> Run | None:
-    """A run with its config, hardware and job, without its stored result: that loads (one
-    query) when something reads `run.raw_result`."""
+    """A run with its config (and the config's models, which its provenance panel names),
+    hardware, job and stored result (its requests are its records)."""
     return (
-        Run.objects.select_related("config", "hardware", "job")
-        .defer("raw_result")
+        Run.objects.select_related("config__target", "config__draft", "hardware", "job")
         .filter(id=run_id)
         .first()
     )

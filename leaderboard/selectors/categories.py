@@ -53,51 +53,66 @@ def category_rows(
     their_prompts = verdicts.categories.by_category(
         _as_list(baseline_points), verdicts.categories.category_figures(baseline_requests)
     )
-    rows = []
-    for name, point in category_points(points).items():
-        decode = _statistics(point, "decode_tokens_per_second")
-        baseline = (
-            _statistics(reference[name], "decode_tokens_per_second")["mean"]
-            if name in reference
-            else None
+    return [
+        _category_row(
+            name,
+            point,
+            reference=reference.get(name),
+            prompts=own_prompts.get(name),
+            theirs=their_prompts.get(name),
         )
-        prompts = own_prompts.get(name)
-        theirs = their_prompts.get(name)
-        # Each figure with the interval of that figure: the speedup over the prompts' means where
-        # both sides' prompts are known (the delta method on that ratio), else the point's.
-        speedup = _ratio(decode["mean"], baseline)
-        speedup_interval = None
-        if prompts and theirs and prompts.decode and theirs.decode:
-            speedup = _ratio(prompts.decode.mean, theirs.decode.mean)
-            speedup_interval = verdicts.ratio_interval(prompts.decode, theirs.decode)
-        acceptance = _number(point.get("acceptance_rate"))
-        acceptance_interval = None
-        if prompts and prompts.acceptance is not None:
-            acceptance, acceptance_interval = prompts.acceptance, prompts.acceptance_interval
-        # Nothing, or almost nothing, drafted: no figure of the draft's stands (`verdicts.evidence`).
-        thin = bool(prompts and prompts.thin_drafting)
-        rows.append(
-            {
-                "category": name,
-                "n": decode["n"],
-                "decode": decode["mean"],
-                "ci95_low": decode["ci95_low"],
-                "ci95_high": decode["ci95_high"],
-                "acceptance": acceptance,
-                "tau": _number(point.get("tau")),
-                "baseline_decode": baseline,
-                "speedup": speedup,
-                "prompts": prompts.prompts if prompts else None,
-                "anecdotal": bool(prompts and prompts.anecdotal),
-                "thin_drafting": thin,
-                "evidence_note": prompts.evidence.note() if thin and prompts else "",
-                "acceptance_ci95_low": acceptance_interval[0] if acceptance_interval else None,
-                "acceptance_ci95_high": acceptance_interval[1] if acceptance_interval else None,
-                "speedup_ci95_low": speedup_interval[0] if speedup_interval else None,
-                "speedup_ci95_high": speedup_interval[1] if speedup_interval else None,
-            }
-        )
-    return rows
+        for name, point in category_points(points).items()
+    ]
+
+
+def _category_row(
+    name: str,
+    point: dict,
+    *,
+    reference: dict | None,
+    prompts: verdicts.categories.CategoryFigures | None,
+    theirs: verdicts.categories.CategoryFigures | None,
+) -> dict:
+    """One category's row (`category_rows`): its point, the baseline's point of it and both
+    sides' figures over its prompts, where the requests are known."""
+    decode = _statistics(point, "decode_tokens_per_second")
+    baseline = (
+        _statistics(reference, "decode_tokens_per_second")["mean"]
+        if reference is not None
+        else None
+    )
+    # Each figure with the interval of that figure: the speedup over the prompts' means where
+    # both sides' prompts are known (the delta method on that ratio), else the point's.
+    speedup = _ratio(decode["mean"], baseline)
+    speedup_interval = None
+    if prompts and theirs and prompts.decode and theirs.decode:
+        speedup = _ratio(prompts.decode.mean, theirs.decode.mean)
+        speedup_interval = verdicts.ratio_interval(prompts.decode, theirs.decode)
+    acceptance = _number(point.get("acceptance_rate"))
+    acceptance_interval = None
+    if prompts and prompts.acceptance is not None:
+        acceptance, acceptance_interval = prompts.acceptance, prompts.acceptance_interval
+    # Nothing, or almost nothing, drafted: no figure of the draft's stands (`verdicts.evidence`).
+    thin = bool(prompts and prompts.thin_drafting)
+    return {
+        "category": name,
+        "n": decode["n"],
+        "decode": decode["mean"],
+        "ci95_low": decode["ci95_low"],
+        "ci95_high": decode["ci95_high"],
+        "acceptance": acceptance,
+        "tau": _number(point.get("tau")),
+        "baseline_decode": baseline,
+        "speedup": speedup,
+        "prompts": prompts.prompts if prompts else None,
+        "anecdotal": bool(prompts and prompts.anecdotal),
+        "thin_drafting": thin,
+        "evidence_note": prompts.evidence.note() if thin and prompts else "",
+        "acceptance_ci95_low": acceptance_interval[0] if acceptance_interval else None,
+        "acceptance_ci95_high": acceptance_interval[1] if acceptance_interval else None,
+        "speedup_ci95_low": speedup_interval[0] if speedup_interval else None,
+        "speedup_ci95_high": speedup_interval[1] if speedup_interval else None,
+    }
 
 
 def _as_list(value: object) -> list:

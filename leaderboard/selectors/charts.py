@@ -172,36 +172,64 @@ def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:
     }
 
 
+def _nmax_row(e: LeaderboardEntry, *, best: LeaderboardEntry | None) -> dict:
+    """One n_max point of a series, as the n_max page's table shows it."""
+    return {
+        "n_max": e.config.n_max,
+        "tokens_per_second": e.tokens_per_second,
+        # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
+        "ci95_low": e.ci95_low,
+        "ci95_high": e.ci95_high,
+        "interval_basis": "requests" if e.ci95_low is not None else "",
+        "n": e.n,
+        "acceptance": e.acceptance_rate,
+        "tau": e.tau,
+        "speedup": e.speedup,
+        "baseline_tokens_per_second": e.baseline_entry.tokens_per_second
+        if e.baseline_entry_id
+        else None,
+        "key": e.config.key,
+        "flags": _flags(e)
+        + (["noisy"] if e.noisy else [])
+        + (["anecdotal"] if e.anecdotal else [])
+        + _prompt_flags(e),
+        "evidence_note": e.evidence_note,
+        "best": e is best,
+        "tied_with_best": best is not None and e is not best and verdicts.tied(e, best),
+    }
+
+
+def _nmax_finding(
+    label: str, points: list[LeaderboardEntry], *, best: LeaderboardEntry | None
+) -> dict:
+    """A series' "higher acceptance, yet slower" finding: the n_max values whose acceptance is
+    above the best one's that it clearly beats (Welch's test on the two configs' samples)."""
+    first = points[0]
+    slower = [
+        {"n_max": e.config.n_max, "acceptance": e.acceptance_rate, "tps": e.tokens_per_second}
+        for e in points
+        if best is not None
+        and e is not best
+        and best.acceptance_rate is not None
+        and e.acceptance_rate is not None
+        and e.acceptance_rate > best.acceptance_rate
+        and verdicts.clearly_faster(best, e)
+    ]
+    return {
+        "type": label,
+        "protocol": first.workload_label,
+        "definition": first.tps_definition,
+        "fast_n_max": best.config.n_max if best else None,
+        "fast_acceptance": best.acceptance_rate if best else None,
+        "fast_tps": best.tokens_per_second if best else None,
+        "slower": slower,
+    }
+
+
 def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict]:
     """One series of the n_max page and its "higher acceptance, yet slower" finding."""
     first = points[0]
     best = verdicts.best_n_max(points)
-    rows = [
-        {
-            "n_max": e.config.n_max,
-            "tokens_per_second": e.tokens_per_second,
-            # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
-            "ci95_low": e.ci95_low,
-            "ci95_high": e.ci95_high,
-            "interval_basis": "requests" if e.ci95_low is not None else "",
-            "n": e.n,
-            "acceptance": e.acceptance_rate,
-            "tau": e.tau,
-            "speedup": e.speedup,
-            "baseline_tokens_per_second": e.baseline_entry.tokens_per_second
-            if e.baseline_entry_id
-            else None,
-            "key": e.config.key,
-            "flags": _flags(e)
-            + (["noisy"] if e.noisy else [])
-            + (["anecdotal"] if e.anecdotal else [])
-            + _prompt_flags(e),
-            "evidence_note": e.evidence_note,
-            "best": e is best,
-            "tied_with_best": best is not None and e is not best and verdicts.tied(e, best),
-        }
-        for e in points
-    ]
     series = {
         "label": label,
         "protocol": first.workload_label,
@@ -220,29 +248,9 @@ def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict
         # A depth run's one figure pools its depths; the table says so beside its interval.
         "depths": len(protocol_depths(first.config)) if is_across_depths(first.config) else 0,
         "baseline": _nmax_baseline(points),
-        "rows": rows,
+        "rows": [_nmax_row(e, best=best) for e in points],
     }
-    slower = [
-        {"n_max": e.config.n_max, "acceptance": e.acceptance_rate, "tps": e.tokens_per_second}
-        for e in points
-        if best is not None
-        and e is not best
-        and best.acceptance_rate is not None
-        and e.acceptance_rate is not None
-        and e.acceptance_rate > best.acceptance_rate
-        # Only where the difference is not noise: Welch's test on the two configs' samples.
-        and verdicts.clearly_faster(best, e)
-    ]
-    finding = {
-        "type": label,
-        "protocol": first.workload_label,
-        "definition": first.tps_definition,
-        "fast_n_max": best.config.n_max if best else None,
-        "fast_acceptance": best.acceptance_rate if best else None,
-        "fast_tps": best.tokens_per_second if best else None,
-        "slower": slower,
-    }
-    return series, finding
+    return series, _nmax_finding(label, points, best=best)
 
 
 def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
@@ -335,46 +343,50 @@ def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[di
     for entry in entries:
         best.setdefault((entry.config_id, entry.hardware_id), entry)
     evidence = row_evidence(entries=list(best.values()))
-    lines = []
-    for entry in best.values():
-        depths = evidence[entry.pk]["depths"]
-        if len(depths) < 2:
-            continue
-        config = entry.config
-        lines.append(
-            {
-                "key": config.key,
-                "run_id": entry.best_run_id,
-                "label": f"{config.label} · {entry.hardware.gpu_name}",
-                "target_name": config.target_name,
-                "gpu_name": entry.hardware.gpu_name,
-                "hardware_slug": entry.hardware.slug,
-                "short_label": " · ".join(
-                    part
-                    for part in (
-                        config.target_name,
-                        _series_label(config),
-                        f"n_max {config.n_max}" if config.n_max else "",
-                        entry.hardware.gpu_name,
-                    )
-                    if part
-                ),
-                "flags": _flags(entry),
-                "engine_release": entry.engine_release,
-                "depths": [d["input_tokens"] for d in depths],
-                "speedup": [d["speedup"] for d in depths],
-                "speedup_ci95_low": [d["speedup_ci95_low"] for d in depths],
-                "speedup_ci95_high": [d["speedup_ci95_high"] for d in depths],
-                "verdicts": [d["speedup_verdict"] for d in depths],
-                "tokens_per_second": [d["mean"] for d in depths],
-                "ci95_low": [d["ci95_low"] for d in depths],
-                "ci95_high": [d["ci95_high"] for d in depths],
-                "n": [d["n"] for d in depths],
-                "acceptance": [d["acceptance"] for d in depths],
-                "speedup_across_depths": evidence[entry.pk]["speedup_across_depths"],
-            }
-        )
+    lines = [
+        _context_line(entry, evidence[entry.pk])
+        for entry in best.values()
+        if len(evidence[entry.pk]["depths"]) >= 2
+    ]
     return sorted(lines, key=lambda line: line["label"])
+
+
+def _context_line(entry: LeaderboardEntry, evidence: dict) -> dict:
+    """A config's line on one hardware kind: its figures and speedup at each depth, and across
+    them (`selectors.definitions.row_evidence`)."""
+    depths = evidence["depths"]
+    config = entry.config
+    return {
+        "key": config.key,
+        "run_id": entry.best_run_id,
+        "label": f"{config.label} · {entry.hardware.gpu_name}",
+        "target_name": config.target_name,
+        "gpu_name": entry.hardware.gpu_name,
+        "hardware_slug": entry.hardware.slug,
+        "short_label": " · ".join(
+            part
+            for part in (
+                config.target_name,
+                _series_label(config),
+                f"n_max {config.n_max}" if config.n_max else "",
+                entry.hardware.gpu_name,
+            )
+            if part
+        ),
+        "flags": _flags(entry),
+        "engine_release": entry.engine_release,
+        "depths": [d["input_tokens"] for d in depths],
+        "speedup": [d["speedup"] for d in depths],
+        "speedup_ci95_low": [d["speedup_ci95_low"] for d in depths],
+        "speedup_ci95_high": [d["speedup_ci95_high"] for d in depths],
+        "verdicts": [d["speedup_verdict"] for d in depths],
+        "tokens_per_second": [d["mean"] for d in depths],
+        "ci95_low": [d["ci95_low"] for d in depths],
+        "ci95_high": [d["ci95_high"] for d in depths],
+        "n": [d["n"] for d in depths],
+        "acceptance": [d["acceptance"] for d in depths],
+        "speedup_across_depths": evidence["speedup_across_depths"],
+    }
 
 
 def context_groups(lines: list[dict]) -> list[dict]:

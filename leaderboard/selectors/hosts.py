@@ -164,33 +164,7 @@ def host_board(
         serving = sorted(
             name for name, q in (workers or {}).items() if kind.queue_name and kind.queue_name in q
         )
-        host_rows = []
-        names = frozenset(host.name for host in own)
-        for host in own:
-            status, reason = host_status(
-                host=host,
-                last_message_at=host.last_message_at,
-                workers=workers,
-                now=now,
-                registered=names,
-            )
-            job = next((j for j in running if j.host_id == host.pk), None)
-            release = host.run_release or host.job_release or ""
-            host_rows.append(
-                {
-                    "name": host.name,
-                    "status": status,
-                    "reason": reason,
-                    "last_message_at": host.last_message_at,
-                    "running_job": _job_summary(job) if job else None,
-                    "engine_release": release,
-                    "engine_release_from": (
-                        "run" if host.run_release else ("job" if host.job_release else "")
-                    ),
-                    "revoked": host.revoked,
-                    "registered_at": host.created_at,
-                }
-            )
+        host_rows = _host_rows(own, running=running, workers=workers, now=now)
         kind_running = [job for job in running if job.hardware_id == kind.pk]
         rows.append(
             {
@@ -219,3 +193,41 @@ def host_board(
         "online_window_s": online_window_s(),
         "hardware": rows,
     }
+
+
+def _host_rows(
+    hosts: list[GpuHost],
+    *,
+    running: list[Job],
+    workers: dict[str, list[str]] | None,
+    now: datetime,
+) -> list[dict]:
+    """One hardware kind's registered hosts: each one's status and why, its running job and
+    the engine release it last reported (from its newest run, else its newest job)."""
+    rows = []
+    names = frozenset(host.name for host in hosts)
+    for host in hosts:
+        status, reason = host_status(
+            host=host,
+            last_message_at=host.last_message_at,
+            workers=workers,
+            now=now,
+            registered=names,
+        )
+        job = next((j for j in running if j.host_id == host.pk), None)
+        rows.append(
+            {
+                "name": host.name,
+                "status": status,
+                "reason": reason,
+                "last_message_at": host.last_message_at,
+                "running_job": _job_summary(job) if job else None,
+                "engine_release": host.run_release or host.job_release or "",
+                "engine_release_from": (
+                    "run" if host.run_release else ("job" if host.job_release else "")
+                ),
+                "revoked": host.revoked,
+                "registered_at": host.created_at,
+            }
+        )
+    return rows

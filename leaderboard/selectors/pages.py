@@ -59,10 +59,11 @@ from leaderboard.selectors.charts import (
     context_series,
     memory_tradeoff,
 )
-from leaderboard.selectors.energy import run_energy_figures
+from leaderboard.selectors.energy import energy_figures
 from leaderboard.selectors.estimates import rerun_source
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
+from leaderboard.selectors.provenance import provenance_facts
 from leaderboard.selectors.quality import quality_view
 from leaderboard.selectors.ranks import page_ranks
 from leaderboard.selectors.row_content import (
@@ -74,7 +75,7 @@ from leaderboard.selectors.row_content import (
 from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
 from leaderboard.selectors.serving import concurrency_pareto, run_latency
 from leaderboard.selectors.spread import acceptance_spread
-from leaderboard.stored_results import StoredResult, stored_requests, stored_result
+from leaderboard.stored_results import StoredResult, stored_requests, stored_result, whole_file
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 # The figures of a depth that the context page's table shows.
@@ -203,9 +204,10 @@ def _run_figures(run_id: int) -> dict | None:
     run = run_by_id(run_id=run_id)
     if run is None:
         return None
-    # The stored result without its requests, which are read only for the roofline (once per
-    # run and change of the board, run_energy_figures) and a concurrency run's lowest level.
-    stored = StoredResult.of(run.raw_result)
+    # The whole stored result, its requests read once for the roofline and a concurrency run's
+    # lowest level (once per run and change of the board).
+    requests = stored_requests([run.pk])[run.pk]
+    stored = StoredResult.of(run.raw_result, requests=requests)
     acceptance = acceptance_by_position(run=run)
     fidelity = stored.summary.get("fidelity")
     return {
@@ -215,7 +217,7 @@ def _run_figures(run_id: int) -> dict | None:
         # GPU's figures of a multi-GPU host, as the run page shows them.
         "fidelity": fidelity if isinstance(fidelity, dict) else None,
         "gpus": stored.gpus,
-        "energy": run_energy_figures(run_ids=[run.pk])[run.pk],
+        "energy": energy_figures(whole_file(run.raw_result, requests)),
         "spread": acceptance_spread(run=run),
         "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
         "labels": point_labels(run=run),
@@ -246,7 +248,7 @@ def _lowest_level(run: Run, stored: StoredResult) -> dict | None:
         )
     figures = verdicts.lowest_level_figures(
         stored.stored_points,
-        stored_requests([run.pk])[run.pk],
+        list(stored.requests),
         stored_result(baseline_id).stored_points if baseline_id else None,
     )
     if figures is None:
@@ -307,6 +309,7 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
         "runs": runs,
         "runs_page": shown,
         "provenance_run": best,
+        "provenance": provenance_facts(run=best) if best else None,
         # The best run's latency percentiles and goodput per point (selectors.serving).
         "latency": run_latency(run_id=best.pk) if best else None,
         "chart": config_chart_data(runs=runs, first=shown.start_index()),
@@ -383,6 +386,7 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
         "quality": quality_view(summary=figures["summary"]),
         "fidelity": figures["fidelity"],
         "gpus": figures["gpus"],
+        "provenance": provenance_facts(run=run),
         "spread": figures["spread"],
         # Latency percentiles and goodput per point, from its requests (selectors.serving).
         "latency": run_latency(run_id=run.pk),

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.templatetags.run_display import memory_text, runnable
+from leaderboard.selectors.provenance import runnable
+from leaderboard.templatetags.run_display import memory_text
 from leaderboard.templatetags.specboard import interval, select_options
 
 
