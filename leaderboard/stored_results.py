@@ -36,6 +36,11 @@ def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _number(value: object) -> float | None:
+    """A stored number as it is (an int or a float, never a bool), else None."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _points(value: object) -> tuple[dict[str, Any], ...]:
     # A point of another shape stays in its place, empty: the requests name points by position.
     return tuple(_mapping(point) for point in value) if isinstance(value, list) else ()
@@ -52,6 +57,48 @@ class StoredSection:
     def stored_points(self) -> list[dict[str, Any]] | None:
         """The points as the runner's derivations read them (None: the result has none)."""
         return list(self.points) if self.points else None
+
+    # The summary's figures the site reads, each a number as stored or None.
+
+    @property
+    def joules_per_token(self) -> float | None:
+        return _number(self.summary.get("joules_per_token"))
+
+    @property
+    def energy_joules(self) -> float | None:
+        return _number(self.summary.get("energy_joules"))
+
+    @property
+    def engine_seconds(self) -> float | None:
+        """Seconds llama-server was held for the section, as the runner reported them."""
+        return _number(self.summary.get("engine_seconds"))
+
+    @property
+    def baseline_decode_tokens_per_second(self) -> float | None:
+        """The baseline's decode mean the file's own pairing used."""
+        return _number(self.summary.get("baseline_decode_tokens_per_second"))
+
+    @property
+    def gpu_peak_memory_bytes(self) -> float | None:
+        """The section's peak GPU memory (None for a CPU build's process memory)."""
+        if self.summary.get("memory_kind") != "gpu":
+            return None
+        return _number(self.summary.get("peak_memory_bytes"))
+
+    @property
+    def acceptance_by_position(self) -> list[float] | None:
+        """The share of verify steps that accepted each draft position, as the summary says it
+        (the door checked it against the requests); None where the summary does not say."""
+        if "acceptance_by_position" not in self.summary:
+            return None
+        pooled = self.summary["acceptance_by_position"]
+        return [float(value) for value in pooled] if isinstance(pooled, list) else []
+
+    @property
+    def fidelity(self) -> dict[str, Any] | None:
+        """The grade of the greedy output against the baseline measured beside it."""
+        grade = self.summary.get("fidelity")
+        return grade if isinstance(grade, dict) else None
 
 
 @dataclass(frozen=True)

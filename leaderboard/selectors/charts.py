@@ -22,7 +22,7 @@ from leaderboard.models import Config, Hardware, LeaderboardEntry, RankingSummar
 from leaderboard.selectors.board import RANKED
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import TPS_DEFINITIONS, depth_points, row_evidence
-from leaderboard.stored_results import StoredResult, stored_results
+from leaderboard.stored_results import StoredResult, StoredSection, stored_results
 from leaderboard.verdicts.workloads import DEPTH_PROTOCOLS, is_across_depths
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
@@ -45,12 +45,11 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
     """Share of verify steps in which each draft position was accepted, from the run's result."""
     if run is None:
         return []
-    summary = StoredResult.of(run.raw_result).summary
-    # A runner result's summary says it (the door checked it against the measured requests:
-    # none where no step was verified); only a result without one is counted from its records.
-    if "acceptance_by_position" in summary:
-        pooled = summary["acceptance_by_position"]
-        return [float(value) for value in pooled] if isinstance(pooled, list) else []
+    # A runner result's summary says it (none where no step was verified); only a result
+    # without one is counted from its records.
+    pooled = StoredResult.of(run.raw_result).acceptance_by_position
+    if pooled is not None:
+        return pooled
     # Two columns, not whole records: a run can have tens of thousands of them.
     records = [
         (steps, positions if isinstance(positions, list) else [])
@@ -66,14 +65,14 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
     ]
 
 
-def _baseline_peak_memory(entry: LeaderboardEntry, paired: dict) -> int | None:
+def _baseline_peak_memory(entry: LeaderboardEntry, paired: StoredSection | None) -> float | None:
     """The paired baseline's peak GPU memory (never a CPU build's process memory): its row's,
     else the baseline section's summary (`paired`) measured in the same run as the row's."""
     baseline = entry.baseline_entry if entry.baseline_entry_id else None
     if baseline is not None and baseline.peak_memory_bytes and baseline.best_run_id:
         if baseline.best_run.memory_kind == "gpu":
             return baseline.peak_memory_bytes
-    return paired.get("peak_memory_bytes") if paired.get("memory_kind") == "gpu" else None
+    return paired.gpu_peak_memory_bytes if paired else None
 
 
 def _entry_speedup(entry: LeaderboardEntry) -> float | None:
@@ -102,7 +101,7 @@ def memory_tradeoff(*, target_name: str, hardware: Hardware) -> list[dict]:
     stored = stored_results(entry.best_run_id for entry in rows)
     for entry in rows:
         baseline = stored[entry.best_run_id].baseline if entry.best_run_id in stored else None
-        baseline_peak = _baseline_peak_memory(entry, baseline.summary if baseline else {})
+        baseline_peak = _baseline_peak_memory(entry, baseline)
         speedup = _entry_speedup(entry)
         if entry.peak_memory_bytes is None or baseline_peak is None or speedup is None:
             continue

@@ -50,7 +50,7 @@ def _joules_per_token(stored: StoredResult) -> float | None:
     if verdicts.level_points(stored.stored_points):
         lowest = verdicts.lowest_level_figures(stored.stored_points, list(stored.requests))
         return _figure(lowest.joules_per_token) if lowest else None
-    return _figure(stored.summary.get("joules_per_token"))
+    return _figure(stored.joules_per_token)
 
 
 def energy_of(whole: object) -> dict[str, float | None] | None:
@@ -158,7 +158,7 @@ def energy_figures(whole: object) -> dict | None:
         for level in roofline.get("levels") or []
     ]
     figures: dict[str, Any] = {
-        "energy_joules": _figure(stored.summary.get("energy_joules")),
+        "energy_joules": _figure(stored.energy_joules),
         "joules_per_token": _joules_per_token(stored),
         "roofline_fraction": _figure(roofline.get("fraction")),
         "roofline_ceiling_tokens_per_second": _figure(roofline.get("ceiling_tokens_per_second")),

@@ -136,8 +136,8 @@ def job_engine_seconds(*, run: Run | None) -> float | None:
     if run is None:
         return None
     stored = StoredResult.of(run.raw_result)
-    seconds = stored.summary.get("engine_seconds")
-    baseline = stored.baseline.summary if stored.baseline else {}
-    if seconds is not None and baseline.get("engine_seconds") is not None:
-        seconds += baseline["engine_seconds"]
+    seconds = stored.engine_seconds
+    baseline = stored.baseline.engine_seconds if stored.baseline else None
+    if seconds is not None and baseline is not None:
+        seconds += baseline
     return seconds

@@ -209,13 +209,12 @@ def _run_figures(run_id: int) -> dict | None:
     requests = stored_requests([run.pk])[run.pk]
     stored = StoredResult.of(run.raw_result, requests=requests)
     acceptance = acceptance_by_position(run=run)
-    fidelity = stored.summary.get("fidelity")
     return {
         "release": run.engine_release,
         "summary": stored.summary,
         # The grade of its greedy output against the baseline measured beside it, and each
         # GPU's figures of a multi-GPU host, as the run page shows them.
-        "fidelity": fidelity if isinstance(fidelity, dict) else None,
+        "fidelity": stored.fidelity,
         "gpus": stored.gpus,
         "energy": energy_figures(whole_file(run.raw_result, requests)),
         "spread": acceptance_spread(run=run),

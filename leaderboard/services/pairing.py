@@ -135,8 +135,8 @@ def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
             if _as_dict(baseline.provenance).get("measured_with_job") == run.job_id:
                 return baseline
     stored = stored_result(run.pk)
-    claimed = stored.summary.get("baseline_decode_tokens_per_second")
-    if not isinstance(claimed, int | float) or isinstance(claimed, bool):
+    claimed = stored.baseline_decode_tokens_per_second
+    if claimed is None:
         return None
     system = _as_dict(run.provenance).get("system")
     for baseline in baselines:
