@@ -124,17 +124,26 @@ def point_labels(*, run: Run) -> dict[int, str]:
     shapes = [(point.get("input_tokens"), point.get("output_tokens")) for point in points if point]
     by_output = len({repr(i) for i, _ in shapes}) == 1 and len({repr(o) for _, o in shapes}) > 1
     for index, point in enumerate(points):
-        level, category, depth = (point.get(k) for k in ("concurrency", "category", "input_tokens"))
-        output = point.get("output_tokens")
-        if isinstance(level, int) and not isinstance(level, bool):
-            labels[index] = f"{level} concurrent"
-        elif isinstance(category, str) and category:
-            labels[index] = category[:60]
-        elif isinstance(depth, int) and not isinstance(depth, bool) and len(points) > 1:
-            labels[index] = f"{depth} in"
-            if by_output and isinstance(output, int) and not isinstance(output, bool):
-                labels[index] += f", {output} out"
+        if label := _point_label(point, several=len(points) > 1, by_output=by_output):
+            labels[index] = label
     return labels
+
+
+def _whole(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _point_label(point: dict, *, several: bool, by_output: bool) -> str:
+    """What one stored point stands for ("" where it says none of it)."""
+    level, category, depth = (point.get(k) for k in ("concurrency", "category", "input_tokens"))
+    output = _whole(point.get("output_tokens"))
+    if _whole(level) is not None:
+        return f"{level} concurrent"
+    if isinstance(category, str) and category:
+        return category[:60]
+    if _whole(depth) is None or not several:
+        return ""
+    return f"{depth} in, {output} out" if by_output and output is not None else f"{depth} in"
 
 
 def registered_models(*, role: str | None = None) -> QuerySet[ModelFile]:

@@ -255,18 +255,7 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     batches' results for their energy and derived roofline (``selectors.energy``), then the
     depth points of the depth rows' best batches and of their baseline batches.
     """
-    wanted = {entry.best_run_id for entry in entries} | {baseline_run_id(e) for e in entries}
-    counts = {
-        row["pk"]: row
-        for row in Run.objects.filter(pk__in=wanted - {None}).values(
-            "pk",
-            "draft_tokens",
-            "draft_accepted",
-            "verify_steps",
-            "decode_mean",
-            "e2e_mean",
-        )
-    }
+    counts = _batch_counts(entries)
     # The best batches' energy and roofline, the roofline derived from each result's evidence.
     energies = energy_by_run(run_ids=[entry.best_run_id for entry in entries])
     across = [entry for entry in entries if entry.best_run_id and is_across_depths(entry.config)]
@@ -281,30 +270,52 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     )
     evidence = {}
     for entry in entries:
-        count = counts.get(entry.best_run_id, {})
-        baseline = counts.get(baseline_run_id(entry), {})
-        item = {
-            "draft_tokens": count.get("draft_tokens"),
-            "draft_accepted": count.get("draft_accepted"),
-            "verify_steps": count.get("verify_steps"),
-            "baseline_tokens_per_second": baseline.get(
-                "decode_mean" if entry.tps_definition == "decode" else "e2e_mean"
-            ),
-            "depths": [],
-            "speedup_across_depths": None,
-        }
+        item = _counted(entry, counts)
         # Null, never 0, where the batch measured none (CPU hosts, older results).
         item |= energies.get(entry.best_run_id) or dict.fromkeys(ENERGY_KEYS)
-        if entry.pk in lowest:
-            item |= lowest[entry.pk]
+        item |= lowest.get(entry.pk, {})
         if entry.pk in across_ids:
-            own, paired = points.get(entry.best_run_id, ([], []))
-            # The runner's own baseline (the same invocation) first, else the baseline batch's.
-            reference = paired or points.get(baseline_run_id(entry), ([], []))[0]
-            item["depths"] = depth_rows(own, reference)
-            item["speedup_across_depths"] = combined_speedup([d["speedup"] for d in item["depths"]])
+            item |= _across_depths(entry, points)
         evidence[entry.pk] = item
     return evidence
+
+
+def _batch_counts(entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
+    """The draft counts and tok/s of the rows' best and baseline batches, by run id."""
+    wanted = {entry.best_run_id for entry in entries} | {baseline_run_id(e) for e in entries}
+    fields = ("pk", "draft_tokens", "draft_accepted", "verify_steps", "decode_mean", "e2e_mean")
+    rows = Run.objects.filter(pk__in=wanted - {None}).values(*fields)
+    return {row["pk"]: row for row in rows}
+
+
+def _counted(entry: LeaderboardEntry, counts: dict[int, dict]) -> dict:
+    """A row's best batch's draft counts and its baseline batch's tok/s, from the batches'
+    columns (`counts`, by run id); no depths yet."""
+    count = counts.get(entry.best_run_id, {})
+    baseline = counts.get(baseline_run_id(entry), {})
+    return {
+        "draft_tokens": count.get("draft_tokens"),
+        "draft_accepted": count.get("draft_accepted"),
+        "verify_steps": count.get("verify_steps"),
+        "baseline_tokens_per_second": baseline.get(
+            "decode_mean" if entry.tps_definition == "decode" else "e2e_mean"
+        ),
+        "depths": [],
+        "speedup_across_depths": None,
+    }
+
+
+def _across_depths(entry: LeaderboardEntry, points: dict) -> dict:
+    """A depth row's figures at each depth against the paired baseline's at the same depth, and
+    their geometric mean."""
+    own, paired = points.get(entry.best_run_id, ([], []))
+    # The runner's own baseline (the same invocation) first, else the baseline batch's.
+    reference = paired or points.get(baseline_run_id(entry), ([], []))[0]
+    depths = depth_rows(own, reference)
+    return {
+        "depths": depths,
+        "speedup_across_depths": combined_speedup([d["speedup"] for d in depths]),
+    }
 
 
 def _count(value: int | None) -> str:

@@ -157,34 +157,17 @@ def host_board(
     )
     running = _running_jobs([kind.pk for kind in kinds])
     queues = [kind.queue_name for kind in kinds if kind.queue_name]
-    waiting = broker.queue_lengths(queues) if broker_counts and queues else None
+    # The broker's count of each queue's waiting messages (none where it was not asked).
+    waiting = (broker.queue_lengths(queues) if broker_counts and queues else None) or {}
     rows = []
     for kind in kinds:
         own = [host for host in hosts if host.hardware_id == kind.pk]
-        serving = sorted(
-            name for name, q in (workers or {}).items() if kind.queue_name and kind.queue_name in q
-        )
-        host_rows = _host_rows(own, running=running, workers=workers, now=now)
-        kind_running = [job for job in running if job.hardware_id == kind.pk]
+        row = _kind_row(kind, own, running=running, workers=workers, now=now)
         rows.append(
-            {
-                "slug": kind.slug,
-                "gpu_name": kind.gpu_name,
-                # "2x RTX 3090 24GB" for a kind of several GPUs (the page's heading).
-                "label": kind.label,
-                "queue": kind.queue_name,
+            row
+            | {
                 "queued_jobs": queued.get(kind.pk, 0),
-                "broker_waiting": (waiting or {}).get(kind.queue_name) if waiting else None,
-                "running_jobs": len(kind_running),
-                # Running jobs no registered host holds (unsigned workers, or a lost claim).
-                "unclaimed_running": [
-                    _job_summary(job)
-                    for job in kind_running
-                    if job.host_id not in {host.pk for host in own}
-                ],
-                "workers_answering": len(serving) if workers is not None else None,
-                "hosts": host_rows,
-                "online_hosts": sum(1 for row in host_rows if row["status"] == "online"),
+                "broker_waiting": waiting.get(kind.queue_name),
             }
         )
     return {
@@ -193,6 +176,42 @@ def host_board(
         "online_window_s": online_window_s(),
         "hardware": rows,
     }
+
+
+def _kind_row(
+    kind: Hardware,
+    hosts: list[GpuHost],
+    *,
+    running: list[Job],
+    workers: dict[str, list[str]] | None,
+    now: datetime,
+) -> dict:
+    """A served hardware kind's row: its queue, running jobs, live workers and hosts."""
+    host_rows = _host_rows(hosts, running=running, workers=workers, now=now)
+    kind_running = [job for job in running if job.hardware_id == kind.pk]
+    claimed = {host.pk for host in hosts}
+    return {
+        "slug": kind.slug,
+        "gpu_name": kind.gpu_name,
+        # "2x RTX 3090 24GB" for a kind of several GPUs (the page's heading).
+        "label": kind.label,
+        "queue": kind.queue_name,
+        "running_jobs": len(kind_running),
+        # Running jobs no registered host holds (unsigned workers, or a lost claim).
+        "unclaimed_running": [
+            _job_summary(job) for job in kind_running if job.host_id not in claimed
+        ],
+        "workers_answering": _workers_serving(kind.queue_name, workers),
+        "hosts": host_rows,
+        "online_hosts": sum(1 for row in host_rows if row["status"] == "online"),
+    }
+
+
+def _workers_serving(queue: str, workers: dict[str, list[str]] | None) -> int | None:
+    """How many live workers consume a kind's queue; None where the workers were not asked."""
+    if workers is None:
+        return None
+    return sum(1 for queues in workers.values() if queue and queue in queues)
 
 
 def _host_rows(
