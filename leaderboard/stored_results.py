@@ -52,6 +52,8 @@ class StoredSection:
 
     summary: dict[str, Any] = field(default_factory=dict)
     points: tuple[dict[str, Any], ...] = ()
+    # A section's requests: a run's records, or those an older file's nested baseline kept.
+    requests: tuple[Record, ...] = ()
 
     @property
     def stored_points(self) -> list[dict[str, Any]] | None:
@@ -101,6 +103,17 @@ class StoredSection:
         return grade if isinstance(grade, dict) else None
 
 
+def _section(stored: dict[str, Any]) -> StoredSection:
+    requests = stored.get("requests")
+    return StoredSection(
+        summary=_mapping(stored.get("summary")),
+        points=_points(stored.get("points")),
+        requests=tuple(r for r in requests if isinstance(r, dict))
+        if isinstance(requests, list)
+        else (),
+    )
+
+
 @dataclass(frozen=True)
 class StoredResult(StoredSection):
     """A run's stored result, each part an object of its expected shape or its default."""
@@ -109,8 +122,6 @@ class StoredResult(StoredSection):
     provenance: dict[str, Any] = field(default_factory=dict)
     # The baseline measured in the same invocation, as its speculative section stored it.
     baseline: StoredSection | None = None
-    # The run's whole request records in the order they were measured (read when asked for).
-    requests: tuple[Record, ...] = ()
     config_key: str = ""
 
     @classmethod
@@ -119,19 +130,13 @@ class StoredResult(StoredSection):
         raw = _mapping(stored)
         baseline = raw.get("baseline")
         return cls(
+            # The run's whole request records in the order they were measured, where read.
+            requests=tuple(requests),
             summary=_mapping(raw.get("summary")),
             points=_points(raw.get("points")),
             engine=_mapping(raw.get("engine")),
             provenance=_mapping(raw.get("provenance")),
-            baseline=(
-                StoredSection(
-                    summary=_mapping(baseline.get("summary")),
-                    points=_points(baseline.get("points")),
-                )
-                if isinstance(baseline, dict)
-                else None
-            ),
-            requests=tuple(requests),
+            baseline=_section(baseline) if isinstance(baseline, dict) and baseline else None,
             config_key=raw.get("config_key") if isinstance(raw.get("config_key"), str) else "",
         )
 
@@ -157,11 +162,6 @@ class StoredResult(StoredSection):
         shape stays in its place, empty: the GPUs are named by position)."""
         gpus = self.summary.get("gpus")
         return [_mapping(gpu) for gpu in gpus] if isinstance(gpus, list) else []
-
-    @property
-    def measured(self) -> list[Record]:
-        """The measured requests (the warm-up ones left out)."""
-        return [record for record in self.requests if record.get("phase") == "measure"]
 
 
 def stored_requests(run_ids: Iterable[int], *, phase: str | None = None) -> dict[int, list[Record]]:

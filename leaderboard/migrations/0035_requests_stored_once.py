@@ -6,7 +6,10 @@ query) and whole in `Run.raw_result["requests"]`. The record keeps what its colu
 CSV's, the bench's) are left as they are, so the migration reads only the runs that have them.
 
 On PostgreSQL both steps are one UPDATE each; elsewhere (SQLite) each run is moved in Python.
-Reversing puts each run's records back into its stored result, columns and details together.
+Reversing puts each run's records back into its stored result, columns and details together,
+for the runs whose records came from a runner's result (a runner's record always has details:
+its output length asked for, its distinct 4-gram ratio, whether it stopped early); the seed
+CSV's records, made from its samples, were never in its stored row.
 """
 
 from django.db import migrations, models
@@ -45,6 +48,7 @@ FROM (
     ) AS requests
     FROM leaderboard_requestrecord AS record
     GROUP BY run_id
+    HAVING bool_or(record.details <> '{}'::jsonb)
 ) AS records
 WHERE records.run_id = run.id AND jsonb_typeof(run.raw_result) = 'object'
 """
@@ -81,7 +85,7 @@ def put_requests_back(apps, schema_editor):
         return
     Run = apps.get_model("leaderboard", "Run")
     RequestRecord = apps.get_model("leaderboard", "RequestRecord")
-    with_records = RequestRecord.objects.values_list("run_id", flat=True).distinct()
+    with_records = RequestRecord.objects.exclude(details={}).values_list("run_id", flat=True)
     for run in Run.objects.filter(pk__in=with_records).iterator(chunk_size=100):
         if not isinstance(run.raw_result, dict):
             continue

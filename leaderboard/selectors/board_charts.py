@@ -207,33 +207,10 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
             held = best_speedup.get(entry.hardware_id)
             if held is None or entry.speedup > held.speedup:
                 best_speedup[entry.hardware_id] = entry
-    rows = []
-    for hardware_id, top in fastest.items():
-        spec = best_speedup.get(hardware_id)
-        interval = verdicts.speedup_interval(spec) if spec else None
-        rows.append(
-            {
-                "slug": top.hardware.slug,
-                "gpu_name": top.hardware.gpu_name,
-                "tokens_per_second": top.tokens_per_second,
-                # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
-                "ci95_low": top.ci95_low,
-                "ci95_high": top.ci95_high,
-                "interval_basis": "requests" if top.ci95_low is not None else "",
-                "n": top.n,
-                "fastest_key": top.config.key,
-                "fastest_label": top.config.label,
-                "speedup": spec.speedup if spec else None,
-                "speedup_ci95_low": interval[0] if interval else None,
-                "speedup_ci95_high": interval[1] if interval else None,
-                "speedup_basis": spec.speedup_basis if spec else "",
-                "speedup_verdict": verdicts.against_baseline(interval, spec.speedup)
-                if spec
-                else None,
-                "speedup_key": spec.config.key if spec else None,
-                "speedup_label": spec.config.label if spec else None,
-            }
-        )
+    rows = [
+        _fastest_figures(top) | _speedup_figures(best_speedup.get(hardware_id))
+        for hardware_id, top in fastest.items()
+    ]
     workloads = dict(comparison_protocols(target=target))
     return {
         "target": target,
@@ -241,6 +218,46 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
         "workload": workloads.get(protocol, protocol),
         "rows": rows,
         "speedups": sum(1 for row in rows if row["speedup"] is not None),
+    }
+
+
+def _fastest_figures(top: LeaderboardEntry) -> dict:
+    """A hardware kind's fastest row: its tok/s with the interval every page shows beside it."""
+    return {
+        "slug": top.hardware.slug,
+        "gpu_name": top.hardware.gpu_name,
+        "tokens_per_second": top.tokens_per_second,
+        # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
+        "ci95_low": top.ci95_low,
+        "ci95_high": top.ci95_high,
+        "interval_basis": "requests" if top.ci95_low is not None else "",
+        "n": top.n,
+        "fastest_key": top.config.key,
+        "fastest_label": top.config.label,
+    }
+
+
+def _speedup_figures(spec: LeaderboardEntry | None) -> dict:
+    """A hardware kind's best speedup with its interval and the verdicts' word on it."""
+    if spec is None:
+        return {
+            "speedup": None,
+            "speedup_ci95_low": None,
+            "speedup_ci95_high": None,
+            "speedup_basis": "",
+            "speedup_verdict": None,
+            "speedup_key": None,
+            "speedup_label": None,
+        }
+    interval = verdicts.speedup_interval(spec)
+    return {
+        "speedup": spec.speedup,
+        "speedup_ci95_low": interval[0] if interval else None,
+        "speedup_ci95_high": interval[1] if interval else None,
+        "speedup_basis": spec.speedup_basis,
+        "speedup_verdict": verdicts.against_baseline(interval, spec.speedup),
+        "speedup_key": spec.config.key,
+        "speedup_label": spec.config.label,
     }
 
 

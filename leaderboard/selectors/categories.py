@@ -14,15 +14,13 @@ from leaderboard.selectors.protocols import (
     CATEGORIES,
     _mapping,
     _number,
-    _points,
     _protocol_entries,
     _protocol_targets,
     _ratio,
-    _reference_points,
     _short_label,
     _statistics,
-    _stored,
 )
+from leaderboard.stored_results import StoredResult, stored_results
 
 
 def category_points(points: object) -> dict[str, dict]:
@@ -133,20 +131,17 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
     """A categories config's row: per-category figures and the chart's lists; None otherwise."""
     if entry is None or entry.config.protocol != CATEGORIES:
         return None
-    stored = _stored([entry.best_run_id, baseline_run_id(entry)])
-    own = stored.get(entry.best_run_id)
-    reference = _reference_points(entry, stored) if entry.config.is_speculative else []
-    paired = _mapping(own).get("baseline")
-    baseline_requests = (
-        _mapping(paired).get("requests")
-        if paired
-        else _mapping(stored.get(baseline_run_id(entry))).get("requests")
-    )
+    stored = stored_results([entry.best_run_id, baseline_run_id(entry)], requests=True)
+    own = stored.get(entry.best_run_id) or StoredResult()
+    speculative = entry.config.is_speculative
+    # The runner's own baseline (the same invocation) where the result kept it, else the
+    # baseline batch the row's speedup is measured against.
+    paired = own.baseline or stored.get(baseline_run_id(entry) or 0) or StoredResult()
     rows = category_rows(
-        _points(own),
-        reference,
-        requests=_mapping(own).get("requests"),
-        baseline_requests=baseline_requests if entry.config.is_speculative else None,
+        list(own.points),
+        _reference_points(own, stored.get(baseline_run_id(entry) or 0)) if speculative else [],
+        requests=list(own.requests),
+        baseline_requests=list(paired.requests) if speculative else None,
     )
     if not rows:
         return None
@@ -168,6 +163,14 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
             "speedup_verdicts": [_speedup_verdict(r) for r in rows],
         },
     }
+
+
+def _reference_points(own: StoredResult, baseline: StoredResult | None) -> list:
+    """The paired baseline's points for a row: the runner's own baseline (the same invocation)
+    where the result kept it, else the baseline batch the row's speedup is measured against."""
+    if own.baseline is not None and own.baseline.points:
+        return list(own.baseline.points)
+    return list(baseline.points) if baseline else []
 
 
 def category_targets() -> list[tuple[str, str, str]]:
@@ -199,14 +202,15 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
         for e in _protocol_entries(CATEGORIES, target_name, hardware_slug)
         if e.config.is_speculative
     ]
-    stored = _stored([e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries])
+    runs = [e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries]
+    stored = stored_results(runs, requests=True)
     rows, categories = [], []
     for entry in entries:
-        own = stored.get(entry.best_run_id)
+        own = stored.get(entry.best_run_id) or StoredResult()
         figures = category_rows(
-            _points(own),
-            _reference_points(entry, stored),
-            requests=_mapping(own).get("requests"),
+            list(own.points),
+            _reference_points(own, stored.get(baseline_run_id(entry) or 0)),
+            requests=list(own.requests),
         )
         if not figures:
             continue

@@ -322,24 +322,23 @@ def _count(value: int | None) -> str:
     return "–" if value is None else f"{value:,}"
 
 
-def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
-    """Each number of a row with its definition, n and interval, in one line each."""
-    definition = PROTOCOL_TPS_DEFINITIONS.get(
-        entry.config.protocol, TPS_DEFINITIONS.get(entry.tps_definition, entry.tps_definition)
-    )
-    across = bool(evidence.get("depths"))
-    if across:
+def _ci95_words(entry: LeaderboardEntry, evidence: dict) -> str:
+    """A row's interval in words: each depth's, the batch's, or why it has none."""
+    if evidence.get("depths"):
         depths = "; ".join(
             f"{d['input_tokens']} tokens: {_interval(d['ci95_low'], d['ci95_high'])} (n {d['n']})"
             for d in evidence["depths"]
         )
-        ci95 = f"{CI95_ACROSS_DEPTHS}: {depths}"
-    elif entry.n < 2 or entry.ci95_low is None or entry.ci95_high is None:
-        ci95 = "95% interval: none, fewer than two requests in the batch (it ties with nothing)"
-    else:
-        ci95 = f"{CI95} (n {entry.n})"
-    speedup = SPEEDUP_ACROSS_DEPTHS if across else SPEEDUP
-    concurrency = entry.config.protocol == "concurrency"
+        return f"{CI95_ACROSS_DEPTHS}: {depths}"
+    if entry.n < 2 or entry.ci95_low is None or entry.ci95_high is None:
+        return "95% interval: none, fewer than two requests in the batch (it ties with nothing)"
+    return f"{CI95} (n {entry.n})"
+
+
+def _speedup_words(entry: LeaderboardEntry, evidence: dict) -> str:
+    """A row's speedup in words: its definition, the two figures it divides where it is their
+    ratio, and the pairing's note."""
+    speedup = SPEEDUP_ACROSS_DEPTHS if evidence.get("depths") else SPEEDUP
     speedup = PROTOCOL_SPEEDUP_DEFINITIONS.get(entry.config.protocol, speedup)
     baseline = evidence.get("baseline_tokens_per_second")
     # A concurrency row's speedup is not the ratio of the two rows' tok/s: its sentence says so.
@@ -350,6 +349,15 @@ def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
         speedup += f"; none here: {entry.pairing_note}"
     if entry.speedup is not None and entry.pairing_note:
         speedup += f"; {entry.pairing_note}"
+    return speedup
+
+
+def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
+    """Each number of a row with its definition, n and interval, in one line each."""
+    definition = PROTOCOL_TPS_DEFINITIONS.get(
+        entry.config.protocol, TPS_DEFINITIONS.get(entry.tps_definition, entry.tps_definition)
+    )
+    concurrency = entry.config.protocol == "concurrency"
     pooled = (
         f"; pooled over all of them: mean {entry.pooled_mean:,.2f} tok/s over "
         f"{entry.pooled_n} requests, 95% interval "
@@ -359,9 +367,9 @@ def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
     )
     return {
         "tokens_per_second": f"{definition}; mean of the best batch's {entry.n} requests",
-        "ci95": ci95,
+        "ci95": _ci95_words(entry, evidence),
         "n": N,
-        "speedup": speedup,
+        "speedup": _speedup_words(entry, evidence),
         "acceptance_rate": (
             f"{ACCEPTANCE}: {_count(evidence.get('draft_accepted'))} of "
             f"{_count(evidence.get('draft_tokens'))} drafted"
