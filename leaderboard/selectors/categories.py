@@ -127,21 +127,35 @@ def _speedup_verdict(row: dict) -> str | None:
     )
 
 
+# The chart's lists, each one value per category row.
+CHART_LISTS = (
+    "acceptance",
+    "speedup",
+    "decode",
+    # The intervals the chart draws as whiskers.
+    "acceptance_ci95_low",
+    "acceptance_ci95_high",
+    "speedup_ci95_low",
+    "speedup_ci95_high",
+)
+
+
 def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
     """A categories config's row: per-category figures and the chart's lists; None otherwise."""
     if entry is None or entry.config.protocol != CATEGORIES:
         return None
     stored = stored_results([entry.best_run_id, baseline_run_id(entry)], requests=True)
     own = stored.get(entry.best_run_id) or StoredResult()
-    speculative = entry.config.is_speculative
-    # The runner's own baseline (the same invocation) where the result kept it, else the
-    # baseline batch the row's speedup is measured against.
-    paired = own.baseline or stored.get(baseline_run_id(entry) or 0) or StoredResult()
-    rows = category_rows(
-        list(own.points),
-        _reference_points(own, stored.get(baseline_run_id(entry) or 0)) if speculative else [],
-        requests=list(own.requests),
-        baseline_requests=list(paired.requests) if speculative else None,
+    baseline = stored.get(baseline_run_id(entry) or 0)
+    rows = (
+        category_rows(
+            list(own.points),
+            _reference_points(own, baseline),
+            requests=list(own.requests),
+            baseline_requests=_reference_requests(own, baseline),
+        )
+        if entry.config.is_speculative
+        else category_rows(list(own.points), [], requests=list(own.requests))
     )
     if not rows:
         return None
@@ -150,19 +164,19 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
         "anecdotal": [r["category"] for r in rows if r["anecdotal"]],
         "chart": {
             "categories": [r["category"] for r in rows],
-            "acceptance": [r["acceptance"] for r in rows],
-            "speedup": [r["speedup"] for r in rows],
-            "decode": [r["decode"] for r in rows],
+            **{name: [row[name] for row in rows] for name in CHART_LISTS},
             "speculative": entry.config.is_speculative,
-            # The intervals the chart draws as whiskers, and the verdicts' word on each
-            # category's speedup against no drafting, which its bar's colour shows.
-            "acceptance_ci95_low": [r["acceptance_ci95_low"] for r in rows],
-            "acceptance_ci95_high": [r["acceptance_ci95_high"] for r in rows],
-            "speedup_ci95_low": [r["speedup_ci95_low"] for r in rows],
-            "speedup_ci95_high": [r["speedup_ci95_high"] for r in rows],
+            # The verdicts' word on each category's speedup against no drafting, which its
+            # bar's colour shows.
             "speedup_verdicts": [_speedup_verdict(r) for r in rows],
         },
     }
+
+
+def _reference_requests(own: StoredResult, baseline: StoredResult | None) -> list:
+    """The paired baseline's requests, from where its points come (`_reference_points`)."""
+    paired = own.baseline or baseline
+    return list(paired.requests) if paired else []
 
 
 def _reference_points(own: StoredResult, baseline: StoredResult | None) -> list:
