@@ -55,7 +55,6 @@ from leaderboard.services.pairing import (
 )
 from leaderboard.stored_results import stored_requests
 from leaderboard.verdicts import rows as row_verdicts
-from runner.stats import summarize
 
 __all__ = [
     "build_flags_key",
@@ -111,43 +110,19 @@ def _uses_test_weights(config: Config) -> bool:
 
 
 def pooled_figures(runs: Sequence[Run], *, definition: str) -> row_verdicts.Pooled:
-    """The pooled view over every batch of one tok/s definition, degenerate ones included (no
-    batch is chosen here): Student t over per-request tok/s.
-
-    A batch with request records contributes each request's tok/s; a batch without any (a seed
-    CSV row without samples) contributes its mean with weight n, and then the pool has no
-    interval, since a mean repeated n times would understate the spread. Fewer than two
-    requests have no interval either.
-    """
+    """The pooled view over every batch of one tok/s definition (`verdicts.rows.pooled`), its
+    measured requests' tok/s read in one query."""
     field = (
         "decode_tokens_per_second"
         if definition == Run.Definition.DECODE
         else "end_to_end_tokens_per_second"
     )
     mine = [run for run in runs if run.tps_definition == definition]
-    per_run: dict[int, list[float]] = defaultdict(list)
+    per_run: dict[int, list[float | None]] = defaultdict(list)
     records = RequestRecord.objects.filter(run__in=mine, phase="measure").order_by()
     for run_id, value in records.values_list("run_id", field):
-        # As the runner's own summary: requests without a figure (or of 0 tok/s) are left out.
-        if value:
-            per_run[run_id].append(value)
-    values: list[float] = []
-    every_request_known = True
-    for run in mine:
-        if run.pk in per_run:
-            values += per_run[run.pk]
-        elif run.tokens_per_second and run.n:
-            values += [run.tokens_per_second] * run.n
-            every_request_known = False
-    summary = summarize(values)
-    n = int(summary["n"] or 0)
-    has_interval = every_request_known and n >= 2
-    return row_verdicts.Pooled(
-        mean=summary["mean"],
-        n=n,
-        ci95_low=summary["ci95_low"] if has_interval else None,
-        ci95_high=summary["ci95_high"] if has_interval else None,
-    )
+        per_run[run_id].append(value)
+    return row_verdicts.pooled(mine, requests=per_run)
 
 
 def refresh_leaderboard_entry(

@@ -2,11 +2,12 @@
 service read of a row (`RowEvidence`: its best batch and that batch's sample, the config's
 interval, the paired baseline batch, the pooled figures, the outputs verdict, the noise flags and
 the best batch's points and requests) into every figure the row shows (`RowFigures`), which
-`services.board` writes as it is.
+`services.board` writes as it is. `pooled` is the row's pooled view over all its batches.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -36,6 +37,7 @@ from leaderboard.verdicts.workloads import (
     repeats_a_prompt,
     workload_label,
 )
+from runner.stats import summarize
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,36 @@ class Pooled:
     n: int
     ci95_low: float | None
     ci95_high: float | None
+
+
+def pooled(runs: Sequence[Run], *, requests: Mapping[int, list[float | None]]) -> Pooled:
+    """The pooled view over every batch of one tok/s definition, degenerate ones included (no
+    batch is chosen here): Student t over per-request tok/s (`requests`: each batch's measured
+    requests' figures, by run id).
+
+    A batch with request records contributes each request's tok/s; a batch without any (a seed
+    CSV row without samples) contributes its mean with weight n, and then the pool has no
+    interval, since a mean repeated n times would understate the spread. Fewer than two
+    requests have no interval either.
+    """
+    values: list[float] = []
+    every_request_known = True
+    for run in runs:
+        # As the runner's own summary: requests without a figure (or of 0 tok/s) are left out.
+        if known := [value for value in requests.get(run.pk, []) if value]:
+            values += known
+        elif run.tokens_per_second and run.n:
+            values += [run.tokens_per_second] * run.n
+            every_request_known = False
+    summary = summarize(values)
+    n = int(summary["n"] or 0)
+    has_interval = every_request_known and n >= 2
+    return Pooled(
+        mean=summary["mean"],
+        n=n,
+        ci95_low=summary["ci95_low"] if has_interval else None,
+        ci95_high=summary["ci95_high"] if has_interval else None,
+    )
 
 
 @dataclass(frozen=True)
