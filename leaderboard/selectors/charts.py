@@ -15,6 +15,8 @@ choices are cached (with the board's row set).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import Exists, OuterRef
 
 from leaderboard import verdicts
@@ -51,16 +53,21 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
     if pooled is not None:
         return pooled
     # Two columns, not whole records: a run can have tens of thousands of them.
-    records = [
-        (steps, positions if isinstance(positions, list) else [])
-        for steps, positions in run.requests.values_list("verify_steps", "accepted_per_position")
+    return _pooled_acceptance(run.requests.values_list("verify_steps", "accepted_per_position"))
+
+
+def _pooled_acceptance(records: Iterable[tuple[int, object]]) -> list[float]:
+    """Share of all the verify steps in which each draft position was accepted, from each
+    request's verify steps and per-position accepted counts."""
+    found = [
+        (steps, positions if isinstance(positions, list) else []) for steps, positions in records
     ]
-    steps = sum(steps for steps, _ in records)
-    width = max((len(positions) for _, positions in records), default=0)
+    steps = sum(steps for steps, _ in found)
+    width = max((len(positions) for _, positions in found), default=0)
     if not steps or not width:
         return []
     return [
-        sum(positions[i] for _, positions in records if i < len(positions)) / steps
+        sum(positions[i] for _, positions in found if i < len(positions)) / steps
         for i in range(width)
     ]
 
@@ -350,6 +357,14 @@ def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[di
     return sorted(lines, key=lambda line: line["label"])
 
 
+def _short_label(entry: LeaderboardEntry) -> str:
+    """A line's short name: target, series, n_max and GPU, those it has."""
+    config = entry.config
+    n_max = f"n_max {config.n_max}" if config.n_max else ""
+    parts = (config.target_name, _series_label(config), n_max, entry.hardware.gpu_name)
+    return " · ".join(part for part in parts if part)
+
+
 def _context_line(entry: LeaderboardEntry, evidence: dict) -> dict:
     """A config's line on one hardware kind: its figures and speedup at each depth, and across
     them (`selectors.definitions.row_evidence`)."""
@@ -362,16 +377,7 @@ def _context_line(entry: LeaderboardEntry, evidence: dict) -> dict:
         "target_name": config.target_name,
         "gpu_name": entry.hardware.gpu_name,
         "hardware_slug": entry.hardware.slug,
-        "short_label": " · ".join(
-            part
-            for part in (
-                config.target_name,
-                _series_label(config),
-                f"n_max {config.n_max}" if config.n_max else "",
-                entry.hardware.gpu_name,
-            )
-            if part
-        ),
+        "short_label": _short_label(entry),
         "flags": _flags(entry),
         "engine_release": entry.engine_release,
         "depths": [d["input_tokens"] for d in depths],

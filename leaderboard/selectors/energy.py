@@ -140,23 +140,11 @@ def energy_figures(whole: object) -> dict | None:
     """A whole stored result's energy and (derived) roofline figures, each None where it was not
     measured, with their definition sentences; None when there is none of them (a CPU host, or
     a result from before energy was measured)."""
-    # definitions reads this module's figures for the board's rows: its sentences are read here
-    # when called, not at import.
-    from leaderboard.selectors import definitions
-
     stored = StoredResult.of_file(whole)
     roofline = roofline_of(whole) or {}
     flag = roofline.get("flag")
     flag = flag if isinstance(flag, str) and flag in ROOFLINE_FLAGS else None
-    levels = [
-        {
-            "concurrency": level["concurrency"],
-            "fraction": _figure(level.get("fraction")),
-            "ceiling_tokens_per_second": _figure(level.get("ceiling_tokens_per_second")),
-            "flag": level.get("flag"),
-        }
-        for level in roofline.get("levels") or []
-    ]
+    levels = _roofline_levels(roofline)
     figures: dict[str, Any] = {
         "energy_joules": _figure(stored.energy_joules),
         "joules_per_token": _joules_per_token(stored),
@@ -175,17 +163,41 @@ def energy_figures(whole: object) -> dict | None:
     bandwidth = figures["peak_bandwidth_bytes_per_second"]
     figures["peak_bandwidth_text"] = f"{bandwidth / 1e9:,.0f} GB/s" if bandwidth else ""
     figures["roofline_step_text"] = _step_text(roofline) if roofline else ""
-    concurrency = bool(levels)
-    figures["definitions"] = {
-        "joules_per_token": (
-            definitions.JOULES_PER_TOKEN_CONCURRENCY
-            if concurrency
-            else definitions.JOULES_PER_TOKEN
-        ),
-        "roofline": definitions.ROOFLINE_CONCURRENCY if concurrency else definitions.ROOFLINE,
+    figures["definitions"] = _energy_definitions(concurrency=bool(levels))
+    return figures
+
+
+def _roofline_levels(roofline: Mapping[str, Any]) -> list[dict]:
+    """A concurrency result's roofline per level: its fraction, ceiling and flag."""
+    return [
+        {
+            "concurrency": level["concurrency"],
+            "fraction": _figure(level.get("fraction")),
+            "ceiling_tokens_per_second": _figure(level.get("ceiling_tokens_per_second")),
+            "flag": level.get("flag"),
+        }
+        for level in roofline.get("levels") or []
+    ]
+
+
+def _energy_definitions(*, concurrency: bool) -> dict[str, str]:
+    """The definition sentences beside the energy and roofline figures (a concurrency result's
+    are of its levels)."""
+    # definitions reads this module's figures for the board's rows: its sentences are read here
+    # when called, not at import.
+    from leaderboard.selectors import definitions
+
+    if concurrency:
+        return {
+            "joules_per_token": definitions.JOULES_PER_TOKEN_CONCURRENCY,
+            "roofline": definitions.ROOFLINE_CONCURRENCY,
+            "ceiling": definitions.ROOFLINE_CEILING,
+        }
+    return {
+        "joules_per_token": definitions.JOULES_PER_TOKEN,
+        "roofline": definitions.ROOFLINE,
         "ceiling": definitions.ROOFLINE_CEILING,
     }
-    return figures
 
 
 # The per-row figures the board reads (selectors.definitions.row_evidence); the API's
