@@ -403,6 +403,8 @@ class Run(models.Model):
     run_name = models.CharField(max_length=200, blank=True)
     import_fingerprint = models.CharField(max_length=64, null=True, blank=True, unique=True)
     provenance = models.JSONField(default=dict, blank=True)
+    # The result file as the runner wrote it, less its requests: those are stored once, as the
+    # run's request records (read the whole through `leaderboard.stored_results`).
     raw_result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
@@ -464,6 +466,10 @@ class RequestRecord(models.Model):
     accepted_per_position = models.JSONField(default=list, blank=True)
     output_sha256 = models.CharField(max_length=64, blank=True)
     first_divergence = models.IntegerField(null=True, blank=True)
+    # The rest of the runner's record, which no page queries (its prompt hash, streamed chunk
+    # times, energy, round, category, quality score, judged divergences): with the columns above
+    # it is the whole record, stored here once (`leaderboard.stored_results`).
+    details = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["run", "index"]

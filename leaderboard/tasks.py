@@ -110,13 +110,15 @@ def record_progress_task(
 ) -> None:
     """Store a GPU host's progress event, if that host may send it."""
     services.record_host_message(
-        kind="progress",
-        job_id=job_id,
-        body=progress,
-        host=host,
-        signature=signature,
-        delivery=delivery,
-        sequence=sequence,
+        message=services.HostMessage(
+            kind="progress",
+            job_id=job_id,
+            body=progress,
+            host=host,
+            signature=signature,
+            delivery=delivery,
+            sequence=sequence,
+        )
     )
 
 
@@ -132,13 +134,15 @@ def record_result_task(
 ) -> None:
     """Store a GPU host's result and refresh the leaderboard, if that host claimed the job."""
     services.record_host_message(
-        kind="result",
-        job_id=job_id,
-        body=result,
-        host=host,
-        signature=signature,
-        delivery=delivery,
-        sequence=sequence,
+        message=services.HostMessage(
+            kind="result",
+            job_id=job_id,
+            body=result,
+            host=host,
+            signature=signature,
+            delivery=delivery,
+            sequence=sequence,
+        )
     )
 
 
@@ -155,13 +159,15 @@ def record_failure_task(
 ) -> None:
     """Store a GPU host's failure with the engine's log tail, if that host claimed the job."""
     services.record_host_message(
-        kind="failure",
-        job_id=job_id,
-        body={"error": error, "log_tail": log_tail},
-        host=host,
-        signature=signature,
-        delivery=delivery,
-        sequence=sequence,
+        message=services.HostMessage(
+            kind="failure",
+            job_id=job_id,
+            body={"error": error, "log_tail": log_tail},
+            host=host,
+            signature=signature,
+            delivery=delivery,
+            sequence=sequence,
+        )
     )
 
 

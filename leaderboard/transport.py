@@ -96,29 +96,50 @@ def message_refusal(
     (`from_site`: beat gives its periodic tasks an expiry)."""
     if not isinstance(message, dict):
         return f"not a message but {type(message).__name__}"
-    if _too_deep(message):
-        return f"it nests deeper than {MAX_DEPTH}"
-    size = len(json.dumps(message, default=str))
-    if size > settings.SPECBOARD_MAX_BROKER_MESSAGE_BYTES:
-        return f"{size} bytes, over SPECBOARD_MAX_BROKER_MESSAGE_BYTES"
-    headers, properties = message.get("headers"), message.get("properties")
-    if not isinstance(headers, dict) or not isinstance(properties, dict):
-        return "no headers or properties"
-    if allowed is not None:
-        task = headers.get("task")
-        if task not in allowed:
-            return f"task {str(task)[:_SHOWN]!r} does not belong on this queue"
-        if not isinstance(headers.get("id"), str):
-            return "no task id"
-        for name, defaults in _UNSTEERED.items():
-            if not from_site and headers.get(name) not in defaults:
-                return f"it sets {name}"
+    if problem := _envelope_problem(message):
+        return problem
+    if allowed is not None and (problem := _task_problem(message["headers"], allowed, from_site)):
+        return problem
     body, problem = _body(message)
     if problem is not None:
         return problem
     if allowed is None:
         # Celery's own plumbing: a remote-control request or a reply, an object either way.
         return None if isinstance(body, dict) else "its body is not an object"
+    return _task_body_problem(body)
+
+
+def _envelope_problem(message: dict) -> str | None:
+    """Why a message is too deep, too large or lacks its headers and properties, or None."""
+    if _too_deep(message):
+        return f"it nests deeper than {MAX_DEPTH}"
+    size = len(json.dumps(message, default=str))
+    if size > settings.SPECBOARD_MAX_BROKER_MESSAGE_BYTES:
+        return f"{size} bytes, over SPECBOARD_MAX_BROKER_MESSAGE_BYTES"
+    if not isinstance(message.get("headers"), dict) or not isinstance(
+        message.get("properties"), dict
+    ):
+        return "no headers or properties"
+    return None
+
+
+def _task_problem(headers: dict, allowed: frozenset[str], from_site: bool) -> str | None:
+    """Why a task message's headers do not name one of the queue's tasks, to be run now and
+    once (unless the site sent it), or None."""
+    task = headers.get("task")
+    if task not in allowed:
+        return f"task {str(task)[:_SHOWN]!r} does not belong on this queue"
+    if not isinstance(headers.get("id"), str):
+        return "no task id"
+    for name, defaults in _UNSTEERED.items():
+        if not from_site and headers.get(name) not in defaults:
+            return f"it sets {name}"
+    return None
+
+
+def _task_body_problem(body: object) -> str | None:
+    """Why a task message's body is not [args, kwargs, embed] with an embed that asks for
+    nothing after the task, or None."""
     if not (
         isinstance(body, list)
         and len(body) == 3

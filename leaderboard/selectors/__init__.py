@@ -34,6 +34,8 @@ The reads are grouped by what they are about, one module each:
 - `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
 - `draft_rows`: the rows those answers and the glance are decided from, read as values
   (`DraftRow`), each GPU kind's one `Hardware` shared.
+- `provenance`: what a run's provenance panel shows, read defensively, with its command ready
+  to paste.
 - `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
 - `energy`: a stored result's energy and roofline (a run's, a config's best run's, a row's).
 - `outcomes`: what a finished run says on its job and run pages: its noise verdict
@@ -100,7 +102,9 @@ from leaderboard.selectors.catalogue import (
     request_records_page,
     run_by_id,
     servable_hardware,
+    stored_summary,
     target_summaries,
+    whole_result,
 )
 from leaderboard.selectors.categories import category_heatmap, category_targets, category_view
 from leaderboard.selectors.charts import (
@@ -304,6 +308,8 @@ __all__ = [
     "row_definitions",
     "row_evidence",
     "run_by_id",
+    "stored_summary",
+    "whole_result",
     "run_figures",
     "run_page",
     "run_page_key",

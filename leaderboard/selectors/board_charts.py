@@ -96,48 +96,8 @@ def speedup_chart(
     by_ranking: dict[str, list[LeaderboardEntry]] = {}
     for entry in rows:
         by_ranking.setdefault(entry.ranking_key, []).append(entry)
-    # The first workload the front page's answer for this pair names.
-    [lead], _ = verdicts.answer_workloads(
-        [
-            verdicts.WorkloadLead(
-                ranking_key=key,
-                ranking_label=found[0].ranking_label,
-                speedup=verdicts.leading_speedup(found),
-            )
-            for key, found in by_ranking.items()
-        ],
-        limit=1,
-    )
-    kept = by_ranking[lead.ranking_key]
+    kept = by_ranking[_leading_ranking(by_ranking)]
     shown = kept[:SPEEDUP_CHART_LIMIT]
-    points = []
-    for entry in shown:
-        interval = verdicts.speedup_interval(entry)
-        points.append(
-            {
-                "key": entry.config.key,
-                "label": _config_label(entry),
-                "speedup": entry.speedup,
-                # The verdicts' word on it against no drafting (faster, slower, unclear, ...):
-                # what the bar's colour says.
-                # An anecdotal speedup has no word: its bar is not coloured.
-                "verdict": None
-                if entry.anecdotal
-                else verdicts.against_baseline(interval, entry.speedup),
-                "anecdotal": entry.anecdotal,
-                "ci95_low": interval[0] if interval else None,
-                "ci95_high": interval[1] if interval else None,
-                "interval_basis": entry.speedup_basis,
-                "tokens_per_second": entry.tokens_per_second,
-                "n": entry.n,
-                "engine_release": entry.engine_release,
-                "across_depths": is_across_depths(entry.config),
-                "noisy": entry.noisy,
-                "baseline_noisy": entry.baseline_noisy,
-                "memorised": entry.memorised,
-                "prompts_unknown": entry.prompts_unknown,
-            }
-        )
     return {
         "target": target_name,
         "hardware": slug,
@@ -149,7 +109,48 @@ def speedup_chart(
         "other_ranking_rows": len(rows) - len(kept),
         "other_rankings": len(by_ranking) - 1,
         "more_rows": len(kept) - len(shown),
-        "points": points,
+        "points": [_speedup_bar(entry) for entry in shown],
+    }
+
+
+def _leading_ranking(by_ranking: dict[str, list[LeaderboardEntry]]) -> str:
+    """The first workload the front page's answer for a target and GPU kind names."""
+    [lead], _ = verdicts.answer_workloads(
+        [
+            verdicts.WorkloadLead(
+                ranking_key=key,
+                ranking_label=found[0].ranking_label,
+                speedup=verdicts.leading_speedup(found),
+            )
+            for key, found in by_ranking.items()
+        ],
+        limit=1,
+    )
+    return lead.ranking_key
+
+
+def _speedup_bar(entry: LeaderboardEntry) -> dict:
+    """One config's bar: its speedup with its interval and the verdicts' word on it."""
+    interval = verdicts.speedup_interval(entry)
+    return {
+        "key": entry.config.key,
+        "label": _config_label(entry),
+        "speedup": entry.speedup,
+        # The verdicts' word on it against no drafting (faster, slower, unclear, ...): what the
+        # bar's colour says. An anecdotal speedup has no word: its bar is not coloured.
+        "verdict": None if entry.anecdotal else verdicts.against_baseline(interval, entry.speedup),
+        "anecdotal": entry.anecdotal,
+        "ci95_low": interval[0] if interval else None,
+        "ci95_high": interval[1] if interval else None,
+        "interval_basis": entry.speedup_basis,
+        "tokens_per_second": entry.tokens_per_second,
+        "n": entry.n,
+        "engine_release": entry.engine_release,
+        "across_depths": is_across_depths(entry.config),
+        "noisy": entry.noisy,
+        "baseline_noisy": entry.baseline_noisy,
+        "memorised": entry.memorised,
+        "prompts_unknown": entry.prompts_unknown,
     }
 
 
@@ -206,33 +207,10 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
             held = best_speedup.get(entry.hardware_id)
             if held is None or entry.speedup > held.speedup:
                 best_speedup[entry.hardware_id] = entry
-    rows = []
-    for hardware_id, top in fastest.items():
-        spec = best_speedup.get(hardware_id)
-        interval = verdicts.speedup_interval(spec) if spec else None
-        rows.append(
-            {
-                "slug": top.hardware.slug,
-                "gpu_name": top.hardware.gpu_name,
-                "tokens_per_second": top.tokens_per_second,
-                # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
-                "ci95_low": top.ci95_low,
-                "ci95_high": top.ci95_high,
-                "interval_basis": "requests" if top.ci95_low is not None else "",
-                "n": top.n,
-                "fastest_key": top.config.key,
-                "fastest_label": top.config.label,
-                "speedup": spec.speedup if spec else None,
-                "speedup_ci95_low": interval[0] if interval else None,
-                "speedup_ci95_high": interval[1] if interval else None,
-                "speedup_basis": spec.speedup_basis if spec else "",
-                "speedup_verdict": verdicts.against_baseline(interval, spec.speedup)
-                if spec
-                else None,
-                "speedup_key": spec.config.key if spec else None,
-                "speedup_label": spec.config.label if spec else None,
-            }
-        )
+    rows = [
+        _fastest_figures(top) | _speedup_figures(best_speedup.get(hardware_id))
+        for hardware_id, top in fastest.items()
+    ]
     workloads = dict(comparison_protocols(target=target))
     return {
         "target": target,
@@ -240,6 +218,46 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
         "workload": workloads.get(protocol, protocol),
         "rows": rows,
         "speedups": sum(1 for row in rows if row["speedup"] is not None),
+    }
+
+
+def _fastest_figures(top: LeaderboardEntry) -> dict:
+    """A hardware kind's fastest row: its tok/s with the interval every page shows beside it."""
+    return {
+        "slug": top.hardware.slug,
+        "gpu_name": top.hardware.gpu_name,
+        "tokens_per_second": top.tokens_per_second,
+        # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
+        "ci95_low": top.ci95_low,
+        "ci95_high": top.ci95_high,
+        "interval_basis": "requests" if top.ci95_low is not None else "",
+        "n": top.n,
+        "fastest_key": top.config.key,
+        "fastest_label": top.config.label,
+    }
+
+
+def _speedup_figures(spec: LeaderboardEntry | None) -> dict:
+    """A hardware kind's best speedup with its interval and the verdicts' word on it."""
+    if spec is None:
+        return {
+            "speedup": None,
+            "speedup_ci95_low": None,
+            "speedup_ci95_high": None,
+            "speedup_basis": "",
+            "speedup_verdict": None,
+            "speedup_key": None,
+            "speedup_label": None,
+        }
+    interval = verdicts.speedup_interval(spec)
+    return {
+        "speedup": spec.speedup,
+        "speedup_ci95_low": interval[0] if interval else None,
+        "speedup_ci95_high": interval[1] if interval else None,
+        "speedup_basis": spec.speedup_basis,
+        "speedup_verdict": verdicts.against_baseline(interval, spec.speedup),
+        "speedup_key": spec.config.key,
+        "speedup_label": spec.config.label,
     }
 
 

@@ -29,6 +29,7 @@ from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_view
+from leaderboard.stored_results import StoredResult, whole_stored_result
 
 
 def config_by_key(*, key: str) -> Config | None:
@@ -73,14 +74,24 @@ def config_protocol_figures(*, config: Config) -> dict:
 
 
 def run_by_id(*, run_id: int) -> Run | None:
-    """A run with its config, hardware and job, without its stored result: that loads (one
-    query) when something reads `run.raw_result`."""
+    """A run with its config (and the config's models, which its provenance panel names),
+    hardware, job and stored result (its requests are its records)."""
     return (
-        Run.objects.select_related("config", "hardware", "job")
-        .defer("raw_result")
+        Run.objects.select_related("config__target", "config__draft", "hardware", "job")
         .filter(id=run_id)
         .first()
     )
+
+
+def whole_result(*, run: Run) -> object:
+    """The run's result as its file had it, its requests put back (`whole_stored_result`), for
+    the runner's derivations that read a whole file; None for a run not stored."""
+    return whole_stored_result(run.pk)
+
+
+def stored_summary(*, run: Run) -> dict:
+    """The summary of the run's stored result (empty where it has none)."""
+    return StoredResult.of(run.raw_result).summary
 
 
 REQUEST_EXPORT_FIELDS = REQUEST_RECORD_FIELDS
@@ -106,30 +117,33 @@ def point_labels(*, run: Run) -> dict[int, str]:
     concurrency level ("16 concurrent"), the category ("code") or the depth ("4096 in"; with
     the output length where it varies, "512 in, 2048 out");
     indices whose point says none of these are left out (the page shows the index)."""
-    raw = run.raw_result if isinstance(run.raw_result, dict) else {}
-    points = raw.get("points")
+    points = StoredResult.of(run.raw_result).points
     labels: dict[int, str] = {}
-    # An output-length run's points share their input length and differ in their output's.
-    shapes = [
-        (point.get("input_tokens"), point.get("output_tokens"))
-        for point in (points if isinstance(points, list) else [])
-        if isinstance(point, dict)
-    ]
+    # An output-length run's points share their input length and differ in their output's
+    # (a point of another shape is empty and counts for neither).
+    shapes = [(point.get("input_tokens"), point.get("output_tokens")) for point in points if point]
     by_output = len({repr(i) for i, _ in shapes}) == 1 and len({repr(o) for _, o in shapes}) > 1
-    for index, point in enumerate(points if isinstance(points, list) else []):
-        if not isinstance(point, dict):
-            continue
-        level, category, depth = (point.get(k) for k in ("concurrency", "category", "input_tokens"))
-        output = point.get("output_tokens")
-        if isinstance(level, int) and not isinstance(level, bool):
-            labels[index] = f"{level} concurrent"
-        elif isinstance(category, str) and category:
-            labels[index] = category[:60]
-        elif isinstance(depth, int) and not isinstance(depth, bool) and len(points) > 1:
-            labels[index] = f"{depth} in"
-            if by_output and isinstance(output, int) and not isinstance(output, bool):
-                labels[index] += f", {output} out"
+    for index, point in enumerate(points):
+        if label := _point_label(point, several=len(points) > 1, by_output=by_output):
+            labels[index] = label
     return labels
+
+
+def _whole(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _point_label(point: dict, *, several: bool, by_output: bool) -> str:
+    """What one stored point stands for ("" where it says none of it)."""
+    level, category, depth = (point.get(k) for k in ("concurrency", "category", "input_tokens"))
+    output = _whole(point.get("output_tokens"))
+    if _whole(level) is not None:
+        return f"{level} concurrent"
+    if isinstance(category, str) and category:
+        return category[:60]
+    if _whole(depth) is None or not several:
+        return ""
+    return f"{depth} in, {output} out" if by_output and output is not None else f"{depth} in"
 
 
 def registered_models(*, role: str | None = None) -> QuerySet[ModelFile]:

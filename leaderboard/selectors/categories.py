@@ -14,15 +14,13 @@ from leaderboard.selectors.protocols import (
     CATEGORIES,
     _mapping,
     _number,
-    _points,
     _protocol_entries,
     _protocol_targets,
     _ratio,
-    _reference_points,
     _short_label,
     _statistics,
-    _stored,
 )
+from leaderboard.stored_results import StoredResult, stored_results
 
 
 def category_points(points: object) -> dict[str, dict]:
@@ -53,51 +51,66 @@ def category_rows(
     their_prompts = verdicts.categories.by_category(
         _as_list(baseline_points), verdicts.categories.category_figures(baseline_requests)
     )
-    rows = []
-    for name, point in category_points(points).items():
-        decode = _statistics(point, "decode_tokens_per_second")
-        baseline = (
-            _statistics(reference[name], "decode_tokens_per_second")["mean"]
-            if name in reference
-            else None
+    return [
+        _category_row(
+            name,
+            point,
+            reference=reference.get(name),
+            prompts=own_prompts.get(name),
+            theirs=their_prompts.get(name),
         )
-        prompts = own_prompts.get(name)
-        theirs = their_prompts.get(name)
-        # Each figure with the interval of that figure: the speedup over the prompts' means where
-        # both sides' prompts are known (the delta method on that ratio), else the point's.
-        speedup = _ratio(decode["mean"], baseline)
-        speedup_interval = None
-        if prompts and theirs and prompts.decode and theirs.decode:
-            speedup = _ratio(prompts.decode.mean, theirs.decode.mean)
-            speedup_interval = verdicts.ratio_interval(prompts.decode, theirs.decode)
-        acceptance = _number(point.get("acceptance_rate"))
-        acceptance_interval = None
-        if prompts and prompts.acceptance is not None:
-            acceptance, acceptance_interval = prompts.acceptance, prompts.acceptance_interval
-        # Nothing, or almost nothing, drafted: no figure of the draft's stands (`verdicts.evidence`).
-        thin = bool(prompts and prompts.thin_drafting)
-        rows.append(
-            {
-                "category": name,
-                "n": decode["n"],
-                "decode": decode["mean"],
-                "ci95_low": decode["ci95_low"],
-                "ci95_high": decode["ci95_high"],
-                "acceptance": acceptance,
-                "tau": _number(point.get("tau")),
-                "baseline_decode": baseline,
-                "speedup": speedup,
-                "prompts": prompts.prompts if prompts else None,
-                "anecdotal": bool(prompts and prompts.anecdotal),
-                "thin_drafting": thin,
-                "evidence_note": prompts.evidence.note() if thin and prompts else "",
-                "acceptance_ci95_low": acceptance_interval[0] if acceptance_interval else None,
-                "acceptance_ci95_high": acceptance_interval[1] if acceptance_interval else None,
-                "speedup_ci95_low": speedup_interval[0] if speedup_interval else None,
-                "speedup_ci95_high": speedup_interval[1] if speedup_interval else None,
-            }
-        )
-    return rows
+        for name, point in category_points(points).items()
+    ]
+
+
+def _category_row(
+    name: str,
+    point: dict,
+    *,
+    reference: dict | None,
+    prompts: verdicts.categories.CategoryFigures | None,
+    theirs: verdicts.categories.CategoryFigures | None,
+) -> dict:
+    """One category's row (`category_rows`): its point, the baseline's point of it and both
+    sides' figures over its prompts, where the requests are known."""
+    decode = _statistics(point, "decode_tokens_per_second")
+    baseline = (
+        _statistics(reference, "decode_tokens_per_second")["mean"]
+        if reference is not None
+        else None
+    )
+    # Each figure with the interval of that figure: the speedup over the prompts' means where
+    # both sides' prompts are known (the delta method on that ratio), else the point's.
+    speedup = _ratio(decode["mean"], baseline)
+    speedup_interval = None
+    if prompts and theirs and prompts.decode and theirs.decode:
+        speedup = _ratio(prompts.decode.mean, theirs.decode.mean)
+        speedup_interval = verdicts.ratio_interval(prompts.decode, theirs.decode)
+    acceptance = _number(point.get("acceptance_rate"))
+    acceptance_interval = None
+    if prompts and prompts.acceptance is not None:
+        acceptance, acceptance_interval = prompts.acceptance, prompts.acceptance_interval
+    # Nothing, or almost nothing, drafted: no figure of the draft's stands (`verdicts.evidence`).
+    thin = bool(prompts and prompts.thin_drafting)
+    return {
+        "category": name,
+        "n": decode["n"],
+        "decode": decode["mean"],
+        "ci95_low": decode["ci95_low"],
+        "ci95_high": decode["ci95_high"],
+        "acceptance": acceptance,
+        "tau": _number(point.get("tau")),
+        "baseline_decode": baseline,
+        "speedup": speedup,
+        "prompts": prompts.prompts if prompts else None,
+        "anecdotal": bool(prompts and prompts.anecdotal),
+        "thin_drafting": thin,
+        "evidence_note": prompts.evidence.note() if thin and prompts else "",
+        "acceptance_ci95_low": acceptance_interval[0] if acceptance_interval else None,
+        "acceptance_ci95_high": acceptance_interval[1] if acceptance_interval else None,
+        "speedup_ci95_low": speedup_interval[0] if speedup_interval else None,
+        "speedup_ci95_high": speedup_interval[1] if speedup_interval else None,
+    }
 
 
 def _as_list(value: object) -> list:
@@ -114,24 +127,35 @@ def _speedup_verdict(row: dict) -> str | None:
     )
 
 
+# The chart's lists, each one value per category row.
+CHART_LISTS = (
+    "acceptance",
+    "speedup",
+    "decode",
+    # The intervals the chart draws as whiskers.
+    "acceptance_ci95_low",
+    "acceptance_ci95_high",
+    "speedup_ci95_low",
+    "speedup_ci95_high",
+)
+
+
 def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
     """A categories config's row: per-category figures and the chart's lists; None otherwise."""
     if entry is None or entry.config.protocol != CATEGORIES:
         return None
-    stored = _stored([entry.best_run_id, baseline_run_id(entry)])
-    own = stored.get(entry.best_run_id)
-    reference = _reference_points(entry, stored) if entry.config.is_speculative else []
-    paired = _mapping(own).get("baseline")
-    baseline_requests = (
-        _mapping(paired).get("requests")
-        if paired
-        else _mapping(stored.get(baseline_run_id(entry))).get("requests")
-    )
-    rows = category_rows(
-        _points(own),
-        reference,
-        requests=_mapping(own).get("requests"),
-        baseline_requests=baseline_requests if entry.config.is_speculative else None,
+    stored = stored_results([entry.best_run_id, baseline_run_id(entry)], requests=True)
+    own = stored.get(entry.best_run_id) or StoredResult()
+    baseline = stored.get(baseline_run_id(entry) or 0)
+    rows = (
+        category_rows(
+            list(own.points),
+            _reference_points(own, baseline),
+            requests=list(own.requests),
+            baseline_requests=_reference_requests(own, baseline),
+        )
+        if entry.config.is_speculative
+        else category_rows(list(own.points), [], requests=list(own.requests))
     )
     if not rows:
         return None
@@ -140,19 +164,27 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
         "anecdotal": [r["category"] for r in rows if r["anecdotal"]],
         "chart": {
             "categories": [r["category"] for r in rows],
-            "acceptance": [r["acceptance"] for r in rows],
-            "speedup": [r["speedup"] for r in rows],
-            "decode": [r["decode"] for r in rows],
+            **{name: [row[name] for row in rows] for name in CHART_LISTS},
             "speculative": entry.config.is_speculative,
-            # The intervals the chart draws as whiskers, and the verdicts' word on each
-            # category's speedup against no drafting, which its bar's colour shows.
-            "acceptance_ci95_low": [r["acceptance_ci95_low"] for r in rows],
-            "acceptance_ci95_high": [r["acceptance_ci95_high"] for r in rows],
-            "speedup_ci95_low": [r["speedup_ci95_low"] for r in rows],
-            "speedup_ci95_high": [r["speedup_ci95_high"] for r in rows],
+            # The verdicts' word on each category's speedup against no drafting, which its
+            # bar's colour shows.
             "speedup_verdicts": [_speedup_verdict(r) for r in rows],
         },
     }
+
+
+def _reference_requests(own: StoredResult, baseline: StoredResult | None) -> list:
+    """The paired baseline's requests, from where its points come (`_reference_points`)."""
+    paired = own.baseline or baseline
+    return list(paired.requests) if paired else []
+
+
+def _reference_points(own: StoredResult, baseline: StoredResult | None) -> list:
+    """The paired baseline's points for a row: the runner's own baseline (the same invocation)
+    where the result kept it, else the baseline batch the row's speedup is measured against."""
+    if own.baseline is not None and own.baseline.points:
+        return list(own.baseline.points)
+    return list(baseline.points) if baseline else []
 
 
 def category_targets() -> list[tuple[str, str, str]]:
@@ -184,14 +216,15 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
         for e in _protocol_entries(CATEGORIES, target_name, hardware_slug)
         if e.config.is_speculative
     ]
-    stored = _stored([e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries])
+    runs = [e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries]
+    stored = stored_results(runs, requests=True)
     rows, categories = [], []
     for entry in entries:
-        own = stored.get(entry.best_run_id)
+        own = stored.get(entry.best_run_id) or StoredResult()
         figures = category_rows(
-            _points(own),
-            _reference_points(entry, stored),
-            requests=_mapping(own).get("requests"),
+            list(own.points),
+            _reference_points(own, stored.get(baseline_run_id(entry) or 0)),
+            requests=list(own.requests),
         )
         if not figures:
             continue

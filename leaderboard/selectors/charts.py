@@ -15,6 +15,8 @@ choices are cached (with the board's row set).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import Exists, OuterRef
 
 from leaderboard import verdicts
@@ -22,6 +24,7 @@ from leaderboard.models import Config, Hardware, LeaderboardEntry, RankingSummar
 from leaderboard.selectors.board import RANKED
 from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import TPS_DEFINITIONS, depth_points, row_evidence
+from leaderboard.stored_results import StoredResult, StoredSection, stored_results
 from leaderboard.verdicts.workloads import DEPTH_PROTOCOLS, is_across_depths
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
@@ -44,37 +47,39 @@ def acceptance_by_position(*, run: Run | None) -> list[float]:
     """Share of verify steps in which each draft position was accepted, from the run's result."""
     if run is None:
         return []
-    raw = run.raw_result if isinstance(run.raw_result, dict) else {}
-    summary = raw.get("summary")
-    # A runner result's summary says it (the door checked it against the measured requests:
-    # none where no step was verified); only a result without one is counted from its records.
-    if isinstance(summary, dict) and "acceptance_by_position" in summary:
-        pooled = summary["acceptance_by_position"]
-        return [float(value) for value in pooled] if isinstance(pooled, list) else []
+    # A runner result's summary says it (none where no step was verified); only a result
+    # without one is counted from its records.
+    pooled = StoredResult.of(run.raw_result).acceptance_by_position
+    if pooled is not None:
+        return pooled
     # Two columns, not whole records: a run can have tens of thousands of them.
-    records = [
-        (steps, positions if isinstance(positions, list) else [])
-        for steps, positions in run.requests.values_list("verify_steps", "accepted_per_position")
+    return _pooled_acceptance(run.requests.values_list("verify_steps", "accepted_per_position"))
+
+
+def _pooled_acceptance(records: Iterable[tuple[int, object]]) -> list[float]:
+    """Share of all the verify steps in which each draft position was accepted, from each
+    request's verify steps and per-position accepted counts."""
+    found = [
+        (steps, positions if isinstance(positions, list) else []) for steps, positions in records
     ]
-    steps = sum(steps for steps, _ in records)
-    width = max((len(positions) for _, positions in records), default=0)
+    steps = sum(steps for steps, _ in found)
+    width = max((len(positions) for _, positions in found), default=0)
     if not steps or not width:
         return []
     return [
-        sum(positions[i] for _, positions in records if i < len(positions)) / steps
+        sum(positions[i] for _, positions in found if i < len(positions)) / steps
         for i in range(width)
     ]
 
 
-def _baseline_peak_memory(entry: LeaderboardEntry, paired: object) -> int | None:
+def _baseline_peak_memory(entry: LeaderboardEntry, paired: StoredSection | None) -> float | None:
     """The paired baseline's peak GPU memory (never a CPU build's process memory): its row's,
     else the baseline section's summary (`paired`) measured in the same run as the row's."""
     baseline = entry.baseline_entry if entry.baseline_entry_id else None
     if baseline is not None and baseline.peak_memory_bytes and baseline.best_run_id:
         if baseline.best_run.memory_kind == "gpu":
             return baseline.peak_memory_bytes
-    paired = paired if isinstance(paired, dict) else {}
-    return paired.get("peak_memory_bytes") if paired.get("memory_kind") == "gpu" else None
+    return paired.gpu_peak_memory_bytes if paired else None
 
 
 def _entry_speedup(entry: LeaderboardEntry) -> float | None:
@@ -94,20 +99,16 @@ def memory_tradeoff(*, target_name: str, hardware: Hardware) -> list[dict]:
     ).exclude(config__spec_label="none")
     points = []
     related = ("config", "baseline_entry", "baseline_entry__best_run", "best_run")
-    # The runs' stored results stay in the database (each can hold megabytes): the paired
-    # baseline sections' summaries are read on their own.
+    # The runs' stored results are read on their own, for the paired baseline sections.
     rows = list(
         entries.select_related(*related).defer(
             "best_run__raw_result", "baseline_entry__best_run__raw_result"
         )
     )
-    paired = dict(
-        LeaderboardEntry.objects.filter(pk__in=[entry.pk for entry in rows]).values_list(
-            "pk", "best_run__raw_result__baseline__summary"
-        )
-    )
+    stored = stored_results(entry.best_run_id for entry in rows)
     for entry in rows:
-        baseline_peak = _baseline_peak_memory(entry, paired.get(entry.pk))
+        baseline = stored[entry.best_run_id].baseline if entry.best_run_id in stored else None
+        baseline_peak = _baseline_peak_memory(entry, baseline)
         speedup = _entry_speedup(entry)
         if entry.peak_memory_bytes is None or baseline_peak is None or speedup is None:
             continue
@@ -177,36 +178,64 @@ def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:
     }
 
 
+def _nmax_row(e: LeaderboardEntry, *, best: LeaderboardEntry | None) -> dict:
+    """One n_max point of a series, as the n_max page's table shows it."""
+    return {
+        "n_max": e.config.n_max,
+        "tokens_per_second": e.tokens_per_second,
+        # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
+        "ci95_low": e.ci95_low,
+        "ci95_high": e.ci95_high,
+        "interval_basis": "requests" if e.ci95_low is not None else "",
+        "n": e.n,
+        "acceptance": e.acceptance_rate,
+        "tau": e.tau,
+        "speedup": e.speedup,
+        "baseline_tokens_per_second": e.baseline_entry.tokens_per_second
+        if e.baseline_entry_id
+        else None,
+        "key": e.config.key,
+        "flags": _flags(e)
+        + (["noisy"] if e.noisy else [])
+        + (["anecdotal"] if e.anecdotal else [])
+        + _prompt_flags(e),
+        "evidence_note": e.evidence_note,
+        "best": e is best,
+        "tied_with_best": best is not None and e is not best and verdicts.tied(e, best),
+    }
+
+
+def _nmax_finding(
+    label: str, points: list[LeaderboardEntry], *, best: LeaderboardEntry | None
+) -> dict:
+    """A series' "higher acceptance, yet slower" finding: the n_max values whose acceptance is
+    above the best one's that it clearly beats (Welch's test on the two configs' samples)."""
+    first = points[0]
+    slower = [
+        {"n_max": e.config.n_max, "acceptance": e.acceptance_rate, "tps": e.tokens_per_second}
+        for e in points
+        if best is not None
+        and e is not best
+        and best.acceptance_rate is not None
+        and e.acceptance_rate is not None
+        and e.acceptance_rate > best.acceptance_rate
+        and verdicts.clearly_faster(best, e)
+    ]
+    return {
+        "type": label,
+        "protocol": first.workload_label,
+        "definition": first.tps_definition,
+        "fast_n_max": best.config.n_max if best else None,
+        "fast_acceptance": best.acceptance_rate if best else None,
+        "fast_tps": best.tokens_per_second if best else None,
+        "slower": slower,
+    }
+
+
 def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict]:
     """One series of the n_max page and its "higher acceptance, yet slower" finding."""
     first = points[0]
     best = verdicts.best_n_max(points)
-    rows = [
-        {
-            "n_max": e.config.n_max,
-            "tokens_per_second": e.tokens_per_second,
-            # The figure's own interval, as every page shows it (`verdicts.uncertainty`).
-            "ci95_low": e.ci95_low,
-            "ci95_high": e.ci95_high,
-            "interval_basis": "requests" if e.ci95_low is not None else "",
-            "n": e.n,
-            "acceptance": e.acceptance_rate,
-            "tau": e.tau,
-            "speedup": e.speedup,
-            "baseline_tokens_per_second": e.baseline_entry.tokens_per_second
-            if e.baseline_entry_id
-            else None,
-            "key": e.config.key,
-            "flags": _flags(e)
-            + (["noisy"] if e.noisy else [])
-            + (["anecdotal"] if e.anecdotal else [])
-            + _prompt_flags(e),
-            "evidence_note": e.evidence_note,
-            "best": e is best,
-            "tied_with_best": best is not None and e is not best and verdicts.tied(e, best),
-        }
-        for e in points
-    ]
     series = {
         "label": label,
         "protocol": first.workload_label,
@@ -225,29 +254,9 @@ def _nmax_series(label: str, points: list[LeaderboardEntry]) -> tuple[dict, dict
         # A depth run's one figure pools its depths; the table says so beside its interval.
         "depths": len(protocol_depths(first.config)) if is_across_depths(first.config) else 0,
         "baseline": _nmax_baseline(points),
-        "rows": rows,
+        "rows": [_nmax_row(e, best=best) for e in points],
     }
-    slower = [
-        {"n_max": e.config.n_max, "acceptance": e.acceptance_rate, "tps": e.tokens_per_second}
-        for e in points
-        if best is not None
-        and e is not best
-        and best.acceptance_rate is not None
-        and e.acceptance_rate is not None
-        and e.acceptance_rate > best.acceptance_rate
-        # Only where the difference is not noise: Welch's test on the two configs' samples.
-        and verdicts.clearly_faster(best, e)
-    ]
-    finding = {
-        "type": label,
-        "protocol": first.workload_label,
-        "definition": first.tps_definition,
-        "fast_n_max": best.config.n_max if best else None,
-        "fast_acceptance": best.acceptance_rate if best else None,
-        "fast_tps": best.tokens_per_second if best else None,
-        "slower": slower,
-    }
-    return series, finding
+    return series, _nmax_finding(label, points, best=best)
 
 
 def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
@@ -313,7 +322,7 @@ def _flags(entry: LeaderboardEntry | Run) -> list[str]:
 
 
 def _depth_points(run: Run) -> list[dict]:
-    return depth_points(run.raw_result.get("points"))
+    return depth_points(StoredResult.of(run.raw_result).stored_points)
 
 
 def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[dict]:
@@ -340,46 +349,49 @@ def context_series(*, target_name: str = "", hardware_slug: str = "") -> list[di
     for entry in entries:
         best.setdefault((entry.config_id, entry.hardware_id), entry)
     evidence = row_evidence(entries=list(best.values()))
-    lines = []
-    for entry in best.values():
-        depths = evidence[entry.pk]["depths"]
-        if len(depths) < 2:
-            continue
-        config = entry.config
-        lines.append(
-            {
-                "key": config.key,
-                "run_id": entry.best_run_id,
-                "label": f"{config.label} · {entry.hardware.gpu_name}",
-                "target_name": config.target_name,
-                "gpu_name": entry.hardware.gpu_name,
-                "hardware_slug": entry.hardware.slug,
-                "short_label": " · ".join(
-                    part
-                    for part in (
-                        config.target_name,
-                        _series_label(config),
-                        f"n_max {config.n_max}" if config.n_max else "",
-                        entry.hardware.gpu_name,
-                    )
-                    if part
-                ),
-                "flags": _flags(entry),
-                "engine_release": entry.engine_release,
-                "depths": [d["input_tokens"] for d in depths],
-                "speedup": [d["speedup"] for d in depths],
-                "speedup_ci95_low": [d["speedup_ci95_low"] for d in depths],
-                "speedup_ci95_high": [d["speedup_ci95_high"] for d in depths],
-                "verdicts": [d["speedup_verdict"] for d in depths],
-                "tokens_per_second": [d["mean"] for d in depths],
-                "ci95_low": [d["ci95_low"] for d in depths],
-                "ci95_high": [d["ci95_high"] for d in depths],
-                "n": [d["n"] for d in depths],
-                "acceptance": [d["acceptance"] for d in depths],
-                "speedup_across_depths": evidence[entry.pk]["speedup_across_depths"],
-            }
-        )
+    lines = [
+        _context_line(entry, evidence[entry.pk])
+        for entry in best.values()
+        if len(evidence[entry.pk]["depths"]) >= 2
+    ]
     return sorted(lines, key=lambda line: line["label"])
+
+
+def _short_label(entry: LeaderboardEntry) -> str:
+    """A line's short name: target, series, n_max and GPU, those it has."""
+    config = entry.config
+    n_max = f"n_max {config.n_max}" if config.n_max else ""
+    parts = (config.target_name, _series_label(config), n_max, entry.hardware.gpu_name)
+    return " · ".join(part for part in parts if part)
+
+
+def _context_line(entry: LeaderboardEntry, evidence: dict) -> dict:
+    """A config's line on one hardware kind: its figures and speedup at each depth, and across
+    them (`selectors.definitions.row_evidence`)."""
+    depths = evidence["depths"]
+    config = entry.config
+    return {
+        "key": config.key,
+        "run_id": entry.best_run_id,
+        "label": f"{config.label} · {entry.hardware.gpu_name}",
+        "target_name": config.target_name,
+        "gpu_name": entry.hardware.gpu_name,
+        "hardware_slug": entry.hardware.slug,
+        "short_label": _short_label(entry),
+        "flags": _flags(entry),
+        "engine_release": entry.engine_release,
+        "depths": [d["input_tokens"] for d in depths],
+        "speedup": [d["speedup"] for d in depths],
+        "speedup_ci95_low": [d["speedup_ci95_low"] for d in depths],
+        "speedup_ci95_high": [d["speedup_ci95_high"] for d in depths],
+        "verdicts": [d["speedup_verdict"] for d in depths],
+        "tokens_per_second": [d["mean"] for d in depths],
+        "ci95_low": [d["ci95_low"] for d in depths],
+        "ci95_high": [d["ci95_high"] for d in depths],
+        "n": [d["n"] for d in depths],
+        "acceptance": [d["acceptance"] for d in depths],
+        "speedup_across_depths": evidence["speedup_across_depths"],
+    }
 
 
 def context_groups(lines: list[dict]) -> list[dict]:

@@ -64,52 +64,83 @@ def _one_measurement(column: dict) -> bool:
 
 def comparison(*, configs: list[Config]) -> dict:
     """Two to four configs side by side: best rows, overlaid chart data, differences to the first."""
-    columns = []
     entries = [best_entry(config=config) for config in configs]
     evidence = row_evidence(entries=[entry for entry in entries if entry is not None])
-    for config, entry in zip(configs, entries, strict=True):
-        run = entry.best_run if entry else None
-        found = evidence.get(entry.pk) if entry else None
-        columns.append(
-            {
-                "config": config,
-                "entry": entry,
-                "run": run,
-                "evidence": found,
-                "definitions": row_definitions(entry, found) if entry else {},
-                "acceptance_by_position": acceptance_by_position(run=run),
-                "depth_points": _depth_points(run) if run else [],
-            }
-        )
+    columns = [
+        _column(config, entry, evidence.get(entry.pk) if entry else None)
+        for config, entry in zip(configs, entries, strict=True)
+    ]
     reference = columns[0]["entry"]
     for column in columns:
-        entry = column["entry"]
-        column["difference"] = (
-            entry_difference(entry=entry, reference=reference)
-            if entry is not None and reference is not None and entry is not reference
-            else None
-        )
-    chart = {
-        "labels": [c["config"].label for c in columns],
+        column["difference"] = _difference(column["entry"], reference)
+    has_depths = any(len(c["depth_points"]) >= 2 for c in columns)
+    return {"columns": columns, "chart": _comparison_chart(columns), "has_depths": has_depths}
+
+
+def _difference(entry: LeaderboardEntry | None, reference: LeaderboardEntry | None) -> dict | None:
+    """A compared row's difference to the first one (None for the first, or either missing)."""
+    if entry is None or reference is None or entry is reference:
+        return None
+    return entry_difference(entry=entry, reference=reference)
+
+
+def _column(config: Config, entry: LeaderboardEntry | None, evidence: dict | None) -> dict:
+    """One compared config: its best row and run, the evidence and definitions behind them, its
+    acceptance by position and its depth points."""
+    run = entry.best_run if entry else None
+    return {
+        "config": config,
+        "entry": entry,
+        "run": run,
+        "evidence": evidence,
+        "definitions": row_definitions(entry, evidence) if entry else {},
+        "acceptance_by_position": acceptance_by_position(run=run),
+        "depth_points": _depth_points(run) if run else [],
+    }
+
+
+def _depth_line(column: dict) -> dict:
+    """A compared config's tok/s at each depth it measured."""
+    points = column["depth_points"]
+    return {
+        "depths": [p["input_tokens"] for p in points],
         "tokens_per_second": [
-            c["entry"].tokens_per_second if c["entry"] else None for c in columns
-        ],
-        # A depth run's interval pools requests of different lengths: not drawn as one band.
-        "ci95_low": [c["entry"].ci95_low if _one_measurement(c) else None for c in columns],
-        "ci95_high": [c["entry"].ci95_high if _one_measurement(c) else None for c in columns],
-        "acceptance_by_position": [c["acceptance_by_position"] for c in columns],
-        "depths": [
-            {
-                "depths": [p["input_tokens"] for p in c["depth_points"]],
-                "tokens_per_second": [
-                    (p.get("decode_tokens_per_second") or {}).get("mean") for p in c["depth_points"]
-                ],
-            }
-            for c in columns
+            (p.get("decode_tokens_per_second") or {}).get("mean") for p in points
         ],
     }
-    has_depths = any(len(c["depth_points"]) >= 2 for c in columns)
-    return {"columns": columns, "chart": chart, "has_depths": has_depths}
+
+
+# The compare chart's series, one list each with a value per compared config.
+CHART_SERIES = (
+    "labels",
+    "tokens_per_second",
+    "ci95_low",
+    "ci95_high",
+    "acceptance_by_position",
+    "depths",
+)
+
+
+def _chart_values(column: dict) -> tuple:
+    """A compared config's values in each of the chart's series (`CHART_SERIES`)."""
+    entry = column["entry"]
+    # A depth run's interval pools requests of different lengths: not drawn as one band.
+    band = entry if _one_measurement(column) else None
+    return (
+        column["config"].label,
+        entry.tokens_per_second if entry else None,
+        band.ci95_low if band else None,
+        band.ci95_high if band else None,
+        column["acceptance_by_position"],
+        _depth_line(column),
+    )
+
+
+def _comparison_chart(columns: list[dict]) -> dict:
+    """The compared configs' overlaid chart data: tok/s with intervals, acceptance by position
+    and tok/s by depth, one list per series."""
+    values = [_chart_values(column) for column in columns]
+    return {name: [found[i] for found in values] for i, name in enumerate(CHART_SERIES)}
 
 
 MIN_KEYS = 2

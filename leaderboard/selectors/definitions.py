@@ -10,12 +10,12 @@ read by `verdicts.workloads` (`depths`, `is_across_depths`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry, Run
 from leaderboard.selectors.energy import ENERGY_KEYS, energy_by_run
+from leaderboard.stored_results import stored_results
 from leaderboard.verdicts.workloads import is_across_depths
 from runner.pairing import combined_speedup, depth_points, depth_speedups
 
@@ -200,11 +200,14 @@ def depth_rows(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[
 
 
 def _run_points(run_ids: Iterable[int]) -> dict[int, tuple[list[dict], list[dict]]]:
-    """Each run's depth points and its own paired baseline's, reading only those JSON keys."""
-    rows = Run.objects.filter(pk__in=set(run_ids)).values_list(
-        "pk", "raw_result__points", "raw_result__baseline__points"
-    )
-    return {pk: (depth_points(points), depth_points(paired)) for pk, points, paired in rows}
+    """Each run's depth points and its own paired baseline's."""
+    return {
+        pk: (
+            depth_points(stored.stored_points),
+            depth_points(stored.baseline.stored_points if stored.baseline else None),
+        )
+        for pk, stored in stored_results(run_ids).items()
+    }
 
 
 def baseline_run_id(entry: LeaderboardEntry) -> int | None:
@@ -215,16 +218,6 @@ def baseline_run_id(entry: LeaderboardEntry) -> int | None:
     return entry.baseline_entry.best_run_id if entry.baseline_entry_id else None
 
 
-def _json(value: object) -> object:
-    # SQLite may hand a stored result's key back as its JSON text.
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
-
-
 def _lowest_level_evidence(entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     """A concurrency row's draft counts, baseline tok/s and J/token on the basis of all its
     figures, its lowest level (`verdicts.LOWEST_LEVEL_BASIS`), not pooled over the levels: one
@@ -232,17 +225,14 @@ def _lowest_level_evidence(entries: Sequence[LeaderboardEntry]) -> dict[int, dic
     if not entries:
         return {}
     wanted = {e.best_run_id for e in entries} | {baseline_run_id(e) for e in entries}
-    stored = {
-        pk: (_json(points), _json(requests))
-        for pk, points, requests in Run.objects.filter(pk__in=wanted - {None}).values_list(
-            "pk", "raw_result__points", "raw_result__requests"
-        )
-    }
+    stored = stored_results(wanted, requests=True)
     found = {}
     for entry in entries:
-        points, requests = stored.get(entry.best_run_id, (None, None))
-        reference = stored.get(baseline_run_id(entry), (None, None))[0]
-        figures = verdicts.lowest_level_figures(points, requests, reference)
+        own, paired = stored.get(entry.best_run_id), stored.get(baseline_run_id(entry) or 0)
+        reference = paired.stored_points if paired else None
+        figures = verdicts.lowest_level_figures(
+            own.stored_points if own else None, list(own.requests) if own else None, reference
+        )
         if figures is None:
             continue
         baseline = verdicts.lowest_level_figures(reference, None)
@@ -265,18 +255,7 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     batches' results for their energy and derived roofline (``selectors.energy``), then the
     depth points of the depth rows' best batches and of their baseline batches.
     """
-    wanted = {entry.best_run_id for entry in entries} | {baseline_run_id(e) for e in entries}
-    counts = {
-        row["pk"]: row
-        for row in Run.objects.filter(pk__in=wanted - {None}).values(
-            "pk",
-            "draft_tokens",
-            "draft_accepted",
-            "verify_steps",
-            "decode_mean",
-            "e2e_mean",
-        )
-    }
+    counts = _batch_counts(entries)
     # The best batches' energy and roofline, the roofline derived from each result's evidence.
     energies = energy_by_run(run_ids=[entry.best_run_id for entry in entries])
     across = [entry for entry in entries if entry.best_run_id and is_across_depths(entry.config)]
@@ -291,54 +270,75 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     )
     evidence = {}
     for entry in entries:
-        count = counts.get(entry.best_run_id, {})
-        baseline = counts.get(baseline_run_id(entry), {})
-        item = {
-            "draft_tokens": count.get("draft_tokens"),
-            "draft_accepted": count.get("draft_accepted"),
-            "verify_steps": count.get("verify_steps"),
-            "baseline_tokens_per_second": baseline.get(
-                "decode_mean" if entry.tps_definition == "decode" else "e2e_mean"
-            ),
-            "depths": [],
-            "speedup_across_depths": None,
-        }
+        item = _counted(entry, counts)
         # Null, never 0, where the batch measured none (CPU hosts, older results).
         item |= energies.get(entry.best_run_id) or dict.fromkeys(ENERGY_KEYS)
-        if entry.pk in lowest:
-            item |= lowest[entry.pk]
+        item |= lowest.get(entry.pk, {})
         if entry.pk in across_ids:
-            own, paired = points.get(entry.best_run_id, ([], []))
-            # The runner's own baseline (the same invocation) first, else the baseline batch's.
-            reference = paired or points.get(baseline_run_id(entry), ([], []))[0]
-            item["depths"] = depth_rows(own, reference)
-            item["speedup_across_depths"] = combined_speedup([d["speedup"] for d in item["depths"]])
+            item |= _across_depths(entry, points)
         evidence[entry.pk] = item
     return evidence
+
+
+def _batch_counts(entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
+    """The draft counts and tok/s of the rows' best and baseline batches, by run id."""
+    wanted = {entry.best_run_id for entry in entries} | {baseline_run_id(e) for e in entries}
+    fields = ("pk", "draft_tokens", "draft_accepted", "verify_steps", "decode_mean", "e2e_mean")
+    rows = Run.objects.filter(pk__in=wanted - {None}).values(*fields)
+    return {row["pk"]: row for row in rows}
+
+
+def _counted(entry: LeaderboardEntry, counts: dict[int, dict]) -> dict:
+    """A row's best batch's draft counts and its baseline batch's tok/s, from the batches'
+    columns (`counts`, by run id); no depths yet."""
+    count = counts.get(entry.best_run_id, {})
+    baseline = counts.get(baseline_run_id(entry), {})
+    return {
+        "draft_tokens": count.get("draft_tokens"),
+        "draft_accepted": count.get("draft_accepted"),
+        "verify_steps": count.get("verify_steps"),
+        "baseline_tokens_per_second": baseline.get(
+            "decode_mean" if entry.tps_definition == "decode" else "e2e_mean"
+        ),
+        "depths": [],
+        "speedup_across_depths": None,
+    }
+
+
+def _across_depths(entry: LeaderboardEntry, points: dict) -> dict:
+    """A depth row's figures at each depth against the paired baseline's at the same depth, and
+    their geometric mean."""
+    own, paired = points.get(entry.best_run_id, ([], []))
+    # The runner's own baseline (the same invocation) first, else the baseline batch's.
+    reference = paired or points.get(baseline_run_id(entry), ([], []))[0]
+    depths = depth_rows(own, reference)
+    return {
+        "depths": depths,
+        "speedup_across_depths": combined_speedup([d["speedup"] for d in depths]),
+    }
 
 
 def _count(value: int | None) -> str:
     return "–" if value is None else f"{value:,}"
 
 
-def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
-    """Each number of a row with its definition, n and interval, in one line each."""
-    definition = PROTOCOL_TPS_DEFINITIONS.get(
-        entry.config.protocol, TPS_DEFINITIONS.get(entry.tps_definition, entry.tps_definition)
-    )
-    across = bool(evidence.get("depths"))
-    if across:
+def _ci95_words(entry: LeaderboardEntry, evidence: dict) -> str:
+    """A row's interval in words: each depth's, the batch's, or why it has none."""
+    if evidence.get("depths"):
         depths = "; ".join(
             f"{d['input_tokens']} tokens: {_interval(d['ci95_low'], d['ci95_high'])} (n {d['n']})"
             for d in evidence["depths"]
         )
-        ci95 = f"{CI95_ACROSS_DEPTHS}: {depths}"
-    elif entry.n < 2 or entry.ci95_low is None or entry.ci95_high is None:
-        ci95 = "95% interval: none, fewer than two requests in the batch (it ties with nothing)"
-    else:
-        ci95 = f"{CI95} (n {entry.n})"
-    speedup = SPEEDUP_ACROSS_DEPTHS if across else SPEEDUP
-    concurrency = entry.config.protocol == "concurrency"
+        return f"{CI95_ACROSS_DEPTHS}: {depths}"
+    if entry.n < 2 or entry.ci95_low is None or entry.ci95_high is None:
+        return "95% interval: none, fewer than two requests in the batch (it ties with nothing)"
+    return f"{CI95} (n {entry.n})"
+
+
+def _speedup_words(entry: LeaderboardEntry, evidence: dict) -> str:
+    """A row's speedup in words: its definition, the two figures it divides where it is their
+    ratio, and the pairing's note."""
+    speedup = SPEEDUP_ACROSS_DEPTHS if evidence.get("depths") else SPEEDUP
     speedup = PROTOCOL_SPEEDUP_DEFINITIONS.get(entry.config.protocol, speedup)
     baseline = evidence.get("baseline_tokens_per_second")
     # A concurrency row's speedup is not the ratio of the two rows' tok/s: its sentence says so.
@@ -349,6 +349,15 @@ def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
         speedup += f"; none here: {entry.pairing_note}"
     if entry.speedup is not None and entry.pairing_note:
         speedup += f"; {entry.pairing_note}"
+    return speedup
+
+
+def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
+    """Each number of a row with its definition, n and interval, in one line each."""
+    definition = PROTOCOL_TPS_DEFINITIONS.get(
+        entry.config.protocol, TPS_DEFINITIONS.get(entry.tps_definition, entry.tps_definition)
+    )
+    concurrency = entry.config.protocol == "concurrency"
     pooled = (
         f"; pooled over all of them: mean {entry.pooled_mean:,.2f} tok/s over "
         f"{entry.pooled_n} requests, 95% interval "
@@ -358,9 +367,9 @@ def row_definitions(entry: LeaderboardEntry, evidence: dict) -> dict[str, str]:
     )
     return {
         "tokens_per_second": f"{definition}; mean of the best batch's {entry.n} requests",
-        "ci95": ci95,
+        "ci95": _ci95_words(entry, evidence),
         "n": N,
-        "speedup": speedup,
+        "speedup": _speedup_words(entry, evidence),
         "acceptance_rate": (
             f"{ACCEPTANCE}: {_count(evidence.get('draft_accepted'))} of "
             f"{_count(evidence.get('draft_tokens'))} drafted"

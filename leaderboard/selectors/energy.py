@@ -6,7 +6,7 @@ fuller figures (``energy_figures``; ``run_energy_figures`` and ``energy_by_run``
 runs, computed once per change of the board), with the definition sentences
 (``selectors.definitions``) beside them.
 
-Energy is read from ``Run.raw_result``'s summary, which the door checked against the requests'
+Energy is read from a stored result's summary (``leaderboard.stored_results``), which the door checked against the requests'
 energy. There is no energy of an accepted draft token: ``joules_per_accepted_token`` (the whole
 energy over accepted draft tokens, in results written before it was dropped) is never shown; the
 API keeps the key, always null. The roofline is never read as stored: it is derived again from
@@ -20,6 +20,7 @@ all: each figure is a finite, non-negative number or None, never an error.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -27,8 +28,9 @@ from django.core.cache import cache
 from pydantic import ValidationError
 
 from leaderboard import verdicts
-from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.models import Config, LeaderboardEntry
 from leaderboard.selectors.quality import quality_view
+from leaderboard.stored_results import StoredResult, whole_stored_results
 from runner.results import Roofline
 from runner.roofline import derived_roofline
 
@@ -42,37 +44,33 @@ def _figure(value: object) -> float | None:
     return number if number is not None and number >= 0 else None
 
 
-def _summary(raw_result: object) -> dict:
-    summary = raw_result.get("summary") if isinstance(raw_result, dict) else None
-    return summary if isinstance(summary, dict) else {}
-
-
-def _joules_per_token(raw_result: object) -> float | None:
+def _joules_per_token(stored: StoredResult) -> float | None:
     """A stored result's J/token: its summary's, but a concurrency result's at its lowest level,
     the basis of all its figures (`verdicts.LOWEST_LEVEL_BASIS`), from that level's requests."""
-    raw = raw_result if isinstance(raw_result, dict) else {}
-    if verdicts.level_points(raw.get("points")):
-        lowest = verdicts.lowest_level_figures(raw.get("points"), raw.get("requests"))
+    if verdicts.level_points(stored.stored_points):
+        lowest = verdicts.lowest_level_figures(stored.stored_points, list(stored.requests))
         return _figure(lowest.joules_per_token) if lowest else None
-    return _figure(_summary(raw_result).get("joules_per_token"))
+    return _figure(stored.joules_per_token)
 
 
-def energy_of(raw_result: object) -> dict[str, float | None] | None:
-    """{joules_per_token, joules_per_accepted_token (always None)} of a stored result; None
-    when it has no energy (a CPU host, or a result from before energy was measured)."""
-    joules = _joules_per_token(raw_result)
+def energy_of(whole: object) -> dict[str, float | None] | None:
+    """{joules_per_token, joules_per_accepted_token (always None)} of a whole stored result
+    (`leaderboard.stored_results.whole_stored_result`); None when it has no energy (a CPU host,
+    or a result from before energy was measured)."""
+    joules = _joules_per_token(StoredResult.of_file(whole))
     if joules is None:
         return None
     return {"joules_per_token": joules, "joules_per_accepted_token": None}
 
 
-def roofline_of(raw_result: object) -> dict | None:
-    """A stored result's roofline derived from its own evidence, as the runner's model has it,
-    or None (a CPU host, a missing input, or a stored result of any other shape)."""
-    if not isinstance(raw_result, dict):
+def roofline_of(whole: object) -> dict | None:
+    """A whole stored result's roofline derived from its own evidence, as the runner's model has
+    it, or None (a CPU host, a missing input, or a stored result of any other shape)."""
+    if not isinstance(whole, dict):
         return None
     try:
-        derived = derived_roofline(raw_result, run=raw_result)
+        # The runner's derivation reads a result file's JSON, its requests in it.
+        derived = derived_roofline(whole, run=whole)
         if derived is None:
             return None
         return Roofline.model_validate(derived).model_dump(mode="json")
@@ -94,14 +92,14 @@ def best_run_figures(*, configs: Iterable[Config]) -> dict[int, dict]:
     best: dict[int, int] = {}
     for config_id, run_id in rows:
         best.setdefault(config_id, run_id)
-    results = dict(Run.objects.filter(pk__in=best.values()).values_list("pk", "raw_result"))
+    results = whole_stored_results(best.values())
     figures = {}
     for pk in wanted:
-        raw = results.get(best[pk]) if pk in best else None
+        whole = results.get(best[pk]) if pk in best else None
         figures[pk] = {
-            "energy": energy_of(raw),
-            "roofline": roofline_of(raw),
-            "quality": quality_view(summary=raw.get("summary") if isinstance(raw, dict) else None),
+            "energy": energy_of(whole),
+            "roofline": roofline_of(whole),
+            "quality": quality_view(summary=StoredResult.of(whole).summary if whole else None),
         }
     return figures
 
@@ -138,30 +136,18 @@ def _step_text(roofline: Mapping[str, Any]) -> str:
     return f"{_bytes_text(roofline.get('bytes_per_step'))} a step ({', '.join(parts)}) for {yields}"
 
 
-def energy_figures(raw_result: object) -> dict | None:
-    """A stored result's energy and (derived) roofline figures, each None where it was not
+def energy_figures(whole: object) -> dict | None:
+    """A whole stored result's energy and (derived) roofline figures, each None where it was not
     measured, with their definition sentences; None when there is none of them (a CPU host, or
     a result from before energy was measured)."""
-    # definitions reads this module's figures for the board's rows: its sentences are read here
-    # when called, not at import.
-    from leaderboard.selectors import definitions
-
-    summary = _summary(raw_result)
-    roofline = roofline_of(raw_result) or {}
+    stored = StoredResult.of_file(whole)
+    roofline = roofline_of(whole) or {}
     flag = roofline.get("flag")
     flag = flag if isinstance(flag, str) and flag in ROOFLINE_FLAGS else None
-    levels = [
-        {
-            "concurrency": level["concurrency"],
-            "fraction": _figure(level.get("fraction")),
-            "ceiling_tokens_per_second": _figure(level.get("ceiling_tokens_per_second")),
-            "flag": level.get("flag"),
-        }
-        for level in roofline.get("levels") or []
-    ]
+    levels = _roofline_levels(roofline)
     figures: dict[str, Any] = {
-        "energy_joules": _figure(summary.get("energy_joules")),
-        "joules_per_token": _joules_per_token(raw_result),
+        "energy_joules": _figure(stored.energy_joules),
+        "joules_per_token": _joules_per_token(stored),
         "roofline_fraction": _figure(roofline.get("fraction")),
         "roofline_ceiling_tokens_per_second": _figure(roofline.get("ceiling_tokens_per_second")),
         "peak_bandwidth_bytes_per_second": _figure(roofline.get("peak_bandwidth_bytes_per_second")),
@@ -177,17 +163,41 @@ def energy_figures(raw_result: object) -> dict | None:
     bandwidth = figures["peak_bandwidth_bytes_per_second"]
     figures["peak_bandwidth_text"] = f"{bandwidth / 1e9:,.0f} GB/s" if bandwidth else ""
     figures["roofline_step_text"] = _step_text(roofline) if roofline else ""
-    concurrency = bool(levels)
-    figures["definitions"] = {
-        "joules_per_token": (
-            definitions.JOULES_PER_TOKEN_CONCURRENCY
-            if concurrency
-            else definitions.JOULES_PER_TOKEN
-        ),
-        "roofline": definitions.ROOFLINE_CONCURRENCY if concurrency else definitions.ROOFLINE,
+    figures["definitions"] = _energy_definitions(concurrency=bool(levels))
+    return figures
+
+
+def _roofline_levels(roofline: Mapping[str, Any]) -> list[dict]:
+    """A concurrency result's roofline per level: its fraction, ceiling and flag."""
+    return [
+        {
+            "concurrency": level["concurrency"],
+            "fraction": _figure(level.get("fraction")),
+            "ceiling_tokens_per_second": _figure(level.get("ceiling_tokens_per_second")),
+            "flag": level.get("flag"),
+        }
+        for level in roofline.get("levels") or []
+    ]
+
+
+def _energy_definitions(*, concurrency: bool) -> dict[str, str]:
+    """The definition sentences beside the energy and roofline figures (a concurrency result's
+    are of its levels)."""
+    # definitions reads this module's figures for the board's rows: its sentences are read here
+    # when called, not at import.
+    from leaderboard.selectors import definitions
+
+    if concurrency:
+        return {
+            "joules_per_token": definitions.JOULES_PER_TOKEN_CONCURRENCY,
+            "roofline": definitions.ROOFLINE_CONCURRENCY,
+            "ceiling": definitions.ROOFLINE_CEILING,
+        }
+    return {
+        "joules_per_token": definitions.JOULES_PER_TOKEN,
+        "roofline": definitions.ROOFLINE,
         "ceiling": definitions.ROOFLINE_CEILING,
     }
-    return figures
 
 
 # The per-row figures the board reads (selectors.definitions.row_evidence); the API's
@@ -225,10 +235,12 @@ def run_energy_figures(*, run_ids: Iterable[int | None]) -> dict[int, dict | Non
     missing = [pk for pk in wanted if pk not in found]
     if missing:
         # The whole result: the roofline is derived from its engine, host, models and requests.
-        rows = Run.objects.filter(pk__in=missing).values_list("pk", "raw_result")
-        computed = dict.fromkeys(missing) | {
-            pk: energy_figures(raw_result) for pk, raw_result in rows.iterator(chunk_size=4)
-        }
+        computed: dict[int, dict | None] = dict.fromkeys(missing)
+        # A few at a time: a run's requests can be tens of thousands of records.
+        for few in itertools.batched(missing, 4):
+            computed |= {
+                pk: energy_figures(whole) for pk, whole in whole_stored_results(few).items()
+            }
         cache.set_many(
             {keys[pk]: figures for pk, figures in computed.items()},
             RUN_FIGURES_SECONDS,

@@ -157,60 +157,17 @@ def host_board(
     )
     running = _running_jobs([kind.pk for kind in kinds])
     queues = [kind.queue_name for kind in kinds if kind.queue_name]
-    waiting = broker.queue_lengths(queues) if broker_counts and queues else None
+    # The broker's count of each queue's waiting messages (none where it was not asked).
+    waiting = (broker.queue_lengths(queues) if broker_counts and queues else None) or {}
     rows = []
     for kind in kinds:
         own = [host for host in hosts if host.hardware_id == kind.pk]
-        serving = sorted(
-            name for name, q in (workers or {}).items() if kind.queue_name and kind.queue_name in q
-        )
-        host_rows = []
-        names = frozenset(host.name for host in own)
-        for host in own:
-            status, reason = host_status(
-                host=host,
-                last_message_at=host.last_message_at,
-                workers=workers,
-                now=now,
-                registered=names,
-            )
-            job = next((j for j in running if j.host_id == host.pk), None)
-            release = host.run_release or host.job_release or ""
-            host_rows.append(
-                {
-                    "name": host.name,
-                    "status": status,
-                    "reason": reason,
-                    "last_message_at": host.last_message_at,
-                    "running_job": _job_summary(job) if job else None,
-                    "engine_release": release,
-                    "engine_release_from": (
-                        "run" if host.run_release else ("job" if host.job_release else "")
-                    ),
-                    "revoked": host.revoked,
-                    "registered_at": host.created_at,
-                }
-            )
-        kind_running = [job for job in running if job.hardware_id == kind.pk]
+        row = _kind_row(kind, own, running=running, workers=workers, now=now)
         rows.append(
-            {
-                "slug": kind.slug,
-                "gpu_name": kind.gpu_name,
-                # "2x RTX 3090 24GB" for a kind of several GPUs (the page's heading).
-                "label": kind.label,
-                "queue": kind.queue_name,
+            row
+            | {
                 "queued_jobs": queued.get(kind.pk, 0),
-                "broker_waiting": (waiting or {}).get(kind.queue_name) if waiting else None,
-                "running_jobs": len(kind_running),
-                # Running jobs no registered host holds (unsigned workers, or a lost claim).
-                "unclaimed_running": [
-                    _job_summary(job)
-                    for job in kind_running
-                    if job.host_id not in {host.pk for host in own}
-                ],
-                "workers_answering": len(serving) if workers is not None else None,
-                "hosts": host_rows,
-                "online_hosts": sum(1 for row in host_rows if row["status"] == "online"),
+                "broker_waiting": waiting.get(kind.queue_name),
             }
         )
     return {
@@ -219,3 +176,77 @@ def host_board(
         "online_window_s": online_window_s(),
         "hardware": rows,
     }
+
+
+def _kind_row(
+    kind: Hardware,
+    hosts: list[GpuHost],
+    *,
+    running: list[Job],
+    workers: dict[str, list[str]] | None,
+    now: datetime,
+) -> dict:
+    """A served hardware kind's row: its queue, running jobs, live workers and hosts."""
+    host_rows = _host_rows(hosts, running=running, workers=workers, now=now)
+    kind_running = [job for job in running if job.hardware_id == kind.pk]
+    claimed = {host.pk for host in hosts}
+    return {
+        "slug": kind.slug,
+        "gpu_name": kind.gpu_name,
+        # "2x RTX 3090 24GB" for a kind of several GPUs (the page's heading).
+        "label": kind.label,
+        "queue": kind.queue_name,
+        "running_jobs": len(kind_running),
+        # Running jobs no registered host holds (unsigned workers, or a lost claim).
+        "unclaimed_running": [
+            _job_summary(job) for job in kind_running if job.host_id not in claimed
+        ],
+        "workers_answering": _workers_serving(kind.queue_name, workers),
+        "hosts": host_rows,
+        "online_hosts": sum(1 for row in host_rows if row["status"] == "online"),
+    }
+
+
+def _workers_serving(queue: str, workers: dict[str, list[str]] | None) -> int | None:
+    """How many live workers consume a kind's queue; None where the workers were not asked."""
+    if workers is None:
+        return None
+    return sum(1 for queues in workers.values() if queue and queue in queues)
+
+
+def _host_rows(
+    hosts: list[GpuHost],
+    *,
+    running: list[Job],
+    workers: dict[str, list[str]] | None,
+    now: datetime,
+) -> list[dict]:
+    """One hardware kind's registered hosts: each one's status and why, its running job and
+    the engine release it last reported (from its newest run, else its newest job)."""
+    rows = []
+    names = frozenset(host.name for host in hosts)
+    for host in hosts:
+        status, reason = host_status(
+            host=host,
+            last_message_at=host.last_message_at,
+            workers=workers,
+            now=now,
+            registered=names,
+        )
+        job = next((j for j in running if j.host_id == host.pk), None)
+        rows.append(
+            {
+                "name": host.name,
+                "status": status,
+                "reason": reason,
+                "last_message_at": host.last_message_at,
+                "running_job": _job_summary(job) if job else None,
+                "engine_release": host.run_release or host.job_release or "",
+                "engine_release_from": (
+                    "run" if host.run_release else ("job" if host.job_release else "")
+                ),
+                "revoked": host.revoked,
+                "registered_at": host.created_at,
+            }
+        )
+    return rows

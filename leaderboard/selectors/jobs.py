@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from leaderboard.models import Job, Run
 from leaderboard.progress import clean_progress
 from leaderboard.selectors.queue import queue_standing
+from leaderboard.stored_results import StoredResult
 from runner.config import parse_stored_config
 from runner.errors import ConfigError
 from runner.protocols import job_token_budget as runner_job_budget
@@ -134,9 +135,9 @@ def job_engine_seconds(*, run: Run | None) -> float | None:
     """Seconds llama-server was held for a run (GPU or not), as the runner reported them."""
     if run is None:
         return None
-    summary = (run.raw_result or {}).get("summary") or {}
-    seconds = summary.get("engine_seconds")
-    baseline = ((run.raw_result or {}).get("baseline") or {}).get("summary") or {}
-    if seconds is not None and baseline.get("engine_seconds") is not None:
-        seconds += baseline["engine_seconds"]
+    stored = StoredResult.of(run.raw_result)
+    seconds = stored.engine_seconds
+    baseline = stored.baseline.engine_seconds if stored.baseline else None
+    if seconds is not None and baseline is not None:
+        seconds += baseline
     return seconds

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from leaderboard.models import LeaderboardEntry, RequestRecord, Run
+from leaderboard.stored_results import StoredResult
 from leaderboard.verdicts import evidence as evidence_verdicts
 from leaderboard.verdicts import noise as noise_verdicts
 from leaderboard.verdicts.best_run import run_sample
@@ -26,7 +27,7 @@ def run_noise(*, run: Run) -> noise_verdicts.Noise:
     records = RequestRecord.objects.filter(run=run, phase="measure").values_list(
         *noise_verdicts.RECORD_FIELDS
     )
-    points = run.raw_result.get("points") if isinstance(run.raw_result, dict) else None
+    points = StoredResult.of(run.raw_result).stored_points
     sample = run_sample(run, points=points, protocol=protocol)
     # The interval its row shows: under concurrency, its lowest level's rounds'.
     interval = noise_verdicts.shown_interval(run, sample=sample, protocol=protocol)

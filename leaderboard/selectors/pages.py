@@ -59,10 +59,11 @@ from leaderboard.selectors.charts import (
     context_series,
     memory_tradeoff,
 )
-from leaderboard.selectors.energy import run_energy_figures
+from leaderboard.selectors.energy import energy_figures
 from leaderboard.selectors.estimates import rerun_source
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_series, concurrency_view
+from leaderboard.selectors.provenance import provenance_facts
 from leaderboard.selectors.quality import quality_view
 from leaderboard.selectors.ranks import page_ranks
 from leaderboard.selectors.row_content import (
@@ -74,6 +75,7 @@ from leaderboard.selectors.row_content import (
 from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
 from leaderboard.selectors.serving import concurrency_pareto, run_latency
 from leaderboard.selectors.spread import acceptance_spread
+from leaderboard.stored_results import StoredResult, stored_requests, stored_result, whole_file
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 # The figures of a depth that the context page's table shows.
@@ -202,36 +204,34 @@ def _run_figures(run_id: int) -> dict | None:
     run = run_by_id(run_id=run_id)
     if run is None:
         return None
-    # The stored result's summary and points, read on their own: its requests (megabytes) are
-    # read only for the roofline, once per run and change of the board (run_energy_figures).
-    summary, points = (
-        Run.objects.filter(pk=run.pk)
-        .values_list("raw_result__summary", "raw_result__points")
-        .first()
-    ) or (None, None)
-    summary = summary if isinstance(summary, dict) else {}
-    run.raw_result = {"summary": summary, "points": points}
+    # The whole stored result, its requests read once for the roofline and a concurrency run's
+    # lowest level (once per run and change of the board).
+    requests = stored_requests([run.pk])[run.pk]
+    stored = StoredResult.of(run.raw_result, requests=requests)
     acceptance = acceptance_by_position(run=run)
     return {
         "release": run.engine_release,
-        "summary": summary,
-        "energy": run_energy_figures(run_ids=[run.pk])[run.pk],
+        "summary": stored.summary,
+        # The grade of its greedy output against the baseline measured beside it, and each
+        # GPU's figures of a multi-GPU host, as the run page shows them.
+        "fidelity": stored.fidelity,
+        "gpus": stored.gpus,
+        "energy": energy_figures(whole_file(run.raw_result, requests)),
         "spread": acceptance_spread(run=run),
         "acceptance": {"positions": list(range(1, len(acceptance) + 1)), "rate": acceptance},
         "labels": point_labels(run=run),
         "requests": run.requests.count(),
-        "lowest_level": _lowest_level(run, points),
+        "lowest_level": _lowest_level(run, stored),
     }
 
 
-def _lowest_level(run: Run, points: object) -> dict | None:
+def _lowest_level(run: Run, stored: StoredResult) -> dict | None:
     """A concurrency run's figures on the one basis its row uses, its lowest level
     (`verdicts.LOWEST_LEVEL_BASIS`): aggregate tok/s, the speedup over the baseline batch its row
     divides by (else the one measured in the same job), acceptance, tau and J/token; None under
     other protocols."""
     if run.config.protocol != verdicts.CONCURRENCY:
         return None
-    requests = Run.objects.filter(pk=run.pk).values_list("raw_result__requests", flat=True).first()
     baseline_id = (
         LeaderboardEntry.objects.filter(best_run=run)
         .values_list("baseline_run_id", flat=True)
@@ -245,12 +245,11 @@ def _lowest_level(run: Run, points: object) -> dict | None:
             .values_list("pk", flat=True)
             .first()
         )
-    reference = (
-        Run.objects.filter(pk=baseline_id).values_list("raw_result__points", flat=True).first()
-        if baseline_id
-        else None
+    figures = verdicts.lowest_level_figures(
+        stored.stored_points,
+        list(stored.requests),
+        stored_result(baseline_id).stored_points if baseline_id else None,
     )
-    figures = verdicts.lowest_level_figures(points, requests, reference)
     if figures is None:
         return None
     drafting = figures.drafting
@@ -268,14 +267,6 @@ def _lowest_level(run: Run, points: object) -> dict | None:
         "joules_per_token": figures.joules_per_token,
         "basis": verdicts.LOWEST_LEVEL_BASIS,
     }
-
-
-def _with_figures(run: Run) -> dict:
-    """The run's figures, its stored result's summary standing in for the whole result (which
-    the page's filters read it from: the fidelity grade, each GPU's figures)."""
-    figures = run_figures(run_id=run.pk) or {}
-    run.raw_result = {"summary": figures.get("summary", {})}
-    return figures
 
 
 def _best_run(*, config: Config, entry: LeaderboardEntry | None) -> Run | None:
@@ -296,7 +287,7 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
     runs = list(shown.object_list)
     top = best_entry(config=config)
     best = _best_run(config=config, entry=top)
-    figures = _with_figures(best) if best else None
+    figures = run_figures(run_id=best.pk) if best else None
     memory = (
         memory_tradeoff(target_name=config.target_name, hardware=top.hardware)
         if top is not None and config.is_speculative
@@ -317,6 +308,7 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
         "runs": runs,
         "runs_page": shown,
         "provenance_run": best,
+        "provenance": provenance_facts(run=best) if best else None,
         # The best run's latency percentiles and goodput per point (selectors.serving).
         "latency": run_latency(run_id=best.pk) if best else None,
         "chart": config_chart_data(runs=runs, first=shown.start_index()),
@@ -377,7 +369,7 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
     `page_size` a page in the order they were measured; a number past the last is the last),
     each with its point's label, how many it has ("requests"), its energy figures, the spread
     of its acceptance and whether its engine release is stale."""
-    figures = _with_figures(run)
+    figures = run_figures(run_id=run.pk) or {}
     shown: Page = request_records_page(
         run=run, number=requests_page, size=page_size, count=figures["requests"]
     )
@@ -391,6 +383,9 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
         "requests": figures["requests"],
         "energy": figures["energy"],
         "quality": quality_view(summary=figures["summary"]),
+        "fidelity": figures["fidelity"],
+        "gpus": figures["gpus"],
+        "provenance": provenance_facts(run=run),
         "spread": figures["spread"],
         # Latency percentiles and goodput per point, from its requests (selectors.serving).
         "latency": run_latency(run_id=run.pk),

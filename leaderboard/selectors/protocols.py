@@ -26,9 +26,10 @@ from collections.abc import Iterable, Sequence
 from django.db.models import Count
 
 from leaderboard import verdicts
-from leaderboard.models import Config, LeaderboardEntry, Run
+from leaderboard.models import Config, LeaderboardEntry
 from leaderboard.selectors.definitions import baseline_run_id
 from leaderboard.selectors.serving import latency_by_level
+from leaderboard.stored_results import StoredResult, whole_stored_results
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 CONCURRENCY = "concurrency"
@@ -83,7 +84,7 @@ def _stored(run_ids: Iterable[int | None]) -> dict[int, dict]:
     wanted = {pk for pk in run_ids if pk is not None}
     if not wanted:
         return {}
-    return dict(Run.objects.filter(pk__in=wanted).values_list("pk", "raw_result"))
+    return whole_stored_results(wanted)
 
 
 def _reference_points(entry: LeaderboardEntry, stored: dict[int, dict]) -> list:
@@ -220,7 +221,7 @@ def _concurrency_line(
     reference = _reference_points(entry, stored) if config.is_speculative else []
     rows = concurrency_rows(_points(raw), reference, _requests(raw))
     # Each level's latency percentiles and goodput, from the stored requests (selectors.serving).
-    latency = latency_by_level(raw, tpot_ms_objective=tpot_ms_objective)
+    latency = latency_by_level(StoredResult.of_file(raw), tpot_ms_objective=tpot_ms_objective)
     for row in rows:
         row["latency"] = latency.get(row["concurrency"])
     baseline = config.baseline if config.baseline_id else None

@@ -23,8 +23,9 @@ import math
 from typing import Any
 
 from leaderboard import verdicts
-from leaderboard.models import Hardware, Run
+from leaderboard.models import Hardware
 from leaderboard.selectors.cache import board_cached
+from leaderboard.stored_results import StoredResult, stored_result
 from leaderboard.verdicts.statistics import count as stored_count
 from runner.results import MAX_FIGURE
 from runner.stats import (
@@ -106,12 +107,11 @@ def _clean(record: object) -> dict[str, Any] | None:
 
 
 def point_latency(
-    raw_result: object, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+    stored: StoredResult, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
 ) -> dict[int | None, dict]:
     """A stored result's latency figures per point index, and the whole section's under None;
     {} for a result without measured requests."""
-    requests = raw_result.get("requests") if isinstance(raw_result, dict) else None
-    records = [r for r in (_clean(r) for r in requests or []) if r is not None]
+    records = [r for r in (_clean(r) for r in stored.requests) if r is not None]
     if not records:
         return {}
     groups: dict[int | None, list[dict]] = {None: records}
@@ -135,20 +135,15 @@ def _with_intervals(figures: dict, samples: dict[str, list[float]]) -> dict:
     return figures
 
 
-def _points(raw_result: object) -> list:
-    points = raw_result.get("points") if isinstance(raw_result, dict) else None
-    return points if isinstance(points, list) else []
-
-
 def latency_by_level(
-    raw_result: object, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
+    stored: StoredResult, *, tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS
 ) -> dict[int, dict]:
     """A concurrency result's latency figures by level (the first point of a level wins, as
     `verdicts.level_points` reads them)."""
-    figures = point_latency(raw_result, tpot_ms_objective=tpot_ms_objective)
+    figures = point_latency(stored, tpot_ms_objective=tpot_ms_objective)
     levels: dict[int, dict] = {}
-    for index, point in enumerate(_points(raw_result)):
-        level = stored_count(point.get("concurrency")) if isinstance(point, dict) else None
+    for index, point in enumerate(stored.points):
+        level = stored_count(point.get("concurrency"))
         if level and level not in levels and index in figures:
             levels[level] = figures[index]
     return levels
@@ -175,11 +170,11 @@ def run_latency(*, run_id: int) -> dict | None:
 
 
 def _run_latency(run_id: int) -> dict | None:
-    stored = Run.objects.filter(pk=run_id).values_list("raw_result", flat=True).first()
+    stored = stored_result(run_id, requests=True)
     figures = point_latency(stored)
     if not figures:
         return None
-    points = _points(stored)
+    points = stored.points
     rows = [
         {
             "label": _point_label(points[i] if i < len(points) else None, i, len(points)),
@@ -216,38 +211,35 @@ def _dominated(point: dict, others: list[dict]) -> bool:
     )
 
 
-def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
-    """Throughput per GPU against tok/s per user within one ranking (`verdicts.workloads`: the
-    one with the most curves that compete; how many curves of others it left out is said), one
-    curve per config line of the concurrency series (baselines included, marked), a point per
-    level that has both figures, and the Pareto frontier of the points of the rows that are not
-    kept off any ranking (DEFINITIONS)."""
-    gpus = _gpu_count(hardware_slug)
+def _pareto_point(row: dict, *, gpus: int) -> dict | None:
+    """A concurrency level's point: tok/s per user against aggregate tok/s per GPU, with the
+    interval and the TPOT median it rests on; None where either figure is missing."""
+    per_user = _per_user(row.get("latency"))
+    aggregate = verdicts.finite(row.get("aggregate"))
+    if per_user is None or aggregate is None:
+        return None
+    low, high = verdicts.finite(row.get("ci95_low")), verdicts.finite(row.get("ci95_high"))
+    tpot = row["latency"]["tpot_ms"]
+    return {
+        "concurrency": row["concurrency"],
+        "per_user": per_user,
+        "per_gpu": aggregate / gpus,
+        "per_gpu_ci95_low": low / gpus if low is not None else None,
+        "per_gpu_ci95_high": high / gpus if high is not None else None,
+        "tpot_p50_ms": tpot["p50"],
+        "tpot_p50_ci95_low": tpot.get("p50_ci95_low"),
+        "tpot_p50_ci95_high": tpot.get("p50_ci95_high"),
+        "tpot_n": tpot["n"],
+        "rounds": row.get("n"),
+    }
+
+
+def _pareto_curves(lines: list[dict], *, gpus: int) -> list[dict]:
+    """One curve per config line of the concurrency series with a point to draw."""
     curves = []
     for line in lines:
-        points = []
-        for row in line.get("rows", []):
-            per_user = _per_user(row.get("latency"))
-            aggregate = verdicts.finite(row.get("aggregate"))
-            if per_user is None or aggregate is None:
-                continue
-            low, high = verdicts.finite(row.get("ci95_low")), verdicts.finite(row.get("ci95_high"))
-            tpot = row["latency"]["tpot_ms"]
-            points.append(
-                {
-                    "concurrency": row["concurrency"],
-                    "per_user": per_user,
-                    "per_gpu": aggregate / gpus,
-                    "per_gpu_ci95_low": low / gpus if low is not None else None,
-                    "per_gpu_ci95_high": high / gpus if high is not None else None,
-                    "tpot_p50_ms": tpot["p50"],
-                    "tpot_p50_ci95_low": tpot.get("p50_ci95_low"),
-                    "tpot_p50_ci95_high": tpot.get("p50_ci95_high"),
-                    "tpot_n": tpot["n"],
-                    "rounds": row.get("n"),
-                }
-            )
-        if points:
+        found = (_pareto_point(row, gpus=gpus) for row in line.get("rows", []))
+        if points := [point for point in found if point is not None]:
             curves.append(
                 {
                     "key": line["key"],
@@ -260,13 +252,12 @@ def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
                     "points": points,
                 }
             )
-    # A frontier never spans two workloads: the ranking with the most curves that compete.
-    sizes: dict[str, int] = {}
-    for curve in curves:
-        sizes[curve["ranking_key"]] = sizes.get(curve["ranking_key"], 0) + (not curve["kept_off"])
-    chosen = min(sizes, key=lambda key: (-sizes[key], key)) if sizes else None
-    every_curve = curves
-    curves = [curve for curve in curves if curve["ranking_key"] == chosen]
+    return curves
+
+
+def _frontier(curves: list[dict]) -> list[dict]:
+    """The points no other point of the curves that compete beats on both axes, each curve's
+    points marked whether they are on it."""
     every = [
         point | {"key": curve["key"], "label": curve["label"]}
         for curve in curves
@@ -280,6 +271,24 @@ def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
     for curve in curves:
         for point in curve["points"]:
             point["frontier"] = (curve["key"], point["concurrency"]) in on_frontier
+    return frontier
+
+
+def concurrency_pareto(*, lines: list[dict], hardware_slug: str) -> dict:
+    """Throughput per GPU against tok/s per user within one ranking (`verdicts.workloads`: the
+    one with the most curves that compete; how many curves of others it left out is said), one
+    curve per config line of the concurrency series (baselines included, marked), a point per
+    level that has both figures, and the Pareto frontier of the points of the rows that are not
+    kept off any ranking (DEFINITIONS)."""
+    gpus = _gpu_count(hardware_slug)
+    every_curve = _pareto_curves(lines, gpus=gpus)
+    # A frontier never spans two workloads: the ranking with the most curves that compete.
+    sizes: dict[str, int] = {}
+    for curve in every_curve:
+        sizes[curve["ranking_key"]] = sizes.get(curve["ranking_key"], 0) + (not curve["kept_off"])
+    chosen = min(sizes, key=lambda key: (-sizes[key], key)) if sizes else None
+    curves = [curve for curve in every_curve if curve["ranking_key"] == chosen]
+    frontier = _frontier(curves)
     return {
         "gpu_count": gpus,
         "ranking_label": curves[0]["ranking_label"] if curves else "",

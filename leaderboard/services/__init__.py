@@ -40,6 +40,7 @@ from leaderboard.services.errors import (
     SubmissionError,
 )
 from leaderboard.services.hosts import (
+    HostMessage,
     accept_host_message,
     ensure_gpu_host,
     record_host_message,
@@ -99,6 +100,7 @@ __all__ = [
     "ServiceError",
     "ValidatedConfig",
     "SubmissionError",
+    "HostMessage",
     "accept_host_message",
     "approve_model_request",
     "cancel_job",

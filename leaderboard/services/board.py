@@ -50,12 +50,11 @@ from leaderboard.services.pairing import (
     fill_prompt_sets,
     pair_baseline,
     paired_speedup,
-    stored_json,
     stored_points,
     undisputed_baseline_batches,
 )
-from leaderboard.verdicts import noise as noise_verdicts
-from runner.stats import summarize
+from leaderboard.stored_results import stored_requests
+from leaderboard.verdicts import rows as row_verdicts
 
 __all__ = [
     "build_flags_key",
@@ -110,54 +109,20 @@ def _uses_test_weights(config: Config) -> bool:
     return ModelFile.objects.filter(pk__in=ids, test_weights=True).exists()
 
 
-@dataclass(frozen=True)
-class Pooled:
-    """Every request of a row's batches as one sample: mean, requests and 95% interval."""
-
-    mean: float | None
-    n: int
-    ci95_low: float | None
-    ci95_high: float | None
-
-
-def pooled_figures(runs: Sequence[Run], *, definition: str) -> Pooled:
-    """The pooled view over every batch of one tok/s definition, degenerate ones included (no
-    batch is chosen here): Student t over per-request tok/s.
-
-    A batch with request records contributes each request's tok/s; a batch without any (a seed
-    CSV row without samples) contributes its mean with weight n, and then the pool has no
-    interval, since a mean repeated n times would understate the spread. Fewer than two
-    requests have no interval either.
-    """
+def pooled_figures(runs: Sequence[Run], *, definition: str) -> row_verdicts.Pooled:
+    """The pooled view over every batch of one tok/s definition (`verdicts.rows.pooled`), its
+    measured requests' tok/s read in one query."""
     field = (
         "decode_tokens_per_second"
         if definition == Run.Definition.DECODE
         else "end_to_end_tokens_per_second"
     )
     mine = [run for run in runs if run.tps_definition == definition]
-    per_run: dict[int, list[float]] = defaultdict(list)
+    per_run: dict[int, list[float | None]] = defaultdict(list)
     records = RequestRecord.objects.filter(run__in=mine, phase="measure").order_by()
     for run_id, value in records.values_list("run_id", field):
-        # As the runner's own summary: requests without a figure (or of 0 tok/s) are left out.
-        if value:
-            per_run[run_id].append(value)
-    values: list[float] = []
-    every_request_known = True
-    for run in mine:
-        if run.pk in per_run:
-            values += per_run[run.pk]
-        elif run.tokens_per_second and run.n:
-            values += [run.tokens_per_second] * run.n
-            every_request_known = False
-    summary = summarize(values)
-    n = int(summary["n"] or 0)
-    has_interval = every_request_known and n >= 2
-    return Pooled(
-        mean=summary["mean"],
-        n=n,
-        ci95_low=summary["ci95_low"] if has_interval else None,
-        ci95_high=summary["ci95_high"] if has_interval else None,
-    )
+        per_run[run_id].append(value)
+    return row_verdicts.pooled(mine, requests=per_run)
 
 
 def refresh_leaderboard_entry(
@@ -215,25 +180,6 @@ def _figures(config: Config, runs: list[Run], points: dict[int, object]) -> _Fig
     )
 
 
-def _speedup_uncertainty(
-    config: Config, figures: _Figures, pairing: Pairing, points: dict[int, object]
-) -> verdicts.Uncertainty:
-    """The interval of the speedup shown: the best batch against the baseline batch it is
-    divided by (`verdicts.speedup_uncertainty`)."""
-    if pairing.run is None:
-        return verdicts.NO_UNCERTAINTY
-    if config.protocol == verdicts.CONCURRENCY:
-        pair = verdicts.lowest_level_pair(points.get(figures.best.pk), points.get(pairing.run.pk))
-        own, reference = pair if pair else (None, None)
-        return verdicts.speedup_uncertainty(own=own, baseline=reference, unit=verdicts.ROUNDS)
-    return verdicts.speedup_uncertainty(
-        own=figures.best_sample,
-        baseline=verdicts.run_sample(pairing.run, protocol=config.protocol),
-        # A geometric mean over depths or over output lengths has no interval of its own.
-        across_depths=verdicts.is_across_depths(config) or verdicts.is_across_lengths(config),
-    )
-
-
 def _noisy(config: Config, best: Run, sample: verdicts.Sample | None) -> bool:
     """Whether the row's best batch is noisy (`verdicts.noise`: an outlier request, the row's
     interval reaching 0, or a wide spread), as its job and run pages say and as the best batch
@@ -249,34 +195,6 @@ def _baseline_noisy(config: Config, pairing: Pairing, points: dict[int, object])
         return False
     sample = verdicts.run_sample(baseline, points=points.get(baseline.pk), protocol=config.protocol)
     return _noisy(config, baseline, sample)
-
-
-def _memorised(config: Config, best: Run) -> tuple[bool, bool]:
-    """Whether the row's figure was measured on a repeated prompt by drafting that learns across
-    requests (n-gram state), and whether its prompts are unknown (a request without a prompt
-    hash: it cannot count as measured on distinct prompts): derived from the best batch's prompt
-    hashes; the seed kit's CSV repeats one prompt."""
-    if not verdicts.learns_across_requests(config.spec_label):
-        return False, False
-    if config.protocol == verdicts.SEED_CSV_PROTOCOL:
-        return True, False
-    requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
-    requests = stored_json(requests)
-    return verdicts.repeats_a_prompt(requests), verdicts.prompts_unknown(requests)
-
-
-def _drafting(
-    config: Config, best: Run, points: dict[int, object]
-) -> tuple[float | None, float | None]:
-    """The row's acceptance and tau: its best batch's, but under the concurrency protocol those
-    of its lowest level, the basis of every figure of such a row (`verdicts.LOWEST_LEVEL_BASIS`),
-    not pooled over the levels."""
-    if config.protocol != verdicts.CONCURRENCY:
-        return best.acceptance_rate, best.tau
-    requests = Run.objects.filter(pk=best.pk).values_list("raw_result__requests", flat=True).first()
-    lowest = verdicts.lowest_level_figures(points.get(best.pk), stored_json(requests))
-    drafting = lowest.drafting if lowest else None
-    return (drafting.acceptance, drafting.tau) if drafting else (None, None)
 
 
 def _refresh_entry(
@@ -334,8 +252,8 @@ def _refresh_row(
     same: dict[str, Any],
     rankings: dict[str, set[str]],
 ) -> LeaderboardEntry:
-    """One row of a config, from its batches that sent one set of prompts."""
-    hardware, engine_release = same["hardware"], same["engine_release"]
+    """One row of a config, from its batches that sent one set of prompts: what the verdicts
+    decide of it (`verdicts.rows.row_figures`) and its pairing, written as they are."""
     points = stored_points(runs) if config.protocol == verdicts.CONCURRENCY else {}
     every_batch_disputed = False
     if config.baseline_id is None:
@@ -345,132 +263,77 @@ def _refresh_row(
             runs, protocol=config.protocol, points=points
         )
     figures = _figures(config, runs, points)
-    best = figures.best
-    # The figure's own interval, the one every page shows beside it (`verdicts.noise`).
-    interval = noise_verdicts.shown_interval(
-        best, sample=figures.best_sample, protocol=config.protocol
+    pairing = pair_baseline(figures.best, config=config, same=same, points=points, runs=runs)
+    evidence = _row_evidence(
+        config, runs, figures=figures, pairing=pairing, points=points, same=same, prompts=prompts
     )
-    low, high = interval if interval else (None, None)
-    if config.protocol == verdicts.CONCURRENCY:
-        stdev = figures.best_sample.stdev if figures.best_sample else None
-        n = figures.best_sample.n if figures.best_sample else 0
-        median = None
-        figure = figures.best_sample.mean if figures.best_sample else 0.0
-    else:
-        # One request has no spread: its interval (and stdev) would claim a certainty it lacks.
-        stdev, median = (
-            (best.decode_stdev, best.decode_median)
-            if best.tps_definition == Run.Definition.DECODE
-            else (best.e2e_stdev, best.e2e_median)
-        )
-        stdev = stdev if best.n >= 2 else None
-        n = best.n
-        figure = best.tokens_per_second or 0.0
-    memorised, prompts_unknown = _memorised(config, best)
-    acceptance, tau = _drafting(config, best, points)
+    row = row_verdicts.row_figures(evidence)
+    rankings.setdefault(row.ranking_key, set()).add(config.target_name)
     # Every release on the board has its build row (staleness and retirement are read there).
-    build, _ = EngineBuild.objects.get_or_create(release=engine_release)
-    pooled = pooled_figures(runs, definition=best.tps_definition)
-    outputs = verdicts.outputs_verdict(runs)
-    pairing = pair_baseline(best, config=config, same=same, points=points, runs=runs)
-    speedup_interval = _speedup_uncertainty(config, figures, pairing, points)
-    key = verdicts.ranking_key(
-        config,
-        definition=figures.definition,
-        hardware_id=hardware.pk,
-        engine_release=engine_release,
-        prompt_set=prompts,
-    )
-    rankings.setdefault(key, set()).add(config.target_name)
+    build, _ = EngineBuild.objects.get_or_create(release=same["engine_release"])
+    disputed_note = "its batches disagree beyond their intervals: not offered until they agree"
     entry, _ = LeaderboardEntry.objects.update_or_create(
         config=config,
         prompt_set=prompts,
         **same,
-        defaults={
+        defaults=row.columns()
+        | {
             "target_name": config.target_name,
             "spec_label": config.spec_label,
             "n_max": config.n_max,
-            "best_run": best,
+            "best_run": figures.best,
             "runs_count": len(runs),
-            "tps_definition": figures.definition,
-            "tokens_per_second": figure,
-            "n": n,
-            "stdev": stdev,
-            "median": median,
-            "ci95_low": low,
-            "ci95_high": high,
-            "pooled_mean": pooled.mean,
-            "pooled_n": pooled.n,
-            "pooled_ci95_low": pooled.ci95_low,
-            "pooled_ci95_high": pooled.ci95_high,
-            "end_to_end_tokens_per_second": best.e2e_mean,
-            "acceptance_rate": acceptance,
-            "tau": tau,
-            # Decided together, so that the badge and the stored lossless agree.
-            "lossless": outputs.lossless,
-            "fidelity": outputs.fidelity,
-            "synthetic": best.synthetic,
-            "self_reported": best.self_reported,
-            "degenerate": best.degenerate,
             "test_weights": _uses_test_weights(config),
-            "peak_memory_bytes": best.peak_memory_bytes,
             "baseline_entry": pairing.entry,
             "baseline_run": pairing.run,
-            "pairing_note": pairing.note
-            or (
-                "its batches disagree beyond their intervals: not offered until they agree"
-                if every_batch_disputed
-                else ""
-            ),
+            "pairing_note": pairing.note or (disputed_note if every_batch_disputed else ""),
             "baseline_disputed": pairing.disputed or every_batch_disputed,
-            "speedup": (
-                paired_speedup(best, pairing.run, protocol=config.protocol, points=points)
-                if pairing.run
-                else None
-            ),
             "retired": build.retired,
             "updated_at": timezone.now(),
-            "ranking_key": key,
-            "ranking_label": verdicts.ranking_label(
-                config,
-                definition=figures.definition,
-                # "2x RTX 3090 24GB" for a kind of two: its ranking is not the one GPU's.
-                gpu_name=hardware.label,
-                engine_release=engine_release,
-                prompt_set=prompts,
-            ),
-            "workload_label": verdicts.workload_label(config, prompt_set=prompts),
-            "config_mean": figures.config.sample.mean if figures.config.sample else None,
-            "config_stdev": figures.config.sample.stdev if figures.config.sample else None,
-            "config_n": figures.config.n,
-            "config_ci95_low": figures.config.interval[0] if figures.config.interval else None,
-            "config_ci95_high": figures.config.interval[1] if figures.config.interval else None,
-            "interval_basis": figures.config.basis,
-            "speedup_ci95_low": speedup_interval.interval[0] if speedup_interval.interval else None,
-            "speedup_ci95_high": speedup_interval.interval[1]
-            if speedup_interval.interval
-            else None,
-            "speedup_basis": speedup_interval.basis,
-            "noisy": _noisy(config, best, figures.best_sample),
-            "baseline_noisy": _baseline_noisy(config, pairing, points),
-            "draft_tokens": best.draft_tokens,
-            "verify_steps": best.verify_steps,
-            "anecdotal": verdicts.anecdotal(
-                speculative=config.is_speculative,
-                drafted=best.draft_tokens,
-                verify_steps=best.verify_steps,
-                tau=best.tau,
-            ),
-            "memorised": memorised,
-            "prompts_unknown": prompts_unknown,
-            "crossover": (
-                verdicts.crossover_text(points.get(best.pk), points.get(pairing.run.pk))
-                if config.protocol == verdicts.CONCURRENCY and pairing.run
-                else ""
-            ),
         },
     )
     return entry
+
+
+def _row_evidence(
+    config: Config,
+    runs: list[Run],
+    *,
+    figures: _Figures,
+    pairing: Pairing,
+    points: dict[int, object],
+    same: dict[str, Any],
+    prompts: str,
+) -> row_verdicts.RowEvidence:
+    """What the verdicts decide a row's figures from, read once: its best batch's requests
+    only where a verdict reads them (`verdicts.rows.reads_requests`)."""
+    best, baseline = figures.best, pairing.run
+    return row_verdicts.RowEvidence(
+        config=config,
+        hardware_id=same["hardware"].pk,
+        gpu_name=same["hardware"].label,
+        engine_release=same["engine_release"],
+        prompt_set=prompts,
+        best=best,
+        best_sample=figures.best_sample,
+        definition=figures.definition,
+        config_interval=figures.config,
+        pooled=pooled_figures(runs, definition=best.tps_definition),
+        outputs=verdicts.outputs_verdict(runs),
+        noisy=_noisy(config, best, figures.best_sample),
+        baseline=baseline,
+        speedup=(
+            paired_speedup(best, baseline, protocol=config.protocol, points=points)
+            if baseline
+            else None
+        ),
+        baseline_noisy=_baseline_noisy(config, pairing, points),
+        points=points.get(best.pk),
+        baseline_points=points.get(baseline.pk) if baseline else None,
+        requests=(
+            stored_requests([best.pk])[best.pk] if row_verdicts.reads_requests(config) else None
+        ),
+    )
 
 
 # What a ranking reads of each of its rows when it is decided again (`rerank`): values, not

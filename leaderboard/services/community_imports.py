@@ -125,12 +125,16 @@ def _text(row: dict, column: str, line: int, *, limit: int | None = None) -> str
     return value
 
 
-def _parse_seed_row(row: dict, line: int) -> dict:
+def _refuse_nul(row: dict, line: int) -> None:
+    """Refuse a row with a NUL character, which PostgreSQL cannot store in text or JSON."""
     for column, value in row.items():
         texts = value if isinstance(value, list) else [value]
         if any(isinstance(text, str) and "\x00" in text for text in texts):
-            # PostgreSQL cannot store a NUL character in text or JSON.
             raise _refused(line, f"{column or 'a cell'} contains a NUL character")
+
+
+def _parse_seed_row(row: dict, line: int) -> dict:
+    _refuse_nul(row, line)
 
     def number(column: str, limit: float, whole: bool = False) -> float:
         try:
@@ -152,14 +156,20 @@ def _parse_seed_row(row: dict, line: int) -> dict:
         **{c: int(number(c, MAX_TOKEN_COUNT, whole=True)) for c in _COUNT_COLUMNS},
         **{c: _number_list(row.get(c) or "", c, line) for c in _LIST_BOUNDS},
     }
-    if parsed["avg_tps"] <= 0 or parsed["runs"] < 1:
-        raise _refused(line, "runs and avg_tps must be positive")
-    if parsed["draft_accepted"] > parsed["draft_tokens"]:
-        raise _refused(line, "draft_accepted is larger than draft_tokens")
     parsed["sample_tokens"] = [int(tokens) for tokens in parsed["sample_tokens"]]
-    if problem := _samples_problem(parsed, given={c for c in row if (row.get(c) or "").strip()}):
+    if problem := _row_problem(parsed, given={c for c in row if (row.get(c) or "").strip()}):
         raise _refused(line, problem)
     return parsed
+
+
+def _row_problem(parsed: dict, *, given: set[str]) -> str | None:
+    """Why a parsed row's figures cannot be a run's: not positive, more accepted than drafted,
+    or a summary its own samples do not give (`_samples_problem`)."""
+    if parsed["avg_tps"] <= 0 or parsed["runs"] < 1:
+        return "runs and avg_tps must be positive"
+    if parsed["draft_accepted"] > parsed["draft_tokens"]:
+        return "draft_accepted is larger than draft_tokens"
+    return _samples_problem(parsed, given=given)
 
 
 # The kit writes its figures with 10 decimals: a claim within this of the samples' is theirs.
@@ -179,26 +189,53 @@ def _samples_problem(parsed: dict, *, given: set[str]) -> str | None:
         return None
     if parsed["runs"] != len(samples):
         return f"runs is {parsed['runs']}, but samples holds {len(samples)}"
-    figures = summarize(samples)
+    return (
+        _figures_problem(parsed, given=given)
+        or _lengths_problem(samples, tokens, seconds)
+        or _per_sample_problem(samples, tokens, seconds)
+        or _totals_problem(parsed, given=given)
+    )
+
+
+def _figures_problem(parsed: dict, *, given: set[str]) -> str | None:
+    """Whether the row's avg, median, min and max tok/s are its samples' figures."""
+    figures = summarize(parsed["samples"])
     for column, name in (("avg_tps", "mean"), ("median_tps", "median"), ("min_tps", "min"),
                          ("max_tps", "max")):  # fmt: skip
         if column in given and not math.isclose(parsed[column], figures[name], **_FIGURE_TOLERANCE):
             return (
                 f"{column} is {parsed[column]:g}, but its samples' {name} is {figures[name]:.10g}"
             )
+    return None
+
+
+def _lengths_problem(samples: list, tokens: list, seconds: list) -> str | None:
+    """Whether the per-sample tokens and seconds, where given, are one per sample."""
     for column, values in (("sample_tokens", tokens), ("sample_elapsed_s", seconds)):
         if values and len(values) != len(samples):
             return f"{column} holds {len(values)} values, but samples holds {len(samples)}"
-    if tokens and seconds:
-        for index, (sample, count, elapsed) in enumerate(
-            zip(samples, tokens, seconds, strict=True)
-        ):
-            if not elapsed or not math.isclose(sample, count / elapsed, **_FIGURE_TOLERANCE):
-                return (
-                    f"samples[{index}] is {sample:g} tok/s, but its {count} tokens in "
-                    f"{elapsed:g} s give {count / elapsed if elapsed else float('inf'):.10g}"
-                )
-    for column, values in (("total_tokens", tokens), ("total_elapsed_s", seconds)):
+    return None
+
+
+def _per_sample_problem(samples: list, tokens: list, seconds: list) -> str | None:
+    """Whether each sample is its tokens over its seconds, where both are given."""
+    if not (tokens and seconds):
+        return None
+    for index, (sample, count, elapsed) in enumerate(zip(samples, tokens, seconds, strict=True)):
+        if not elapsed or not math.isclose(sample, count / elapsed, **_FIGURE_TOLERANCE):
+            return (
+                f"samples[{index}] is {sample:g} tok/s, but its {count} tokens in "
+                f"{elapsed:g} s give {count / elapsed if elapsed else float('inf'):.10g}"
+            )
+    return None
+
+
+def _totals_problem(parsed: dict, *, given: set[str]) -> str | None:
+    """Whether the row's total tokens and seconds are its samples' sums, where it gives them."""
+    for column, values in (
+        ("total_tokens", parsed["sample_tokens"]),
+        ("total_elapsed_s", parsed["sample_elapsed_s"]),
+    ):
         if (
             values
             and column in given
@@ -274,6 +311,33 @@ def _target_rows(
         baseline = _choose_baseline_name(names, baseline_run_name)
         target = (target_name or "").strip() or (declared[0] if declared else baseline)
         return [_TargetRows(target=target[:MAX_NAME_LENGTH], baseline_name=baseline, rows=rows)]
+    _refuse_mixed_targets(lines, declared=declared, target_name=target_name)
+    return _per_target(rows, declared=declared, baseline_run_name=baseline_run_name)
+
+
+def _per_target(
+    rows: list[dict], *, declared: list[str], baseline_run_name: str | None
+) -> list[_TargetRows]:
+    """The rows of a file that names several targets, by target, each with its own baseline
+    (the one named, where it is that target's)."""
+    every_name = {row["run_name"] for row in rows}
+    if baseline_run_name and baseline_run_name not in every_name:
+        _choose_baseline_name(sorted(every_name), baseline_run_name)
+    groups = []
+    for target in declared:
+        own = [row for row in rows if row["model"] == target]
+        names = list(dict.fromkeys(row["run_name"] for row in own))
+        chosen = baseline_run_name if baseline_run_name in names else None
+        baseline = _choose_baseline_name(names, chosen, target=target)
+        groups.append(_TargetRows(target=target, baseline_name=baseline, rows=own))
+    return groups
+
+
+def _refuse_mixed_targets(
+    lines: list[tuple[int, dict]], *, declared: list[str], target_name: str | None
+) -> None:
+    """A file that names several targets is imported as each of them: no one target can be
+    given for it, and each of its rows must name one of them."""
     targets = ", ".join(declared)
     if target_name and target_name.strip():
         raise CsvImportError(
@@ -288,17 +352,6 @@ def _target_rows(
                 ]
             }
         )
-    every_name = {row["run_name"] for row in rows}
-    if baseline_run_name and baseline_run_name not in every_name:
-        _choose_baseline_name(sorted(every_name), baseline_run_name)
-    groups = []
-    for target in declared:
-        own = [row for row in rows if row["model"] == target]
-        names = list(dict.fromkeys(row["run_name"] for row in own))
-        chosen = baseline_run_name if baseline_run_name in names else None
-        baseline = _choose_baseline_name(names, chosen, target=target)
-        groups.append(_TargetRows(target=target, baseline_name=baseline, rows=own))
-    return groups
 
 
 def _reporter_identity(

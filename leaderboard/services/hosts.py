@@ -23,11 +23,12 @@ host with more or fewer GPUs visible than its kind has claims one at all
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -109,9 +110,46 @@ def revoke_gpu_host(*, name: str) -> bool:
     return bool(GpuHost.objects.filter(name=name).update(revoked=True))
 
 
-def _sender(*, kind, job_id, body, host, signature, delivery, sequence) -> GpuHost | str | None:
+@dataclass(frozen=True)
+class HostMessage:
+    """One message a GPU host sent back, as its task received it: what it says (its kind, the
+    job and the body) and what proves who sent it for which delivery of the job (the host's
+    name, its signature, the delivery and the sequence number, `leaderboard.signing`)."""
+
+    kind: str
+    job_id: int
+    body: object
+    host: str = ""
+    signature: str = ""
+    delivery: str = ""
+    sequence: int = 0
+
+    def signed_with(self, key: str) -> bool:
+        """Whether the message carries the holder of `key`'s signature over exactly itself."""
+        return signing.verify(
+            key=key,
+            kind=self.kind,
+            job_id=self.job_id,
+            delivery=self.delivery,
+            sequence=self.sequence,
+            body=self.body,
+            signature=self.signature,
+        )
+
+    @property
+    def claims(self) -> bool:
+        """Whether it is the "started" progress event, with which a host claims its job."""
+        return (
+            self.kind == "progress"
+            and isinstance(self.body, dict)
+            and self.body.get("phase") == "started"
+        )
+
+
+def _sender(message: HostMessage) -> GpuHost | str | None:
     """The registered host that signed this message, None for an unsigned message the settings
     allow, or why it cannot be anyone's."""
+    host = message.host
     if not settings.SPECBOARD_REQUIRE_HOST_SIGNATURES and not host:
         return None
     gpu_host = (
@@ -121,115 +159,105 @@ def _sender(*, kind, job_id, body, host, signature, delivery, sequence) -> GpuHo
     )
     if gpu_host is None:
         return f"no registered host {host!r}" if host else "the message is not signed"
-    if not signing.verify(
-        key=gpu_host.key,
-        kind=kind,
-        job_id=job_id,
-        delivery=delivery,
-        sequence=sequence,
-        body=body,
-        signature=signature,
-    ):
+    if not message.signed_with(gpu_host.key):
         return f"the signature is not host {host!r}'s"
     return gpu_host
 
 
-def host_message_refusal(
-    *,
-    kind: str,
-    job_id: int,
-    body: object,
-    host: str,
-    signature: str,
-    delivery: str,
-    sequence: int,
-) -> str | None:
-    """Why the database side must refuse this message from a GPU host, or None to accept it.
-
-    Accepting a message raises the delivery's sequence to its own; accepting a "started"
-    progress event claims the job for the host.
-    """
-    if kind not in MESSAGE_KINDS:
-        return f"unknown message kind {kind!r}"
-    if not settings.SPECBOARD_REQUIRE_HOST_SIGNATURES and not host and not delivery:
-        return None  # a deployment that trusts unsigned messages, from a worker of before
+def _envelope_refusal(message: HostMessage) -> str | None:
+    """Why a message's kind, delivery or sequence number cannot be any host's, or None."""
+    delivery, sequence = message.delivery, message.sequence
     if not isinstance(delivery, str) or not delivery:
         return "the message names no delivery"
     if isinstance(sequence, bool) or not isinstance(sequence, int):
         return "the message has no sequence number"
     if not 0 < sequence <= _MAX_SEQUENCE:
         return f"sequence number {sequence} is out of range"
-    sender = _sender(
-        kind=kind,
-        job_id=job_id,
-        body=body,
-        host=host,
-        signature=signature,
-        delivery=delivery,
-        sequence=sequence,
-    )
+    return None
+
+
+def host_message_refusal(*, message: HostMessage) -> str | None:
+    """Why the database side must refuse this message from a GPU host, or None to accept it.
+
+    Accepting a message raises the delivery's sequence to its own; accepting a "started"
+    progress event claims the job for the host.
+    """
+    if message.kind not in MESSAGE_KINDS:
+        return f"unknown message kind {message.kind!r}"
+    if not settings.SPECBOARD_REQUIRE_HOST_SIGNATURES and not message.host and not message.delivery:
+        return None  # a deployment that trusts unsigned messages, from a worker of before
+    if refusal := _envelope_refusal(message):
+        return refusal
+    sender = _sender(message)
     if isinstance(sender, str):
         return sender
-    job = Job.objects.filter(id=job_id).only("id", "hardware_id", "delivery").first()
+    job = Job.objects.filter(id=message.job_id).only("id", "hardware_id", "delivery").first()
     if job is None:
         return None  # the services ignore results for unknown jobs themselves
     if sender is not None and job.hardware_id != sender.hardware_id:
-        return f"host {host!r} serves another hardware kind"
-    if delivery != job.delivery:
+        return f"host {message.host!r} serves another hardware kind"
+    if message.delivery != job.delivery:
         return (
             "the message is not for the job's current delivery (a replay, a job sent again "
             "since, or one this host was never sent)"
         )
-    now = timezone.now()
-    fresh = Job.objects.filter(id=job_id, delivery=delivery, delivery_sequence__lt=sequence)
-    if kind == "progress" and isinstance(body, dict) and body.get("phase") == "started":
-        if sender is not None and (refusal := _gpus_refusal(sender, body)):
-            return refusal
-        quiet = now - timedelta(seconds=settings.SPECBOARD_HOST_RECLAIM_SECONDS)
-        holder = Q(host__isnull=True) | Q(host_seen_at__lt=quiet)
-        if sender is not None:
-            holder |= Q(host=sender)
-        if fresh.filter(holder).update(host=sender, host_seen_at=now, delivery_sequence=sequence):
-            if sender is not None and "gpus" in body:
-                # What the host's engine saw when it claimed: the /hosts/ page's and the next
-                # claim's record of its GPUs.
-                GpuHost.objects.filter(pk=sender.pk).update(gpus=_advertised(body["gpus"]))
-            return None
-        return _why_not_fresh(job_id, sequence) or "another host holds the job"
-    if fresh.filter(host=sender).update(host_seen_at=now, delivery_sequence=sequence):
+    if message.claims:
+        return _claim_refusal(message, sender)
+    fresh = _fresh(message)
+    if fresh.filter(host=sender).update(
+        host_seen_at=timezone.now(), delivery_sequence=message.sequence
+    ):
         return None
-    return _why_not_fresh(job_id, sequence) or f"host {host!r} did not claim the job"
+    return _why_not_fresh(message) or f"host {message.host!r} did not claim the job"
 
 
-def _why_not_fresh(job_id: int, sequence: int) -> str | None:
-    last = Job.objects.filter(id=job_id).values_list("delivery_sequence", flat=True).first()
+def _fresh(message: HostMessage) -> QuerySet[Job]:
+    """The job, where the message's sequence is above the last its delivery accepted."""
+    return Job.objects.filter(
+        id=message.job_id, delivery=message.delivery, delivery_sequence__lt=message.sequence
+    )
+
+
+def _claim_refusal(message: HostMessage, sender: GpuHost | None) -> str | None:
+    """Claim the job for the sender of a "started" event, or say why it may not: it must show
+    its kind's GPUs, and the job must be unclaimed, its own, or held by a host gone quiet."""
+    body = message.body if isinstance(message.body, dict) else {}
+    if sender is not None and (refusal := _gpus_refusal(sender, body)):
+        return refusal
+    now = timezone.now()
+    quiet = now - timedelta(seconds=settings.SPECBOARD_HOST_RECLAIM_SECONDS)
+    holder = Q(host__isnull=True) | Q(host_seen_at__lt=quiet)
+    if sender is not None:
+        holder |= Q(host=sender)
+    claimed = _fresh(message).filter(holder)
+    if claimed.update(host=sender, host_seen_at=now, delivery_sequence=message.sequence):
+        if sender is not None and "gpus" in body:
+            # What the host's engine saw when it claimed: the /hosts/ page's and the next
+            # claim's record of its GPUs.
+            GpuHost.objects.filter(pk=sender.pk).update(gpus=_advertised(body["gpus"]))
+        return None
+    return _why_not_fresh(message) or "another host holds the job"
+
+
+def _why_not_fresh(message: HostMessage) -> str | None:
+    sequence = message.sequence
+    last = Job.objects.filter(id=message.job_id).values_list("delivery_sequence", flat=True).first()
     if last is not None and sequence <= last:
         return f"a replay or a duplicate (sequence {sequence}, last accepted {last}): ignored"
     return None
 
 
-def accept_host_message(
-    *,
-    kind: str,
-    job_id: int,
-    body: object,
-    host: str,
-    signature: str,
-    delivery: str,
-    sequence: int,
-) -> bool:
+def accept_host_message(*, message: HostMessage) -> bool:
     """Whether to record this message from a GPU host; a refusal is logged."""
-    refusal = host_message_refusal(
-        kind=kind,
-        job_id=job_id,
-        body=body,
-        host=host,
-        signature=signature,
-        delivery=delivery,
-        sequence=sequence,
-    )
+    refusal = host_message_refusal(message=message)
     if refusal is not None:
-        logger.warning("refused a %s for job %s from host %r: %s", kind, job_id, host, refusal)
+        logger.warning(
+            "refused a %s for job %s from host %r: %s",
+            message.kind,
+            message.job_id,
+            message.host,
+            refusal,
+        )
         return False
     return True
 
@@ -254,39 +282,25 @@ def result_release_refusal(*, job_id: int, result: object) -> str | None:
     )
 
 
-def record_host_message(
-    *,
-    kind: str,
-    job_id: int,
-    body: dict,
-    host: str,
-    signature: str,
-    delivery: str,
-    sequence: int,
-) -> bool:
+def record_host_message(*, message: HostMessage) -> bool:
     """Record a GPU host's progress event, result or failure if that host may send it; False
     when it was refused (logged).
 
     Accepting and recording are one transaction: a task retried after a database error is not
     mistaken for a replay of a message that was accepted and then never recorded.
     """
+    job_id, body = message.job_id, message.body
     with transaction.atomic():
-        if not accept_host_message(
-            kind=kind,
-            job_id=job_id,
-            body=body,
-            host=host,
-            signature=signature,
-            delivery=delivery,
-            sequence=sequence,
-        ):
+        if not accept_host_message(message=message):
             return False
-        if kind == "progress":
+        if message.kind == "progress":
             record_progress(job_id=job_id, progress=body)
-        elif kind == "failure":
+        elif message.kind == "failure":
             record_failure(job_id=job_id, error=body["error"], log_tail=body["log_tail"])
         elif (problem := result_release_refusal(job_id=job_id, result=body)) is not None:
-            logger.warning("refused a result for job %s from host %r: %s", job_id, host, problem)
+            logger.warning(
+                "refused a result for job %s from host %r: %s", job_id, message.host, problem
+            )
             record_failure(job_id=job_id, error=problem)
             return False
         else:

@@ -25,11 +25,12 @@ from leaderboard.models import ModelFile, ModelRequest
 from leaderboard.services.board import mark_test_weights
 from leaderboard.services.errors import RegistrationError, ServiceError
 from leaderboard.services.registry import (
-    DRAFT_ARCHITECTURES,
     _model_reference_errors,
     draft_file_problems,
+    model_role,
 )
 from runner.errors import ModelCheckError
+from runner.gguf.inspect import ModelInfo
 from runner.hub import HubError, HubFile, read_remote_header, resolve_hub_file, stream_sha256
 
 # The Hub's own rules for repository ids: namespace/name of letters, digits, '-', '_', '.'.
@@ -85,51 +86,10 @@ def register_hub_model(
     reference = hub_file.reference
     if problems := _model_reference_errors(reference):
         raise RegistrationError({"hf_file": problems})
-    with tempfile.TemporaryDirectory(prefix="specboard-header-") as scratch:
-        header_copy = Path(scratch) / "header.gguf"
-        try:
-            info = read_remote_header(
-                hub_file, header_copy=header_copy, token=settings.SPECBOARD_HF_TOKEN
-            )
-            sha256 = hub_file.sha256 or stream_sha256(hub_file, token=settings.SPECBOARD_HF_TOKEN)
-        except ModelCheckError as error:
-            raise RegistrationError({"hf_file": [str(error)]}) from None
-        except HubError as error:
-            raise RegistrationError({error.field: [str(error)]}) from None
-    if problems := draft_file_problems(info):
-        raise RegistrationError({"hf_file": problems})
-    known = ModelFile.objects.filter(path=reference).first()
-    if known is not None and known.sha256 != sha256:
-        raise RegistrationError(
-            {
-                "hf_file": [
-                    f"{hf_file} at {hub_file.revision[:12]} was registered with sha256 "
-                    f"{known.sha256[:16]}… but the Hub now gives {sha256[:16]}…: "
-                    "a commit's files cannot change, so this endpoint is not to be trusted"
-                ]
-            }
-        )
-    if role is None:
-        in_drafts = info.architecture in DRAFT_ARCHITECTURES
-        role = ModelFile.Role.DRAFT if in_drafts else ModelFile.Role.TARGET
-    if role not in ModelFile.Role.values:
-        raise RegistrationError(
-            {"role": [f"role must be one of {', '.join(ModelFile.Role.values)}"]}
-        )
-    display_name = name or f"{hf_repo}/{Path(hf_file).stem}@{hub_file.revision[:7]}"
-    if len(display_name) > ModelFile._meta.get_field("name").max_length:
-        raise RegistrationError(
-            {
-                "name": [
-                    f"{display_name[:40]}… is longer than a model's name may be "
-                    f"({ModelFile._meta.get_field('name').max_length} characters): give a name"
-                ]
-            }
-        )
-    if ModelFile.objects.filter(name=display_name).exclude(path=reference).exists():
-        raise RegistrationError(
-            {"name": [f"another file is already registered as {display_name!r}"]}
-        )
+    info, sha256 = _checked_header(hub_file)
+    _refuse_changed_file(hub_file, sha256=sha256, hf_file=hf_file)
+    role = model_role(role, architecture=info.architecture)
+    display_name = _display_name(name, hf_repo=hf_repo, hf_file=hf_file, hub_file=hub_file)
     with transaction.atomic():
         model, _ = ModelFile.objects.update_or_create(
             path=reference,
@@ -150,6 +110,60 @@ def register_hub_model(
             mark_test_weights(models=[model])
             model.test_weights = True
     return model
+
+
+def _checked_header(hub_file: HubFile) -> tuple[ModelInfo, str]:
+    """The file's GGUF header, read from the Hub and checked as a draft's or target's, and its
+    sha256 (the Hub's, else streamed)."""
+    with tempfile.TemporaryDirectory(prefix="specboard-header-") as scratch:
+        header_copy = Path(scratch) / "header.gguf"
+        try:
+            info = read_remote_header(
+                hub_file, header_copy=header_copy, token=settings.SPECBOARD_HF_TOKEN
+            )
+            sha256 = hub_file.sha256 or stream_sha256(hub_file, token=settings.SPECBOARD_HF_TOKEN)
+        except ModelCheckError as error:
+            raise RegistrationError({"hf_file": [str(error)]}) from None
+        except HubError as error:
+            raise RegistrationError({error.field: [str(error)]}) from None
+    if problems := draft_file_problems(info):
+        raise RegistrationError({"hf_file": problems})
+    return info, sha256
+
+
+def _refuse_changed_file(hub_file: HubFile, *, sha256: str, hf_file: str) -> None:
+    """Refuse a file registered before whose bytes the Hub now gives otherwise."""
+    known = ModelFile.objects.filter(path=hub_file.reference).first()
+    if known is not None and known.sha256 != sha256:
+        raise RegistrationError(
+            {
+                "hf_file": [
+                    f"{hf_file} at {hub_file.revision[:12]} was registered with sha256 "
+                    f"{known.sha256[:16]}… but the Hub now gives {sha256[:16]}…: "
+                    "a commit's files cannot change, so this endpoint is not to be trusted"
+                ]
+            }
+        )
+
+
+def _display_name(name: str | None, *, hf_repo: str, hf_file: str, hub_file: HubFile) -> str:
+    """The name asked for, else repo/file@commit; refused where too long or another file's."""
+    display_name = name or f"{hf_repo}/{Path(hf_file).stem}@{hub_file.revision[:7]}"
+    limit = ModelFile._meta.get_field("name").max_length
+    if len(display_name) > limit:
+        raise RegistrationError(
+            {
+                "name": [
+                    f"{display_name[:40]}… is longer than a model's name may be "
+                    f"({limit} characters): give a name"
+                ]
+            }
+        )
+    if ModelFile.objects.filter(name=display_name).exclude(path=hub_file.reference).exists():
+        raise RegistrationError(
+            {"name": [f"another file is already registered as {display_name!r}"]}
+        )
+    return display_name
 
 
 def request_model(

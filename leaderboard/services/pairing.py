@@ -19,6 +19,7 @@ from typing import Any
 
 from leaderboard import verdicts
 from leaderboard.models import Config, Job, LeaderboardEntry, RequestRecord, Run
+from leaderboard.stored_results import stored_requests, stored_result, stored_results
 from leaderboard.verdicts import noise as noise_verdicts
 from runner.pairing import category_points, depth_points, speedup_over_depths
 from runner.stats import ratio
@@ -76,9 +77,8 @@ def fill_build_flags_keys(runs: Sequence[Run]) -> None:
     missing = {run.pk: run for run in runs if not run.build_flags_key}
     if not missing:
         return
-    stored = Run.objects.filter(pk__in=missing).values_list("pk", "raw_result__engine__build_flags")
-    for pk, flags in stored:
-        if isinstance(flags, list) and (key := build_flags_key(flags)):
+    for pk, stored in stored_results(missing).items():
+        if key := build_flags_key(stored.build_flags):
             missing[pk].build_flags_key = key
             Run.objects.filter(pk=pk).update(build_flags_key=key)
 
@@ -93,23 +93,22 @@ def fill_prompt_sets(runs: Sequence[Run], *, config: Config, beside: Config | No
         return
     prompt = verdicts.canonical_protocol(config).get("prompt")
     stored = list(
-        Run.objects.filter(pk__in=missing).values_list(
-            "pk", "raw_result__requests", "provenance__measured_with_job"
+        Run.objects.filter(pk__in=missing).values_list("pk", "provenance__measured_with_job")
+    )
+    requests = stored_requests(missing)
+    measured_beside = dict(
+        Job.objects.filter(pk__in=[job for _, job in stored if isinstance(job, int)]).values_list(
+            "pk", "config__spec_label"
         )
     )
-    measured_beside = dict(
-        Job.objects.filter(
-            pk__in=[job for _, _, job in stored if isinstance(job, int)]
-        ).values_list("pk", "config__spec_label")
-    )
-    for pk, requests, job in stored:
+    for pk, job in stored:
         spec_label = beside.spec_label if beside is not None else None
         if spec_label is None and isinstance(job, int):
             spec_label = measured_beside.get(job, config.spec_label)
         found = verdicts.prompt_set(
             config.protocol,
             prompt,
-            stored_json(requests),
+            requests[pk],
             planned_token_ids=verdicts.learns_across_requests(spec_label or config.spec_label),
         )
         missing[pk].prompt_set = found
@@ -135,9 +134,9 @@ def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
         for baseline in baselines:
             if _as_dict(baseline.provenance).get("measured_with_job") == run.job_id:
                 return baseline
-    raw = _as_dict(run.raw_result)
-    claimed = _as_dict(raw.get("summary")).get("baseline_decode_tokens_per_second")
-    if not isinstance(claimed, int | float) or isinstance(claimed, bool):
+    stored = stored_result(run.pk)
+    claimed = stored.baseline_decode_tokens_per_second
+    if claimed is None:
         return None
     system = _as_dict(run.provenance).get("system")
     for baseline in baselines:
@@ -146,7 +145,7 @@ def _same_invocation(run: Run, baselines: Sequence[Run]) -> Run | None:
             baseline.decode_mean is not None
             and math.isclose(baseline.decode_mean, claimed, rel_tol=1e-9)
             and _as_dict(baseline.provenance).get("system") == system
-            and _as_dict(baseline.raw_result).get("engine") == raw.get("engine")
+            and stored_result(baseline.pk).engine == stored.engine
         ):
             return baseline
     return None
@@ -244,7 +243,7 @@ def pair_baseline(
     baseline_entry = LeaderboardEntry.objects.filter(
         config_id=config.baseline_id, prompt_set=best.prompt_set, **same
     ).first()
-    # Stored results can be large (every request): loaded only where needed.
+    # Stored results are loaded only where needed.
     baselines = list(Run.objects.filter(config_id=config.baseline_id, **same).defer("raw_result"))
     if config.protocol == "quick" and any(not b.prompt_set for b in baselines):
         fill_prompt_sets(baselines, config=baselines[0].config)
@@ -266,49 +265,45 @@ def pair_baseline(
         return Pairing(note=_refusal(best, baselines))
     if config.protocol == verdicts.CONCURRENCY:
         points.update(stored_points(comparable))
+    return _chosen_baseline(
+        best, comparable, entry=baseline_entry, protocol=config.protocol, points=points, runs=runs
+    )
+
+
+def _chosen_baseline(
+    best: Run,
+    comparable: list[Run],
+    *,
+    entry: LeaderboardEntry,
+    protocol: str,
+    points: dict[int, object],
+    runs: Sequence[Run],
+) -> Pairing:
+    """Of the baseline's batches comparable with a row's best batch, the one it divides by: the
+    one of the same runner invocation first, else the best of those the site does not dispute;
+    disputed where one of the row's own baseline batches is."""
     own = [found for run in runs if (found := _same_invocation(run, comparable)) is not None]
     # A row's own baseline is brought by its file; so is any batch measured beside another row.
     brought = {b.pk for b in comparable if brought_by_a_file(b)} | {b.pk for b in own}
-    disputed = disputed_batches(
-        comparable, brought=brought, protocol=config.protocol, points=points
-    )
+    disputed = disputed_batches(comparable, brought=brought, protocol=protocol, points=points)
     site = [b for b in comparable if b.pk not in disputed]
     if mine := [b for b in own if b.pk in disputed]:
-        chosen = best_batch(site, protocol=config.protocol, points=points) if site else None
-        return Pairing(
-            entry=baseline_entry, run=chosen, note=disputed[mine[0].pk][:200], disputed=True
-        )
+        chosen = best_batch(site, protocol=protocol, points=points) if site else None
+        return Pairing(entry=entry, run=chosen, note=disputed[mine[0].pk][:200], disputed=True)
     if not site:
         return Pairing(
-            entry=baseline_entry,
+            entry=entry,
             note="the site's measurements of the baseline disagree: no speedup until they agree",
         )
-    chosen = _same_invocation(best, site) or best_batch(
-        site, protocol=config.protocol, points=points
-    )
-    return Pairing(entry=baseline_entry, run=chosen)
+    chosen = _same_invocation(best, site) or best_batch(site, protocol=protocol, points=points)
+    return Pairing(entry=entry, run=chosen)
 
 
 def stored_points(runs: Sequence[Run]) -> dict[int, object]:
-    """Each run's stored points (only these, not the whole result), by run id."""
-    found: dict[int, object] = {}
-    rows = Run.objects.filter(pk__in=[run.pk for run in runs]).values_list(
-        "pk", "raw_result__points"
-    )
-    for pk, points in rows:
-        found[pk] = stored_json(points)
-    return found
-
-
-def stored_json(value: object) -> object:
-    """A value read from a key of a stored result: SQLite may hand a JSON value back as its
-    text, which is decoded here (None where it is not JSON)."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return None
+    """Each run's stored points, by run id."""
+    return {
+        pk: stored.stored_points for pk, stored in stored_results(run.pk for run in runs).items()
+    }
 
 
 def paired_speedup(
@@ -322,9 +317,10 @@ def paired_speedup(
         if pair is None or pair[1] is None:
             return None
         return ratio(pair[0].mean, pair[1].mean)
-    raw_points = (best.raw_result or {}).get("points")
-    if len(depth_points(raw_points)) > 1 or len(category_points(raw_points)) > 1:
-        baseline_points = (baseline.raw_result or {}).get("points")
-        if (depths := speedup_over_depths(raw_points, baseline_points)) is not None:
+    stored = stored_results([best.pk, baseline.pk])
+    own = stored[best.pk].stored_points if best.pk in stored else None
+    if len(depth_points(own)) > 1 or len(category_points(own)) > 1:
+        reference = stored[baseline.pk].stored_points if baseline.pk in stored else None
+        if (depths := speedup_over_depths(own, reference)) is not None:
             return depths
     return ratio(best.tokens_per_second, baseline.tokens_per_second)

@@ -228,6 +228,32 @@ def draft_file_problems(info: ModelInfo) -> list[str]:
     return [problem] if problem is not None else []
 
 
+def model_role(role: str | None, *, architecture: str) -> str:
+    """The role a model file is registered in: the one asked for, else the one its
+    architecture says (a draft's, else a target's)."""
+    if role is None:
+        in_drafts = architecture in DRAFT_ARCHITECTURES
+        role = ModelFile.Role.DRAFT if in_drafts else ModelFile.Role.TARGET
+    if role not in ModelFile.Role.values:
+        raise RegistrationError(
+            {"role": [f"role must be one of {', '.join(ModelFile.Role.values)}"]}
+        )
+    return role
+
+
+def _in_models_dir(path: str) -> tuple[Path, str]:
+    """A file's full path and its path inside SPECBOARD_MODELS_DIR; refused outside it."""
+    base = Path(settings.SPECBOARD_MODELS_DIR).resolve()
+    candidate = Path(path)
+    full = (candidate if candidate.is_absolute() else base / candidate).resolve()
+    if not full.is_relative_to(base):
+        raise RegistrationError({"path": [f"{path} is outside the models directory {base}"]})
+    relative = full.relative_to(base).as_posix()
+    if problems := _model_reference_errors(relative):
+        raise RegistrationError({"path": problems})
+    return full, relative
+
+
 def register_model(
     *,
     path: str,
@@ -240,30 +266,14 @@ def register_model(
     A file whose GGUF header says it holds test weights is marked so; reading a file again never
     clears a mark an admin set.
     """
-    base = Path(settings.SPECBOARD_MODELS_DIR).resolve()
-    candidate = Path(path)
-    full = (candidate if candidate.is_absolute() else base / candidate).resolve()
-    if not full.is_relative_to(base):
-        raise RegistrationError({"path": [f"{path} is outside the models directory {base}"]})
-    relative = full.relative_to(base).as_posix()
-    if problems := _model_reference_errors(relative):
-        raise RegistrationError({"path": problems})
+    full, relative = _in_models_dir(path)
     try:
         info = inspect_model(full)
     except ModelCheckError as error:
         raise RegistrationError({"path": [str(error)]}) from None
     if problems := draft_file_problems(info):
         raise RegistrationError({"path": problems})
-    if role is None:
-        role = (
-            ModelFile.Role.DRAFT
-            if info.architecture in DRAFT_ARCHITECTURES
-            else ModelFile.Role.TARGET
-        )
-    if role not in ModelFile.Role.values:
-        raise RegistrationError(
-            {"role": [f"role must be one of {', '.join(ModelFile.Role.values)}"]}
-        )
+    role = model_role(role, architecture=info.architecture)
     display_name = name or full.stem
     clash = ModelFile.objects.filter(name=display_name).exclude(path=relative)
     if clash.exists():

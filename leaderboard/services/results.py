@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from leaderboard import verdicts
 from leaderboard.models import (
-    REQUEST_RECORD_FIELDS,
     SELF_REPORTED_RELEASE,
     SELF_REPORTED_UPLOAD_SOURCE,
     Config,
@@ -41,6 +40,7 @@ from leaderboard.services.errors import DuplicateUploadError, ServiceError
 from leaderboard.services.jobs import record_failure
 from leaderboard.services.pairing import fill_prompt_sets
 from leaderboard.services.registry import register_hardware
+from leaderboard.stored_results import request_row
 from runner.door import HardwareKind, door_problem
 from runner.errors import ResultError
 from runner.evidence import derived_speedup
@@ -79,7 +79,10 @@ def record_run(
     fingerprint: str | None = None,
     run_name: str = "",
 ) -> Run:
-    """The one writer of Run rows and their request records (call inside a transaction)."""
+    """The one writer of Run rows and their request records (call inside a transaction).
+
+    Each request is stored once, as its record (`leaderboard.stored_results.request_row`):
+    `raw_result` is stored without its requests."""
     run = Run.objects.create(
         job=job,
         config=config,
@@ -90,7 +93,7 @@ def record_run(
         import_fingerprint=fingerprint,
         run_name=run_name[:200],
         provenance=provenance,
-        raw_result=raw_result,
+        raw_result={key: value for key, value in raw_result.items() if key != "requests"},
     )
     RequestRecord.objects.bulk_create(RequestRecord(run=run, **row) for row in requests)
     EngineBuild.objects.get_or_create(release=run.engine_release)
@@ -137,8 +140,8 @@ def section_fields(section: Section, *, engine: EngineInfo) -> dict[str, Any]:
 
 
 def section_requests(section: Section) -> list[dict[str, Any]]:
-    """The request records of a section, as RequestRecord columns."""
-    return [record.model_dump(include=set(REQUEST_RECORD_FIELDS)) for record in section.requests]
+    """The request records of a section, as RequestRecord rows."""
+    return [request_row(record) for record in section.requests]
 
 
 def _sections(result: BenchmarkResult) -> list[tuple[Section, dict[str, Any]]]:
@@ -173,8 +176,8 @@ def _model_mismatch(job: Job, section: Section) -> str | None:
 
 def _prompt_hashes(run: Run) -> list[str | None]:
     """The prompts of a run's measured requests, as its result recorded them (None: unknown)."""
-    records = (run.raw_result or {}).get("requests") or []
-    return [r.get("prompt_sha256") for r in records if r.get("phase", "measure") == "measure"]
+    details = run.requests.filter(phase="measure").order_by("index")
+    return [found.get("prompt_sha256") for found in details.values_list("details", flat=True)]
 
 
 def _same_output(run: Run, baseline_run: Run) -> bool | None:
@@ -292,42 +295,15 @@ def _record_job_run(
     if job is None or not job.is_active:
         logger.info("ignoring a result for job %s: unknown or already finished", job_id)
         return None
-    if problem := _model_mismatch(job, section):
+    if problem := _section_refusal(job, section, baseline=baseline):
         record_failure(job_id=job_id, error=problem)
         return None
-    if section.config_key != job.config.key:
-        record_failure(job_id=job_id, error="the worker returned a result for another config")
-        return None
-    if baseline is not None and (
-        job.config.baseline is None or baseline[0].config_key != job.config.baseline.key
-    ):
-        record_failure(
-            job_id=job_id, error="the worker's baseline section is not this config's baseline"
-        )
-        return None
     with transaction.atomic():
-        finished = Job.objects.filter(id=job_id, status__in=Job.ACTIVE).update(
-            status=Job.Status.SUCCEEDED,
-            finished_at=timezone.now(),
-            error="",
-            log_tail="",
-            progress=job.progress | {"phase": "done"},
-        )
-        if not finished:
+        if not _finish(job):
             return None
         release = result.engine.release or job.engine_release
         if baseline is not None:  # checked above: the config's own baseline
-            baseline_section, baseline_stored = baseline
-            baseline_run = record_run(
-                config=job.config.baseline,
-                hardware=job.hardware,
-                engine_release=release,
-                fields=section_fields(baseline_section, engine=result.engine),
-                requests=section_requests(baseline_section),
-                provenance=baseline_stored["provenance"] | {"measured_with_job": job.pk},
-                raw_result=baseline_stored,
-            )
-            _pair_lossless(baseline_run)
+            baseline_run = _record_beside(job, baseline, result=result, release=release)
         run = record_run(
             job=job,
             config=job.config,
@@ -351,6 +327,53 @@ def _record_job_run(
         refresh_leaderboard_entry(
             config=run.config, hardware=run.hardware, engine_release=run.engine_release
         )
+    return run
+
+
+def _section_refusal(
+    job: Job, section: Section, *, baseline: tuple[Section, dict[str, Any]] | None
+) -> str | None:
+    """Why a job's result section (and the baseline section beside it) is not the job's."""
+    if problem := _model_mismatch(job, section):
+        return problem
+    if section.config_key != job.config.key:
+        return "the worker returned a result for another config"
+    if baseline is not None and (
+        job.config.baseline is None or baseline[0].config_key != job.config.baseline.key
+    ):
+        return "the worker's baseline section is not this config's baseline"
+    return None
+
+
+def _finish(job: Job) -> bool:
+    """Mark an active job succeeded (guarded: of two results for it, one is recorded)."""
+    return bool(
+        Job.objects.filter(id=job.pk, status__in=Job.ACTIVE).update(
+            status=Job.Status.SUCCEEDED,
+            finished_at=timezone.now(),
+            error="",
+            log_tail="",
+            progress=job.progress | {"phase": "done"},
+        )
+    )
+
+
+def _record_beside(
+    job: Job, baseline: tuple[Section, dict[str, Any]], *, result: BenchmarkResult, release: str
+) -> Run:
+    """The baseline section a speculative job measured beside itself, as a run of the config's
+    baseline that names the job."""
+    section, stored = baseline
+    run = record_run(
+        config=job.config.baseline,
+        hardware=job.hardware,
+        engine_release=release,
+        fields=section_fields(section, engine=result.engine),
+        requests=section_requests(section),
+        provenance=stored["provenance"] | {"measured_with_job": job.pk},
+        raw_result=stored,
+    )
+    _pair_lossless(run)
     return run
 
 
@@ -511,6 +534,42 @@ def _self_reported_fields(section: Section, *, result: BenchmarkResult) -> dict[
     return fields
 
 
+def _record_uploaded_section(
+    section: Section,
+    stored: dict[str, Any],
+    *,
+    result: BenchmarkResult,
+    hardware: Hardware,
+    baseline_row: Config | None,
+    reporter: str | None,
+    uploaded_by: str | None,
+) -> Run:
+    """One section of an uploaded file as a self-reported run of its config's row (a
+    speculative one paired with `baseline_row`, the file's baseline section's)."""
+    fingerprint = digest([hardware.slug, stored])
+    if Run.objects.filter(import_fingerprint=fingerprint).exists():
+        raise DuplicateUploadError({"file": ["this result was already uploaded for this hardware"]})
+    config = section.config
+    row = uploaded_config(
+        config, baseline=baseline_row if config.is_speculative else None, uploaded_by=reporter
+    )
+    provenance = stored["provenance"] | {
+        "source": SELF_REPORTED_UPLOAD_SOURCE,
+        "uploaded_by": uploaded_by,
+    }
+    return record_run(
+        config=row,
+        hardware=hardware,
+        engine_release=result.engine.release or SELF_REPORTED_RELEASE,
+        fields=_self_reported_fields(section, result=result),
+        requests=section_requests(section),
+        provenance=provenance,
+        raw_result=stored,
+        self_reported=True,
+        fingerprint=fingerprint,
+    )
+
+
 def record_self_reported_result(
     *,
     result: BenchmarkResult | dict[str, Any],
@@ -542,36 +601,18 @@ def record_self_reported_result(
         runs: list[Run] = []
         baseline_row: Config | None = None
         for section, stored in _sections(typed):
-            fingerprint = digest([hardware.slug, stored])
-            if Run.objects.filter(import_fingerprint=fingerprint).exists():
-                raise DuplicateUploadError(
-                    {"file": ["this result was already uploaded for this hardware"]}
-                )
-            config = section.config
-            row = uploaded_config(
-                config,
-                baseline=baseline_row if config.is_speculative else None,
-                uploaded_by=reporter,
+            run = _record_uploaded_section(
+                section,
+                stored,
+                result=typed,
+                hardware=hardware,
+                baseline_row=baseline_row,
+                reporter=reporter,
+                uploaded_by=username if publish_name else None,
             )
-            if not config.is_speculative:
-                baseline_row = row
-            provenance = stored["provenance"] | {
-                "source": SELF_REPORTED_UPLOAD_SOURCE,
-                "uploaded_by": username if publish_name else None,
-            }
-            runs.append(
-                record_run(
-                    config=row,
-                    hardware=hardware,
-                    engine_release=typed.engine.release or SELF_REPORTED_RELEASE,
-                    fields=_self_reported_fields(section, result=typed),
-                    requests=section_requests(section),
-                    provenance=provenance,
-                    raw_result=stored,
-                    self_reported=True,
-                    fingerprint=fingerprint,
-                )
-            )
+            if not section.config.is_speculative:
+                baseline_row = run.config
+            runs.append(run)
         for run in runs:
             refresh_leaderboard_entry(
                 config=run.config, hardware=run.hardware, engine_release=run.engine_release

@@ -122,6 +122,19 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
     except ValidationError as error:
         for name, messages in field_errors(error).items():
             errors.setdefault(name, []).extend(messages)
+    registered = _registered_references(data, errors)
+    target = registered.get(data.get("target_model"))
+    if errors or config is None or target is None:
+        raise SubmissionError(errors)
+    draft = registered.get(config.draft_model) if config.draft_model else None
+    if problems := _fit_problems(config, target=target, draft=draft, hardware=hardware):
+        raise SubmissionError(problems)
+    return ValidatedConfig(config=config, hardware=hardware, target=target, draft=draft)
+
+
+def _registered_references(data: dict, errors: dict[str, list[str]]) -> dict[str, ModelFile]:
+    """The registered files the config's target and draft name, by reference; each one that is
+    not registered (or a draft named as the target) is added to `errors`."""
     references: dict[str, str] = {
         name: data[name]
         for name in ("target_model", "draft_model")
@@ -136,27 +149,32 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
     target = registered.get(references.get("target_model", ""))
     if target is not None and target.role != ModelFile.Role.TARGET:
         errors["target_model"] = [f"{target.name} is registered as a draft, not a target model"]
-    if errors or config is None:
-        raise SubmissionError(errors)
-    draft = registered.get(config.draft_model) if config.draft_model else None
-    # The runner's checks, on the metadata read at registration (no file access).
+    return registered
+
+
+def _fit_problems(
+    config: BenchmarkConfig,
+    *,
+    target: ModelFile,
+    draft: ModelFile | None,
+    hardware: Hardware | None,
+) -> dict[str, list[str]] | None:
+    """Why the runner's checks refuse the models as a pair, or the config on the hardware: a
+    GPU its split names must be one the kind has, and each GPU's share of the weights and K/V
+    cache must fit its own memory (`runner.compatibility`, on the metadata read at
+    registration: no file access)."""
     target_info, draft_info = target.model_info(), draft.model_info() if draft else None
     if problems := pair_problems(config, target_info, draft_info):
-        raise SubmissionError(problems)
-    if hardware is not None and (
-        # A GPU the config's split names must be one the kind has; then each GPU's share of
-        # the weights and K/V cache must fit its own memory (runner.compatibility).
-        problems := gpu_placement_problems(config, gpu_count=hardware.gpu_count)
-        or memory_problems(
-            config,
-            target_info,
-            draft_info,
-            memory_bytes=hardware.memory_bytes,
-            gpu_memory=hardware.gpu_memory(),
-        )
-    ):
-        raise SubmissionError(problems)
-    return ValidatedConfig(config=config, hardware=hardware, target=target, draft=draft)
+        return problems
+    if hardware is None:
+        return None
+    return gpu_placement_problems(config, gpu_count=hardware.gpu_count) or memory_problems(
+        config,
+        target_info,
+        draft_info,
+        memory_bytes=hardware.memory_bytes,
+        gpu_memory=hardware.gpu_memory(),
+    )
 
 
 def _has_pairable_baseline(*, baseline: Config, hardware: Hardware, engine_release: str) -> bool:

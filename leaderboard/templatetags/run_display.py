@@ -1,18 +1,15 @@
-"""How a run's measured memory and its llama-server command read on the pages.
+"""How a run's measured memory reads on the pages.
 
 `peak_memory` says what was measured: GPU memory (NVML) or the engine process's memory (RSS,
 on CPU builds), in MiB below 1 GiB, and nothing at all when no memory was measured (0 or
-missing); `per_gpu` each GPU's own peak and energy where a run was on several. `runnable_command` is the recorded llama-server command as it can be pasted: a built
-engine's binary finds its shared libraries (libllama-server-impl.so and the ggml ones, beside
-it in the build's bin/) only through LD_LIBRARY_PATH, which the runner sets when it starts the
-server, so the command gets the same prefix, computed from the binary's path in the command.
+missing); `per_gpu` each GPU's own peak and energy where a run was on several. Both receive
+finished values (a row or run's columns, a stored result's GPUs) and call nothing; the
+provenance panel's facts and its command are `selectors.provenance`'s.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
-from pathlib import PurePosixPath
 
 from django import template
 
@@ -45,47 +42,17 @@ def peak_memory(run: Run) -> str:
 
 
 @register.filter
-def per_gpu(run: Run) -> list[str]:
-    """Each GPU's own peak memory and energy, where the run was measured on several (the
-    result's summary.gpus): ["GPU 0: 12.0 GiB, 310.5 J", "GPU 1: 10.0 GiB"]; empty for one GPU
-    or a result recorded before. Whatever a stored result holds reads as a figure or nothing."""
-    raw = getattr(run, "raw_result", None)
-    summary = raw.get("summary") if isinstance(raw, Mapping) else None
-    gpus = summary.get("gpus") if isinstance(summary, Mapping) else None
-    if not isinstance(gpus, list) or len(gpus) < 2:
+def per_gpu(gpus: list[Mapping[str, object]]) -> list[str]:
+    """Each GPU's own peak memory and energy, where the run was measured on several (its stored
+    result's `gpus`, `leaderboard.stored_results`): ["GPU 0: 12.0 GiB, 310.5 J", "GPU 1: 10.0
+    GiB"]; empty for one GPU. Whatever a GPU's figures hold reads as a figure or nothing."""
+    if len(gpus) < 2:
         return []
     lines = []
     for index, gpu in enumerate(gpus):
-        gpu = gpu if isinstance(gpu, Mapping) else {}
         joules = finite(gpu.get("energy_joules"))
         parts = [memory_text(gpu.get("peak_memory_bytes")) or "memory not measured"]
         if joules is not None and joules >= 0:
             parts.append(f"{joules:,.1f} J")
         lines.append(f"GPU {index}: {', '.join(parts)}")
     return lines
-
-
-def runnable(command: str) -> str:
-    """The command with the LD_LIBRARY_PATH its binary needs, where it names a llama.cpp binary
-    by its absolute path (a bare name is found on PATH, where it was installed whole)."""
-    # Only the first word matters: a recorded command can be 64 KB, and splitting all of it
-    # cost a run page a third of a second.
-    lexer = shlex.shlex(command, posix=True)
-    lexer.whitespace_split, lexer.commenters = True, ""
-    try:
-        first = lexer.get_token()
-    except ValueError:
-        return command
-    program = PurePosixPath(first) if first else None
-    if program is None or not program.is_absolute() or not program.name.startswith("llama-"):
-        return command
-    library_dir = str(program.parent)
-    return f"LD_LIBRARY_PATH={shlex.quote(library_dir)} {command}"
-
-
-@register.simple_tag
-def runnable_command(run: Run) -> str:
-    """The run's recorded llama-server command, ready to paste ("" when none was recorded)."""
-    provenance = run.provenance if isinstance(run.provenance, Mapping) else {}
-    command = provenance.get("command")
-    return runnable(command) if isinstance(command, str) and command.strip() else ""

@@ -1,14 +1,13 @@
-"""Small formatting filters for numbers the pages show, and the provenance panel's facts."""
+"""Small formatting filters for the finished values the pages show; they call nothing."""
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import lru_cache
 
 from django import template
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
-from leaderboard.models import Run
 from leaderboard.verdicts.evidence import THRESHOLD_TEXT
 from leaderboard.verdicts.statistics import finite
 from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
@@ -81,25 +80,6 @@ def protocol_label(value: str | None) -> str:
     return PROTOCOL_LABELS.get(value or "", value or "–")
 
 
-def _text_at(data: object, *path: str) -> str:
-    """The text at a path of nested provenance mappings, or "" where any step is missing."""
-    for key in path:
-        if not isinstance(data, Mapping):
-            return ""
-        data = data.get(key)
-    if isinstance(data, bool) or not isinstance(data, str | int | float):
-        return ""
-    return str(data)
-
-
-def _memory_at(data: object, *path: str) -> int | None:
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data if isinstance(data, int) and not isinstance(data, bool) and data > 0 else None
-
-
 @register.simple_tag
 def select_options(choices: Iterable[tuple[object, object]], selected: object) -> SafeString:
     """A select's options, (value, text) each, the one whose value is `selected` marked: built
@@ -117,40 +97,3 @@ def _options_html(choices: tuple[tuple[object, object], ...]) -> str:
         f'<option value="{conditional_escape(value)}">{conditional_escape(text)}</option>'
         for value, text in choices
     )
-
-
-@register.simple_tag
-def provenance_facts(run: Run) -> dict[str, object]:
-    """What the provenance panel shows of a run, read defensively.
-
-    Runs differ in what their provenance holds: a worker's result has the system, engine and
-    models; a seed CSV import has none of them, and an older upload only some. Every fact is
-    text here ("" where it is missing), so the template needs no lookups that can fail."""
-    p = run.provenance if isinstance(run.provenance, Mapping) else {}
-    hardware, config = run.hardware, run.config
-    return {
-        "command": _text_at(p, "command"),
-        "engine_backend": _text_at(p, "engine", "backend"),
-        "engine_source": _text_at(p, "engine", "source"),
-        "target_path": _text_at(p, "models", "target", "path"),
-        "target_sha256": _text_at(p, "models", "target", "sha256"),
-        "draft_path": _text_at(p, "models", "draft", "path"),
-        "draft_sha256": _text_at(p, "models", "draft", "sha256"),
-        "gpu": _text_at(p, "system", "gpu_raw_name")
-        or _text_at(p, "system", "gpu")
-        or hardware.gpu_name,
-        "gpu_memory_bytes": _memory_at(p, "system", "gpu_memory_bytes"),
-        "driver": _text_at(p, "system", "driver") or hardware.driver,
-        "cuda": _text_at(p, "system", "cuda") or hardware.cuda,
-        "cpu": _text_at(p, "system", "cpu"),
-        "python": _text_at(p, "system", "python"),
-        "started_at": _text_at(p, "started_at"),
-        "finished_at": _text_at(p, "finished_at"),
-        "source": _text_at(p, "source"),
-        "uploaded_by": _text_at(p, "uploaded_by"),
-        "definition": _text_at(p, "tokens_per_second_definition"),
-        "model_column": _text_at(p, "model"),
-        "prompt_preview": _text_at(p, "prompt_preview"),
-        "config_target_sha256": config.target.sha256 if config.target else "",
-        "config_draft": config.draft,
-    }

@@ -35,6 +35,8 @@ so both may use it.
   runner's rule, checked at the door) and "faster" / "slower" / "not established".
 - `series`: what a curve holds fixed (every parameter but the one it varies) and the words
   that tell two configs apart ("-t 1", "-ctk q8_0").
+- `rows`: every figure of one leaderboard row, decided from what the service read of it
+  (`row_figures`), which `services.board` writes as it is.
 - `advice`: which draft for a target, which config fits a GPU, which n_max wins, and the front
   page's first answer per GPU kind and target (every workload where a draft is faster).
 """

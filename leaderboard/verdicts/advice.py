@@ -160,53 +160,53 @@ def draft_tables(entries: Iterable[Any]) -> list[DraftTable]:
         draft = entry.config.draft.name if entry.config.draft_id else ""
         by_draft[key].setdefault((entry.config.spec_label, draft), []).append(entry)
     for key, table in tables.items():
-        standings = []
-        for (spec_label, draft), rows in by_draft[key].items():
-            best = _best_of(rows)
-            standings.append(
-                DraftStanding(
-                    spec_label=spec_label,
-                    draft=draft,
-                    entry=best,
-                    interval=speedup_interval(best),
-                    configs=len({row.config_id for row in rows}),
-                    anecdotal=bool(getattr(best, "anecdotal", False)),
-                )
-            )
-        standings.sort(
-            key=lambda d: (
-                d.anecdotal,
-                not crownable(d.entry),
-                -d.entry.speedup,
-                d.spec_label,
-                d.draft,
-            )
-        )
-        leader = standings[0]
-        leader.leader = not leader.anecdotal
-        for standing in standings:
-            standing.against_baseline = (
-                None
-                if standing.anecdotal
-                else against_baseline(standing.interval, standing.entry.speedup)
-            )
-            if standing is leader or standing.anecdotal:
-                # An anecdote is set against nothing: it says "anecdotal", not a test's word
-                # (anecdotes sort last, so a leader that is one leads a table of anecdotes).
-                continue
-            same = ratios_indistinguishable(
-                standing.entry.speedup, standing.interval, leader.entry.speedup, leader.interval
-            )
-            standing.tied = bool(same)
-            standing.tie_unknown = same is None
-        table.drafts = standings
+        table.drafts = _standings(by_draft[key])
         table.none_pays = all(
-            d.against_baseline in (SLOWER, BELOW_ONE_NO_INTERVAL) for d in standings
+            d.against_baseline in (SLOWER, BELOW_ONE_NO_INTERVAL) for d in table.drafts
         )
     return sorted(
         tables.values(),
         key=lambda t: (t.hardware.gpu_name, t.workload, t.definition, t.engine_release),
     )
+
+
+def _standings(by_draft: dict[tuple[str, str], list[Any]]) -> list[DraftStanding]:
+    """One ranking's drafts, each by its best row, the leader first (an anecdote never leads),
+    each with its word against no drafting and whether it is tied with the leader."""
+    standings = []
+    for (spec_label, draft), rows in by_draft.items():
+        best = _best_of(rows)
+        standings.append(
+            DraftStanding(
+                spec_label=spec_label,
+                draft=draft,
+                entry=best,
+                interval=speedup_interval(best),
+                configs=len({row.config_id for row in rows}),
+                anecdotal=bool(getattr(best, "anecdotal", False)),
+            )
+        )
+    standings.sort(
+        key=lambda d: (d.anecdotal, not crownable(d.entry), -d.entry.speedup, d.spec_label, d.draft)
+    )
+    leader = standings[0]
+    leader.leader = not leader.anecdotal
+    for standing in standings:
+        standing.against_baseline = (
+            None
+            if standing.anecdotal
+            else against_baseline(standing.interval, standing.entry.speedup)
+        )
+        if standing is leader or standing.anecdotal:
+            # An anecdote is set against nothing: it says "anecdotal", not a test's word
+            # (anecdotes sort last, so a leader that is one leads a table of anecdotes).
+            continue
+        same = ratios_indistinguishable(
+            standing.entry.speedup, standing.interval, leader.entry.speedup, leader.interval
+        )
+        standing.tied = bool(same)
+        standing.tie_unknown = same is None
+    return standings
 
 
 @dataclass(frozen=True)

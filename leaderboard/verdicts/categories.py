@@ -57,35 +57,45 @@ def _prompt_key(record: dict[str, Any]) -> object:
     return record.get("prompt_sha256") or record.get("index")
 
 
-def category_figures(requests: object) -> dict[int, CategoryFigures]:
-    """Per point index, its category's figures over its prompts, from a result's requests."""
+def _by_point(requests: object) -> dict[int, dict[object, list[dict[str, Any]]]]:
+    """A result's measured requests by point index, then by prompt (its hash, else its index)."""
     by_point: dict[int, dict[object, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for record in requests if isinstance(requests, list) else []:
         if not isinstance(record, dict) or record.get("phase", "measure") != "measure":
             continue
         point = count(record.get("point"))
-        if point is None:
-            continue
-        by_point[point][_prompt_key(record)].append(record)
-    found = {}
-    for point, prompts in by_point.items():
-        speeds = []
-        drafted = accepted = steps = 0
-        for records in prompts.values():
-            drafted += sum(count(r.get("draft_n")) or 0 for r in records)
-            accepted += sum(count(r.get("draft_n_accepted")) or 0 for r in records)
-            steps += sum(count(r.get("verify_steps")) or 0 for r in records)
-            decode = sample_of(finite(r.get("decode_tokens_per_second")) for r in records)
-            if decode is not None:
-                speeds.append(decode.mean)
-        found[point] = CategoryFigures(
-            prompts=len(prompts),
-            acceptance=accepted / drafted if drafted and accepted <= drafted else None,
-            acceptance_interval=wilson_interval(accepted, drafted) if drafted else None,
-            decode=sample_of(speeds),
-            evidence=evidence_of(drafted=drafted, verify_steps=steps, tau=None),
-        )
-    return found
+        if point is not None:
+            by_point[point][_prompt_key(record)].append(record)
+    return by_point
+
+
+def _total(records: list[dict[str, Any]], field: str) -> int:
+    return sum(count(record.get(field)) or 0 for record in records)
+
+
+def _prompts_figures(prompts: dict[object, list[dict[str, Any]]]) -> CategoryFigures:
+    """One category's figures over its prompts: each prompt's mean decode tok/s a sample, the
+    acceptance over every drafted token with its Wilson interval."""
+    records = [record for found in prompts.values() for record in found]
+    drafted, accepted = _total(records, "draft_n"), _total(records, "draft_n_accepted")
+    decodes = (
+        sample_of(finite(r.get("decode_tokens_per_second")) for r in found)
+        for found in prompts.values()
+    )
+    return CategoryFigures(
+        prompts=len(prompts),
+        acceptance=accepted / drafted if drafted and accepted <= drafted else None,
+        acceptance_interval=wilson_interval(accepted, drafted) if drafted else None,
+        decode=sample_of(decode.mean for decode in decodes if decode is not None),
+        evidence=evidence_of(
+            drafted=drafted, verify_steps=_total(records, "verify_steps"), tau=None
+        ),
+    )
+
+
+def category_figures(requests: object) -> dict[int, CategoryFigures]:
+    """Per point index, its category's figures over its prompts, from a result's requests."""
+    return {point: _prompts_figures(prompts) for point, prompts in _by_point(requests).items()}
 
 
 def by_category(

@@ -61,9 +61,7 @@ def option_words(canonical: object) -> list[str]:
     config = _parsed(canonical)
     if config is None:
         return []
-    words: list[str] = []
-    if config.engine != "llama-server":
-        words.append(config.engine)
+    words = [config.engine] if config.engine != "llama-server" else []
     flags: list[tuple[str, Any]] = [
         ("-t", config.threads),
         ("-ngl", config.n_gpu_layers),
@@ -73,6 +71,16 @@ def option_words(canonical: object) -> list[str]:
         ("--spec-draft-p-min", config.p_min),
     ]
     words += [f"{flag} {_number(value)}" for flag, value in flags if value is not None]
+    return words + _engine_words(config) + _device_words(config) + _synthetic_words(config)
+
+
+def _on_off(value: bool) -> str:
+    return "on" if value else "off"
+
+
+def _engine_words(config: BenchmarkConfig) -> list[str]:
+    """The attention, cache types and sampling a config sets away from the engine's defaults."""
+    words = []
     if config.flash_attn != "auto":
         words.append(f"-fa {config.flash_attn}")
     if config.cache_type_k != "f16":
@@ -82,9 +90,15 @@ def option_words(canonical: object) -> list[str]:
     if config.backend_sampling is not None and (
         config.backend_sampling != (config.engine == "llama-server")
     ):
-        words.append("backend sampling " + ("on" if config.backend_sampling else "off"))
+        words.append("backend sampling " + _on_off(config.backend_sampling))
     if config.draft_backend_sampling is not None:
-        words.append("draft backend sampling " + ("on" if config.draft_backend_sampling else "off"))
+        words.append("draft backend sampling " + _on_off(config.draft_backend_sampling))
+    return words
+
+
+def _device_words(config: BenchmarkConfig) -> list[str]:
+    """How a config splits its models over the GPUs, where it sets it."""
+    words = []
     if config.split_mode != ENGINE_DEFAULT_SPLIT_MODE:
         words.append(f"-sm {config.split_mode}")
     if config.tensor_split is not None:
@@ -93,6 +107,12 @@ def option_words(canonical: object) -> list[str]:
         words.append(f"-mg {config.main_gpu}")
     if config.draft_gpu is not None:
         words.append(f"draft on GPU {config.draft_gpu}")
+    return words
+
+
+def _synthetic_words(config: BenchmarkConfig) -> list[str]:
+    """Synthetic acceptance's settings and whether the requests were streamed."""
+    words = []
     if config.spec_synth_len is not None:
         words.append(f"--spec-synth-len {_number(config.spec_synth_len)}")
     if config.spec_synth_rates is not None:

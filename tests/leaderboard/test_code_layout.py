@@ -56,8 +56,9 @@ def test_the_selectors_import_no_services_and_no_pages():
 
 
 # What the reads and the writes both need lives outside both packages, importing neither: the
-# progress event's description and the user's allowance (a read the submission service checks).
-SHARED_BY_BOTH = ("progress", "allowances")
+# progress event's description, the user's allowance (a read the submission service checks) and
+# the view of a stored result.
+SHARED_BY_BOTH = ("progress", "allowances", "stored_results")
 
 
 @pytest.mark.parametrize("module", SHARED_BY_BOTH)

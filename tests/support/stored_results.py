@@ -8,6 +8,7 @@ import pytest
 
 from leaderboard import services
 from leaderboard.models import Run
+from leaderboard.stored_results import whole_stored_result
 from runner import roofline
 from tests.support.api_clients import SPECULATIVE
 
@@ -74,5 +75,5 @@ def on_gpu(run: Run, *, kv_elements: int | None = None, **figures) -> None:
 
 def expected_roofline(run: Run) -> dict:
     """The roofline the runner derives from the run's stored result, as it is now."""
-    run.refresh_from_db()
-    return roofline.derived_roofline(run.raw_result, run=run.raw_result)
+    whole = whole_stored_result(run.pk)
+    return roofline.derived_roofline(whole, run=whole)

@@ -111,7 +111,7 @@ class RunEnergyField(WholeObjectField):
     help = ENERGY_HELP
 
     def to_representation(self, run: Run) -> dict | None:
-        return selectors.energy_of(run.raw_result)
+        return selectors.energy_of(selectors.whole_result(run=run))
 
 
 @extend_schema_field(RooflineSerializer(allow_null=True))
@@ -119,7 +119,7 @@ class RunRooflineField(WholeObjectField):
     help = ROOFLINE_HELP
 
     def to_representation(self, run: Run) -> dict | None:
-        return selectors.roofline_of(run.raw_result)
+        return selectors.roofline_of(selectors.whole_result(run=run))
 
 
 @extend_schema_field(AcceptanceSpreadSerializer(allow_null=True))
@@ -194,8 +194,7 @@ class RunQualityField(WholeObjectField):
     help = QUALITY_HELP
 
     def to_representation(self, run: Run) -> dict | None:
-        raw = run.raw_result if isinstance(run.raw_result, dict) else {}
-        return selectors.quality_view(summary=raw.get("summary"))
+        return selectors.quality_view(summary=selectors.stored_summary(run=run))
 
 
 class QualityTaskSerializer(serializers.Serializer):
@@ -217,15 +216,17 @@ class RunQualityTasksField(WholeObjectField):
     )
 
     def to_representation(self, run: Run) -> list | None:
-        return selectors.quality_tasks_of(run.raw_result)
+        return selectors.quality_tasks_of(selectors.whole_result(run=run))
 
 
 class RequestRecordSerializer(serializers.ModelSerializer):
     class Meta:
         model = RequestRecord
-        exclude = ["id", "run"]
+        # The record's columns, as the downloads give them; the rest of it (`details`) is not
+        # part of the API's record.
+        exclude = ["id", "run", "details"]
         read_only_fields = [
-            f.name for f in RequestRecord._meta.fields if f.name not in ("id", "run")
+            f.name for f in RequestRecord._meta.fields if f.name not in ("id", "run", "details")
         ]
 
 

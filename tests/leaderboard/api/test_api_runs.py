@@ -13,6 +13,7 @@ from django.test import Client
 from leaderboard import selectors, services
 from leaderboard.models import RequestRecord, Run
 from leaderboard.selectors.spread import acceptance_spread
+from leaderboard.stored_results import stored_requests
 from tests.support.api_clients import SPECULATIVE
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.measured_configs import measured_run, set_drafts
@@ -76,7 +77,7 @@ def test_the_roofline_counts_the_kv_cache_where_the_target_s_metadata_gives_it(a
     run = recorded[1]
     on_gpu(run, kv_elements=73_728, joules_per_token=0.25)
     expected = expected_roofline(run)
-    records = [r for r in run.raw_result["requests"] if r["phase"] == "measure"]
+    records = stored_requests([run.pk], phase="measure")[run.pk]
     context = sum(r["predicted_n"] * (r["prompt_n"] + r["predicted_n"] / 2) for r in records)
     context /= sum(r["predicted_n"] for r in records)
     assert expected["kv_bytes_per_step"] == round(73_728 * 2 * context)
@@ -144,8 +145,8 @@ def test_the_run_resource_carries_the_measured_energy_and_roofline(
     # At its lowest level, the basis of every figure of a concurrency run (docs/VERDICTS.md),
     # not the 0.4385 J/token its summary pools over the levels.
     level_one = [
-        r for r in speculative.raw_result["requests"]
-        if r["phase"] == "measure" and r["concurrency"] == 1
+        r for r in stored_requests([speculative.pk], phase="measure")[speculative.pk]
+        if r["concurrency"] == 1
     ]  # fmt: skip
     joules = sum(r["energy_joules"] for r in level_one) / sum(r["predicted_n"] for r in level_one)
     assert run["energy"]["joules_per_token"] == pytest.approx(joules)

@@ -18,6 +18,7 @@ from leaderboard.selectors.serving import (
     run_latency,
     tpot_objective,
 )
+from leaderboard.stored_results import StoredResult
 from runner.stats import request_tpot_ms
 from tests.support.protocol_results import concurrency_config
 from tests.support.protocol_runs import LEVELS, import_streamed
@@ -153,12 +154,13 @@ def test_stored_requests_with_missing_or_hostile_values_are_read_around():
             {"phase": "warmup", "point": 0, "ttft_ms": 1.0, "wall_ms": 2.0, "predicted_n": 5},
         ],
     }  # fmt: skip
-    figures = latency_by_level(hostile)[2]
+    figures = latency_by_level(StoredResult.of_file(hostile))[2]
     assert figures["tpot_ms"]["n"] == 1 and figures["tpot_ms"]["p50"] == pytest.approx(10.0)
     assert figures["itl_ms"]["n"] == 0  # neither stream is whole and in order
     # NaN and a wall time past the result model's bound (1e15 ms) are no latency.
     assert figures["e2e_ms"]["n"] == 2 and figures["e2e_ms"]["max"] == 42.0
-    assert point_latency({"requests": "nope"}) == {} and point_latency(None) == {}
+    assert point_latency(StoredResult.of_file({"requests": "nope"})) == {}
+    assert point_latency(StoredResult.of_file(None)) == {}
 
 
 def test_medians_carry_a_distribution_free_interval_where_the_samples_can_place_one(

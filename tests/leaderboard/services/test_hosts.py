@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 
 from leaderboard import dispatch, selectors, services, signing, tasks
 from leaderboard.models import EngineBuild, GpuHost, Job, LeaderboardEntry, Run
-from leaderboard.services.hosts import host_message_refusal
+from leaderboard.services.hosts import HostMessage, host_message_refusal
 from runner.provenance import visible_gpus
 from tests.support.fake_nvml import FakeNvml, install, rtx_3090s
 from tests.support.gpu_kinds import RTX_3090, nvml_gpus
@@ -393,8 +393,10 @@ def claim(job: Job, host: str, key: str, body: dict) -> str | None:
         key=key, kind="progress", job_id=job.pk, delivery=job.delivery, sequence=sequence, body=body
     )
     return host_message_refusal(
-        kind="progress", job_id=job.pk, body=body, host=host, signature=signature,
-        delivery=job.delivery, sequence=sequence,
+        message=HostMessage(
+            kind="progress", job_id=job.pk, body=body, host=host, signature=signature,
+            delivery=job.delivery, sequence=sequence,
+        )
     )  # fmt: skip
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.templatetags.run_display import memory_text, runnable
+from leaderboard.selectors.provenance import runnable
+from leaderboard.templatetags.run_display import memory_text
 from leaderboard.templatetags.specboard import interval, select_options
 
 
@@ -55,12 +56,11 @@ def test_the_command_gets_the_library_path_of_a_built_engines_binary():
 
 
 def test_a_run_on_several_gpus_reads_each_gpus_peak_and_energy():
-    from types import SimpleNamespace
-
+    from leaderboard.stored_results import StoredResult
     from leaderboard.templatetags.run_display import per_gpu
 
     def run(gpus):
-        return SimpleNamespace(raw_result={"summary": {"gpus": gpus}})
+        return StoredResult.of({"summary": {"gpus": gpus}}).gpus
 
     two = [
         {"index": 0, "peak_memory_bytes": 12 * 2**30, "energy_joules": 310.54},
@@ -69,7 +69,7 @@ def test_a_run_on_several_gpus_reads_each_gpus_peak_and_energy():
     assert per_gpu(run(two)) == ["GPU 0: 12.0 GiB, 310.5 J", "GPU 1: 10.0 GiB"]
     # One GPU says nothing the peak memory does not; old or damaged results say nothing at all.
     assert per_gpu(run(two[:1])) == [] and per_gpu(run(None)) == []
-    assert per_gpu(SimpleNamespace(raw_result="garbage")) == []
+    assert per_gpu(StoredResult.of("garbage").gpus) == []
     assert per_gpu(run(["x", {"peak_memory_bytes": float("nan"), "energy_joules": -1}])) == [
         "GPU 0: memory not measured",
         "GPU 1: memory not measured",

@@ -234,21 +234,25 @@ def test_an_honest_upload_with_odd_answer_text_is_recorded_and_shown_escaped(
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda r: r["summary"].update(quality="lots"),
-        lambda r: r["summary"].update(quality={"tasks": 0, "correct": 3}),
-        lambda r: r["summary"]["quality"].update(tasks=True, correct=-1),
-        lambda r: r["summary"]["quality"].update(correct=10**30),
-        lambda r: r["summary"].update(quality_difference={"pairs": "x", "difference": "inf"}),
-        lambda r: r["summary"].get("quality_difference", {}).update(ci95_low="wide", pairs=0),
-        lambda r: r["requests"][0].update(quality=["not", "a", "score"]),
-        lambda r: r["summary"].get("quality_difference", {}).update(both_correct=10**6),
-        lambda r: r.update(requests="none"),
+        lambda r, _: r["summary"].update(quality="lots"),
+        lambda r, _: r["summary"].update(quality={"tasks": 0, "correct": 3}),
+        lambda r, _: r["summary"]["quality"].update(tasks=True, correct=-1),
+        lambda r, _: r["summary"]["quality"].update(correct=10**30),
+        lambda r, _: r["summary"].update(quality_difference={"pairs": "x", "difference": "inf"}),
+        lambda r, _: r["summary"].get("quality_difference", {}).update(ci95_low="wide", pairs=0),
+        lambda _, requests: requests[0].details.update(quality=["not", "a", "score"]),
+        lambda r, _: r["summary"].get("quality_difference", {}).update(both_correct=10**6),
+        lambda _, requests: [record.details.update(quality="none") for record in requests],
     ],
 )
 def test_damaged_stored_quality_figures_never_break_a_page(client: Client, quality_runs, damage):
     for run in Run.objects.all():
-        damage(run.raw_result)
+        # The stored result and its requests, each request stored once as its record.
+        requests = list(run.requests.order_by("index"))
+        damage(run.raw_result, requests)
         run.save(update_fields=["raw_result"])
+        for record in requests:
+            record.save(update_fields=["details"])
     for run in quality_runs:
         for url in (f"/configs/{run.config.key}/", f"/runs/{run.pk}/", "/"):
             assert client.get(url).status_code == 200, url

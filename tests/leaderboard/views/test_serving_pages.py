@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from leaderboard.models import Run
+from leaderboard.models import REQUEST_RECORD_FIELDS, RequestRecord, Run
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency
 from tests.support.pages import element_text, embedded, text
 from tests.support.protocol_results import concurrency_config
@@ -96,21 +96,33 @@ def test_the_h200_concurrency_result_gives_a_pareto_curve_from_its_recorded_cloc
     assert pareto["frontier"] == []
 
 
+def damaged(**fields):
+    """A damage to a stored request: its columns where they are columns, else its details."""
+
+    def damage(record: RequestRecord) -> None:
+        for name, value in fields.items():
+            if name in REQUEST_RECORD_FIELDS:
+                setattr(record, name, value)
+            else:
+                record.details[name] = value
+
+    return damage
+
+
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda r: r.update(ttft_ms="soon", wall_ms=None),
-        lambda r: r.update(chunk_arrival_ms=[3.0, "x", -1.0]),
-        lambda r: r.update(chunk_arrival_ms={"a": 1}, predicted_n="many"),
-        lambda r: r.update(wall_ms=1e308, ttft_ms=-5.0, tpot_ms="fast"),
-        lambda r: r.clear(),
+        damaged(ttft_ms=None, wall_ms=None),
+        damaged(chunk_arrival_ms=[3.0, "x", -1.0]),
+        damaged(chunk_arrival_ms={"a": 1}, tpot_ms="many"),
+        damaged(wall_ms=1e308, ttft_ms=-5.0, tpot_ms="fast"),
+        lambda record: record.details.clear(),
     ],
 )
 def test_damaged_stored_requests_never_break_a_page_or_the_api(client, streamed_runs, damage):
-    for run in Run.objects.all():
-        for record in run.raw_result["requests"]:
-            damage(record)
-        run.save(update_fields=["raw_result"])
+    for record in RequestRecord.objects.all():
+        damage(record)
+        record.save()
     run = Run.objects.get(config__key=concurrency_config(LEVELS).key)
     urls = (f"/runs/{run.pk}/", f"/configs/{run.config.key}/", "/concurrency/", "/")
     for url in urls:
