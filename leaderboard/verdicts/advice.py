@@ -322,7 +322,9 @@ def fitting_answers(entries: Iterable[Any]) -> list[FitAnswer]:
         rows.sort(key=lambda e: (not crownable(e), -e.tokens_per_second, e.pk))
         rows = _one_baseline(rows)
         best = rows[0]
-        tied, others, untested = [], [], []
+        tied: list[Any] = []
+        others: list[Any] = []
+        untested: list[Any] = []
         # The ranking's rows against its best, Welch's test computed for all of them at once.
         best_sample = config_sample(best)
         alike = indistinguishable_pairs([(config_sample(row), best_sample) for row in rows[1:]])

@@ -32,7 +32,9 @@ REPEATING_PROTOCOLS = ("quick", CONCURRENCY)
 class RunLike(Protocol):
     """What the rule reads of a run (a `leaderboard.models.Run`)."""
 
-    pk: int | None
+    @property
+    def pk(self) -> int | None: ...
+
     n: int
     degenerate: bool
     tps_definition: str

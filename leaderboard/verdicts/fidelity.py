@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from runner.fidelity import NEAR_TIE_MEASURED_BACKENDS
 
@@ -42,7 +43,17 @@ class Outputs:
     fidelity: str
 
 
-def outputs_verdict(runs: Sequence[object]) -> Outputs:
+class GradedRun(Protocol):
+    """What the verdict reads of a run (a `leaderboard.models.Run`); ``synthetic`` is optional."""
+
+    @property
+    def lossless(self) -> bool | None: ...
+
+    @property
+    def fidelity(self) -> str: ...
+
+
+def outputs_verdict(runs: Sequence[GradedRun]) -> Outputs:
     """Lossless and the fidelity verdict of a row's batches (runs with ``lossless``,
     ``fidelity`` and ``synthetic``), in agreement.
 

@@ -86,7 +86,7 @@ def standing_columns(
         ordered_samples.take(rest), ordered_samples.take(rest - 1)
     )
     ordered_ids = id_column[order].tolist()
-    found = {ordered_ids[0]: (1, None, None)}
+    found: dict[int, tuple[int, bool | None, bool | None]] = {ordered_ids[0]: (1, None, None)}
     for index, (id, rank) in enumerate(zip(ordered_ids[1:], ranks[1:].tolist(), strict=True)):
         found[id] = (rank, like_leader[index], like_above[index])
     return found

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypedDict
 
 from leaderboard.models import Config, Run
 from leaderboard.verdicts.best_run import CONCURRENCY, lowest_level_pair, run_sample
@@ -252,7 +252,15 @@ def _intervals(row: RowEvidence) -> dict[str, Any]:
     }
 
 
-def _workload(row: RowEvidence) -> dict[str, str]:
+class Workload(TypedDict):
+    """Which ranking a row is in, and its workload, in words (`RowFigures`' last fields)."""
+
+    ranking_key: str
+    ranking_label: str
+    workload_label: str
+
+
+def _workload(row: RowEvidence) -> Workload:
     """Which ranking the row is in, and its workload, in words."""
     config, prompts = row.config, row.prompt_set
     return {

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, cast
 
-from leaderboard.models import Config
+from leaderboard.models import Config, ModelFile
 from runner.config import (
     ENGINE_DEFAULT_SPLIT_MODE,
     BenchmarkConfig,
@@ -61,7 +61,7 @@ def option_words(canonical: object) -> list[str]:
     config = _parsed(canonical)
     if config is None:
         return []
-    words = [config.engine] if config.engine != "llama-server" else []
+    words: list[str] = [config.engine] if config.engine != "llama-server" else []
     flags: list[tuple[str, Any]] = [
         ("-t", config.threads),
         ("-ngl", config.n_gpu_layers),
@@ -129,6 +129,9 @@ def series_label(config: Config) -> str:
     parts = [config.spec_label.replace(",", " + ")]
     if config.draft_id is not None:
         parts.append(
-            "self-draft" if config.draft_id == config.target_id else f"draft {config.draft.name}"
+            "self-draft"
+            if config.draft_id == config.target_id
+            # A draft id names a draft: the field is None only without one.
+            else f"draft {cast(ModelFile, config.draft).name}"
         )
     return " · ".join(parts + option_words(config.canonical))

@@ -79,8 +79,8 @@ def config_uncertainty(
         return Uncertainty(sample=means, interval=t_interval(means), basis=BATCH_MEANS)
     if best is None:
         return NONE
-    interval = t_interval(best)
-    return Uncertainty(sample=best, interval=interval, basis=unit if interval else "")
+    shown = t_interval(best)
+    return Uncertainty(sample=best, interval=shown, basis=unit if shown else "")
 
 
 def speedup_uncertainty(
