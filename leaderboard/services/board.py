@@ -43,6 +43,7 @@ from leaderboard.models import (
 from leaderboard.services.configs import relabel_measured_configs
 from leaderboard.services.pairing import (
     Pairing,
+    Release,
     batch_noise_flags,
     best_batch,
     build_flags_key,
@@ -205,7 +206,7 @@ def _refresh_entry(
     batch returned, and whether the board's row set changed (a row came, went or moved between
     the ranking and the kept-off rows); `rankings` collects the ranking keys touched, each with
     the targets of its rows that changed."""
-    same = {"hardware": hardware, "engine_release": engine_release}
+    same: Release = {"hardware": hardware, "engine_release": engine_release}
     before = {
         found[0]: found[1:]
         for found in LeaderboardEntry.objects.filter(config=config, **same).values_list(
@@ -249,7 +250,7 @@ def _refresh_row(
     runs: list[Run],
     *,
     prompts: str,
-    same: dict[str, Any],
+    same: Release,
     rankings: dict[str, set[str]],
 ) -> LeaderboardEntry:
     """One row of a config, from its batches that sent one set of prompts: what the verdicts
@@ -302,7 +303,7 @@ def _row_evidence(
     figures: _Figures,
     pairing: Pairing,
     points: dict[int, object],
-    same: dict[str, Any],
+    same: Release,
     prompts: str,
 ) -> row_verdicts.RowEvidence:
     """What the verdicts decide a row's figures from, read once: its best batch's requests
@@ -418,14 +419,14 @@ def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
     return len(changed)
 
 
-def ranking_summaries(ranking_key: str, rows: Iterable[object]) -> list[RankingSummary]:
+def ranking_summaries(ranking_key: str, rows: Iterable[Any]) -> list[RankingSummary]:
     """What a ranking holds of each target, from its rows as ranked (each with `target_name`,
     `hardware_id`, `ranking_label`, `rank`, `speedup`, `n_max`, `spec_label`, `noisy` and
     `baseline_noisy`): its rows, its speculative rows that compete and have a speedup and the
     speedup their draft answer leads with (`verdicts.leading_speedup`), the n_max values that
     compete and every spec label."""
     found: dict[str, RankingSummary] = {}
-    drafts: dict[str, list[object]] = defaultdict(list)
+    drafts: dict[str, list[Any]] = defaultdict(list)
     for row in rows:
         summary = found.get(row.target_name)
         if summary is None:

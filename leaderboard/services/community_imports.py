@@ -16,10 +16,10 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from leaderboard.models import SELF_REPORTED_RELEASE, Config, Hardware, Run
@@ -202,7 +202,9 @@ def _figures_problem(parsed: dict, *, given: set[str]) -> str | None:
     figures = summarize(parsed["samples"])
     for column, name in (("avg_tps", "mean"), ("median_tps", "median"), ("min_tps", "min"),
                          ("max_tps", "max")):  # fmt: skip
-        if column in given and not math.isclose(parsed[column], figures[name], **_FIGURE_TOLERANCE):
+        # Samples are given (`_samples_problem`), so each figure is a number.
+        figure = cast(float, figures[name])
+        if column in given and not math.isclose(parsed[column], figure, **_FIGURE_TOLERANCE):
             return (
                 f"{column} is {parsed[column]:g}, but its samples' {name} is {figures[name]:.10g}"
             )
@@ -355,16 +357,16 @@ def _refuse_mixed_targets(
 
 
 def _reporter_identity(
-    uploaded_by: AbstractBaseUser | None, rows: list[tuple[int, dict]], *, publish_name: bool
+    uploaded_by: User | None, rows: list[tuple[int, dict]], *, publish_name: bool
 ) -> str:
     """Who reported the rows: the uploader's account when they published their name, their
     pseudonym when not (`reporter_identity`), or for an anonymous import its file."""
     if uploaded_by is not None and uploaded_by.pk is not None:
-        return (
-            f"user:{uploaded_by.pk}"
-            if publish_name
-            else reporter_identity(user=uploaded_by, publish_name=False)
-        )
+        if publish_name:
+            return f"user:{uploaded_by.pk}"
+        pseudonym = reporter_identity(user=uploaded_by, publish_name=False)
+        assert pseudonym is not None  # a saved account has one
+        return pseudonym
     return f"file:{digest([row for _, row in rows])[:16]}"
 
 
@@ -372,7 +374,7 @@ def import_leaderboard_csv(
     *,
     content: bytes | str,
     hardware_name: str,
-    uploaded_by: AbstractBaseUser | None = None,
+    uploaded_by: User | None = None,
     baseline_run_name: str | None = None,
     target_name: str | None = None,
     publish_name: bool = False,
@@ -448,7 +450,7 @@ def _create_imported_run(
     config: Config,
     hardware: Hardware,
     fingerprint: str,
-    uploaded_by: AbstractBaseUser | None,
+    uploaded_by: User | None,
 ) -> Run:
     samples = summarize(row["samples"]) if row["samples"] else {}
     tokens, elapsed = row["sample_tokens"], row["sample_elapsed_s"]

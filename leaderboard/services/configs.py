@@ -16,8 +16,9 @@ import json
 import re
 import secrets
 from pathlib import Path
+from typing import cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Model
 
 from leaderboard.models import (
@@ -61,7 +62,8 @@ def _config_label(config: BenchmarkConfig, target: ModelFile, draft: ModelFile |
     label = " · ".join(parts)
     # Two model names of up to 200 characters each make a longer label than its column holds
     # (PostgreSQL refuses it): the label is for reading, the config's fields stay whole.
-    limit = Config._meta.get_field("label").max_length
+    # A CharField's max_length is set (the stubs type every field's as optional).
+    limit = cast(int, Config._meta.get_field("label").max_length)
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
@@ -77,7 +79,8 @@ def relabel_measured_configs() -> int:
             parsed = parse_stored_config(row.canonical)
         except ConfigError:
             continue
-        label = _config_label(parsed, row.target, row.draft)
+        # Filtered to configs with a target.
+        label = _config_label(parsed, cast(ModelFile, row.target), row.draft)
         if label != row.label:
             row.label = label
             changed.append(row)
@@ -104,7 +107,7 @@ def protocol_variant(protocol: object) -> str:
     return digest({k: v for k, v in protocol.items() if k not in MEASUREMENT_COUNTS})[:12]
 
 
-def reporter_identity(*, user: AbstractBaseUser | None, publish_name: bool) -> str | None:
+def reporter_identity(*, user: User | None, publish_name: bool) -> str | None:
     """Who a self-reported config's key says reported it: the user name they chose to publish,
     else their pseudonym (made on their first unpublished upload); None for nobody's."""
     if user is None or user.pk is None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -72,7 +73,8 @@ def register_gpu_host(
         hardware=hardware,
         key=key,
         engine_release=release,
-        gpus=_advertised(gpus) if gpus is not None else [],
+        # Past the check above, GPUs that were given are a list.
+        gpus=_advertised(gpus) if isinstance(gpus, list) else [],
     )
     return host, key
 
@@ -118,7 +120,8 @@ class HostMessage:
 
     kind: str
     job_id: int
-    body: object
+    # The keyword arguments of the task's body (`leaderboard.tasks`), as JSON decoded them.
+    body: dict[str, Any]
     host: str = ""
     signature: str = ""
     delivery: str = ""

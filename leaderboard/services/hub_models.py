@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
+from typing import cast
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -76,7 +77,7 @@ def register_hub_model(
     revision: str = "",
     role: str | None = None,
     name: str | None = None,
-    registered_by: AbstractBaseUser | None = None,
+    registered_by: User | None = None,
 ) -> ModelFile:
     """Register a GGUF file of a Hub repository at the commit its revision resolves to."""
     hf_repo, hf_file, revision = hf_repo.strip(), hf_file.strip(), (revision or "").strip()
@@ -149,7 +150,8 @@ def _refuse_changed_file(hub_file: HubFile, *, sha256: str, hf_file: str) -> Non
 def _display_name(name: str | None, *, hf_repo: str, hf_file: str, hub_file: HubFile) -> str:
     """The name asked for, else repo/file@commit; refused where too long or another file's."""
     display_name = name or f"{hf_repo}/{Path(hf_file).stem}@{hub_file.revision[:7]}"
-    limit = ModelFile._meta.get_field("name").max_length
+    # A CharField's max_length is set (the stubs type every field's as optional).
+    limit = cast(int, ModelFile._meta.get_field("name").max_length)
     if len(display_name) > limit:
         raise RegistrationError(
             {
@@ -167,7 +169,7 @@ def _display_name(name: str | None, *, hf_repo: str, hf_file: str, hub_file: Hub
 
 
 def request_model(
-    *, requester: AbstractBaseUser, hf_repo: str, hf_file: str, revision: str = ""
+    *, requester: User, hf_repo: str, hf_file: str, revision: str = ""
 ) -> ModelRequest:
     """A signed-in user's request for a Hub model; an admin approves or refuses it."""
     hf_repo, hf_file, revision = hf_repo.strip(), hf_file.strip(), (revision or "").strip()
@@ -198,9 +200,7 @@ def request_model(
     )
 
 
-def approve_model_request(
-    *, model_request: ModelRequest, admin: AbstractBaseUser, note: str = ""
-) -> ModelFile:
+def approve_model_request(*, model_request: ModelRequest, admin: User, note: str = "") -> ModelFile:
     """Register the requested file (as register_hub_model) and mark the request approved."""
     if model_request.state != ModelRequest.State.PENDING:
         raise ModelRequestError(f"this request was already {model_request.state}")
@@ -214,9 +214,7 @@ def approve_model_request(
     return model
 
 
-def refuse_model_request(
-    *, model_request: ModelRequest, admin: AbstractBaseUser, note: str = ""
-) -> None:
+def refuse_model_request(*, model_request: ModelRequest, admin: User, note: str = "") -> None:
     """Refuse a pending request, with a note the requester sees."""
     if model_request.state != ModelRequest.State.PENDING:
         raise ModelRequestError(f"this request was already {model_request.state}")
@@ -227,7 +225,7 @@ def _decide(
     model_request: ModelRequest,
     *,
     state: str,
-    admin: AbstractBaseUser,
+    admin: User,
     note: str,
     model: ModelFile | None,
 ) -> None:

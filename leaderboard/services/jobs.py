@@ -12,7 +12,7 @@ from collections.abc import Collection
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
@@ -143,7 +143,7 @@ def record_failure(*, job_id: int, error: object, log_tail: object = "") -> bool
     )
 
 
-def cancel_job(*, job: Job, user: AbstractBaseUser) -> bool:
+def cancel_job(*, job: Job, user: User) -> bool:
     """Cancel a queued or running job for its owner; False if it has already finished."""
     if job.owner_id != user.pk and not user.is_staff:
         raise PermissionDenied("only the job's owner can cancel it")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from leaderboard.allowances import DAY, allowance
@@ -28,7 +28,7 @@ class LimitReached(ServiceError):
         self.retry_after_s = retry_after_s
 
 
-def check_allowance(*, user: AbstractBaseUser, config: BenchmarkConfig) -> int:
+def check_allowance(*, user: User, config: BenchmarkConfig) -> int:
     """Raise LimitReached if this config is over the user's rate or token allowance; else the
     tokens it will cost (its job's `total_tokens`)."""
     left = allowance(user=user)

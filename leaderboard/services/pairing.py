@@ -15,10 +15,10 @@ import json
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from leaderboard import verdicts
-from leaderboard.models import Config, Job, LeaderboardEntry, RequestRecord, Run
+from leaderboard.models import Config, Hardware, Job, LeaderboardEntry, RequestRecord, Run
 from leaderboard.stored_results import stored_requests, stored_result, stored_results
 from leaderboard.verdicts import noise as noise_verdicts
 from runner.pairing import category_points, depth_points, speedup_over_depths
@@ -223,11 +223,18 @@ def undisputed_baseline_batches(
     return (kept, False) if kept else (list(runs), True)
 
 
+class Release(TypedDict):
+    """Where a row's batches ran: its hardware kind and engine release (its baseline's too)."""
+
+    hardware: Hardware
+    engine_release: str
+
+
 def pair_baseline(
     best: Run,
     *,
     config: Config,
-    same: dict[str, Any],
+    same: Release,
     points: dict[int, object],
     runs: Sequence[Run],
 ) -> Pairing:

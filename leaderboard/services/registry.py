@@ -13,7 +13,7 @@ import unicodedata
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 from pydantic import ValidationError
@@ -259,7 +259,7 @@ def register_model(
     path: str,
     role: str | None = None,
     name: str | None = None,
-    registered_by: AbstractBaseUser | None = None,
+    registered_by: User | None = None,
 ) -> ModelFile:
     """Read a GGUF file inside SPECBOARD_MODELS_DIR with the runner and register it.
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -365,7 +365,8 @@ def _record_beside(
     baseline that names the job."""
     section, stored = baseline
     run = record_run(
-        config=job.config.baseline,
+        # A job measures a baseline beside itself only where its config has one.
+        config=cast(Config, job.config.baseline),
         hardware=job.hardware,
         engine_release=release,
         fields=section_fields(section, engine=result.engine),
@@ -443,7 +444,7 @@ def _typed(result: BenchmarkResult | dict[str, Any]) -> BenchmarkResult:
 
 
 def _import_job(
-    *, owner: AbstractBaseUser, hardware: Hardware, section: Section, result: BenchmarkResult
+    *, owner: User, hardware: Hardware, section: Section, result: BenchmarkResult
 ) -> Job:
     """The running job an imported section is recorded through, with its models and config row
     (a model first known from the file keeps its test-weights mark)."""
@@ -464,7 +465,7 @@ def _import_job(
 
 def import_runner_result(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     hardware: Hardware,
     result: BenchmarkResult | dict[str, Any],
     source: str,
@@ -574,7 +575,7 @@ def record_self_reported_result(
     *,
     result: BenchmarkResult | dict[str, Any],
     hardware_name: str,
-    uploaded_by: AbstractBaseUser | None = None,
+    uploaded_by: User | None = None,
     publish_name: bool = False,
 ) -> list[Run]:
     """Store an uploaded runner result file as self-reported runs, baseline first.

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from pydantic import ValidationError
@@ -123,8 +123,10 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
         for name, messages in field_errors(error).items():
             errors.setdefault(name, []).extend(messages)
     registered = _registered_references(data, errors)
-    target = registered.get(data.get("target_model"))
-    if errors or config is None or target is None:
+    reference = data.get("target_model")
+    target = registered.get(reference) if isinstance(reference, str) else None
+    # Without a hardware kind `_choose_hardware` filled `errors`.
+    if errors or config is None or target is None or hardware is None:
         raise SubmissionError(errors)
     draft = registered.get(config.draft_model) if config.draft_model else None
     if problems := _fit_problems(config, target=target, draft=draft, hardware=hardware):
@@ -197,7 +199,9 @@ def _has_pairable_baseline(*, baseline: Config, hardware: Hardware, engine_relea
         .values("engine_backend", "build_flags_key")
         .first()
     )
-    return by_workers.filter(config=baseline, **(latest or {})).exists()
+    if latest is None:
+        return by_workers.filter(config=baseline).exists()
+    return by_workers.filter(config=baseline, **latest).exists()
 
 
 def _schedule_baseline(job: Job) -> Job | None:
@@ -205,7 +209,8 @@ def _schedule_baseline(job: Job) -> Job | None:
     pairable result or a job in flight on this hardware and release."""
     # Two submissions that share a baseline take turns here: the row lock makes the second wait
     # for the first's commit, so it sees the baseline job the first queued (PostgreSQL).
-    baseline = Config.objects.select_for_update().get(pk=job.config.baseline_id)
+    # Only a job whose config has a baseline schedules one.
+    baseline = Config.objects.select_for_update().get(pk=cast(int, job.config.baseline_id))
     same = {"config": baseline, "hardware": job.hardware, "engine_release": job.engine_release}
     if _has_pairable_baseline(
         baseline=baseline, hardware=job.hardware, engine_release=job.engine_release
@@ -218,7 +223,7 @@ def _schedule_baseline(job: Job) -> Job | None:
     return baseline_job
 
 
-def submit_config(*, owner: AbstractBaseUser, data: Any, hardware_slug: str | None = None) -> Job:
+def submit_config(*, owner: User, data: Any, hardware_slug: str | None = None) -> Job:
     """Validate a config, record it and queue its job (and a synthetic config's paired baseline's,
     when missing)."""
     return queue_submission(
@@ -226,7 +231,7 @@ def submit_config(*, owner: AbstractBaseUser, data: Any, hardware_slug: str | No
     )
 
 
-def queue_submission(*, owner: AbstractBaseUser, submission: ValidatedConfig) -> Job:
+def queue_submission(*, owner: User, submission: ValidatedConfig) -> Job:
     """Record an already validated config and queue its job.
 
     A speculative config with its own drafting is sent with_baseline: its job measures the paired
