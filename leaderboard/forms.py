@@ -11,7 +11,7 @@ in a person's words (`worded`), on every page and in the admin.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -73,8 +73,10 @@ class IntegerListField(forms.CharField):
     """Comma-separated integers as a list; text that is not one goes to the schema as it is, so
     the runner's own message is the error."""
 
-    def to_python(self, value: Any) -> list[int] | str | None:
-        text = super().to_python(value).replace(" ", "")
+    # A CharField that cleans into a list: its return widens CharField's by design.
+    def to_python(self, value: Any) -> list[int] | str | None:  # type: ignore[override]
+        # CharField gives its empty_value ("") for no text.
+        text = (super().to_python(value) or "").replace(" ", "")
         if not text:
             return None
         try:
@@ -169,6 +171,11 @@ def add_service_errors(
             text = worded(message, field=field)
             named = field or name == "non_field_errors"
             form.add_error(field, text if named else f"{name}: {text}")
+
+
+def _choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
+    """A form's choice field (`form.fields` types each as the base `Field`)."""
+    return cast(forms.ChoiceField, form.fields[name])
 
 
 def threads_help(reason: str) -> str:
@@ -303,23 +310,24 @@ class SubmitForm(forms.Form):
 
     def _offer_hardware(self) -> None:
         hardware = selectors.servable_hardware()
-        self.fields["hardware"].choices = [(h.slug, str(h)) for h in hardware]
+        _choice_field(self, "hardware").choices = [(h.slug, str(h)) for h in hardware]
         # Threads start at what is fastest on each host (the page's script follows the chosen
         # one); the form says why.
         self.threads_advice = {h.slug: selectors.threads_advice(hardware=h) for h in hardware}
         chosen_hardware = self.initial.get("hardware") or next(iter(self.threads_advice), None)
-        advice = self.threads_advice.get(chosen_hardware) or selectors.threads_advice(hardware=None)
+        known = self.threads_advice.get(chosen_hardware) if chosen_hardware else None
+        advice = known or selectors.threads_advice(hardware=None)
         if "threads" not in self.initial:
             self.fields["threads"].initial = advice.threads
             self.fields["threads"].help_text = threads_help(advice.reason)
 
     def _offer_models(self) -> None:
         targets = selectors.registered_models(role="target")
-        self.fields["target_model"].choices = [(m.path, m.name) for m in targets]
+        _choice_field(self, "target_model").choices = [(m.path, m.name) for m in targets]
         # Each target's training context, which the sweeps' lengths are fitted to.
         self.training_contexts = {m.path: m.model_info().context_length for m in targets}
         drafts = selectors.registered_models()
-        self.fields["draft_model"].choices = [("", "none")] + [
+        _choice_field(self, "draft_model").choices = [("", "none")] + [
             (m.path, f"{m.name} ({m.architecture})") for m in drafts
         ]
 
@@ -327,7 +335,7 @@ class SubmitForm(forms.Form):
         # Every protocol field starts at the runner's default: the preset's protocol first.
         chosen = next((p for p in PRESETS if p.name == preset and p.available), PRESETS[0])
         target = self.initial.get("target_model") or next(iter(self.training_contexts), None)
-        context_length = self.training_contexts.get(target)
+        context_length = self.training_contexts.get(target) if target else None
         for name in reversed([chosen.protocol, *PROTOCOL_FORM_FIELDS]):
             for field, value in fitted_defaults(name, context_length=context_length).items():
                 self.fields[field].initial = value
@@ -376,7 +384,9 @@ class SubmitForm(forms.Form):
         for name, field in self.fields.items():
             value = self.get_initial_for_field(field, name)
             if value in (None, "", []) and isinstance(field, forms.ChoiceField):
-                choices = [c for c, _ in field.choices if c != ""]
+                # The setter keeps choices as a list (or a lazy iterator); the stubs type the
+                # getter as whatever the setter takes, callables included.
+                choices = [c for c, _ in field.choices if c != ""]  # type: ignore[misc,union-attr]
                 value = choices[0] if choices and field.required else value
             if value not in (None, "", []):
                 data[name] = field.prepare_value(value)
@@ -392,7 +402,8 @@ class SubmitForm(forms.Form):
         return config
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        # Form.clean returns cleaned_data (the stubs allow an override's None).
+        cleaned = cast(dict[str, Any], super().clean())
         if self.errors:
             return cleaned
         try:
@@ -519,17 +530,18 @@ class BestConfigForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["target"].choices = [
+        _choice_field(self, "target").choices = [
             (t["name"], t["name"]) for t in selectors.target_summaries()
         ]
-        self.fields["hardware"].choices = [("", "any (enter memory)")] + [
+        _choice_field(self, "hardware").choices = [("", "any (enter memory)")] + [
             (h.slug, f"{h.label} ({h.slug})")
             for h in selectors.hardware_summaries()
             if h.memory_bytes
         ]
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        # Form.clean returns cleaned_data (the stubs allow an override's None).
+        cleaned = cast(dict[str, Any], super().clean())
         slug = cleaned.get("hardware")
         cleaned["hardware_row"] = selectors.hardware_by_slug(slug=slug) if slug else None
         if not slug and cleaned.get("memory_gb") is None and "memory_gb" not in self.errors:

@@ -128,7 +128,7 @@ class StoredResult(StoredSection):
     def of(cls, stored: object, *, requests: Iterable[Record] = ()) -> StoredResult:
         """The view of a stored result (`Run.raw_result`) and its request records."""
         raw = _mapping(stored)
-        baseline = raw.get("baseline")
+        baseline, config_key = raw.get("baseline"), raw.get("config_key")
         return cls(
             # The run's whole request records in the order they were measured, where read.
             requests=tuple(requests),
@@ -137,7 +137,7 @@ class StoredResult(StoredSection):
             engine=_mapping(raw.get("engine")),
             provenance=_mapping(raw.get("provenance")),
             baseline=_section(baseline) if isinstance(baseline, dict) and baseline else None,
-            config_key=raw.get("config_key") if isinstance(raw.get("config_key"), str) else "",
+            config_key=config_key if isinstance(config_key, str) else "",
         )
 
     @classmethod

@@ -93,7 +93,8 @@ def select_options(choices: Iterable[tuple[object, object]], selected: object) -
 
 @lru_cache(maxsize=64)
 def _options_html(choices: tuple[tuple[object, object], ...]) -> str:
+    # conditional_escape takes any object (it escapes its str()); the stubs accept only text.
     return "".join(
-        f'<option value="{conditional_escape(value)}">{conditional_escape(text)}</option>'
+        f'<option value="{conditional_escape(value)}">{conditional_escape(text)}</option>'  # type: ignore[arg-type]
         for value, text in choices
     )
