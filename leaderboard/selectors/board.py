@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, cast
 
 from django.core.paginator import Paginator
 from django.db.models import (
@@ -90,7 +90,9 @@ class BoardPaginator(Paginator):
         if self.count_key is not None:
             name, params = "row-count-of", self.count_key
         else:
-            sql, sql_params = self.object_list.query.sql_with_params()
+            # The board pages its rows' query set (a paginator takes any sequence).
+            rows = cast("QuerySet[LeaderboardEntry]", self.object_list)
+            sql, sql_params = rows.query.sql_with_params()
             name, params = "row-count", {"sql": sql, "params": sql_params}
         return board_cached(
             name,
@@ -345,8 +347,23 @@ def attach_entries(rows: Sequence[dict], entries: Sequence[LeaderboardEntry]) ->
         row["definitions"] = RowEvidence(evidence, entry, 1)
 
 
+class RankedRow(Protocol):
+    """What a page reads of a row beside its figures, a model or a `row_content.ContentRow`."""
+
+    @property
+    def pk(self) -> int: ...
+    @property
+    def ranking_label(self) -> str: ...
+    @property
+    def ranking_key(self) -> str: ...
+    @property
+    def engine_release(self) -> str: ...
+    @property
+    def pairing_note(self) -> str: ...
+
+
 def row_places(
-    entries: Sequence[object],
+    entries: Sequence[RankedRow],
     *,
     speculative: Sequence[bool],
     ranks: Mapping[int, PageRank],
@@ -404,7 +421,7 @@ def entry_signature(entry: LeaderboardEntry, *, standing: bool = True) -> tuple:
     )
 
 
-def _unranked_reason(entry: object, *, speculative: bool) -> str:
+def _unranked_reason(entry: RankedRow, *, speculative: bool) -> str:
     """Why a row carries no rank, in words."""
     if not speculative:
         return "a baseline: the denominator of its ranking's speedups, never ranked"
@@ -417,7 +434,7 @@ def _unranked_reason(entry: object, *, speculative: bool) -> str:
     return "no value for the sorted column"
 
 
-def baseline_rows(*, rankings: Sequence[LeaderboardEntry]) -> list[LeaderboardEntry]:
+def baseline_rows(*, rankings: Sequence[RankedRow]) -> list[LeaderboardEntry]:
     """The baselines (the denominators) of the rankings of the given rows, one per ranking where
     measured (its fastest, if targets share it), in the board's order: the first of each
     ranking's baselines down their own index (`entry_ranking_baselines`, on the row's copy of
@@ -539,7 +556,7 @@ class FitRow:
         """One from a tuple of `COLUMNS` and its best batch's memory kind, with its hardware kind
         from `kinds`."""
         return cls(
-            *values[: cls.OWN],
+            **dict(zip(cls.COLUMNS[: cls.OWN], values[: cls.OWN], strict=True)),
             config=FitConfig(*values[cls.OWN : cls.HARDWARE]),
             hardware=kinds[values[cls.HARDWARE]],
             memory_kind=values[cls.HARDWARE + 1],
@@ -564,10 +581,8 @@ def leaderboard_from_runs(*, limit: int = 50) -> list[dict]:
     groups = list(
         Run.objects.filter(degenerate=False)
         .values("config_id", "hardware_id", "engine_release")
-        .annotate(
-            tokens_per_second=Max(Coalesce("decode_mean", "e2e_mean")), runs_count=Count("id")
-        )
-        .order_by(F("tokens_per_second").desc(nulls_last=True), "config_id", "hardware_id")[:limit]
+        .annotate(fastest=Max(Coalesce("decode_mean", "e2e_mean")), runs_count=Count("id"))
+        .order_by(F("fastest").desc(nulls_last=True), "config_id", "hardware_id")[:limit]
     )
     configs = Config.objects.in_bulk({row["config_id"] for row in groups})
     hardware = Hardware.objects.in_bulk({row["hardware_id"] for row in groups})
@@ -579,7 +594,7 @@ def leaderboard_from_runs(*, limit: int = 50) -> list[dict]:
             "spec_label": configs[row["config_id"]].spec_label,
             "hardware": hardware[row["hardware_id"]].slug,
             "engine_release": row["engine_release"],
-            "tokens_per_second": row["tokens_per_second"],
+            "tokens_per_second": row["fastest"],
             "runs_count": row["runs_count"],
         }
         for row in groups

@@ -138,7 +138,10 @@ def _speedup_bar(entry: LeaderboardEntry) -> dict:
         "speedup": entry.speedup,
         # The verdicts' word on it against no drafting (faster, slower, unclear, ...): what the
         # bar's colour says. An anecdotal speedup has no word: its bar is not coloured.
-        "verdict": None if entry.anecdotal else verdicts.against_baseline(interval, entry.speedup),
+        # (A competing row has a speedup: `competing_drafts`.)
+        "verdict": None
+        if entry.anecdotal or entry.speedup is None
+        else verdicts.against_baseline(interval, entry.speedup),
         "anecdotal": entry.anecdotal,
         "ci95_low": interval[0] if interval else None,
         "ci95_high": interval[1] if interval else None,
@@ -205,7 +208,7 @@ def hardware_comparison(*, target: str, protocol: str) -> dict:
         fastest.setdefault(entry.hardware_id, entry)
         if entry.speedup is not None and entry.rank is not None and verdicts.crownable(entry):
             held = best_speedup.get(entry.hardware_id)
-            if held is None or entry.speedup > held.speedup:
+            if held is None or held.speedup is None or entry.speedup > held.speedup:
                 best_speedup[entry.hardware_id] = entry
     rows = [
         _fastest_figures(top) | _speedup_figures(best_speedup.get(hardware_id))
@@ -239,7 +242,7 @@ def _fastest_figures(top: LeaderboardEntry) -> dict:
 
 def _speedup_figures(spec: LeaderboardEntry | None) -> dict:
     """A hardware kind's best speedup with its interval and the verdicts' word on it."""
-    if spec is None:
+    if spec is None or spec.speedup is None:  # (a kind's best speedup row has one)
         return {
             "speedup": None,
             "speedup_ci95_low": None,

@@ -7,6 +7,8 @@ defensively by the helpers in `selectors.protocols`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry
 from leaderboard.selectors.definitions import baseline_run_id
@@ -145,7 +147,7 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
     if entry is None or entry.config.protocol != CATEGORIES:
         return None
     stored = stored_results([entry.best_run_id, baseline_run_id(entry)], requests=True)
-    own = stored.get(entry.best_run_id) or StoredResult()
+    own = stored.get(entry.best_run_id or 0) or StoredResult()
     baseline = stored.get(baseline_run_id(entry) or 0)
     rows = (
         category_rows(
@@ -218,9 +220,11 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
     ]
     runs = [e.best_run_id for e in entries] + [baseline_run_id(e) for e in entries]
     stored = stored_results(runs, requests=True)
-    rows, categories = [], []
+    # Each config's row: its figures by category, then (in place of them) its cells.
+    rows: list[dict[str, Any]] = []
+    categories: list[str] = []
     for entry in entries:
-        own = stored.get(entry.best_run_id) or StoredResult()
+        own = stored.get(entry.best_run_id or 0) or StoredResult()
         figures = category_rows(
             list(own.points),
             _reference_points(own, stored.get(baseline_run_id(entry) or 0)),

@@ -77,7 +77,8 @@ def _baseline_peak_memory(entry: LeaderboardEntry, paired: StoredSection | None)
     else the baseline section's summary (`paired`) measured in the same run as the row's."""
     baseline = entry.baseline_entry if entry.baseline_entry_id else None
     if baseline is not None and baseline.peak_memory_bytes and baseline.best_run_id:
-        if baseline.best_run.memory_kind == "gpu":
+        run = baseline.best_run
+        if run is not None and run.memory_kind == "gpu":
             return baseline.peak_memory_bytes
     return paired.gpu_peak_memory_bytes if paired else None
 
@@ -85,7 +86,8 @@ def _baseline_peak_memory(entry: LeaderboardEntry, paired: StoredSection | None)
 def _entry_speedup(entry: LeaderboardEntry) -> float | None:
     if entry.speedup is not None:
         return entry.speedup
-    return entry.best_run.speedup if entry.best_run_id else None
+    run = entry.best_run if entry.best_run_id else None
+    return run.speedup if run is not None else None
 
 
 def memory_tradeoff(*, target_name: str, hardware: Hardware) -> list[dict]:
@@ -169,6 +171,8 @@ def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:
     if len(baselines) != 1 or None in baselines:
         return None
     baseline = points[0].baseline_entry
+    if baseline is None:
+        return None  # never: the points share a baseline row
     return {
         "key": baseline.config.key,
         "tokens_per_second": baseline.tokens_per_second,
@@ -180,6 +184,7 @@ def _nmax_baseline(points: list[LeaderboardEntry]) -> dict | None:
 
 def _nmax_row(e: LeaderboardEntry, *, best: LeaderboardEntry | None) -> dict:
     """One n_max point of a series, as the n_max page's table shows it."""
+    baseline = e.baseline_entry if e.baseline_entry_id else None
     return {
         "n_max": e.config.n_max,
         "tokens_per_second": e.tokens_per_second,
@@ -191,9 +196,7 @@ def _nmax_row(e: LeaderboardEntry, *, best: LeaderboardEntry | None) -> dict:
         "acceptance": e.acceptance_rate,
         "tau": e.tau,
         "speedup": e.speedup,
-        "baseline_tokens_per_second": e.baseline_entry.tokens_per_second
-        if e.baseline_entry_id
-        else None,
+        "baseline_tokens_per_second": baseline.tokens_per_second if baseline else None,
         "key": e.config.key,
         "flags": _flags(e)
         + (["noisy"] if e.noisy else [])
@@ -292,9 +295,12 @@ def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
         names[slot] = _series_label(entry.config)
         by_n_max = series.setdefault(slot, {})
         # The fastest clean row of an n_max stands for it.
-        held = by_n_max.get(entry.config.n_max)
+        n_max = entry.config.n_max
+        if n_max is None:
+            continue  # never: the query keeps the rows with an n_max
+        held = by_n_max.get(n_max)
         if held is None or (held.noisy and not entry.noisy):
-            by_n_max[entry.config.n_max] = entry
+            by_n_max[n_max] = entry
     types, findings = [], []
     for slot in sorted(series, key=lambda s: (names[s], labels[s], s[0])):
         by_n_max = series[slot]

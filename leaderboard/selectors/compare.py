@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TypedDict
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry
@@ -31,7 +32,13 @@ from leaderboard.selectors.definitions import row_definitions, row_evidence
 
 
 def welch_difference(
-    *, mean_a: float, stdev_a: float, n_a: int, mean_b: float, stdev_b: float, n_b: int
+    *,
+    mean_a: float,
+    stdev_a: float | None,
+    n_a: int,
+    mean_b: float,
+    stdev_b: float | None,
+    n_b: int,
 ) -> dict | None:
     """Difference of means a - b with its 95% Welch interval; None when either side has n < 2."""
     if n_a < 2 or n_b < 2 or stdev_a is None or stdev_b is None:
@@ -93,7 +100,8 @@ def _column(config: Config, entry: LeaderboardEntry | None, evidence: dict | Non
         "entry": entry,
         "run": run,
         "evidence": evidence,
-        "definitions": row_definitions(entry, evidence) if entry else {},
+        # (A row always has its evidence: `row_evidence` answers for every row.)
+        "definitions": row_definitions(entry, evidence) if entry and evidence is not None else {},
         "acceptance_by_position": acceptance_by_position(run=run),
         "depth_points": _depth_points(run) if run else [],
     }
@@ -181,9 +189,10 @@ def compare_configs(*, keys: str | Sequence[str]) -> dict:
     if not MIN_KEYS <= len(wanted) <= MAX_KEYS:
         raise WrongNumberOfKeys("Give two to four different config keys.")
     configs = {key: config_by_key(key=key) for key in wanted}
-    if unknown := [key for key, config in configs.items() if config is None]:
+    found = {key: config for key, config in configs.items() if config is not None}
+    if unknown := [key for key in configs if key not in found]:
         raise UnknownKeys(unknown)
-    result = comparison(configs=[configs[key] for key in wanted])
+    result = comparison(configs=[found[key] for key in wanted])
     reference = result["columns"][0]
     result["differences"] = []
     for column in result["columns"][1:]:
@@ -202,15 +211,27 @@ def compare_configs(*, keys: str | Sequence[str]) -> dict:
     return result
 
 
+class Difference(TypedDict):
+    """One config's best row against the reference's (`difference`)."""
+
+    config_key: str
+    relative_to: str
+    difference: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+    degrees_of_freedom: float | None
+    note: str
+
+
 def difference(
     entry: LeaderboardEntry | None,
     reference: LeaderboardEntry | None,
     *,
     key: str,
     reference_key: str,
-) -> dict:
+) -> Difference:
     """One config's best row against the reference's: mean tok/s difference, 95% Welch, a note."""
-    item = {
+    item: Difference = {
         "config_key": key,
         "relative_to": reference_key,
         "difference": None,

@@ -199,7 +199,7 @@ def depth_rows(points: Sequence[dict], baseline_points: Sequence[dict]) -> list[
     return rows
 
 
-def _run_points(run_ids: Iterable[int]) -> dict[int, tuple[list[dict], list[dict]]]:
+def _run_points(run_ids: Iterable[int | None]) -> dict[int, tuple[list[dict], list[dict]]]:
     """Each run's depth points and its own paired baseline's."""
     return {
         pk: (
@@ -215,7 +215,8 @@ def baseline_run_id(entry: LeaderboardEntry) -> int | None:
     rows recorded before the pairing kept its batch)."""
     if entry.baseline_run_id:
         return entry.baseline_run_id
-    return entry.baseline_entry.best_run_id if entry.baseline_entry_id else None
+    baseline = entry.baseline_entry if entry.baseline_entry_id else None
+    return baseline.best_run_id if baseline is not None else None
 
 
 def _lowest_level_evidence(entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
@@ -228,7 +229,7 @@ def _lowest_level_evidence(entries: Sequence[LeaderboardEntry]) -> dict[int, dic
     stored = stored_results(wanted, requests=True)
     found = {}
     for entry in entries:
-        own, paired = stored.get(entry.best_run_id), stored.get(baseline_run_id(entry) or 0)
+        own, paired = stored.get(entry.best_run_id or 0), stored.get(baseline_run_id(entry) or 0)
         reference = paired.stored_points if paired else None
         figures = verdicts.lowest_level_figures(
             own.stored_points if own else None, list(own.requests) if own else None, reference
@@ -272,7 +273,7 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     for entry in entries:
         item = _counted(entry, counts)
         # Null, never 0, where the batch measured none (CPU hosts, older results).
-        item |= energies.get(entry.best_run_id) or dict.fromkeys(ENERGY_KEYS)
+        item |= energies.get(entry.best_run_id or 0) or dict.fromkeys(ENERGY_KEYS)
         item |= lowest.get(entry.pk, {})
         if entry.pk in across_ids:
             item |= _across_depths(entry, points)
@@ -284,15 +285,15 @@ def _batch_counts(entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     """The draft counts and tok/s of the rows' best and baseline batches, by run id."""
     wanted = {entry.best_run_id for entry in entries} | {baseline_run_id(e) for e in entries}
     fields = ("pk", "draft_tokens", "draft_accepted", "verify_steps", "decode_mean", "e2e_mean")
-    rows = Run.objects.filter(pk__in=wanted - {None}).values(*fields)
+    rows = Run.objects.filter(pk__in={pk for pk in wanted if pk is not None}).values(*fields)
     return {row["pk"]: row for row in rows}
 
 
 def _counted(entry: LeaderboardEntry, counts: dict[int, dict]) -> dict:
     """A row's best batch's draft counts and its baseline batch's tok/s, from the batches'
     columns (`counts`, by run id); no depths yet."""
-    count = counts.get(entry.best_run_id, {})
-    baseline = counts.get(baseline_run_id(entry), {})
+    count = counts.get(entry.best_run_id or 0, {})
+    baseline = counts.get(baseline_run_id(entry) or 0, {})
     return {
         "draft_tokens": count.get("draft_tokens"),
         "draft_accepted": count.get("draft_accepted"),

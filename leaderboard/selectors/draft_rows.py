@@ -117,7 +117,7 @@ def draft_rows(entries: QuerySet[LeaderboardEntry]) -> list[DraftRow]:
 def _row(values: Sequence, own: int, config: int, kinds: dict[int, Hardware]) -> DraftRow:
     key, label, spec_label, protocol, n_max, draft_id, draft_name = values[own : own + config]
     return DraftRow(
-        *values[:own],
+        **dict(zip(DraftRow.OWN, values[:own], strict=True)),
         config=DraftConfig(
             key=key,
             label=label,

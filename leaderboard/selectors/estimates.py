@@ -193,6 +193,8 @@ def _job_time_ratios(*, target: ModelFile, hardware: Hardware, speed: dict) -> l
     )
     ratios = []
     for started, finished, canonical in jobs:
+        if started is None or finished is None:
+            continue  # never: the query keeps only started and finished jobs
         try:
             config = parse_stored_config(canonical)
         except ConfigError:

@@ -18,6 +18,7 @@ returns a host's key.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TypedDict
 
 from django.conf import settings
 from django.core.cache import cache
@@ -29,6 +30,18 @@ from leaderboard import broker
 from leaderboard.models import GpuHost, Hardware, Job, Run
 from leaderboard.progress import clean_progress
 from leaderboard.selectors.queue import progress_fraction
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _HostAnnotations(TypedDict):
+    """What `_hosts` annotates each host with."""
+
+    last_message_at: datetime | None
+    run_release: str | None
+    job_release: str | None
+
 
 # Asking the workers waits for their replies (a second): one answer serves the page this long.
 WORKERS_CACHE_SECONDS = 15
@@ -123,7 +136,7 @@ def _job_summary(job: Job) -> dict:
     }
 
 
-def _hosts() -> list[GpuHost]:
+def _hosts() -> list[WithAnnotations[GpuHost, _HostAnnotations]]:
     latest_run = Run.objects.filter(job__host=OuterRef("pk")).order_by("-created_at", "-id")
     latest_job = Job.objects.filter(host=OuterRef("pk")).order_by("-created_at", "-id")
     return list(
@@ -180,7 +193,7 @@ def host_board(
 
 def _kind_row(
     kind: Hardware,
-    hosts: list[GpuHost],
+    hosts: list[WithAnnotations[GpuHost, _HostAnnotations]],
     *,
     running: list[Job],
     workers: dict[str, list[str]] | None,
@@ -215,7 +228,7 @@ def _workers_serving(queue: str, workers: dict[str, list[str]] | None) -> int | 
 
 
 def _host_rows(
-    hosts: list[GpuHost],
+    hosts: list[WithAnnotations[GpuHost, _HostAnnotations]],
     *,
     running: list[Job],
     workers: dict[str, list[str]] | None,

@@ -10,7 +10,7 @@ after it succeeded (`job_engine_seconds`, GPU seconds), and a linear estimate of
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from leaderboard.models import Job, Run
@@ -22,7 +22,7 @@ from runner.errors import ConfigError
 from runner.protocols import job_token_budget as runner_job_budget
 
 
-def user_jobs(*, user: AbstractBaseUser) -> QuerySet[Job]:
+def user_jobs(*, user: User) -> QuerySet[Job]:
     return (
         Job.objects.filter(owner=user)
         .select_related("config", "hardware", "run")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from leaderboard.models import ModelRequest
 
 
-def user_model_requests(*, user: AbstractBaseUser) -> QuerySet[ModelRequest]:
+def user_model_requests(*, user: User) -> QuerySet[ModelRequest]:
     """A user's own model requests, newest first, with the model an approval registered."""
     return ModelRequest.objects.filter(requester=user).select_related("model")

@@ -78,12 +78,19 @@ def run_speedup(*, run: Run) -> dict | None:
         .values("best_run_id", "speedup", "speedup_ci95_low", "speedup_ci95_high")
         .first()
     )
-    of_row = row is not None and row["best_run_id"] == run.pk and row["speedup"] is not None
-    if run.speedup is None and not of_row:
+    # The row, when its speedup is this run's.
+    of_row = (
+        row
+        if row is not None and row["best_run_id"] == run.pk and row["speedup"] is not None
+        else None
+    )
+    if run.speedup is None and of_row is None:
         return None
     return {
-        "value": run.speedup if run.speedup is not None else row["speedup"],
-        "ci95": (row["speedup_ci95_low"], row["speedup_ci95_high"]) if of_row else None,
+        "value": run.speedup
+        if run.speedup is not None
+        else (of_row["speedup"] if of_row is not None else None),
+        "ci95": (of_row["speedup_ci95_low"], of_row["speedup_ci95_high"]) if of_row else None,
         "measured_in_run": run.speedup is not None,
     }
 

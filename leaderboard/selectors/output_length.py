@@ -57,7 +57,7 @@ def output_length_view(*, entry: LeaderboardEntry | None) -> dict | None:
     if entry is None or entry.config.protocol != OUTPUT_LENGTH:
         return None
     stored = _stored([entry.best_run_id, baseline_run_id(entry)])
-    own = stored.get(entry.best_run_id)
+    own = stored.get(entry.best_run_id or 0)
     points = own.get("points") if isinstance(own, dict) else None
     reference = _reference_points(entry, stored) if entry.config.is_speculative else []
     rows = output_length_rows(points, reference)

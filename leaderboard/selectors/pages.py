@@ -25,6 +25,7 @@ request its view has already parsed and validated, so a view only parses, calls 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypedDict
 
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
@@ -92,7 +93,18 @@ CONTEXT_FIGURES = (
 CONCURRENCY_CHART_FIELDS = ("short_label", "baseline", "levels", "aggregate", "crossover")
 
 
-def board_selection(*, filters: Mapping[str, str], search: str) -> dict[str, str]:
+class BoardSelection(TypedDict):
+    """What rows a board page chooses among (`board_selection`): `leaderboard_entries`' filters."""
+
+    target: str
+    hardware: str
+    spec_type: str
+    protocol: str
+    source: str
+    search: str
+
+
+def board_selection(*, filters: Mapping[str, str], search: str) -> BoardSelection:
     """What rows a board page chooses among, from validated filters and a search term (the
     ordering and the page number aside)."""
     return {
@@ -163,7 +175,7 @@ def board_ranked(
         else list(leaderboard_entries(**selection, ranked_only=True, baselines=True)[:page_size])
     )
     baselines = leaderboard_rows(entries=denominators, ranks={}, newest=newest)
-    by_ranking = {}
+    by_ranking: dict[str, dict] = {}
     for baseline in baselines:
         by_ranking.setdefault(baseline["entry"].ranking_key, baseline)
     for row in rows:

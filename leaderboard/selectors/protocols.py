@@ -79,7 +79,7 @@ def _paired_points(raw_result: object) -> list:
     return _points(_mapping(raw_result).get("baseline"))
 
 
-def _stored(run_ids: Iterable[int | None]) -> dict[int, dict]:
+def _stored(run_ids: Iterable[int | None]) -> dict[int, object]:
     """The stored results of some runs, in one query: {run id: raw_result}."""
     wanted = {pk for pk in run_ids if pk is not None}
     if not wanted:
@@ -87,11 +87,11 @@ def _stored(run_ids: Iterable[int | None]) -> dict[int, dict]:
     return whole_stored_results(wanted)
 
 
-def _reference_points(entry: LeaderboardEntry, stored: dict[int, dict]) -> list:
+def _reference_points(entry: LeaderboardEntry, stored: dict[int, object]) -> list:
     """The paired baseline's points for a row: the runner's own baseline (the same invocation)
     where the result kept it, else the baseline batch the row's speedup is measured against."""
-    own = stored.get(entry.best_run_id)
-    return _paired_points(own) or _points(stored.get(baseline_run_id(entry)))
+    own = stored.get(entry.best_run_id or 0)
+    return _paired_points(own) or _points(stored.get(baseline_run_id(entry) or 0))
 
 
 def _flags(entry: LeaderboardEntry) -> list[str]:
@@ -213,11 +213,11 @@ def _curve(rows: list[dict]) -> dict:
 
 def _concurrency_line(
     entry: LeaderboardEntry,
-    stored: dict[int, dict],
+    stored: dict[int, object],
     tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS,
 ) -> dict:
     config = entry.config
-    raw = stored.get(entry.best_run_id)
+    raw = stored.get(entry.best_run_id or 0)
     reference = _reference_points(entry, stored) if config.is_speculative else []
     rows = concurrency_rows(_points(raw), reference, _requests(raw))
     # Each level's latency percentiles and goodput, from the stored requests (selectors.serving).

@@ -55,7 +55,7 @@ def median_job_seconds(*, hardware_id: int, recent: int = RECENT_JOBS) -> float 
     durations = [
         (finished - started).total_seconds()
         for started, finished in timestamps
-        if finished >= started
+        if started is not None and finished is not None and finished >= started
     ]
     return statistics.median(durations) if durations else None
 

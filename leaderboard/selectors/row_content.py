@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.db.models import QuerySet
 from django.db.models.query import ValuesListIterable
@@ -133,7 +133,7 @@ class ContentRow:
     def __init__(self, values: Sequence[object]) -> None:
         self.values = values
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Any:  # a column's value, of its column's type
         try:
             return self.values[_positions().by_name[name]]
         except KeyError:
