@@ -25,7 +25,6 @@ from leaderboard.models import (
     RankingSummary,
     Run,
 )
-from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_view
@@ -143,16 +142,11 @@ def servable_hardware() -> QuerySet[Hardware]:
 
 def hardware_summaries() -> list[Hardware]:
     """Every hardware kind with its number of leaderboard rows (`results`), by GPU name: summed
-    over the rankings' summaries, cached with the board's row set."""
-    return board_cached(
-        "hardware-summaries",
-        {},
-        lambda: list(
-            Hardware.objects.annotate(results=Coalesce(Sum("ranking_summaries__rows"), 0)).order_by(
-                "gpu_name", "slug"
-            )
-        ),
-        row_set_only=True,
+    over the rankings' summaries."""
+    return list(
+        Hardware.objects.annotate(results=Coalesce(Sum("ranking_summaries__rows"), 0)).order_by(
+            "gpu_name", "slug"
+        )
     )
 
 
@@ -161,12 +155,7 @@ def hardware_by_slug(*, slug: str) -> Hardware | None:
 
 
 def target_summaries() -> list[dict]:
-    """Each target model with its number of leaderboard rows and hardware kinds, cached with the
-    board's row set (its counts change only when rows come or go)."""
-    return board_cached("target-summaries", {}, _target_summaries, row_set_only=True)
-
-
-def _target_summaries() -> list[dict]:
+    """Each target model with its number of leaderboard rows and hardware kinds."""
     rows = (
         RankingSummary.objects.values("target_name")
         .annotate(results=Sum("rows"), hardware=Count("hardware", distinct=True))

@@ -24,7 +24,6 @@ from typing import Any
 
 from leaderboard import verdicts
 from leaderboard.models import Hardware, Run
-from leaderboard.selectors.cache import board_cached
 from leaderboard.verdicts.statistics import count as stored_count
 from runner.results import MAX_FIGURE
 from runner.stats import (
@@ -168,13 +167,9 @@ def _point_label(point: object, index: int, count: int) -> str:
 
 
 def run_latency(*, run_id: int) -> dict | None:
-    """A run's latency at the default objective, computed once per change of the board:
+    """A run's latency at the default objective:
     {"rows": [{"label", "latency"}] per point (the whole run first where it has several),
     "objective_ms", "streamed", "definitions"}; None for a run without measured requests."""
-    return board_cached("run-latency", {"run": run_id}, lambda: _run_latency(run_id))
-
-
-def _run_latency(run_id: int) -> dict | None:
     stored = Run.objects.filter(pk=run_id).values_list("raw_result", flat=True).first()
     figures = point_latency(stored)
     if not figures:

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from leaderboard import selectors
+from leaderboard import page_cache, selectors
 from leaderboard.forms import BestConfigForm, CompareForm
 from leaderboard.views.board import PAGE_SIZE
 
@@ -21,17 +21,20 @@ BEST_ANSWERS = 12
 
 
 @require_safe
+@page_cache.cached_page
 def nmax(request: HttpRequest) -> HttpResponse:
     choices = selectors.nmax_choices()
     target = request.GET.get("target", "")
     hardware = request.GET.get("hardware", "")
+    asked = {"target": target, "hardware": hardware}
     if choices["first"] and not selectors.has_nmax_sweep(
         target_name=target, hardware_slug=hardware
     ):
         # No sweep there (or nothing asked): the widest one.
         target, hardware = choices["first"]
+        asked = {}
     sweep = selectors.nmax_sweep(target_name=target, hardware_slug=hardware) if target else None
-    return render(
+    response = render(
         request,
         "leaderboard/nmax.html",
         {
@@ -42,21 +45,25 @@ def nmax(request: HttpRequest) -> HttpResponse:
             "sweep": sweep,
         },
     )
+    return page_cache.shows(response, rankings=None, query=asked)
 
 
 @require_safe
+@page_cache.cached_page
 def context(request: HttpRequest) -> HttpResponse:
     choices = selectors.leaderboard_filter_choices()
     target = request.GET.get("target", "")
     hardware = request.GET.get("hardware", "")
     target = target if target in dict(choices["target"]) else ""
     hardware = hardware if hardware in dict(choices["hardware"]) else ""
-    return render(
+    response = render(
         request,
         "leaderboard/context.html",
         {"choices": choices, "target": target, "hardware": hardware}
         | selectors.context_page(target_name=target, hardware_slug=hardware),
     )
+    query = {name: value for name, value in (("target", target), ("hardware", hardware)) if value}
+    return page_cache.shows(response, rankings=None, query=query)
 
 
 # How many configs the compare page's picker offers boxes for (selectors.compare's most).
@@ -118,6 +125,7 @@ def hardware_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@page_cache.cached_page
 def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
     hardware = selectors.hardware_by_slug(slug=slug)
     if hardware is None:
@@ -125,15 +133,23 @@ def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
     rows = selectors.ranked_rows(
         selectors.leaderboard_entries(hardware=slug, ranked_only=True), limit=PAGE_SIZE
     )
-    return render(request, "leaderboard/hardware_detail.html", {"hardware": hardware, "rows": rows})
+    response = render(
+        request, "leaderboard/hardware_detail.html", {"hardware": hardware, "rows": rows}
+    )
+    return page_cache.shows(response, rankings=None, query={})
 
 
 @require_safe
+@page_cache.cached_page
 def model_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "leaderboard/model_list.html", {"targets": selectors.target_summaries()})
+    response = render(
+        request, "leaderboard/model_list.html", {"targets": selectors.target_summaries()}
+    )
+    return page_cache.shows(response, rankings=None, query={})
 
 
 @require_safe
+@page_cache.cached_page
 def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     if "\x00" in name:
         # No stored name holds a NUL character (imports refuse them), and PostgreSQL cannot
@@ -143,11 +159,12 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     if not selectors.leaderboard_entries(target=name, include_retired=True).exists():
         raise Http404("no results for this model")
     rows = selectors.ranked_rows(entries, limit=PAGE_SIZE)
-    return render(
+    response = render(
         request,
         "leaderboard/model_detail.html",
         {"name": name, "rows": rows, "drafts": selectors.draft_advice(target_name=name)},
     )
+    return page_cache.shows(response, rankings=None, query={})
 
 
 @require_safe

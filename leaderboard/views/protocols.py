@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from leaderboard import selectors
+from leaderboard import page_cache, selectors
 from leaderboard.query import whole_number
 from leaderboard.selectors.serving import tpot_objective
 
@@ -37,6 +37,7 @@ def _selector_context(pairs: list[tuple[str, str, str]], target: str, hardware: 
 
 
 @require_safe
+@page_cache.cached_page
 def concurrency(request: HttpRequest) -> HttpResponse:
     pairs = selectors.concurrency_targets()
     target, hardware = _chosen_pair(request, pairs)
@@ -48,10 +49,18 @@ def concurrency(request: HttpRequest) -> HttpResponse:
         # The goodput objective (?tpot_ms=); anything but a positive number gives the default.
         tpot_ms_objective=tpot_objective(request.GET.get("tpot_ms")),
     )
-    return render(
+    response = render(
         request,
         "leaderboard/concurrency.html",
         _selector_context(pairs, target, hardware) | page,
+    )
+    # Kept for a pair the query names (or none) at one of its levels (or none); an objective
+    # is any number, so a page that names one is not kept.
+    query = {"target": target, "hardware": hardware} if request.GET.get("target") else {}
+    if level and str(page["series"]["level"]) == level:
+        query["level"] = level
+    return page_cache.shows(
+        response, rankings=None, query=None if "tpot_ms" in request.GET else query
     )
 
 

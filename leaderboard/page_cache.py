@@ -1,0 +1,155 @@
+"""The site's one cache: whole responses for visitors not signed in, kept until a ranking they
+show changes.
+
+A view wrapped in `cached_page` says what its response shows with `shows()`: the rankings whose
+rows it read (None: it may show anything on the board) and the query that asks for exactly it
+(None: not worth keeping, such as a free-text search). The response is kept in Django's cache
+under its path, its query and whether it went gzipped, with the versions its rankings had
+(`board_version`), read before it was computed: a later request compares them with the current
+ones in one query and serves it as it was while none moved. A run recorded in a ranking the
+page shows moves that version in the transaction that records it, so the next request computes
+the page again; one recorded elsewhere leaves it kept. Only a request whose query is the one its
+response named is kept, so made-up parameters and values cannot fill the cache.
+
+Each kept response carries an ETag (answered with 304 to a matching If-None-Match), a
+Cache-Control that lets a shared cache keep it but revalidate, and a Surrogate-Key header that
+names its rankings, so a proxy in front can take over (PyPI's warehouse: `origin_cache`). Kept
+bodies hold no secret (no form, no token, no user), so only they are gzipped (by Django's
+`GZipMiddleware`, once per version): a compressed length leaks nothing a reflected query could
+probe for (BREACH). A signed-in visitor, or one with a message waiting, gets the page computed
+for them, uncompressed and marked private.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.messages import get_messages
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
+from django.views.decorators.gzip import gzip_page
+
+from leaderboard import board_version
+
+# GZipMiddleware's own test of Accept-Encoding: a request that passes it gets the gzipped body.
+_ACCEPTS_GZIP = re.compile(r"\bgzip\b")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a response shows (see `shows`)."""
+
+    rankings: frozenset[str] | None
+    query: tuple[tuple[str, str], ...] | None
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A kept response: the versions it was computed at, its status, headers and body."""
+
+    versions: dict[str, int]
+    etag: str
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    content: bytes
+
+
+def shows[R: HttpResponseBase](
+    response: R, *, rankings: Iterable[str] | None, query: Mapping[str, object] | None
+) -> R:
+    """Say what `response` shows: the rankings whose rows it read (None: anything on the board)
+    and the query that asks for it (None: keep it not at all)."""
+    response.shown = Shown(  # type: ignore[attr-defined]
+        rankings=None if rankings is None else frozenset(rankings),
+        query=None if query is None else _pairs(query.items()),
+    )
+    return response
+
+
+def cached_page(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """Serve the view's response from the cache while the rankings it shows are unchanged."""
+    gzipped_view = gzip_page(view)
+
+    @functools.wraps(view)
+    def cached(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
+        if not _anonymous(request):
+            response = view(request, *args, **kwargs)
+            patch_cache_control(response, private=True)
+            return response
+        gzipped = bool(_ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
+        query = _pairs(request.GET.lists())
+        key = _key(request.path, query, gzipped)
+        kept = cache.get(key)
+        if kept is not None and board_version.versions(kept.versions) == kept.versions:
+            return _answer(request, kept)
+        # Read before the page: a change made while it is computed leaves it out of date.
+        before = board_version.versions([board_version.EVERY_CHANGE])[board_version.EVERY_CHANGE]
+        response = (gzipped_view if gzipped else view)(request, *args, **kwargs)
+        shown = getattr(response, "shown", None)
+        if shown is None or response.status_code != 200 or response.cookies:
+            return response
+        if callable(getattr(response, "render", None)):
+            response = response.render()  # a DRF or template response, rendered to be kept
+        kept = Kept(
+            versions=board_version.versions(_depends_on(shown.rankings)),
+            etag='"' + hashlib.blake2b(response.content, digest_size=16).hexdigest() + '"',
+            status=response.status_code,
+            headers=tuple(response.headers.items()),
+            content=response.content,
+        )
+        if shown.query == query and max(kept.versions.values()) <= before:
+            cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+        return _answer(request, kept)
+
+    return cached
+
+
+def _anonymous(request: HttpRequest) -> bool:
+    """Whether the request gets the body every visitor not signed in gets."""
+    return (
+        request.method in ("GET", "HEAD")
+        and not request.user.is_authenticated
+        and "Authorization" not in request.headers
+        and not len(get_messages(request))
+    )
+
+
+def _pairs(items: Iterable[tuple[str, object]]) -> tuple[tuple[str, str], ...] | None:
+    """A query as sorted (name, value) pairs; None where a name is given twice."""
+    pairs = []
+    for name, value in items:
+        if isinstance(value, list):
+            if len(value) != 1:
+                return None
+            value = value[0]
+        pairs.append((name, str(value)))
+    return tuple(sorted(pairs))
+
+
+def _key(path: str, query: tuple | None, gzipped: bool) -> str:
+    digest = hashlib.blake2b(repr((path, query, gzipped)).encode(), digest_size=16).hexdigest()
+    return f"page:{digest}"
+
+
+def _depends_on(rankings: frozenset[str] | None) -> set[str]:
+    if rankings is None:
+        return {board_version.EVERY_CHANGE}
+    return set(rankings) | {board_version.ANY_RANKING, board_version.ROW_SET}
+
+
+def _answer(request: HttpRequest, kept: Kept) -> HttpResponseBase:
+    """The kept response, or a 304 where the client holds it already."""
+    response = HttpResponse(kept.content, status=kept.status)
+    for name, value in kept.headers:
+        response[name] = value
+    response["ETag"] = kept.etag
+    response["Surrogate-Key"] = " ".join(sorted(kept.versions))
+    patch_cache_control(response, public=True, max_age=0, must_revalidate=True)
+    patch_vary_headers(response, ("Cookie", "Accept-Encoding"))
+    return get_conditional_response(request, etag=kept.etag, response=response)
