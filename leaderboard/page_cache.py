@@ -1,15 +1,15 @@
 """The site's one cache: whole responses for visitors not signed in, kept until a ranking they
 show changes.
 
-A view wrapped in `cached_page` says what its response shows with `shows()`: the rankings whose
-rows it read (None: it may show anything on the board) and the query that asks for exactly it
-(None: not worth keeping, such as a free-text search). The response is kept in Django's cache
-under its path, its query and whether it went gzipped, with the versions its rankings had
-(`board_version`), read before it was computed: a later request compares them with the current
-ones in one query and serves it as it was while none moved. A run recorded in a ranking the
-page shows moves that version in the transaction that records it, so the next request computes
-the page again; one recorded elsewhere leaves it kept. Only a request whose query is the one its
-response named is kept, so made-up parameters and values cannot fill the cache.
+A view wrapped in `cached_page` names the query parameters it reads (`params`) and says what its
+response shows with `shows()`: the rankings whose rows it read (None: it may show anything on
+the board). The response is kept in Django's cache under its path, those parameters and whether
+it went gzipped, with the versions its rankings had (`board_version`): a later request compares
+them with the current ones in one query and serves it as it was while none moved. A run
+recorded in a ranking the page shows moves that version in the transaction that records it, so
+the next request computes the page again; one recorded elsewhere leaves it kept. Parameters the
+view does not read are no part of the key, and a value the page does not hold is not kept
+(`shows(kept=False)`), so made-up parameters and values cannot fill the cache.
 
 Each kept response carries an ETag (answered with 304 to a matching If-None-Match), a
 Cache-Control that lets a shared cache keep it but revalidate, and a Surrogate-Key header that
@@ -31,11 +31,12 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, QueryDict
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.views.decorators.gzip import gzip_page
 
 from leaderboard import board_version
+from leaderboard.board_version import ANY_RANKING, EVERY_CHANGE, ROW_SET
 
 # GZipMiddleware's own test of Accept-Encoding: a request that passes it gets the gzipped body.
 _ACCEPTS_GZIP = re.compile(r"\bgzip\b")
@@ -46,7 +47,7 @@ class Shown:
     """What a response shows (see `shows`)."""
 
     rankings: frozenset[str] | None
-    query: tuple[tuple[str, str], ...] | None
+    kept: bool
 
 
 @dataclass(frozen=True)
@@ -60,54 +61,76 @@ class Kept:
     content: bytes
 
 
+type Params = Callable[[QueryDict], Mapping[str, object] | None]
+
+
 def shows[R: HttpResponseBase](
-    response: R, *, rankings: Iterable[str] | None, query: Mapping[str, object] | None
+    response: R, *, rankings: Iterable[str] | None, kept: bool = True
 ) -> R:
-    """Say what `response` shows: the rankings whose rows it read (None: anything on the board)
-    and the query that asks for it (None: keep it not at all)."""
+    """Say what `response` shows: the rankings whose rows it read (None: anything on the board);
+    `kept` False where the query named something the page does not hold (an unknown filter
+    value, a page number past the last), so that made-up values are not kept."""
     response.shown = Shown(  # type: ignore[attr-defined]
-        rankings=None if rankings is None else frozenset(rankings),
-        query=None if query is None else _pairs(query.items()),
+        rankings=None if rankings is None else frozenset(rankings), kept=kept
     )
     return response
 
 
-def cached_page(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    """Serve the view's response from the cache while the rankings it shows are unchanged."""
-    gzipped_view = gzip_page(view)
+def no_params(query: QueryDict) -> dict[str, object]:
+    """The parameters of a page that reads none: every query asks for the same page."""
+    return {}
 
-    @functools.wraps(view)
-    def cached(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
-        if not _anonymous(request):
-            response = view(request, *args, **kwargs)
-            patch_cache_control(response, private=True)
-            return response
-        gzipped = bool(_ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
-        query = _pairs(request.GET.lists())
-        key = _key(request.path, query, gzipped)
-        kept = cache.get(key)
-        if kept is not None and board_version.versions(kept.versions) == kept.versions:
+
+def cached_page(
+    params: Params = no_params,
+) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
+    """Serve the view's response from the cache while the rankings it shows are unchanged.
+
+    `params` reads what the view reads of the query, spelled one way (a page number without
+    its leading zeros, no empty filter), with nothing else; None where the page is not to be
+    kept at all (a free-text search). The response is looked up under those parameters, so any
+    spelling of a page finds it, and kept only from a request that spelled them so (its links
+    and the sign-in link name the request's own address)."""
+
+    def decorator(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+        gzipped_view = gzip_page(view)
+
+        @functools.wraps(view)
+        def cached(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponseBase:
+            asked = params(request.GET) if _anonymous(request) else None
+            if asked is None:
+                response = view(request, *args, **kwargs)
+                patch_cache_control(response, private=True)
+                return response
+            wanted = _pairs(asked.items())
+            gzipped = bool(_ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
+            key = _key(request.path, wanted, gzipped)
+            kept = cache.get(key)
+            if kept is not None and board_version.versions(kept.versions) == kept.versions:
+                return _answer(request, kept)
+            # Read before the page: a change made while it is computed leaves it out of date.
+            before = board_version.versions([EVERY_CHANGE])[EVERY_CHANGE]
+            response = (gzipped_view if gzipped else view)(request, *args, **kwargs)
+            shown = getattr(response, "shown", None)
+            if shown is None or response.status_code != 200 or response.cookies:
+                return response
+            if callable(getattr(response, "render", None)):
+                response = response.render()  # a DRF or template response, rendered to keep
+            kept = Kept(
+                versions=board_version.versions(_depends_on(shown.rankings)),
+                etag='"' + hashlib.blake2b(response.content, digest_size=16).hexdigest() + '"',
+                status=response.status_code,
+                headers=tuple(response.headers.items()),
+                content=response.content,
+            )
+            spelled = _pairs(request.GET.lists()) == wanted
+            if shown.kept and spelled and max(kept.versions.values()) <= before:
+                cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
             return _answer(request, kept)
-        # Read before the page: a change made while it is computed leaves it out of date.
-        before = board_version.versions([board_version.EVERY_CHANGE])[board_version.EVERY_CHANGE]
-        response = (gzipped_view if gzipped else view)(request, *args, **kwargs)
-        shown = getattr(response, "shown", None)
-        if shown is None or response.status_code != 200 or response.cookies:
-            return response
-        if callable(getattr(response, "render", None)):
-            response = response.render()  # a DRF or template response, rendered to be kept
-        kept = Kept(
-            versions=board_version.versions(_depends_on(shown.rankings)),
-            etag='"' + hashlib.blake2b(response.content, digest_size=16).hexdigest() + '"',
-            status=response.status_code,
-            headers=tuple(response.headers.items()),
-            content=response.content,
-        )
-        if shown.query == query and max(kept.versions.values()) <= before:
-            cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
-        return _answer(request, kept)
 
-    return cached
+        return cached
+
+    return decorator
 
 
 def _anonymous(request: HttpRequest) -> bool:
@@ -121,7 +144,7 @@ def _anonymous(request: HttpRequest) -> bool:
 
 
 def _pairs(items: Iterable[tuple[str, object]]) -> tuple[tuple[str, str], ...] | None:
-    """A query as sorted (name, value) pairs; None where a name is given twice."""
+    """Parameters as sorted (name, value) pairs; None where a name is given twice."""
     pairs = []
     for name, value in items:
         if isinstance(value, list):
@@ -139,8 +162,8 @@ def _key(path: str, query: tuple | None, gzipped: bool) -> str:
 
 def _depends_on(rankings: frozenset[str] | None) -> set[str]:
     if rankings is None:
-        return {board_version.EVERY_CHANGE}
-    return set(rankings) | {board_version.ANY_RANKING, board_version.ROW_SET}
+        return {EVERY_CHANGE}
+    return set(rankings) | {ANY_RANKING, ROW_SET}
 
 
 def _answer(request: HttpRequest, kept: Kept) -> HttpResponseBase:

@@ -23,8 +23,20 @@ KEPT_OFF_TEMPLATE = "leaderboard/_board_kept_off.html"
 CHART_TEMPLATE = "leaderboard/_speedup_chart.html"
 
 
+def board_params(query: QueryDict) -> dict[str, str] | None:
+    """What the front page reads of its query (a search is not kept)."""
+    if query.get("q", "").strip():
+        return None
+    params = {name: query[name] for name in FILTERS if query.get(name)}
+    if query.get("all") == "1":
+        params["all"] = "1"
+    if (page := whole_number(query.get("page", ""), max_digits=18) or 1) > 1:
+        params["page"] = str(page)
+    return params
+
+
 @require_safe
-@page_cache.cached_page
+@page_cache.cached_page(board_params)
 def leaderboard(request: HttpRequest) -> HttpResponse:
     choices = selectors.leaderboard_filter_choices()
     filters = {name: request.GET.get(name, "") for name in FILTERS}
@@ -35,7 +47,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     search = request.GET.get("q", "").replace("\x00", "").strip()[:100]
     include_all = request.GET.get("all") == "1"
     # A number past the last page is the last page.
-    page = whole_number(request.GET.get("page", ""), max_digits=18) or 1
+    requested = page = whole_number(request.GET.get("page", ""), max_digits=18) or 1
     if page > 1:
         page = selectors.board_page_number(
             filters=filters, search=search, include_all=include_all, page=page, page_size=PAGE_SIZE
@@ -75,14 +87,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     response = render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
     shown = [*ranked["rows"], *ranked["baselines"], *kept["kept_off"], *kept["test_weights"]]
     rankings = {row["entry"].ranking_key for row in shown} | glance.rankings
-    # The query that asks for this page: its valid filters, the toggle and the page number; a
-    # search (free text) is not kept.
-    query = {name: value for name, value in filters.items() if value}
-    query |= ({"all": "1"} if include_all else {}) | ({"page": page} if page > 1 else {})
     return page_cache.shows(
         response,
         rankings=rankings | set(chart["rankings"] if chart else ()),
-        query=None if search else query,
+        # An unknown filter value or a page past the last is not kept under its own name.
+        kept=page == requested
+        and all(request.GET.get(name, "") == filters[name] for name in FILTERS),
     )
 
 

@@ -8,8 +8,7 @@ kept (`exports.kept`), and held to a rate per address for visitors not signed in
 
 from __future__ import annotations
 
-from django.core.paginator import Page
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
@@ -30,8 +29,18 @@ def _page_number(request: HttpRequest, name: str) -> int:
     return whole_number(request.GET.get(name, ""), max_digits=18) or 1
 
 
+def _page_param(name: str) -> page_cache.Params:
+    """What a page of runs or requests reads of its query: its page number."""
+
+    def params(query: QueryDict) -> dict[str, int]:
+        number = whole_number(query.get(name, ""), max_digits=18) or 1
+        return {name: number} if number > 1 else {}
+
+    return params
+
+
 @require_safe
-@page_cache.cached_page
+@page_cache.cached_page(_page_param("runs_page"))
 def config_detail(request: HttpRequest, key: str) -> HttpResponse:
     config = selectors.config_by_key(key=key)
     if config is None:
@@ -43,11 +52,12 @@ def config_detail(request: HttpRequest, key: str) -> HttpResponse:
     response = render(
         request, "leaderboard/config_detail.html", {"label": config.label, "body": mark_safe(body)}
     )
-    return page_cache.shows(response, rankings=None, query=_shown("runs_page", page["runs_page"]))
+    kept = page["runs_page"].number == _page_number(request, "runs_page")
+    return page_cache.shows(response, rankings=None, kept=kept)
 
 
 @require_safe
-@page_cache.cached_page
+@page_cache.cached_page(_page_param("requests_page"))
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = selectors.run_by_id(run_id=run_id)
     if run is None:
@@ -66,14 +76,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "leaderboard/run_detail.html",
         {"run_id": run_id, "body": mark_safe(body), "charts": page["spread"] is not None},
     )
-    return page_cache.shows(
-        response, rankings=None, query=_shown("requests_page", page["requests_page"])
-    )
-
-
-def _shown(name: str, page: Page) -> dict[str, int]:
-    """The query that asks for this page of runs or requests (none for the first)."""
-    return {name: page.number} if page.number > 1 else {}
+    kept = page["requests_page"].number == _page_number(request, "requests_page")
+    return page_cache.shows(response, rankings=None, kept=kept)
 
 
 @require_safe

@@ -8,7 +8,7 @@ back to it).
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
@@ -36,8 +36,16 @@ def _selector_context(pairs: list[tuple[str, str, str]], target: str, hardware: 
     }
 
 
+def _concurrency_params(query: QueryDict) -> dict[str, str] | None:
+    """What the concurrency page reads of its query; an objective is any number, so a page
+    that names one is not kept."""
+    if "tpot_ms" in query:
+        return None
+    return {name: query[name] for name in ("target", "hardware", "level") if query.get(name)}
+
+
 @require_safe
-@page_cache.cached_page
+@page_cache.cached_page(_concurrency_params)
 def concurrency(request: HttpRequest) -> HttpResponse:
     pairs = selectors.concurrency_targets()
     target, hardware = _chosen_pair(request, pairs)
@@ -54,13 +62,11 @@ def concurrency(request: HttpRequest) -> HttpResponse:
         "leaderboard/concurrency.html",
         _selector_context(pairs, target, hardware) | page,
     )
-    # Kept for a pair the query names (or none) at one of its levels (or none); an objective
-    # is any number, so a page that names one is not kept.
-    query = {"target": target, "hardware": hardware} if request.GET.get("target") else {}
-    if level and str(page["series"]["level"]) == level:
-        query["level"] = level
+    # Kept for the pair the query names (or none) at one of its levels (or none).
+    asked = (request.GET.get("target", ""), request.GET.get("hardware", ""))
+    kept = asked in {("", ""), (target, hardware)}
     return page_cache.shows(
-        response, rankings=None, query=None if "tpot_ms" in request.GET else query
+        response, rankings=None, kept=kept and level in ("", str(page["series"]["level"]))
     )
 
 

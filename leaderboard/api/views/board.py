@@ -9,7 +9,7 @@ in `selectors.compare`, the same ones as the compare page.
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.utils.decorators import method_decorator
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics
@@ -34,8 +34,19 @@ def leaderboard_query(request: Request) -> dict:
     return query.validated_data
 
 
+def list_params(query: QueryDict) -> dict[str, str] | None:
+    """What the list reads of its query (a search, free text, is not kept)."""
+    if query.get("search"):
+        return None
+    known = set(s.LeaderboardQuerySerializer().fields)
+    params = {name: value for name, value in query.items() if name in known and value}
+    if (page := whole_number(query.get("page", "")) or 1) > 1:
+        params["page"] = str(page)
+    return params
+
+
 @extend_schema(parameters=[s.LeaderboardQuerySerializer])
-@method_decorator(page_cache.cached_page, name="dispatch")
+@method_decorator(page_cache.cached_page(list_params), name="dispatch")
 class LeaderboardList(generics.ListAPIView):
     """Leaderboard rows: each config's best average per hardware and engine release.
 
@@ -58,23 +69,18 @@ class LeaderboardList(generics.ListAPIView):
         return page_cache.shows(
             HttpResponse(body, content_type="application/json"),
             rankings={entry.ranking_key for entry in entries},
-            query=_kept_query(request),
+            kept=_known_values(request),
         )
 
 
-def _kept_query(request: Request) -> dict | None:
-    """The query a page is kept under: known parameters and filter values, a page number, and no
-    free text (each term would be an entry of its own); None for any other."""
-    query = request.query_params
-    known = set(s.LeaderboardQuerySerializer().fields) | {"page"}
-    if set(query) - known or query.get("search") or whole_number(query.get("page", "1")) is None:
-        return None
+def _known_values(request: Request) -> bool:
+    """Whether the query's filter values are all on the board (made-up ones are not kept)."""
     choices = selectors.leaderboard_filter_choices()
-    for name in ("target", "hardware", "spec_type"):
-        value = query.get(name)
-        if value and value not in {choice for choice, _ in choices[name]}:
-            return None
-    return dict(query.items())
+    return all(
+        not (value := request.query_params.get(name))
+        or value in {choice for choice, _ in choices[name]}
+        for name in ("target", "hardware", "spec_type")
+    )
 
 
 def _leaderboard_rows(request: Request) -> list[dict]:
