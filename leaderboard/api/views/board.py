@@ -35,14 +35,14 @@ def leaderboard_query(request: Request) -> dict:
 
 
 def list_params(query: QueryDict) -> dict[str, str] | None:
-    """What the list reads of its query (a search, free text, is not kept)."""
-    if query.get("search"):
+    """What the list reads of its query; a search (free text) is not kept, nor a page number
+    the paginator refuses (a 404)."""
+    page = whole_number(query.get("page", "1"))
+    if query.get("search") or not page:
         return None
     known = set(s.LeaderboardQuerySerializer().fields)
     params = {name: value for name, value in query.items() if name in known and value}
-    if (page := whole_number(query.get("page", "")) or 1) > 1:
-        params["page"] = str(page)
-    return params
+    return params | ({"page": str(page)} if page > 1 else {})
 
 
 @extend_schema(parameters=[s.LeaderboardQuerySerializer])
