@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import exports, page_cache, selectors
+from leaderboard.api import finished
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
 from leaderboard.api.renderers import finite
@@ -63,6 +64,7 @@ class LeaderboardList(generics.ListAPIView):
 
     def list(self, request: Request, *args, **kwargs) -> HttpResponse:
         entries = list(self.paginate_queryset(self.filter_queryset(self.get_queryset())) or [])
+        finished.entries(entries)
         # Numbers made finite (NaN and infinities as null, `renderers.finite`).
         rows = finite(list(s.LeaderboardEntrySerializer(entries, many=True).data))
         body = JSONRenderer().render(self.get_paginated_response(rows).data)
@@ -87,7 +89,7 @@ def _leaderboard_rows(request: Request) -> list[dict]:
     entries = selectors.with_baseline_configs(
         selectors.leaderboard_entries(**leaderboard_query(request))
     )[:EXPORT_ROW_LIMIT]
-    return s.LeaderboardEntrySerializer(entries, many=True).data
+    return s.LeaderboardEntrySerializer(finished.entries(list(entries)), many=True).data
 
 
 class LeaderboardCsv(ExportView):
@@ -121,6 +123,9 @@ class Compare(APIView):
         query = s.CompareQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         # Too few or unknown keys are refused by the selector and answered by api.errors.
-        result = selectors.compare_configs(keys=query.validated_data["keys"])
+        keys = selectors.requested_keys(query.validated_data["keys"])
+        result = selectors.compare_configs(keys=keys)
+        finished.configs([column["config"] for column in result["columns"]])
+        finished.entries([column["entry"] for column in result["columns"] if column["entry"]])
         body = {"configs": result["columns"], "differences": result["differences"]}
         return Response(s.CompareSerializer(body).data)
