@@ -1,8 +1,8 @@
 """The configs resource's serializers: a config in the list, and its detail with protocol figures.
 
 A config's ``energy`` and ``roofline`` are its best run's (``selectors.best_run_figures``), read
-once for a whole page of configs (``ConfigListSerializer``) or, for a config read alone, by the
-serializer itself; null where nothing was measured. The detail adds its best row's per-level
+once for a whole page of configs by the view (``api.finished.configs``); null where nothing was
+measured. The detail adds its best row's per-level
 concurrency figures and crossover, its per-category figures, or its per-output-length figures
 (``ConfigDetailSerializer``, from ``selectors.config_protocol_figures``): null for the other
 protocols; and, whatever the protocol, its best run's latency percentiles and goodput per point

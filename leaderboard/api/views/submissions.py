@@ -101,5 +101,9 @@ class UploadCreate(APIView):
             uploaded_by=request.user,
             publish_name=incoming.validated_data["publish_name"],
         )
-        report = {"hardware": runs[0].hardware.slug, "self_reported": True, "runs": runs}
+        report = {
+            "hardware": runs[0].hardware.slug,
+            "self_reported": True,
+            "runs": finished.runs(runs),
+        }
         return Response(s.UploadReportSerializer(report).data, status=status.HTTP_201_CREATED)
