@@ -47,12 +47,32 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     search = request.GET.get("q", "").replace("\x00", "").strip()[:100]
     include_all = request.GET.get("all") == "1"
     # A number past the last page is the last page.
-    requested = page = whole_number(request.GET.get("page", ""), max_digits=18) or 1
-    if page > 1:
-        page = selectors.board_page_number(
-            filters=filters, search=search, include_all=include_all, page=page, page_size=PAGE_SIZE
+    requested = whole_number(request.GET.get("page", ""), max_digits=18) or 1
+    page = (
+        requested
+        if requested == 1
+        else selectors.board_page_number(
+            filters=filters,
+            search=search,
+            include_all=include_all,
+            page=requested,
+            page_size=PAGE_SIZE,
         )
-    queries = _queries(filters=filters, search=search, include_all=include_all)
+    )
+    view = {"filters": filters, "search": search, "include_all": include_all, "choices": choices}
+    board, rankings = _board(view=view, page=page)
+    response = render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
+    # An unknown filter value or a page past the last is not kept under its own name.
+    asked = {name: request.GET.get(name, "") for name in FILTERS}
+    return page_cache.shows(
+        response, rankings=rankings, kept=page == requested and asked == filters
+    )
+
+
+def _board(*, view: dict, page: int) -> tuple[str, set[str]]:
+    """The leaderboard's glance, filters, chart, ranked page and kept-off rows as HTML, from
+    validated input, and the rankings they show."""
+    filters, search, include_all = view["filters"], view["search"], view["include_all"]
     ranked = selectors.board_ranked(
         filters=filters, search=search, include_all=include_all, page=page, page_size=PAGE_SIZE
     )
@@ -65,15 +85,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         **{name: filters[name] for name in ("target", "hardware", "spec_type", "protocol")}
     )
     glance = fastest_drafts()
-    context = queries | {
-        "include_all": include_all,
-        "search": search,
-        "choices": choices,
-        "filters": filters,
-        "glance": glance,
-        "test_weights": bool(kept["test_weights"]),
-    }
-    board = render_to_string(
+    context = (
+        view
+        | _queries(filters=filters, search=search, include_all=include_all)
+        | {"glance": glance, "test_weights": bool(kept["test_weights"])}
+    )
+    html = render_to_string(
         BOARD_TEMPLATE,
         context
         | {
@@ -84,16 +101,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             ),
         },
     )
-    response = render(request, "leaderboard/leaderboard.html", {"board": mark_safe(board)})
     shown = [*ranked["rows"], *ranked["baselines"], *kept["kept_off"], *kept["test_weights"]]
     rankings = {row["entry"].ranking_key for row in shown} | glance.rankings
-    return page_cache.shows(
-        response,
-        rankings=rankings | set(chart["rankings"] if chart else ()),
-        # An unknown filter value or a page past the last is not kept under its own name.
-        kept=page == requested
-        and all(request.GET.get(name, "") == filters[name] for name in FILTERS),
-    )
+    return html, rankings | set(chart["rankings"] if chart else ())
 
 
 def _queries(*, filters: dict[str, str], search: str, include_all: bool) -> dict[str, str]:
