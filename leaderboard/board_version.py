@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from django.db import connection
 from django.db.models import F
 
 from leaderboard.models import BoardVersion, RankingVersion
@@ -56,7 +57,14 @@ def raise_version(*, row_set: bool = False, rankings: Iterable[str] | None = Non
 
 
 def versions(keys: Iterable[str]) -> dict[str, int]:
-    """When each of these keys last changed (0 for never), in one query."""
+    """When each of these keys last changed (0 for never), in one query: in SQL, since every
+    cached page asks it and the ORM took twice the query's own time to build it."""
     wanted = sorted(set(keys))
-    found = dict(RankingVersion.objects.filter(key__in=wanted).values_list("key", "value"))
-    return {key: found.get(key, 0) for key in wanted}
+    table, key, value = map(
+        connection.ops.quote_name, (RankingVersion._meta.db_table, "key", "value")
+    )
+    places = ", ".join(["%s"] * len(wanted))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {key}, {value} FROM {table} WHERE {key} IN ({places})", wanted)
+        found = dict(cursor.fetchall())
+    return {name: found.get(name, 0) for name in wanted}

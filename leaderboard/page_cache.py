@@ -7,7 +7,8 @@ the board). The response is kept in Django's cache under its path, those paramet
 it went gzipped, with the versions its rankings had (`board_version`): a later request compares
 them with the current ones in one query and serves it as it was while none moved. A run
 recorded in a ranking the page shows moves that version in the transaction that records it, so
-the next request computes the page again; one recorded elsewhere leaves it kept. Parameters the
+the next request computes the page again (the requests that come while it does are served it as
+it was); one recorded elsewhere leaves it kept. Parameters the
 view does not read are no part of the key, and a value the page does not hold is not kept
 (`shows(kept=False)`), so made-up parameters and values cannot fill the cache.
 
@@ -38,6 +39,9 @@ from django.views.decorators.gzip import gzip_page
 from leaderboard import board_version
 from leaderboard.board_version import ANY_RANKING, EVERY_CHANGE, ROW_SET
 
+# The longest a request may take to compute a page again while the others are served the one
+# kept: far longer than a page takes, and all a process that died computing can delay it.
+COMPUTE_SECONDS = 10
 # GZipMiddleware's own test of Accept-Encoding: a request that passes it gets the gzipped body.
 _ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 
@@ -104,33 +108,56 @@ def cached_page(
                 return response
             wanted = _pairs(asked.items())
             gzipped = bool(_ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
+            compute = gzipped_view if gzipped else view
             key = _key(request.path, wanted, gzipped)
             kept = cache.get(key)
             if kept is not None and board_version.versions(kept.versions) == kept.versions:
                 return _answer(request, kept)
-            # Read before the page: a change made while it is computed leaves it out of date.
-            before = board_version.versions([EVERY_CHANGE])[EVERY_CHANGE]
-            response = (gzipped_view if gzipped else view)(request, *args, **kwargs)
-            shown = getattr(response, "shown", None)
-            if shown is None or response.status_code != 200 or response.cookies:
-                return response
-            if callable(getattr(response, "render", None)):
-                response = response.render()  # a DRF or template response, rendered to keep
-            kept = Kept(
-                versions=board_version.versions(_depends_on(shown.rankings)),
-                etag='"' + hashlib.blake2b(response.content, digest_size=16).hexdigest() + '"',
-                status=response.status_code,
-                headers=tuple(response.headers.items()),
-                content=response.content,
-            )
-            spelled = _pairs(request.GET.lists()) == wanted
-            if shown.kept and spelled and max(kept.versions.values()) <= before:
-                cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
-            return _answer(request, kept)
+            if _pairs(request.GET.lists()) != wanted:
+                # Never kept from a request that spelled its parameters otherwise: its links
+                # and the sign-in link would name what it made up.
+                return compute(request, *args, **kwargs)
+            if kept is None:
+                return _computed(compute, request, args, kwargs, key)
+            # Out of date: one request computes it again; those that come meanwhile are served
+            # it as it was (as they would have been a computation earlier), not each computing
+            # it too.
+            computing = f"{key}:computing"
+            if not cache.add(computing, True, COMPUTE_SECONDS):
+                return _answer(request, kept)
+            try:
+                return _computed(compute, request, args, kwargs, key)
+            finally:
+                cache.delete(computing)
 
         return cached
 
     return decorator
+
+
+def _computed(
+    view: Callable[..., HttpResponseBase], request: HttpRequest, args: tuple, kwargs: dict, key: str
+) -> HttpResponseBase:
+    """The view's response, kept under `key` where it says what it shows and the request spelled
+    the parameters it reads one way."""
+    # Read before the page: a change made while it is computed leaves it out of date.
+    before = board_version.versions([EVERY_CHANGE])[EVERY_CHANGE]
+    response = view(request, *args, **kwargs)
+    shown = getattr(response, "shown", None)
+    if shown is None or response.status_code != 200 or response.cookies:
+        return response
+    if callable(getattr(response, "render", None)):
+        response = response.render()  # a DRF or template response, rendered to keep
+    kept = Kept(
+        versions=board_version.versions(_depends_on(shown.rankings)),
+        etag='"' + hashlib.blake2b(response.content, digest_size=16).hexdigest() + '"',
+        status=response.status_code,
+        headers=tuple(response.headers.items()),
+        content=response.content,
+    )
+    if shown.kept and max(kept.versions.values()) <= before:
+        cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+    return _answer(request, kept)
 
 
 def _anonymous(request: HttpRequest) -> bool:
