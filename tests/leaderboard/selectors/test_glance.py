@@ -91,8 +91,8 @@ def test_the_front_page_reads_no_column_of_the_glance_rows_it_did_not_fetch(
 
 def test_a_draft_row_holds_each_column_of_its_row_and_config(user, ranked_models, make_result):
     """The glance's and the advice's rows are read as values (`draft_rows`): each value lands in
-    the field of its name, a kind's rows share its one `Hardware`, and a row survives the cache
-    (ranking_kept keeps the tables pickled)."""
+    the field of its name, a kind's rows share its one `Hardware`, and a row survives pickling
+    (a page cache keeps what is rendered from it)."""
     import pickle
     from dataclasses import fields
 
