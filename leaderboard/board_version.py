@@ -56,6 +56,11 @@ def raise_version(*, row_set: bool = False, rankings: Iterable[str] | None = Non
     )
 
 
+def current() -> int:
+    """The counter every change raises (0 before the first): no ranking's version is above it."""
+    return BoardVersion.objects.filter(pk=1).values_list("value", flat=True).first() or 0
+
+
 def versions(keys: Iterable[str]) -> dict[str, int]:
     """When each of these keys last changed (0 for never), in one query: in SQL, since every
     cached page asks it and the ORM took twice the query's own time to build it."""

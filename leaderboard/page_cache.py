@@ -141,7 +141,7 @@ def _computed(
     """The view's response, kept under `key` where it says what it shows and the request spelled
     the parameters it reads one way."""
     # Read before the page: a change made while it is computed leaves it out of date.
-    before = board_version.versions([EVERY_CHANGE])[EVERY_CHANGE]
+    before = board_version.current()
     response = view(request, *args, **kwargs)
     shown = getattr(response, "shown", None)
     if shown is None or response.status_code != 200 or response.cookies:

@@ -88,6 +88,16 @@ def test_a_run_recorded_in_another_ranking_leaves_the_page_as_it_was_kept(
     assert client.get(url).json()["results"][0]["tokens_per_second"] == 152.0
 
 
+def test_a_page_is_kept_on_a_board_whose_versions_predate_the_every_change_key(client, board):
+    # A database whose rankings were raised before "board" existed (or seeded in bulk).
+    from leaderboard.models import RankingVersion
+
+    RankingVersion.objects.filter(key="board").delete()
+    client.get("/api/v1/leaderboard")
+    _, read = served(client, "/api/v1/leaderboard")
+    assert len(read) == 1
+
+
 def test_a_change_made_while_a_page_is_computed_is_not_hidden_by_the_page_kept(
     client, board, monkeypatch
 ):
