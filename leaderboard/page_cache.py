@@ -3,14 +3,15 @@ show changes.
 
 A view wrapped in `cached_page` names the query parameters it reads (`params`) and says what its
 response shows with `shows()`: the rankings whose rows it read (None: it may show anything on
-the board). The response is kept in Django's cache under its path, those parameters and whether
-it went gzipped, with the versions its rankings had (`board_version`): a later request compares
-them with the current ones in one query and serves it as it was while none moved. A run
-recorded in a ranking the page shows moves that version in the transaction that records it, so
-the next request computes the page again (the requests that come while it does are served it as
-it was); one recorded elsewhere leaves it kept. Parameters the
-view does not read are no part of the key, and a value the page does not hold is not kept
-(`shows(kept=False)`), so made-up parameters and values cannot fill the cache.
+the board). The response is kept in Django's cache (`CACHES["pages"]`: each web process's memory,
+bounded) under its path, those parameters and whether it went gzipped, with the versions its
+rankings had (`board_version`): a later request compares them with the current ones in one
+query and serves it as it was while none moved. A run recorded in a ranking the page shows
+moves that version in the transaction that records it, so the next request computes the page
+again (the requests that come while it does are served it as it was); one recorded elsewhere
+leaves it kept. Parameters the view does not read are no part of the key, and a value the page
+does not hold is not kept (`shows(kept=False)`), so made-up parameters and values cannot fill
+the cache.
 
 Each kept response carries an ETag (answered with 304 to a matching If-None-Match), a
 Cache-Control that lets a shared cache keep it but revalidate, and a Surrogate-Key header that
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.messages import get_messages
-from django.core.cache import cache
+from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, QueryDict
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.views.decorators.gzip import gzip_page
@@ -39,6 +40,8 @@ from django.views.decorators.gzip import gzip_page
 from leaderboard import board_version
 from leaderboard.board_version import ANY_RANKING, EVERY_CHANGE, ROW_SET
 
+# The cache the pages are kept in (settings.CACHES): each web process's own memory.
+PAGES = "pages"
 # The longest a request may take to compute a page again while the others are served the one
 # kept: far longer than a page takes, and all a process that died computing can delay it.
 COMPUTE_SECONDS = 10
@@ -110,7 +113,7 @@ def cached_page(
             gzipped = bool(_ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
             compute = gzipped_view if gzipped else view
             key = _key(request.path, wanted, gzipped)
-            kept = cache.get(key)
+            kept = caches[PAGES].get(key)
             if kept is not None and board_version.versions(kept.versions) == kept.versions:
                 return _answer(request, kept)
             if _pairs(request.GET.lists()) != wanted:
@@ -123,12 +126,12 @@ def cached_page(
             # it as it was (as they would have been a computation earlier), not each computing
             # it too.
             computing = f"{key}:computing"
-            if not cache.add(computing, True, COMPUTE_SECONDS):
+            if not caches[PAGES].add(computing, True, COMPUTE_SECONDS):
                 return _answer(request, kept)
             try:
                 return _computed(compute, request, args, kwargs, key)
             finally:
-                cache.delete(computing)
+                caches[PAGES].delete(computing)
 
         return cached
 
@@ -156,7 +159,7 @@ def _computed(
         content=response.content,
     )
     if shown.kept and max(kept.versions.values()) <= before:
-        cache.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+        caches[PAGES].set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
     return _answer(request, kept)
 
 

@@ -10,7 +10,7 @@ import functools
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
@@ -50,7 +50,8 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
     # No worker runs beside these tests (those that start one ask with their own timeout): a
     # page that asks the broker which workers answer waits a moment, not a second.
     settings.SPECBOARD_BROKER_INSPECT_SECONDS = 0.05
-    cache.clear()
+    for cache in caches.all():
+        cache.clear()
     # The same for what a queued job's estimate rests on (tests/leaderboard/selectors/test_queue.py).
     settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 0
 

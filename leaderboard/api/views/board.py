@@ -26,6 +26,11 @@ from leaderboard.api.renderers import finite
 from leaderboard.query import whole_number
 
 EXPORT_ROW_LIMIT = 10_000
+# The list's filters (`LeaderboardQuerySerializer`'s fields): what a kept page is keyed by.
+QUERY_FIELDS = frozenset(
+    ("target", "hardware", "spec_type", "protocol", "source", "ordering", "include_retired")
+    + ("search",)
+)
 
 
 def leaderboard_query(request: Request) -> dict:
@@ -41,8 +46,7 @@ def list_params(query: QueryDict) -> dict[str, str] | None:
     page = whole_number(query.get("page", "1"))
     if query.get("search") or not page:
         return None
-    known = set(s.LeaderboardQuerySerializer().fields)
-    params = {name: value for name, value in query.items() if name in known and value}
+    params = {name: value for name, value in query.items() if name in QUERY_FIELDS and value}
     return params | ({"page": str(page)} if page > 1 else {})
 
 

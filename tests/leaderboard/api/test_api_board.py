@@ -11,7 +11,7 @@ import io
 import re
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
@@ -40,7 +40,8 @@ def api_labels(api: APIClient, query: dict | None = None) -> list[str]:
 
 
 def cached_entries() -> int:
-    return len(cache._cache)  # the test settings' per-process cache (LocMemCache)
+    # The test settings' per-process caches (LocMemCache): the shared one and the pages'.
+    return len(cache._cache) + len(caches["pages"]._cache)
 
 
 def test_the_api_leaderboard_defaults_to_the_pages_main_ranking(
@@ -251,3 +252,10 @@ def test_a_page_answered_uncached_for_junk_parameters_counts_its_rows_once(
     with CaptureQueriesContext(connection) as read:
         assert api.get("/api/v1/leaderboard", {"search": "n_max"}).status_code == 200
     assert [q for q in read.captured_queries if "COUNT(" in q["sql"]]
+
+
+def test_the_lists_kept_pages_are_keyed_by_every_filter_of_its_query():
+    from leaderboard.api.serializers import LeaderboardQuerySerializer
+    from leaderboard.api.views.board import QUERY_FIELDS
+
+    assert set(LeaderboardQuerySerializer().fields) == QUERY_FIELDS
