@@ -26,7 +26,8 @@ bind = os.environ.get("SPECBOARD_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_WORKERS") or default_workers())
 wsgi_app = "leaderboard.wsgi:application"
 worker_class = "gthread"
-threads = int(os.environ.get("WEB_THREADS") or 4)
+# A refused download waits a second on its thread (api.throttles.AnonymousExportThrottle).
+threads = int(os.environ.get("WEB_THREADS") or 8)
 # Each process listens on a socket of its own (SO_REUSEPORT), and the kernel spreads new
 # connections over them, so kept-alive connections do not bunch on the first process to wake.
 reuse_port = True

@@ -12,10 +12,14 @@ the cache.
 
 from __future__ import annotations
 
+import time
+
 from django.conf import settings
 from rest_framework.throttling import UserRateThrottle
 
 from leaderboard.client_address import client_address
+
+REFUSAL_DELAY_SECONDS = 1.0
 
 
 class SettingsRateThrottle(UserRateThrottle):
@@ -71,10 +75,19 @@ class UploadThrottle(SettingsRateThrottle):
 
 
 class AnonymousExportThrottle(SettingsRateThrottle):
-    """Downloads per address for visitors not signed in; a signed-in user is not counted."""
+    """Downloads per address for visitors not signed in; a signed-in user is not counted. A
+    refusal is answered after REFUSAL_DELAY_SECONDS: a client that ignores Retry-After and asks
+    again at once is then answered once a second per connection, holding a web thread idle
+    (gunicorn_conf's threads), not as fast as the CPU the other visitors' pages need allows."""
 
     scope = "anonymous-exports"
     setting = "SPECBOARD_ANONYMOUS_EXPORT_RATE"
+
+    def allow_request(self, request, view) -> bool:
+        if super().allow_request(request, view):
+            return True
+        time.sleep(REFUSAL_DELAY_SECONDS)
+        return False
 
     def get_cache_key(self, request, view) -> str | None:
         if request.user and request.user.is_authenticated:
