@@ -21,7 +21,7 @@ RUN pip install --no-cache-dir --require-hashes --no-deps -r requirements.lock \
 RUN useradd --create-home --uid 1000 specboard && mkdir -p /models && chown specboard /models
 USER specboard
 EXPOSE 8000
-CMD ["gunicorn", "leaderboard.asgi", "-c", "python:leaderboard.gunicorn_conf"]
+CMD ["gunicorn", "leaderboard.wsgi", "-c", "python:leaderboard.gunicorn_conf"]
 
 FROM ${CUDA_IMAGE} AS gpu-worker
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \

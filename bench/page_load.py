@@ -260,7 +260,7 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "leaderboard.asgi", "-c"]
+        [sys.executable, "-m", "gunicorn", "leaderboard.wsgi", "-c"]
         + ["python:leaderboard.gunicorn_conf", "--bind", f"127.0.0.1:{port}"],
         env=environment,
         cwd=REPOSITORY,
@@ -269,7 +269,7 @@ def main() -> int:
     )
     figures: dict[str, str] = {
         "web server": (
-            f"gunicorn leaderboard.asgi -c python:leaderboard.gunicorn_conf: "
+            f"gunicorn leaderboard.wsgi -c python:leaderboard.gunicorn_conf: "
             f"{gunicorn_conf.workers} workers, worker class {gunicorn_conf.worker_class}; "
             f"{os.cpu_count()} CPUs"
         ),

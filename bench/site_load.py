@@ -845,7 +845,7 @@ def main() -> int:
     if args.server == "deployed":
         # As deployed (leaderboard/gunicorn_conf.py: asyncio workers, keep-alive), its access log
         # thrown away.
-        command = ["leaderboard.asgi", "-c", "python:leaderboard.gunicorn_conf"]
+        command = ["leaderboard.wsgi", "-c", "python:leaderboard.gunicorn_conf"]
         command += ["--access-logfile", "/dev/null", "--log-level", "warning"]
     else:
         command = ["leaderboard.wsgi", "--log-level", "warning"]

@@ -10,9 +10,7 @@ A run's downloads are megabytes (6,328 requests: 3.2 MB, half a second to a few 
 and write each time), and what they show never changes once the run is recorded. `kept` renders
 such a response once and keeps its bytes in the shared cache under a key the caller makes of
 what the response shows (the run; for its API detail, also the few fields that pairing sets
-later), so every later request costs one cache read at most: each web process also keeps the
-bodies it served last in its own memory (`KEPT_BYTES` in all), since reading the heavy run's
-JSON back from Redis took 20 to 30 ms of the interpreter's time a request. `throttled` holds a
+later), so every later request costs one cache read. `throttled` holds a
 download view to SPECBOARD_ANONYMOUS_EXPORT_RATE per address for visitors not signed in, the
 API's own throttle (`api.throttles.AnonymousExportThrottle`, counted in the shared cache) on the
 pages' views.
@@ -24,9 +22,6 @@ import csv
 import functools
 import json
 import math
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 
@@ -76,62 +71,24 @@ KEPT_SECONDS = 3600
 KEPT_FORMAT = 1
 
 
-# What each process keeps of the downloads it served last, in bytes of body: the heaviest run's
-# three downloads are 7.7 MB together.
-KEPT_BYTES = 32 * 2**20
-
-type Download = tuple[str, str | None, bytes]  # content type, Content-Disposition, body
-_KEPT: OrderedDict[str, tuple[float, Download]] = OrderedDict()
-_KEPT_LOCK = threading.Lock()
-
-
 def kept(key: str, render: Callable[[], HttpResponse]) -> HttpResponse:
     """The response `render` makes, rendered once and kept (its bytes, type and file name) in
-    the shared cache under `key`, which must name everything the response shows, and in this
-    process's memory."""
+    the cache under `key`, which must name everything the response shows."""
     key = f"download:{KEPT_FORMAT}:{key}"
-    found = _kept_here(key)
+    found = cache.get(key)
     if found is None:
-        found = cache.get(key)
-        if found is None:
-            response = render()
-            found = (
-                response["Content-Type"],
-                response.headers.get("Content-Disposition"),
-                response.content,
-            )
-            cache.set(key, found, KEPT_SECONDS)
-        _keep_here(key, found)
+        response = render()
+        found = (
+            response["Content-Type"],
+            response.headers.get("Content-Disposition"),
+            response.content,
+        )
+        cache.set(key, found, KEPT_SECONDS)
     content_type, disposition, body = found
     response = HttpResponse(body, content_type=content_type)
     if disposition:
         response["Content-Disposition"] = disposition
     return response
-
-
-def _kept_here(key: str) -> Download | None:
-    with _KEPT_LOCK:
-        entry = _KEPT.get(key)
-        if entry is None or entry[0] < time.monotonic():
-            return None
-        _KEPT.move_to_end(key)
-        return entry[1]
-
-
-def _keep_here(key: str, download: Download) -> None:
-    if len(download[2]) > KEPT_BYTES:
-        return
-    with _KEPT_LOCK:
-        _KEPT[key] = (time.monotonic() + KEPT_SECONDS, download)
-        _KEPT.move_to_end(key)
-        while sum(len(body) for _, (_, _, body) in _KEPT.values()) > KEPT_BYTES:
-            _KEPT.popitem(last=False)
-
-
-def forget_kept() -> None:
-    """Drop the downloads this process keeps (tests start from none)."""
-    with _KEPT_LOCK:
-        _KEPT.clear()
 
 
 def throttled(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

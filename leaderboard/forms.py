@@ -487,31 +487,12 @@ class CompareForm(forms.Form):
         return selectors.requested_keys(self.cleaned_data["keys"])
 
 
-class KeptSelect(forms.Select):
-    """A select whose options come from the board's rows (hundreds of targets or GPUs): Django
-    renders each option through a template, so the rendered widget is kept with the board's row
-    set (and under its choices, its value and its attributes), not rendered per request."""
-
-    def render(self, name, value, attrs=None, renderer=None):
-        choices = [(str(key), str(label)) for key, label in self.choices]
-        if value not in (None, "") and str(value) not in dict(choices):
-            # A value that is none of the choices (typed into the address) is rendered as it
-            # is, not kept: made-up values cannot fill the cache.
-            return super().render(name, value, attrs, renderer)
-        return selectors.board_cached(
-            "form-select",
-            {"name": name, "value": value, "attrs": attrs, "choices": choices},
-            lambda: super(KeptSelect, self).render(name, value, attrs, renderer),
-            row_set_only=True,
-        )
-
-
 class BestConfigForm(forms.Form):
     """A target model and either a hardware kind (one GPU or several) or a memory size in GB
     per GPU and how many such GPUs."""
 
-    target = forms.ChoiceField(label="Target model", widget=KeptSelect)
-    hardware = forms.ChoiceField(label="My GPU", required=False, widget=KeptSelect)
+    target = forms.ChoiceField(label="Target model")
+    hardware = forms.ChoiceField(label="My GPU", required=False)
     memory_gb = forms.FloatField(
         label="or memory (GB)",
         required=False,

@@ -1,18 +1,14 @@
-"""Gunicorn's settings for the web server: compose, the Dockerfile and the benches use them.
+"""Gunicorn's settings for the web server: compose, the Dockerfile and the benches use them
+(`gunicorn -c python:leaderboard.gunicorn_conf`).
 
-Asyncio workers (gunicorn's own ASGI worker, serving leaderboard.asgi): an idle or slow client's
-connection waits in the event loop until its whole request has arrived, so half-open connections
-can no longer hold the workers (three sync workers froze for 10 s on four of them; threaded
-workers hand each new connection to a thread at once, so 4 threads froze on 64 idle ones).
-Once a request has arrived, it runs in one call on one of WEB_THREADS threads of its process
-(leaderboard/asgi_handler.py: Django's own handler hopped threads twenty times a request), and
-each thread keeps its database connection (DATABASE_CONN_MAX_AGE). The threads share their
-process's interpreter lock, so the number of processes sets how much CPU work runs side by side:
-by default two per CPU the server may use, plus one (gunicorn's advice), WEB_WORKERS to choose.
-The pages keep their own cost bounded (cached per board version, a hundred rows a page:
-docs/PERFORMANCE.md, page load). The server refuses to start several processes on a per-process
-cache outside DEBUG (the API's throttles and the board's page cache would then count and cache
-per process), and more threads than PostgreSQL has connections for.
+Gunicorn's own threaded workers on leaderboard.wsgi: each process waits for new and kept-alive
+connections in one poller and serves the requests that arrive on WEB_THREADS threads, each of
+which keeps its database connection (DATABASE_CONN_MAX_AGE). The threads share their process's
+interpreter lock, so the number of processes sets how much CPU work runs side by side: by default
+two per CPU the server may use, plus one (gunicorn's advice), WEB_WORKERS to choose. The server
+refuses to start several processes on a per-process cache outside DEBUG (the API's throttles and
+the page cache would then count and cache per process), and more threads than PostgreSQL has
+connections for.
 """
 
 from __future__ import annotations
@@ -28,11 +24,12 @@ def default_workers() -> int:
 
 bind = os.environ.get("SPECBOARD_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_WORKERS") or default_workers())
-worker_class = "asgi"
+wsgi_app = "leaderboard.wsgi:application"
+worker_class = "gthread"
+# A refused download waits a second on its thread (api.throttles.AnonymousExportThrottle).
+threads = int(os.environ.get("WEB_THREADS") or 8)
 # Each process listens on a socket of its own (SO_REUSEPORT), and the kernel spreads new
-# connections over them: on one shared socket the first event loop to wake accepted a burst of
-# them, and kept-alive connections stayed bunched on a few processes (cached API page, 32 wrk
-# connections on a loaded 2-core machine: p99 243-450 ms at 210-263/s, 224-381 ms at 268-336/s).
+# connections over them, so kept-alive connections do not bunch on the first process to wake.
 reuse_port = True
 # Idle keep-alive connections are closed after this many seconds; requests time out after 60.
 keepalive = 5
@@ -98,7 +95,7 @@ def on_starting(server) -> None:
     keeps = settings.DATABASES["default"].get("CONN_MAX_AGE") != 0
     if problem is None and keeps and (limit := database_max_connections()) is not None:
         problem = connection_budget_problem(
-            workers=server.cfg.workers, threads=settings.WEB_THREADS, max_connections=limit
+            workers=server.cfg.workers, threads=server.cfg.threads, max_connections=limit
         )
     if problem:
         raise SystemExit(f"specboard: refusing to start: {problem}")

@@ -175,12 +175,6 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
-# The web server runs each request, once it has arrived, on one of this many threads per process
-# (leaderboard/asgi_handler.py); a slow page holds one of them.
-WEB_THREADS = env_int("WEB_THREADS", 4)
-if WEB_THREADS < 1:
-    raise ImproperlyConfigured("WEB_THREADS must be 1 or more")
-
 # Every per-address limit (sign-in lockouts, sign-up and reset limits, API throttles) counts a
 # request under leaderboard.client_address: the connection's peer, or behind this many reverse
 # proxies that append to X-Forwarded-For, that header's entry this far from the right.
@@ -354,15 +348,23 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHE_URL = env_str("CACHE_URL")
 CACHES = {
-    # Django's Redis backend, with one client per connection pool (leaderboard.cache_backend).
-    "default": {"BACKEND": "leaderboard.cache_backend.RedisCache", "LOCATION": CACHE_URL}
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
     if CACHE_URL
-    # One process's own cache: room for the pages and the rows rendered for them (a board row
-    # is kept by its content: selectors.cache.content_cached), not Django's default of 300.
+    # One process's own cache, not Django's default of 300 entries.
     else {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "OPTIONS": {"MAX_ENTRIES": 5000},
-    }
+    },
+    # The pages kept for visitors not signed in (leaderboard.page_cache), in each web process's
+    # memory: a kept page is checked against its rankings' versions in the database on every
+    # request, so a process's copy is never served out of date, and a hit costs no round trip
+    # to Redis for its hundreds of KB. At most this many pages a process (the largest, the
+    # front page at 1M runs, is 440 KB).
+    "pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "pages",
+        "OPTIONS": {"MAX_ENTRIES": env_int("SPECBOARD_PAGES_KEPT", 128)},
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -465,15 +467,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES
 # A JSON request body (a config and its prompt) is small; larger ones are refused with a 413.
 SPECBOARD_MAX_JSON_BYTES = 256 * 1024
-# Cached leaderboard pages are keyed on the board version, which every recorded run raises; the
-# timeout only bounds how long an edit made outside the services (the admin) can go unseen.
+# Cached pages are kept under the versions of the rankings they show, which the services raise
+# with every change (leaderboard.page_cache); the timeout only bounds how long an edit made
+# outside the services (the admin) can go unseen.
 SPECBOARD_BOARD_CACHE_SECONDS = env_int("SPECBOARD_BOARD_CACHE_SECONDS", 300)
-# How long a web process trusts the version it last read: a run recorded by another process
-# shows on the pages within this time, and a cached page costs no database query meanwhile.
-SPECBOARD_BOARD_VERSION_SECONDS = env_float("SPECBOARD_BOARD_VERSION_SECONDS", 1.0)
-# How long a web process trusts the hardware kinds and model files a submission last read: an
-# edit made by another process (or the admin) is seen by new submissions within this time.
-SPECBOARD_REGISTRY_SECONDS = env_float("SPECBOARD_REGISTRY_SECONDS", 1.0)
 # How long a web process trusts what a queued job's estimated start rests on (its hardware's
 # typical job duration and running jobs): the place in the queue is always counted afresh.
 SPECBOARD_QUEUE_ESTIMATE_SECONDS = env_float("SPECBOARD_QUEUE_ESTIMATE_SECONDS", 1.0)

@@ -1,4 +1,4 @@
-"""WSGI entry point: `gunicorn leaderboard.wsgi`. A body over the largest the site accepts is
+"""WSGI entry point: `gunicorn -c python:leaderboard.gunicorn_conf` serves it. A body over the largest the site accepts is
 refused before Django reads it (leaderboard/body_limit.py)."""
 
 import os
@@ -13,7 +13,3 @@ from django.conf import settings  # noqa: E402 (after the settings are set)
 from leaderboard.body_limit import WSGIRequestBodyLimit  # noqa: E402
 
 application = WSGIRequestBodyLimit(django_application, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-
-from leaderboard.collector import freeze_when_served  # noqa: E402 (after the apps are loaded)
-
-freeze_when_served()

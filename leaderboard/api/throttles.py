@@ -6,23 +6,20 @@ Each rate is read from settings at request time (SPECBOARD_SUBMISSION_RATE,
 SPECBOARD_IMPORT_RATE and SPECBOARD_ANONYMOUS_EXPORT_RATE, as "10/hour"), so a deployment or a
 test changes it without touching DRF's cached settings. The counts are kept in Django's cache, the
 shared Redis wherever several web processes serve (leaderboard/gunicorn_conf.py insists), so they
-hold across processes. A throttled request is a 429 with Retry-After.
-
-A client past its limit is refused from memory: each process remembers the windows in which it
-refused an address (`_REFUSED`; a count only grows within its window), so a client that keeps
-asking after its 429 costs no round trip to the shared cache: those round trips (three a
-request, each waiting for the interpreter lock behind the other requests) were most of what a 429
-cost. The web server sends each 429 a second late (leaderboard/asgi_handler.py).
+hold across processes. A throttled request is a 429 with Retry-After, which costs one increment in
+the cache.
 """
 
 from __future__ import annotations
 
-import threading
+import time
 
 from django.conf import settings
 from rest_framework.throttling import UserRateThrottle
 
 from leaderboard.client_address import client_address
+
+REFUSAL_DELAY_SECONDS = 1.0
 
 
 class SettingsRateThrottle(UserRateThrottle):
@@ -45,19 +42,12 @@ class SettingsRateThrottle(UserRateThrottle):
         self.now = self.timer()
         window = int(self.now // self.duration)
         self.window_ends = (window + 1) * self.duration
-        key = f"{ident}:{window}"
-        refusal = f"{key}:{self.num_requests}/{self.duration}"
-        if refusal in _REFUSED:
-            return False
-        self.cache.add(key, 0, self.duration)
+        key = f"{ident}:{window}:{self.num_requests}/{self.duration}"
         try:
             count = self.cache.incr(key)
-        except ValueError:  # it expired between the two calls: this request is its first
-            self.cache.set(key, count := 1, self.duration)
-        if count > self.num_requests:
-            _remember_refusal(refusal, now=self.now, until=self.window_ends)
-            return False
-        return True
+        except ValueError:  # the window's first request, unless another came in between
+            count = 1 if self.cache.add(key, 1, self.duration) else self.cache.incr(key)
+        return count <= self.num_requests
 
     def wait(self) -> float:
         """Seconds until the window ends and the count starts again."""
@@ -67,29 +57,6 @@ class SettingsRateThrottle(UserRateThrottle):
         """An anonymous request's address: the site's one rule, not DRF's reading of a
         client-sent X-Forwarded-For."""
         return client_address(request)
-
-
-# The windows in which this process refused an address, under the rate that refused it, with the
-# time each window ends. Addresses past their limit are few; the bound holds against many.
-REFUSALS_KEPT = 10_000
-_REFUSED: dict[str, float] = {}
-_REFUSED_LOCK = threading.Lock()
-
-
-def _remember_refusal(refusal: str, *, now: float, until: float) -> None:
-    with _REFUSED_LOCK:
-        if len(_REFUSED) >= REFUSALS_KEPT:
-            for ended in [key for key, ends in _REFUSED.items() if ends <= now]:
-                del _REFUSED[ended]
-            while len(_REFUSED) >= REFUSALS_KEPT:
-                del _REFUSED[next(iter(_REFUSED))]
-        _REFUSED[refusal] = until
-
-
-def forget_refusals() -> None:
-    """Drop the refusals this process remembers (tests start from none)."""
-    with _REFUSED_LOCK:
-        _REFUSED.clear()
 
 
 class SubmissionThrottle(SettingsRateThrottle):
@@ -108,10 +75,19 @@ class UploadThrottle(SettingsRateThrottle):
 
 
 class AnonymousExportThrottle(SettingsRateThrottle):
-    """Downloads per address for visitors not signed in; a signed-in user is not counted."""
+    """Downloads per address for visitors not signed in; a signed-in user is not counted. A
+    refusal is answered after REFUSAL_DELAY_SECONDS: a client that ignores Retry-After and asks
+    again at once is then answered once a second per connection, holding a web thread idle
+    (gunicorn_conf's threads), not as fast as the CPU the other visitors' pages need allows."""
 
     scope = "anonymous-exports"
     setting = "SPECBOARD_ANONYMOUS_EXPORT_RATE"
+
+    def allow_request(self, request, view) -> bool:
+        if super().allow_request(request, view):
+            return True
+        time.sleep(REFUSAL_DELAY_SECONDS)
+        return False
 
     def get_cache_key(self, request, view) -> str | None:
         if request.user and request.user.is_authenticated:

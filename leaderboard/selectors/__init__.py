@@ -8,12 +8,6 @@ The reads are grouped by what they are about, one module each:
   `leaderboard.verdicts` decided it (the one verdict layer every read below uses).
 - `definitions`: what every number means (the sentences the pages and the API show), a config's
   depths, per-depth speedups over the paired baseline, and the evidence behind a page's rows.
-- `row_content`: a board row's content read as plain values (`row_contents`, `ContentRow`), the
-  signature its rendering is kept under (the API's and the front page's), and the rows read as
-  models when one is rendered again.
-- `cache`: the page cache keyed on the board's change counter (`board_cached`), and renderings
-  kept by their content (`content_cached`: a board row until what it shows changes), and pages
-  kept until a ranking they read changes (`ranking_cached`).
 - `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
   trade-off, n_max sweep, context depth).
 - `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
@@ -44,8 +38,8 @@ The reads are grouped by what they are about, one module each:
 - `model_requests`: a user's requests for Hugging Face models and their state.
 - `pages`: the reads behind the pages that gather several (`board_ranked`, `board_kept_off`,
   `config_page`, `run_page`, `context_page`, `concurrency_page`): what each renders, so its view
-  only parses, calls and renders; `run_figures`, a run's figures computed once per change of the
-  board, and `run_page_key`, what a run's cached page depends on.
+  only parses, calls and renders; `run_figures`, a run's figures; `ranked_rows`, the first rows
+  of a model's or a GPU kind's selection, ranked.
 - `protocols`: the concurrency protocol's per-level figures, verdicts and crossover, and the
   helpers the protocols' reads share; `categories`: per-category figures with intervals over
   prompts and the heatmap.
@@ -53,8 +47,8 @@ The reads are grouped by what they are about, one module each:
   interval and verdict (`verdicts.output_length`), the config page's chart data and the API's.
 
 Callers write `from leaderboard import selectors` and `selectors.leaderboard_entries(...)`; every
-public read is named here, so they need not know which module holds it. The counter itself lives
-in `leaderboard.board_version`.
+public read is named here, so they need not know which module holds it. The pages are cached
+whole, above the reads (`leaderboard.page_cache`).
 """
 
 from leaderboard.allowances import Allowance, allowance
@@ -62,11 +56,8 @@ from leaderboard.selectors.board import (
     PROTOCOLS,
     RANKED,
     SOURCES,
-    STANDING_FIELDS,
-    BoardPaginator,
     baseline_rows,
     best_config_for,
-    entry_signature,
     is_stale,
     leaderboard_entries,
     leaderboard_filter_choices,
@@ -78,14 +69,6 @@ from leaderboard.selectors.board import (
     with_baseline_configs,
 )
 from leaderboard.selectors.board_charts import hardware_comparison_for, speedup_chart
-from leaderboard.selectors.cache import (
-    board_cache_key,
-    board_cached,
-    board_version,
-    content_cached,
-    forget_board_version,
-    ranking_cached,
-)
 from leaderboard.selectors.catalogue import (
     REQUEST_EXPORT_FIELDS,
     best_entry,
@@ -105,6 +88,7 @@ from leaderboard.selectors.catalogue import (
     stored_summary,
     target_summaries,
     whole_result,
+    whole_results,
 )
 from leaderboard.selectors.categories import category_heatmap, category_targets, category_view
 from leaderboard.selectors.charts import (
@@ -172,11 +156,10 @@ from leaderboard.selectors.pages import (
     board_selection,
     concurrency_page,
     config_page,
-    config_page_key,
     context_page,
+    ranked_rows,
     run_figures,
     run_page,
-    run_page_key,
 )
 from leaderboard.selectors.protocols import (
     SEPARATE_PROTOCOLS,
@@ -187,21 +170,12 @@ from leaderboard.selectors.protocols import (
 from leaderboard.selectors.quality import QUALITY_DEFINITION, quality_tasks_of, quality_view
 from leaderboard.selectors.queue import queue_standing
 from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
-from leaderboard.selectors.row_content import (
-    content_pk,
-    content_signature,
-    entries_by_pk,
-    ranked_rows,
-    row_contents,
-    standing,
-)
 from leaderboard.selectors.spread import acceptance_spread
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
 __all__ = [
     "Allowance",
     "allowance",
-    "BoardPaginator",
     "ComparisonRefused",
     "LEADERBOARD_ORDERINGS",
     "LEGEND",
@@ -219,15 +193,10 @@ __all__ = [
     "best_config_for",
     "best_entry",
     "best_run_figures",
-    "board_cache_key",
-    "board_cached",
-    "content_cached",
-    "ranking_cached",
     "board_kept_off",
     "board_page_number",
     "board_ranked",
     "board_selection",
-    "board_version",
     "cached_live_workers",
     "category_heatmap",
     "category_targets",
@@ -245,7 +214,6 @@ __all__ = [
     "config_page",
     "config_protocol_figures",
     "config_runs",
-    "config_page_key",
     "context_page",
     "context_series",
     "depth_speedups",
@@ -257,7 +225,6 @@ __all__ = [
     "energy_of",
     "engine_builds",
     "entry_difference",
-    "forget_board_version",
     "gpu_time_estimate",
     "threads_advice",
     "hardware_by_slug",
@@ -289,13 +256,6 @@ __all__ = [
     "point_labels",
     "protocol_depths",
     "queue_standing",
-    "entry_signature",
-    "STANDING_FIELDS",
-    "content_pk",
-    "content_signature",
-    "entries_by_pk",
-    "row_contents",
-    "standing",
     "ranked_rows",
     "registered_models",
     "release_number",
@@ -310,9 +270,9 @@ __all__ = [
     "run_by_id",
     "stored_summary",
     "whole_result",
+    "whole_results",
     "run_figures",
     "run_page",
-    "run_page_key",
     "servable_hardware",
     "spec_type_q",
     "with_baseline_configs",

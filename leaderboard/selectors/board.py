@@ -2,10 +2,9 @@
 
 It owns the board's vocabulary (sources, protocols and `RANKED`, the rows that compete; the
 orderings live with the ranks), the filtered and sorted `leaderboard_entries` with the choices
-its filters offer, the cached-count `BoardPaginator`, staleness against the newest engine
-release measured by our workers, the rows a page renders (`leaderboard_rows`: each with its
-rank from `selectors.ranks`, its numbers' definitions and their evidence; `row_places`, what a
-row read as values shows too), what a row's rendering is kept under (`entry_signature`), the
+its filters offer, staleness against the newest engine release measured by our workers, the
+rows a page renders (`leaderboard_rows`: each with its rank from `selectors.ranks`, its numbers'
+definitions and their evidence; `row_places`, what a page shows of a row but its figures), the
 memory-fit recommendation `best_config_for` (its rows read as values, `FitRow`), and
 `leaderboard_from_runs`, the read-time aggregate kept for benchmarks. The front page's answer
 per GPU and target is `selectors.glance`.
@@ -16,9 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, cast
+from typing import Any, ClassVar, Protocol
 
-from django.core.paginator import Paginator
 from django.db.models import (
     FETCH_PEERS,
     BigIntegerField,
@@ -32,7 +30,6 @@ from django.db.models import (
     QuerySet,
 )
 from django.db.models.functions import Coalesce
-from django.utils.functional import cached_property
 
 from leaderboard import verdicts
 from leaderboard.models import (
@@ -45,10 +42,8 @@ from leaderboard.models import (
     RankingSummary,
     Run,
 )
-from leaderboard.selectors.cache import board_cached, model_state
 from leaderboard.selectors.definitions import (
     LEGEND,
-    baseline_run_id,
     row_definitions,
     row_evidence,
 )
@@ -72,34 +67,6 @@ PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
 RANKED = Q(**dict.fromkeys(verdicts.KEPT_OFF_FLAGS, False))
 # Of those, the baselines: the denominators of the speedups, shown apart and never ranked.
 BASELINE = Q(config__spec_label="none")
-
-
-class BoardPaginator(Paginator):
-    """A paginator whose row count is cached with the board's row set, not recounted per change.
-
-    The count is kept under `count_key` where the caller names what chose the rows (its
-    validated filters: compiling the query for a key costs a page as much as its own read),
-    else under the query's SQL."""
-
-    def __init__(self, *args: object, count_key: dict | None = None, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.count_key = count_key
-
-    @cached_property
-    def count(self) -> int:
-        if self.count_key is not None:
-            name, params = "row-count-of", self.count_key
-        else:
-            # The board pages its rows' query set (a paginator takes any sequence).
-            rows = cast("QuerySet[LeaderboardEntry]", self.object_list)
-            sql, sql_params = rows.query.sql_with_params()
-            name, params = "row-count", {"sql": sql, "params": sql_params}
-        return board_cached(
-            name,
-            params,
-            lambda: Paginator.count.func(self),  # type: ignore[attr-defined]
-            row_set_only=True,
-        )
 
 
 def competing_drafts(**filters: object) -> QuerySet[LeaderboardEntry]:
@@ -199,10 +166,6 @@ def leaderboard_entries(
 
 def leaderboard_filter_choices() -> dict[str, list[tuple[str, str]]]:
     """The values that the leaderboard's filters offer, from the data present."""
-    return board_cached("filter-choices", {}, _filter_choices, row_set_only=True)
-
-
-def _filter_choices() -> dict[str, list[tuple[str, str]]]:
     # The targets, spec labels and GPUs on the board, from the rankings' summaries (order_by()
     # drops the default ordering, which DISTINCT would otherwise include).
     summaries = RankingSummary.objects.order_by()
@@ -245,10 +208,6 @@ def newest_release_number() -> int | None:
     releases the site knows: one a job asked for or an admin registered a GPU host for. A
     release string in a self-reported upload or in a host's result is a claim, so on its own it
     never makes measured rows stale."""
-    return board_cached("newest-release", {}, _newest_release_number, row_set_only=True)
-
-
-def _newest_release_number() -> int | None:
     # The builds table is small; EXISTS asks the rows only whether each release is still in use.
     in_use = Exists(
         LeaderboardEntry.objects.filter(
@@ -371,8 +330,7 @@ def row_places(
 ) -> list[dict]:
     """What a page shows of its rows but their own figures: each row's rank in its ranking and
     the tie labels, the ranking's heading where a new ranking starts on the page, why it is not
-    ranked, staleness, whether it drafts, and the legend. `entries` are rows as models or any
-    object with their columns as attributes (`selectors.row_content.ContentRow`)."""
+    ranked, staleness, whether it drafts, and the legend."""
     rows = []
     previous = None
     for entry, drafts in zip(entries, speculative, strict=True):
@@ -393,32 +351,6 @@ def row_places(
         )
         previous = entry.ranking_key
     return rows
-
-
-# A row's place in its ranking: a run recorded in the ranking moves it for every row it passes,
-# while nothing else they show changes.
-STANDING_FIELDS = ("rank", "like_leader", "like_above")
-
-
-def entry_signature(entry: LeaderboardEntry, *, standing: bool = True) -> tuple:
-    """What a row's shown figures are made of: its values (its baseline row's id among them),
-    its config's and hardware's, and the batches its evidence is read from; the key under which
-    its rendering is kept (`selectors.cache.content_cached`). Without `standing`, its place in
-    its ranking (STANDING_FIELDS) is left out, for a rendering that sets those apart.
-
-    The evidence itself (`row_evidence`: draft counts, the baseline batch's tok/s, energy, depth
-    points) is not read for the signature: it is derived from the row's best and baseline
-    batches alone, whose measured figures and stored result never change once recorded, so the
-    batches' ids stand for it and a page fetches evidence only for the rows it renders again."""
-    state = model_state(entry)
-    if not standing and state is not None:
-        state = tuple(item for item in state if item[0] not in STANDING_FIELDS)
-    return (
-        state,
-        model_state(entry.config),
-        model_state(entry.hardware),
-        (entry.best_run_id, baseline_run_id(entry)),
-    )
 
 
 def _unranked_reason(entry: RankedRow, *, speculative: bool) -> str:

@@ -23,7 +23,6 @@ from django.db.models import Count, QuerySet
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry, Run
 from leaderboard.selectors.board import RANKED, competing_drafts
-from leaderboard.selectors.cache import board_cached
 from leaderboard.verdicts.workloads import is_across_depths
 
 # The front chart's bars: the fastest configs by speedup (the table below has every row).
@@ -45,18 +44,7 @@ def _filtered(*, spec_type: str, protocol: str) -> dict[str, str]:
 
 def _chart_pair(*, target: str, hardware: str, filters: dict[str, str]) -> tuple[str, str] | None:
     """The selected target and hardware, the unselected one(s) filled in with the first pair
-    with competing speedups in the front page's answers' order (GPU name, slug, target): which
-    rows compete, so cached with the board's row set."""
-    found = board_cached(
-        "chart-pair",
-        {"target": target, "hardware": hardware, "filters": filters},
-        lambda: _first_pair(target=target, hardware=hardware, filters=filters),
-        row_set_only=True,
-    )
-    return tuple(found) if found else None  # type: ignore[return-value]
-
-
-def _first_pair(*, target: str, hardware: str, filters: dict[str, str]) -> tuple[str, str] | None:
+    with competing speedups in the front page's answers' order (GPU name, slug, target)."""
     rows = _speculative_rows(**filters)
     if target:
         rows = rows.filter(target_name=target)
@@ -110,6 +98,8 @@ def speedup_chart(
         "other_rankings": len(by_ranking) - 1,
         "more_rows": len(kept) - len(shown),
         "points": [_speedup_bar(entry) for entry in shown],
+        # Every ranking it read, for the page cache (`leaderboard.page_cache.shows`).
+        "rankings": sorted(by_ranking),
     }
 
 

@@ -11,6 +11,8 @@ number of rows, and the engine builds seen.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet, Sum
 from django.db.models.functions import Coalesce
@@ -25,11 +27,10 @@ from leaderboard.models import (
     RankingSummary,
     Run,
 )
-from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_view
-from leaderboard.stored_results import StoredResult, whole_stored_result
+from leaderboard.stored_results import StoredResult, whole_stored_result, whole_stored_results
 
 
 def config_by_key(*, key: str) -> Config | None:
@@ -87,6 +88,12 @@ def whole_result(*, run: Run) -> object:
     """The run's result as its file had it, its requests put back (`whole_stored_result`), for
     the runner's derivations that read a whole file; None for a run not stored."""
     return whole_stored_result(run.pk)
+
+
+def whole_results(*, runs: Sequence[Run]) -> dict[int, object]:
+    """Several runs' results as their files had them (`whole_result`), read together:
+    {run id: JSON}."""
+    return whole_stored_results(run.pk for run in runs)
 
 
 def stored_summary(*, run: Run) -> dict:
@@ -157,16 +164,11 @@ def servable_hardware() -> QuerySet[Hardware]:
 
 def hardware_summaries() -> list[Hardware]:
     """Every hardware kind with its number of leaderboard rows (`results`), by GPU name: summed
-    over the rankings' summaries, cached with the board's row set."""
-    return board_cached(
-        "hardware-summaries",
-        {},
-        lambda: list(
-            Hardware.objects.annotate(results=Coalesce(Sum("ranking_summaries__rows"), 0)).order_by(
-                "gpu_name", "slug"
-            )
-        ),
-        row_set_only=True,
+    over the rankings' summaries."""
+    return list(
+        Hardware.objects.annotate(results=Coalesce(Sum("ranking_summaries__rows"), 0)).order_by(
+            "gpu_name", "slug"
+        )
     )
 
 
@@ -175,12 +177,7 @@ def hardware_by_slug(*, slug: str) -> Hardware | None:
 
 
 def target_summaries() -> list[dict]:
-    """Each target model with its number of leaderboard rows and hardware kinds, cached with the
-    board's row set (its counts change only when rows come or go)."""
-    return board_cached("target-summaries", {}, _target_summaries, row_set_only=True)
-
-
-def _target_summaries() -> list[dict]:
+    """Each target model with its number of leaderboard rows and hardware kinds."""
     rows = (
         RankingSummary.objects.values("target_name")
         .annotate(results=Sum("rows"), hardware=Count("hardware", distinct=True))

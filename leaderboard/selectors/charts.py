@@ -22,7 +22,6 @@ from django.db.models import Exists, OuterRef
 from leaderboard import verdicts
 from leaderboard.models import Config, Hardware, LeaderboardEntry, RankingSummary, Run
 from leaderboard.selectors.board import RANKED
-from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.definitions import TPS_DEFINITIONS, depth_points, row_evidence
 from leaderboard.stored_results import StoredResult, StoredSection, stored_results
 from leaderboard.verdicts.workloads import DEPTH_PROTOCOLS, is_across_depths
@@ -135,10 +134,6 @@ def nmax_choices() -> dict:
     of the widest sweep (most competing n_max values in one ranking), None without any;
     "targets": every target with a sweep, sorted; "hardware": every (slug, "GPU name (slug)")
     with one, sorted}. Three index reads of the rankings' summaries, whatever the board's size."""
-    return board_cached("nmax-choices", {}, _nmax_choices, row_set_only=True)
-
-
-def _nmax_choices() -> dict:
     sweeps = RankingSummary.objects.filter(sweep__gt=0)
     first = (
         sweeps.order_by("-sweep", "target_name", "hardware__slug")

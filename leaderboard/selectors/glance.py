@@ -3,11 +3,10 @@ where a draft measured faster than no drafting, or the least slow one where none
 verdicts decide it (`verdicts.answer_workloads`, `verdicts.draft_tables`,
 `verdicts.first_answer`).
 
-Which pairs have an answer and their rankings are counted once per change of the board's row
-set; which workloads each shown pair's answer names is kept until its answer key is raised (a
-ranking of the pair started or stopped having a faster draft: the leads are read from the
-summaries, one query), and each answer until a workload it names changes (`RankingVersion`):
-only those pairs' rows are read again (one query)."""
+Which pairs have an answer comes from the rankings' summaries; which workloads each shown pair's
+answer names from their leads (one query), and the answers from those workloads' rows (one
+query). The glance says what it shows (`Glance.rankings`): each shown pair's answer key, raised
+when which workloads it names may change (`board_version.answer_key`), and the rankings named."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from django.db.models.functions import RowNumber
 from leaderboard import board_version, verdicts
 from leaderboard.models import RankingSummary
 from leaderboard.selectors.board import competing_drafts
-from leaderboard.selectors.cache import board_cached, ranking_kept
 from leaderboard.selectors.draft_rows import DraftRow, draft_rows
 
 # The front page's answers at most: one per GPU kind and target.
@@ -39,38 +37,33 @@ class Glance:
 
     answers: list[verdicts.FirstAnswer]
     pairs_left: int = 0
+    # The answer keys and the rankings it shows (`board_version`).
+    rankings: frozenset[str] = frozenset()
 
 
 def fastest_drafts() -> Glance:
     """Per GPU kind and target with ranked speedups, the verdicts' first answer (up to
     `GLANCE_LIMIT`, by GPU and target): the draft table of every workload whose leading draft
     measured faster than no drafting, in the verdicts' stable order (up to `GLANCE_WORKLOADS`,
-    counting the rest), else the least slow workload's.
-
-    The pairs come from the row set's cache. Which workloads each answer names is kept until its
-    answer key is raised (`board_version.answer_key`: a ranking of the pair started or stopped
-    having a faster draft); each answer until a workload it names changes (`ranking_kept`): a
-    run recorded in a workload it does not name reads none of its rows."""
-    pairs = board_cached("glance-pairs", {}, _glance_pairs, row_set_only=True)
+    counting the rest), else the least slow workload's."""
+    pairs = _glance_pairs()
     shown = pairs[:GLANCE_LIMIT]
     if not shown:
         return Glance(answers=[])
-    named = ranking_kept(
-        "glance-named", shown, lambda pair: [board_version.answer_key(pair[3], pair[2])], _named
-    )
-    answers = ranking_kept(
-        "glance-answers", list(zip(shown, named, strict=True)), lambda item: item[1][0], _answers
-    )
+    named = _named(shown)
+    answers = _answers(list(zip(shown, named, strict=True)))
+    rankings = {board_version.answer_key(pair[3], pair[2]) for pair in shown}
+    rankings |= {key for keys, _, _ in named for key in keys}
     return Glance(
         answers=[answer for answer in answers if answer is not None],
         pairs_left=len(pairs) - len(shown),
+        rankings=frozenset(rankings),
     )
 
 
 def _glance_pairs() -> list[Pair]:
     """Every GPU kind and target with ranked speedups, in the front page's order (GPU name, slug,
-    target), each with its rankings that have them. Read from the rankings' summaries (kept when
-    a ranking changes) and cached on the board's row set."""
+    target), each with its rankings that have them, from the rankings' summaries."""
     found = RankingSummary.objects.filter(drafts__gt=0).values_list(
         "hardware_id", "hardware__gpu_name", "hardware__slug", "target_name", "ranking_key"
     )

@@ -1,22 +1,19 @@
 """The reads behind the pages that gather several: each returns what its page renders, from the
 request its view has already parsed and validated, so a view only parses, calls and renders.
 
-- `board_ranked` and `board_kept_off`: the parts of a leaderboard page that the front page keeps
-  apart, each until a ranking it read changes: a page of ranked rows with their ranks, each
+- `board_ranked` and `board_kept_off`: the parts of a leaderboard page: a page of ranked rows
+  with their ranks, each
   ranking's baseline beside its heading as the denominator and the baselines of the page's
   rankings; and the rows kept off the ranking (test weights apart). The page's other parts are
   `selectors.glance` (the fastest draft per GPU and target) and the speedup chart.
 - `config_page`: a config's rows and a page of its runs, its one best run (the run its best row
   stores: the verdicts' rule) and that run's figures (energy, acceptance by position and its
   spread), the memory trade-off, the concurrency and categories figures, and whether it can be
-  run again; `config_page_key`, like `run_page_key`, what that page shows, from cached reads.
+  run again.
 - `run_page`: a page of a run's request records, each with its point's label, its energy and
-  spread, and whether its engine release is stale; `run_page_key` names everything that page
-  shows, from cached reads alone, for its view to cache the rendering under.
+  spread, and whether its engine release is stale.
 - `run_figures`: what a run's and its config's pages show of its stored result and requests
-  (energy and roofline, the spread, acceptance by position, point labels, the request count),
-  computed once per change of the board: a result file can hold megabytes and the derived
-  roofline reads every request, so a page never reads either on a cache hit.
+  (energy and roofline, the spread, acceptance by position, point labels, the request count).
 - `context_page`: the context-depth lines, each with one cell per depth any of them measured.
 - `concurrency_page`: the concurrency protocol's lines for a target and hardware, ranked at a
   level, and the figures its chart draws.
@@ -34,17 +31,14 @@ from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
 from leaderboard.selectors.board import (
     RANKED,
-    BoardPaginator,
     baseline_rows,
     is_stale,
     leaderboard_entries,
     leaderboard_rows,
     newest_release_number,
 )
-from leaderboard.selectors.cache import board_cached
 from leaderboard.selectors.catalogue import (
     best_entry,
-    config_by_key,
     config_entries,
     config_runs,
     point_labels,
@@ -67,12 +61,6 @@ from leaderboard.selectors.protocols import concurrency_series, concurrency_view
 from leaderboard.selectors.provenance import provenance_facts
 from leaderboard.selectors.quality import quality_view
 from leaderboard.selectors.ranks import page_ranks
-from leaderboard.selectors.row_content import (
-    ContentRow,
-    content_rows,
-    first_contents,
-    row_contents,
-)
 from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
 from leaderboard.selectors.serving import concurrency_pareto, run_latency
 from leaderboard.selectors.spread import acceptance_spread
@@ -119,7 +107,7 @@ def board_selection(*, filters: Mapping[str, str], search: str) -> BoardSelectio
 
 def _board_pages(
     *, filters: Mapping[str, str], search: str, include_all: bool, page_size: int
-) -> tuple[QuerySet[LeaderboardEntry], BoardPaginator]:
+) -> tuple[QuerySet[LeaderboardEntry], Paginator]:
     """The ranked rows the filters and search match, and their paginator."""
     selection = board_selection(filters=filters, search=search)
     entries = leaderboard_entries(
@@ -128,19 +116,14 @@ def _board_pages(
         ranked_only=not include_all,
         include_retired=include_all,
     )
-    count_key = {"board": selection, "include_all": include_all}
-    # The page's rows are read as plain values (`row_content`): their ranks, headings and
-    # baselines read nothing else, and only the rows whose rendering is not kept are read as
-    # models when the table is rendered (`templatetags.board_rows`).
-    return entries, BoardPaginator(row_contents(entries), page_size, count_key=count_key)
+    return entries, Paginator(entries, page_size)
 
 
 def board_page_number(
     *, filters: Mapping[str, str], search: str, include_all: bool, page: int, page_size: int
 ) -> int:
     """The page of `board_ranked` that a requested number shows: a number past the last is the
-    last, so an out-of-range number is cached as that page, not as a page of its own. The row
-    count is the one `board_ranked` reads (kept with the board's row set)."""
+    last."""
     _, paginator = _board_pages(
         filters=filters, search=search, include_all=include_all, page_size=page_size
     )
@@ -162,16 +145,16 @@ def board_ranked(
     )
     shown = paginator.get_page(page)
     newest = newest_release_number()
-    contents = [ContentRow(values) for values in shown.object_list]
-    ranks = page_ranks(entries, contents, offset=shown.start_index() - 1, ordering=ordering)
-    rows = content_rows(contents, ranks=ranks, newest=newest)
+    shown_entries = list(shown.object_list)
+    ranks = page_ranks(entries, shown_entries, offset=shown.start_index() - 1, ordering=ordering)
+    rows = leaderboard_rows(entries=shown_entries, ranks=ranks, newest=newest)
     if include_all:
         return {"page": shown, "rows": rows, "baselines": []}
     # The denominators of the page's rankings (or, with no ranked row, every baseline the
     # filters match: "speculative type: none" asks for them), shown apart.
     denominators = (
-        baseline_rows(rankings=contents)
-        if contents
+        baseline_rows(rankings=shown_entries)
+        if shown_entries
         else list(leaderboard_entries(**selection, ranked_only=True, baselines=True)[:page_size])
     )
     baselines = leaderboard_rows(entries=denominators, ranks={}, newest=newest)
@@ -180,8 +163,16 @@ def board_ranked(
         by_ranking.setdefault(baseline["entry"].ranking_key, baseline)
     for row in rows:
         if row["heading"]:
-            row["baseline"] = by_ranking.get(row["content"].ranking_key)
+            row["baseline"] = by_ranking.get(row["entry"].ranking_key)
     return {"page": shown, "rows": rows, "baselines": baselines}
+
+
+def ranked_rows(entries: QuerySet[LeaderboardEntry], *, limit: int) -> list[dict]:
+    """The first `limit` rows of a tok/s-ordered selection (a model's, a GPU kind's), ranked,
+    with staleness."""
+    shown = list(entries[:limit])
+    ranks = page_ranks(entries, shown, offset=0, ordering="tokens_per_second")
+    return leaderboard_rows(entries=shown, ranks=ranks, newest=newest_release_number())
 
 
 def board_kept_off(*, filters: Mapping[str, str], search: str, page_size: int) -> dict:
@@ -193,8 +184,7 @@ def board_kept_off(*, filters: Mapping[str, str], search: str, page_size: int) -
     kept_off_entries = leaderboard_entries(**selection, include_retired=True).exclude(RANKED)
 
     def rows(entries) -> list[dict]:
-        # Read as values, as the ranked rows are: only those rendered again are read as models.
-        return content_rows(first_contents(entries, limit=page_size), ranks={}, newest=newest)
+        return leaderboard_rows(entries=list(entries[:page_size]), ranks={}, newest=newest)
 
     return {
         "kept_off": rows(kept_off_entries.filter(test_weights=False)),
@@ -203,16 +193,10 @@ def board_kept_off(*, filters: Mapping[str, str], search: str, page_size: int) -
 
 
 def run_figures(*, run_id: int) -> dict | None:
-    """What the pages show of a run's stored result and requests, computed once per change of
-    the board and kept in the page cache: {"release": its engine release, "summary": the stored
+    """What the pages show of a run's stored result and requests: {"release": its engine release, "summary": the stored
     result's summary, "energy", "spread", "acceptance" (by draft position), "labels" (each
     point's), "requests" (how many records)}; None for no such run. A stored result and its
-    records change only with the board (they are written once, when the run is recorded), so
-    the version is their key."""
-    return board_cached("run-figures", {"run": run_id}, lambda: _run_figures(run_id))
-
-
-def _run_figures(run_id: int) -> dict | None:
+    records are written once, when the run is recorded."""
     run = run_by_id(run_id=run_id)
     if run is None:
         return None
@@ -330,49 +314,6 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
         "memory_hardware": top.hardware if top else None,
         # "Run this again": the form filled in, or why this site cannot run it.
         "rerun": rerun_source(config=config),
-    }
-
-
-def config_page_key(*, key: str, runs_page: int, page_size: int) -> dict | None:
-    """Everything a config's page shows, for its view to cache the rendering under (with the
-    board's version, `board_cached`), from cached reads alone, so a page served from the cache
-    costs no query: the config, its label (the page's title), whether it can be run again
-    (registering a model raises the version) and the page of runs shown (a number past the
-    last is the last); None for no such config."""
-    head = board_cached("config-head", {"key": key}, lambda: _config_head(key))
-    if head is None:
-        return None
-    pages = max(1, -(-head["runs"] // page_size))
-    return head | {"runs_page": min(max(runs_page, 1), pages)}
-
-
-def _config_head(key: str) -> dict | None:
-    config = config_by_key(key=key)
-    if config is None:
-        return None
-    return {
-        "config": config.pk,
-        "label": config.label,
-        "runs": config.runs.count(),
-        "rerun": rerun_source(config=config).problem,
-    }
-
-
-def run_page_key(*, run_id: int, requests_page: int, page_size: int) -> dict | None:
-    """Everything a run's page shows, for its view to cache the rendering under (with the
-    board's version, `board_cached`), from cached reads alone, so a page served from the cache
-    costs no query: the run, whether its release is stale and the page of requests shown (a
-    number past the last is the last); None for no such run. A run's row changes only where
-    the board does (a recorded run and what pairing sets on it); an edit outside the services
-    shows after the cache's timeout."""
-    figures = run_figures(run_id=run_id)
-    if figures is None:
-        return None
-    pages = max(1, -(-figures["requests"] // page_size))
-    return {
-        "run": run_id,
-        "stale": is_stale(figures["release"], newest_release_number()),
-        "requests_page": min(max(requests_page, 1), pages),
     }
 
 

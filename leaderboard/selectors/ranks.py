@@ -44,8 +44,7 @@ NOT_RANKED = PageRank(rank=None)
 def page_ranks(
     entries: QuerySet[LeaderboardEntry], page: Sequence[Any], *, offset: int, ordering: str
 ) -> dict[int, PageRank]:
-    """Each page row's rank in its ranking by the sorted column: {id: PageRank}. The page's rows
-    are models or their values (`selectors.row_content.ContentRow`): their own columns are read."""
+    """Each page row's rank in its ranking by the sorted column: {id: PageRank}."""
     del offset  # ranks are within each row's ranking, wherever the page starts
     field = ordering if ordering in LEADERBOARD_ORDERINGS else "tokens_per_second"
     if field == "tokens_per_second":

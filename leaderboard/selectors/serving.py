@@ -24,7 +24,6 @@ from typing import Any
 
 from leaderboard import verdicts
 from leaderboard.models import Hardware
-from leaderboard.selectors.cache import board_cached
 from leaderboard.stored_results import StoredResult, stored_result
 from leaderboard.verdicts.statistics import count as stored_count
 from runner.results import MAX_FIGURE
@@ -163,13 +162,9 @@ def _point_label(point: object, index: int, count: int) -> str:
 
 
 def run_latency(*, run_id: int) -> dict | None:
-    """A run's latency at the default objective, computed once per change of the board:
+    """A run's latency at the default objective:
     {"rows": [{"label", "latency"}] per point (the whole run first where it has several),
     "objective_ms", "streamed", "definitions"}; None for a run without measured requests."""
-    return board_cached("run-latency", {"run": run_id}, lambda: _run_latency(run_id))
-
-
-def _run_latency(run_id: int) -> dict | None:
     stored = stored_result(run_id, requests=True)
     figures = point_latency(stored)
     if not figures:

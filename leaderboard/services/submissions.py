@@ -3,14 +3,10 @@ recorded as a Config row and queued as a Job. A speculative job with its own dra
 paired baseline in the same run (services.jobs.measures_own_baseline); a synthetic-acceptance one
 gets its shared baseline job scheduled when missing.
 
-The HTML form and the API call the same `submit_config`. The hardware kind and model files a
-submission names are kept by each process for SPECBOARD_REGISTRY_SECONDS: an edit made elsewhere
-is seen within that time."""
+The HTML form and the API call the same `submit_config`."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -21,7 +17,6 @@ from django.db import transaction
 from django.db.models import Q
 from pydantic import ValidationError
 
-from leaderboard import board_version
 from leaderboard.models import (
     Config,
     Hardware,
@@ -48,54 +43,10 @@ class ValidatedConfig:
     draft: ModelFile | None
 
 
-# The registry rows submissions found, as this process read them: (kind, slug or path) ->
-# (monotonic seconds when read, board_version.epoch() then, the row). Every submission names
-# its hardware and models, which change rarely: reading them for each one would cost two of its
-# dozen statements. Only rows found are kept, so a kind or model registered just now is found
-# at once. The rows are shared by submissions: read them, never change them.
-_registry_rows: dict[tuple[type, str], tuple[float, int, Hardware | ModelFile]] = {}
-
-
-def _remembered(kind: type, key: str) -> Any:
-    """The row kept for `key`, unless it is older than SPECBOARD_REGISTRY_SECONDS or this process
-    changed the registry since (the registry's services raise the board version, which makes
-    board_version forget)."""
-    kept = _registry_rows.get((kind, key))
-    if kept is None:
-        return None
-    read_at, epoch, row = kept
-    fresh = time.monotonic() - read_at < settings.SPECBOARD_REGISTRY_SECONDS
-    return row if fresh and epoch == board_version.epoch() else None
-
-
-def _remember(kind: type, key: str, row: Hardware | ModelFile) -> None:
-    _registry_rows[(kind, key)] = (time.monotonic(), board_version.epoch(), row)
-
-
-def _servable_hardware(slug: str) -> Hardware | None:
-    """The served hardware kind of this slug (kept a moment: `_remembered`), or None."""
-    hardware = _remembered(Hardware, slug)
-    if hardware is None:
-        hardware = Hardware.objects.exclude(queue_name="").filter(slug=slug).first()
-        if hardware is not None:
-            _remember(Hardware, slug, hardware)
-    return hardware
-
-
-def _registered_models(paths: Collection[str]) -> dict[str, ModelFile]:
-    """The registered model files of these paths, by path (kept a moment: `_remembered`)."""
-    found = {path: row for path in paths if (row := _remembered(ModelFile, path)) is not None}
-    if missing := [path for path in paths if path not in found]:
-        for model in ModelFile.objects.filter(path__in=missing):
-            _remember(ModelFile, model.path, model)
-            found[model.path] = model
-    return found
-
-
 def _choose_hardware(hardware_slug: str | None, errors: dict[str, list[str]]) -> Hardware | None:
     servable = Hardware.objects.exclude(queue_name="")
     if hardware_slug:
-        hardware = _servable_hardware(hardware_slug)
+        hardware = servable.filter(slug=hardware_slug).first()
         if hardware is None:
             known = ", ".join(servable.values_list("slug", flat=True)) or "none yet"
             errors["hardware"] = [f"unknown hardware {hardware_slug!r}; served: {known}"]
@@ -142,7 +93,9 @@ def _registered_references(data: dict, errors: dict[str, list[str]]) -> dict[str
         for name in ("target_model", "draft_model")
         if isinstance(data.get(name), str) and name not in errors
     }
-    registered = _registered_models(set(references.values()))
+    registered = {
+        model.path: model for model in ModelFile.objects.filter(path__in=set(references.values()))
+    }
     for name, reference in references.items():
         if reference not in registered:
             errors[name] = [

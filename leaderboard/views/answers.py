@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from leaderboard import selectors
+from leaderboard import page_cache, selectors
 from leaderboard.forms import BestConfigForm, CompareForm
 from leaderboard.views.board import PAGE_SIZE
 
@@ -20,18 +20,26 @@ from leaderboard.views.board import PAGE_SIZE
 BEST_ANSWERS = 12
 
 
+def _pair_params(query: QueryDict) -> dict[str, str]:
+    """What a page of one target and hardware reads of its query."""
+    return {name: query[name] for name in ("target", "hardware") if query.get(name)}
+
+
 @require_safe
+@page_cache.cached_page(_pair_params)
 def nmax(request: HttpRequest) -> HttpResponse:
     choices = selectors.nmax_choices()
     target = request.GET.get("target", "")
     hardware = request.GET.get("hardware", "")
+    kept = True
     if choices["first"] and not selectors.has_nmax_sweep(
         target_name=target, hardware_slug=hardware
     ):
         # No sweep there (or nothing asked): the widest one.
         target, hardware = choices["first"]
+        kept = not request.GET.get("target") and not request.GET.get("hardware")
     sweep = selectors.nmax_sweep(target_name=target, hardware_slug=hardware) if target else None
-    return render(
+    response = render(
         request,
         "leaderboard/nmax.html",
         {
@@ -42,21 +50,25 @@ def nmax(request: HttpRequest) -> HttpResponse:
             "sweep": sweep,
         },
     )
+    return page_cache.shows(response, rankings=None, kept=kept)
 
 
 @require_safe
+@page_cache.cached_page(_pair_params)
 def context(request: HttpRequest) -> HttpResponse:
     choices = selectors.leaderboard_filter_choices()
     target = request.GET.get("target", "")
     hardware = request.GET.get("hardware", "")
     target = target if target in dict(choices["target"]) else ""
     hardware = hardware if hardware in dict(choices["hardware"]) else ""
-    return render(
+    response = render(
         request,
         "leaderboard/context.html",
         {"choices": choices, "target": target, "hardware": hardware}
         | selectors.context_page(target_name=target, hardware_slug=hardware),
     )
+    asked = (request.GET.get("target", ""), request.GET.get("hardware", ""))
+    return page_cache.shows(response, rankings=None, kept=asked == (target, hardware))
 
 
 # How many configs the compare page's picker offers boxes for (selectors.compare's most).
@@ -118,6 +130,7 @@ def hardware_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@page_cache.cached_page()
 def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
     hardware = selectors.hardware_by_slug(slug=slug)
     if hardware is None:
@@ -125,15 +138,23 @@ def hardware_detail(request: HttpRequest, slug: str) -> HttpResponse:
     rows = selectors.ranked_rows(
         selectors.leaderboard_entries(hardware=slug, ranked_only=True), limit=PAGE_SIZE
     )
-    return render(request, "leaderboard/hardware_detail.html", {"hardware": hardware, "rows": rows})
+    response = render(
+        request, "leaderboard/hardware_detail.html", {"hardware": hardware, "rows": rows}
+    )
+    return page_cache.shows(response, rankings=None)
 
 
 @require_safe
+@page_cache.cached_page()
 def model_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "leaderboard/model_list.html", {"targets": selectors.target_summaries()})
+    response = render(
+        request, "leaderboard/model_list.html", {"targets": selectors.target_summaries()}
+    )
+    return page_cache.shows(response, rankings=None)
 
 
 @require_safe
+@page_cache.cached_page()
 def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     if "\x00" in name:
         # No stored name holds a NUL character (imports refuse them), and PostgreSQL cannot
@@ -143,11 +164,12 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
     if not selectors.leaderboard_entries(target=name, include_retired=True).exists():
         raise Http404("no results for this model")
     rows = selectors.ranked_rows(entries, limit=PAGE_SIZE)
-    return render(
+    response = render(
         request,
         "leaderboard/model_detail.html",
         {"name": name, "rows": rows, "drafts": selectors.draft_advice(target_name=name)},
     )
+    return page_cache.shows(response, rankings=None)
 
 
 @require_safe

@@ -8,11 +8,11 @@ back to it).
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from leaderboard import selectors
+from leaderboard import page_cache, selectors
 from leaderboard.query import whole_number
 from leaderboard.selectors.serving import tpot_objective
 
@@ -36,7 +36,16 @@ def _selector_context(pairs: list[tuple[str, str, str]], target: str, hardware: 
     }
 
 
+def _concurrency_params(query: QueryDict) -> dict[str, str] | None:
+    """What the concurrency page reads of its query; an objective is any number, so a page
+    that names one is not kept."""
+    if "tpot_ms" in query:
+        return None
+    return {name: query[name] for name in ("target", "hardware", "level") if query.get(name)}
+
+
 @require_safe
+@page_cache.cached_page(_concurrency_params)
 def concurrency(request: HttpRequest) -> HttpResponse:
     pairs = selectors.concurrency_targets()
     target, hardware = _chosen_pair(request, pairs)
@@ -48,10 +57,16 @@ def concurrency(request: HttpRequest) -> HttpResponse:
         # The goodput objective (?tpot_ms=); anything but a positive number gives the default.
         tpot_ms_objective=tpot_objective(request.GET.get("tpot_ms")),
     )
-    return render(
+    response = render(
         request,
         "leaderboard/concurrency.html",
         _selector_context(pairs, target, hardware) | page,
+    )
+    # Kept for the pair the query names (or none) at one of its levels (or none).
+    asked = (request.GET.get("target", ""), request.GET.get("hardware", ""))
+    kept = asked in {("", ""), (target, hardware)}
+    return page_cache.shows(
+        response, rankings=None, kept=kept and level in ("", str(page["series"]["level"]))
     )
 
 

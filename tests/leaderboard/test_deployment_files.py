@@ -147,13 +147,14 @@ def test_setup_and_the_images_install_from_the_lock_with_hashes():
         assert "--require-hashes --no-deps -r requirements.lock" in text, path
 
 
-def test_the_web_server_runs_asyncio_workers_from_the_project_configuration():
+def test_the_web_server_runs_gunicorns_threaded_workers_from_the_project_configuration():
     command = " ".join(compose()["services"]["web"]["command"])
-    assert "gunicorn leaderboard.asgi -c python:leaderboard.gunicorn_conf" in command
+    assert "gunicorn leaderboard.wsgi -c python:leaderboard.gunicorn_conf" in command
     dockerfile = (REPOSITORY / "Dockerfile").read_text()
-    assert '"gunicorn", "leaderboard.asgi", "-c", "python:leaderboard.gunicorn_conf"' in dockerfile
+    assert '"gunicorn", "leaderboard.wsgi", "-c", "python:leaderboard.gunicorn_conf"' in dockerfile
     from leaderboard import gunicorn_conf
 
-    assert gunicorn_conf.worker_class == "asgi"
+    assert gunicorn_conf.worker_class == "gthread"
+    assert gunicorn_conf.wsgi_app == "leaderboard.wsgi:application"
     # A listening socket per process, so the kernel spreads connections over the processes.
     assert gunicorn_conf.reuse_port is True

@@ -10,15 +10,13 @@ import functools
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from leaderboard import board_version, dispatch, exports, services, signing
-from leaderboard.api.throttles import forget_refusals
+from leaderboard import dispatch, services, signing
 from leaderboard.models import GpuHost, Hardware, Job, ModelFile, Run
 from leaderboard.services.board import mark_test_weights
-from leaderboard.views.board import forget_anonymous_pages
 from runner.gguf.tiny_models import write_fixtures
 from tests.support.brokers import celery_broker
 from tests.support.job_histories import job_history, register_host, submit_first_job
@@ -52,17 +50,8 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
     # No worker runs beside these tests (those that start one ask with their own timeout): a
     # page that asks the broker which workers answer waits a moment, not a second.
     settings.SPECBOARD_BROKER_INSPECT_SECONDS = 0.05
-    cache.clear()
-    forget_anonymous_pages()
-    # What each process keeps beside the shared cache: the downloads it served and the
-    # addresses it refused.
-    exports.forget_kept()
-    forget_refusals()
-    # Each test has a database of its own: a counter read in an earlier test must not be reused.
-    board_version.forget()
-    # Tests edit a hardware kind or a model and submit at once: the rows a submission read are
-    # kept only where a test asks (tests/leaderboard/api/test_api_submissions.py).
-    settings.SPECBOARD_REGISTRY_SECONDS = 0
+    for cache in caches.all():
+        cache.clear()
     # The same for what a queued job's estimate rests on (tests/leaderboard/selectors/test_queue.py).
     settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 0
 

@@ -19,10 +19,8 @@ Every serializer is re-exported here, so views write `serializers.ConfigSerializ
 
 from leaderboard.api.serializers.board import (
     DepthFigureSerializer,
-    LeaderboardEntryListSerializer,
     LeaderboardEntrySerializer,
     LeaderboardQuerySerializer,
-    with_evidence,
 )
 from leaderboard.api.serializers.catalogue import (
     EngineBuildSerializer,
@@ -42,7 +40,6 @@ from leaderboard.api.serializers.compare import (
 from leaderboard.api.serializers.configs import (
     ConfigDetailSerializer,
     ConfigEnergyField,
-    ConfigListSerializer,
     ConfigRooflineField,
     ConfigSerializer,
 )
@@ -115,7 +112,6 @@ __all__ = [
     "ConcurrencySerializer",
     "ConfigDetailSerializer",
     "ConfigEnergyField",
-    "ConfigListSerializer",
     "ConfigRooflineField",
     "ConfigSerializer",
     "DepthFigureSerializer",
@@ -135,10 +131,8 @@ __all__ = [
     "ImportInputSerializer",
     "ImportReportSerializer",
     "JobSerializer",
-    "LeaderboardEntryListSerializer",
     "LeaderboardEntrySerializer",
     "LeaderboardQuerySerializer",
-    "with_evidence",
     "ModelFileSerializer",
     "ModelRegistrationSerializer",
     "ModelRequestInputSerializer",

@@ -1,6 +1,6 @@
 """The leaderboard rows' serializers: a row with its verdicts (ranking, rank, tie labels, the
 config's and the speedup's intervals), each number's definition and evidence, and the query
-that filters the rows."""
+that filters the rows. A row comes with its evidence and definitions (`api.finished.entries`)."""
 
 from __future__ import annotations
 
@@ -19,27 +19,6 @@ class DepthFigureSerializer(serializers.Serializer):
     ci95_low = serializers.FloatField(allow_null=True)
     ci95_high = serializers.FloatField(allow_null=True)
     speedup = serializers.FloatField(allow_null=True)
-
-
-def with_evidence(entries: list[LeaderboardEntry]) -> list[LeaderboardEntry]:
-    """Rows with the evidence behind their numbers and their definitions, fetched at once (for
-    the rows that do not carry it yet)."""
-    lacking = [entry for entry in entries if not hasattr(entry, "evidence")]
-    evidence = selectors.row_evidence(entries=lacking)
-    for entry in lacking:
-        entry.evidence = evidence[entry.pk] | {
-            "definitions": selectors.row_definitions(entry, evidence[entry.pk])
-        }
-    return entries
-
-
-class LeaderboardEntryListSerializer(serializers.ListSerializer):
-    """Rows read together: the evidence behind their numbers is fetched once for all of them."""
-
-    def to_representation(self, data):
-        return super().to_representation(
-            with_evidence(list(data.all() if hasattr(data, "all") else data))
-        )
 
 
 def _evidence_field(key: str, help_text: str, field=serializers.IntegerField) -> serializers.Field:
@@ -169,7 +148,6 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = LeaderboardEntry
-        list_serializer_class = LeaderboardEntryListSerializer
         fields = [
             "id", "config_key", "label", "target_name", "spec_label", "protocol", "n_max", "hardware",
             "engine_release", "tps_definition", "tokens_per_second", "n", "stdev", "median",
@@ -188,12 +166,6 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
             "evidence_note", "evidence_threshold",
         ]  # fmt: skip
         read_only_fields = fields
-
-    def to_representation(self, entry: LeaderboardEntry) -> dict:
-        # A row read alone (the compare resource) fetches its own evidence.
-        if not hasattr(entry, "evidence"):
-            with_evidence([entry])
-        return super().to_representation(entry)
 
     def get_evidence_threshold(self, entry: LeaderboardEntry) -> str:
         return verdicts.evidence.THRESHOLD_TEXT

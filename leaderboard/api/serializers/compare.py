@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from leaderboard import selectors
 from leaderboard.api.serializers.board import LeaderboardEntrySerializer
 from leaderboard.api.serializers.configs import ConfigSerializer
 
@@ -18,9 +17,6 @@ class CompareQuerySerializer(serializers.Serializer):
         max_length=200,
         help_text="Two to four config keys, comma-separated; the first is the reference.",
     )
-
-    def validate_keys(self, value: str) -> list[str]:
-        return selectors.requested_keys(value)
 
 
 class DifferenceSerializer(serializers.Serializer):

@@ -1,8 +1,8 @@
 """The configs resource's serializers: a config in the list, and its detail with protocol figures.
 
 A config's ``energy`` and ``roofline`` are its best run's (``selectors.best_run_figures``), read
-once for a whole page of configs (``ConfigListSerializer``) or, for a config read alone, by the
-serializer itself; null where nothing was measured. The detail adds its best row's per-level
+once for a whole page of configs by the view (``api.finished.configs``); null where nothing was
+measured. The detail adds its best row's per-level
 concurrency figures and crossover, its per-category figures, or its per-output-length figures
 (``ConfigDetailSerializer``, from ``selectors.config_protocol_figures``): null for the other
 protocols; and, whatever the protocol, its best run's latency percentiles and goodput per point
@@ -11,12 +11,9 @@ protocols; and, whatever the protocol, its best run's latency percentiles and go
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard import selectors
 from leaderboard.api.serializers.protocols import (
     CategoryFigureSerializer,
     ConcurrencyLevelSerializer,
@@ -33,7 +30,6 @@ from leaderboard.api.serializers.runs import (
 )
 from leaderboard.api.serializers.serving import RunLatencySerializer
 from leaderboard.models import Config
-from leaderboard.selectors.serving import run_latency
 
 
 @extend_schema_field(EnergySerializer(allow_null=True))
@@ -60,23 +56,6 @@ class ConfigQualityField(WholeObjectField):
         return config.energy_figures["quality"]
 
 
-def _with_best_run_figures(configs: list[Config]) -> list[Config]:
-    """Configs with their best runs' energy and roofline, fetched at once."""
-    figures = selectors.best_run_figures(configs=configs)
-    for config in configs:
-        config.energy_figures = figures[config.pk]
-    return configs
-
-
-class ConfigListSerializer(serializers.ListSerializer):
-    """Configs read together: their best runs' energy and roofline are fetched once for all."""
-
-    def to_representation(self, data: Any) -> list:
-        return super().to_representation(
-            _with_best_run_figures(list(data.all() if hasattr(data, "all") else data))
-        )
-
-
 class ConfigSerializer(serializers.ModelSerializer):
     target = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
     draft = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
@@ -89,19 +68,12 @@ class ConfigSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Config
-        list_serializer_class = ConfigListSerializer
         fields = [
             "key", "label", "target_name", "target", "draft", "spec_label", "protocol", "n_max",
             "ctx_size", "synthetic", "self_reported", "baseline_key", "canonical", "created_at",
             "energy", "roofline", "quality",
         ]  # fmt: skip
         read_only_fields = fields
-
-    def to_representation(self, config: Config) -> dict:
-        # A config read alone (the detail and compare resources) fetches its own figures.
-        if not hasattr(config, "energy_figures"):
-            _with_best_run_figures([config])
-        return super().to_representation(config)
 
 
 class ConfigDetailSerializer(ConfigSerializer):
@@ -124,11 +96,6 @@ class ConfigDetailSerializer(ConfigSerializer):
             "latency",
         ]
         read_only_fields = fields
-
-    def to_representation(self, config: Config) -> dict:
-        # The best row's figures are read once, here, for the three fields that show them.
-        config.protocol_figures = selectors.config_protocol_figures(config=config)
-        return super().to_representation(config)
 
     @extend_schema_field(ConcurrencyLevelSerializer(many=True, allow_null=True))
     def get_concurrency_levels(self, config: Config) -> list | None:
@@ -153,5 +120,4 @@ class ConfigDetailSerializer(ConfigSerializer):
     @extend_schema_field(RunLatencySerializer(allow_null=True))
     def get_latency(self, config: Config) -> dict | None:
         """The best run's latency percentiles and goodput per point (`selectors.serving`)."""
-        entry = selectors.best_entry(config=config)
-        return run_latency(run_id=entry.best_run_id) if entry and entry.best_run_id else None
+        return config.latency

@@ -1,17 +1,15 @@
 """The jobs resource's serializer: a job's status, live progress, cost and place in the queue.
 
 Every field beyond the job's own columns reads one report (`selectors.job_report`: its status,
-progress and cost, and while queued its position and estimated start), fetched once per job.
+progress and cost, and while queued its position and estimated start), which the view reads
+once per job (`api.finished.job`).
 """
 
 from __future__ import annotations
 
-import copy
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard import selectors
 from leaderboard.models import Job
 
 PROGRESS_FIELDS = (
@@ -27,30 +25,7 @@ class TokenBudgetSerializer(serializers.Serializer):
     total_tokens = serializers.IntegerField()
 
 
-class FieldsBuiltOnce:
-    """A read-only model serializer whose fields are built once per class, not per instance.
-
-    DRF builds a ModelSerializer's fields from the model for every instance (a third of a
-    millisecond for a job's twenty, as much as the rest of a submission's response). They are
-    built once here and each instance binds copies of its own: shallow ones, since a bound
-    field's state is its name, parent and source, which binding sets on the copy alone. A
-    nested serializer among them would share what its own fields hold, so it is copied deep.
-    """
-
-    def get_fields(self) -> dict:
-        built = type(self).__dict__.get("_fields_built")
-        if built is None:
-            built = super().get_fields()  # type: ignore[misc]
-            type.__setattr__(type(self), "_fields_built", built)
-        return {
-            name: copy.deepcopy(field)
-            if isinstance(field, serializers.BaseSerializer)
-            else copy.copy(field)
-            for name, field in built.items()
-        }
-
-
-class JobSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
+class JobSerializer(serializers.ModelSerializer):
     config_key = serializers.CharField(source="config.key", read_only=True)
     hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     progress = serializers.SerializerMethodField()
@@ -82,11 +57,6 @@ class JobSerializer(FieldsBuiltOnce, serializers.ModelSerializer):
             "queue_position", "estimated_start",
         ]  # fmt: skip
         read_only_fields = fields
-
-    def to_representation(self, job: Job) -> dict:
-        # One report per job, however many fields read it.
-        job.report = selectors.job_report(job=job)
-        return super().to_representation(job)
 
     def get_progress(self, job: Job) -> dict:
         return {key: job.report[key] for key in PROGRESS_FIELDS}

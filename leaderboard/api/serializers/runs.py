@@ -17,10 +17,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard import selectors
 from leaderboard.api.serializers.serving import RunLatencyField
 from leaderboard.models import RequestRecord, Run
-from leaderboard.selectors.outcomes import run_flags
 
 ENERGY_HELP = (
     "NVML energy over generated tokens: each request's counter includes its prefill and any idle "
@@ -111,7 +109,7 @@ class RunEnergyField(WholeObjectField):
     help = ENERGY_HELP
 
     def to_representation(self, run: Run) -> dict | None:
-        return selectors.energy_of(selectors.whole_result(run=run))
+        return run.figures["energy"]
 
 
 @extend_schema_field(RooflineSerializer(allow_null=True))
@@ -119,7 +117,7 @@ class RunRooflineField(WholeObjectField):
     help = ROOFLINE_HELP
 
     def to_representation(self, run: Run) -> dict | None:
-        return selectors.roofline_of(selectors.whole_result(run=run))
+        return run.figures["roofline"]
 
 
 @extend_schema_field(AcceptanceSpreadSerializer(allow_null=True))
@@ -130,7 +128,7 @@ class RunAcceptanceSpreadField(WholeObjectField):
     )
 
     def to_representation(self, run: Run) -> dict | None:
-        return selectors.acceptance_spread(run=run)
+        return run.figures["acceptance_spread"]
 
 
 class RunFlagsSerializer(serializers.Serializer):
@@ -151,7 +149,7 @@ class RunFlagsField(WholeObjectField):
     help = "What the board's badges say of this run, and why (verdicts.noise, verdicts.evidence)."
 
     def to_representation(self, run: Run) -> dict:
-        return run_flags(run=run)
+        return run.figures["verdicts"]
 
 
 class QualityAccuracySerializer(serializers.Serializer):
@@ -194,7 +192,7 @@ class RunQualityField(WholeObjectField):
     help = QUALITY_HELP
 
     def to_representation(self, run: Run) -> dict | None:
-        return selectors.quality_view(summary=selectors.stored_summary(run=run))
+        return run.figures["quality"]
 
 
 class QualityTaskSerializer(serializers.Serializer):
@@ -216,7 +214,7 @@ class RunQualityTasksField(WholeObjectField):
     )
 
     def to_representation(self, run: Run) -> list | None:
-        return selectors.quality_tasks_of(selectors.whole_result(run=run))
+        return run.figures["quality_tasks"]
 
 
 class RequestRecordSerializer(serializers.ModelSerializer):

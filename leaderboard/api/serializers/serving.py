@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboard.models import Run
-from leaderboard.selectors.serving import MAX_TPOT_OBJECTIVE_MS, run_latency
+from leaderboard.selectors.serving import MAX_TPOT_OBJECTIVE_MS
 
 
 class PercentilesSerializer(serializers.Serializer):
@@ -140,4 +140,4 @@ class RunLatencyField(serializers.Field):
         )
 
     def to_representation(self, run: Run) -> dict | None:
-        return run_latency(run_id=run.pk)
+        return run.figures["latency"]

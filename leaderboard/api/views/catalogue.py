@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import selectors, services
+from leaderboard.api import finished
 from leaderboard.api import serializers as s
 from leaderboard.api.permissions import ReadOnlyOrAdmin
 from leaderboard.models import Config, Hardware, ModelFile
@@ -85,16 +86,22 @@ class BuildRetire(APIView):
         return Response(s.RetireBuildReportSerializer(report).data)
 
 
-class ConfigList(generics.ListAPIView):
+class ConfigList(finished.FinishedValues, generics.ListAPIView):
     serializer_class = s.ConfigSerializer
     queryset = Config.objects.select_related("target", "draft", "baseline").order_by(
         "-created_at", "id"
     )
 
+    def finish(self, objects: list[Config]) -> None:
+        finished.configs(objects)
 
-class ConfigDetail(generics.RetrieveAPIView):
+
+class ConfigDetail(finished.FinishedValues, generics.RetrieveAPIView):
     """A config, with its best row's concurrency levels, categories and energy where it has them."""
 
     serializer_class = s.ConfigDetailSerializer
     queryset = Config.objects.select_related("target", "draft", "baseline")
     lookup_field = "key"
+
+    def finish(self, objects: list[Config]) -> None:
+        finished.configs(objects, detail=True)

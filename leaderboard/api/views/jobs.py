@@ -15,16 +15,20 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import selectors, services
+from leaderboard.api import finished
 from leaderboard.api import serializers as s
 from leaderboard.api.errors import Conflict
 from leaderboard.models import Job
 
 
-class JobDetail(generics.RetrieveAPIView):
+class JobDetail(finished.FinishedValues, generics.RetrieveAPIView):
     """A job's status and live progress."""
 
     serializer_class = s.JobSerializer
     queryset = Job.objects.select_related("config", "hardware", "run")
+
+    def finish(self, objects: list[Job]) -> None:
+        finished.jobs(objects)
 
 
 class JobCancel(APIView):
@@ -40,4 +44,4 @@ class JobCancel(APIView):
         if not services.cancel_job(job=job, user=request.user):
             raise Conflict(f"job {pk} has already {job.status}")
         job.refresh_from_db()
-        return Response(s.JobSerializer(job).data)
+        return Response(s.JobSerializer(finished.job(job)).data)

@@ -19,6 +19,7 @@ from rest_framework import generics
 from rest_framework.request import Request
 
 from leaderboard import exports, selectors
+from leaderboard.api import finished
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
 from leaderboard.api.renderers import FiniteJSONRenderer
@@ -27,8 +28,11 @@ from leaderboard.models import Run
 
 
 @extend_schema(parameters=[s.RunQuerySerializer])
-class RunList(generics.ListAPIView):
+class RunList(finished.FinishedValues, generics.ListAPIView):
     serializer_class = s.RunSerializer
+
+    def finish(self, objects: list[Run]) -> None:
+        finished.runs(objects)
 
     def get_queryset(self):
         query = s.RunQuerySerializer(data=self.request.query_params)
@@ -66,7 +70,9 @@ class RunDetail(generics.RetrieveAPIView):
         digest = hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode())
         return exports.kept(
             f"api-run:{shown['id']}:{digest.hexdigest()[:32]}",
-            lambda: json_body(s.RunDetailSerializer(self.get_object()).data),
+            lambda: json_body(
+                s.RunDetailSerializer(finished.runs([self.get_object()], detail=True)[0]).data
+            ),
         )
 
 

@@ -19,16 +19,21 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import selectors, services
+from leaderboard.api import finished
 from leaderboard.api import serializers as s
 from leaderboard.api.parsers import LimitedMultiPartParser
 from leaderboard.api.throttles import ImportThrottle, UploadThrottle
+from leaderboard.models import Job
 
 
-class SubmissionListCreate(generics.ListAPIView):
+class SubmissionListCreate(finished.FinishedValues, generics.ListAPIView):
     """Your submissions (GET), or submit a config to be measured (POST)."""
 
     serializer_class = s.JobSerializer
     permission_classes = [IsAuthenticated]
+
+    def finish(self, objects: list[Job]) -> None:
+        finished.jobs(objects)
 
     def get_queryset(self):
         return selectors.user_jobs(user=self.request.user)
@@ -42,7 +47,7 @@ class SubmissionListCreate(generics.ListAPIView):
             data=incoming.validated_data["config"],
             hardware_slug=incoming.validated_data.get("hardware"),
         )
-        return Response(s.JobSerializer(job).data, status=status.HTTP_201_CREATED)
+        return Response(s.JobSerializer(finished.job(job)).data, status=status.HTTP_201_CREATED)
 
 
 class AllowanceDetail(APIView):
@@ -96,5 +101,9 @@ class UploadCreate(APIView):
             uploaded_by=request.user,
             publish_name=incoming.validated_data["publish_name"],
         )
-        report = {"hardware": runs[0].hardware.slug, "self_reported": True, "runs": runs}
+        report = {
+            "hardware": runs[0].hardware.slug,
+            "self_reported": True,
+            "runs": finished.runs(runs),
+        }
         return Response(s.UploadReportSerializer(report).data, status=status.HTTP_201_CREATED)

@@ -290,7 +290,7 @@ def test_the_sign_up_limit_is_kept_in_the_shared_cache_so_another_process_sees_i
     redis.Redis.from_url(SHARED_CACHE).flushdb()
     settings.CACHES = {
         "default": {
-            "BACKEND": "leaderboard.cache_backend.RedisCache",  # what CACHE_URL sets
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",  # what CACHE_URL sets
             "LOCATION": SHARED_CACHE,
         }
     }

@@ -53,27 +53,3 @@ def test_the_job_api_has_queue_position_and_estimated_start(first_job, job_facto
     done = job_factory("succeeded", minute=2, started=0, took=60)
     body = api.get(f"/api/v1/jobs/{done.pk}").json()
     assert body["queue_position"] is None and body["estimated_start"] is None
-
-
-def test_a_job_reads_the_same_with_its_fields_built_once(first_job, job_factory):
-    # JobSerializer builds its fields once per class and binds copies per instance
-    # (serializers.jobs.FieldsBuiltOnce): each instance's fields are its own, bound to it, and
-    # a job reads as DRF's own per-instance fields would read it.
-    from rest_framework import serializers
-
-    from leaderboard.api.serializers import JobSerializer
-
-    class BuiltEachTime(JobSerializer):
-        def get_fields(self) -> dict:
-            return serializers.ModelSerializer.get_fields(self)
-
-    done = job_factory("succeeded", minute=2, started=0, took=60)
-    queued = job_factory("queued", minute=200)
-    first, second = JobSerializer(done), JobSerializer(queued)
-    for one, other in zip(first.fields.values(), second.fields.values(), strict=True):
-        assert one is not other and one.parent is first and other.parent is second
-    assert first.data == BuiltEachTime(done).data and first.data["status"] == "succeeded"
-    # A queued job's estimated start is counted from the moment it is read.
-    read, again = dict(second.data), dict(BuiltEachTime(queued).data)
-    assert read.pop("estimated_start") and again.pop("estimated_start")
-    assert read == again and read["queue_position"] == 2

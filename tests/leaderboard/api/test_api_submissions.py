@@ -51,23 +51,21 @@ def bench_submission(hardware, index: int) -> dict:
     }
 
 
-def test_a_submission_of_a_new_config_costs_twelve_statements(
+def test_a_submission_of_a_new_config_costs_fourteen_statements(
     signed_in,
     models,
     hardware,
     enqueued,
-    settings,
     django_assert_num_queries,
     django_capture_on_commit_callbacks,
 ):
-    # The token; the user's lock and allowance, the config looked up, inserted and read back,
-    # and the job, in one transaction; the job's place in the queue (three reads). The hardware
-    # kind and the model file an earlier submission read are kept for a moment.
-    settings.SPECBOARD_REGISTRY_SECONDS = 60
+    # The token; the hardware kind and the model file; the user's lock and allowance, the config
+    # looked up, inserted and read back, and the job, in one transaction; the job's place in the
+    # queue (three reads).
     first = signed_in.post("/api/v1/submissions", bench_submission(hardware, 0), format="json")
     assert first.status_code == 201
 
-    with django_assert_num_queries(12), django_capture_on_commit_callbacks(execute=True):
+    with django_assert_num_queries(14), django_capture_on_commit_callbacks(execute=True):
         response = signed_in.post(
             "/api/v1/submissions", bench_submission(hardware, 1), format="json"
         )
@@ -79,13 +77,11 @@ def test_a_submission_of_a_new_config_costs_twelve_statements(
 
 
 def test_a_model_registered_again_is_seen_by_the_next_submission(
-    signed_in, models, hardware, enqueued, settings
+    signed_in, models, hardware, enqueued
 ):
-    settings.SPECBOARD_REGISTRY_SECONDS = 60
     first = signed_in.post("/api/v1/submissions", bench_submission(hardware, 0), format="json")
     assert first.status_code == 201
 
-    # The registry's services make this process forget the rows it kept (board_version.forget).
     services.register_model(path="tiny-qwen3.gguf", role="draft")
     response = signed_in.post("/api/v1/submissions", bench_submission(hardware, 1), format="json")
 

@@ -1,13 +1,11 @@
 """The front page's answer at a glance (`selectors.glance.fastest_drafts`): decided for the pairs it
-shows, in a number of queries that does not grow with the board; every workload where a draft is
-faster than none named, in an order that does not follow what was submitted last."""
+shows, naming the rankings it shows (for the page cache); every workload where a draft is faster
+than none named, in an order that does not follow what was submitted last."""
 
 from __future__ import annotations
 
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-
 from leaderboard import selectors, services
+from leaderboard.board_version import answer_key
 from leaderboard.models import LeaderboardEntry
 from leaderboard.selectors.board import competing_drafts
 from leaderboard.selectors.glance import GLANCE_LIMIT, fastest_drafts
@@ -45,58 +43,26 @@ def test_the_glance_shows_the_first_pairs_and_counts_the_rest(user, ranked_model
     assert all(leader(a).entry.hardware_id == a.hardware.pk for a in answers)
 
 
-def test_a_recorded_run_costs_the_glance_the_pairs_shown_not_every_pair(
+def test_the_glance_names_the_rankings_of_the_pairs_it_shows_and_no_other(
     user, ranked_models, make_result
 ):
-    measured_on_many_gpus(user, make_result)
-    fastest_drafts()
+    kinds = measured_on_many_gpus(user, make_result)
+    glance = fastest_drafts()
 
-    # A change of values, not of the row set: the pairs are kept, the answers decided again.
-    services.raise_board_version()
-    with CaptureQueriesContext(connection) as again:
-        answers = fastest_drafts().answers
-    # One read of the rows of the pairs shown (none of the pairs past the limit), and one of
-    # their rankings' leads; no count of the board.
-    entry_reads = [q for q in again.captured_queries if "leaderboard_leaderboardentry" in q["sql"]]
-    assert len(entry_reads) == 1
-    summary_reads = [q for q in again.captured_queries if "leaderboard_rankingsummary" in q["sql"]]
-    assert len(summary_reads) == 1 and '"drafts" > 0' in summary_reads[0]["sql"]
-    assert len(answers) == GLANCE_LIMIT
-
-    # A new row (the row set changes) counts the pairs again, from the rankings' summaries.
-    services.raise_board_version(row_set=True)
-    with CaptureQueriesContext(connection) as recounted:
-        fastest_drafts()
-    assert any("leaderboard_rankingsummary" in q["sql"] for q in recounted.captured_queries)
+    shown = {leader(answer).entry.ranking_key for answer in glance.answers}
+    assert shown <= glance.rankings
+    assert {answer_key(kind.pk, "tiny-qwen3") for kind in kinds[:GLANCE_LIMIT]} <= glance.rankings
+    past = LeaderboardEntry.objects.filter(hardware__in=kinds[GLANCE_LIMIT:])
+    assert past.exists()
+    assert not {row.ranking_key for row in past} & glance.rankings
 
 
-def _entry_reads(captured) -> list[str]:
-    return [
-        q["sql"] for q in captured.captured_queries if "leaderboard_leaderboardentry" in q["sql"]
-    ]
-
-
-def test_a_run_recorded_in_one_shown_ranking_reads_that_pair_alone(
+def test_a_run_recorded_in_one_shown_ranking_shows_on_the_next_read(
     user, ranked_models, make_result
 ):
     kinds = measured_on_many_gpus(user, make_result)
     before = fastest_drafts()
-    changed = leader(before.answers[0]).entry.ranking_key
-    others = [leader(answer).entry.ranking_key for answer in before.answers[1:]]
-
-    # A run recorded in a ranking the glance does not show reads none of its rows.
-    services.raise_board_version(rankings=["a ranking not on the glance"])
-    with CaptureQueriesContext(connection) as elsewhere:
-        assert fastest_drafts() == before
-    assert _entry_reads(elsewhere) == []
-
-    # A run recorded in one pair's ranking reads that pair's rows and no other pair's.
-    services.raise_board_version(rankings=[changed])
-    with CaptureQueriesContext(connection) as there:
-        fastest_drafts()
-    [read] = _entry_reads(there)
-    assert changed in read
-    assert not any(key in read for key in others)
+    assert leader(before.answers[0]).entry.ranking_key in before.rankings
 
     # A real run that changes the pair's answer shows on the next read: a faster draft.
     faster = measure(user, kinds[0], make_result, 6, [300.0, 310.0])
@@ -125,8 +91,8 @@ def test_the_front_page_reads_no_column_of_the_glance_rows_it_did_not_fetch(
 
 def test_a_draft_row_holds_each_column_of_its_row_and_config(user, ranked_models, make_result):
     """The glance's and the advice's rows are read as values (`draft_rows`): each value lands in
-    the field of its name, a kind's rows share its one `Hardware`, and a row survives the cache
-    (ranking_kept keeps the tables pickled)."""
+    the field of its name, a kind's rows share its one `Hardware`, and a row survives pickling
+    (a page cache keeps what is rendered from it)."""
     import pickle
     from dataclasses import fields
 
@@ -267,24 +233,27 @@ def test_workloads_past_the_answers_limit_are_counted_and_linked(
     assert 'href="/models/tiny-qwen3/"' in client.get("/").content.decode()
 
 
-def test_a_workload_the_answer_does_not_name_costs_it_no_rows_until_a_draft_there_is_faster(
+def test_a_workload_the_answer_does_not_name_is_not_among_its_rankings_until_a_draft_is_faster(
     user, ranked_models, hardware, make_result
 ):
     bees = measured_on(user, hardware, make_result, 4, [61.0, 61.4], BEES)
     cold = measured_on(user, hardware, make_result, 4, [40.0, 41.0], COLD)
-    [answer] = fastest_drafts().answers
+    glance = fastest_drafts()
+    [answer] = glance.answers
     assert [table.ranking_key for table in answer.tables] == [bees.ranking_key]
+    # Its answer key stands for which workloads it names: raised where that may change.
+    assert answer_key(hardware.pk, "tiny-qwen3") in glance.rankings
+    assert bees.ranking_key in glance.rankings and cold.ranking_key not in glance.rankings
 
-    # Still slower than none there: the answer's leads are read again (its answer key was
-    # raised: the least slow could change), none of its rows.
+    # Still slower than none there: the answer names the same workload.
     measured_on(user, hardware, make_result, 6, [42.0, 43.0], COLD)
-    with CaptureQueriesContext(connection) as slower:
-        [answer] = fastest_drafts().answers
-    assert _entry_reads(slower) == []
+    [answer] = fastest_drafts().answers
     assert [table.ranking_key for table in answer.tables] == [bees.ranking_key]
 
     # A draft there faster than none: named at once, in its label's place.
     faster = measured_on(user, hardware, make_result, 8, [150.0, 152.0], COLD)
-    [answer] = fastest_drafts().answers
+    glance = fastest_drafts()
+    [answer] = glance.answers
     assert [table.ranking_key for table in answer.tables] == [bees.ranking_key, cold.ranking_key]
     assert answer.tables[1].drafts[0].entry.pk == faster.pk
+    assert cold.ranking_key in glance.rankings

@@ -1,0 +1,96 @@
+"""What the API's serializers show beyond an object's own columns, read before they serialize it:
+the serializers receive finished values and call nothing (the house rule).
+
+Each function gives its objects, read together, the values their serializer reads as attributes:
+a leaderboard row its evidence and definitions, a config its best run's figures, a run its
+figures, a job its report. `FinishedValues` calls one of them from a generic view on the objects
+it is about to serialize.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from leaderboard import selectors
+from leaderboard.models import Config, Job, LeaderboardEntry, Run
+from leaderboard.selectors.outcomes import run_flags
+from leaderboard.selectors.serving import run_latency
+
+
+def entries(rows: Sequence[LeaderboardEntry]) -> Sequence[LeaderboardEntry]:
+    """Leaderboard rows with the evidence behind their numbers and their definitions
+    (`evidence`), fetched at once for those that lack them."""
+    lacking = [row for row in rows if not hasattr(row, "evidence")]
+    evidence = selectors.row_evidence(entries=lacking)
+    for row in lacking:
+        row.evidence = evidence[row.pk] | {
+            "definitions": selectors.row_definitions(row, evidence[row.pk])
+        }
+    return rows
+
+
+def configs(found: Sequence[Config], *, detail: bool = False) -> Sequence[Config]:
+    """Configs with their best runs' energy, roofline and quality (`energy_figures`), fetched at
+    once; with `detail`, also their best row's protocol figures and their best run's latency."""
+    figures = selectors.best_run_figures(configs=found)
+    for config in found:
+        config.energy_figures = figures[config.pk]
+        if detail:
+            config.protocol_figures = selectors.config_protocol_figures(config=config)
+            best = selectors.best_entry(config=config)
+            config.latency = (
+                run_latency(run_id=best.best_run_id) if best and best.best_run_id else None
+            )
+    return found
+
+
+def runs(found: Sequence[Run], *, detail: bool = False) -> Sequence[Run]:
+    """Runs with what their stored result says (`figures`): energy, roofline and quality; with
+    `detail`, also their verdicts, acceptance spread, quality tasks and latency."""
+    # The requests are stored apart from the result: read once for all the runs.
+    wholes = selectors.whole_results(runs=found)
+    for run in found:
+        whole = wholes.get(run.pk)
+        run.figures = {
+            "energy": selectors.energy_of(whole),
+            "roofline": selectors.roofline_of(whole),
+            "quality": selectors.quality_view(summary=selectors.stored_summary(run=run)),
+        }
+        if detail:
+            run.figures |= {
+                "verdicts": run_flags(run=run),
+                "acceptance_spread": selectors.acceptance_spread(run=run),
+                "quality_tasks": selectors.quality_tasks_of(whole),
+                "latency": run_latency(run_id=run.pk),
+            }
+    return found
+
+
+def job(found: Job) -> Job:
+    """A job with its report (`report`: status, progress, cost, place in the queue)."""
+    found.report = selectors.job_report(job=found)
+    return found
+
+
+def jobs(found: Sequence[Job]) -> Sequence[Job]:
+    """Jobs with their reports (`job`)."""
+    for each in found:
+        job(each)
+    return found
+
+
+class FinishedValues:
+    """A generic view whose objects are given their finished values (its `finish`, one of the
+    functions above) before its serializer reads them."""
+
+    def finish(self, objects: Sequence[Any]) -> object:
+        raise NotImplementedError
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
+        if args and args[0] is not None:
+            objects = list(args[0]) if kwargs.get("many") else [args[0]]
+            self.finish(objects)
+            if kwargs.get("many"):
+                args = (objects, *args[1:])
+        return super().get_serializer(*args, **kwargs)  # type: ignore[misc]
