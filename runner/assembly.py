@@ -234,12 +234,7 @@ def _requests(
     config: BenchmarkConfig, measured: Measured, pairing: Pairing | None
 ) -> list[RequestRecord]:
     """Each measured request as the result records it: its score, index and divergences."""
-    count = len(measured.records)
-    firsts = pairing.first_divergences if pairing else [None] * count
-    kinds = pairing.divergences if pairing else [None] * count
-    margins = pairing.divergence_margins if pairing else [None] * count
-    # Every divergence judged (runner.fidelity); null unpaired or synthetic.
-    judged = (pairing.divergence_lists if pairing else None) or [None] * count
+    columns = _divergence_columns(pairing, len(measured.records))
     scores = [
         None if score is None else QualityScore.model_validate(score)
         for score in config.protocol.scores(measured.records)
@@ -249,13 +244,27 @@ def _requests(
             **{k: v for k, v in record.items() if k not in UNRECORDED_FIELDS},
             quality=scores[index],
             index=index,
-            first_divergence=firsts[index],
-            divergence=kinds[index],
-            divergence_margin=margins[index],
-            divergences=judged[index],
+            **{field: column[index] for field, column in columns.items()},
         )
         for index, record in enumerate(measured.records)
     ]
+
+
+# A request record's fields that its pairing with the baseline fills.
+DIVERGENCE_FIELDS = ("first_divergence", "divergence", "divergence_margin", "divergences")
+
+
+def _divergence_columns(pairing: Pairing | None, count: int) -> dict[str, list[Any]]:
+    """Each request's divergence fields, by field: its pairing's, null where unpaired."""
+    if not pairing:
+        return dict.fromkeys(DIVERGENCE_FIELDS, [None] * count)
+    return {
+        "first_divergence": pairing.first_divergences,
+        "divergence": pairing.divergences,
+        "divergence_margin": pairing.divergence_margins,
+        # Every divergence judged (runner.fidelity); null synthetic.
+        "divergences": pairing.divergence_lists or [None] * count,
+    }
 
 
 def _summary_figures(

@@ -90,8 +90,8 @@ def estimated_memory_bytes(
 ) -> int | None:
     """The least memory the engine needs: the weights and the K/V cache for the config's whole
     context (every slot's); compute buffers come on top. None where a model's K/V size is unknown."""
-    models = [m for m in (target, draft) if m is not None]
-    if any(m.kv_elements_per_token is None for m in models):
+    models = _known_models(target, draft)
+    if models is None:
         return None
     per_token = sum(
         kv_bytes_per_token(
@@ -102,6 +102,14 @@ def estimated_memory_bytes(
         for m in models
     )
     return int(sum(m.size_bytes for m in models) + per_token * config.effective_ctx_size)
+
+
+def _known_models(target: ModelInfo, draft: ModelInfo | None) -> list[ModelInfo] | None:
+    """The target and any draft; None where a model's K/V size is unknown."""
+    models = [m for m in (target, draft) if m is not None]
+    if any(m.kv_elements_per_token is None for m in models):
+        return None
+    return models
 
 
 def kv_bytes_per_token(
@@ -173,8 +181,8 @@ def estimated_memory_per_gpu(
     size is unknown, or the config names a GPU that is not there."""
     if not gpu_memory or gpu_placement_problems(config, gpu_count=len(gpu_memory)):
         return None
-    models = [m for m in (target, draft) if m is not None]
-    if any(m.kv_elements_per_token is None for m in models):
+    models = _known_models(target, draft)
+    if models is None:
         return None
     shares, cache_gpu = _shares(config, gpu_memory)
     needed = [0.0] * len(gpu_memory)
@@ -184,12 +192,23 @@ def estimated_memory_per_gpu(
             cache_type_k=config.cache_type_k,
             cache_type_v=config.cache_type_v,
         )
-        if model is draft and config.draft_gpu is not None:
-            needed[config.draft_gpu] += model.size_bytes + cache
-            continue
-        for gpu, amount in enumerate(_placed(model.size_bytes, cache, shares, cache_gpu)):
+        own_gpu = config.draft_gpu if model is draft else None
+        placed = _model_placed(model.size_bytes, cache, shares, cache_gpu, own_gpu=own_gpu)
+        for gpu, amount in enumerate(placed):
             needed[gpu] += amount
     return [int(amount) for amount in needed]
+
+
+def _model_placed(
+    size: float, cache: float, shares: list[float], cache_gpu: int, *, own_gpu: int | None
+) -> list[float]:
+    """Each GPU's part of one model's weights and cache: all of it on a GPU of its own
+    (``own_gpu``, the draft's draft_gpu), else the split's (``_placed``)."""
+    if own_gpu is None:
+        return _placed(size, cache, shares, cache_gpu)
+    placed = [0.0] * len(shares)
+    placed[own_gpu] += size + cache
+    return placed
 
 
 def memory_problems(
@@ -240,25 +259,35 @@ def _per_gpu_problems(
         amount <= memory for amount, memory in zip(needed, gpu_memory, strict=True)
     ):
         return {}
-    if config.tensor_split is not None:
-        field = "tensor_split"
-    elif config.split_mode != "layer":
-        field = "split_mode"
     over = [
         f"GPU {gpu} needs at least {_size(amount)} of its {_size(memory)}"
         for gpu, (amount, memory) in enumerate(zip(needed, gpu_memory, strict=True))
         if amount > memory
     ]
-    split = f"split_mode {config.split_mode}"
-    if config.tensor_split is not None:
-        split += " with tensor split " + ",".join(str(int(p)) for p in config.tensor_split)
     return {
-        field: [
+        _split_field(config, default=field): [
             f"{config.slots} slot(s) with {config.effective_ctx_size} tokens of context in all "
-            f"do not fit this hardware's GPUs with {split}: {'; '.join(over)} "
+            f"do not fit this hardware's GPUs with {_split(config)}: {'; '.join(over)} "
             f"(its share of the weights and the K/V cache)"
         ]
     }
+
+
+def _split_field(config: BenchmarkConfig, *, default: str) -> str:
+    """The field a per-GPU problem is keyed by: the split's, where the config chose one."""
+    if config.tensor_split is not None:
+        return "tensor_split"
+    if config.split_mode != "layer":
+        return "split_mode"
+    return default
+
+
+def _split(config: BenchmarkConfig) -> str:
+    """The config's split in words: its mode and any tensor split."""
+    split = f"split_mode {config.split_mode}"
+    if config.tensor_split is not None:
+        split += " with tensor split " + ",".join(str(int(p)) for p in config.tensor_split)
+    return split
 
 
 def check_pair(config: BenchmarkConfig, target: ModelInfo, draft: ModelInfo | None) -> None:
@@ -303,15 +332,8 @@ def _dflash_problem(target: ModelInfo, draft: ModelInfo) -> str | None:
         )
     if problem := dflash_draft_problem(draft):
         return problem
-    n_layers = target.main_layers
-    if n_layers is not None and draft.dflash_target_layers:
-        bad = [layer for layer in draft.dflash_target_layers if not 0 <= layer < n_layers]
-        if bad:
-            return (
-                f"DFlash draft {draft.path} reads target layers {draft.dflash_target_layers} "
-                f"(dflash.target_layers), but target {target.path} has only {n_layers} layers "
-                f"(layer {bad[0]} is out of range)"
-            )
+    if problem := _target_layers_problem(target, draft):
+        return problem
     if draft.n_embd != target.n_embd:
         return (
             f"DFlash draft {draft.path} has n_embd {draft.n_embd} but target {target.path} "
@@ -320,6 +342,26 @@ def _dflash_problem(target: ModelInfo, draft: ModelInfo) -> str | None:
         )
     if (problem := _vocab_problem(target, draft, exact=True)) is not None:
         return problem
+    return _mask_token_problem(target, draft)
+
+
+def _target_layers_problem(target: ModelInfo, draft: ModelInfo) -> str | None:
+    """Whether the DFlash draft reads a target layer the target does not have."""
+    n_layers = target.main_layers
+    if n_layers is None or not draft.dflash_target_layers:
+        return None
+    bad = [layer for layer in draft.dflash_target_layers if not 0 <= layer < n_layers]
+    if not bad:
+        return None
+    return (
+        f"DFlash draft {draft.path} reads target layers {draft.dflash_target_layers} "
+        f"(dflash.target_layers), but target {target.path} has only {n_layers} layers "
+        f"(layer {bad[0]} is out of range)"
+    )
+
+
+def _mask_token_problem(target: ModelInfo, draft: ModelInfo) -> str | None:
+    """Whether the DFlash draft's mask token lies outside the target's vocabulary."""
     mask = draft.mask_token_id
     if mask is not None and target.vocab_size is not None and mask >= target.vocab_size:
         return (
@@ -417,16 +459,25 @@ def _dflash_tensor_problem(draft: ModelInfo, shapes: dict[str, list[int]]) -> st
             names[f"blk.{i}.attn_v.weight"] = (n_embd, None)
         if problem := _tensor_shape_problem(draft, shapes, names):
             return problem
-    # Within a layer the widths must agree: the queries with the attention output, the three
-    # feed-forward matrices with each other, the two head norms with each other.
-    agree = (
-        (("attn_q", 1), ("attn_output", 0)),
-        (("ffn_gate", 1), ("ffn_up", 1)),
-        (("ffn_gate", 1), ("ffn_down", 0)),
-        (("attn_q_norm", 0), ("attn_k_norm", 0)),
-    )
+    return _layer_widths_problem(draft, shapes, blocks)
+
+
+# Within a layer the widths must agree: the queries with the attention output, the three
+# feed-forward matrices with each other, the two head norms with each other.
+AGREEING_WIDTHS = (
+    (("attn_q", 1), ("attn_output", 0)),
+    (("ffn_gate", 1), ("ffn_up", 1)),
+    (("ffn_gate", 1), ("ffn_down", 0)),
+    (("attn_q_norm", 0), ("attn_k_norm", 0)),
+)
+
+
+def _layer_widths_problem(
+    draft: ModelInfo, shapes: dict[str, list[int]], blocks: int
+) -> str | None:
+    """The first layer whose tensors' widths disagree (``AGREEING_WIDTHS``), in one sentence."""
     for i in range(blocks):
-        for (a, x), (b, y) in agree:
+        for (a, x), (b, y) in AGREEING_WIDTHS:
             first, second = shapes[f"blk.{i}.{a}.weight"][x], shapes[f"blk.{i}.{b}.weight"][y]
             if first != second:
                 return (

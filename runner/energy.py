@@ -44,8 +44,9 @@ is the section's ``summary.gpus[].energy_joules``; they add up to its ``energy_j
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -136,24 +137,26 @@ def gpu_handles(nvml: ModuleType, environ: Mapping[str, str] | None = None) -> l
     wanted = visible_devices(environ)
     if wanted is None:
         return handles
-    uuids: list[str] | None = None
+    # Read only when an entry names a GPU by its UUID, and then once.
+    uuids = functools.cache(lambda: [_text(nvml.nvmlDeviceGetUUID(h)) for h in handles])
     chosen: list[int] = []
     for entry in wanted:
-        if isinstance(entry, int):
-            if entry >= count:
-                break
-            index = entry
-        else:
-            if uuids is None:
-                uuids = [_text(nvml.nvmlDeviceGetUUID(handle)) for handle in handles]
-            # CUDA accepts any unique prefix of a GPU's UUID.
-            matches = [i for i, uuid in enumerate(uuids) if uuid.startswith(entry)]
-            if len(matches) != 1:
-                break
-            index = matches[0]
+        index = _device_index(entry, count=count, uuids=uuids)
+        if index is None:
+            break
         if index not in chosen:
             chosen.append(index)
     return [handles[index] for index in chosen]
+
+
+def _device_index(entry: int | str, *, count: int, uuids: Callable[[], list[str]]) -> int | None:
+    """The NVML index a ``CUDA_VISIBLE_DEVICES`` entry names, or None where it names no GPU
+    (CUDA's list ends there)."""
+    if isinstance(entry, int):
+        return entry if entry < count else None
+    # CUDA accepts any unique prefix of a GPU's UUID.
+    matches = [i for i, uuid in enumerate(uuids()) if uuid.startswith(entry)]
+    return matches[0] if len(matches) == 1 else None
 
 
 class EnergyMeter:

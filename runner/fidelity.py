@@ -236,10 +236,7 @@ def judge_divergences(
     position = _next_divergence(tokens, reference, 0)
     continued = 0
     while position is not None:
-        if steps is None:
-            top_two = first
-        else:
-            top_two = steps[position - start] if position - start < len(steps) else None
+        top_two = _baseline_top_two(position, first=first, steps=steps, start=start)
         kind, margin = classify_divergence(
             position, tokens=tokens, baseline_tokens=reference, top_two=top_two
         )
@@ -256,6 +253,16 @@ def judge_divergences(
         reference = [*tokens[:start], *(step.token for step in steps)]
         position = _next_divergence(tokens, reference, start)
     return judged
+
+
+def _baseline_top_two(
+    position: int, *, first: TopTwo | None, steps: Sequence[TopTwo] | None, start: int
+) -> TopTwo | None:
+    """The baseline's top two at a divergence: ``first`` before any continuation, else the
+    continued step's from ``start`` (None past its last step)."""
+    if steps is None:
+        return first
+    return steps[position - start] if position - start < len(steps) else None
 
 
 def request_kind(record: Mapping[str, Any]) -> DivergenceKind | None:

@@ -90,6 +90,26 @@ def resolve_hub_file(
 ) -> HubFile:
     """Resolve a revision to its commit and read the file's size and sha256 from the Hub."""
     api = _api(endpoint, token)
+    commit = _commit(api, repo=repo, revision=revision, endpoint=endpoint)
+    entry = _repo_file(api, repo=repo, file=file, commit=commit)
+    metadata = _file_metadata(repo=repo, file=file, revision=commit, endpoint=endpoint, token=token)
+    size = metadata.size if metadata.size is not None else entry.size
+    if entry.lfs is not None and entry.lfs.size != size:
+        raise HubError(
+            f"{file}: the Hub lists {entry.lfs.size} bytes but serves {size}", field="hf_file"
+        )
+    return HubFile(
+        repo=repo,
+        file=file,
+        revision=commit,
+        size_bytes=int(size),
+        sha256=_sha256(entry, metadata),
+        location=metadata.location,
+    )
+
+
+def _commit(api: HfApi, *, repo: str, revision: str | None, endpoint: str) -> str:
+    """The commit a revision of a repository names, each refusal in one line."""
     try:
         info = api.model_info(repo, revision=revision or None)
     except GatedRepoError:
@@ -110,6 +130,11 @@ def resolve_hub_file(
     commit = info.sha or ""
     if not COMMIT.fullmatch(commit):
         raise HubError(f"{endpoint} gave no commit for {repo} at {revision!r}", field="revision")
+    return commit
+
+
+def _repo_file(api: HfApi, *, repo: str, file: str, commit: str) -> RepoFile:
+    """The tree listing's entry of a file at a commit."""
     try:
         entries = api.get_paths_info(repo, [file], revision=commit)
     except (OSError, httpx2.HTTPError) as error:
@@ -119,25 +144,17 @@ def resolve_hub_file(
     entry = next((e for e in entries if isinstance(e, RepoFile) and e.path == file), None)
     if entry is None:
         raise HubError(f"{repo} has no file {file} at {commit[:12]}", field="hf_file")
-    metadata = _file_metadata(repo=repo, file=file, revision=commit, endpoint=endpoint, token=token)
-    size = metadata.size if metadata.size is not None else entry.size
-    if entry.lfs is not None and entry.lfs.size != size:
-        raise HubError(
-            f"{file}: the Hub lists {entry.lfs.size} bytes but serves {size}", field="hf_file"
-        )
+    return entry
+
+
+def _sha256(entry: RepoFile, metadata: HfFileMetadata) -> str | None:
+    """A file's sha256 as the Hub gives it, or None where it must be computed."""
     # LFS files carry their sha256 in the tree listing and as the linked ETag; a file kept in
     # git itself has only its git blob id, and then its sha256 is computed by streaming it.
     sha256 = entry.lfs.sha256 if entry.lfs is not None else None
     if sha256 is None and metadata.etag and SHA256.fullmatch(metadata.etag):
         sha256 = metadata.etag
-    return HubFile(
-        repo=repo,
-        file=file,
-        revision=commit,
-        size_bytes=int(size),
-        sha256=sha256,
-        location=metadata.location,
-    )
+    return sha256
 
 
 def locate_hub_file(hub_file: HubFile, *, endpoint: str, token: str | None = None) -> HubFile:

@@ -257,18 +257,20 @@ class MemorySampler:
     def _sample_gpus(self) -> list[int]:
         import pynvml
 
-        own: list[int | None] = []
-        for handle in self._nvml_handles:
-            mine = [
-                int(process.usedGpuMemory)
-                for process in pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
-                if process.pid == self.pid and process.usedGpuMemory
-            ]
-            own.append(sum(mine) if mine else None)
+        own = [self._own_gpu_memory(pynvml, handle) for handle in self._nvml_handles]
         if any(amount is not None for amount in own):
             return [amount or 0 for amount in own]
         # The server is on none of them as far as NVML says: it hides PIDs (a container).
         return [int(pynvml.nvmlDeviceGetMemoryInfo(h).used) for h in self._nvml_handles]
+
+    def _own_gpu_memory(self, pynvml: ModuleType, handle: Any) -> int | None:
+        """The memory the server's own processes hold on one GPU; None where NVML lists none."""
+        mine = [
+            int(process.usedGpuMemory)
+            for process in pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+            if process.pid == self.pid and process.usedGpuMemory
+        ]
+        return sum(mine) if mine else None
 
     def _sample(self) -> int:
         if self._nvml_handles:

@@ -235,7 +235,7 @@ def draft_bytes_per_step(
     spec_types: Sequence[str],
     *,
     n_max: int | None,
-    draft_bytes_per_pass: int | None,
+    draft_bytes_per_pass: float | None,
     drafted_per_step: float | None,
 ) -> int | None:
     """Bytes the drafting for one verify step reads: 0 for n-gram types; one pass of the draft
@@ -347,6 +347,28 @@ def _kv_bytes(
     return per_token * context
 
 
+def _section_models(section: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A section's ``provenance.models``: the target's and the draft's metadata."""
+    return (section.get("provenance") or {}).get("models") or {}
+
+
+def _draft_bytes_per_pass(
+    draft: Mapping[str, Any] | None, config: BenchmarkConfig, context: float | None, streams: int
+) -> float | None:
+    """The bytes one draft pass reads: the draft's weights once for every stream and each
+    stream's own cache (a draft without a known cache size adds its weights only); None
+    without a draft of known weight bytes."""
+    if not draft or not isinstance(draft.get("weight_bytes_per_token"), int):
+        return None
+    weights: int = draft["weight_bytes_per_token"]
+    return weights + streams * (_kv_bytes(draft, config, context) or 0)
+
+
+def _tokens_per_step(config: BenchmarkConfig, tau: Any) -> float:
+    """Tokens one step yields: the measured tau for a speculative config, else one."""
+    return float(tau) if config.is_speculative and isinstance(tau, int | float) else 1.0
+
+
 def _step(
     section: Mapping[str, Any],
     *,
@@ -356,29 +378,22 @@ def _step(
     streams: int,
 ) -> dict[str, Any]:
     """The bytes terms and tokens of one step of these requests (``section_roofline``'s)."""
-    models = (section.get("provenance") or {}).get("models") or {}
-    target, draft = models.get("target") or {}, models.get("draft")
+    models = _section_models(section)
     context = mean_context_tokens(records)
-    target_kv = _kv_bytes(target, config, context)
+    target_kv = _kv_bytes(_target(section), config, context)
     drafted = sum(int(r.get("draft_n") or 0) for r in records)
     steps = sum(int(r.get("verify_steps") or 0) for r in records)
-    per_pass = None
-    if draft and isinstance(draft.get("weight_bytes_per_token"), int):
-        # One pass reads the draft's weights once for every stream and each stream's own cache
-        # (a draft without a known cache size adds its weights only).
-        per_pass = draft["weight_bytes_per_token"] + streams * (
-            _kv_bytes(draft, config, context) or 0
-        )
-    speculative = config.is_speculative
     return {
         "kv_bytes_per_step": round(streams * target_kv) if target_kv is not None else None,
         "draft_bytes_per_step": draft_bytes_per_step(
             config.spec_types,
             n_max=config.n_max,
-            draft_bytes_per_pass=per_pass,
+            draft_bytes_per_pass=_draft_bytes_per_pass(
+                models.get("draft"), config, context, streams
+            ),
             drafted_per_step=drafted / steps if steps else None,
         ),
-        "tokens_per_step": float(tau) if speculative and isinstance(tau, int | float) else 1.0,
+        "tokens_per_step": _tokens_per_step(config, tau),
         "streams": streams,
         "context_tokens": context,
     }
@@ -407,33 +422,65 @@ def derived_roofline(
     bandwidth is the ceiling's, on any engine: no machine decodes faster than its fastest memory.
     """
     engine = run.get("engine") or {}
-    system = (run.get("provenance") or {}).get("system") or {}
-    target = ((section.get("provenance") or {}).get("models") or {}).get("target") or {}
     if not isinstance(section.get("config"), Mapping):
         return None
     if peak_bandwidth_bytes_per_second is None and engine.get("backend") != "cuda":
         return None
     config = BenchmarkConfig.from_canonical(dict(section["config"]))
-    summary = section.get("summary") or {}
     common: dict[str, Any] = {
         "peak_bandwidth_bytes_per_second": peak_bandwidth_bytes_per_second
-        or system.get("gpu_peak_bandwidth_bytes_per_second"),
-        "target_weight_bytes": target.get("weight_bytes_per_token"),
+        or _system(run).get("gpu_peak_bandwidth_bytes_per_second"),
+        "target_weight_bytes": _target(section).get("weight_bytes_per_token"),
         "speculative": config.is_speculative,
     }
+    levels = _concurrency_levels(section)
+    if not levels:
+        summary = section.get("summary") or {}
+        step = _step(
+            section, config=config, records=_measured(section), tau=summary.get("tau"), streams=1
+        )
+        return section_roofline(
+            **common, **step, tokens_per_second=_summary_mean(section, "decode_tokens_per_second")
+        )
+    return _concurrency_roofline(section, config=config, levels=levels, common=common)
+
+
+def _system(run: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A run's ``provenance.system``: its host's figures."""
+    return (run.get("provenance") or {}).get("system") or {}
+
+
+def _target(section: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A section's ``provenance.models.target``: the target model's metadata."""
+    return _section_models(section).get("target") or {}
+
+
+def _summary_mean(section: Mapping[str, Any], figure: str) -> Any:
+    """The mean of one figure of a section's summary; None where the summary lacks it."""
+    return ((section.get("summary") or {}).get(figure) or {}).get("mean")
+
+
+def _concurrency_levels(section: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
+    """A section's concurrency points with their indices, lowest level first."""
     levels = [
         (index, point)
         for index, point in enumerate(section.get("points") or [])
         if isinstance(point, Mapping) and point.get("concurrency") is not None
     ]
-    if not levels:
-        decode = summary.get("decode_tokens_per_second") or {}
-        step = _step(
-            section, config=config, records=_measured(section), tau=summary.get("tau"), streams=1
-        )
-        return section_roofline(**common, **step, tokens_per_second=decode.get("mean"))
+    return sorted(levels, key=lambda item: item[1]["concurrency"])
+
+
+def _concurrency_roofline(
+    section: Mapping[str, Any],
+    *,
+    config: BenchmarkConfig,
+    levels: list[tuple[int, Mapping[str, Any]]],
+    common: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """A concurrency section's roofline: each level's aggregate tok/s against that level's
+    ceiling (``levels``), the lowest level's figures on top; None where any level has none."""
     figures = []
-    for index, point in sorted(levels, key=lambda item: item[1]["concurrency"]):
+    for index, point in levels:
         aggregate = point.get("aggregate_tokens_per_second") or {}
         step = _step(
             section,
@@ -460,16 +507,14 @@ def legacy_roofline(section: Mapping[str, Any], *, run: Mapping[str, Any]) -> di
     weights alone, against the section's pooled decode mean, speculative rows unflagged.
     ``runner.evidence`` checks such a stored figure with it; nothing shows it."""
     engine = run.get("engine") or {}
-    system = (run.get("provenance") or {}).get("system") or {}
-    target = ((section.get("provenance") or {}).get("models") or {}).get("target") or {}
     if engine.get("backend") != "cuda" or not isinstance(section.get("config"), Mapping):
         return None
-    bandwidth = system.get("gpu_peak_bandwidth_bytes_per_second")
-    weights = target.get("weight_bytes_per_token")
+    bandwidth = _system(run).get("gpu_peak_bandwidth_bytes_per_second")
+    weights = _target(section).get("weight_bytes_per_token")
     if not bandwidth or not weights:
         return None
     speculative = BenchmarkConfig.from_canonical(dict(section["config"])).is_speculative
-    decode = ((section.get("summary") or {}).get("decode_tokens_per_second") or {}).get("mean")
+    decode = _summary_mean(section, "decode_tokens_per_second")
     ceiling = bandwidth / weights
     fraction = decode / ceiling if decode is not None and math.isfinite(decode) else None
     return {

@@ -90,6 +90,13 @@ def server_argv(
     if engine.avoids_amx_repack:
         # AMX kernels crash on quantized weights there (runner.engines.build.Engine).
         argv.append("--no-repack")
+    return argv + _speculative_argv(config, draft_path=draft_path)
+
+
+def _speculative_argv(config: BenchmarkConfig, *, draft_path: Path | None) -> list[str]:
+    """The llama-server flags of the config's speculative decoding: its types, its draft model
+    and the draft's settings (``_synthetic_draft_argv``: the synthetic drafter's)."""
+    argv: list[str] = []
     if config.spec_types:
         argv += ["--spec-type", ",".join(config.spec_types)]
     if draft_path is not None:
@@ -108,6 +115,12 @@ def server_argv(
             if config.draft_backend_sampling
             else "--no-spec-draft-backend-sampling"
         )
+    return argv + _synthetic_draft_argv(config)
+
+
+def _synthetic_draft_argv(config: BenchmarkConfig) -> list[str]:
+    """The llama-server flags of the config's synthetic drafter: its draft length and rates."""
+    argv: list[str] = []
     if config.spec_synth_len is not None:
         argv += ["--spec-synth-len", repr(config.spec_synth_len)]
     if config.spec_synth_rates is not None:

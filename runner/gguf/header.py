@@ -333,16 +333,7 @@ def _parse(
         if len(buffer) < min(size, 4):
             raise IncompleteHeader(4)
         raise NotGGUF("the file does not start with the GGUF magic")
-    order = "<"
-    cursor = _Cursor(buffer, size, order, more)
-    version = cursor.uint32(4)
-    if version & 0xFFFF == 0:
-        # Written on a machine of the other byte order (GGUFReader reads these too).
-        order = ">"
-        cursor = _Cursor(buffer, size, order, more)
-        version = cursor.uint32(4)
-    if version not in SUPPORTED_VERSIONS:
-        raise HeaderError(f"GGUF version {version} is not supported (only 2 and 3 are)")
+    cursor, version = _versioned_cursor(buffer, size, more)
     tensor_count, kv_count = cursor.uint64(8), cursor.uint64(16)
     fields: dict[str, HeaderField] = {
         "GGUF.version": HeaderField("GGUF.version", (GGUFValueType.UINT32,), 4, value=version),
@@ -351,10 +342,45 @@ def _parse(
         ),
         "GGUF.kv_count": HeaderField("GGUF.kv_count", (GGUFValueType.UINT64,), 16, value=kv_count),
     }
-    offset = 24
-    if kv_count > (size - offset) // _MIN_KV_BYTES:
-        raise HeaderError(f"the header claims {kv_count} keys, more than the file can hold")
-    for _ in range(kv_count):
+    offset = _read_fields(cursor, fields, offset=24, count=kv_count)
+    entries, offset = _read_tensor_infos(cursor, offset=offset, count=tensor_count)
+    alignment = _alignment(fields)
+    data_offset = offset + (-offset % alignment)
+    return GGUFHeader(
+        version=version,
+        byte_order=cursor.order,
+        fields=fields,
+        tensors=_tensors(entries, data_offset),
+        alignment=alignment,
+        data_offset=data_offset,
+        file_size=size,
+        data=bytes(buffer[:offset]),
+    )
+
+
+def _versioned_cursor(
+    buffer: bytearray, size: int, more: Callable[[bytearray, int], None] | None
+) -> tuple[_Cursor, int]:
+    """A cursor in the file's byte order and the GGUF version it gives, refused unless
+    supported."""
+    cursor = _Cursor(buffer, size, "<", more)
+    version = cursor.uint32(4)
+    if version & 0xFFFF == 0:
+        # Written on a machine of the other byte order (GGUFReader reads these too).
+        cursor = _Cursor(buffer, size, ">", more)
+        version = cursor.uint32(4)
+    if version not in SUPPORTED_VERSIONS:
+        raise HeaderError(f"GGUF version {version} is not supported (only 2 and 3 are)")
+    return cursor, version
+
+
+def _read_fields(
+    cursor: _Cursor, fields: dict[str, HeaderField], *, offset: int, count: int
+) -> int:
+    """Read ``count`` key-value pairs from ``offset`` into ``fields``; returns their end."""
+    if count > (cursor.size - offset) // _MIN_KV_BYTES:
+        raise HeaderError(f"the header claims {count} keys, more than the file can hold")
+    for _ in range(count):
         key = cursor.string(offset, limit=MAX_NAME_BYTES)
         offset = cursor.string_end(offset)
         kind = cursor.value_type(offset, f"key {key}")
@@ -365,10 +391,18 @@ def _parse(
         value = cursor.scalar(kind, offset) if kind in _SCALAR_CODES else None
         fields[key] = HeaderField(key, types, offset, length, value, end)
         offset = end
-    if tensor_count > (size - offset) // _MIN_TENSOR_INFO_BYTES:
-        raise HeaderError(f"the header claims {tensor_count} tensors, more than the file can hold")
+    return offset
+
+
+def _read_tensor_infos(
+    cursor: _Cursor, *, offset: int, count: int
+) -> tuple[list[tuple[str, tuple[int, ...], int, int]], int]:
+    """Read ``count`` tensor infos from ``offset``: (name, dims, type, offset) each, and their
+    end."""
+    if count > (cursor.size - offset) // _MIN_TENSOR_INFO_BYTES:
+        raise HeaderError(f"the header claims {count} tensors, more than the file can hold")
     entries: list[tuple[str, tuple[int, ...], int, int]] = []
-    for _ in range(tensor_count):
+    for _ in range(count):
         name = cursor.string(offset, limit=MAX_NAME_BYTES)
         offset = cursor.string_end(offset)
         n_dims = cursor.uint32(offset)
@@ -378,18 +412,7 @@ def _parse(
         offset += 4 + 8 * n_dims
         entries.append((name, dims, cursor.uint32(offset), cursor.uint64(offset + 4)))
         offset += 12
-    alignment = _alignment(fields)
-    data_offset = offset + (-offset % alignment)
-    return GGUFHeader(
-        version=version,
-        byte_order=order,
-        fields=fields,
-        tensors=_tensors(entries, data_offset),
-        alignment=alignment,
-        data_offset=data_offset,
-        file_size=size,
-        data=bytes(buffer[:offset]),
-    )
+    return entries, offset
 
 
 def _alignment(fields: dict[str, HeaderField]) -> int:

@@ -297,68 +297,93 @@ def _inspect(
     path: Path, header: GGUFHeader, *, sha256: str | None = None, size_bytes: int | None = None
 ) -> ModelInfo:
     try:
-        arch = header.contents("general.architecture")
-        if not isinstance(arch, str):
-            raise ModelCheckError(f"{path} is truncated or corrupt: no general.architecture key")
-        if not ARCHITECTURE_NAME.fullmatch(arch):
-            raise ModelCheckError(
-                f"{path} names an architecture llama.cpp does not have: {arch[:80]!r} "
-                f"(at most {MAX_ARCHITECTURE_CHARS} letters, digits, '.', '_' or '-')"
-            )
-
-        def arch_key(key: str) -> Any:
-            return header.contents(f"{arch}.{key}")
-
-        vocab_size = header.array_len("tokenizer.ggml.tokens") or _int_or_none(
-            arch_key("vocab_size")
-        )
-        if vocab_size is None:
-            embd = next((t for t in header.tensors if t.name == "token_embd.weight"), None)
-            vocab_size = int(embd.shape[-1]) if embd is not None else None
-        layers = _layer_numbers(path, f"{arch}.target_layers", arch_key("target_layers"))
-        block_count = _int_or_none(arch_key("block_count"))
-        if block_count is not None and not 0 <= block_count <= LLAMA_MAX_LAYERS:
-            # Per-layer figures are built for every layer: a hostile count must stop here.
-            raise ModelCheckError(
-                f"{path} has {arch}.block_count {block_count}; llama.cpp loads at most "
-                f"{LLAMA_MAX_LAYERS} layers"
-            )
-        nextn_layers = _int_or_none(arch_key("nextn_predict_layers"))
-        main_layers = block_count - nextn_layers if block_count and nextn_layers else None
-        if arch in DFLASH_ARCHITECTURES and len(header.tensors) > MAX_DRAFT_TENSORS:
-            raise ModelCheckError(
-                f"{path} has {len(header.tensors)} tensors: a DFlash draft has a few dozen "
-                f"(at most {MAX_DRAFT_TENSORS} are read)"
-            )
-        info = ModelInfo(
-            path=str(path),
-            sha256=sha256 if sha256 is not None else sha256_file(path),
-            size_bytes=size_bytes if size_bytes is not None else path.stat().st_size,
-            architecture=arch,
-            file_type=_file_type_name(_int_or_none(header.contents("general.file_type"))),
-            n_embd=_int_or_none(arch_key("embedding_length")),
-            block_count=block_count,
-            vocab_size=vocab_size,
-            context_length=_int_or_none(arch_key("context_length")),
-            name=header.contents("general.name"),
-            dflash_target_layers=layers,
-            dflash_block_size=_whole(path, f"{arch}.block_size", arch_key("block_size")),
-            nextn_predict_layers=nextn_layers,
-            weight_bytes_per_token=weight_bytes_per_token(header.tensors, main_layers=main_layers),
-            test_weights=marks_test_weights(header),
-            kv_elements_per_token=_kv_elements_per_token(
-                arch_key, layers=main_layers or block_count
-            ),
-            mask_token_id=_whole(path, MASK_TOKEN_KEY, header.contents(MASK_TOKEN_KEY)),
-            vocab_digest=_vocab_digest(header),
-            tensor_shapes=(
-                {t.name: [int(d) for d in t.dims] for t in header.tensors}
-                if arch in DFLASH_ARCHITECTURES
-                else None
-            ),
-        )
+        return _model_info(path, header, sha256=sha256, size_bytes=size_bytes)
     except ModelCheckError:
         raise
     except Exception as e:
         raise ModelCheckError(f"{path} is truncated or corrupt: {_one_line(e)}") from e
-    return info
+
+
+def _model_info(
+    path: Path, header: GGUFHeader, *, sha256: str | None, size_bytes: int | None
+) -> ModelInfo:
+    """What a GGUF header says of its model, each field checked as llama.cpp would."""
+    arch = _architecture(path, header)
+
+    def arch_key(key: str) -> Any:
+        return header.contents(f"{arch}.{key}")
+
+    vocab_size = _vocab_size(header, arch_key)
+    layers = _layer_numbers(path, f"{arch}.target_layers", arch_key("target_layers"))
+    block_count = _block_count(path, arch, arch_key)
+    nextn_layers = _int_or_none(arch_key("nextn_predict_layers"))
+    main_layers = block_count - nextn_layers if block_count and nextn_layers else None
+    tensor_shapes = _draft_tensor_shapes(path, header, arch)
+    return ModelInfo(
+        path=str(path),
+        sha256=sha256 if sha256 is not None else sha256_file(path),
+        size_bytes=size_bytes if size_bytes is not None else path.stat().st_size,
+        architecture=arch,
+        file_type=_file_type_name(_int_or_none(header.contents("general.file_type"))),
+        n_embd=_int_or_none(arch_key("embedding_length")),
+        block_count=block_count,
+        vocab_size=vocab_size,
+        context_length=_int_or_none(arch_key("context_length")),
+        name=header.contents("general.name"),
+        dflash_target_layers=layers,
+        dflash_block_size=_whole(path, f"{arch}.block_size", arch_key("block_size")),
+        nextn_predict_layers=nextn_layers,
+        weight_bytes_per_token=weight_bytes_per_token(header.tensors, main_layers=main_layers),
+        test_weights=marks_test_weights(header),
+        kv_elements_per_token=_kv_elements_per_token(arch_key, layers=main_layers or block_count),
+        mask_token_id=_whole(path, MASK_TOKEN_KEY, header.contents(MASK_TOKEN_KEY)),
+        vocab_digest=_vocab_digest(header),
+        tensor_shapes=tensor_shapes,
+    )
+
+
+def _draft_tensor_shapes(path: Path, header: GGUFHeader, arch: str) -> dict[str, list[int]] | None:
+    """A DFlash draft's tensor shapes by name, refused beyond what a draft has; None for any
+    other architecture."""
+    if arch not in DFLASH_ARCHITECTURES:
+        return None
+    if len(header.tensors) > MAX_DRAFT_TENSORS:
+        raise ModelCheckError(
+            f"{path} has {len(header.tensors)} tensors: a DFlash draft has a few dozen "
+            f"(at most {MAX_DRAFT_TENSORS} are read)"
+        )
+    return {t.name: [int(d) for d in t.dims] for t in header.tensors}
+
+
+def _architecture(path: Path, header: GGUFHeader) -> str:
+    """The file's general.architecture, refused where llama.cpp could not have it."""
+    arch = header.contents("general.architecture")
+    if not isinstance(arch, str):
+        raise ModelCheckError(f"{path} is truncated or corrupt: no general.architecture key")
+    if not ARCHITECTURE_NAME.fullmatch(arch):
+        raise ModelCheckError(
+            f"{path} names an architecture llama.cpp does not have: {arch[:80]!r} "
+            f"(at most {MAX_ARCHITECTURE_CHARS} letters, digits, '.', '_' or '-')"
+        )
+    return arch
+
+
+def _vocab_size(header: GGUFHeader, arch_key: Callable[[str], Any]) -> int | None:
+    """The vocabulary's size: its token list's, the architecture's key, or the embedding's rows."""
+    vocab_size = header.array_len("tokenizer.ggml.tokens") or _int_or_none(arch_key("vocab_size"))
+    if vocab_size is None:
+        embd = next((t for t in header.tensors if t.name == "token_embd.weight"), None)
+        vocab_size = int(embd.shape[-1]) if embd is not None else None
+    return vocab_size
+
+
+def _block_count(path: Path, arch: str, arch_key: Callable[[str], Any]) -> int | None:
+    """The model's layer count, refused above what llama.cpp loads."""
+    block_count = _int_or_none(arch_key("block_count"))
+    if block_count is not None and not 0 <= block_count <= LLAMA_MAX_LAYERS:
+        # Per-layer figures are built for every layer: a hostile count must stop here.
+        raise ModelCheckError(
+            f"{path} has {arch}.block_count {block_count}; llama.cpp loads at most "
+            f"{LLAMA_MAX_LAYERS} layers"
+        )
+    return block_count

@@ -70,6 +70,15 @@ def split_rounds(specs: Sequence[RequestSpec], rounds: int) -> list[list[int]]:
     """
     if rounds < 1:
         raise ValueError("a paired run needs at least one round")
+    chunks: list[list[int]] = [[] for _ in range(rounds)]
+    for point_waves in _measured_waves_by_point(specs).values():
+        for number, run in enumerate(_consecutive_runs(point_waves, rounds)):
+            chunks[number] += [i for wave in run for i in wave]
+    return [sorted(chunk) for chunk in chunks if chunk]
+
+
+def _measured_waves_by_point(specs: Sequence[RequestSpec]) -> dict[int, list[list[int]]]:
+    """Each point's measured waves, as indices among ``specs``' measured ones in plan order."""
     per_point: dict[int, list[list[int]]] = {}
     index = 0
     for wave in waves(specs):
@@ -77,15 +86,20 @@ def split_rounds(specs: Sequence[RequestSpec], rounds: int) -> list[list[int]]:
             continue
         per_point.setdefault(wave[0].point, []).append(list(range(index, index + len(wave))))
         index += len(wave)
-    chunks: list[list[int]] = [[] for _ in range(rounds)]
-    for point_waves in per_point.values():
-        size, extra = divmod(len(point_waves), rounds)
-        start = 0
-        for number in range(rounds):
-            end = start + size + (number < extra)
-            chunks[number] += [i for wave in point_waves[start:end] for i in wave]
-            start = end
-    return [sorted(chunk) for chunk in chunks if chunk]
+    return per_point
+
+
+def _consecutive_runs(items: list[list[int]], rounds: int) -> list[list[list[int]]]:
+    """``items`` split into ``rounds`` consecutive runs, the earlier ones one longer where they
+    do not divide evenly."""
+    size, extra = divmod(len(items), rounds)
+    runs: list[list[list[int]]] = []
+    start = 0
+    for number in range(rounds):
+        end = start + size + (number < extra)
+        runs.append(items[start:end])
+        start = end
+    return runs
 
 
 def plan_requests(config: BenchmarkConfig, *, vocab_size: int) -> list[RequestSpec]:
