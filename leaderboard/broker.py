@@ -70,21 +70,12 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
     """What the Redis broker holds for these queues and these GPU hosts' unacked messages (every
     registered host's by default), read in one transaction; None if unknown."""
     hosts = ["", *(_registered_host_names() if hosts is None else hosts)]
+    keys = _queue_keys(queues)
     with app.connection_for_write() as connection:
         if connection.transport.driver_type != "redis":
             return None
         channel = connection.default_channel
-        client = channel.client
-        keys = [
-            name
-            # What hosts sent waits on db, or on site as the db worker's retry of it.
-            for queue in [*queues, DB_QUEUE, SITE_QUEUE]
-            for name in (
-                queue,
-                *(f"{queue}{_REDIS_PRIORITY_SEPARATOR}{step}" for step in _REDIS_PRIORITY_STEPS),
-            )
-        ]
-        with client.pipeline(transaction=True) as pipe:
+        with channel.client.pipeline(transaction=True) as pipe:
             for key in keys:
                 pipe.lrange(key, 0, -1)
             for host in hosts:
@@ -92,7 +83,28 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
             replies = pipe.execute()
     lists, unacked_by_host = replies[: len(keys)], zip(hosts, replies[len(keys) :], strict=True)
     holdings = BrokerHoldings()
-    # Each message with where it is unacked ((host, delivery tag)), or None while it waits.
+    for message, tag in _tagged_messages(lists, unacked_by_host):
+        _hold(holdings, message, tag)
+    return holdings
+
+
+def _queue_keys(queues: list[str]) -> list[str]:
+    """The Redis lists behind these queues, every priority step included."""
+    return [
+        name
+        # What hosts sent waits on db, or on site as the db worker's retry of it.
+        for queue in [*queues, DB_QUEUE, SITE_QUEUE]
+        for name in (
+            queue,
+            *(f"{queue}{_REDIS_PRIORITY_SEPARATOR}{step}" for step in _REDIS_PRIORITY_STEPS),
+        )
+    ]
+
+
+def _tagged_messages(
+    lists: list, unacked_by_host: Iterable[tuple[str, dict]]
+) -> list[tuple[object, tuple[str, str] | None]]:
+    """Each message with where it is unacked ((host, delivery tag)), or None while it waits."""
     messages: list[tuple[object, tuple[str, str] | None]] = [
         (message, None) for items in lists for message in map(_decoded, items)
     ]
@@ -103,23 +115,26 @@ def broker_holdings(queues: list[str], hosts: Iterable[str] | None = None) -> Br
                 if isinstance(delivery_tag, bytes):
                     delivery_tag = delivery_tag.decode()
                 messages.append((entry[0], (host, delivery_tag)))
-    for message, tag in messages:
-        if not isinstance(message, dict) or not isinstance(message.get("headers"), dict):
-            continue  # a host may push anything to db; the db worker drops it
-        headers = message["headers"]
-        task_id = headers.get("id")
-        if headers.get("task") in HOST_TASKS:
-            job_id = _job_id(message)
-            if job_id is not None:
-                holdings.reporting_job_ids.add(job_id)
-                if headers.get("task") in _FINISHING_TASKS:
-                    holdings.finishing_job_ids.add(job_id)
-        elif task_id:
-            if tag is None:
-                holdings.waiting.add(task_id)
-            else:
-                holdings.unacked[task_id] = tag
-    return holdings
+    return messages
+
+
+def _hold(holdings: BrokerHoldings, message: object, tag: tuple[str, str] | None) -> None:
+    """Count one message: a host's report by its job, any other task by where it is."""
+    if not isinstance(message, dict) or not isinstance(message.get("headers"), dict):
+        return  # a host may push anything to db; the db worker drops it
+    headers = message["headers"]
+    task_id = headers.get("id")
+    if headers.get("task") in HOST_TASKS:
+        job_id = _job_id(message)
+        if job_id is not None:
+            holdings.reporting_job_ids.add(job_id)
+            if headers.get("task") in _FINISHING_TASKS:
+                holdings.finishing_job_ids.add(job_id)
+    elif task_id:
+        if tag is None:
+            holdings.waiting.add(task_id)
+        else:
+            holdings.unacked[task_id] = tag
 
 
 def _decoded(raw: bytes) -> object:

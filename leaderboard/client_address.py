@@ -48,6 +48,13 @@ def client_address(request: HttpRequest) -> str | None:
     hops = [hop.strip() for hop in request.headers.get("x-forwarded-for", "").split(",")]
     if len(hops) < proxies:
         return _key(peer)
+    return _forwarded_client(hops, proxies, peer)
+
+
+def _forwarded_client(
+    hops: list[str], proxies: int, peer: ipaddress.IPv4Address | ipaddress.IPv6Address | None
+) -> str | None:
+    """The client named in X-Forwarded-For, read from the right past `proxies` proxies."""
     # The proxies' own entries (all but the outermost's) must be proxies too: a client that
     # reached an inner proxy directly is the first entry from the right that is not one.
     for hop in reversed(hops[len(hops) - proxies + 1 :]):

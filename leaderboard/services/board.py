@@ -207,15 +207,7 @@ def _refresh_entry(
     the ranking and the kept-off rows); `rankings` collects the ranking keys touched, each with
     the targets of its rows that changed."""
     same: Release = {"hardware": hardware, "engine_release": engine_release}
-    before = {
-        found[0]: found[1:]
-        for found in LeaderboardEntry.objects.filter(config=config, **same).values_list(
-            "prompt_set", *ROW_SET_FLAGS, "ranking_key"
-        )
-    }
-    for *_, ranking_key in before.values():
-        if ranking_key:
-            rankings.setdefault(ranking_key, set()).add(config.target_name)
+    before = _rows_before(config, same=same, rankings=rankings)
     runs = list(Run.objects.filter(config=config, **same).defer("raw_result"))
     fill_build_flags_keys(runs)
     fill_prompt_sets(runs, config=config)
@@ -229,20 +221,47 @@ def _refresh_entry(
     for prompts, batches in groups.items():
         entry = _refresh_row(config, batches, prompts=prompts, same=same, rankings=rankings)
         entries[prompts] = entry
-        flags = before.get(prompts)
-        row_set |= flags is None or flags[:-1] != tuple(
-            getattr(entry, flag) for flag in ROW_SET_FLAGS
+        row_set |= _moved(before.get(prompts), entry)
+    row_set |= _refresh_paired(config, same=same, rankings=rankings)
+    # The row of the newest batch (runs are ordered by when they were recorded).
+    return (entries[runs[-1].prompt_set] if runs else None), row_set
+
+
+def _rows_before(
+    config: Config, *, same: Release, rankings: dict[str, set[str]]
+) -> dict[str, tuple]:
+    """The config's rows as they stood (their row-set flags and ranking key, by prompts), each
+    ranking they stood in collected in `rankings`."""
+    before = {
+        found[0]: found[1:]
+        for found in LeaderboardEntry.objects.filter(config=config, **same).values_list(
+            "prompt_set", *ROW_SET_FLAGS, "ranking_key"
         )
+    }
+    for *_, ranking_key in before.values():
+        if ranking_key:
+            rankings.setdefault(ranking_key, set()).add(config.target_name)
+    return before
+
+
+def _moved(flags: tuple | None, entry: LeaderboardEntry) -> bool:
+    """Whether a row came or moved between the ranking and the kept-off rows."""
+    return flags is None or flags[:-1] != tuple(getattr(entry, flag) for flag in ROW_SET_FLAGS)
+
+
+def _refresh_paired(config: Config, *, same: Release, rankings: dict[str, set[str]]) -> bool:
+    """The rows of the configs paired with this baseline recomputed; whether the row set
+    changed."""
     paired_configs = {
         paired.config_id: paired.config
         for paired in LeaderboardEntry.objects.filter(
             config__baseline=config, **same
         ).select_related("config")
     }
+    row_set = False
     for paired in paired_configs.values():
         row_set |= _refresh_entry(config=paired, **same, rankings=rankings)[1]
-    # The row of the newest batch (runs are ordered by when they were recorded).
-    return (entries[runs[-1].prompt_set] if runs else None), row_set
+    return row_set
 
 
 def _refresh_row(
@@ -378,20 +397,7 @@ def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
     rows = list(
         LeaderboardEntry.objects.filter(ranking_key=ranking_key).values_list(*_RANKING_FIELDS)
     )
-    competing = [
-        row
-        for row in rows
-        if verdicts.competes_as(kept_off=row[_KEPT_OFF], spec_label=row[_SPEC_LABEL])
-    ]
-    found = verdicts.standing_columns(
-        ids=[row[0] for row in competing],
-        figures=[row[1] for row in competing],
-        samples=verdicts.SampleColumns.of_summaries(
-            [row[2] for row in competing],
-            [row[3] for row in competing],
-            [row[4] for row in competing],
-        ),
-    )
+    found = _standings(rows)
     unranked = (None, None, None)
     changed = [
         LeaderboardEntry(pk=row[0], rank=rank, like_leader=like_leader, like_above=like_above)
@@ -400,16 +406,7 @@ def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
         for rank, like_leader, like_above in (standing,)
     ]
     LeaderboardEntry.objects.bulk_update(changed, ["rank", "like_leader", "like_above"])
-    summarized = LeaderboardEntry.objects.filter(ranking_key=ranking_key)
-    if targets is not None:
-        summarized = summarized.filter(target_name__in=targets)
-    summary_rows = [
-        SimpleNamespace(
-            **dict(zip(_SUMMARY_FIELDS, values, strict=True)),
-            rank=found.get(values[0], unranked)[0],
-        )
-        for values in summarized.values_list(*_SUMMARY_FIELDS)
-    ]
+    summary_rows = _summary_rows(ranking_key, targets=targets, ranks=found)
     answers = _store_summaries(
         ranking_key, ranking_summaries(ranking_key, summary_rows), targets=targets
     )
@@ -417,6 +414,44 @@ def rerank(*, ranking_key: str, targets: Collection[str] | None = None) -> int:
         # What the front page's first answers name may change with these summaries.
         raise_board_version(rankings=answers)
     return len(changed)
+
+
+def _standings(rows: list[tuple]) -> dict[int, tuple[int, bool | None, bool | None]]:
+    """The rank and ties of each competing row of a ranking, by row id."""
+    competing = [
+        row
+        for row in rows
+        if verdicts.competes_as(kept_off=row[_KEPT_OFF], spec_label=row[_SPEC_LABEL])
+    ]
+    return verdicts.standing_columns(
+        ids=[row[0] for row in competing],
+        figures=[row[1] for row in competing],
+        samples=verdicts.SampleColumns.of_summaries(
+            [row[2] for row in competing],
+            [row[3] for row in competing],
+            [row[4] for row in competing],
+        ),
+    )
+
+
+def _summary_rows(
+    ranking_key: str,
+    *,
+    targets: Collection[str] | None,
+    ranks: dict[int, tuple[int, bool | None, bool | None]],
+) -> list[SimpleNamespace]:
+    """The ranking's rows (only `targets`' where given) as `ranking_summaries` reads them, each
+    with its new rank."""
+    summarized = LeaderboardEntry.objects.filter(ranking_key=ranking_key)
+    if targets is not None:
+        summarized = summarized.filter(target_name__in=targets)
+    return [
+        SimpleNamespace(
+            **dict(zip(_SUMMARY_FIELDS, values, strict=True)),
+            rank=ranks.get(values[0], (None, None, None))[0],
+        )
+        for values in summarized.values_list(*_SUMMARY_FIELDS)
+    ]
 
 
 def ranking_summaries(ranking_key: str, rows: Iterable[Any]) -> list[RankingSummary]:
@@ -478,19 +513,8 @@ def _answer_state(drafts: int, lead: float | None) -> object:
     return True if verdicts.is_faster_than_none(lead) else lead
 
 
-def _store_summaries(
-    ranking_key: str, summaries: list[RankingSummary], *, targets: Collection[str] | None = None
-) -> set[str]:
-    """Write the summaries of a ranking that changed (most recorded runs change none), and drop
-    those of targets it no longer holds; `targets`: only these targets' summaries. Returns the
-    answer keys (`board_version.answer_key`) of the GPU kinds and targets whose first answer may
-    name other workloads now."""
-    kept = RankingSummary.objects.filter(ranking_key=ranking_key)
-    if targets is not None:
-        kept = kept.filter(target_name__in=targets)
-    stored = {
-        target: values for target, *values in kept.values_list("target_name", *_SUMMARY_COLUMNS)
-    }
+def _changed_answers(stored: dict[str, list], summaries: list[RankingSummary]) -> set[str]:
+    """The answer keys of the GPU kinds and targets whose first answer the new summaries move."""
     drafts, lead = _SUMMARY_COLUMNS.index("drafts"), _SUMMARY_COLUMNS.index("lead_speedup")
     before = {
         target: (values[0], _answer_state(values[drafts], values[lead]))
@@ -509,6 +533,23 @@ def _store_summaries(
         new_hardware_id, new = after.get(target, (hardware_id, None))
         if old != new:
             answers.add(board_version.answer_key(new_hardware_id, target))
+    return answers
+
+
+def _store_summaries(
+    ranking_key: str, summaries: list[RankingSummary], *, targets: Collection[str] | None = None
+) -> set[str]:
+    """Write the summaries of a ranking that changed (most recorded runs change none), and drop
+    those of targets it no longer holds; `targets`: only these targets' summaries. Returns the
+    answer keys (`board_version.answer_key`) of the GPU kinds and targets whose first answer may
+    name other workloads now."""
+    kept = RankingSummary.objects.filter(ranking_key=ranking_key)
+    if targets is not None:
+        kept = kept.filter(target_name__in=targets)
+    stored = {
+        target: values for target, *values in kept.values_list("target_name", *_SUMMARY_COLUMNS)
+    }
+    answers = _changed_answers(stored, summaries)
     gone = set(stored) - {summary.target_name for summary in summaries}
     if gone:
         RankingSummary.objects.filter(ranking_key=ranking_key, target_name__in=gone).delete()

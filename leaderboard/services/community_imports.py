@@ -135,14 +135,6 @@ def _refuse_nul(row: dict, line: int) -> None:
 
 def _parse_seed_row(row: dict, line: int) -> dict:
     _refuse_nul(row, line)
-
-    def number(column: str, limit: float, whole: bool = False) -> float:
-        try:
-            value = float(row.get(column) or 0)
-        except (TypeError, ValueError):
-            raise _refused(line, f"{column} must be a number") from None
-        return _bounded(value, limit=limit, column=column, line=line, whole=whole)
-
     run_name = _text(row, "run_name", line, limit=MAX_NAME_LENGTH)
     if not run_name:
         raise _refused(line, "run_name is empty")
@@ -150,16 +142,36 @@ def _parse_seed_row(row: dict, line: int) -> dict:
         "run_name": run_name,
         "model": _text(row, "model", line, limit=MAX_NAME_LENGTH),
         "prompt_preview": (row.get("prompt_preview") or "")[:2000],
+        **_seed_figures(row, line),
+    }
+    parsed["sample_tokens"] = [int(tokens) for tokens in parsed["sample_tokens"]]
+    if problem := _row_problem(parsed, given={c for c in row if (row.get(c) or "").strip()}):
+        raise _refused(line, problem)
+    return parsed
+
+
+def _seed_figures(row: dict, line: int) -> dict[str, Any]:
+    """A row's numeric columns, each within its bounds, and its sample lists."""
+
+    def number(column: str, limit: float, whole: bool = False) -> float:
+        return _seed_number(row, column, line, limit=limit, whole=whole)
+
+    return {
         **{c: number(c, MAX_TOKENS_PER_SECOND) for c in _SPEED_COLUMNS},
         "total_elapsed_s": number("total_elapsed_s", MAX_SECONDS),
         "runs": int(number("runs", MAX_SAMPLES, whole=True)),
         **{c: int(number(c, MAX_TOKEN_COUNT, whole=True)) for c in _COUNT_COLUMNS},
         **{c: _number_list(row.get(c) or "", c, line) for c in _LIST_BOUNDS},
     }
-    parsed["sample_tokens"] = [int(tokens) for tokens in parsed["sample_tokens"]]
-    if problem := _row_problem(parsed, given={c for c in row if (row.get(c) or "").strip()}):
-        raise _refused(line, problem)
-    return parsed
+
+
+def _seed_number(row: dict, column: str, line: int, *, limit: float, whole: bool) -> float:
+    """A numeric cell (empty is 0), within its bounds."""
+    try:
+        value = float(row.get(column) or 0)
+    except (TypeError, ValueError):
+        raise _refused(line, f"{column} must be a number") from None
+    return _bounded(value, limit=limit, column=column, line=line, whole=whole)
 
 
 def _row_problem(parsed: dict, *, given: set[str]) -> str | None:
@@ -247,13 +259,19 @@ def _totals_problem(parsed: dict, *, given: set[str]) -> str | None:
     return None
 
 
+def _csv_text(content: bytes | str) -> str:
+    """The file as text: UTF-8, a byte-order mark dropped."""
+    if isinstance(content, str):
+        return content
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CsvImportError({"file": ["the file is not UTF-8 text"]}) from None
+
+
 def _read_seed_csv(content: bytes | str) -> list[tuple[int, dict]]:
     """The file's rows, validated, each with the line it ends on."""
-    if isinstance(content, bytes):
-        try:
-            content = content.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise CsvImportError({"file": ["the file is not UTF-8 text"]}) from None
+    content = _csv_text(content)
     # A cell may hold a list of up to MAX_SAMPLES numbers, more than the csv module's default
     # field limit (128 KiB); the file as a whole is bounded by SPECBOARD_MAX_IMPORT_BYTES.
     if csv.field_size_limit() < settings.SPECBOARD_MAX_IMPORT_BYTES:
@@ -381,6 +399,48 @@ def import_leaderboard_csv(
 ) -> ImportReport:
     """Import the seed kit's leaderboard_runs.csv as self-reported, end-to-end tok/s results
     (the uploader's user name is shown in provenance only when they chose to publish it)."""
+    _refuse_request(
+        content=content,
+        hardware_name=hardware_name,
+        baseline_run_name=baseline_run_name,
+        target_name=target_name,
+    )
+    lines = _read_seed_csv(content)
+    groups = _target_rows(lines, target_name=target_name, baseline_run_name=baseline_run_name)
+    with transaction.atomic():
+        reporter = _reporter_identity(uploaded_by, lines, publish_name=publish_name)
+        hardware = register_hardware(gpu_name=hardware_name.strip()[:200], self_reported=True)
+        report = ImportReport(
+            hardware=hardware,
+            baseline_run_name=", ".join(dict.fromkeys(g.baseline_name for g in groups)),
+            baselines={group.target: group.baseline_name for group in groups},
+        )
+        for group in groups:
+            configs = _target_configs(group, reporter=reporter)
+            _import_rows(
+                group,
+                configs=configs,
+                hardware=hardware,
+                report=report,
+                uploaded_by=uploaded_by if publish_name else None,
+            )
+            # The baseline first, so every paired row finds it when its speedup is computed.
+            for config in configs.values():
+                refresh_leaderboard_entry(
+                    config=config, hardware=hardware, engine_release=SELF_REPORTED_RELEASE
+                )
+            report.configs.extend(configs.values())
+    return report
+
+
+def _refuse_request(
+    *,
+    content: bytes | str,
+    hardware_name: str,
+    baseline_run_name: str | None,
+    target_name: str | None,
+) -> None:
+    """Raise CsvImportError for a field holding a NUL, no hardware named or a file too large."""
     typed = {
         "hardware": hardware_name,
         "baseline_run_name": baseline_run_name,
@@ -395,39 +455,27 @@ def import_leaderboard_csv(
         raise CsvImportError(
             {"file": [f"the file is larger than {settings.SPECBOARD_MAX_IMPORT_BYTES} bytes"]}
         )
-    lines = _read_seed_csv(content)
-    groups = _target_rows(lines, target_name=target_name, baseline_run_name=baseline_run_name)
-    with transaction.atomic():
-        reporter = _reporter_identity(uploaded_by, lines, publish_name=publish_name)
-        hardware = register_hardware(gpu_name=hardware_name.strip()[:200], self_reported=True)
-        report = ImportReport(
-            hardware=hardware,
-            baseline_run_name=", ".join(dict.fromkeys(g.baseline_name for g in groups)),
-            baselines={group.target: group.baseline_name for group in groups},
+
+
+def _import_rows(
+    group: _TargetRows,
+    *,
+    configs: dict[str, Config],
+    hardware: Hardware,
+    report: ImportReport,
+    uploaded_by: User | None,
+) -> None:
+    """A target's rows as runs of their configs, each imported once (counted in `report`)."""
+    for row in group.rows:
+        config = configs[row["run_name"]]
+        fingerprint = digest([hardware.slug, config.key, row])
+        if Run.objects.filter(import_fingerprint=fingerprint).exists():
+            report.runs_skipped += 1
+            continue
+        _create_imported_run(
+            row, config=config, hardware=hardware, fingerprint=fingerprint, uploaded_by=uploaded_by
         )
-        for group in groups:
-            configs = _target_configs(group, reporter=reporter)
-            for row in group.rows:
-                config = configs[row["run_name"]]
-                fingerprint = digest([hardware.slug, config.key, row])
-                if Run.objects.filter(import_fingerprint=fingerprint).exists():
-                    report.runs_skipped += 1
-                    continue
-                _create_imported_run(
-                    row,
-                    config=config,
-                    hardware=hardware,
-                    fingerprint=fingerprint,
-                    uploaded_by=uploaded_by if publish_name else None,
-                )
-                report.runs_created += 1
-            # The baseline first, so every paired row finds it when its speedup is computed.
-            for config in configs.values():
-                refresh_leaderboard_entry(
-                    config=config, hardware=hardware, engine_release=SELF_REPORTED_RELEASE
-                )
-            report.configs.extend(configs.values())
-    return report
+        report.runs_created += 1
 
 
 def _target_configs(group: _TargetRows, *, reporter: str) -> dict[str, Config]:

@@ -197,6 +197,15 @@ def host_message_refusal(*, message: HostMessage) -> str | None:
     job = Job.objects.filter(id=message.job_id).only("id", "hardware_id", "delivery").first()
     if job is None:
         return None  # the services ignore results for unknown jobs themselves
+    if refusal := _job_refusal(message, sender, job):
+        return refusal
+    if message.claims:
+        return _claim_refusal(message, sender)
+    return _advance_refusal(message, sender)
+
+
+def _job_refusal(message: HostMessage, sender: GpuHost | None, job: Job) -> str | None:
+    """Why the job is not this message's: another kind's, or another delivery's."""
     if sender is not None and job.hardware_id != sender.hardware_id:
         return f"host {message.host!r} serves another hardware kind"
     if message.delivery != job.delivery:
@@ -204,8 +213,12 @@ def host_message_refusal(*, message: HostMessage) -> str | None:
             "the message is not for the job's current delivery (a replay, a job sent again "
             "since, or one this host was never sent)"
         )
-    if message.claims:
-        return _claim_refusal(message, sender)
+    return None
+
+
+def _advance_refusal(message: HostMessage, sender: GpuHost | None) -> str | None:
+    """Raise the delivery's sequence to the message's for the host holding the job, or say why
+    it may not."""
     fresh = _fresh(message)
     if fresh.filter(host=sender).update(
         host_seen_at=timezone.now(), delivery_sequence=message.sequence

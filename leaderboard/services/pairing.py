@@ -102,9 +102,9 @@ def fill_prompt_sets(runs: Sequence[Run], *, config: Config, beside: Config | No
         )
     )
     for pk, job in stored:
-        spec_label = beside.spec_label if beside is not None else None
-        if spec_label is None and isinstance(job, int):
-            spec_label = measured_beside.get(job, config.spec_label)
+        spec_label = _planned_with(
+            job, config=config, beside=beside, measured_beside=measured_beside
+        )
         found = verdicts.prompt_set(
             config.protocol,
             prompt,
@@ -113,6 +113,17 @@ def fill_prompt_sets(runs: Sequence[Run], *, config: Config, beside: Config | No
         )
         missing[pk].prompt_set = found
         Run.objects.filter(pk=pk).update(prompt_set=found)
+
+
+def _planned_with(
+    job: object, *, config: Config, beside: Config | None, measured_beside: dict[int, str]
+) -> str | None:
+    """The speculation whose plan a run's prompts fall back on: `beside`'s, else the job's it
+    was measured beside (the config's own if that job is gone)."""
+    spec_label = beside.spec_label if beside is not None else None
+    if spec_label is None and isinstance(job, int):
+        spec_label = measured_beside.get(job, config.spec_label)
+    return spec_label
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
@@ -250,30 +261,45 @@ def pair_baseline(
     baseline_entry = LeaderboardEntry.objects.filter(
         config_id=config.baseline_id, prompt_set=best.prompt_set, **same
     ).first()
-    # Stored results are loaded only where needed.
-    baselines = list(Run.objects.filter(config_id=config.baseline_id, **same).defer("raw_result"))
-    if config.protocol == "quick" and any(not b.prompt_set for b in baselines):
-        fill_prompt_sets(baselines, config=baselines[0].config)
+    baselines = _baseline_batches(config, config.baseline_id, same)
     measured = bool(baselines)
     baselines = [b for b in baselines if b.prompt_set == best.prompt_set]
     if baseline_entry is None or not baselines:
-        if measured and best.prompt_set:
-            words = "token-id prompts" if best.prompt_set == verdicts.TOKEN_ID_PROMPTS else "text"
-            return Pairing(note=f"no baseline measured on the same {words} here yet")
-        return Pairing(note="no baseline measured on this hardware and release yet")
+        return Pairing(note=_no_baseline_note(best, measured=measured))
     fill_build_flags_keys(baselines)
-    comparable = [
-        b
-        for b in baselines
-        if (b.tps_definition, b.engine_backend, b.build_flags_key)
-        == (best.tps_definition, best.engine_backend, best.build_flags_key)
-    ]
+    comparable = [b for b in baselines if _measured_alike(b, best)]
     if not comparable:
         return Pairing(note=_refusal(best, baselines))
     if config.protocol == verdicts.CONCURRENCY:
         points.update(stored_points(comparable))
     return _chosen_baseline(
         best, comparable, entry=baseline_entry, protocol=config.protocol, points=points, runs=runs
+    )
+
+
+def _baseline_batches(config: Config, baseline_id: int, same: Release) -> list[Run]:
+    """The baseline's batches on this hardware and release, their prompts derived."""
+    # Stored results are loaded only where needed.
+    baselines = list(Run.objects.filter(config_id=baseline_id, **same).defer("raw_result"))
+    if config.protocol == "quick" and any(not b.prompt_set for b in baselines):
+        fill_prompt_sets(baselines, config=baselines[0].config)
+    return baselines
+
+
+def _no_baseline_note(best: Run, *, measured: bool) -> str:
+    """Why a row has no baseline: none measured here, or none on the same prompts."""
+    if measured and best.prompt_set:
+        words = "token-id prompts" if best.prompt_set == verdicts.TOKEN_ID_PROMPTS else "text"
+        return f"no baseline measured on the same {words} here yet"
+    return "no baseline measured on this hardware and release yet"
+
+
+def _measured_alike(baseline: Run, best: Run) -> bool:
+    """Same tok/s definition, engine backend and build flags."""
+    return (baseline.tps_definition, baseline.engine_backend, baseline.build_flags_key) == (
+        best.tps_definition,
+        best.engine_backend,
+        best.build_flags_key,
     )
 
 
@@ -290,13 +316,29 @@ def _chosen_baseline(
     one of the same runner invocation first, else the best of those the site does not dispute;
     disputed where one of the row's own baseline batches is."""
     own = [found for run in runs if (found := _same_invocation(run, comparable)) is not None]
-    # A row's own baseline is brought by its file; so is any batch measured beside another row.
-    brought = {b.pk for b in comparable if brought_by_a_file(b)} | {b.pk for b in own}
+    brought = _brought(comparable, own=own)
     disputed = disputed_batches(comparable, brought=brought, protocol=protocol, points=points)
     site = [b for b in comparable if b.pk not in disputed]
     if mine := [b for b in own if b.pk in disputed]:
         chosen = best_batch(site, protocol=protocol, points=points) if site else None
         return Pairing(entry=entry, run=chosen, note=disputed[mine[0].pk][:200], disputed=True)
+    return _site_pairing(best, site, entry=entry, protocol=protocol, points=points)
+
+
+def _brought(comparable: list[Run], *, own: list[Run]) -> set[int]:
+    """The batches files brought: a row's own baseline, and any measured beside another row."""
+    return {b.pk for b in comparable if brought_by_a_file(b)} | {b.pk for b in own}
+
+
+def _site_pairing(
+    best: Run,
+    site: list[Run],
+    *,
+    entry: LeaderboardEntry,
+    protocol: str,
+    points: dict[int, object],
+) -> Pairing:
+    """The undisputed batch a row divides by: the best batch's own invocation's, else the best."""
     if not site:
         return Pairing(
             entry=entry,

@@ -144,15 +144,24 @@ def advertised_gpu_problems(gpus: object) -> list[str]:
     if not isinstance(gpus, list) or len(gpus) > MAX_GPUS:
         return [f"the GPUs must be a list of at most {MAX_GPUS}"]
     for gpu in gpus:
-        name = gpu.get("name") if isinstance(gpu, dict) else None
-        memory = gpu.get("memory_bytes") if isinstance(gpu, dict) else None
-        if not isinstance(name, str) or not 0 < len(name) <= 200 or "\x00" in name:
-            return ["every GPU needs a name of 1 to 200 characters"]
-        if memory is not None and (
-            not isinstance(memory, int) or isinstance(memory, bool) or not 0 < memory < 2**53
-        ):
-            return ["a GPU's memory must be a positive whole number of bytes"]
+        if problem := _gpu_problem(gpu):
+            return [problem]
     return []
+
+
+def _gpu_problem(gpu: object) -> str | None:
+    """Why one advertised GPU is not one: a name of 1 to 200 characters, a byte count or none."""
+    name = gpu.get("name") if isinstance(gpu, dict) else None
+    memory = gpu.get("memory_bytes") if isinstance(gpu, dict) else None
+    if not isinstance(name, str) or not 0 < len(name) <= 200 or "\x00" in name:
+        return "every GPU needs a name of 1 to 200 characters"
+    if memory is not None and not _is_byte_count(memory):
+        return "a GPU's memory must be a positive whole number of bytes"
+    return None
+
+
+def _is_byte_count(memory: object) -> bool:
+    return isinstance(memory, int) and not isinstance(memory, bool) and 0 < memory < 2**53
 
 
 def gpus_serve_kind_problem(*, hardware: Hardware, gpus: object) -> str | None:
@@ -179,13 +188,12 @@ def _hardware_kind(
     gpu_name = " + ".join(names)
     memory_bytes = min(memories) if len(memories) == len(gpus) else None
     if slug is None:
-        mixed = len(names) > 1 or len(set(memories)) > 1
-        slug = hardware_slug(
-            # A mixed set is named by every GPU in order, each with its memory.
-            gpu_name=describe_gpus(gpus) if mixed else gpu_name,
-            memory_bytes=None if mixed else memory_bytes,
+        slug = _kind_slug(
+            gpus,
+            mixed=len(names) > 1 or len(set(memories)) > 1,
+            gpu_name=gpu_name,
+            memory_bytes=memory_bytes,
             self_reported=self_reported,
-            gpu_count=1 if mixed else len(gpus),
         )
     hardware, created = Hardware.objects.get_or_create(
         slug=slug,
@@ -208,6 +216,18 @@ def _hardware_kind(
         # the board's row set: a new kind is listed at once.
         raise_board_version(row_set=True)
     return hardware
+
+
+def _kind_slug(
+    gpus: list[dict], *, mixed: bool, gpu_name: str, memory_bytes: int | None, self_reported: bool
+) -> str:
+    """A new kind's slug: a mixed set is named by every GPU in order, each with its memory."""
+    return hardware_slug(
+        gpu_name=describe_gpus(gpus) if mixed else gpu_name,
+        memory_bytes=None if mixed else memory_bytes,
+        self_reported=self_reported,
+        gpu_count=1 if mixed else len(gpus),
+    )
 
 
 def _model_reference_errors(reference: str) -> list[str]:

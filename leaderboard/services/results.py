@@ -497,29 +497,58 @@ def import_runner_result(
     with transaction.atomic():
         for (section, stored), fingerprint in zip(sections, fingerprints, strict=True):
             if fingerprint in existing:
-                runs.append(existing[fingerprint])
-                own_baseline = existing[fingerprint] if section is typed.baseline else own_baseline
-                continue
-            provenance = stored["provenance"] | {"source": source}
-            if section is typed.baseline and fingerprints[-1] not in existing:
-                beside = _import_job(owner=owner, hardware=hardware, section=typed, result=typed)
-                provenance |= {"measured_with_job": beside.pk}
-            job = beside if section is typed and beside is not None else None
-            job = job or _import_job(owner=owner, hardware=hardware, section=section, result=typed)
-            run = _record_job_run(
-                job_id=job.pk,
-                section=section,
-                stored=stored | {"provenance": provenance},
-                result=typed,
-                baseline_run=own_baseline if section is typed else None,
-            )
-            if run is None:
-                job.refresh_from_db()
-                raise ServiceError({"result": [job.error or "the result could not be recorded"]})
-            Run.objects.filter(pk=run.pk).update(import_fingerprint=fingerprint)
+                run = existing[fingerprint]
+            else:
+                run, beside = _import_section(
+                    section,
+                    stored,
+                    result=typed,
+                    owner=owner,
+                    hardware=hardware,
+                    source=source,
+                    fingerprint=fingerprint,
+                    file_is_new=fingerprints[-1] not in existing,
+                    beside=beside,
+                    own_baseline=own_baseline,
+                )
             runs.append(run)
             own_baseline = run if section is typed.baseline else own_baseline
     return runs
+
+
+def _import_section(
+    section: Section,
+    stored: dict[str, Any],
+    *,
+    result: BenchmarkResult,
+    owner: User,
+    hardware: Hardware,
+    source: str,
+    fingerprint: str,
+    file_is_new: bool,
+    beside: Job | None,
+    own_baseline: Run | None,
+) -> tuple[Run, Job | None]:
+    """One section of a runner file not imported before, recorded as a run of its own job (the
+    speculative section's, made with its baseline section); returns the run and that job."""
+    provenance = stored["provenance"] | {"source": source}
+    if section is result.baseline and file_is_new:
+        beside = _import_job(owner=owner, hardware=hardware, section=result, result=result)
+        provenance |= {"measured_with_job": beside.pk}
+    job = beside if section is result and beside is not None else None
+    job = job or _import_job(owner=owner, hardware=hardware, section=section, result=result)
+    run = _record_job_run(
+        job_id=job.pk,
+        section=section,
+        stored=stored | {"provenance": provenance},
+        result=result,
+        baseline_run=own_baseline if section is result else None,
+    )
+    if run is None:
+        job.refresh_from_db()
+        raise ServiceError({"result": [job.error or "the result could not be recorded"]})
+    Run.objects.filter(pk=run.pk).update(import_fingerprint=fingerprint)
+    return run, beside
 
 
 def _self_reported_fields(section: Section, *, result: BenchmarkResult) -> dict[str, Any]:

@@ -67,12 +67,7 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
     if not isinstance(data, dict):
         errors["non_field_errors"] = ["the config must be a JSON object"]
         raise SubmissionError(errors)
-    config = None
-    try:
-        config = BenchmarkConfig.model_validate(data)
-    except ValidationError as error:
-        for name, messages in field_errors(error).items():
-            errors.setdefault(name, []).extend(messages)
+    config = _schema_config(data, errors)
     registered = _registered_references(data, errors)
     reference = data.get("target_model")
     target = registered.get(reference) if isinstance(reference, str) else None
@@ -83,6 +78,16 @@ def validate_submission(*, data: Any, hardware_slug: str | None = None) -> Valid
     if problems := _fit_problems(config, target=target, draft=draft, hardware=hardware):
         raise SubmissionError(problems)
     return ValidatedConfig(config=config, hardware=hardware, target=target, draft=draft)
+
+
+def _schema_config(data: dict, errors: dict[str, list[str]]) -> BenchmarkConfig | None:
+    """The config as the runner's schema reads it, or None with its field errors in `errors`."""
+    try:
+        return BenchmarkConfig.model_validate(data)
+    except ValidationError as error:
+        for name, messages in field_errors(error).items():
+            errors.setdefault(name, []).extend(messages)
+    return None
 
 
 def _registered_references(data: dict, errors: dict[str, list[str]]) -> dict[str, ModelFile]:

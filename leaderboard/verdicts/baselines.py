@@ -21,6 +21,12 @@ def _span(sample: Sample) -> Interval:
     return t_interval(sample) or (sample.mean, sample.mean)
 
 
+def _site_span(samples: Sequence[Sample]) -> Interval:
+    """The interval from the lowest to the highest end of the site's batches' intervals."""
+    spans = [_span(sample) for sample in samples]
+    return min(s[0] for s in spans), max(s[1] for s in spans)
+
+
 def baseline_dispute(own: Sample | None, site: Sequence[Sample | None]) -> str:
     """Why a result's own baseline batch disagrees with the site's other batches of the same
     baseline config, in words; empty where they agree or either side is unknown."""
@@ -28,8 +34,7 @@ def baseline_dispute(own: Sample | None, site: Sequence[Sample | None]) -> str:
     if own is None or not known:
         return ""
     low, high = _span(own)
-    spans = [_span(sample) for sample in known]
-    site_low, site_high = min(s[0] for s in spans), max(s[1] for s in spans)
+    site_low, site_high = _site_span(known)
     if site_low <= high and low <= site_high:
         return ""
     measurements = "measurement" if len(known) == 1 else "measurements"

@@ -120,16 +120,22 @@ def best_run[R: RunLike](
         return None
     figured = [(run, sample(run)) for run in runs]
 
-    def is_clean(pair: tuple[R, Sample | None]) -> bool:
-        if noisy is not None:
-            return not noisy(pair[0])
-        return not is_noisy(pair[1], protocol=protocol)
-
-    def figure(pair: tuple[R, Sample | None]) -> tuple[float, int]:
-        # The earlier batch wins a tie, so the choice does not move with storage order.
-        return (pair[1].mean if pair[1] else 0.0, -(pair[0].pk or 0))
-
-    clean = [p for p in figured if p[1] and not p[0].degenerate and is_clean(p)]
     settled = [p for p in figured if p[1] and not p[0].degenerate]
+    clean = [p for p in settled if _is_clean(p, noisy=noisy, protocol=protocol)]
     pool = clean or settled or figured
-    return max(pool, key=figure)[0]
+    return max(pool, key=_figure)[0]
+
+
+def _is_clean[R: RunLike](
+    pair: tuple[R, Sample | None], *, noisy: Callable[[R], bool] | None, protocol: str
+) -> bool:
+    """Not noisy: by the row's flag's rules where given, else by the spread rule alone."""
+    if noisy is not None:
+        return not noisy(pair[0])
+    return not is_noisy(pair[1], protocol=protocol)
+
+
+def _figure(pair: tuple[RunLike, Sample | None]) -> tuple[float, int]:
+    """A batch's mean, the earlier batch first on a tie, so the choice does not move with
+    storage order."""
+    return (pair[1].mean if pair[1] else 0.0, -(pair[0].pk or 0))

@@ -97,14 +97,23 @@ def crossover_of(verdicts: list[LevelVerdict]) -> str:
         return ""
     slower = [v.level for v in compared if v.verdict == SLOWER]
     if not slower:
-        if all(v.verdict == FASTER for v in compared):
-            return f"not within {compared[0].level}–{compared[-1].level}"
-        return NOT_ESTABLISHED
-    first_slower = min(slower)
+        return _without_a_slower_level(compared)
+    return _up_to_first_slower(compared, min(slower))
+
+
+def _up_to_first_slower(compared: list[LevelVerdict], first_slower: int) -> str:
+    """The crossover bounded by the first slower level and the last faster level below it."""
     faster_below = [v.level for v in compared if v.verdict == FASTER and v.level < first_slower]
     if not faster_below:
         return f"at or below {first_slower}"
     return f"between {max(faster_below)} and {first_slower}"
+
+
+def _without_a_slower_level(compared: list[LevelVerdict]) -> str:
+    """The crossover where no compared level is slower: beyond the range if all are faster."""
+    if all(v.verdict == FASTER for v in compared):
+        return f"not within {compared[0].level}–{compared[-1].level}"
+    return NOT_ESTABLISHED
 
 
 def crossover_text(points: object, baseline_points: object) -> str:
@@ -165,6 +174,14 @@ def _pooled_tau_interval(rounds: list[tuple[int, int]]) -> Interval | None:
 def level_acceptance(requests: object) -> dict[int, LevelAcceptance]:
     """Per concurrency level, its acceptance and tau derived from a result's measured request
     records (warm-ups and records without a level left out), levels in order."""
+    by_level = _records_by_level_and_round(requests)
+    return {level: _acceptance_at(level, by_level[level]) for level in sorted(by_level)}
+
+
+def _records_by_level_and_round(
+    requests: object,
+) -> dict[int, dict[object, list[dict[str, Any]]]]:
+    """The measured request records with a level, by level and then by round."""
     by_level: dict[int, dict[object, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for record in requests if isinstance(requests, list) else []:
         if not isinstance(record, dict) or record.get("phase", "measure") != "measure":
@@ -173,35 +190,35 @@ def level_acceptance(requests: object) -> dict[int, LevelAcceptance]:
         if not level:
             continue
         by_level[level][record.get("round")].append(record)
-    found = {}
-    for level in sorted(by_level):
-        rounds = by_level[level]
-        drafted, accepted, steps, by_position = _pooled([r for w in rounds.values() for r in w])
-        round_rates, round_taus, round_counts = [], [], []
-        for wave in rounds.values():
-            wave_drafted, wave_accepted, wave_steps, wave_positions = _pooled(wave)
-            if wave_drafted:
-                round_rates.append(wave_accepted / wave_drafted)
-            if wave_steps:
-                round_taus.append(1.0 + wave_positions / wave_steps)
-                round_counts.append((wave_positions, wave_steps))
-        acceptance_rounds, tau_rounds = sample_of(round_rates), sample_of(round_taus)
-        found[level] = LevelAcceptance(
-            level=level,
-            drafted=drafted,
-            accepted=accepted,
-            verify_steps=steps,
-            acceptance=accepted / drafted if drafted else None,
-            tau=1.0 + by_position / steps if steps else None,
-            rounds=len(rounds),
-            acceptance_rounds=acceptance_rounds,
-            # Each figure with its own interval: the pooled acceptance's Wilson interval (within
-            # [0, 1], around it), the pooled tau's ratio estimate over the rounds (around it).
-            acceptance_interval=wilson_interval(accepted, drafted) if drafted else None,
-            tau_rounds=tau_rounds,
-            tau_interval=_pooled_tau_interval(round_counts),
-        )
-    return found
+    return by_level
+
+
+def _acceptance_at(level: int, rounds: dict[object, list[dict[str, Any]]]) -> LevelAcceptance:
+    """One level's drafting from its rounds' records, pooled and round by round."""
+    drafted, accepted, steps, by_position = _pooled([r for w in rounds.values() for r in w])
+    round_rates, round_taus, round_counts = [], [], []
+    for wave in rounds.values():
+        wave_drafted, wave_accepted, wave_steps, wave_positions = _pooled(wave)
+        if wave_drafted:
+            round_rates.append(wave_accepted / wave_drafted)
+        if wave_steps:
+            round_taus.append(1.0 + wave_positions / wave_steps)
+            round_counts.append((wave_positions, wave_steps))
+    return LevelAcceptance(
+        level=level,
+        drafted=drafted,
+        accepted=accepted,
+        verify_steps=steps,
+        acceptance=accepted / drafted if drafted else None,
+        tau=1.0 + by_position / steps if steps else None,
+        rounds=len(rounds),
+        acceptance_rounds=sample_of(round_rates),
+        # Each figure with its own interval: the pooled acceptance's Wilson interval (within
+        # [0, 1], around it), the pooled tau's ratio estimate over the rounds (around it).
+        acceptance_interval=wilson_interval(accepted, drafted) if drafted else None,
+        tau_rounds=sample_of(round_taus),
+        tau_interval=_pooled_tau_interval(round_counts),
+    )
 
 
 # The one basis of a concurrency row's figures, said wherever they are shown.
@@ -226,6 +243,17 @@ class LowestLevel:
     joules_per_token: float | None
 
 
+def _measured_records_at(requests: object, level: int) -> list[dict[str, Any]]:
+    """The measured request records of one concurrency level."""
+    return [
+        record
+        for record in (requests if isinstance(requests, list) else [])
+        if isinstance(record, dict)
+        and record.get("phase", "measure") == "measure"
+        and count(record.get("concurrency")) == level
+    ]
+
+
 def lowest_level_figures(
     points: object, requests: object, baseline_points: object = None
 ) -> LowestLevel | None:
@@ -237,13 +265,7 @@ def lowest_level_figures(
             continue
         reference = aggregate_sample(level_points(baseline_points).get(level))
         speedup = sample.mean / reference.mean if reference is not None and reference.mean else None
-        records = [
-            record
-            for record in (requests if isinstance(requests, list) else [])
-            if isinstance(record, dict)
-            and record.get("phase", "measure") == "measure"
-            and count(record.get("concurrency")) == level
-        ]
+        records = _measured_records_at(requests, level)
         # The runner's energy rule over the level's requests (a wave's shared out by tokens).
         energy = energy_figures(records)["joules_per_token"] if records else None
         return LowestLevel(

@@ -53,6 +53,14 @@ class GradedRun(Protocol):
     def fidelity(self) -> str: ...
 
 
+def _lossless(real: Sequence[GradedRun], graded: Sequence[str]) -> bool | None:
+    """Whether every compared batch matched; None when none was compared."""
+    compared = [run.lossless for run in real if run.lossless is not None]
+    # A grade compared the outputs too (the door checked it against the output hashes).
+    compared += [verdict == IDENTICAL for verdict in graded]
+    return all(compared) if compared else None
+
+
 def outputs_verdict(runs: Sequence[GradedRun]) -> Outputs:
     """Lossless and the fidelity verdict of a row's batches (runs with ``lossless``,
     ``fidelity`` and ``synthetic``), in agreement.
@@ -64,10 +72,7 @@ def outputs_verdict(runs: Sequence[GradedRun]) -> Outputs:
     """
     real = [run for run in runs if not getattr(run, "synthetic", False)]
     graded = [run.fidelity for run in real if run.fidelity in FIDELITY_ORDER]
-    compared = [run.lossless for run in real if run.lossless is not None]
-    # A grade compared the outputs too (the door checked it against the output hashes).
-    compared += [verdict == IDENTICAL for verdict in graded]
-    lossless = all(compared) if compared else None
+    lossless = _lossless(real, graded)
     fidelity = max(graded, key=FIDELITY_ORDER.index) if graded else ""
     if fidelity == IDENTICAL and lossless is not True:
         fidelity = UNCLASSIFIED

@@ -92,16 +92,23 @@ def outliers(requests: Iterable[Request], *, protocol: str) -> list[Outlier]:
     for request in requests:
         if finite(request.tokens_per_second) is not None:
             by_point.setdefault(request.point, []).append(request)
+    return [
+        outlier
+        for group in by_point.values()
+        if len(group) >= OUTLIER_MIN_REQUESTS
+        for outlier in _point_outliers(group)
+    ]
+
+
+def _point_outliers(group: list[Request]) -> list[Outlier]:
+    """The repeats of one point whose tok/s is off the median of the others by the factor."""
     found = []
-    for group in by_point.values():
-        if len(group) < OUTLIER_MIN_REQUESTS:
-            continue
-        for request in group:
-            others = tuple(r for r in group if r is not request)
-            median = statistics.median(r.tokens_per_second or 0.0 for r in others)
-            value = request.tokens_per_second or 0.0
-            if median > 0 and not median / OUTLIER_FACTOR <= value <= median * OUTLIER_FACTOR:
-                found.append(Outlier(request=request, others=others))
+    for request in group:
+        others = tuple(r for r in group if r is not request)
+        median = statistics.median(r.tokens_per_second or 0.0 for r in others)
+        value = request.tokens_per_second or 0.0
+        if median > 0 and not median / OUTLIER_FACTOR <= value <= median * OUTLIER_FACTOR:
+            found.append(Outlier(request=request, others=others))
     return found
 
 

@@ -50,6 +50,23 @@ class Pooled:
     ci95_high: float | None
 
 
+def _pooled_values(
+    runs: Sequence[Run], requests: Mapping[int, list[float | None]]
+) -> tuple[list[float], bool]:
+    """Every batch's per-request tok/s (a batch without records: its mean n times), and whether
+    every request's own figure was known."""
+    values: list[float] = []
+    every_request_known = True
+    for run in runs:
+        # As the runner's own summary: requests without a figure (or of 0 tok/s) are left out.
+        if known := [value for value in requests.get(run.pk, []) if value]:
+            values += known
+        elif run.tokens_per_second and run.n:
+            values += [run.tokens_per_second] * run.n
+            every_request_known = False
+    return values, every_request_known
+
+
 def pooled(runs: Sequence[Run], *, requests: Mapping[int, list[float | None]]) -> Pooled:
     """The pooled view over every batch of one tok/s definition, degenerate ones included (no
     batch is chosen here): Student t over per-request tok/s (`requests`: each batch's measured
@@ -60,15 +77,7 @@ def pooled(runs: Sequence[Run], *, requests: Mapping[int, list[float | None]]) -
     interval, since a mean repeated n times would understate the spread. Fewer than two
     requests have no interval either.
     """
-    values: list[float] = []
-    every_request_known = True
-    for run in runs:
-        # As the runner's own summary: requests without a figure (or of 0 tok/s) are left out.
-        if known := [value for value in requests.get(run.pk, []) if value]:
-            values += known
-        elif run.tokens_per_second and run.n:
-            values += [run.tokens_per_second] * run.n
-            every_request_known = False
+    values, every_request_known = _pooled_values(runs, requests)
     summary = summarize(values)
     n = int(summary["n"] or 0)
     has_interval = every_request_known and n >= 2
