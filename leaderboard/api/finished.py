@@ -32,7 +32,8 @@ class RunFigures(TypedDict):
 
 if TYPE_CHECKING:
     # The objects as their serializers read them, once finished here: the model with the values
-    # set on it above (for annotations only; the objects stay the models' own instances).
+    # set on it below (for annotations only; the objects stay the models' own instances, and at
+    # run time, where drf-spectacular reads the serializers' hints, these names are the models).
 
     class FinishedEntry(LeaderboardEntry):
         evidence: dict[str, Any]
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
 
     class FinishedJob(Job):
         report: dict[str, Any]
+
+else:
+    FinishedEntry, FinishedConfig, FinishedRun, FinishedJob = LeaderboardEntry, Config, Run, Job
 
 
 def entries(rows: Sequence[LeaderboardEntry]) -> Sequence[FinishedEntry]:

@@ -4,15 +4,11 @@ that filters the rows. A row comes with its evidence and definitions (`api.finis
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rest_framework import serializers
 
 from leaderboard import selectors, verdicts
+from leaderboard.api.finished import FinishedEntry
 from leaderboard.models import Hardware, LeaderboardEntry
-
-if TYPE_CHECKING:
-    from leaderboard.api.finished import FinishedEntry
 
 
 class DepthFigureSerializer(serializers.Serializer):

@@ -11,11 +11,10 @@ protocols; and, whatever the protocol, its best run's latency percentiles and go
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from leaderboard.api.finished import FinishedConfig
 from leaderboard.api.serializers.protocols import (
     CategoryFigureSerializer,
     ConcurrencyLevelSerializer,
@@ -32,9 +31,6 @@ from leaderboard.api.serializers.runs import (
 )
 from leaderboard.api.serializers.serving import RunLatencySerializer
 from leaderboard.models import Config, ModelFile
-
-if TYPE_CHECKING:
-    from leaderboard.api.finished import FinishedConfig
 
 
 @extend_schema_field(EnergySerializer(allow_null=True))

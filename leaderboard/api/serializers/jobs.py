@@ -7,15 +7,11 @@ once per job (`api.finished.job`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from leaderboard.api.finished import FinishedJob
 from leaderboard.models import Hardware, Job
-
-if TYPE_CHECKING:
-    from leaderboard.api.finished import FinishedJob
 
 PROGRESS_FIELDS = (
     "phase", "done", "total", "tokens", "elapsed_s", "percent", "downloaded_bytes", "total_bytes",

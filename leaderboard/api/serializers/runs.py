@@ -12,16 +12,14 @@ energy and roofline, its best run's, reuse the figures' serializers here
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from leaderboard.api.finished import FinishedRun
 from leaderboard.api.serializers.serving import RunLatencyField
 from leaderboard.models import Hardware, RequestRecord, Run
-
-if TYPE_CHECKING:
-    from leaderboard.api.finished import FinishedRun
 
 ENERGY_HELP = (
     "NVML energy over generated tokens: each request's counter includes its prefill and any idle "

@@ -4,15 +4,11 @@ them from the stored requests. Each figure's definition travels with it (`defini
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from leaderboard.api.finished import FinishedRun
 from leaderboard.selectors.serving import MAX_TPOT_OBJECTIVE_MS
-
-if TYPE_CHECKING:
-    from leaderboard.api.finished import FinishedRun
 
 
 class PercentilesSerializer(serializers.Serializer):
