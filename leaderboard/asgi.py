@@ -13,4 +13,9 @@ from django.conf import settings  # noqa: E402 (after the settings are set)
 
 from leaderboard.body_limit import RequestBodyLimit  # noqa: E402
 
-application = RequestBodyLimit(django_application, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+# Django's stubs type its handler's scope as a dict and its messages as read-only Mappings, the
+# ASGI spec's (body_limit) are mutable: the same callable, two spellings of its types.
+application = RequestBodyLimit(
+    django_application,  # type: ignore[arg-type]
+    limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+)

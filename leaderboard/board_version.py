@@ -69,6 +69,7 @@ def versions(keys: Iterable[str]) -> dict[str, int]:
     table, key, value = map(
         connection.ops.quote_name, (RankingVersion._meta.db_table, "key", "value")
     )
+    params: list[list[str]] | list[str]
     if connection.vendor == "postgresql":
         among, params = "= ANY(%s)", [wanted]
     else:

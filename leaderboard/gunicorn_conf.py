@@ -14,6 +14,7 @@ connections for.
 from __future__ import annotations
 
 import os
+from typing import cast
 
 
 def default_workers() -> int:
@@ -41,7 +42,7 @@ def per_process_cache_problem(*, workers: int) -> str | None:
     """Why these settings cannot serve from several processes, or None."""
     from django.conf import settings
 
-    backend = settings.CACHES["default"]["BACKEND"]
+    backend = cast(str, settings.CACHES["default"]["BACKEND"])  # the plugin types all its values
     if workers > 1 and not settings.DEBUG and backend.endswith("LocMemCache"):
         return (
             f"{workers} web processes on a per-process cache ({backend}): throttles and cached "

@@ -29,11 +29,13 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, QueryDict
+from django.template.response import SimpleTemplateResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.views.decorators.gzip import gzip_page
 
@@ -149,8 +151,10 @@ def _computed(
     shown = getattr(response, "shown", None)
     if shown is None or response.status_code != 200 or response.cookies:
         return response
-    if callable(getattr(response, "render", None)):
+    if isinstance(response, SimpleTemplateResponse):
         response = response.render()  # a DRF or template response, rendered to keep
+    # A response that says what it shows is a page with its whole body, never a stream.
+    response = cast(HttpResponse, response)
     kept = Kept(
         versions=board_version.versions(_depends_on(shown.rankings)),
         etag='"' + hashlib.blake2b(response.content, digest_size=16).hexdigest() + '"',
@@ -205,4 +209,5 @@ def _answer(request: HttpRequest, kept: Kept) -> HttpResponseBase:
     response["Surrogate-Key"] = " ".join(sorted(kept.versions))
     patch_cache_control(response, public=True, max_age=0, must_revalidate=True)
     patch_vary_headers(response, ("Cookie", "Accept-Encoding"))
-    return get_conditional_response(request, etag=kept.etag, response=response)
+    # Given a response, it answers one (that one or a 304); the stubs allow None.
+    return get_conditional_response(request, etag=kept.etag, response=response)  # type: ignore[return-value]

@@ -10,7 +10,7 @@ it is about to serialize.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from leaderboard import selectors
 from leaderboard.models import Config, Job, LeaderboardEntry, Run
@@ -18,23 +18,60 @@ from leaderboard.selectors.outcomes import run_flags
 from leaderboard.selectors.serving import run_latency
 
 
-def entries(rows: Sequence[LeaderboardEntry]) -> Sequence[LeaderboardEntry]:
+class RunFigures(TypedDict):
+    """What `runs` gives a run (`figures`); the detail keys only with `detail`."""
+
+    energy: dict[str, float | None] | None
+    roofline: dict[str, Any] | None
+    quality: dict[str, Any] | None
+    verdicts: NotRequired[dict[str, Any]]
+    acceptance_spread: NotRequired[dict[str, Any] | None]
+    quality_tasks: NotRequired[list[dict[str, Any]] | None]
+    latency: NotRequired[dict[str, Any] | None]
+
+
+if TYPE_CHECKING:
+    # The objects as their serializers read them, once finished here: the model with the values
+    # set on it below (for annotations only; the objects stay the models' own instances, and at
+    # run time, where drf-spectacular reads the serializers' hints, these names are the models).
+
+    class FinishedEntry(LeaderboardEntry):
+        evidence: dict[str, Any]
+
+    class FinishedConfig(Config):
+        energy_figures: dict[str, Any]
+        protocol_figures: dict[str, Any]
+        latency: dict[str, Any] | None
+
+    class FinishedRun(Run):
+        figures: RunFigures
+
+    class FinishedJob(Job):
+        report: dict[str, Any]
+
+else:
+    FinishedEntry, FinishedConfig, FinishedRun, FinishedJob = LeaderboardEntry, Config, Run, Job
+
+
+def entries(rows: Sequence[LeaderboardEntry]) -> Sequence[FinishedEntry]:
     """Leaderboard rows with the evidence behind their numbers and their definitions
     (`evidence`), fetched at once for those that lack them."""
-    lacking = [row for row in rows if not hasattr(row, "evidence")]
+    finished = cast("Sequence[FinishedEntry]", rows)
+    lacking = [row for row in finished if not hasattr(row, "evidence")]
     evidence = selectors.row_evidence(entries=lacking)
     for row in lacking:
         row.evidence = evidence[row.pk] | {
             "definitions": selectors.row_definitions(row, evidence[row.pk])
         }
-    return rows
+    return finished
 
 
-def configs(found: Sequence[Config], *, detail: bool = False) -> Sequence[Config]:
+def configs(found: Sequence[Config], *, detail: bool = False) -> Sequence[FinishedConfig]:
     """Configs with their best runs' energy, roofline and quality (`energy_figures`), fetched at
     once; with `detail`, also their best row's protocol figures and their best run's latency."""
     figures = selectors.best_run_figures(configs=found)
-    for config in found:
+    finished = cast("Sequence[FinishedConfig]", found)
+    for config in finished:
         config.energy_figures = figures[config.pk]
         if detail:
             config.protocol_figures = selectors.config_protocol_figures(config=config)
@@ -42,15 +79,16 @@ def configs(found: Sequence[Config], *, detail: bool = False) -> Sequence[Config
             config.latency = (
                 run_latency(run_id=best.best_run_id) if best and best.best_run_id else None
             )
-    return found
+    return finished
 
 
-def runs(found: Sequence[Run], *, detail: bool = False) -> Sequence[Run]:
+def runs(found: Sequence[Run], *, detail: bool = False) -> Sequence[FinishedRun]:
     """Runs with what their stored result says (`figures`): energy, roofline and quality; with
     `detail`, also their verdicts, acceptance spread, quality tasks and latency."""
     # The requests are stored apart from the result: read once for all the runs.
     wholes = selectors.whole_results(runs=found)
-    for run in found:
+    finished = cast("Sequence[FinishedRun]", found)
+    for run in finished:
         whole = wholes.get(run.pk)
         run.figures = {
             "energy": selectors.energy_of(whole),
@@ -64,20 +102,21 @@ def runs(found: Sequence[Run], *, detail: bool = False) -> Sequence[Run]:
                 "quality_tasks": selectors.quality_tasks_of(whole),
                 "latency": run_latency(run_id=run.pk),
             }
-    return found
+    return finished
 
 
-def job(found: Job) -> Job:
+def job(found: Job) -> FinishedJob:
     """A job with its report (`report`: status, progress, cost, place in the queue)."""
-    found.report = selectors.job_report(job=found)
-    return found
+    finished = cast("FinishedJob", found)
+    finished.report = selectors.job_report(job=found)
+    return finished
 
 
-def jobs(found: Sequence[Job]) -> Sequence[Job]:
+def jobs(found: Sequence[Job]) -> Sequence[FinishedJob]:
     """Jobs with their reports (`job`)."""
     for each in found:
         job(each)
-    return found
+    return cast("Sequence[FinishedJob]", found)
 
 
 class FinishedValues:

@@ -28,6 +28,10 @@ class SettingsRateThrottle(UserRateThrottle):
     period (an hour for "30/hour"), however many processes serve them at once."""
 
     setting = ""
+    # Set by SimpleRateThrottle.__init__ from the rate (parse_rate), which the stubs leave out;
+    # numbers whenever there is a rate, the only case that reads them.
+    num_requests: int
+    duration: int
 
     def get_rate(self) -> str:
         return getattr(settings, self.setting)
@@ -53,7 +57,8 @@ class SettingsRateThrottle(UserRateThrottle):
         """Seconds until the window ends and the count starts again."""
         return max(self.window_ends - self.now, 1.0)
 
-    def get_ident(self, request) -> str | None:
+    # DRF's own may give None too (no REMOTE_ADDR); the stubs say str.
+    def get_ident(self, request) -> str | None:  # type: ignore[override]
         """An anonymous request's address: the site's one rule, not DRF's reading of a
         client-sent X-Forwarded-For."""
         return client_address(request)

@@ -22,7 +22,7 @@ BEST_ANSWERS = 12
 
 def _pair_params(query: QueryDict) -> dict[str, str]:
     """What a page of one target and hardware reads of its query."""
-    return {name: query[name] for name in ("target", "hardware") if query.get(name)}
+    return {name: value for name in ("target", "hardware") if (value := query.get(name))}
 
 
 @require_safe

@@ -27,7 +27,7 @@ def board_params(query: QueryDict) -> dict[str, str] | None:
     """What the front page reads of its query (a search is not kept)."""
     if query.get("q", "").strip():
         return None
-    params = {name: query[name] for name in FILTERS if query.get(name)}
+    params = {name: value for name in FILTERS if (value := query.get(name))}
     if query.get("all") == "1":
         params["all"] = "1"
     if (page := whole_number(query.get("page", ""), max_digits=18) or 1) > 1:

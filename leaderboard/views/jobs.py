@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from leaderboard import selectors, services
+from leaderboard.accounts.signed_in import SignedInRequest
 from leaderboard.models import Job
 from leaderboard.selectors.outcomes import baseline_noise, run_noise, run_speedup
 
@@ -45,7 +46,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+def job_cancel(request: SignedInRequest, job_id: int) -> HttpResponse:
     job = _job_or_404(job_id)
     if services.cancel_job(job=job, user=request.user):
         messages.success(request, "The job is cancelled.")
@@ -56,7 +57,7 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @login_required
 @require_safe
-def my_jobs(request: HttpRequest) -> HttpResponse:
+def my_jobs(request: SignedInRequest) -> HttpResponse:
     page = Paginator(selectors.user_jobs(user=request.user), 50).get_page(request.GET.get("page"))
     rows = [{"job": job, **selectors.job_cost(job=job)} for job in page.object_list]
     return render(request, "leaderboard/my_jobs.html", {"page": page, "rows": rows})

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
 from leaderboard import selectors, services
+from leaderboard.accounts.signed_in import SignedInRequest
 from leaderboard.forms import ModelRequestForm, add_service_errors
 
 
 @login_required
-def model_requests(request: HttpRequest) -> HttpResponse:
+def model_requests(request: SignedInRequest) -> HttpResponse:
     """Ask for a model (POST) and list your requests with their state (GET)."""
     form = ModelRequestForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

@@ -41,7 +41,7 @@ def _concurrency_params(query: QueryDict) -> dict[str, str] | None:
     that names one is not kept."""
     if "tpot_ms" in query:
         return None
-    return {name: query[name] for name in ("target", "hardware", "level") if query.get(name)}
+    return {name: value for name in ("target", "hardware", "level") if (value := query.get(name))}
 
 
 @require_safe

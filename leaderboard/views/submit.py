@@ -10,11 +10,11 @@ the estimate cannot disagree with what submitting would do.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -23,8 +23,9 @@ from django.views.decorators.http import require_POST
 from pydantic import ValidationError
 
 from leaderboard import selectors, services
+from leaderboard.accounts.signed_in import SignedInRequest
 from leaderboard.forms import SubmitForm, add_service_errors, initial_from_config, threads_help
-from leaderboard.models import Hardware, ModelFile
+from leaderboard.models import Config, Hardware, ModelFile
 from leaderboard.presets import (
     FITTED_FIELDS,
     PRESETS,
@@ -40,13 +41,24 @@ _QUERY_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _QUERY_SLUG = re.compile(r"[-a-zA-Z0-9_]{1,100}")
 
 
+class Rerun(TypedDict):
+    """What the page says of "run this again": the key asked for, and its config and the values
+    the form could not take from it, once found."""
+
+    key: str
+    problem: str
+    config: NotRequired[Config]
+    lost: NotRequired[list[str]]
+
+
 @login_required
-def submit(request: HttpRequest) -> HttpResponse:
-    rerun = None
+def submit(request: SignedInRequest) -> HttpResponse:
+    rerun: Rerun | None = None
     if request.method == "POST":
         form = SubmitForm(request.POST)
         if form.is_valid():
             # The form validated the config once, in its clean(): queue what it validated.
+            assert form.submission is not None  # a valid form holds its validated config
             try:
                 job = services.queue_submission(owner=request.user, submission=form.submission)
             except services.LimitReached as refusal:
@@ -84,12 +96,12 @@ def submit(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, dict | None]:
+def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, Rerun | None]:
     """The form for ?preset=NAME, or for ?from=KEY (a stored config, "run this again"), with
     ?hardware=SLUG chosen when it is served."""
     preset = request.GET.get("preset", "quick")
     initial: dict[str, Any] = {}
-    rerun = None
+    rerun: Rerun | None = None
     key = request.GET.get("from", "")[:64]
     if key:
         # Only a key of the keys' alphabet is looked up: PostgreSQL refuses a NUL in a query.
@@ -177,7 +189,7 @@ def submit_estimate(request: HttpRequest) -> JsonResponse:
     return JsonResponse(estimate | {"html": html})
 
 
-def submission_estimate(*, form: SubmitForm, user: AbstractBaseUser) -> dict:
+def submission_estimate(*, form: SubmitForm, user: User) -> dict:
     """Validate the form with the real validator and say what submitting it would cost
     (`selectors.submission_cost`) and whether the user's allowance would take it."""
     valid = form.is_valid()
@@ -210,7 +222,7 @@ def _field_errors(form: SubmitForm) -> list[dict[str, str]]:
         {
             "field": name if name in form.fields else "",
             "label": str(form.fields[name].label or name) if name in form.fields else "",
-            "message": message,
+            "message": str(message),
         }
         for name, messages_ in form.errors.items()
         for message in messages_

@@ -7,7 +7,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from leaderboard import selectors, verdicts
-from leaderboard.models import LeaderboardEntry
+from leaderboard.api.finished import FinishedEntry
+from leaderboard.models import Hardware, LeaderboardEntry
 
 
 class DepthFigureSerializer(serializers.Serializer):
@@ -27,12 +28,16 @@ def _evidence_field(key: str, help_text: str, field=serializers.IntegerField) ->
 
 class LeaderboardEntrySerializer(serializers.ModelSerializer):
     config_key = serializers.CharField(source="config.key", read_only=True)
-    label = serializers.CharField(source="config.label", read_only=True)
+    label = serializers.CharField(  # type: ignore[assignment]  # declared fields leave the class; stubs see Field.label
+        source="config.label", read_only=True
+    )
     target_name = serializers.CharField(source="config.target_name", read_only=True)
     spec_label = serializers.CharField(source="config.spec_label", read_only=True)
     protocol = serializers.CharField(source="config.protocol", read_only=True)
     n_max = serializers.IntegerField(source="config.n_max", read_only=True, allow_null=True)
-    hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    hardware: serializers.SlugRelatedField[Hardware] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     baseline_config_key = serializers.CharField(
         source="baseline_entry.config.key", read_only=True, allow_null=True, default=None
     )
@@ -170,7 +175,7 @@ class LeaderboardEntrySerializer(serializers.ModelSerializer):
     def get_evidence_threshold(self, entry: LeaderboardEntry) -> str:
         return verdicts.evidence.THRESHOLD_TEXT
 
-    def get_ci95_scope(self, entry: LeaderboardEntry) -> str:
+    def get_ci95_scope(self, entry: FinishedEntry) -> str:
         if entry.evidence["depths"]:
             return "across depths"
         return "requests" if entry.n >= 2 and entry.ci95_low is not None else "none"
@@ -186,7 +191,7 @@ class LeaderboardQuerySerializer(serializers.Serializer):
     protocol = serializers.ChoiceField(
         choices=selectors.PROTOCOLS, required=False, allow_blank=True
     )
-    source = serializers.ChoiceField(
+    source = serializers.ChoiceField(  # type: ignore[assignment]  # declared fields leave the class; stubs see Field.source
         choices=list(selectors.SOURCES),
         required=False,
         help_text="Left out: the main ranking only, as on the page (measured by our workers on a "

@@ -48,7 +48,7 @@ class HardwareGpuSerializer(serializers.Serializer):
 
 class HardwareSerializer(serializers.ModelSerializer):
     served = serializers.SerializerMethodField()
-    label = serializers.CharField(
+    label = serializers.CharField(  # type: ignore[assignment]  # declared fields leave the class; stubs see Field.label
         read_only=True, help_text='The kind in words: "RTX 4090", "2x RTX 3090 24GB".'
     )
     gpus = HardwareGpuSerializer(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from leaderboard.api.finished import FinishedConfig
 from leaderboard.api.serializers.protocols import (
     CategoryFigureSerializer,
     ConcurrencyLevelSerializer,
@@ -29,14 +30,14 @@ from leaderboard.api.serializers.runs import (
     WholeObjectField,
 )
 from leaderboard.api.serializers.serving import RunLatencySerializer
-from leaderboard.models import Config
+from leaderboard.models import Config, ModelFile
 
 
 @extend_schema_field(EnergySerializer(allow_null=True))
 class ConfigEnergyField(WholeObjectField):
     help = f"The best run's: {ENERGY_HELP}"
 
-    def to_representation(self, config: Config) -> dict | None:
+    def to_representation(self, config: FinishedConfig) -> dict | None:
         return config.energy_figures["energy"]
 
 
@@ -44,7 +45,7 @@ class ConfigEnergyField(WholeObjectField):
 class ConfigRooflineField(WholeObjectField):
     help = f"The best run's: {ROOFLINE_HELP}"
 
-    def to_representation(self, config: Config) -> dict | None:
+    def to_representation(self, config: FinishedConfig) -> dict | None:
         return config.energy_figures["roofline"]
 
 
@@ -52,14 +53,18 @@ class ConfigRooflineField(WholeObjectField):
 class ConfigQualityField(WholeObjectField):
     help = f"The best run's: {QUALITY_HELP}"
 
-    def to_representation(self, config: Config) -> dict | None:
+    def to_representation(self, config: FinishedConfig) -> dict | None:
         return config.energy_figures["quality"]
 
 
 class ConfigSerializer(serializers.ModelSerializer):
-    target = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
-    draft = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
-    baseline_key = serializers.SlugRelatedField(
+    target: serializers.SlugRelatedField[ModelFile] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
+    draft: serializers.SlugRelatedField[ModelFile] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
+    baseline_key: serializers.SlugRelatedField[Config] = serializers.SlugRelatedField(
         source="baseline", slug_field="key", read_only=True, allow_null=True
     )
     energy = ConfigEnergyField()
@@ -98,26 +103,26 @@ class ConfigDetailSerializer(ConfigSerializer):
         read_only_fields = fields
 
     @extend_schema_field(ConcurrencyLevelSerializer(many=True, allow_null=True))
-    def get_concurrency_levels(self, config: Config) -> list | None:
+    def get_concurrency_levels(self, config: FinishedConfig) -> list | None:
         view = config.protocol_figures["concurrency"]
-        return ConcurrencyLevelSerializer(view["line"]["rows"], many=True).data if view else None
+        return ConcurrencyLevelSerializer(view["line"]["rows"], many=True).data if view else None  # type: ignore[return-value]  # many=True makes a ListSerializer; stubs type .data as ReturnDict
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_crossover_concurrency(self, config: Config) -> int | None:
+    def get_crossover_concurrency(self, config: FinishedConfig) -> int | None:
         view = config.protocol_figures["concurrency"]
         return view["crossover"] if view else None
 
     @extend_schema_field(CategoryFigureSerializer(many=True, allow_null=True))
-    def get_categories(self, config: Config) -> list | None:
+    def get_categories(self, config: FinishedConfig) -> list | None:
         view = config.protocol_figures["categories"]
-        return CategoryFigureSerializer(view["rows"], many=True).data if view else None
+        return CategoryFigureSerializer(view["rows"], many=True).data if view else None  # type: ignore[return-value]  # many=True makes a ListSerializer; stubs type .data as ReturnDict
 
     @extend_schema_field(OutputLengthFigureSerializer(many=True, allow_null=True))
-    def get_output_lengths(self, config: Config) -> list | None:
+    def get_output_lengths(self, config: FinishedConfig) -> list | None:
         view = config.protocol_figures["output_length"]
-        return OutputLengthFigureSerializer(view["rows"], many=True).data if view else None
+        return OutputLengthFigureSerializer(view["rows"], many=True).data if view else None  # type: ignore[return-value]  # many=True makes a ListSerializer; stubs type .data as ReturnDict
 
     @extend_schema_field(RunLatencySerializer(allow_null=True))
-    def get_latency(self, config: Config) -> dict | None:
+    def get_latency(self, config: FinishedConfig) -> dict | None:
         """The best run's latency percentiles and goodput per point (`selectors.serving`)."""
         return config.latency

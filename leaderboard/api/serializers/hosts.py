@@ -13,7 +13,7 @@ from rest_framework import serializers
 class HostJobSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     config_key = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF moves declared fields off the class; stubs see Field.label
     phase = serializers.CharField()
     percent = serializers.IntegerField()
     started_at = serializers.DateTimeField(allow_null=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard.models import Job
+from leaderboard.api.finished import FinishedJob
+from leaderboard.models import Hardware, Job
 
 PROGRESS_FIELDS = (
     "phase", "done", "total", "tokens", "elapsed_s", "percent", "downloaded_bytes", "total_bytes",
@@ -27,7 +28,9 @@ class TokenBudgetSerializer(serializers.Serializer):
 
 class JobSerializer(serializers.ModelSerializer):
     config_key = serializers.CharField(source="config.key", read_only=True)
-    hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    hardware: serializers.SlugRelatedField[Hardware] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     progress = serializers.SerializerMethodField()
     run_id = serializers.SerializerMethodField()
     gpu_seconds = serializers.SerializerMethodField(
@@ -58,27 +61,27 @@ class JobSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
         read_only_fields = fields
 
-    def get_progress(self, job: Job) -> dict:
+    def get_progress(self, job: FinishedJob) -> dict:
         return {key: job.report[key] for key in PROGRESS_FIELDS}
 
-    def get_run_id(self, job: Job) -> int | None:
+    def get_run_id(self, job: FinishedJob) -> int | None:
         return job.report["run_id"]
 
-    def get_gpu_seconds(self, job: Job) -> float | None:
+    def get_gpu_seconds(self, job: FinishedJob) -> float | None:
         return job.report["gpu_seconds"]
 
-    def get_engine_seconds(self, job: Job) -> float | None:
+    def get_engine_seconds(self, job: FinishedJob) -> float | None:
         return job.report["engine_seconds"]
 
     @extend_schema_field(TokenBudgetSerializer(allow_null=True))
-    def get_token_budget(self, job: Job) -> dict | None:
+    def get_token_budget(self, job: FinishedJob) -> dict | None:
         return job.report["token_budget"]
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_queue_position(self, job: Job) -> int | None:
+    def get_queue_position(self, job: FinishedJob) -> int | None:
         return job.report["queue_position"]
 
     @extend_schema_field(serializers.DateTimeField(allow_null=True))
-    def get_estimated_start(self, job: Job) -> str | None:
+    def get_estimated_start(self, job: FinishedJob) -> str | None:
         start = job.report["estimated_start"]
         return serializers.DateTimeField().to_representation(start) if start else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from leaderboard.models import ModelRequest
+from leaderboard.models import ModelFile, ModelRequest
 
 
 class ModelRequestInputSerializer(serializers.Serializer):
@@ -14,7 +14,9 @@ class ModelRequestInputSerializer(serializers.Serializer):
 
 
 class ModelRequestSerializer(serializers.ModelSerializer):
-    model = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+    model: serializers.SlugRelatedField[ModelFile] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = ModelRequest

@@ -110,7 +110,7 @@ class OutputLengthFigureSerializer(serializers.Serializer):
 
 class ConcurrencyLineSerializer(serializers.Serializer):
     config_key = serializers.CharField(source="key")
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF moves declared fields off the class; stubs see Field.label
     short_label = serializers.CharField()
     baseline = serializers.BooleanField(help_text="Whether this line is a baseline config.")
     run_id = serializers.IntegerField(allow_null=True)

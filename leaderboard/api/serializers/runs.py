@@ -17,8 +17,9 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from leaderboard.api.finished import FinishedRun
 from leaderboard.api.serializers.serving import RunLatencyField
-from leaderboard.models import RequestRecord, Run
+from leaderboard.models import Hardware, RequestRecord, Run
 
 ENERGY_HELP = (
     "NVML energy over generated tokens: each request's counter includes its prefill and any idle "
@@ -108,7 +109,7 @@ class WholeObjectField(serializers.Field):
 class RunEnergyField(WholeObjectField):
     help = ENERGY_HELP
 
-    def to_representation(self, run: Run) -> dict | None:
+    def to_representation(self, run: FinishedRun) -> dict | None:
         return run.figures["energy"]
 
 
@@ -116,7 +117,7 @@ class RunEnergyField(WholeObjectField):
 class RunRooflineField(WholeObjectField):
     help = ROOFLINE_HELP
 
-    def to_representation(self, run: Run) -> dict | None:
+    def to_representation(self, run: FinishedRun) -> dict | None:
         return run.figures["roofline"]
 
 
@@ -127,7 +128,7 @@ class RunAcceptanceSpreadField(WholeObjectField):
         "10% and percentiles), from its request records; null where no request drafted."
     )
 
-    def to_representation(self, run: Run) -> dict | None:
+    def to_representation(self, run: FinishedRun) -> dict | None:
         return run.figures["acceptance_spread"]
 
 
@@ -148,7 +149,7 @@ class RunFlagsSerializer(serializers.Serializer):
 class RunFlagsField(WholeObjectField):
     help = "What the board's badges say of this run, and why (verdicts.noise, verdicts.evidence)."
 
-    def to_representation(self, run: Run) -> dict:
+    def to_representation(self, run: FinishedRun) -> dict:
         return run.figures["verdicts"]
 
 
@@ -191,7 +192,7 @@ QUALITY_HELP = (
 class RunQualityField(WholeObjectField):
     help = QUALITY_HELP
 
-    def to_representation(self, run: Run) -> dict | None:
+    def to_representation(self, run: FinishedRun) -> dict | None:
         return run.figures["quality"]
 
 
@@ -213,7 +214,7 @@ class RunQualityTasksField(WholeObjectField):
         "for other protocols."
     )
 
-    def to_representation(self, run: Run) -> list | None:
+    def to_representation(self, run: FinishedRun) -> list | None:
         return run.figures["quality_tasks"]
 
 
@@ -230,7 +231,9 @@ class RequestRecordSerializer(serializers.ModelSerializer):
 
 class RunSerializer(serializers.ModelSerializer):
     config_key = serializers.CharField(source="config.key", read_only=True)
-    hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    hardware: serializers.SlugRelatedField[Hardware] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     job_id = serializers.IntegerField(read_only=True, allow_null=True)
     tokens_per_second = serializers.FloatField(read_only=True, allow_null=True)
     energy = RunEnergyField()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard.models import Run
+from leaderboard.api.finished import FinishedRun
 from leaderboard.selectors.serving import MAX_TPOT_OBJECTIVE_MS
 
 
@@ -76,14 +76,14 @@ class ParetoPointSerializer(serializers.Serializer):
 
 class ParetoCurveSerializer(serializers.Serializer):
     config_key = serializers.CharField(source="key")
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF moves declared fields off the class; stubs see Field.label
     baseline = serializers.BooleanField()
     points = ParetoPointSerializer(many=True)
 
 
 class ParetoFrontierSerializer(serializers.Serializer):
     config_key = serializers.CharField(source="key")
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # DRF moves declared fields off the class; stubs see Field.label
     concurrency = serializers.IntegerField()
     per_user = serializers.FloatField()
     per_gpu = serializers.FloatField()
@@ -114,7 +114,9 @@ class TpotObjectiveQueryField(serializers.FloatField):
 
 
 class PointLatencySerializer(serializers.Serializer):
-    label = serializers.CharField(help_text="The point: a level, a category, a depth, or all.")
+    label = serializers.CharField(  # type: ignore[assignment]  # declared fields leave the class; stubs see Field.label
+        help_text="The point: a level, a category, a depth, or all."
+    )
     latency = LatencySerializer()
 
 
@@ -139,5 +141,5 @@ class RunLatencyField(serializers.Field):
             **kwargs,
         )
 
-    def to_representation(self, run: Run) -> dict | None:
+    def to_representation(self, run: FinishedRun) -> dict | None:
         return run.figures["latency"]

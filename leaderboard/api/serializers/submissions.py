@@ -22,7 +22,7 @@ from runner.results import load_result
 
 def _within_import_limit(upload: UploadedFile) -> None:
     limit = settings.SPECBOARD_MAX_IMPORT_BYTES
-    if upload.size > limit:
+    if upload.size is not None and upload.size > limit:
         raise PayloadTooLarge({"file": [f"the file is larger than {limit} bytes"]})
 
 

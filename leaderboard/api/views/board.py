@@ -46,7 +46,7 @@ def list_params(query: QueryDict) -> dict[str, str] | None:
     page = whole_number(query.get("page", "1"))
     if query.get("search") or not page:
         return None
-    params = {name: value for name, value in query.items() if name in QUERY_FIELDS and value}
+    params = {name: value for name in query if name in QUERY_FIELDS and (value := query.get(name))}
     return params | ({"page": str(page)} if page > 1 else {})
 
 
@@ -66,7 +66,9 @@ class LeaderboardList(generics.ListAPIView):
             selectors.leaderboard_entries(**leaderboard_query(self.request))
         )
 
-    def list(self, request: Request, *args, **kwargs) -> HttpResponse:
+    def list(  # type: ignore[override]  # DRF serves any HttpResponse; the stubs say Response
+        self, request: Request, *args, **kwargs
+    ) -> HttpResponse:
         entries = list(self.paginate_queryset(self.filter_queryset(self.get_queryset())) or [])
         finished.entries(entries)
         # Numbers made finite (NaN and infinities as null, `renderers.finite`).
@@ -93,7 +95,8 @@ def _leaderboard_rows(request: Request) -> list[dict]:
     entries = selectors.with_baseline_configs(
         selectors.leaderboard_entries(**leaderboard_query(request))
     )[:EXPORT_ROW_LIMIT]
-    return s.LeaderboardEntrySerializer(finished.entries(list(entries)), many=True).data
+    # many=True makes a ListSerializer (a list); the stubs type its .data as ReturnDict.
+    return s.LeaderboardEntrySerializer(finished.entries(list(entries)), many=True).data  # type: ignore[return-value]
 
 
 class LeaderboardCsv(ExportView):

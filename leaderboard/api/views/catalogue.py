@@ -7,6 +7,8 @@ configs are created by submissions, never here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.http import Http404
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import generics, status
@@ -18,7 +20,7 @@ from rest_framework.views import APIView
 from leaderboard import selectors, services
 from leaderboard.api import finished
 from leaderboard.api import serializers as s
-from leaderboard.api.permissions import ReadOnlyOrAdmin
+from leaderboard.api.permissions import ReadOnlyOrAdmin, signed_in_user
 from leaderboard.models import Config, Hardware, ModelFile
 
 
@@ -42,11 +44,15 @@ class ModelListCreate(generics.ListAPIView):
         if "hf_repo" in request.data:
             hub = s.HubModelRegistrationSerializer(data=request.data)
             hub.is_valid(raise_exception=True)
-            model = services.register_hub_model(**hub.validated_data, registered_by=request.user)
+            model = services.register_hub_model(
+                **hub.validated_data, registered_by=signed_in_user(request)
+            )
             return Response(s.ModelFileSerializer(model).data, status=status.HTTP_201_CREATED)
         incoming = s.ModelRegistrationSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        model = services.register_model(**incoming.validated_data, registered_by=request.user)
+        model = services.register_model(
+            **incoming.validated_data, registered_by=signed_in_user(request)
+        )
         return Response(s.ModelFileSerializer(model).data, status=status.HTTP_201_CREATED)
 
 
@@ -92,7 +98,7 @@ class ConfigList(finished.FinishedValues, generics.ListAPIView):
         "-created_at", "id"
     )
 
-    def finish(self, objects: list[Config]) -> None:
+    def finish(self, objects: Sequence[Config]) -> None:
         finished.configs(objects)
 
 
@@ -103,5 +109,5 @@ class ConfigDetail(finished.FinishedValues, generics.RetrieveAPIView):
     queryset = Config.objects.select_related("target", "draft", "baseline")
     lookup_field = "key"
 
-    def finish(self, objects: list[Config]) -> None:
+    def finish(self, objects: Sequence[Config]) -> None:
         finished.configs(objects, detail=True)

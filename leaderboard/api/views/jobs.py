@@ -6,6 +6,8 @@ queued or running; a job that has already finished answers 409 with its status.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
@@ -18,6 +20,7 @@ from leaderboard import selectors, services
 from leaderboard.api import finished
 from leaderboard.api import serializers as s
 from leaderboard.api.errors import Conflict
+from leaderboard.api.permissions import signed_in_user
 from leaderboard.models import Job
 
 
@@ -27,7 +30,7 @@ class JobDetail(finished.FinishedValues, generics.RetrieveAPIView):
     serializer_class = s.JobSerializer
     queryset = Job.objects.select_related("config", "hardware", "run")
 
-    def finish(self, objects: list[Job]) -> None:
+    def finish(self, objects: Sequence[Job]) -> None:
         finished.jobs(objects)
 
 
@@ -41,7 +44,7 @@ class JobCancel(APIView):
         job = selectors.job_by_id(job_id=pk)
         if job is None:
             raise Http404
-        if not services.cancel_job(job=job, user=request.user):
+        if not services.cancel_job(job=job, user=signed_in_user(request)):
             raise Conflict(f"job {pk} has already {job.status}")
         job.refresh_from_db()
         return Response(s.JobSerializer(finished.job(job)).data)

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from leaderboard import selectors, services
 from leaderboard.api import serializers as s
+from leaderboard.api.permissions import signed_in_user
 
 
 class ModelRequestListCreate(generics.ListAPIView):
@@ -30,5 +31,7 @@ class ModelRequestListCreate(generics.ListAPIView):
     def post(self, request: Request) -> Response:
         incoming = s.ModelRequestInputSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
-        created = services.request_model(requester=request.user, **incoming.validated_data)
+        created = services.request_model(
+            requester=signed_in_user(request), **incoming.validated_data
+        )
         return Response(s.ModelRequestSerializer(created).data, status=status.HTTP_201_CREATED)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
 from django.http import Http404, HttpResponse
 from drf_spectacular.utils import extend_schema
@@ -31,7 +32,7 @@ from leaderboard.models import Run
 class RunList(finished.FinishedValues, generics.ListAPIView):
     serializer_class = s.RunSerializer
 
-    def finish(self, objects: list[Run]) -> None:
+    def finish(self, objects: Sequence[Run]) -> None:
         finished.runs(objects)
 
     def get_queryset(self):
@@ -61,7 +62,9 @@ class RunDetail(generics.RetrieveAPIView):
     queryset = Run.objects.select_related("config", "hardware")
     throttle_classes = [AnonymousExportThrottle]
 
-    def retrieve(self, request: Request, *args: object, **kwargs: object) -> HttpResponse:
+    def retrieve(  # type: ignore[override]  # DRF serves any HttpResponse; the stubs say Response
+        self, request: Request, *args: object, **kwargs: object
+    ) -> HttpResponse:
         # The body is kept under the run and its columns (one small read): its records and what
         # is derived from them and from its stored result never change.
         shown = Run.objects.filter(pk=self.kwargs["pk"]).values(*SHOWN_COLUMNS).first()

@@ -10,6 +10,8 @@ config, the same file twice) are answered by `leaderboard.api.errors`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.parsers import FormParser
@@ -22,6 +24,7 @@ from leaderboard import selectors, services
 from leaderboard.api import finished
 from leaderboard.api import serializers as s
 from leaderboard.api.parsers import LimitedMultiPartParser
+from leaderboard.api.permissions import signed_in_user
 from leaderboard.api.throttles import ImportThrottle, UploadThrottle
 from leaderboard.models import Job
 
@@ -32,7 +35,7 @@ class SubmissionListCreate(finished.FinishedValues, generics.ListAPIView):
     serializer_class = s.JobSerializer
     permission_classes = [IsAuthenticated]
 
-    def finish(self, objects: list[Job]) -> None:
+    def finish(self, objects: Sequence[Job]) -> None:
         finished.jobs(objects)
 
     def get_queryset(self):
@@ -43,7 +46,7 @@ class SubmissionListCreate(finished.FinishedValues, generics.ListAPIView):
         incoming = s.SubmissionInputSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         job = services.submit_config(
-            owner=request.user,
+            owner=signed_in_user(request),
             data=incoming.validated_data["config"],
             hardware_slug=incoming.validated_data.get("hardware"),
         )
@@ -57,7 +60,7 @@ class AllowanceDetail(APIView):
 
     @extend_schema(responses={200: s.AllowanceSerializer})
     def get(self, request: Request) -> Response:
-        allowance = selectors.allowance(user=request.user)
+        allowance = selectors.allowance(user=signed_in_user(request))
         return Response(s.AllowanceSerializer(allowance.as_dict()).data)
 
 
@@ -76,7 +79,7 @@ class ImportCreate(APIView):
         report = services.import_leaderboard_csv(
             content=data["file"].read(),
             hardware_name=data["hardware"],
-            uploaded_by=request.user,
+            uploaded_by=signed_in_user(request),
             baseline_run_name=data.get("baseline_run_name") or None,
             target_name=data.get("target_name") or None,
             publish_name=data["publish_name"],
@@ -98,7 +101,7 @@ class UploadCreate(APIView):
         runs = services.record_self_reported_result(
             result=incoming.validated_data["result"],
             hardware_name=incoming.validated_data["hardware"],
-            uploaded_by=request.user,
+            uploaded_by=signed_in_user(request),
             publish_name=incoming.validated_data["publish_name"],
         )
         report = {
