@@ -30,7 +30,12 @@ from leaderboard.models import (
 from leaderboard.selectors.categories import category_view
 from leaderboard.selectors.output_length import output_length_view
 from leaderboard.selectors.protocols import concurrency_view
-from leaderboard.stored_results import StoredResult, whole_stored_result, whole_stored_results
+from leaderboard.stored_results import (
+    StoredResult,
+    stored_requests,
+    whole_file,
+    whole_stored_result,
+)
 
 
 def config_by_key(*, key: str) -> Config | None:
@@ -91,9 +96,10 @@ def whole_result(*, run: Run) -> object:
 
 
 def whole_results(*, runs: Sequence[Run]) -> dict[int, object]:
-    """Several runs' results as their files had them (`whole_result`), read together:
-    {run id: JSON}."""
-    return whole_stored_results(run.pk for run in runs)
+    """Several runs' results as their files had them (`whole_result`): the stored results the
+    runs already hold, their requests read together; {run id: JSON}."""
+    records = stored_requests(run.pk for run in runs if isinstance(run.raw_result, dict))
+    return {run.pk: whole_file(run.raw_result, records.get(run.pk, [])) for run in runs}
 
 
 def stored_summary(*, run: Run) -> dict:
