@@ -55,6 +55,10 @@ class Section(_Strict):
     @field_validator("config", mode="before")
     @classmethod
     def _config_from_canonical(cls, value: Any) -> Any:
+        if isinstance(value, BenchmarkConfig):
+            # A live config is held as its file records it (its canonical dict, defaults filled
+            # in): a result assembled in memory equals the same result loaded from its file.
+            value = value.canonical()
         if isinstance(value, dict):
             try:
                 return BenchmarkConfig.from_canonical(stored_canonical(value))
