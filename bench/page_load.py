@@ -2,7 +2,7 @@
 
 Seeds a database of its own (PostgreSQL by default, dropped and created; `--database-url
 sqlite:///...` works too) with a small board (measured draft-simple configs beside their paired
-baselines, ranked), starts the web server as deployed (gunicorn with leaderboard/gunicorn_conf.py,
+baselines, ranked), starts the web server as deployed (gunicorn with leaderboard/web/gunicorn_conf.py,
 its own workers, DEBUG off, the page cache in a private redis-server), uploads through the API
 the heaviest result the upload limit lets through (tests.support.heavy_results: 6,328 requests,
 4.8 MB) and measures, each for --seconds:
@@ -255,13 +255,13 @@ def main() -> int:
     services.register_model(path="tiny-dflash.gguf")
     seed_board(models_dir=models_dir, configs=args.configs)
 
-    from leaderboard import gunicorn_conf
+    from leaderboard.web import gunicorn_conf
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "leaderboard.wsgi", "-c"]
-        + ["python:leaderboard.gunicorn_conf", "--bind", f"127.0.0.1:{port}"],
+        + ["python:leaderboard.web.gunicorn_conf", "--bind", f"127.0.0.1:{port}"],
         env=environment,
         cwd=REPOSITORY,
         stdout=subprocess.DEVNULL,
@@ -269,7 +269,7 @@ def main() -> int:
     )
     figures: dict[str, str] = {
         "web server": (
-            f"gunicorn leaderboard.wsgi -c python:leaderboard.gunicorn_conf: "
+            f"gunicorn leaderboard.wsgi -c python:leaderboard.web.gunicorn_conf: "
             f"{gunicorn_conf.workers} workers, worker class {gunicorn_conf.worker_class}; "
             f"{os.cpu_count()} CPUs"
         ),

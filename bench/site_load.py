@@ -733,7 +733,7 @@ def main() -> int:
         choices=("sync", "deployed"),
         default="sync",
         help="gunicorn's sync workers on leaderboard.wsgi (the figures before 2026-12-03), or "
-        "the server as deployed: leaderboard.asgi with leaderboard/gunicorn_conf.py",
+        "the server as deployed: leaderboard.asgi with leaderboard/web/gunicorn_conf.py",
     )
     parser.add_argument("--submissions", type=int, default=1000)
     parser.add_argument(
@@ -768,7 +768,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.gunicorn_workers is None:
-        from leaderboard.gunicorn_conf import default_workers
+        from leaderboard.web.gunicorn_conf import default_workers
 
         args.gunicorn_workers = default_workers() if args.server == "deployed" else 3
     ensure_wrk()
@@ -780,7 +780,7 @@ def main() -> int:
         "DATABASE_URL": args.database_url,
         "CELERY_BROKER_URL": broker_url,
         # Several web processes share one cache, as the server insists outside DEBUG
-        # (leaderboard/gunicorn_conf.py): throttles, cached pages and who computes them.
+        # (leaderboard/web/gunicorn_conf.py): throttles, cached pages and who computes them.
         "CACHE_URL": f"redis://127.0.0.1:{redis_port}/1",
         "SPECBOARD_MODELS_DIR": str(models_dir),
         "SECRET_KEY": "site-load-bench-" + uuid.uuid4().hex,
@@ -843,9 +843,9 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     if args.server == "deployed":
-        # As deployed (leaderboard/gunicorn_conf.py: asyncio workers, keep-alive), its access log
+        # As deployed (leaderboard/web/gunicorn_conf.py: asyncio workers, keep-alive), its access log
         # thrown away.
-        command = ["leaderboard.wsgi", "-c", "python:leaderboard.gunicorn_conf"]
+        command = ["leaderboard.wsgi", "-c", "python:leaderboard.web.gunicorn_conf"]
         command += ["--access-logfile", "/dev/null", "--log-level", "warning"]
     else:
         command = ["leaderboard.wsgi", "--log-level", "warning"]
@@ -912,7 +912,7 @@ def main() -> int:
         refused = len(statuses) - accepted
 
         # An idle worker: a db worker and a GPU worker on a real llama-server, one job at a time.
-        from leaderboard.workers import db_worker_argv, gpu_worker_argv
+        from leaderboard.messaging.workers import db_worker_argv, gpu_worker_argv
 
         host, key = services.ensure_gpu_host(name=f"bench-{local.slug}", hardware_slug=local.slug)
         gpu_host_environment = {"SPECBOARD_HOST_NAME": host.name, "SPECBOARD_HOST_KEY": key}

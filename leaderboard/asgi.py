@@ -1,6 +1,6 @@
 """ASGI entry point, Django's own handler, for an ASGI server (the site is served by gunicorn's
-threaded workers on leaderboard.wsgi: leaderboard/gunicorn_conf.py). A body over the largest the
-site accepts is refused before Django reads it (leaderboard/body_limit.py)."""
+threaded workers on leaderboard.wsgi: leaderboard/web/gunicorn_conf.py). A body over the largest the
+site accepts is refused before Django reads it (leaderboard/web/body_limit.py)."""
 
 import os
 
@@ -11,7 +11,7 @@ django_application = get_asgi_application()
 
 from django.conf import settings  # noqa: E402 (after the settings are set)
 
-from leaderboard.body_limit import RequestBodyLimit  # noqa: E402
+from leaderboard.web.body_limit import RequestBodyLimit  # noqa: E402
 
 # Django's stubs type its handler's scope as a dict and its messages as read-only Mappings, the
 # ASGI spec's (body_limit) are mutable: the same callable, two spellings of its types.

@@ -176,7 +176,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 # Every per-address limit (sign-in lockouts, sign-up and reset limits, API throttles) counts a
-# request under leaderboard.client_address: the connection's peer, or behind this many reverse
+# request under leaderboard.web.client_address: the connection's peer, or behind this many reverse
 # proxies that append to X-Forwarded-For, that header's entry this far from the right.
 # The header is read only from a peer in SPECBOARD_TRUSTED_PROXY_NETWORKS, the networks the
 # operator lists (none by default: loopback and the private ranges are where containers, a
@@ -214,7 +214,7 @@ if min(AXES_FAILURE_LIMIT, SIGNIN_COOLOFF_MINUTES, SIGNIN_ADDRESS_FAILURES) < 1:
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
-AXES_CLIENT_IP_CALLABLE = "leaderboard.client_address.client_address"
+AXES_CLIENT_IP_CALLABLE = "leaderboard.web.client_address.client_address"
 # Failures count against the account, however its name or address is typed.
 AXES_USERNAME_CALLABLE = "leaderboard.accounts.selectors.sign_in_name"
 
@@ -233,7 +233,7 @@ def env_rates(name: str, default: str) -> str:
 # Sign-up needs an email address, confirmed through a link sent to it before the account can sign
 # in; sign-in takes the user name or the address. The forms' POSTs that send mail or make
 # accounts are limited per address in Django's cache: the shared Redis (CACHE_URL) wherever
-# several web processes serve, which leaderboard/gunicorn_conf.py insists on. Failed sign-ins
+# several web processes serve, which leaderboard/web/gunicorn_conf.py insists on. Failed sign-ins
 # lock an account through django-axes (above, in the database, cleared by a finished reset);
 # allauth's login_failed limit is only the per-address throttle (one lockout per account, not
 # two that a reset would have to clear).
@@ -355,7 +355,7 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "OPTIONS": {"MAX_ENTRIES": 5000},
     },
-    # The pages kept for visitors not signed in (leaderboard.page_cache), in each web process's
+    # The pages kept for visitors not signed in (leaderboard.web.page_cache), in each web process's
     # memory: a kept page is checked against its rankings' versions in the database on every
     # request, so a process's copy is never served out of date, and a hit costs no round trip
     # to Redis for its hundreds of KB. At most this many pages a process (the largest, the
@@ -468,7 +468,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = SPECBOARD_MAX_IMPORT_BYTES
 # A JSON request body (a config and its prompt) is small; larger ones are refused with a 413.
 SPECBOARD_MAX_JSON_BYTES = 256 * 1024
 # Cached pages are kept under the versions of the rankings they show, which the services raise
-# with every change (leaderboard.page_cache); the timeout only bounds how long an edit made
+# with every change (leaderboard.web.page_cache); the timeout only bounds how long an edit made
 # outside the services (the admin) can go unseen.
 SPECBOARD_BOARD_CACHE_SECONDS = env_int("SPECBOARD_BOARD_CACHE_SECONDS", 300)
 # How long a web process trusts what a queued job's estimated start rests on (its hardware's
@@ -489,13 +489,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
     # Longer than the longest job, so a job in progress is never handed to a second worker.
     "visibility_timeout": SPECBOARD_MAX_JOB_SECONDS * 2,
     # One Redis list per queue (nothing here sends priorities): a GPU host's broker ACL then
-    # names exactly the keys it may touch (leaderboard.broker.host_acl_rule).
+    # names exactly the keys it may touch (leaderboard.messaging.broker.host_acl_rule).
     "priority_steps": [0],
 }
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # Checks every message against the queue it came from before a worker sees it: a GPU host
-    # writes to some of them (leaderboard.transport).
-    CELERY_BROKER_TRANSPORT = "leaderboard.transport:Transport"
+    # writes to some of them (leaderboard.messaging.transport).
+    CELERY_BROKER_TRANSPORT = "leaderboard.messaging.transport:Transport"
 # The largest broker message the transport delivers (a host's result is its biggest, about a
 # megabyte for the runs in docs/gpu-results); a larger one is dropped and logged.
 SPECBOARD_MAX_BROKER_MESSAGE_BYTES = env_int("SPECBOARD_MAX_BROKER_MESSAGE_BYTES", 32 * 1024 * 1024)
@@ -537,7 +537,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    # The throttles read leaderboard.client_address (leaderboard.api.throttles). This is no
+    # The throttles read leaderboard.web.client_address (leaderboard.api.throttles). This is no
     # safety net for a throttle built without it: DRF then reads the peer when no proxy is
     # configured, but with proxies it reads X-Forwarded-For from any peer.
     "NUM_PROXIES": SPECBOARD_TRUSTED_PROXIES,

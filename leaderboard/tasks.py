@@ -16,9 +16,10 @@ from celery.worker import state as worker_state
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from leaderboard import dispatch, selectors, services
-from leaderboard.broker import active_task_ids, broker_holdings, forget_unacked
-from leaderboard.celery import RECONCILE_EVERY_S, SITE_QUEUE
+from leaderboard import selectors, services
+from leaderboard.messaging import dispatch
+from leaderboard.messaging.broker import active_task_ids, broker_holdings, forget_unacked
+from leaderboard.messaging.celery import RECONCILE_EVERY_S, SITE_QUEUE
 from runner import jobs
 
 logger = logging.getLogger(__name__)

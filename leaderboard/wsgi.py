@@ -1,5 +1,5 @@
-"""WSGI entry point: `gunicorn -c python:leaderboard.gunicorn_conf` serves it. A body over the largest the site accepts is
-refused before Django reads it (leaderboard/body_limit.py)."""
+"""WSGI entry point: `gunicorn -c python:leaderboard.web.gunicorn_conf` serves it. A body over the largest the site accepts is
+refused before Django reads it (leaderboard/web/body_limit.py)."""
 
 import os
 
@@ -10,6 +10,6 @@ django_application = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402 (after the settings are set)
 
-from leaderboard.body_limit import WSGIRequestBodyLimit  # noqa: E402
+from leaderboard.web.body_limit import WSGIRequestBodyLimit  # noqa: E402
 
 application = WSGIRequestBodyLimit(django_application, limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)

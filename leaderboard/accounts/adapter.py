@@ -7,12 +7,12 @@ from allauth.core.exceptions import ImmediateHttpResponse
 from axes.helpers import get_lockout_response
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from leaderboard.client_address import client_address
+from leaderboard.web.client_address import client_address
 
 
 class AccountAdapter(DefaultAccountAdapter):
     def get_client_ip(self, request) -> str:
-        """The address allauth's limits count under: `leaderboard.client_address`'s, so a proxy
+        """The address allauth's limits count under: `leaderboard.web.client_address`'s, so a proxy
         set-up that does not match a request falls back to the peer instead of failing."""
         address = client_address(request)
         if not address:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from leaderboard import selectors
 from leaderboard.models import Config, Job, LeaderboardEntry, Run
-from leaderboard.selectors.outcomes import run_flags
-from leaderboard.selectors.serving import run_latency
+from leaderboard.selectors.answers.serving import run_latency
+from leaderboard.selectors.evidence.outcomes import run_flags
 
 
 class RunFigures(TypedDict):

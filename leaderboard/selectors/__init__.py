@@ -1,58 +1,55 @@
 """Every read Specboard's pages and API make: typed functions returning querysets or plain data.
 
-The reads are grouped by what they are about, one module each:
+The reads are grouped by the family of pages they serve, one package each (each package's
+docstring names its modules):
 
-- `board`: the leaderboard's rows, filters and their choices, staleness and the rows a page
-  shows; the board's vocabulary (`SOURCES`, `PROTOCOLS`, `RANKED`).
-- `ranks`: the orderings (`LEADERBOARD_ORDERINGS`) and each page row's rank in its ranking, as
-  `leaderboard.verdicts` decided it (the one verdict layer every read below uses).
-- `definitions`: what every number means (the sentences the pages and the API show), a config's
-  depths, per-depth speedups over the paired baseline, and the evidence behind a page's rows.
-- `charts`: the plain lists behind each chart (runs of a config, acceptance by position, memory
-  trade-off, n_max sweep, context depth).
-- `board_charts`: the front page's speedup chart and the /hardware/ comparison of GPUs.
-- `glance`: the front page's answer at a glance (`fastest_drafts`: per GPU kind and target,
-  the fastest draft of every workload where one is faster than none, as the verdicts decide it).
-- `compare`: Welch differences and configs side by side (`compare_configs`, the rules the
-  compare page and the API share, with its refusals `WrongNumberOfKeys` and `UnknownKeys`).
-- `jobs`: a job's status, cost and time left, what the jobs API shows of it, and a user's jobs.
-- `queue`: a queued job's position in its hardware's queue and its estimated start.
-- `allowance`: what a user may still submit (submissions in the rate's period, tokens a
-  day), from `leaderboard.allowances`, the one reading the submission service checks too.
-- `hosts`: the GPU hosts serving each hardware kind, online or not, and each kind's queue.
-- `estimates`: what the submit form tells before a run: drafts that fit a target, GPU time at
-  measured speed, whether a stored config can be run again, and the live estimate's cost of
-  what the form holds (`submission_cost`).
-- `catalogue`: configs (and their best row's protocol figures), runs and request records, models,
-  hardware, targets and engine builds.
-- `drafts`: which draft for a target, per GPU kind, by best speedup with ties.
-- `draft_rows`: the rows those answers and the glance are decided from, read as values
-  (`DraftRow`), each GPU kind's one `Hardware` shared.
-- `provenance`: what a run's provenance panel shows, read defensively, with its command ready
-  to paste.
-- `spread`: how acceptance and tau spread over one run's requests (a histogram, percentiles).
-- `energy`: a stored result's energy and roofline (a run's, a config's best run's, a row's).
-- `outcomes`: what a finished run says on its job and run pages: its noise verdict
-  (`run_noise`, leaderboard.verdicts.noise) and its speedup (`run_speedup`).
-- `quality`: the quality protocol's accuracies, their paired difference and the scored tasks.
-- `model_requests`: a user's requests for Hugging Face models and their state.
-- `pages`: the reads behind the pages that gather several (`board_ranked`, `board_kept_off`,
-  `config_page`, `run_page`, `context_page`, `concurrency_page`): what each renders, so its view
-  only parses, calls and renders; `run_figures`, a run's figures; `ranked_rows`, the first rows
-  of a model's or a GPU kind's selection, ranked.
-- `protocols`: the concurrency protocol's per-level figures, verdicts and crossover, and the
-  helpers the protocols' reads share; `categories`: per-category figures with intervals over
-  prompts and the heatmap.
-- `output_length`: per output length each side's decode tok/s, the speedup with its 95%
-  interval and verdict (`verdicts.output_length`), the config page's chart data and the API's.
+- `board`: the front page and /hardware/: the leaderboard's rows, filters and vocabulary
+  (`rows`: `SOURCES`, `PROTOCOLS`, `RANKED`), each row's rank as `leaderboard.verdicts` decided
+  it (`ranks`, `LEADERBOARD_ORDERINGS`), the speedup and GPU comparison charts (`charts`) and
+  the answer at a glance (`glance`: per GPU kind and target, the fastest draft of every
+  workload where one is faster than none).
+- `answers`: the answer pages: which draft for a target by best speedup with ties (`drafts`),
+  the rows those answers and the glance are decided from, read as values (`draft_rows`),
+  latency and throughput by concurrency level (`serving`), and configs side by side with Welch
+  differences (`compare`, with its refusals `WrongNumberOfKeys` and `UnknownKeys`).
+- `evidence`: the config and run pages: what every number means and the evidence behind a
+  page's rows (`definitions`), the chart data (`charts`), the protocols' figures
+  (`protocols`: concurrency levels and crossover; `categories`; `output_length`; `quality`),
+  energy and roofline (`energy`), the spread over a run's requests (`spread`), the provenance
+  panel (`provenance`), a run's noise verdict and speedup (`outcomes`), and the catalogue of
+  configs, runs, request records, models, hardware and builds (`catalogue`).
+- `jobs`: submitting and following work: a job's status, cost and time left (`status`), a
+  queued job's position and estimated start (`queue`), the GPU hosts of each kind (`hosts`),
+  what the submit form tells before a run (`estimates`) and a user's model requests
+  (`model_requests`).
+- `pages`: the reads behind the pages that gather several families (`board_ranked`,
+  `board_kept_off`, `config_page`, `run_page`, `context_page`, `concurrency_page`), so each view
+  only parses, calls and renders.
+- `allowance`: what a user may still submit, from `leaderboard.allowances`, the one reading the
+  submission service checks too.
 
 Callers write `from leaderboard import selectors` and `selectors.leaderboard_entries(...)`; every
 public read is named here, so they need not know which module holds it. The pages are cached
-whole, above the reads (`leaderboard.page_cache`).
+whole, above the reads (`leaderboard.web.page_cache`).
 """
 
 from leaderboard.allowances import Allowance, allowance
-from leaderboard.selectors.board import (
+from leaderboard.selectors.answers.compare import (
+    ComparisonRefused,
+    UnknownKeys,
+    WrongNumberOfKeys,
+    compare_choices,
+    compare_configs,
+    comparison,
+    entry_difference,
+    picked_keys,
+    requested_keys,
+    welch_difference,
+)
+from leaderboard.selectors.answers.drafts import draft_advice
+from leaderboard.selectors.board.charts import hardware_comparison_for, speedup_chart
+from leaderboard.selectors.board.ranks import LEADERBOARD_ORDERINGS, page_ranks
+from leaderboard.selectors.board.rows import (
     PROTOCOLS,
     RANKED,
     SOURCES,
@@ -68,8 +65,7 @@ from leaderboard.selectors.board import (
     spec_type_q,
     with_baseline_configs,
 )
-from leaderboard.selectors.board_charts import hardware_comparison_for, speedup_chart
-from leaderboard.selectors.catalogue import (
+from leaderboard.selectors.evidence.catalogue import (
     REQUEST_EXPORT_FIELDS,
     best_entry,
     config_by_key,
@@ -90,8 +86,12 @@ from leaderboard.selectors.catalogue import (
     whole_result,
     whole_results,
 )
-from leaderboard.selectors.categories import category_heatmap, category_targets, category_view
-from leaderboard.selectors.charts import (
+from leaderboard.selectors.evidence.categories import (
+    category_heatmap,
+    category_targets,
+    category_view,
+)
+from leaderboard.selectors.evidence.charts import (
     acceptance_by_position,
     config_chart_data,
     context_series,
@@ -100,34 +100,33 @@ from leaderboard.selectors.charts import (
     nmax_choices,
     nmax_sweep,
 )
-from leaderboard.selectors.compare import (
-    ComparisonRefused,
-    UnknownKeys,
-    WrongNumberOfKeys,
-    compare_choices,
-    compare_configs,
-    comparison,
-    entry_difference,
-    picked_keys,
-    requested_keys,
-    welch_difference,
-)
-from leaderboard.selectors.definitions import (
+from leaderboard.selectors.evidence.definitions import (
     LEGEND,
     TPS_DEFINITIONS,
     depth_speedups,
     row_definitions,
     row_evidence,
 )
-from leaderboard.selectors.drafts import draft_advice
-from leaderboard.selectors.energy import (
+from leaderboard.selectors.evidence.energy import (
     best_run_figures,
     energy_by_run,
     energy_figures,
     energy_of,
     roofline_of,
 )
-from leaderboard.selectors.estimates import (
+from leaderboard.selectors.evidence.protocols import (
+    SEPARATE_PROTOCOLS,
+    concurrency_series,
+    concurrency_targets,
+    concurrency_view,
+)
+from leaderboard.selectors.evidence.quality import (
+    QUALITY_DEFINITION,
+    quality_tasks_of,
+    quality_view,
+)
+from leaderboard.selectors.evidence.spread import acceptance_spread
+from leaderboard.selectors.jobs.estimates import (
     draft_compatibility,
     duration_text,
     gpu_time_estimate,
@@ -137,8 +136,10 @@ from leaderboard.selectors.estimates import (
     submission_models,
     threads_advice,
 )
-from leaderboard.selectors.hosts import cached_live_workers, host_board
-from leaderboard.selectors.jobs import (
+from leaderboard.selectors.jobs.hosts import cached_live_workers, host_board
+from leaderboard.selectors.jobs.model_requests import user_model_requests
+from leaderboard.selectors.jobs.queue import queue_standing
+from leaderboard.selectors.jobs.status import (
     job_by_id,
     job_cost,
     job_engine_seconds,
@@ -148,7 +149,6 @@ from leaderboard.selectors.jobs import (
     job_token_budget,
     user_jobs,
 )
-from leaderboard.selectors.model_requests import user_model_requests
 from leaderboard.selectors.pages import (
     board_kept_off,
     board_page_number,
@@ -161,16 +161,6 @@ from leaderboard.selectors.pages import (
     run_figures,
     run_page,
 )
-from leaderboard.selectors.protocols import (
-    SEPARATE_PROTOCOLS,
-    concurrency_series,
-    concurrency_targets,
-    concurrency_view,
-)
-from leaderboard.selectors.quality import QUALITY_DEFINITION, quality_tasks_of, quality_view
-from leaderboard.selectors.queue import queue_standing
-from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, page_ranks
-from leaderboard.selectors.spread import acceptance_spread
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
 __all__ = [

@@ -29,7 +29,10 @@ from django.db.models import QuerySet
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry, Run
-from leaderboard.selectors.board import (
+from leaderboard.selectors.answers.serving import DEFINITIONS as LATENCY_DEFINITIONS
+from leaderboard.selectors.answers.serving import concurrency_pareto, run_latency
+from leaderboard.selectors.board.ranks import page_ranks
+from leaderboard.selectors.board.rows import (
     RANKED,
     baseline_rows,
     is_stale,
@@ -37,7 +40,7 @@ from leaderboard.selectors.board import (
     leaderboard_rows,
     newest_release_number,
 )
-from leaderboard.selectors.catalogue import (
+from leaderboard.selectors.evidence.catalogue import (
     best_entry,
     config_entries,
     config_runs,
@@ -45,8 +48,8 @@ from leaderboard.selectors.catalogue import (
     request_records_page,
     run_by_id,
 )
-from leaderboard.selectors.categories import category_view
-from leaderboard.selectors.charts import (
+from leaderboard.selectors.evidence.categories import category_view
+from leaderboard.selectors.evidence.charts import (
     acceptance_by_position,
     concurrency_speedup_lines,
     config_chart_data,
@@ -54,16 +57,13 @@ from leaderboard.selectors.charts import (
     context_series,
     memory_tradeoff,
 )
-from leaderboard.selectors.energy import energy_figures
-from leaderboard.selectors.estimates import rerun_source
-from leaderboard.selectors.output_length import output_length_view
-from leaderboard.selectors.protocols import concurrency_series, concurrency_view
-from leaderboard.selectors.provenance import provenance_facts
-from leaderboard.selectors.quality import quality_view
-from leaderboard.selectors.ranks import page_ranks
-from leaderboard.selectors.serving import DEFINITIONS as LATENCY_DEFINITIONS
-from leaderboard.selectors.serving import concurrency_pareto, run_latency
-from leaderboard.selectors.spread import acceptance_spread
+from leaderboard.selectors.evidence.energy import energy_figures
+from leaderboard.selectors.evidence.output_length import output_length_view
+from leaderboard.selectors.evidence.protocols import concurrency_series, concurrency_view
+from leaderboard.selectors.evidence.provenance import provenance_facts
+from leaderboard.selectors.evidence.quality import quality_view
+from leaderboard.selectors.evidence.spread import acceptance_spread
+from leaderboard.selectors.jobs.estimates import rerun_source
 from leaderboard.stored_results import StoredResult, stored_requests, stored_result, whole_file
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 

@@ -29,7 +29,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from leaderboard import board_version, verdicts
+from leaderboard import verdicts
 from leaderboard.models import (
     Config,
     EngineBuild,
@@ -56,6 +56,7 @@ from leaderboard.services.pairing import (
 )
 from leaderboard.stored_results import stored_requests
 from leaderboard.verdicts import rows as row_verdicts
+from leaderboard.web import board_version
 
 __all__ = [
     "build_flags_key",

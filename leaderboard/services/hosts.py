@@ -2,7 +2,7 @@
 
 A community GPU host runs only the GPU worker, with the broker's URL, its name and the key an
 admin issued (`manage.py register_gpu_host NAME --hardware SLUG`, shown once). Everything it
-sends back is signed with that key (`leaderboard.signing`) over the job, the delivery (the nonce
+sends back is signed with that key (`leaderboard.messaging.signing`) over the job, the delivery (the nonce
 the site put in the job message it sent; every re-send has a fresh one) and a sequence number.
 
 The database side accepts a message only from a registered, unrevoked host of the job's hardware
@@ -33,7 +33,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
-from leaderboard import signing
+from leaderboard.messaging import signing
 from leaderboard.models import GpuHost, Hardware, Job
 from leaderboard.services.errors import RegistrationError
 from leaderboard.services.jobs import record_failure, record_progress
@@ -43,7 +43,7 @@ from leaderboard.services.results import record_result
 logger = logging.getLogger(__name__)
 
 MESSAGE_KINDS = ("progress", "result", "failure")
-# Sequence numbers are milliseconds since the epoch (leaderboard.dispatch.next_sequence), stored
+# Sequence numbers are milliseconds since the epoch (leaderboard.messaging.dispatch.next_sequence), stored
 # in a 64-bit column.
 _MAX_SEQUENCE = 2**63 - 1
 
@@ -116,7 +116,7 @@ def revoke_gpu_host(*, name: str) -> bool:
 class HostMessage:
     """One message a GPU host sent back, as its task received it: what it says (its kind, the
     job and the body) and what proves who sent it for which delivery of the job (the host's
-    name, its signature, the delivery and the sequence number, `leaderboard.signing`)."""
+    name, its signature, the delivery and the sequence number, `leaderboard.messaging.signing`)."""
 
     kind: str
     job_id: int

@@ -18,13 +18,13 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from leaderboard import dispatch, signing
+from leaderboard.messaging import dispatch, signing
+from leaderboard.messaging.progress import clean_progress, live_log, storable_text
 from leaderboard.models import (
     Config,
     Job,
     ModelFile,
 )
-from leaderboard.progress import clean_progress, live_log, storable_text
 from runner import protocols as runner_protocols
 
 logger = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ def claim_job(*, job_id: int) -> bool:
 
 def record_progress(*, job_id: int, progress: dict) -> bool:
     """Store a worker's progress event, its well-typed figures only (a host we do not own may
-    send anything: leaderboard.progress); the first ("started") claims the job."""
+    send anything: leaderboard.messaging.progress); the first ("started") claims the job."""
     clean = clean_progress(progress)
     if clean.get("phase") == "started":
         if claim_job(job_id=job_id):

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils.text import slugify
 from pydantic import ValidationError
 
-from leaderboard.celery import gpu_queue
+from leaderboard.messaging.celery import gpu_queue
 from leaderboard.models import (
     EngineBuild,
     Hardware,

@@ -12,9 +12,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from leaderboard import page_cache, selectors
+from leaderboard import selectors
 from leaderboard.forms import BestConfigForm, CompareForm
 from leaderboard.views.board import PAGE_SIZE
+from leaderboard.web import page_cache
 
 # How many rankings' answers /best/ shows at most.
 BEST_ANSWERS = 12

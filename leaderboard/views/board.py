@@ -11,9 +11,10 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from leaderboard import page_cache, selectors
-from leaderboard.query import whole_number
-from leaderboard.selectors.glance import fastest_drafts
+from leaderboard import selectors
+from leaderboard.selectors.board.glance import fastest_drafts
+from leaderboard.web import page_cache
+from leaderboard.web.query import whole_number
 
 FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
 PAGE_SIZE = 50

@@ -1,7 +1,7 @@
 """A config's page (its rows and a page of its runs, its one best run and that run's figures), a
 run's page (a page of its requests) and its per-request downloads as CSV and JSON.
 
-Both pages are kept whole until the board changes (`leaderboard.page_cache`); what computing one
+Both pages are kept whole until the board changes (`leaderboard.web.page_cache`); what computing one
 costs is bounded: a hundred runs or requests a page. The downloads are rendered once per run and
 kept (`exports.kept`), and held to a rate per address for visitors not signed in
 (`exports.throttled`)."""
@@ -14,10 +14,11 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from leaderboard import exports, page_cache, selectors
+from leaderboard import exports, selectors
 from leaderboard.models import Run
-from leaderboard.query import whole_number
-from leaderboard.selectors.outcomes import baseline_noise, run_noise
+from leaderboard.selectors.evidence.outcomes import baseline_noise, run_noise
+from leaderboard.web import page_cache
+from leaderboard.web.query import whole_number
 
 RUNS_PAGE_SIZE = 100
 REQUESTS_PAGE_SIZE = 100

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST, require_safe
 from leaderboard import selectors, services
 from leaderboard.accounts.signed_in import SignedInRequest
 from leaderboard.models import Job
-from leaderboard.selectors.outcomes import baseline_noise, run_noise, run_speedup
+from leaderboard.selectors.evidence.outcomes import baseline_noise, run_noise, run_speedup
 
 
 def _job_or_404(job_id: int) -> Job:

@@ -1,7 +1,7 @@
 """Pages of the concurrency and categories protocols: /concurrency/ and /categories/.
 
-Small function views over the reads of `leaderboard.selectors.protocols` (through
-`selectors.concurrency_page`) and `leaderboard.selectors.categories`, with the target and
+Small function views over the reads of `leaderboard.selectors.evidence.protocols` (through
+`selectors.concurrency_page`) and `leaderboard.selectors.evidence.categories`, with the target and
 hardware choices the n_max page has (the pair with the most rows first; an unknown pair falls
 back to it).
 """
@@ -12,9 +12,10 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from leaderboard import page_cache, selectors
-from leaderboard.query import whole_number
-from leaderboard.selectors.serving import tpot_objective
+from leaderboard import selectors
+from leaderboard.selectors.answers.serving import tpot_objective
+from leaderboard.web import page_cache
+from leaderboard.web.query import whole_number
 
 
 def _chosen_pair(request: HttpRequest, pairs: list[tuple[str, str, str]]) -> tuple[str, str]:

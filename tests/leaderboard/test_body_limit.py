@@ -1,4 +1,4 @@
-"""The request body limit at the server's door (leaderboard/body_limit.py), called as the servers
+"""The request body limit at the server's door (leaderboard/web/body_limit.py), called as the servers
 call it; tests/system/test_web_server.py sends the same bodies to a real gunicorn."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from leaderboard.body_limit import RequestBodyLimit, WSGIRequestBodyLimit
+from leaderboard.web.body_limit import RequestBodyLimit, WSGIRequestBodyLimit
 
 LIMIT = 100
 

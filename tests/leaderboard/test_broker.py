@@ -1,11 +1,11 @@
-"""What the site asks the broker (leaderboard.broker): which workers answer and how long the
+"""What the site asks the broker (leaderboard.messaging.broker): which workers answer and how long the
 queues are, an answer or None, never an exception. (A host's broker user is test_broker_acl.py.)"""
 
 from __future__ import annotations
 
 import uuid
 
-from leaderboard import broker
+from leaderboard.messaging import broker
 
 
 def test_the_broker_is_asked_which_workers_answer_and_how_long_the_queues_are():

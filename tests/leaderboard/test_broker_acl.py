@@ -1,4 +1,4 @@
-"""The broker's users (leaderboard.broker): no anonymous user, the site's own, and a GPU host's
+"""The broker's users (leaderboard.messaging.broker): no anonymous user, the site's own, and a GPU host's
 as host_acl_rule spells it, on a real redis-server started with that ACL (the example file and
 compose's own command as they are); the reconciler's reads of what hosts write. No worker
 process: the real db worker facing the same attacks is tests/system/test_broker_acl_worker.py;
@@ -20,9 +20,9 @@ import redis
 import yaml
 from kombu.exceptions import OperationalError
 
-from leaderboard import dispatch, signing
-from leaderboard.broker import host_acl_rule, site_acl_rules
-from leaderboard.celery import (
+from leaderboard.messaging import dispatch, signing
+from leaderboard.messaging.broker import host_acl_rule, site_acl_rules
+from leaderboard.messaging.celery import (
     DB_QUEUE,
     HOST_TASKS,
     RECORD_PROGRESS,
@@ -31,7 +31,7 @@ from leaderboard.celery import (
     SITE_QUEUE,
     app,
 )
-from leaderboard.transport import message_refusal
+from leaderboard.messaging.transport import message_refusal
 from tests.support.brokers import (
     PrivateRedis,
     celery_broker,
@@ -231,7 +231,7 @@ def test_a_host_cannot_learn_the_names_of_keys_it_may_not_touch(broker, site, la
 
 
 def test_the_reconciler_reads_each_hosts_unacked_messages_and_the_reports_on_db(broker, site):
-    from leaderboard.broker import broker_holdings, forget_unacked
+    from leaderboard.messaging.broker import broker_holdings, forget_unacked
 
     benchmark = json.loads(task_message(RUN_BENCHMARK, {"job_id": 3}))
     site.hset("unacked.lab-a", "tag-3", json.dumps([benchmark, "", "gpu.h200"]))
@@ -256,7 +256,7 @@ def test_a_worker_on_db_takes_no_remote_control_and_a_gpu_worker_keeps_its_own_u
 ):
     from types import SimpleNamespace
 
-    from leaderboard.celery import configure_worker
+    from leaderboard.messaging.celery import configure_worker
 
     conf = SimpleNamespace(worker_enable_remote_control=True, broker_transport_options={})
     configure_worker(conf=conf, options={"queues": ["db", "site"]})
@@ -334,7 +334,7 @@ def test_the_reconcilers_question_survives_whatever_a_host_pushes_into_its_reply
     """A host hears the site's question (`inspect().active()`) with its ticket and reply queue,
     and may push to that queue: documents nested too deep, bodies of any shape. The reconciler
     still reads the honest answer that follows."""
-    from leaderboard.broker import active_task_ids
+    from leaderboard.messaging.broker import active_task_ids
 
     nested = "[" * 3000 + "]" * 3000
     answered = threading.Event()

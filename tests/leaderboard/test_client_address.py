@@ -1,4 +1,4 @@
-"""Every per-address limit counts a request under one address (leaderboard.client_address): the
+"""Every per-address limit counts a request under one address (leaderboard.web.client_address): the
 peer unless the deployment says how many proxies append to X-Forwarded-For, and never an entry a
 client could have written itself."""
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from django.test import Client, RequestFactory
 
-from leaderboard.client_address import client_address
+from leaderboard.web.client_address import client_address
 from tests.support.settings_env import refusal, settings_values
 
 PASSWORD = "correct-horse-battery"

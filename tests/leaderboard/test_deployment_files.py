@@ -9,8 +9,8 @@ from pathlib import Path
 import yaml
 
 from leaderboard import selectors, services
+from leaderboard.messaging.workers import argv_for
 from leaderboard.settings import database_from_url
-from leaderboard.workers import argv_for
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 ENV_READ = re.compile(r'(?:os\.environ\.get|env_[a-z]+)\(\s*"([A-Z][A-Z0-9_]+)"')
@@ -31,9 +31,9 @@ def compose() -> dict:
 
 
 def celery_command(service: dict) -> list[str]:
-    """What a compose service runs: `python -m leaderboard.workers ...` resolved to its argv."""
+    """What a compose service runs: `python -m leaderboard.messaging.workers ...` resolved to its argv."""
     command = service["command"]
-    assert command[:3] == ["python", "-m", "leaderboard.workers"]
+    assert command[:3] == ["python", "-m", "leaderboard.messaging.workers"]
     return argv_for(command[3:])[1:]  # without the interpreter
 
 
@@ -90,7 +90,10 @@ def test_the_database_is_dumped_on_a_schedule_to_a_folder_of_the_host():
 
 
 def test_the_gpu_image_starts_its_worker_from_the_one_argv_builder():
-    assert "exec python -m leaderboard.workers gpu" in (REPOSITORY / "Dockerfile").read_text()
+    assert (
+        "exec python -m leaderboard.messaging.workers gpu"
+        in (REPOSITORY / "Dockerfile").read_text()
+    )
     argv = argv_for(["gpu", "h200-141gb"])
     assert argv[argv.index("-Q") + 1] == "gpu.h200-141gb"
     assert argv[argv.index("--pool") + 1] == "threads"
@@ -149,10 +152,12 @@ def test_setup_and_the_images_install_from_the_lock_with_hashes():
 
 def test_the_web_server_runs_gunicorns_threaded_workers_from_the_project_configuration():
     command = " ".join(compose()["services"]["web"]["command"])
-    assert "gunicorn leaderboard.wsgi -c python:leaderboard.gunicorn_conf" in command
+    assert "gunicorn leaderboard.wsgi -c python:leaderboard.web.gunicorn_conf" in command
     dockerfile = (REPOSITORY / "Dockerfile").read_text()
-    assert '"gunicorn", "leaderboard.wsgi", "-c", "python:leaderboard.gunicorn_conf"' in dockerfile
-    from leaderboard import gunicorn_conf
+    assert (
+        '"gunicorn", "leaderboard.wsgi", "-c", "python:leaderboard.web.gunicorn_conf"' in dockerfile
+    )
+    from leaderboard.web import gunicorn_conf
 
     assert gunicorn_conf.worker_class == "gthread"
     assert gunicorn_conf.wsgi_app == "leaderboard.wsgi:application"

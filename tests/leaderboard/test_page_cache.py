@@ -1,4 +1,4 @@
-"""The one page cache (`leaderboard.page_cache`): a page served whole from the cache with one read
+"""The one page cache (`leaderboard.web.page_cache`): a page served whole from the cache with one read
 of its rankings' versions, computed again at once when a run is recorded in a ranking it shows and
 kept when one is recorded elsewhere; ETag and 304, the Surrogate-Key of its rankings, gzip for the
 pages that hold no secret, never a signed-in visitor's page for anyone else, and made-up query

@@ -1,4 +1,4 @@
-"""A GPU host's progress event (leaderboard.progress), read and written alike: a host may send
+"""A GPU host's progress event (leaderboard.messaging.progress), read and written alike: a host may send
 any event, and what the site stores of it is well typed, every real event still passes, and no
 page or API resource breaks on it, nor on rows stored before."""
 
@@ -11,9 +11,10 @@ import pytest
 from django.core.cache import cache
 from django.db import connection
 
-from leaderboard import broker, selectors, services, tasks
+from leaderboard import selectors, services, tasks
+from leaderboard.messaging import broker
+from leaderboard.messaging.progress import LIVE_LOG_CHARS, clean_progress
 from leaderboard.models import Job
-from leaderboard.progress import LIVE_LOG_CHARS, clean_progress
 from runner.benchmark import _Progress
 from runner.model_cache import download_progress
 from tests.support.progress_events import assert_every_surface_answers, post_progress
@@ -66,7 +67,7 @@ HOSTILE_EVENTS = [
         {"phase": "downloading", "downloaded_bytes": 10**9, "total_bytes": 0},
         {"phase": "downloading", "downloaded_bytes": 10**9, "total_bytes": 0},
     ),
-    # NaN and infinities cannot be signed (leaderboard.signing), but an unsigned host may send them.
+    # NaN and infinities cannot be signed (leaderboard.messaging.signing), but an unsigned host may send them.
     (
         {"phase": "measuring", "done": 1, "total": 4, "elapsed_s": math.nan, "tokens": math.inf},
         {"phase": "measuring", "done": 1, "total": 4},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.query import whole_number
+from leaderboard.web.query import whole_number
 
 NOT_ASCII_DIGITS = ["²", "٣", "１", "1²", "-1", "1e3", " 1", ""]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboard import signing
+from leaderboard.messaging import signing
 
 MESSAGE = {"kind": "result", "job_id": 3, "delivery": "a" * 32, "sequence": 17, "body": {"m": 5.0}}
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from django.db import OperationalError
 
-from leaderboard import dispatch, services, tasks
-from leaderboard.celery import app
+from leaderboard import services, tasks
+from leaderboard.messaging import dispatch
+from leaderboard.messaging.celery import app
 from leaderboard.models import Job, Run
 from leaderboard.services import hosts as hosts_service
 from runner import jobs

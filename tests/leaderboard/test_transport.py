@@ -1,4 +1,4 @@
-"""The app's Redis transport (leaderboard.transport) on a real redis-server, with a GPU host's
+"""The app's Redis transport (leaderboard.messaging.transport) on a real redis-server, with a GPU host's
 broker user writing to `db`: what it drops (what does not decode, nests too deep, is too large,
 names another queue's task, asks for steps after its task or sets when, how long or how often
 it runs), what it delivers, and a consumer's own errors, which it leaves alone. The real db worker
@@ -15,9 +15,9 @@ import pytest
 import redis
 from kombu import Connection, Consumer, Queue
 
-from leaderboard import dispatch, signing
-from leaderboard.broker import host_acl_rule
-from leaderboard.celery import (
+from leaderboard.messaging import dispatch, signing
+from leaderboard.messaging.broker import host_acl_rule
+from leaderboard.messaging.celery import (
     DB_QUEUE,
     HOST_TASKS,
     RECONCILE,
@@ -25,7 +25,7 @@ from leaderboard.celery import (
     RUN_BENCHMARK,
     SITE_TASKS,
 )
-from leaderboard.transport import message_refusal
+from leaderboard.messaging.transport import message_refusal
 from tests.support.brokers import PrivateRedis, celery_broker, task_message
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -84,7 +84,9 @@ def test_the_transport_drops_what_does_not_belong_on_db_and_delivers_the_rest(
         lab_a.lpush(DB_QUEUE, message)
 
     delivered = []
-    with Connection(broker.url, transport="leaderboard.transport:Transport") as connection:
+    with Connection(
+        broker.url, transport="leaderboard.messaging.transport:Transport"
+    ) as connection:
         queue = Queue(DB_QUEUE, no_declare=True)
         with Consumer(connection, [queue], callbacks=[lambda body, m: delivered.append(m)]):
             for _ in range(len(hostile) + 1):
@@ -110,7 +112,9 @@ def test_a_consumers_own_error_on_a_kept_message_is_not_taken_for_one_that_does_
     def consumer_with_a_bug(body, message):
         raise TypeError("a bug of the consumer's")
 
-    with Connection(broker.url, transport="leaderboard.transport:Transport") as connection:
+    with Connection(
+        broker.url, transport="leaderboard.messaging.transport:Transport"
+    ) as connection:
         queue = Queue(DB_QUEUE, no_declare=True)
         with Consumer(connection, [queue], callbacks=[consumer_with_a_bug]):
             with pytest.raises(TypeError, match="a bug of the consumer's"):

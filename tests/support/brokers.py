@@ -21,8 +21,8 @@ import pytest
 import redis
 from django.db import connection
 
-from leaderboard.broker import SITE_BROKER_USER, site_acl_rules
-from leaderboard.celery import SITE_QUEUE
+from leaderboard.messaging.broker import SITE_BROKER_USER, site_acl_rules
+from leaderboard.messaging.celery import SITE_QUEUE
 
 
 def free_port() -> int:
@@ -34,7 +34,7 @@ def free_port() -> int:
 class PrivateRedis:
     """A throwaway redis-server on a free port without persistence, so a restart loses every
     message; with `acl_rules` its users are those lines of an ACL file after the documented
-    first lines (leaderboard.broker.site_acl_rules: no anonymous user, the site's own), unless
+    first lines (leaderboard.messaging.broker.site_acl_rules: no anonymous user, the site's own), unless
     a rule names `default`; `url` is then the site user's."""
 
     def __init__(self, directory: Path, acl_rules: list[str] | None = None) -> None:
@@ -99,7 +99,7 @@ def celery_broker(url: str) -> Iterator[str]:
     Celery reads CELERY_BROKER_URL from the environment before its own configuration, so the
     variable (which ./specboard test sets) must step aside too.
     """
-    from leaderboard.celery import app
+    from leaderboard.messaging.celery import app
 
     saved_env = os.environ.pop("CELERY_BROKER_URL", None)
     previous = app.conf.broker_url

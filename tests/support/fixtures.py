@@ -14,7 +14,8 @@ from django.core.cache import caches
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from leaderboard import dispatch, services, signing
+from leaderboard import services
+from leaderboard.messaging import dispatch, signing
 from leaderboard.models import GpuHost, Hardware, Job, ModelFile, Run
 from leaderboard.services.board import mark_test_weights
 from runner.gguf.tiny_models import write_fixtures

@@ -1,5 +1,5 @@
 """A GPU host against the real db worker, on a private redis-server started with the host's ACL
-(leaderboard.broker.host_acl_rule): what issue 23 found a host could do, and what it must still
+(leaderboard.messaging.broker.host_acl_rule): what issue 23 found a host could do, and what it must still
 do. The host tries to make the db worker run a benchmark that reaches the Hub with the site's
 token, to read and take the db queue, to stop the db worker with a broadcast and to crash it
 with a message that is not JSON; then it sends its own job's signed "started" event, which the
@@ -23,11 +23,12 @@ from celery import signature
 from celery.exceptions import Retry
 from django.db import OperationalError
 
-from leaderboard import dispatch, services, tasks
-from leaderboard.broker import host_acl_rule
-from leaderboard.celery import DB_QUEUE, RECORD_PROGRESS, RUN_BENCHMARK, SITE_QUEUE, app
+from leaderboard import services, tasks
+from leaderboard.messaging import dispatch
+from leaderboard.messaging.broker import host_acl_rule
+from leaderboard.messaging.celery import DB_QUEUE, RECORD_PROGRESS, RUN_BENCHMARK, SITE_QUEUE, app
+from leaderboard.messaging.workers import db_worker_argv
 from leaderboard.models import Job
-from leaderboard.workers import db_worker_argv
 from tests.support.brokers import PrivateRedis, celery_broker, database_url
 from tests.support.hub_server import HubServer
 
@@ -55,7 +56,7 @@ def broker(tmp_path: Path, hardware) -> Iterator[PrivateRedis]:
 
 
 class DbWorker:
-    """The db worker as docker-compose runs it (`python -m leaderboard.workers db`), its output
+    """The db worker as docker-compose runs it (`python -m leaderboard.messaging.workers db`), its output
     in a file."""
 
     def __init__(self, broker: PrivateRedis, hub: HubServer, directory: Path) -> None:

@@ -18,9 +18,9 @@ from rest_framework.test import APIClient
 
 from leaderboard import services
 from leaderboard.accounts.services import issue_api_token
+from leaderboard.messaging.workers import db_worker_argv, gpu_worker_argv
 from leaderboard.models import Job, LeaderboardEntry, Run
 from leaderboard.settings import redis_answers
-from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
 from runner.provenance import cpu_name
 from tests.support.brokers import database_url, gpu_worker_environment
@@ -175,8 +175,8 @@ def test_cancelling_a_running_job_stops_its_benchmark_and_frees_the_worker(
 def test_a_rogue_gpu_host_cannot_record_a_result_for_a_job_another_host_runs(
     transactional_db, models, hardware, user, workers, make_result
 ):
-    from leaderboard import dispatch, signing
-    from leaderboard.celery import DB_QUEUE, app
+    from leaderboard.messaging import dispatch, signing
+    from leaderboard.messaging.celery import DB_QUEUE, app
 
     job = services.submit_config(
         owner=user,

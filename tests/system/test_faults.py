@@ -22,8 +22,8 @@ import redis
 from django.utils import timezone
 
 from leaderboard import services
+from leaderboard.messaging.workers import db_worker_argv, gpu_worker_argv
 from leaderboard.models import Job, RequestRecord, Run
-from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
 from runner.provenance import cpu_name
 from tests.support.brokers import PrivateRedis, database_url, gpu_worker_environment

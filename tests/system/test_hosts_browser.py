@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard import broker, selectors, services
+from leaderboard import selectors, services
+from leaderboard.messaging import broker
 from leaderboard.models import Job
 from leaderboard.services.board import mark_test_weights
 from runner.provenance import cpu_name
@@ -85,7 +86,7 @@ def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_off
     transactional_db, tiny_models
 ):
     """A real Celery GPU worker on the site's Redis, started as docker-compose and the GPU image
-    start it (`python -m leaderboard.workers gpu SLUG`, named from SPECBOARD_HOST_NAME), answers
+    start it (`python -m leaderboard.messaging.workers gpu SLUG`, named from SPECBOARD_HOST_NAME), answers
     the inspect broadcast: its idle host is online; once it stops, the broker answers without it
     and the quiet host is offline."""
     kind = services.register_hardware(
@@ -106,7 +107,7 @@ def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_off
         "SPECBOARD_MODELS_DIR": str(next(iter(tiny_models.values())).parent),
         "SECRET_KEY": "hosts-test",
     }
-    argv = [sys.executable, "-m", "leaderboard.workers", "gpu", kind.slug]
+    argv = [sys.executable, "-m", "leaderboard.messaging.workers", "gpu", kind.slug]
     worker = subprocess.Popen(argv, env=environment, cwd=REPOSITORY)
     try:
         deadline = time.monotonic() + 60

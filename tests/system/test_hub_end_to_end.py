@@ -14,9 +14,9 @@ import redis
 from rest_framework.test import APIClient
 
 from leaderboard import services
+from leaderboard.messaging.workers import db_worker_argv, gpu_worker_argv
 from leaderboard.models import Job, LeaderboardEntry, ModelFile
 from leaderboard.settings import redis_answers
-from leaderboard.workers import db_worker_argv, gpu_worker_argv
 from runner.engines.build import locate
 from runner.provenance import cpu_name
 from tests.support.brokers import database_url, gpu_worker_environment

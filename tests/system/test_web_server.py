@@ -1,4 +1,4 @@
-"""The web server as deployed (gunicorn with leaderboard/gunicorn_conf.py): idle clients cannot
+"""The web server as deployed (gunicorn with leaderboard/web/gunicorn_conf.py): idle clients cannot
 hold it, it refuses to serve several processes from a per-process cache, the submission
 allowance holds across its processes, and the database connections it keeps are bounded by its
 threads (and refused past what PostgreSQL allows)."""
@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from leaderboard.gunicorn_conf import per_process_cache_problem
+from leaderboard.web.gunicorn_conf import per_process_cache_problem
 from tests.support.brokers import database_url
 
 pytestmark = pytest.mark.e2e
@@ -55,7 +55,7 @@ def web_server(application: str, *options: str, **environment: str) -> Iterator[
             "gunicorn",
             application,
             "-c",
-            "python:leaderboard.gunicorn_conf",
+            "python:leaderboard.web.gunicorn_conf",
         ]
         + ["--bind", f"127.0.0.1:{port}", *options],
         env=server_environment(**environment),
@@ -86,7 +86,14 @@ def web_server(application: str, *options: str, **environment: str) -> Iterator[
 def refused_start(application: str, environment: dict, *options: str) -> str:
     """What gunicorn printed when the project's configuration refused to start it."""
     started = subprocess.run(
-        [sys.executable, "-m", "gunicorn", application, "-c", "python:leaderboard.gunicorn_conf"]
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            application,
+            "-c",
+            "python:leaderboard.web.gunicorn_conf",
+        ]
         + ["--bind", f"127.0.0.1:{free_port()}", *options],
         env=environment,
         cwd=REPOSITORY,
@@ -232,7 +239,7 @@ def test_the_connections_a_web_process_keeps_are_at_most_its_threads(transaction
 def test_more_threads_than_the_database_has_connections_for_are_refused(transactional_db):
     from django.db import connection
 
-    from leaderboard.gunicorn_conf import connection_budget_problem
+    from leaderboard.web.gunicorn_conf import connection_budget_problem
 
     assert connection_budget_problem(workers=5, threads=4, max_connections=100) is None
     assert "could hold 120" in connection_budget_problem(workers=30, threads=4, max_connections=100)

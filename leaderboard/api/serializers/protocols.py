@@ -3,7 +3,7 @@
 `/api/v1/concurrency` lists the lines of the /concurrency/ page (`ConcurrencySerializer`, with
 its query); a config's detail (`serializers.configs`) shows its best row's levels
 (`ConcurrencyLevelSerializer`) or categories (`CategoryFigureSerializer`). Every figure comes
-from `leaderboard.selectors.protocols` and `selectors.categories`, which read stored results
+from `leaderboard.selectors.evidence.protocols` and `selectors.categories`, which read stored results
 defensively: null, never 0, where a result lacks it.
 """
 

@@ -1,5 +1,5 @@
 """Serializers of what a serving user weighs (read-only): latency percentiles and goodput, and the
-throughput-per-GPU against tok/s-per-user trade-off, as `leaderboard.selectors.serving` derives
+throughput-per-GPU against tok/s-per-user trade-off, as `leaderboard.selectors.answers.serving` derives
 them from the stored requests. Each figure's definition travels with it (`definitions`)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboard.api.finished import FinishedRun
-from leaderboard.selectors.serving import MAX_TPOT_OBJECTIVE_MS
+from leaderboard.selectors.answers.serving import MAX_TPOT_OBJECTIVE_MS
 
 
 class PercentilesSerializer(serializers.Serializer):

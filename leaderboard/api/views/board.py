@@ -1,7 +1,7 @@
 """The leaderboard: its paginated rows, the same rows as CSV or JSON downloads, and compare.
 
 The list is the page's main ranking unless the query names a source or asks for retired rows;
-each page is kept whole until a ranking it shows changes (`leaderboard.page_cache`). The exports
+each page is kept whole until a ranking it shows changes (`leaderboard.web.page_cache`). The exports
 take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT` rows, with
 formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by side under the rules
 in `selectors.compare`, the same ones as the compare page.
@@ -18,12 +18,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard import exports, page_cache, selectors
+from leaderboard import exports, selectors
 from leaderboard.api import finished
 from leaderboard.api import serializers as s
 from leaderboard.api.negotiation import CSV_RESPONSE, ExportView
 from leaderboard.api.renderers import finite
-from leaderboard.query import whole_number
+from leaderboard.web import page_cache
+from leaderboard.web.query import whole_number
 
 EXPORT_ROW_LIMIT = 10_000
 # The list's filters (`LeaderboardQuerySerializer`'s fields): what a kept page is keyed by.

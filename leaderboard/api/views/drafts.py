@@ -3,7 +3,7 @@
 One group per ranking (GPU kind, workload, tok/s definition and engine release: the model
 page's tables, headed by the same ranking label), each speculative type and draft file by its
 best speedup over the paired baseline, with that speedup's 95% interval and where it stands
-against the fastest and against no drafting (`leaderboard.selectors.drafts`, which reads
+against the fastest and against no drafting (`leaderboard.selectors.answers.drafts`, which reads
 `leaderboard.verdicts.advice`).
 """
 

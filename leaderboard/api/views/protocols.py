@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from leaderboard import selectors
 from leaderboard.api import serializers as s
-from leaderboard.selectors.serving import DEFINITIONS, concurrency_pareto
+from leaderboard.selectors.answers.serving import DEFINITIONS, concurrency_pareto
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 

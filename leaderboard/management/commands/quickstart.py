@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import services
-from leaderboard.workers import db_worker_argv, gpu_worker_argv, gpu_worker_name
+from leaderboard.messaging.workers import db_worker_argv, gpu_worker_argv, gpu_worker_name
 from runner.engines.build import locate
 from runner.errors import RunnerError
 

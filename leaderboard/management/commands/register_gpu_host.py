@@ -9,7 +9,7 @@ import secrets
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard import services
-from leaderboard.broker import host_acl_rule
+from leaderboard.messaging.broker import host_acl_rule
 
 
 class Command(BaseCommand):

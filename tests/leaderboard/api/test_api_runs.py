@@ -12,7 +12,7 @@ from django.test import Client
 
 from leaderboard import selectors, services
 from leaderboard.models import RequestRecord, Run
-from leaderboard.selectors.spread import acceptance_spread
+from leaderboard.selectors.evidence.spread import acceptance_spread
 from leaderboard.stored_results import stored_requests
 from tests.support.api_clients import SPECULATIVE
 from tests.support.h200_results import CONCURRENCY_LEVELS, load_h200_concurrency

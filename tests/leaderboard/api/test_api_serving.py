@@ -12,7 +12,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run
-from leaderboard.selectors.serving import POOLED_LABEL
+from leaderboard.selectors.answers.serving import POOLED_LABEL
 from tests.support.api_clients import upload
 from tests.support.protocol_results import concurrency_config, concurrency_records
 from tests.support.protocol_runs import (

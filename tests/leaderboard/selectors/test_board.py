@@ -71,7 +71,7 @@ def test_a_best_answers_row_reads_each_column_into_its_own_field(both_rows):
     from dataclasses import fields
 
     from leaderboard.models import LeaderboardEntry
-    from leaderboard.selectors.board import FitRow
+    from leaderboard.selectors.board.rows import FitRow
 
     names = [field.name for field in fields(FitRow)]
     assert FitRow.COLUMNS[: FitRow.OWN] == tuple(names[: FitRow.OWN])

@@ -12,7 +12,7 @@ import pytest
 
 from leaderboard import services
 from leaderboard.models import Hardware, LeaderboardEntry, Run
-from leaderboard.selectors.charts import concurrency_speedup_lines, context_groups
+from leaderboard.selectors.evidence.charts import concurrency_speedup_lines, context_groups
 from runner.pairing import combined_speedup
 from tests.support.board_rows import QUICK_END_TO_END
 from tests.support.board_rows import board_row as row

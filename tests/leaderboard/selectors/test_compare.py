@@ -8,7 +8,7 @@ import pytest
 
 from leaderboard import selectors, services
 from leaderboard.models import Job
-from leaderboard.selectors.compare import welch_difference
+from leaderboard.selectors.answers.compare import welch_difference
 from tests.support.baselines import with_baseline_section
 from tests.support.measured_configs import draft_simple, measure, measure_three_ways
 

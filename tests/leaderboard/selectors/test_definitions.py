@@ -37,7 +37,7 @@ def depth_point(tokens: int, mean: float, stdev: float, n: int) -> dict:
 
 
 def test_each_depth_gives_its_speedup_interval_and_verdict():
-    from leaderboard.selectors.definitions import depth_rows
+    from leaderboard.selectors.evidence.definitions import depth_rows
 
     own = [depth_point(512, 200.0, 4.0, 8), depth_point(4096, 100.0, 30.0, 4)]
     baseline = [depth_point(512, 100.0, 2.0, 8), depth_point(4096, 95.0, 30.0, 4)]

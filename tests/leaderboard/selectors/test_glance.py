@@ -5,10 +5,10 @@ than none named, in an order that does not follow what was submitted last."""
 from __future__ import annotations
 
 from leaderboard import selectors, services
-from leaderboard.board_version import answer_key
 from leaderboard.models import LeaderboardEntry
-from leaderboard.selectors.board import competing_drafts
-from leaderboard.selectors.glance import GLANCE_LIMIT, fastest_drafts
+from leaderboard.selectors.board.glance import GLANCE_LIMIT, fastest_drafts
+from leaderboard.selectors.board.rows import competing_drafts
+from leaderboard.web.board_version import answer_key
 from tests.support.measured_configs import draft_simple, measure, measure_config
 from tests.support.pages import class_texts, element_text, text
 
@@ -77,7 +77,7 @@ def test_the_front_page_reads_no_column_of_the_glance_rows_it_did_not_fetch(
     # shows of them is fetched row by row; here a lazy fetch raises instead.
     from django.db.models import FETCH_RAISE
 
-    from leaderboard.selectors import glance
+    from leaderboard.selectors.board import glance
 
     measured_on_many_gpus(user, make_result)
     monkeypatch.setattr(
@@ -97,7 +97,7 @@ def test_a_draft_row_holds_each_column_of_its_row_and_config(user, ranked_models
     from dataclasses import fields
 
     from leaderboard.models import LeaderboardEntry
-    from leaderboard.selectors.draft_rows import DraftRow, draft_rows
+    from leaderboard.selectors.answers.draft_rows import DraftRow, draft_rows
 
     measured_on_many_gpus(user, make_result)
     assert [field.name for field in fields(DraftRow)][: len(DraftRow.OWN)] == list(DraftRow.OWN)
@@ -219,7 +219,7 @@ def test_where_no_workload_has_a_faster_draft_the_answer_is_no_draft_and_the_lea
 def test_workloads_past_the_answers_limit_are_counted_and_linked(
     client, user, ranked_models, hardware, make_result, monkeypatch
 ):
-    from leaderboard.selectors import glance
+    from leaderboard.selectors.board import glance
 
     monkeypatch.setattr(glance, "GLANCE_WORKLOADS", 1)
     bees = measured_on(user, hardware, make_result, 4, [61.0, 61.4], BEES)

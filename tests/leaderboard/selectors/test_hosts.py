@@ -10,9 +10,10 @@ from datetime import timedelta
 from django.core.cache import cache
 from django.utils import timezone
 
-from leaderboard import broker, selectors, services
+from leaderboard import selectors, services
+from leaderboard.messaging import broker
 from leaderboard.models import GpuHost, Job, Run
-from leaderboard.selectors.hosts import host_status, worker_host_name
+from leaderboard.selectors.jobs.hosts import host_status, worker_host_name
 
 
 def test_worker_node_names_name_their_host():

@@ -11,9 +11,10 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from leaderboard import broker, selectors, services
+from leaderboard import selectors, services
+from leaderboard.messaging import broker
 from leaderboard.models import Job
-from leaderboard.selectors.queue import estimated_wait_seconds, median_job_seconds, wait_text
+from leaderboard.selectors.jobs.queue import estimated_wait_seconds, median_job_seconds, wait_text
 from tests.support.progress_events import assert_every_surface_answers, post_progress
 
 CONFIG = {"target_model": "tiny-qwen3.gguf", "protocol": {"name": "quick", "n_predict": 8}}
@@ -164,12 +165,9 @@ def test_the_estimate_rests_on_inputs_read_once_a_window_the_place_is_counted_ev
 ):
     # A burst of submissions reads its hardware's typical duration and running jobs once per
     # SPECBOARD_QUEUE_ESTIMATE_SECONDS; each job's place is counted with its own query.
-    from leaderboard.selectors import queue
+    from leaderboard.selectors.jobs import queue
 
     settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 5
-    clock = [1000.0]
-    monkeypatch.setattr(queue.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(queue, "_estimate_inputs", {})
     job_factory("succeeded", minute=1, started=0, took=600)
     second = job_factory("queued", minute=200)
 
@@ -181,7 +179,9 @@ def test_the_estimate_rests_on_inputs_read_once_a_window_the_place_is_counted_ev
     assert standing["queue_position"] == 3  # counted now: the jobs queued since are ahead
     assert standing["typical_job_seconds"] == pytest.approx(600.0)  # as read within the window
 
-    clock[0] += 5
+    kept = cache.get(queue._kept("inputs", first_job.hardware_id))
+    assert kept[0] == pytest.approx(600.0)  # kept in the shared cache, not in the process
+    cache.delete(queue._kept("inputs", first_job.hardware_id))  # the window has passed
     standing = selectors.queue_standing(job=second)
     assert standing["queue_position"] == 2
     assert standing["typical_job_seconds"] == pytest.approx(900.0)  # read again after it
@@ -193,20 +193,18 @@ def test_a_long_queue_is_counted_from_a_base_kept_for_a_window(
     # Counting a long queue visits every job ahead, so it is counted whole once a window and a
     # later job is counted from that base: the jobs ahead of it as they stood then, plus the
     # jobs from it to the later one, counted now. Here a queue over 2 ahead is long.
-    from leaderboard.selectors import queue
+    from leaderboard.selectors.jobs import queue
 
     settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 5
-    clock = [1000.0]
-    monkeypatch.setattr(queue.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(queue, "_queue_bases", {})
     monkeypatch.setattr(queue, "LONG_QUEUE", 2)
     ahead = [job_factory("queued", minute=100 + minute) for minute in range(3)]
     job_factory("succeeded", minute=1, started=0, took=60)  # not ahead
     counted = job_factory("queued", minute=200)  # after the three and the first job
     assert queue.jobs_ahead(job=ahead[0]) == 0  # short: counted whole, no base kept
-    assert queue.jobs_ahead(job=ahead[2]) == 2 and queue._queue_bases == {}
+    base_key = queue._kept("base", counted.hardware_id)
+    assert queue.jobs_ahead(job=ahead[2]) == 2 and cache.get(base_key) is None
     assert queue.jobs_ahead(job=counted) == 4  # long: this count is the base
-    assert queue._queue_bases[counted.hardware_id][1:] == ((counted.created_at, counted.pk), 4)
+    assert cache.get(base_key) == ((counted.created_at, counted.pk), 4)
 
     twin = job_factory("queued", minute=200)  # the same instant: after it by id
     later = job_factory("queued", minute=201)
@@ -218,6 +216,6 @@ def test_a_long_queue_is_counted_from_a_base_kept_for_a_window(
     assert queue.jobs_ahead(job=later) == 5
     # A job ahead of the base is counted whole; and after the window, every job is again.
     assert queue.jobs_ahead(job=ahead[2]) == 1
-    clock[0] += 5
+    cache.delete(base_key)  # the window has passed
     assert queue.jobs_ahead(job=later) == 4
     assert selectors.queue_standing(job=twin)["queue_position"] == 4

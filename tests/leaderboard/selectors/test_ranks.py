@@ -17,7 +17,7 @@ from scipy import stats
 
 from leaderboard import selectors, services
 from leaderboard.models import Config, Hardware, LeaderboardEntry
-from leaderboard.selectors.ranks import PageRank
+from leaderboard.selectors.board.ranks import PageRank
 from tests.support.board_rows import QUICK_DECODE, QUICK_END_TO_END, board_row
 from tests.support.measured_configs import measure
 from tests.support.pages import rank_labels, ranking, text

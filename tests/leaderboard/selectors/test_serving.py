@@ -1,4 +1,4 @@
-"""What a serving user weighs, read from stored concurrency results (leaderboard.selectors.serving):
+"""What a serving user weighs, read from stored concurrency results (leaderboard.selectors.answers.serving):
 latency percentiles per level derived from the stored requests, goodput at the objective asked
 for, and the throughput-per-GPU against tok/s-per-user curves with their Pareto frontier."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from leaderboard import selectors, services
 from leaderboard.models import Run
-from leaderboard.selectors.serving import (
+from leaderboard.selectors.answers.serving import (
     POOLED_LABEL,
     concurrency_pareto,
     latency_by_level,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import Run
-from leaderboard.selectors.spread import acceptance_spread
+from leaderboard.selectors.evidence.spread import acceptance_spread
 from tests.support.measured_configs import measured_run, set_drafts
 
 

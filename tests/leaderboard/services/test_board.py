@@ -15,10 +15,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import board_version, selectors, services
+from leaderboard import selectors, services
 from leaderboard.models import Job, LeaderboardEntry, RankingSummary, Run
 from leaderboard.services.board import mark_test_weights, rerank
 from leaderboard.services.results import record_run
+from leaderboard.web import board_version
 from runner.config import parse_stored_config
 from runner.protocols import job_token_budget
 from runner.stats import summarize

@@ -12,7 +12,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from leaderboard import dispatch, selectors, services, signing, tasks
+from leaderboard import selectors, services, tasks
+from leaderboard.messaging import dispatch, signing
 from leaderboard.models import EngineBuild, GpuHost, Job, LeaderboardEntry, Run
 from leaderboard.services.hosts import HostMessage, host_message_refusal
 from runner.provenance import visible_gpus
@@ -49,7 +50,7 @@ def message(
     delivery: str,
     sequence: int | None = None,
 ) -> dict:
-    """The signed envelope a GPU worker puts around a body (leaderboard.dispatch)."""
+    """The signed envelope a GPU worker puts around a body (leaderboard.messaging.dispatch)."""
     name, key = host
     sequence = dispatch.next_sequence() if sequence is None else sequence
     signature = signing.sign(

@@ -325,7 +325,7 @@ def test_the_admin_registers_a_model_by_hub_reference(db, hub, admin_user, clien
 @pytest.fixture
 def worker_messages(monkeypatch):
     """What the GPU task sends back, captured: (kind, job_id, body)."""
-    from leaderboard import dispatch
+    from leaderboard.messaging import dispatch
 
     sent: list[tuple[str, int, dict]] = []
     monkeypatch.setattr(

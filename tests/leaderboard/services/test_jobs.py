@@ -15,7 +15,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from leaderboard import services, tasks
-from leaderboard.celery import app
+from leaderboard.messaging.celery import app
 from leaderboard.models import Job, LeaderboardEntry, RequestRecord, Run
 
 BASELINE = {

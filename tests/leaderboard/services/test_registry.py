@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard import selectors, services
-from leaderboard.celery import gpu_queue
+from leaderboard.messaging.celery import gpu_queue
 from leaderboard.models import Hardware, Job, ModelFile
 from runner.provenance import describe_gpus
 from tests.support.baselines import finish, speculative_and_baseline

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.selectors.provenance import runnable
+from leaderboard.selectors.evidence.provenance import runnable
 from leaderboard.templatetags.run_display import memory_text
 from leaderboard.templatetags.specboard import interval, select_options
 

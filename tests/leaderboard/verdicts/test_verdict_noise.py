@@ -128,7 +128,7 @@ def test_a_speedup_over_a_noisy_baseline_is_flagged_and_never_crowned(
 
     from leaderboard import selectors
     from leaderboard.models import RankingSummary
-    from leaderboard.selectors.glance import fastest_drafts
+    from leaderboard.selectors.board.glance import fastest_drafts
     from tests.support.pages import board_rows, class_texts, element_text, text
 
     on_noise, clean = measured_over_noisy_baseline(user, hardware, make_result)

@@ -13,7 +13,7 @@ import pytest
 
 from leaderboard import services
 from leaderboard.models import LeaderboardEntry
-from leaderboard.selectors.drafts import draft_advice
+from leaderboard.selectors.answers.drafts import draft_advice
 from leaderboard.services.board import mark_test_weights
 from tests.support.baselines import with_baseline_section
 from tests.support.protocol_results import categories_config, category_records

@@ -33,7 +33,7 @@ from leaderboard.models import (
     RequestRecord,
     Run,
 )
-from leaderboard.selectors.catalogue import registered_models, servable_hardware
+from leaderboard.selectors.evidence.catalogue import registered_models, servable_hardware
 from runner.compatibility import max_dflash_n_max, pair_problems
 from runner.config import (
     DRAFT_MODEL_TYPES,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry, Run
-from leaderboard.selectors.energy import ENERGY_KEYS, energy_by_run
+from leaderboard.selectors.evidence.energy import ENERGY_KEYS, energy_by_run
 from leaderboard.stored_results import stored_results
 from leaderboard.verdicts.workloads import is_across_depths
 from runner.pairing import combined_speedup, depth_points, depth_speedups

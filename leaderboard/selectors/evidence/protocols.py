@@ -27,8 +27,8 @@ from django.db.models import Count
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry
-from leaderboard.selectors.definitions import baseline_run_id
-from leaderboard.selectors.serving import latency_by_level
+from leaderboard.selectors.answers.serving import latency_by_level
+from leaderboard.selectors.evidence.definitions import baseline_run_id
 from leaderboard.stored_results import StoredResult, whole_stored_results
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 

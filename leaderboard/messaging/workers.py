@@ -2,14 +2,14 @@
 
 Quick start, docker-compose, the Dockerfile, the tests and the benches all start their workers
 from these argument lists (docker-compose and the Dockerfile through
-`python -m leaderboard.workers db|gpu SLUG|beat`, which execs the same list). The db worker
+`python -m leaderboard.messaging.workers db|gpu SLUG|beat`, which execs the same list). The db worker
 records results and runs the reconciler and the sweeper when it embeds beat; a GPU worker
 consumes its hardware's queue one benchmark at a time, in the threads pool, so a running
 benchmark sees its cancellation (a revoke). A registered GPU host's worker is named for the host
 (`gpu@<SPECBOARD_HOST_NAME>`), so that /hosts/ can tell which host a live worker is.
 
 The db worker consumes `db` (what hosts send back) and `site` (the site's own periodic tasks),
-takes no remote control (leaderboard.celery.configure_worker) and asks no neighbour anything at
+takes no remote control (leaderboard.messaging.celery.configure_worker) and asks no neighbour anything at
 start (mingle) or later (gossip): every other worker is a GPU host's. A GPU worker publishes
 nothing on the broker's event and control channels (no heartbeat, mingle or gossip), which its
 ACL does not let it do; it still receives revokes and answers the reconciler's questions.
@@ -23,7 +23,7 @@ import sys
 
 from django.conf import settings
 
-from leaderboard.celery import DB_QUEUE, SITE_QUEUE, gpu_queue
+from leaderboard.messaging.celery import DB_QUEUE, SITE_QUEUE, gpu_queue
 
 _CELERY = ["-m", "celery", "-A", "leaderboard"]
 # Test and bench workers skip the cluster chatter that only slows their start and stop.
@@ -94,8 +94,8 @@ def beat_argv(*, schedule: str, loglevel: str = "INFO") -> list[str]:
 
 
 def argv_for(arguments: list[str]) -> list[str]:
-    """The command line that `python -m leaderboard.workers ARGUMENTS` runs."""
-    parser = argparse.ArgumentParser(prog="python -m leaderboard.workers")
+    """The command line that `python -m leaderboard.messaging.workers ARGUMENTS` runs."""
+    parser = argparse.ArgumentParser(prog="python -m leaderboard.messaging.workers")
     roles = parser.add_subparsers(dest="role", required=True)
     db = roles.add_parser("db", help="the db-side worker")
     db.add_argument("--concurrency", type=int, default=1)

@@ -39,8 +39,8 @@ from django.template.response import SimpleTemplateResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.views.decorators.gzip import gzip_page
 
-from leaderboard import board_version
-from leaderboard.board_version import ANY_RANKING, EVERY_CHANGE, ROW_SET
+from leaderboard.web import board_version
+from leaderboard.web.board_version import ANY_RANKING, EVERY_CHANGE, ROW_SET
 
 # The cache the pages are kept in (settings.CACHES): each web process's own memory.
 PAGES = "pages"

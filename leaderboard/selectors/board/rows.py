@@ -42,12 +42,12 @@ from leaderboard.models import (
     RankingSummary,
     Run,
 )
-from leaderboard.selectors.definitions import (
+from leaderboard.selectors.board.ranks import LEADERBOARD_ORDERINGS, NOT_RANKED, PageRank
+from leaderboard.selectors.evidence.definitions import (
     LEGEND,
     row_definitions,
     row_evidence,
 )
-from leaderboard.selectors.ranks import LEADERBOARD_ORDERINGS, NOT_RANKED, PageRank
 from leaderboard.verdicts.workloads import SEED_CSV_PROTOCOL, SEED_CSV_PROTOCOL_LABEL
 from runner.config import SPEC_TYPES
 from runner.protocols import PROTOCOLS as RUNNER_PROTOCOLS

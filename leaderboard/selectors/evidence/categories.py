@@ -11,8 +11,8 @@ from typing import Any
 
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry
-from leaderboard.selectors.definitions import baseline_run_id
-from leaderboard.selectors.protocols import (
+from leaderboard.selectors.evidence.definitions import baseline_run_id
+from leaderboard.selectors.evidence.protocols import (
     CATEGORIES,
     _mapping,
     _number,

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry
-from leaderboard.selectors.quality import quality_view
+from leaderboard.selectors.evidence.quality import quality_view
 from leaderboard.stored_results import StoredResult, whole_stored_results
 from runner.results import Roofline
 from runner.roofline import derived_roofline
@@ -185,7 +185,7 @@ def _energy_definitions(*, concurrency: bool) -> dict[str, str]:
     are of its levels)."""
     # definitions reads this module's figures for the board's rows: its sentences are read here
     # when called, not at import.
-    from leaderboard.selectors import definitions
+    from leaderboard.selectors.evidence import definitions
 
     if concurrency:
         return {

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from leaderboard import verdicts
 from leaderboard.models import RankingSummary
-from leaderboard.selectors.board import competing_drafts
-from leaderboard.selectors.draft_rows import draft_rows
+from leaderboard.selectors.answers.draft_rows import draft_rows
+from leaderboard.selectors.board.rows import competing_drafts
 
 
 def draft_advice(*, target_name: str) -> list[verdicts.DraftTable]:

@@ -16,8 +16,8 @@ import time
 from django.conf import settings
 from django.db import transaction
 
-from leaderboard import signing
-from leaderboard.celery import (
+from leaderboard.messaging import signing
+from leaderboard.messaging.celery import (
     DB_QUEUE,
     RECORD_FAILURE,
     RECORD_PROGRESS,
@@ -36,7 +36,7 @@ def send(name: str, *, kwargs: dict, queue: str, task_id: str | None = None) -> 
     """Send one task message by name to a queue.
 
     Straight to the queue's list (the default exchange) and declaring nothing: a GPU host's
-    broker ACL lets it push to `db` and touch no routing table (leaderboard.broker)."""
+    broker ACL lets it push to `db` and touch no routing table (leaderboard.messaging.broker)."""
     app.send_task(
         name,
         kwargs=kwargs,

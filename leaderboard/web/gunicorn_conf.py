@@ -1,5 +1,5 @@
 """Gunicorn's settings for the web server: compose, the Dockerfile and the benches use them
-(`gunicorn -c python:leaderboard.gunicorn_conf`).
+(`gunicorn -c python:leaderboard.web.gunicorn_conf`).
 
 Gunicorn's own threaded workers on leaderboard.wsgi: each process waits for new and kept-alive
 connections in one poller and serves the requests that arrive on WEB_THREADS threads, each of

@@ -13,9 +13,9 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
+from leaderboard.messaging.progress import clean_progress
 from leaderboard.models import Job, Run
-from leaderboard.progress import clean_progress
-from leaderboard.selectors.queue import queue_standing
+from leaderboard.selectors.jobs.queue import queue_standing
 from leaderboard.stored_results import StoredResult
 from runner.config import parse_stored_config
 from runner.errors import ConfigError

@@ -26,9 +26,9 @@ from typing import TypedDict
 
 from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry
-from leaderboard.selectors.catalogue import best_entry, config_by_key
-from leaderboard.selectors.charts import _depth_points, acceptance_by_position
-from leaderboard.selectors.definitions import row_definitions, row_evidence
+from leaderboard.selectors.evidence.catalogue import best_entry, config_by_key
+from leaderboard.selectors.evidence.charts import _depth_points, acceptance_by_position
+from leaderboard.selectors.evidence.definitions import row_definitions, row_evidence
 
 
 def welch_difference(

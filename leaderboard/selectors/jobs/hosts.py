@@ -26,10 +26,10 @@ from django.db.models import Count, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.text import slugify
 
-from leaderboard import broker
+from leaderboard.messaging import broker
+from leaderboard.messaging.progress import clean_progress
 from leaderboard.models import GpuHost, Hardware, Job, Run
-from leaderboard.progress import clean_progress
-from leaderboard.selectors.queue import progress_fraction
+from leaderboard.selectors.jobs.queue import progress_fraction
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations

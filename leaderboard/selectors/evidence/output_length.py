@@ -7,8 +7,8 @@ Stored results are read defensively by the helpers in `selectors.protocols`.
 from __future__ import annotations
 
 from leaderboard.models import LeaderboardEntry
-from leaderboard.selectors.definitions import baseline_run_id
-from leaderboard.selectors.protocols import _reference_points, _stored
+from leaderboard.selectors.evidence.definitions import baseline_run_id
+from leaderboard.selectors.evidence.protocols import _reference_points, _stored
 from leaderboard.verdicts.output_length import length_verdicts
 from leaderboard.verdicts.workloads import OUTPUT_LENGTH
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
-from leaderboard import board_version, verdicts
+from leaderboard import verdicts
 from leaderboard.models import RankingSummary
-from leaderboard.selectors.board import competing_drafts
-from leaderboard.selectors.draft_rows import DraftRow, draft_rows
+from leaderboard.selectors.answers.draft_rows import DraftRow, draft_rows
+from leaderboard.selectors.board.rows import competing_drafts
+from leaderboard.web import board_version
 
 # The front page's answers at most: one per GPU kind and target.
 GLANCE_LIMIT = 12

@@ -22,7 +22,7 @@ from django.db.models import Count, QuerySet
 
 from leaderboard import verdicts
 from leaderboard.models import LeaderboardEntry, Run
-from leaderboard.selectors.board import RANKED, competing_drafts
+from leaderboard.selectors.board.rows import RANKED, competing_drafts
 from leaderboard.verdicts.workloads import is_across_depths
 
 # The front chart's bars: the fastest configs by speedup (the table below has every row).
@@ -98,7 +98,7 @@ def speedup_chart(
         "other_rankings": len(by_ranking) - 1,
         "more_rows": len(kept) - len(shown),
         "points": [_speedup_bar(entry) for entry in shown],
-        # Every ranking it read, for the page cache (`leaderboard.page_cache.shows`).
+        # Every ranking it read, for the page cache (`leaderboard.web.page_cache.shows`).
         "rankings": sorted(by_ranking),
     }
 

@@ -10,29 +10,30 @@ median; with nothing running, one worker is assumed. Without any measured durati
 unknown (None). A job that is not queued has neither a position nor an estimate.
 
 A job's place is counted for every request. Counting visits every queued job ahead of it (4 ms
-of PostgreSQL's time at 10,000), so in a long queue (over LONG_QUEUE ahead) each process counts
+of PostgreSQL's time at 10,000), so in a long queue (over LONG_QUEUE ahead) the site counts
 a hardware kind's queue whole at most once per SPECBOARD_QUEUE_ESTIMATE_SECONDS (1 s), for the
 job that asked, and a job submitted after that one from it: the jobs that were ahead of it then,
 plus the queued jobs from it to this one, counted now. Such a place is the queue as it stood up
 to that long ago: a job claimed or cancelled since is still counted ahead. What the estimate
 rests on (the hardware's typical duration and its running jobs) is the same for every job of
-that hardware, and each process keeps it for the same time: a burst of submissions reads it
-once a second, not twice a submission.
+that hardware, and is kept for the same time: a burst of submissions reads it once a second,
+not twice a submission. Both are kept in Django's shared cache (Redis where several processes
+serve), under the hardware kind, for that window: no process keeps a memory of its own.
 """
 
 from __future__ import annotations
 
 import heapq
 import statistics
-import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from leaderboard.messaging.progress import clean_progress
 from leaderboard.models import Job
-from leaderboard.progress import clean_progress
 
 # How many of a hardware kind's latest succeeded jobs its typical duration is the median of.
 RECENT_JOBS = 20
@@ -63,9 +64,10 @@ def median_job_seconds(*, hardware_id: int, recent: int = RECENT_JOBS) -> float 
 # A queue with more jobs than this ahead is counted from a kept base (`jobs_ahead`).
 LONG_QUEUE = 1000
 
-# Per hardware kind, the base of its long queue as this process counted it: (monotonic seconds
-# when counted, the place (submitted, id) of the job it was counted for, the jobs ahead of it).
-_queue_bases: dict[int, tuple[float, tuple[datetime, int], int]] = {}
+
+def _kept(key: str, hardware_id: int) -> str:
+    """The shared cache's key for what is kept of a hardware kind's queue."""
+    return f"queue:{key}:{hardware_id}"
 
 
 def _queued_from(queued: QuerySet, place: tuple[datetime, int]) -> QuerySet:
@@ -90,13 +92,15 @@ def jobs_ahead(*, job: Job) -> int:
     place = (job.created_at, job.pk)
     queued = Job.objects.filter(hardware_id=job.hardware_id, status=Job.Status.QUEUED)
     window = settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS
-    base = _queue_bases.get(job.hardware_id)
-    if base is not None and time.monotonic() - base[0] < window and base[1] <= place:
-        _, counted_for, ahead_of_it = base
+    # The base of the kind's long queue: the place (submitted, id) it was counted for, the jobs
+    # ahead of that place then.
+    base = cache.get(_kept("base", job.hardware_id)) if window > 0 else None
+    if base is not None and base[0] <= place:
+        counted_for, ahead_of_it = base
         return ahead_of_it + _queued_before(_queued_from(queued, counted_for), place).count()
     ahead = _queued_before(queued, place).count()
     if ahead > LONG_QUEUE and window > 0:
-        _queue_bases[job.hardware_id] = (time.monotonic(), place, ahead)
+        cache.set(_kept("base", job.hardware_id), (place, ahead), timeout=window)
     return ahead
 
 
@@ -150,23 +154,19 @@ def estimated_wait_seconds(
     return free_at[0]
 
 
-# Per hardware kind, as this process read it: (monotonic seconds when read, typical duration,
-# running jobs' starts and progress). Only the estimate rests on it, never the position.
-_estimate_inputs: dict[int, tuple[float, float | None, list[tuple[datetime | None, object]]]] = {}
-
-
 def estimate_inputs(
     *, hardware_id: int
 ) -> tuple[float | None, list[tuple[datetime | None, object]]]:
     """A hardware kind's typical job duration and running jobs, read at most once per
-    SPECBOARD_QUEUE_ESTIMATE_SECONDS by this process."""
-    kept = _estimate_inputs.get(hardware_id)
-    if kept is not None and time.monotonic() - kept[0] < settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS:
-        return kept[1], kept[2]
+    SPECBOARD_QUEUE_ESTIMATE_SECONDS. Only the estimate rests on them, never the position."""
+    window = settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS
+    kept = cache.get(_kept("inputs", hardware_id)) if window > 0 else None
+    if kept is not None:
+        return kept
     typical = median_job_seconds(hardware_id=hardware_id)
     running = running_jobs(hardware_id=hardware_id)
-    if settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS > 0:
-        _estimate_inputs[hardware_id] = (time.monotonic(), typical, running)
+    if window > 0:
+        cache.set(_kept("inputs", hardware_id), (typical, running), timeout=window)
     return typical, running
 
 

@@ -21,8 +21,8 @@ from django.db.models import Exists, OuterRef
 
 from leaderboard import verdicts
 from leaderboard.models import Config, Hardware, LeaderboardEntry, RankingSummary, Run
-from leaderboard.selectors.board import RANKED
-from leaderboard.selectors.definitions import TPS_DEFINITIONS, depth_points, row_evidence
+from leaderboard.selectors.board.rows import RANKED
+from leaderboard.selectors.evidence.definitions import TPS_DEFINITIONS, depth_points, row_evidence
 from leaderboard.stored_results import StoredResult, StoredSection, stored_results
 from leaderboard.verdicts.workloads import DEPTH_PROTOCOLS, is_across_depths
 from leaderboard.verdicts.workloads import depths as protocol_depths

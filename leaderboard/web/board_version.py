@@ -1,5 +1,5 @@
 """Which rankings changed, and when: the one writer and the one reader of the `RankingVersion`
-rows that the page cache (`leaderboard.page_cache`) keys its responses on.
+rows that the page cache (`leaderboard.web.page_cache`) keys its responses on.
 
 Writers call `raise_version()` in the transaction that changed the rows, naming the rankings it
 touched; every change also raises `EVERY_CHANGE`, and one that rows came to, went from or moved

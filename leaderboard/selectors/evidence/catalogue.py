@@ -27,9 +27,9 @@ from leaderboard.models import (
     RankingSummary,
     Run,
 )
-from leaderboard.selectors.categories import category_view
-from leaderboard.selectors.output_length import output_length_view
-from leaderboard.selectors.protocols import concurrency_view
+from leaderboard.selectors.evidence.categories import category_view
+from leaderboard.selectors.evidence.output_length import output_length_view
+from leaderboard.selectors.evidence.protocols import concurrency_view
 from leaderboard.stored_results import (
     StoredResult,
     stored_requests,

@@ -4,7 +4,7 @@ database; forgetting a lost worker's unacked messages; asking live workers what 
 for the hosts page, which workers answer with the queues they consume and how many messages
 wait in a queue; and the broker's Redis ACL file: no anonymous user, the site's own user, and one
 rule per GPU host that gives its worker exactly what it needs. Nothing here sends a task
-(leaderboard.dispatch does).
+(leaderboard.messaging.dispatch does).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from leaderboard.celery import (
+from leaderboard.messaging.celery import (
     DB_QUEUE,
     HOST_TASKS,
     RECORD_FAILURE,
@@ -27,7 +27,7 @@ from leaderboard.celery import (
     gpu_queue,
     host_unacked_keys,
 )
-from leaderboard.workers import gpu_worker_name
+from leaderboard.messaging.workers import gpu_worker_name
 
 # kombu's Redis transport keeps prioritised messages in keys with these suffixes.
 _REDIS_PRIORITY_SEPARATOR = "\x06\x16"
