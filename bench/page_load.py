@@ -1,11 +1,12 @@
-"""What the heaviest run page costs the rest of the site: 8 clients on it, one visitor on the front.
+"""What the heaviest run page costs the rest of the site: 8 clients on it, one visitor on the
+front.
 
 Seeds a database of its own (PostgreSQL by default, dropped and created; `--database-url
 sqlite:///...` works too) with a small board (measured draft-simple configs beside their paired
-baselines, ranked), starts the web server as deployed (gunicorn with leaderboard/web/gunicorn_conf.py,
-its own workers, DEBUG off, the page cache in a private redis-server), uploads through the API
-the heaviest result the upload limit lets through (tests.support.heavy_results: 6,328 requests,
-4.8 MB) and measures, each for --seconds:
+baselines, ranked), starts the web server as deployed (gunicorn with
+leaderboard/web/gunicorn_conf.py, its own workers, DEBUG off, the page cache in a private
+redis-server), uploads through the API the heaviest result the upload limit lets through
+(tests.support.heavy_results: 6,328 requests, 4.8 MB) and measures, each for --seconds:
 
 - the front page alone (one visitor, one request after another): p50 and p99;
 - the heavy run page (and its config page) alone: one client's p50, and what a miss costs (the
@@ -141,8 +142,8 @@ def miss_cost(url: str) -> dict:
 
 
 def seed_board(*, models_dir: Path, configs: int) -> None:
-    """`configs` draft-simple configs of the tiny target (n_max 2, 3, ...), each measured beside its
-    paired baseline and imported as a runner result, cleared of the test-weights mark."""
+    """`configs` draft-simple configs of the tiny target (n_max 2, 3, ...), each measured beside
+    its paired baseline and imported as a runner result, cleared of the test-weights mark."""
     from django.contrib.auth import get_user_model
 
     from leaderboard import services

@@ -605,9 +605,10 @@ def wrk(
 
 def warm(url: str, *, connections: int, attempts: int = 8) -> None:
     """Load a page until every web process has computed what it keeps (its first request of a
-    page computes the row set's reads, which take seconds on a large board): rounds of `connections` requests
-    at once, each waited for to the end (none cut off, as a timed wrk round would), until a
-    whole round answers in under a second; then 2 s of wrk for the connections themselves."""
+    page computes the row set's reads, which take seconds on a large board): rounds of
+    `connections` requests at once, each waited for to the end (none cut off, as a timed wrk round
+    would), until a whole round answers in under a second; then 2 s of wrk for the connections
+    themselves."""
     import httpx
 
     def one(client: httpx.Client) -> float:
@@ -843,8 +844,8 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     if args.server == "deployed":
-        # As deployed (leaderboard/web/gunicorn_conf.py: asyncio workers, keep-alive), its access log
-        # thrown away.
+        # As deployed (leaderboard/web/gunicorn_conf.py: asyncio workers, keep-alive), its access
+        # log thrown away.
         command = ["leaderboard.wsgi", "-c", "python:leaderboard.web.gunicorn_conf"]
         command += ["--access-logfile", "/dev/null", "--log-level", "warning"]
     else:
@@ -1045,8 +1046,8 @@ def measure_pages(base: str, args) -> tuple[dict, float, dict]:
     )
     log(f"{aggregated_name}: {measured[aggregated_name]}")
     # wrk left its last requests unanswered, but PostgreSQL goes on with their GROUP BY (seconds
-    # each on a large board) until it has rows to send: what is measured next (the submissions) would
-    # share the CPU with it.
+    # each on a large board) until it has rows to send: what is measured next (the submissions)
+    # would share the CPU with it.
     waited = wait_for_idle_database(timeout_s=120)
     log(f"waited {waited:.1f} s for the read-time page's queries to end")
     maintained = measured["first page from the maintained rows, uncached"]

@@ -1,6 +1,6 @@
 """ASGI entry point, Django's own handler, for an ASGI server (the site is served by gunicorn's
-threaded workers on leaderboard.wsgi: leaderboard/web/gunicorn_conf.py). A body over the largest the
-site accepts is refused before Django reads it (leaderboard/web/body_limit.py)."""
+threaded workers on leaderboard.wsgi: leaderboard/web/gunicorn_conf.py). A body over the largest
+the site accepts is refused before Django reads it (leaderboard/web/body_limit.py)."""
 
 import os
 

@@ -79,7 +79,8 @@ def env_networks(name: str) -> tuple[str, ...]:
 
 
 def database_from_url(url: str) -> dict:
-    """A DATABASES entry from postgres://user:password@host:port/name?option=value or sqlite:///path."""
+    """A DATABASES entry from postgres://user:password@host:port/name?option=value or
+    sqlite:///path."""
     parts = urlsplit(url)
     if parts.scheme in ("postgres", "postgresql", "pgsql"):
         name = unquote(parts.path.lstrip("/"))
@@ -130,7 +131,8 @@ TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if DEBUG or TESTING or ROLE == "gpu-worker" or "mypy" in sys.modules:
-        # Nothing lasting is signed with it: DEBUG and test sessions are throwaway, a GPU worker has none.
+        # Nothing lasting is signed with it: DEBUG and test sessions are throwaway, a GPU worker
+        # has none.
         SECRET_KEY = "insecure-" + secrets.token_hex(24)
     else:
         raise ImproperlyConfigured("SECRET_KEY must be set unless DEBUG=1")
@@ -220,7 +222,8 @@ AXES_USERNAME_CALLABLE = "leaderboard.accounts.selectors.sign_in_name"
 
 
 def env_rates(name: str, default: str) -> str:
-    """allauth's rate syntax: comma-separated `amount/period[/ip|key|user]`, periods like 1h, 30m."""
+    """allauth's rate syntax: comma-separated `amount/period[/ip|key|user]`, periods like 1h,
+    30m."""
     value = os.environ.get(name) or default
     rate = re.compile(r"\d+/(\d+(\.\d+)?)?[smhd](/(ip|key|user))?")
     if not all(rate.fullmatch(part.strip()) for part in value.split(",")):
@@ -444,7 +447,8 @@ SPECBOARD_MODEL_CACHE_BYTES = env_int("SPECBOARD_MODEL_CACHE_BYTES", 200 * 2**30
 # The hardware kind of this host's GPU worker: it consumes the queue gpu.<slug>.
 SPECBOARD_HARDWARE_SLUG = env_str("SPECBOARD_HARDWARE_SLUG", "local")
 # A GPU host's name and the key an admin issued for it (manage.py register_gpu_host): what the
-# host sends back is signed with it. The database side refuses unsigned messages unless told not to.
+# host sends back is signed with it. The database side refuses unsigned messages unless told not
+# to.
 SPECBOARD_HOST_NAME = env_str("SPECBOARD_HOST_NAME", "")
 SPECBOARD_HOST_KEY = env_str("SPECBOARD_HOST_KEY", "")
 SPECBOARD_REQUIRE_HOST_SIGNATURES = env_bool("SPECBOARD_REQUIRE_HOST_SIGNATURES", True)
@@ -459,7 +463,8 @@ SPECBOARD_IMPORT_RATE = env_str("SPECBOARD_IMPORT_RATE", "20/hour")
 # Downloads (a run's exports and API detail, the board's exports) per address for visitors not
 # signed in: each can be megabytes (leaderboard.exports keeps them rendered, in the shared cache).
 SPECBOARD_ANONYMOUS_EXPORT_RATE = env_str("SPECBOARD_ANONYMOUS_EXPORT_RATE", "30/hour")
-# GPU work a user may ask for, counted from the database: tokens one job and one user a day may use.
+# GPU work a user may ask for, counted from the database: tokens one job and one user a day may
+# use.
 SPECBOARD_MAX_JOB_TOKENS = env_int("SPECBOARD_MAX_JOB_TOKENS", 2_000_000)
 SPECBOARD_DAILY_TOKENS = env_int("SPECBOARD_DAILY_TOKENS", 20_000_000)
 SPECBOARD_MAX_IMPORT_BYTES = env_int("SPECBOARD_MAX_IMPORT_BYTES", 5 * 1024 * 1024)

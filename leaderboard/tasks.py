@@ -174,7 +174,8 @@ def record_failure_task(
 
 @shared_task(ignore_result=True)
 def reconcile_jobs_task() -> dict:
-    """Re-send jobs the broker lost: queued ones it no longer holds, running ones whose worker died."""
+    """Re-send jobs the broker lost: queued ones it no longer holds, running ones whose worker
+    died."""
     queues = list(selectors.servable_hardware().values_list("queue_name", flat=True))
     holdings = broker_holdings(queues)
     if holdings is None:

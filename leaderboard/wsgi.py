@@ -1,5 +1,5 @@
-"""WSGI entry point: `gunicorn -c python:leaderboard.web.gunicorn_conf` serves it. A body over the largest the site accepts is
-refused before Django reads it (leaderboard/web/body_limit.py)."""
+"""WSGI entry point: `gunicorn -c python:leaderboard.web.gunicorn_conf` serves it. A body over
+the largest the site accepts is refused before Django reads it (leaderboard/web/body_limit.py)."""
 
 import os
 

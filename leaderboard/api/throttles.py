@@ -5,9 +5,9 @@ the board's exports, on the pages and the API alike: `leaderboard.exports.thrott
 Each rate is read from settings at request time (SPECBOARD_SUBMISSION_RATE,
 SPECBOARD_IMPORT_RATE and SPECBOARD_ANONYMOUS_EXPORT_RATE, as "10/hour"), so a deployment or a
 test changes it without touching DRF's cached settings. The counts are kept in Django's cache, the
-shared Redis wherever several web processes serve (leaderboard/web/gunicorn_conf.py insists), so they
-hold across processes. A throttled request is a 429 with Retry-After, which costs one increment in
-the cache.
+shared Redis wherever several web processes serve (leaderboard/web/gunicorn_conf.py insists), so
+they hold across processes. A throttled request is a 429 with Retry-After, which costs one
+increment in the cache.
 """
 
 from __future__ import annotations

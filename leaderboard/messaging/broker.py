@@ -256,11 +256,11 @@ def host_acl_rule(*, host_name: str, hardware_slug: str, password: str, db: int 
     Its own keys (where it keeps its unacknowledged messages, its control queue) it may use
     freely, but no dangerous command, no publishing (no broadcast, no event), no other database
     and nothing that names keys it may not touch (`SCAN`, `RANDOMKEY`, `KEYS`, and `CLIENT
-    TRACKING`, whose broadcast mode reports every key written). A key it shares with others it may touch only with the one or two commands kombu
-    needs there (Redis ACL selectors): take jobs from its hardware's queue and put one back (as
-    kombu does when a worker stops mid-job), push messages to `db` without reading, emptying or
-    trimming it, push an answer to the reconciler's reply queue, declare its own bindings. The
-    password is stored hashed (`#<sha256>`).
+    TRACKING`, whose broadcast mode reports every key written). A key it shares with others it may
+    touch only with the one or two commands kombu needs there (Redis ACL selectors): take jobs from
+    its hardware's queue and put one back (as kombu does when a worker stops mid-job), push
+    messages to `db` without reading, emptying or trimming it, push an answer to the reconciler's
+    reply queue, declare its own bindings. The password is stored hashed (`#<sha256>`).
     """
     queue = gpu_queue(hardware_slug)
     unacked = host_unacked_keys(host_name)

@@ -3,13 +3,14 @@ the site's own periodic tasks on `site`.
 
 A GPU worker consumes `gpu.<hardware-slug>` and needs only the broker URL, llama-server and the
 model files; everything it learns travels back through the broker to tasks on the `db` queue.
-`db` is the one queue a GPU host may write to (the broker's ACL, leaderboard.messaging.broker.host_acl_rule,
-gives it no other); what the site sends itself, the reconciler, the sweeper and the db worker's
-retries of what hosts sent, goes to `site`, which no host can reach. Each queue carries only its own task names: the transport
-(leaderboard.messaging.transport) drops anything else before a worker sees it, so a host cannot make the db
-worker run a benchmark or the reconciler. Two periodic tasks keep the broker honest against the
-database, which is the source of truth: the reconciler re-sends jobs the broker lost, the sweeper
-fails jobs stuck past their time limit.
+`db` is the one queue a GPU host may write to (the broker's ACL,
+leaderboard.messaging.broker.host_acl_rule, gives it no other); what the site sends itself, the
+reconciler, the sweeper and the db worker's retries of what hosts sent, goes to `site`, which no
+host can reach. Each queue carries only its own task names: the transport
+(leaderboard.messaging.transport) drops anything else before a worker sees it, so a host cannot
+make the db worker run a benchmark or the reconciler. Two periodic tasks keep the broker honest
+against the database, which is the source of truth: the reconciler re-sends jobs the broker lost,
+the sweeper fails jobs stuck past their time limit.
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ def send(name: str, *, kwargs: dict, queue: str, task_id: str | None = None) -> 
 
 
 def send_benchmark(*, payload: dict, queue: str, task_id: str) -> None:
-    """Send a job's benchmark message (again) under its own task id; the claim makes repeats safe."""
+    """Send a job's benchmark message (again) under its own task id; the claim makes repeats
+    safe."""
     send(RUN_BENCHMARK, kwargs=payload, queue=queue, task_id=task_id)
 
 

@@ -8,12 +8,13 @@ JSON, nested past Python's recursion limit, a typed value kombu cannot build) en
 ("Unrecoverable error"), and one that names any registered task runs it, with whatever callbacks,
 chain, eta or time limit it carries. Here every message must be at most
 SPECBOARD_MAX_BROKER_MESSAGE_BYTES, nested at most MAX_DEPTH deep and have a body that decodes as
-Celery will decode it; on a queue of ours (`leaderboard.messaging.celery.queue_tasks`) it must moreover be
-a plain task message naming one of that queue's own tasks, with nothing to run after it and, on
-a queue a host can write (all but `site`), to be run now, once, with no time limit. Anything else is logged and dropped (it was already popped, so dropping
-it is acknowledging it). A message kept has its delivery facts rewritten from the queue it came
-from: the host chose the tag and the routing it carried, and kombu would file it under that tag
-and restore it along that routing.
+Celery will decode it; on a queue of ours (`leaderboard.messaging.celery.queue_tasks`) it must
+moreover be a plain task message naming one of that queue's own tasks, with nothing to run after it
+and, on a queue a host can write (all but `site`), to be run now, once, with no time limit.
+Anything else is logged and dropped (it was already popped, so dropping it is acknowledging it). A
+message kept has its delivery facts rewritten from the queue it came from: the host chose the tag
+and the routing it carried, and kombu would file it under that tag and restore it along that
+routing.
 """
 
 from __future__ import annotations

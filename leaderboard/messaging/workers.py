@@ -2,17 +2,17 @@
 
 Quick start, docker-compose, the Dockerfile, the tests and the benches all start their workers
 from these argument lists (docker-compose and the Dockerfile through
-`python -m leaderboard.messaging.workers db|gpu SLUG|beat`, which execs the same list). The db worker
-records results and runs the reconciler and the sweeper when it embeds beat; a GPU worker
+`python -m leaderboard.messaging.workers db|gpu SLUG|beat`, which execs the same list). The db
+worker records results and runs the reconciler and the sweeper when it embeds beat; a GPU worker
 consumes its hardware's queue one benchmark at a time, in the threads pool, so a running
 benchmark sees its cancellation (a revoke). A registered GPU host's worker is named for the host
 (`gpu@<SPECBOARD_HOST_NAME>`), so that /hosts/ can tell which host a live worker is.
 
 The db worker consumes `db` (what hosts send back) and `site` (the site's own periodic tasks),
-takes no remote control (leaderboard.messaging.celery.configure_worker) and asks no neighbour anything at
-start (mingle) or later (gossip): every other worker is a GPU host's. A GPU worker publishes
-nothing on the broker's event and control channels (no heartbeat, mingle or gossip), which its
-ACL does not let it do; it still receives revokes and answers the reconciler's questions.
+takes no remote control (leaderboard.messaging.celery.configure_worker) and asks no neighbour
+anything at start (mingle) or later (gossip): every other worker is a GPU host's. A GPU worker
+publishes nothing on the broker's event and control channels (no heartbeat, mingle or gossip),
+which its ACL does not let it do; it still receives revokes and answers the reconciler's questions.
 """
 
 from __future__ import annotations

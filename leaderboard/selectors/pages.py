@@ -193,10 +193,10 @@ def board_kept_off(*, filters: Mapping[str, str], search: str, page_size: int) -
 
 
 def run_figures(*, run_id: int) -> dict | None:
-    """What the pages show of a run's stored result and requests: {"release": its engine release, "summary": the stored
-    result's summary, "energy", "spread", "acceptance" (by draft position), "labels" (each
-    point's), "requests" (how many records)}; None for no such run. A stored result and its
-    records are written once, when the run is recorded."""
+    """What the pages show of a run's stored result and requests: {"release": its engine release,
+    "summary": the stored result's summary, "energy", "spread", "acceptance" (by draft position),
+    "labels" (each point's), "requests" (how many records)}; None for no such run. A stored result
+    and its records are written once, when the run is recorded."""
     run = run_by_id(run_id=run_id)
     if run is None:
         return None
@@ -274,8 +274,8 @@ def _best_run(*, config: Config, entry: LeaderboardEntry | None) -> Run | None:
 
 
 def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
-    """What a config's page shows: its rows and a page of its runs ("runs", "runs_page": `page_size`
-    a page, oldest first; a number past the last is the last), its one best run
+    """What a config's page shows: its rows and a page of its runs ("runs", "runs_page":
+    `page_size` a page, oldest first; a number past the last is the last), its one best run
     ("provenance_run") and that run's figures, the memory trade-off on its best row's hardware,
     the concurrency and categories figures of its best row, and whether this site can run it
     again ("rerun")."""

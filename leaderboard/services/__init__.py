@@ -17,7 +17,8 @@ this package's names are the public face (`services.submit_config`), the modules
 - `community_imports`: the seed kit's results CSV.
 - `errors`: the field-keyed errors every service raises (one exception handler maps them).
 
-No module here imports `leaderboard.tasks`: tasks are sent by name through `leaderboard.messaging.dispatch`.
+No module here imports `leaderboard.tasks`: tasks are sent by name through
+`leaderboard.messaging.dispatch`.
 """
 
 from leaderboard.models import SELF_REPORTED_RELEASE, SELF_REPORTED_UPLOAD_SOURCE

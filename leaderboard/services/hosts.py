@@ -2,8 +2,9 @@
 
 A community GPU host runs only the GPU worker, with the broker's URL, its name and the key an
 admin issued (`manage.py register_gpu_host NAME --hardware SLUG`, shown once). Everything it
-sends back is signed with that key (`leaderboard.messaging.signing`) over the job, the delivery (the nonce
-the site put in the job message it sent; every re-send has a fresh one) and a sequence number.
+sends back is signed with that key (`leaderboard.messaging.signing`) over the job, the delivery
+(the nonce the site put in the job message it sent; every re-send has a fresh one) and a sequence
+number.
 
 The database side accepts a message only from a registered, unrevoked host of the job's hardware
 kind, with a valid signature, for the job's current delivery and with a sequence above the last
@@ -43,8 +44,8 @@ from leaderboard.services.results import record_result
 logger = logging.getLogger(__name__)
 
 MESSAGE_KINDS = ("progress", "result", "failure")
-# Sequence numbers are milliseconds since the epoch (leaderboard.messaging.dispatch.next_sequence), stored
-# in a 64-bit column.
+# Sequence numbers are milliseconds since the epoch (leaderboard.messaging.dispatch.next_sequence),
+# stored in a 64-bit column.
 _MAX_SEQUENCE = 2**63 - 1
 
 

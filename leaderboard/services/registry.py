@@ -323,7 +323,8 @@ def register_model(
 
 
 def retire_engine_build(*, release: str, note: str = "") -> int:
-    """Mark an engine release as bad; its leaderboard rows leave the ranking. Returns rows retired."""
+    """Mark an engine release as bad; its leaderboard rows leave the ranking. Returns rows
+    retired."""
     with transaction.atomic():
         EngineBuild.objects.update_or_create(
             release=release, defaults={"retired": True, "note": note}

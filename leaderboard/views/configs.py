@@ -1,9 +1,9 @@
 """A config's page (its rows and a page of its runs, its one best run and that run's figures), a
 run's page (a page of its requests) and its per-request downloads as CSV and JSON.
 
-Both pages are kept whole until the board changes (`leaderboard.web.page_cache`); what computing one
-costs is bounded: a hundred runs or requests a page. The downloads are rendered once per run and
-kept (`exports.kept`), and held to a rate per address for visitors not signed in
+Both pages are kept whole until the board changes (`leaderboard.web.page_cache`); what computing
+one costs is bounded: a hundred runs or requests a page. The downloads are rendered once per run
+and kept (`exports.kept`), and held to a rate per address for visitors not signed in
 (`exports.throttled`)."""
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ def _job_or_404(job_id: int) -> Job:
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = _job_or_404(job_id)
     # The one reading GET /api/v1/jobs/<id> shows too: its status and progress, while queued
-    # where it stands in its hardware's queue and when it should start, while running its time left.
+    # where it stands in its hardware's queue and when it should start, while running its time
+    # left.
     report = selectors.job_report(job=job)
     run = job.run if report["run_id"] else None
     return render(

@@ -1,5 +1,5 @@
-"""The request body limit at the server's door (leaderboard/web/body_limit.py), called as the servers
-call it; tests/system/test_web_server.py sends the same bodies to a real gunicorn."""
+"""The request body limit at the server's door (leaderboard/web/body_limit.py), called as the
+servers call it; tests/system/test_web_server.py sends the same bodies to a real gunicorn."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""What the site asks the broker (leaderboard.messaging.broker): which workers answer and how long the
-queues are, an answer or None, never an exception. (A host's broker user is test_broker_acl.py.)"""
+"""What the site asks the broker (leaderboard.messaging.broker): which workers answer and how long
+the queues are, an answer or None, never an exception. (A host's broker user is
+test_broker_acl.py.)"""
 
 from __future__ import annotations
 

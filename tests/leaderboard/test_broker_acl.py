@@ -1,6 +1,6 @@
-"""The broker's users (leaderboard.messaging.broker): no anonymous user, the site's own, and a GPU host's
-as host_acl_rule spells it, on a real redis-server started with that ACL (the example file and
-compose's own command as they are); the reconciler's reads of what hosts write. No worker
+"""The broker's users (leaderboard.messaging.broker): no anonymous user, the site's own, and a GPU
+host's as host_acl_rule spells it, on a real redis-server started with that ACL (the example file
+and compose's own command as they are); the reconciler's reads of what hosts write. No worker
 process: the real db worker facing the same attacks is tests/system/test_broker_acl_worker.py;
 the transport's judgement of each message is tests/leaderboard/test_transport.py."""
 

@@ -31,7 +31,8 @@ def compose() -> dict:
 
 
 def celery_command(service: dict) -> list[str]:
-    """What a compose service runs: `python -m leaderboard.messaging.workers ...` resolved to its argv."""
+    """What a compose service runs: `python -m leaderboard.messaging.workers ...` resolved to its
+    argv."""
     command = service["command"]
     assert command[:3] == ["python", "-m", "leaderboard.messaging.workers"]
     return argv_for(command[3:])[1:]  # without the interpreter

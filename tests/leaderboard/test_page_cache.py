@@ -1,7 +1,7 @@
-"""The one page cache (`leaderboard.web.page_cache`): a page served whole from the cache with one read
-of its rankings' versions, computed again at once when a run is recorded in a ranking it shows and
-kept when one is recorded elsewhere; ETag and 304, the Surrogate-Key of its rankings, gzip for the
-pages that hold no secret, never a signed-in visitor's page for anyone else, and made-up query
+"""The one page cache (`leaderboard.web.page_cache`): a page served whole from the cache with one
+read of its rankings' versions, computed again at once when a run is recorded in a ranking it shows
+and kept when one is recorded elsewhere; ETag and 304, the Surrogate-Key of its rankings, gzip for
+the pages that hold no secret, never a signed-in visitor's page for anyone else, and made-up query
 strings that leave the cache as it was. The tests measure on the tiny models cleared of their
 test-weights mark (ranked_models): test-weight rows never enter the ranking."""
 

@@ -1,5 +1,5 @@
-"""A GPU host's progress event (leaderboard.messaging.progress), read and written alike: a host may send
-any event, and what the site stores of it is well typed, every real event still passes, and no
+"""A GPU host's progress event (leaderboard.messaging.progress), read and written alike: a host may
+send any event, and what the site stores of it is well typed, every real event still passes, and no
 page or API resource breaks on it, nor on rows stored before."""
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ HOSTILE_EVENTS = [
         {"phase": "downloading", "downloaded_bytes": 10**9, "total_bytes": 0},
         {"phase": "downloading", "downloaded_bytes": 10**9, "total_bytes": 0},
     ),
-    # NaN and infinities cannot be signed (leaderboard.messaging.signing), but an unsigned host may send them.
+    # NaN and infinities cannot be signed (leaderboard.messaging.signing), but an unsigned host may
+    # send them.
     (
         {"phase": "measuring", "done": 1, "total": 4, "elapsed_s": math.nan, "tokens": math.inf},
         {"phase": "measuring", "done": 1, "total": 4},

@@ -1,8 +1,8 @@
-"""The app's Redis transport (leaderboard.messaging.transport) on a real redis-server, with a GPU host's
-broker user writing to `db`: what it drops (what does not decode, nests too deep, is too large,
-names another queue's task, asks for steps after its task or sets when, how long or how often
-it runs), what it delivers, and a consumer's own errors, which it leaves alone. The real db worker
-facing the same messages is tests/system/test_broker_acl_worker.py."""
+"""The app's Redis transport (leaderboard.messaging.transport) on a real redis-server, with a GPU
+host's broker user writing to `db`: what it drops (what does not decode, nests too deep, is too
+large, names another queue's task, asks for steps after its task or sets when, how long or how
+often it runs), what it delivers, and a consumer's own errors, which it leaves alone. The real db
+worker facing the same messages is tests/system/test_broker_acl_worker.py."""
 
 from __future__ import annotations
 

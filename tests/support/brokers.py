@@ -34,8 +34,8 @@ def free_port() -> int:
 class PrivateRedis:
     """A throwaway redis-server on a free port without persistence, so a restart loses every
     message; with `acl_rules` its users are those lines of an ACL file after the documented
-    first lines (leaderboard.messaging.broker.site_acl_rules: no anonymous user, the site's own), unless
-    a rule names `default`; `url` is then the site user's."""
+    first lines (leaderboard.messaging.broker.site_acl_rules: no anonymous user, the site's own),
+    unless a rule names `default`; `url` is then the site user's."""
 
     def __init__(self, directory: Path, acl_rules: list[str] | None = None) -> None:
         if shutil.which("redis-server") is None:

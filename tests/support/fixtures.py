@@ -53,7 +53,8 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
     settings.SPECBOARD_BROKER_INSPECT_SECONDS = 0.05
     for cache in caches.all():
         cache.clear()
-    # The same for what a queued job's estimate rests on (tests/leaderboard/selectors/test_queue.py).
+    # The same for what a queued job's estimate rests on
+    # (tests/leaderboard/selectors/test_queue.py).
     settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 0
 
 
@@ -149,7 +150,8 @@ def user(django_user_model):
 
 @pytest.fixture
 def make_result(tiny_models: dict[str, Path]):
-    """Builds runner results: make_result(config or config key, [decode tok/s per request], ...)."""
+    """Builds runner results: make_result(config or config key, [decode tok/s per request],
+    ...)."""
     return functools.partial(fake_result, models_dir=next(iter(tiny_models.values())).parent)
 
 

@@ -1,6 +1,6 @@
 """A GPU host against the real db worker, on a private redis-server started with the host's ACL
-(leaderboard.messaging.broker.host_acl_rule): what issue 23 found a host could do, and what it must still
-do. The host tries to make the db worker run a benchmark that reaches the Hub with the site's
+(leaderboard.messaging.broker.host_acl_rule): what issue 23 found a host could do, and what it must
+still do. The host tries to make the db worker run a benchmark that reaches the Hub with the site's
 token, to read and take the db queue, to stop the db worker with a broadcast and to crash it
 with a message that is not JSON; then it sends its own job's signed "started" event, which the
 db worker must still record."""
@@ -56,8 +56,8 @@ def broker(tmp_path: Path, hardware) -> Iterator[PrivateRedis]:
 
 
 class DbWorker:
-    """The db worker as docker-compose runs it (`python -m leaderboard.messaging.workers db`), its output
-    in a file."""
+    """The db worker as docker-compose runs it (`python -m leaderboard.messaging.workers db`), its
+    output in a file."""
 
     def __init__(self, broker: PrivateRedis, hub: HubServer, directory: Path) -> None:
         self.log = directory / "db-worker.log"

@@ -86,9 +86,9 @@ def test_a_live_gpu_worker_named_for_its_host_makes_it_online_and_gone_it_is_off
     transactional_db, tiny_models
 ):
     """A real Celery GPU worker on the site's Redis, started as docker-compose and the GPU image
-    start it (`python -m leaderboard.messaging.workers gpu SLUG`, named from SPECBOARD_HOST_NAME), answers
-    the inspect broadcast: its idle host is online; once it stops, the broker answers without it
-    and the quiet host is offline."""
+    start it (`python -m leaderboard.messaging.workers gpu SLUG`, named from SPECBOARD_HOST_NAME),
+    answers the inspect broadcast: its idle host is online; once it stops, the broker answers
+    without it and the quiet host is offline."""
     kind = services.register_hardware(
         gpu_name="CPU hosts", slug=f"hosts-{uuid.uuid4().hex[:8]}", cpu_model=cpu_name()
     )

@@ -1,6 +1,6 @@
 """Serializers of what a serving user weighs (read-only): latency percentiles and goodput, and the
-throughput-per-GPU against tok/s-per-user trade-off, as `leaderboard.selectors.answers.serving` derives
-them from the stored requests. Each figure's definition travels with it (`definitions`)."""
+throughput-per-GPU against tok/s-per-user trade-off, as `leaderboard.selectors.answers.serving`
+derives them from the stored requests. Each figure's definition travels with it (`definitions`)."""
 
 from __future__ import annotations
 

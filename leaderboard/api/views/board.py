@@ -1,10 +1,10 @@
 """The leaderboard: its paginated rows, the same rows as CSV or JSON downloads, and compare.
 
 The list is the page's main ranking unless the query names a source or asks for retired rows;
-each page is kept whole until a ranking it shows changes (`leaderboard.web.page_cache`). The exports
-take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT` rows, with
-formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by side under the rules
-in `selectors.compare`, the same ones as the compare page.
+each page is kept whole until a ranking it shows changes (`leaderboard.web.page_cache`). The
+exports take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT` rows, with
+formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by side under
+the rules in `selectors.compare`, the same ones as the compare page.
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ def _leaderboard_rows(request: Request) -> list[dict]:
 
 
 class LeaderboardCsv(ExportView):
-    """The leaderboard as CSV, with the page's filters; cells that look like formulas are quoted."""
+    """The leaderboard as CSV, with the page's filters; cells that look like formulas are
+    quoted."""
 
     @extend_schema(parameters=[s.LeaderboardQuerySerializer], responses=CSV_RESPONSE)
     def get(self, request: Request) -> HttpResponse:
@@ -121,7 +122,8 @@ class LeaderboardJson(ExportView):
 
 
 class Compare(APIView):
-    """Two to four configs side by side, with differences of mean tok/s to the first (95% Welch)."""
+    """Two to four configs side by side, with differences of mean tok/s to the first (95%
+    Welch)."""
 
     @extend_schema(
         parameters=[s.CompareQuerySerializer],

@@ -1,4 +1,5 @@
-"""One command for a fresh machine: database, demo models, llama-server, workers and the web server."""
+"""One command for a fresh machine: database, demo models, llama-server, workers and the web
+server."""
 
 from __future__ import annotations
 

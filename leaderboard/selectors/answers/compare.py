@@ -11,11 +11,11 @@ raises `WrongNumberOfKeys` or `UnknownKeys`, each with a sentence a person can r
 unknown keys named. `compare_choices` lists the configs with results as a person reads them
 (target, spec type, draft, n_max, workload, hardware, key) for the page's searchable picker, and
 `picked_keys` turns what was typed or picked there (a whole label, a key, or any part of one
-label) into keys. Otherwise `compare_configs` returns `comparison`'s columns and chart, plus the difference
-of each config's best row to the first config's: no difference at all when the two rows measure
-tok/s by different definitions or different workloads, no interval when either has fewer than
-two requests, and a note when they ran on different hardware. Each surface words its own errors
-from these: the page shows the message inline, the API answers 400 or 404.
+label) into keys. Otherwise `compare_configs` returns `comparison`'s columns and chart, plus the
+difference of each config's best row to the first config's: no difference at all when the two rows
+measure tok/s by different definitions or different workloads, no interval when either has fewer
+than two requests, and a note when they ran on different hardware. Each surface words its own
+errors from these: the page shows the message inline, the API answers 400 or 404.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def _one_measurement(column: dict) -> bool:
 
 
 def comparison(*, configs: list[Config]) -> dict:
-    """Two to four configs side by side: best rows, overlaid chart data, differences to the first."""
+    """Two to four configs side by side: best rows, overlaid chart data, differences to the
+    first."""
     entries = [best_entry(config=config) for config in configs]
     evidence = row_evidence(entries=[entry for entry in entries if entry is not None])
     columns = [

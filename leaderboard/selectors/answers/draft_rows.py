@@ -94,7 +94,8 @@ class DraftRow:
 
     @property
     def evidence_note(self) -> str:
-        """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal (`verdicts.evidence`)."""
+        """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal
+        (`verdicts.evidence`)."""
         return verdicts.row_note(self)
 
     def get_tps_definition_display(self) -> str:

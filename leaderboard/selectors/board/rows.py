@@ -62,8 +62,8 @@ PROTOCOLS = (*RUNNER_PROTOCOLS, SEED_CSV_PROTOCOL)
 # What a protocol value means to a reader; values not listed read as themselves.
 PROTOCOL_LABELS = {SEED_CSV_PROTOCOL: SEED_CSV_PROTOCOL_LABEL}
 # The rows that compete in the main ranking: measured by our workers on a good build, the real
-# output of real model weights (test weights, such as the tiny random-weight fixtures, say nothing).
-# The verdicts' flags: a row with any of them competes in no ranking.
+# output of real model weights (test weights, such as the tiny random-weight fixtures, say
+# nothing). The verdicts' flags: a row with any of them competes in no ranking.
 RANKED = Q(**dict.fromkeys(verdicts.KEPT_OFF_FLAGS, False))
 # Of those, the baselines: the denominators of the speedups, shown apart and never ranked.
 BASELINE = Q(config__spec_label="none")
@@ -496,7 +496,8 @@ class FitRow:
 
     @property
     def evidence_note(self) -> str:
-        """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal (`verdicts.evidence`)."""
+        """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal
+        (`verdicts.evidence`)."""
         return verdicts.row_note(self)
 
     @property

@@ -4,9 +4,9 @@ It owns each chart's series: tok/s per run of one config (`config_chart_data`), 
 verify steps each draft position was accepted (`acceptance_by_position`), speedup against extra
 GPU memory (`memory_tradeoff`), the n_max sweep with one series per config but its n_max
 (every other parameter held fixed) and ranking, each against its own paired baseline, with its
-"higher acceptance yet slower" findings by the board's tie test (`nmax_sweep`; the pages' choices, `nmax_choices` and
-`has_nmax_sweep`, from the rankings' summaries), and per-depth decode tok/s, intervals and
-speedups of depth-sweep rows (`context_series`, grouped per target and GPU by
+"higher acceptance yet slower" findings by the board's tie test (`nmax_sweep`; the pages' choices,
+`nmax_choices` and `has_nmax_sweep`, from the rankings' summaries), and per-depth decode tok/s,
+intervals and speedups of depth-sweep rows (`context_series`, grouped per target and GPU by
 `context_groups`), and each speculative concurrency line's speedup per level with its interval
 and the verdicts' word on it (`concurrency_speedup_lines`). Values come from leaderboard rows,
 their rankings' summaries and runs' stored results; nothing here writes, and only /nmax/'s
@@ -262,12 +262,13 @@ def nmax_sweep(*, target_name: str, hardware_slug: str) -> dict:
 
     A series is one config: its points differ in n_max alone (`verdicts.held_fixed`: the draft
     file, threads, engine options and flags are the same), named by what it holds fixed
-    (`verdicts.series_label`: "draft-simple · draft tiny · -t 1"). It never mixes rankings (`verdicts.workloads`: workload, tok/s definition, GPU and
-    release); each (series, n_max) keeps its fastest competing row; each row names its own
-    paired baseline, and a series draws a baseline only when all its points share that one. The
-    best n_max is `verdicts.advice.best_n_max` (never a degenerate or noisy point); `findings`
-    names, per series, the n_max values with a higher acceptance rate than the best one that it
-    clearly beats (Welch's test on the configs' samples).
+    (`verdicts.series_label`: "draft-simple · draft tiny · -t 1"). It never mixes rankings
+    (`verdicts.workloads`: workload, tok/s definition, GPU and release); each (series, n_max) keeps
+    its fastest competing row; each row names its own paired baseline, and a series draws a
+    baseline only when all its points share that one. The best n_max is
+    `verdicts.advice.best_n_max` (never a degenerate or noisy point); `findings` names, per series,
+    the n_max values with a higher acceptance rate than the best one that it clearly beats (Welch's
+    test on the configs' samples).
     """
     entries = (
         LeaderboardEntry.objects.filter(

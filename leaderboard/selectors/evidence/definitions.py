@@ -2,10 +2,10 @@
 
 It owns the definition sentences that the pages (title attributes and the legend) and the API
 (`definitions` of a leaderboard row) both show, per-depth speedups against the paired baseline
-(`runner.pairing.depth_speedups`, geometric mean across depths by `runner.pairing.combined_speedup`, as the
-runner computes it), and `row_evidence`: for a page's rows, in two queries, the draft counts
-behind acceptance and tau and each depth's mean, interval and speedup. A config's depths are
-read by `verdicts.workloads` (`depths`, `is_across_depths`).
+(`runner.pairing.depth_speedups`, geometric mean across depths by
+`runner.pairing.combined_speedup`, as the runner computes it), and `row_evidence`: for a page's
+rows, in two queries, the draft counts behind acceptance and tau and each depth's mean, interval
+and speedup. A config's depths are read by `verdicts.workloads` (`depths`, `is_across_depths`).
 """
 
 from __future__ import annotations

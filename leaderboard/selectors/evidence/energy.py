@@ -6,16 +6,17 @@ fuller figures (``energy_figures``; ``run_energy_figures`` and ``energy_by_run``
 runs, computed once per change of the board), with the definition sentences
 (``selectors.definitions``) beside them.
 
-Energy is read from a stored result's summary (``leaderboard.stored_results``), which the door checked against the requests'
-energy. There is no energy of an accepted draft token: ``joules_per_accepted_token`` (the whole
-energy over accepted draft tokens, in results written before it was dropped) is never shown; the
-API keeps the key, always null. The roofline is never read as stored: it is derived again from
-the result's own engine, host, models, requests and rates (``runner.roofline.derived_roofline``:
-the bytes one step reads, target, K/V cache and draft, and the tokens it yields; a concurrency
-level's aggregate against one batched step for all its streams), so a stored figure computed
-the old way (the target's weights alone) or not at all shows as the result's evidence gives it.
-A stored result may come from a CPU host (null there by the runner's rule) or carry anything at
-all: each figure is a finite, non-negative number or None, never an error.
+Energy is read from a stored result's summary (``leaderboard.stored_results``), which the door
+checked against the requests' energy. There is no energy of an accepted draft token:
+``joules_per_accepted_token`` (the whole energy over accepted draft tokens, in results written
+before it was dropped) is never shown; the API keeps the key, always null. The roofline is never
+read as stored: it is derived again from the result's own engine, host, models, requests and rates
+(``runner.roofline.derived_roofline``: the bytes one step reads, target, K/V cache and draft, and
+the tokens it yields; a concurrency level's aggregate against one batched step for all its
+streams), so a stored figure computed the old way (the target's weights alone) or not at all shows
+as the result's evidence gives it. A stored result may come from a CPU host (null there by the
+runner's rule) or carry anything at all: each figure is a finite, non-negative number or None,
+never an error.
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ def roofline_of(whole: object) -> dict | None:
 
 
 def best_run_figures(*, configs: Iterable[Config]) -> dict[int, dict]:
-    """{config id: {"energy", "roofline", "quality"}} of each config's best run: the one its best row
-    stores (the verdicts' one rule, `verdicts.best_run`; the row `selectors.best_entry` picks),
+    """{config id: {"energy", "roofline", "quality"}} of each config's best run: the one its best
+    row stores (the verdicts' one rule, `verdicts.best_run`; the row `selectors.best_entry` picks),
     so the API's figures are the config page's; both None for a config without a row."""
     wanted = {config.pk for config in configs}
     rows = (

@@ -53,7 +53,8 @@ def _mapping(value: object) -> dict:
 
 
 def _statistics(point: dict, name: str) -> dict:
-    """n, mean and the 95% interval of one of a point's Statistics (the interval only for n >= 2)."""
+    """n, mean and the 95% interval of one of a point's Statistics (the interval only for n >=
+    2)."""
     stats = _mapping(point.get(name))
     n = _number(stats.get("n"))
     interval = n is not None and n >= 2

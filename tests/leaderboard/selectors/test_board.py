@@ -1,5 +1,5 @@
-"""The board's reads (selectors.board): which rows a page gives (filtered by type, source and hardware
-kind, with their filter choices, staleness and best answers)."""
+"""The board's reads (selectors.board): which rows a page gives (filtered by type, source and
+hardware kind, with their filter choices, staleness and best answers)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The front page's answer at a glance (`selectors.glance.fastest_drafts`): decided for the pairs it
-shows, naming the rankings it shows (for the page cache); every workload where a draft is faster
+"""The front page's answer at a glance (`selectors.glance.fastest_drafts`): decided for the pairs
+it shows, naming the rankings it shows (for the page cache); every workload where a draft is faster
 than none named, in an order that does not follow what was submitted last."""
 
 from __future__ import annotations

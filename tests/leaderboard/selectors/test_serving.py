@@ -1,6 +1,7 @@
-"""What a serving user weighs, read from stored concurrency results (leaderboard.selectors.answers.serving):
-latency percentiles per level derived from the stored requests, goodput at the objective asked
-for, and the throughput-per-GPU against tok/s-per-user curves with their Pareto frontier."""
+"""What a serving user weighs, read from stored concurrency results
+(leaderboard.selectors.answers.serving): latency percentiles per level derived from the stored
+requests, goodput at the objective asked for, and the throughput-per-GPU against tok/s-per-user
+curves with their Pareto frontier."""
 
 from __future__ import annotations
 
