@@ -16,6 +16,7 @@ from leaderboard.selectors.evidence.protocols import (
     CATEGORIES,
     _mapping,
     _number,
+    _paired_points,
     _protocol_entries,
     _protocol_targets,
     _ratio,
@@ -152,7 +153,7 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
     rows = (
         category_rows(
             list(own.points),
-            _reference_points(own, baseline),
+            _paired_points(own, baseline),
             requests=list(own.requests),
             baseline_requests=_reference_requests(own, baseline),
         )
@@ -176,17 +177,9 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
 
 
 def _reference_requests(own: StoredResult, baseline: StoredResult | None) -> list:
-    """The paired baseline's requests, from where its points come (`_reference_points`)."""
+    """The paired baseline's requests, from where its points come (`_paired_points`)."""
     paired = own.baseline or baseline
     return list(paired.requests) if paired else []
-
-
-def _reference_points(own: StoredResult, baseline: StoredResult | None) -> list:
-    """The paired baseline's points for a row: the runner's own baseline (the same invocation)
-    where the result kept it, else the baseline batch the row's speedup is measured against."""
-    if own.baseline is not None and own.baseline.points:
-        return list(own.baseline.points)
-    return list(baseline.points) if baseline else []
 
 
 def category_targets() -> list[tuple[str, str, str]]:
@@ -227,7 +220,7 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
         own = stored.get(entry.best_run_id or 0) or StoredResult()
         figures = category_rows(
             list(own.points),
-            _reference_points(own, stored.get(baseline_run_id(entry) or 0)),
+            _paired_points(own, stored.get(baseline_run_id(entry) or 0)),
             requests=list(own.requests),
         )
         if not figures:
