@@ -7,6 +7,7 @@ defensively by the helpers in `selectors.protocols`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from leaderboard import verdicts
@@ -14,7 +15,6 @@ from leaderboard.models import LeaderboardEntry
 from leaderboard.selectors.evidence.definitions import baseline_run_id
 from leaderboard.selectors.evidence.protocols import (
     CATEGORIES,
-    _mapping,
     _number,
     _paired_points,
     _protocol_entries,
@@ -26,19 +26,20 @@ from leaderboard.selectors.evidence.protocols import (
 from leaderboard.stored_results import StoredResult, stored_results
 
 
-def category_points(points: object) -> dict[str, dict]:
-    """A result's category points by name (the first of a name wins), read defensively."""
+def category_points(points: Sequence[dict]) -> dict[str, dict]:
+    """A result's category points by name (the first of a name wins; a point of another shape is
+    empty in the view and names none)."""
     by_name: dict[str, dict] = {}
-    for point in points if isinstance(points, list) else []:
-        name = _mapping(point).get("category")
+    for point in points:
+        name = point.get("category")
         if isinstance(name, str) and name:
             by_name.setdefault(name, point)
     return by_name
 
 
 def category_rows(
-    points: object,
-    baseline_points: object = None,
+    points: Sequence[dict],
+    baseline_points: Sequence[dict] = (),
     *,
     requests: object = None,
     baseline_requests: object = None,
@@ -49,10 +50,10 @@ def category_rows(
     (`verdicts.categories`: fewer than three prompts)."""
     reference = category_points(baseline_points)
     own_prompts = verdicts.categories.by_category(
-        _as_list(points), verdicts.categories.category_figures(requests)
+        points, verdicts.categories.category_figures(requests)
     )
     their_prompts = verdicts.categories.by_category(
-        _as_list(baseline_points), verdicts.categories.category_figures(baseline_requests)
+        baseline_points, verdicts.categories.category_figures(baseline_requests)
     )
     return [
         _category_row(
@@ -114,10 +115,6 @@ def _category_row(
         "speedup_ci95_low": speedup_interval[0] if speedup_interval else None,
         "speedup_ci95_high": speedup_interval[1] if speedup_interval else None,
     }
-
-
-def _as_list(value: object) -> list:
-    return value if isinstance(value, list) else []
 
 
 def _speedup_verdict(row: dict) -> str | None:
