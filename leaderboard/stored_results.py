@@ -15,7 +15,7 @@ rest (an empty summary, no points, no requests), so no reader guards a key of it
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +102,25 @@ class StoredSection:
         grade = self.summary.get("fidelity")
         return grade if isinstance(grade, dict) else None
 
+    @property
+    def quality(self) -> dict[str, Any] | None:
+        """The quality protocol's tasks and correct answers, as the summary counts them."""
+        own = self.summary.get("quality")
+        return own if isinstance(own, dict) else None
+
+    @property
+    def quality_difference(self) -> dict[str, Any] | None:
+        """The paired baseline's pair counts and the difference with its interval."""
+        paired = self.summary.get("quality_difference")
+        return paired if isinstance(paired, dict) else None
+
+    @property
+    def quality_scores(self) -> list[tuple[object, dict[str, Any]]]:
+        """Each request's scored task, in order, with the request's index: (index, score);
+        the requests the quality protocol did not score are left out."""
+        scored = ((record.get("index"), record.get("quality")) for record in self.requests)
+        return [(index, score) for index, score in scored if isinstance(score, dict)]
+
 
 def _section(stored: dict[str, Any]) -> StoredSection:
     requests = stored.get("requests")
@@ -150,6 +169,12 @@ class StoredResult(StoredSection):
             if isinstance(requests, list)
             else (),
         )
+
+    @property
+    def baseline_points(self) -> tuple[dict[str, Any], ...]:
+        """The points of the baseline measured in the same invocation, where the result kept
+        it (older results did); none otherwise."""
+        return self.baseline.points if self.baseline is not None else ()
 
     @property
     def build_flags(self) -> list[str] | None:
@@ -206,7 +231,12 @@ def whole_stored_results(run_ids: Iterable[int | None]) -> dict[int, object]:
     back), for the runner's derivations that read a whole file: {run id: JSON}; a stored result
     that is not an object stands as it is."""
     wanted = sorted({pk for pk in run_ids if pk is not None})
-    stored = dict(Run.objects.filter(pk__in=wanted).values_list("pk", "raw_result"))
+    return whole_files(dict(Run.objects.filter(pk__in=wanted).values_list("pk", "raw_result")))
+
+
+def whole_files(stored: Mapping[int, object]) -> dict[int, object]:
+    """Stored results already read ({run id: `Run.raw_result`}) as their files had them, the
+    requests of all read in one query (`whole_file`)."""
     records = stored_requests(pk for pk, raw in stored.items() if isinstance(raw, dict))
     return {pk: whole_file(raw, records.get(pk, [])) for pk, raw in stored.items()}
 

@@ -16,6 +16,7 @@ from leaderboard import selectors
 from leaderboard.models import Config, Job, LeaderboardEntry, Run
 from leaderboard.selectors.answers.serving import run_latency
 from leaderboard.selectors.evidence.outcomes import run_flags
+from leaderboard.stored_results import StoredResult
 
 
 class RunFigures(TypedDict):
@@ -90,16 +91,18 @@ def runs(found: Sequence[Run], *, detail: bool = False) -> Sequence[FinishedRun]
     finished = cast("Sequence[FinishedRun]", found)
     for run in finished:
         whole = wholes.get(run.pk)
+        # Read through the typed view; the roofline's derivation alone reads the whole file.
+        stored = StoredResult.of_file(whole)
         run.figures = {
-            "energy": selectors.energy_of(whole),
+            "energy": selectors.energy_of(stored),
             "roofline": selectors.roofline_of(whole),
-            "quality": selectors.quality_view(summary=selectors.stored_summary(run=run)),
+            "quality": selectors.quality_view(stored),
         }
         if detail:
             run.figures |= {
                 "verdicts": run_flags(run=run),
                 "acceptance_spread": selectors.acceptance_spread(run=run),
-                "quality_tasks": selectors.quality_tasks_of(whole),
+                "quality_tasks": selectors.quality_tasks_of(stored),
                 "latency": run_latency(run_id=run.pk),
             }
     return finished

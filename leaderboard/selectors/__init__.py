@@ -81,9 +81,7 @@ from leaderboard.selectors.evidence.catalogue import (
     request_records_page,
     run_by_id,
     servable_hardware,
-    stored_summary,
     target_summaries,
-    whole_result,
     whole_results,
 )
 from leaderboard.selectors.evidence.categories import (
@@ -258,8 +256,6 @@ __all__ = [
     "row_definitions",
     "row_evidence",
     "run_by_id",
-    "stored_summary",
-    "whole_result",
     "whole_results",
     "run_figures",
     "run_page",

@@ -194,9 +194,10 @@ def board_kept_off(*, filters: Mapping[str, str], search: str, page_size: int) -
 
 def run_figures(*, run_id: int) -> dict | None:
     """What the pages show of a run's stored result and requests: {"release": its engine release,
-    "summary": the stored result's summary, "energy", "spread", "acceptance" (by draft position),
-    "labels" (each point's), "requests" (how many records)}; None for no such run. A stored result
-    and its records are written once, when the run is recorded."""
+    "stored": the stored result (`StoredResult`, its requests with it), "energy", "spread",
+    "acceptance" (by draft position), "labels" (each point's), "requests" (how many records)};
+    None for no such run. A stored result and its records are written once, when the run is
+    recorded."""
     run = run_by_id(run_id=run_id)
     if run is None:
         return None
@@ -207,7 +208,7 @@ def run_figures(*, run_id: int) -> dict | None:
     acceptance = acceptance_by_position(run=run)
     return {
         "release": run.engine_release,
-        "summary": stored.summary,
+        "stored": stored,
         # The grade of its greedy output against the baseline measured beside it, and each
         # GPU's figures of a multi-GPU host, as the run page shows them.
         "fidelity": stored.fidelity,
@@ -297,7 +298,7 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
         "output_length": output_length_view(entry=top),
         "energy": figures["energy"] if figures else None,
         # The quality protocol's accuracies and paired difference of the best run (None else).
-        "quality": quality_view(summary=figures["summary"]) if figures else None,
+        "quality": quality_view(figures["stored"]) if figures else None,
         "entries": leaderboard_rows(
             entries=list(config_entries(config=config)), ranks={}, newest=newest_release_number()
         ),
@@ -335,7 +336,7 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
         "requests_page": shown,
         "requests": figures["requests"],
         "energy": figures["energy"],
-        "quality": quality_view(summary=figures["summary"]),
+        "quality": quality_view(figures["stored"]),
         "fidelity": figures["fidelity"],
         "gpus": figures["gpus"],
         "provenance": provenance_facts(run=run),

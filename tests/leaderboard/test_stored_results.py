@@ -72,6 +72,23 @@ def test_the_view_of_a_stored_result_of_any_shape_has_its_defaults():
     assert stored_result(None) == StoredResult()
 
 
+def test_the_view_reads_the_quality_figures_and_the_paired_points_or_none_of_them():
+    damaged = StoredResult.of({"summary": {"quality": 3, "quality_difference": []}})
+    assert (damaged.quality, damaged.quality_difference, damaged.baseline_points) == (
+        None,
+        None,
+        (),
+    )
+    scored = {"task_id": "t1", "correct": True}
+    view = StoredResult.of(
+        {"summary": {"quality": {"tasks": 2}}, "baseline": {"points": [{"concurrency": 1}]}},
+        requests=[{"index": 0, "quality": scored}, {"index": 1, "quality": "x"}, {"index": 2}],
+    )
+    assert view.quality == {"tasks": 2} and view.baseline_points == ({"concurrency": 1},)
+    # Only the scored requests, each with its index: the API names a task by its request.
+    assert view.quality_scores == [(0, scored)]
+
+
 def _as_stored_before(run: Run) -> list[dict]:
     """The run as it was stored before 0035: its whole records in its result, none in details."""
     whole = stored_requests([run.pk])[run.pk]

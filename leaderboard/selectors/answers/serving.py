@@ -24,7 +24,7 @@ from typing import Any
 
 from leaderboard import verdicts
 from leaderboard.models import Hardware
-from leaderboard.stored_results import StoredResult, stored_result
+from leaderboard.stored_results import Record, StoredResult, stored_result
 from leaderboard.verdicts.statistics import count as stored_count
 from runner.results import MAX_FIGURE
 from runner.stats import (
@@ -84,10 +84,10 @@ def _figure(value: object) -> float | None:
     return number if number is not None and 0 <= number <= MAX_FIGURE else None
 
 
-def _clean(record: object) -> dict[str, Any] | None:
+def _clean(record: Record) -> dict[str, Any] | None:
     """The fields of a stored request the latency reads, each a finite number or None; None for
     a request that is not a measured one."""
-    if not isinstance(record, dict) or record.get("phase", "measure") != "measure":
+    if record.get("phase", "measure") != "measure":
         return None
     point = stored_count(record.get("point"))
     arrivals = record.get("chunk_arrival_ms")

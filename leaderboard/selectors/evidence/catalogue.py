@@ -30,12 +30,7 @@ from leaderboard.models import (
 from leaderboard.selectors.evidence.categories import category_view
 from leaderboard.selectors.evidence.output_length import output_length_view
 from leaderboard.selectors.evidence.protocols import concurrency_view
-from leaderboard.stored_results import (
-    StoredResult,
-    stored_requests,
-    whole_file,
-    whole_stored_result,
-)
+from leaderboard.stored_results import StoredResult, whole_files
 
 
 def config_by_key(*, key: str) -> Config | None:
@@ -89,22 +84,11 @@ def run_by_id(*, run_id: int) -> Run | None:
     )
 
 
-def whole_result(*, run: Run) -> object:
-    """The run's result as its file had it, its requests put back (`whole_stored_result`), for
-    the runner's derivations that read a whole file; None for a run not stored."""
-    return whole_stored_result(run.pk)
-
-
 def whole_results(*, runs: Sequence[Run]) -> dict[int, object]:
-    """Several runs' results as their files had them (`whole_result`): the stored results the
-    runs already hold, their requests read together; {run id: JSON}."""
-    records = stored_requests(run.pk for run in runs if isinstance(run.raw_result, dict))
-    return {run.pk: whole_file(run.raw_result, records.get(run.pk, [])) for run in runs}
-
-
-def stored_summary(*, run: Run) -> dict:
-    """The summary of the run's stored result (empty where it has none)."""
-    return StoredResult.of(run.raw_result).summary
+    """Several runs' results as their files had them (`stored_results.whole_files`), for the
+    runner's derivations that read a whole file (the roofline): the stored results the runs
+    already hold, their requests read together; {run id: JSON}."""
+    return whole_files({run.pk: run.raw_result for run in runs})
 
 
 REQUEST_EXPORT_FIELDS = REQUEST_RECORD_FIELDS

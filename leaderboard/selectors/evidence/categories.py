@@ -7,6 +7,7 @@ defensively by the helpers in `selectors.protocols`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from leaderboard import verdicts
@@ -14,8 +15,8 @@ from leaderboard.models import LeaderboardEntry
 from leaderboard.selectors.evidence.definitions import baseline_run_id
 from leaderboard.selectors.evidence.protocols import (
     CATEGORIES,
-    _mapping,
     _number,
+    _paired_points,
     _protocol_entries,
     _protocol_targets,
     _ratio,
@@ -25,19 +26,20 @@ from leaderboard.selectors.evidence.protocols import (
 from leaderboard.stored_results import StoredResult, stored_results
 
 
-def category_points(points: object) -> dict[str, dict]:
-    """A result's category points by name (the first of a name wins), read defensively."""
+def category_points(points: Sequence[dict]) -> dict[str, dict]:
+    """A result's category points by name (the first of a name wins; a point of another shape is
+    empty in the view and names none)."""
     by_name: dict[str, dict] = {}
-    for point in points if isinstance(points, list) else []:
-        name = _mapping(point).get("category")
+    for point in points:
+        name = point.get("category")
         if isinstance(name, str) and name:
             by_name.setdefault(name, point)
     return by_name
 
 
 def category_rows(
-    points: object,
-    baseline_points: object = None,
+    points: Sequence[dict],
+    baseline_points: Sequence[dict] = (),
     *,
     requests: object = None,
     baseline_requests: object = None,
@@ -48,10 +50,10 @@ def category_rows(
     (`verdicts.categories`: fewer than three prompts)."""
     reference = category_points(baseline_points)
     own_prompts = verdicts.categories.by_category(
-        _as_list(points), verdicts.categories.category_figures(requests)
+        points, verdicts.categories.category_figures(requests)
     )
     their_prompts = verdicts.categories.by_category(
-        _as_list(baseline_points), verdicts.categories.category_figures(baseline_requests)
+        baseline_points, verdicts.categories.category_figures(baseline_requests)
     )
     return [
         _category_row(
@@ -115,10 +117,6 @@ def _category_row(
     }
 
 
-def _as_list(value: object) -> list:
-    return value if isinstance(value, list) else []
-
-
 def _speedup_verdict(row: dict) -> str | None:
     if row["thin_drafting"]:
         return None
@@ -152,7 +150,7 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
     rows = (
         category_rows(
             list(own.points),
-            _reference_points(own, baseline),
+            _paired_points(own, baseline),
             requests=list(own.requests),
             baseline_requests=_reference_requests(own, baseline),
         )
@@ -176,17 +174,9 @@ def category_view(*, entry: LeaderboardEntry | None) -> dict | None:
 
 
 def _reference_requests(own: StoredResult, baseline: StoredResult | None) -> list:
-    """The paired baseline's requests, from where its points come (`_reference_points`)."""
+    """The paired baseline's requests, from where its points come (`_paired_points`)."""
     paired = own.baseline or baseline
     return list(paired.requests) if paired else []
-
-
-def _reference_points(own: StoredResult, baseline: StoredResult | None) -> list:
-    """The paired baseline's points for a row: the runner's own baseline (the same invocation)
-    where the result kept it, else the baseline batch the row's speedup is measured against."""
-    if own.baseline is not None and own.baseline.points:
-        return list(own.baseline.points)
-    return list(baseline.points) if baseline else []
 
 
 def category_targets() -> list[tuple[str, str, str]]:
@@ -227,7 +217,7 @@ def category_heatmap(*, target_name: str, hardware_slug: str) -> dict:
         own = stored.get(entry.best_run_id or 0) or StoredResult()
         figures = category_rows(
             list(own.points),
-            _reference_points(own, stored.get(baseline_run_id(entry) or 0)),
+            _paired_points(own, stored.get(baseline_run_id(entry) or 0)),
             requests=list(own.requests),
         )
         if not figures:

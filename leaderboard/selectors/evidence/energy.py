@@ -54,11 +54,11 @@ def _joules_per_token(stored: StoredResult) -> float | None:
     return _figure(stored.joules_per_token)
 
 
-def energy_of(whole: object) -> dict[str, float | None] | None:
-    """{joules_per_token, joules_per_accepted_token (always None)} of a whole stored result
-    (`leaderboard.stored_results.whole_stored_result`); None when it has no energy (a CPU host,
-    or a result from before energy was measured)."""
-    joules = _joules_per_token(StoredResult.of_file(whole))
+def energy_of(stored: StoredResult) -> dict[str, float | None] | None:
+    """{joules_per_token, joules_per_accepted_token (always None)} of a stored result, its
+    requests with it (a concurrency result's lowest level is read from them); None when it has
+    no energy (a CPU host, or a result from before energy was measured)."""
+    joules = _joules_per_token(stored)
     if joules is None:
         return None
     return {"joules_per_token": joules, "joules_per_accepted_token": None}
@@ -97,10 +97,12 @@ def best_run_figures(*, configs: Iterable[Config]) -> dict[int, dict]:
     figures = {}
     for pk in wanted:
         whole = results.get(best[pk]) if pk in best else None
+        stored = StoredResult.of_file(whole)
         figures[pk] = {
-            "energy": energy_of(whole),
+            "energy": energy_of(stored),
+            # The runner's derivation reads the whole file, not the view.
             "roofline": roofline_of(whole),
-            "quality": quality_view(summary=StoredResult.of(whole).summary if whole else None),
+            "quality": quality_view(stored),
         }
     return figures
 

@@ -1,14 +1,16 @@
 """Reads for the output-length protocol: per output length each side's decode tok/s, the speedup
 with its 95% interval and its verdict (`verdicts.output_length`), as the config page's table and
 its "speedup against output length" chart (`output_length_view`), and as plain data for the API.
-Stored results are read defensively by the helpers in `selectors.protocols`.
+Stored results are read through their typed view (`leaderboard.stored_results`) and the
+helpers in `selectors.protocols`.
 """
 
 from __future__ import annotations
 
 from leaderboard.models import LeaderboardEntry
 from leaderboard.selectors.evidence.definitions import baseline_run_id
-from leaderboard.selectors.evidence.protocols import _reference_points, _stored
+from leaderboard.selectors.evidence.protocols import _reference_points
+from leaderboard.stored_results import StoredResult, stored_results
 from leaderboard.verdicts.output_length import length_verdicts
 from leaderboard.verdicts.workloads import OUTPUT_LENGTH
 
@@ -56,11 +58,11 @@ def output_length_view(*, entry: LeaderboardEntry | None) -> dict | None:
     the chart's data; None for a row of another protocol or one without output-length points."""
     if entry is None or entry.config.protocol != OUTPUT_LENGTH:
         return None
-    stored = _stored([entry.best_run_id, baseline_run_id(entry)])
-    own = stored.get(entry.best_run_id or 0)
-    points = own.get("points") if isinstance(own, dict) else None
+    # The points alone: a length's figures are the stored points', never read from requests.
+    stored = stored_results([entry.best_run_id, baseline_run_id(entry)])
+    own = stored.get(entry.best_run_id or 0) or StoredResult()
     reference = _reference_points(entry, stored) if entry.config.is_speculative else []
-    rows = output_length_rows(points, reference)
+    rows = output_length_rows(list(own.points), reference)
     if not rows:
         return None
     chart = output_length_chart(rows, label=entry.config.label)

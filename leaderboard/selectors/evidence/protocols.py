@@ -1,8 +1,8 @@
 """Reads for the concurrency and categories protocols.
 
-It owns what the pages and the API show of those results, all read defensively from the points
-and summary each run stores in `Run.raw_result` (a stored file may lack a field or carry nulls;
-that shows as "–", never an error):
+It owns what the pages and the API show of those results, all read from the points and requests
+of each run's stored result through its typed, lenient view (`leaderboard.stored_results`; a
+stored file may lack a field or carry nulls: that shows as "–", never an error):
 
 - concurrency: per level the aggregate tok/s over rounds (n, mean, 95% interval), per-request
   decode tok/s, time to first token, acceptance, and the speedup derived here (the aggregate mean
@@ -13,7 +13,7 @@ that shows as "–", never an error):
   (`concurrency_view` for a config page, `concurrency_targets` and `concurrency_series` for
   /concurrency/); each level carries its latency percentiles and goodput at a TPOT objective,
   derived from the stored requests (`selectors.serving`).
-- the helpers both protocols' reads share (stored points read defensively, a row's paired
+- the helpers both protocols' reads share (the stored results of some runs, a row's paired
   baseline points, its flags and short label); the categories protocol's own reads are in
   `selectors.categories`.
 Energy and the roofline of the same results are read in `selectors.energy`.
@@ -29,7 +29,7 @@ from leaderboard import verdicts
 from leaderboard.models import Config, LeaderboardEntry
 from leaderboard.selectors.answers.serving import latency_by_level
 from leaderboard.selectors.evidence.definitions import baseline_run_id
-from leaderboard.stored_results import StoredResult, whole_stored_results
+from leaderboard.stored_results import StoredResult, stored_results
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 CONCURRENCY = "concurrency"
@@ -70,29 +70,24 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
     return numerator / denominator if numerator is not None and denominator else None
 
 
-def _points(raw_result: object) -> list:
-    points = _mapping(raw_result).get("points")
-    return points if isinstance(points, list) else []
+def _stored(run_ids: Iterable[int | None]) -> dict[int, StoredResult]:
+    """The stored results of some runs with their request records, in two queries:
+    {run id: view}."""
+    return stored_results(run_ids, requests=True)
 
 
-def _paired_points(raw_result: object) -> list:
-    """The points of the baseline stored inside a result (older results kept it there)."""
-    return _points(_mapping(raw_result).get("baseline"))
+def _paired_points(own: StoredResult | None, baseline: StoredResult | None) -> list[dict]:
+    """The paired baseline's points: the runner's own baseline (the same invocation) where the
+    result kept it, else those of the baseline batch the row's speedup is measured against."""
+    if own is not None and own.baseline_points:
+        return list(own.baseline_points)
+    return list(baseline.points) if baseline else []
 
 
-def _stored(run_ids: Iterable[int | None]) -> dict[int, object]:
-    """The stored results of some runs, in one query: {run id: raw_result}."""
-    wanted = {pk for pk in run_ids if pk is not None}
-    if not wanted:
-        return {}
-    return whole_stored_results(wanted)
-
-
-def _reference_points(entry: LeaderboardEntry, stored: dict[int, object]) -> list:
-    """The paired baseline's points for a row: the runner's own baseline (the same invocation)
-    where the result kept it, else the baseline batch the row's speedup is measured against."""
+def _reference_points(entry: LeaderboardEntry, stored: dict[int, StoredResult]) -> list[dict]:
+    """A row's paired baseline points (`_paired_points`), from the stored results read."""
     own = stored.get(entry.best_run_id or 0)
-    return _paired_points(own) or _points(stored.get(baseline_run_id(entry) or 0))
+    return _paired_points(own, stored.get(baseline_run_id(entry) or 0))
 
 
 def _flags(entry: LeaderboardEntry) -> list[str]:
@@ -183,11 +178,6 @@ def _acceptance_figures(found: verdicts.LevelAcceptance | None) -> dict:
     }
 
 
-def _requests(raw_result: object) -> list:
-    requests = _mapping(raw_result).get("requests")
-    return requests if isinstance(requests, list) else []
-
-
 def crossover(rows: Sequence[dict]) -> int | None:
     """The point estimate of the crossover: the lowest level whose speedup is below 1, None if
     none is (the chart's marker and the API's `crossover`); its uncertainty, in words, is
@@ -214,15 +204,17 @@ def _curve(rows: list[dict]) -> dict:
 
 def _concurrency_line(
     entry: LeaderboardEntry,
-    stored: dict[int, object],
+    stored: dict[int, StoredResult],
     tpot_ms_objective: float = DEFAULT_TPOT_OBJECTIVE_MS,
 ) -> dict:
     config = entry.config
-    raw = stored.get(entry.best_run_id or 0)
+    own = stored.get(entry.best_run_id or 0) or StoredResult()
+    # The verdicts read a result's points and requests as lists.
+    points = list(own.points)
     reference = _reference_points(entry, stored) if config.is_speculative else []
-    rows = concurrency_rows(_points(raw), reference, _requests(raw))
+    rows = concurrency_rows(points, reference, list(own.requests))
     # Each level's latency percentiles and goodput, from the stored requests (selectors.serving).
-    latency = latency_by_level(StoredResult.of_file(raw), tpot_ms_objective=tpot_ms_objective)
+    latency = latency_by_level(own, tpot_ms_objective=tpot_ms_objective)
     for row in rows:
         row["latency"] = latency.get(row["concurrency"])
     baseline = config.baseline if config.baseline_id else None
@@ -230,7 +222,7 @@ def _concurrency_line(
         "key": config.key,
         "ranking_key": entry.ranking_key,
         "ranking_label": entry.ranking_label,
-        "crossover_text": crossover_words(_points(raw), reference) if reference else "",
+        "crossover_text": crossover_words(points, reference) if reference else "",
         "run_id": entry.best_run_id,
         "label": f"{config.label} · {entry.hardware.gpu_name}",
         "short_label": _short_label(config),

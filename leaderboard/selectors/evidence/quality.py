@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from leaderboard import verdicts
+from leaderboard.stored_results import StoredSection
 from runner.stats import wilson_interval
 
 QUALITY_DEFINITION = (
@@ -63,18 +64,17 @@ def _difference(paired: dict) -> dict[str, Any] | None:
     }
 
 
-def quality_view(*, summary: object) -> dict[str, Any] | None:
+def quality_view(stored: StoredSection) -> dict[str, Any] | None:
     """{"accuracy", "baseline" (None unpaired), "difference" (None unpaired), "definition"} of a
     stored result's summary; None where it has no quality figures (another protocol)."""
-    summary = summary if isinstance(summary, dict) else {}
-    own = summary.get("quality")
-    if not isinstance(own, dict):
+    own = stored.quality
+    if own is None:
         return None
     tasks, correct = _count(own.get("tasks")), _count(own.get("correct"))
     if not tasks or correct is None or correct > tasks:
         return None
-    paired = summary.get("quality_difference")
-    found = _difference(paired) if isinstance(paired, dict) else None
+    paired = stored.quality_difference
+    found = _difference(paired) if paired is not None else None
     return {
         "accuracy": _accuracy(correct, tasks),
         "baseline": found["baseline"] if found else None,
@@ -83,21 +83,15 @@ def quality_view(*, summary: object) -> dict[str, Any] | None:
     }
 
 
-def quality_tasks_of(raw_result: object) -> list[dict[str, Any]] | None:
+# What the API shows of each scored task, as the runner's score names it.
+TASK_FIELDS = ("task_id", "kind", "expected", "extracted", "correct")
+
+
+def quality_tasks_of(stored: StoredSection) -> list[dict[str, Any]] | None:
     """Each measured request's scored task of a stored result (index, task id, kind, expected
     and extracted answers, correct), in order; None where it has none."""
-    requests = raw_result.get("requests") if isinstance(raw_result, dict) else None
-    if not isinstance(requests, list):
-        return None
-    tasks = []
-    for record in requests:
-        score = record.get("quality") if isinstance(record, dict) else None
-        if isinstance(score, dict):
-            tasks.append(
-                {"index": record.get("index")}
-                | {
-                    name: score.get(name)
-                    for name in ("task_id", "kind", "expected", "extracted", "correct")
-                }
-            )
+    tasks = [
+        {"index": index} | {name: score.get(name) for name in TASK_FIELDS}
+        for index, score in stored.quality_scores
+    ]
     return tasks or None
