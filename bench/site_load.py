@@ -734,7 +734,7 @@ def main() -> int:
         choices=("sync", "deployed"),
         default="sync",
         help="gunicorn's sync workers on leaderboard.wsgi (the figures before 2026-12-03), or "
-        "the server as deployed: leaderboard.asgi with leaderboard/web/gunicorn_conf.py",
+        "the server as deployed: leaderboard.wsgi with leaderboard/web/gunicorn_conf.py",
     )
     parser.add_argument("--submissions", type=int, default=1000)
     parser.add_argument(
@@ -844,8 +844,8 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     if args.server == "deployed":
-        # As deployed (leaderboard/web/gunicorn_conf.py: asyncio workers, keep-alive), its access
-        # log thrown away.
+        # As deployed (leaderboard/web/gunicorn_conf.py: threaded workers, keep-alive), its
+        # access log thrown away.
         command = ["leaderboard.wsgi", "-c", "python:leaderboard.web.gunicorn_conf"]
         command += ["--access-logfile", "/dev/null", "--log-level", "warning"]
     else:
@@ -859,7 +859,7 @@ def main() -> int:
         cwd=REPOSITORY,
     )
     figures["web server"] = f"gunicorn {command[0]}, {args.gunicorn_workers} " + (
-        "asyncio workers (gunicorn_conf.py)" if args.server == "deployed" else "sync workers"
+        "threaded workers (gunicorn_conf.py)" if args.server == "deployed" else "sync workers"
     )
     processes = [server]
     try:

@@ -393,7 +393,8 @@ class SubmitForm(forms.Form):
         return data
 
     def config_data(self) -> dict[str, Any]:
-        """The runner config the cleaned fields describe; empty fields take the schema's defaults."""
+        """The runner config the cleaned fields describe; empty fields take the schema's
+        defaults."""
         data = self.cleaned_data
         config = {
             name: data.get(name) for name in CONFIG_FIELDS if data.get(name) not in (None, "", [])
@@ -483,7 +484,7 @@ class CompareForm(forms.Form):
     )
 
     def clean_keys(self) -> list[str]:
-        # The rules (how many, which exist) are selectors.compare', shared with the API.
+        # The rules (how many, which exist) are selectors.answers.compare', shared with the API.
         return selectors.requested_keys(self.cleaned_data["keys"])
 
 

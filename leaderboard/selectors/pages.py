@@ -5,7 +5,7 @@ request its view has already parsed and validated, so a view only parses, calls 
   with their ranks, each
   ranking's baseline beside its heading as the denominator and the baselines of the page's
   rankings; and the rows kept off the ranking (test weights apart). The page's other parts are
-  `selectors.glance` (the fastest draft per GPU and target) and the speedup chart.
+  `selectors.board.glance` (the fastest draft per GPU and target) and the speedup chart.
 - `config_page`: a config's rows and a page of its runs, its one best run (the run its best row
   stores: the verdicts' rule) and that run's figures (energy, acceptance by position and its
   spread), the memory trade-off, the concurrency and categories figures, and whether it can be
@@ -306,7 +306,7 @@ def config_page(*, config: Config, runs_page: int, page_size: int) -> dict:
         "runs_page": shown,
         "provenance_run": best,
         "provenance": provenance_facts(run=best) if best else None,
-        # The best run's latency percentiles and goodput per point (selectors.serving).
+        # The best run's latency percentiles and goodput per point (selectors.answers.serving).
         "latency": run_latency(run_id=best.pk) if best else None,
         "chart": config_chart_data(runs=runs, first=shown.start_index()),
         "acceptance": figures["acceptance"] if figures else {"positions": [], "rate": []},
@@ -341,7 +341,7 @@ def run_page(*, run: Run, requests_page: int, page_size: int) -> dict:
         "gpus": figures["gpus"],
         "provenance": provenance_facts(run=run),
         "spread": figures["spread"],
-        # Latency percentiles and goodput per point, from its requests (selectors.serving).
+        # Latency percentiles and goodput per point, from its requests (selectors.answers.serving).
         "latency": run_latency(run_id=run.pk),
         "stale": is_stale(run.engine_release, newest_release_number()),
     }
@@ -378,7 +378,7 @@ def concurrency_page(
     """The concurrency lines of a target on a hardware, ranked at `level` (None: the series'
     own choice), and what the chart draws of them; each level's latency with its goodput at
     `tpot_ms_objective`, and the throughput per GPU against tok/s per user ("pareto",
-    `selectors.serving`); empty without a target."""
+    `selectors.answers.serving`); empty without a target."""
     series = (
         concurrency_series(
             target_name=target_name,

@@ -4,7 +4,7 @@
 on CPU builds), in MiB below 1 GiB, and nothing at all when no memory was measured (0 or
 missing); `per_gpu` each GPU's own peak and energy where a run was on several. Both receive
 finished values (a row or run's columns, a stored result's GPUs) and call nothing; the
-provenance panel's facts and its command are `selectors.provenance`'s.
+provenance panel's facts and its command are `selectors.evidence.provenance`'s.
 """
 
 from __future__ import annotations

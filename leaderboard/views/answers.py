@@ -72,7 +72,7 @@ def context(request: HttpRequest) -> HttpResponse:
     return page_cache.shows(response, rankings=None, kept=asked == (target, hardware))
 
 
-# How many configs the compare page's picker offers boxes for (selectors.compare's most).
+# How many configs the compare page's picker offers boxes for (selectors.answers.compare's most).
 PICKER_SLOTS = 4
 
 

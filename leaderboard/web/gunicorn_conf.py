@@ -9,6 +9,10 @@ two per CPU the server may use, plus one (gunicorn's advice), WEB_WORKERS to cho
 refuses to start several processes on a per-process cache outside DEBUG (the API's throttles and
 the page cache would then count and cache per process), and more threads than PostgreSQL has
 connections for.
+
+A new connection holds a thread for up to 5 s while its request arrives (gunicorn's own rule), so
+the deployment puts nginx in front (deploy/nginx.conf, on the Unix socket SPECBOARD_BIND names):
+idle and slow clients wait there, and gunicorn sees whole requests.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ wsgi_app = "leaderboard.wsgi:application"
 worker_class = "gthread"
 # A refused download waits a second on its thread (api.throttles.AnonymousExportThrottle).
 threads = int(os.environ.get("WEB_THREADS") or 8)
-# Each process listens on a socket of its own (SO_REUSEPORT), and the kernel spreads new
-# connections over them, so kept-alive connections do not bunch on the first process to wake.
-reuse_port = True
+# On TCP each process listens on a socket of its own (SO_REUSEPORT), and the kernel spreads new
+# connections over them, so kept-alive connections do not bunch on the first process to wake. A
+# Unix socket (behind the proxy: deploy/nginx.conf) is one socket the processes share.
+reuse_port = not bind.startswith("unix:")
 # Idle keep-alive connections are closed after this many seconds; requests time out after 60.
 keepalive = 5
 timeout = 60

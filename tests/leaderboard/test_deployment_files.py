@@ -55,7 +55,16 @@ def test_the_gpu_worker_gets_the_broker_and_models_but_no_database_credentials()
 
 def test_compose_services_use_variables_the_settings_understand():
     services = compose()["services"]
-    assert set(services) == {"redis", "db", "backup", "web", "worker-db", "beat", "worker-gpu"}
+    assert set(services) == {
+        "redis",
+        "db",
+        "backup",
+        "proxy",
+        "web",
+        "worker-db",
+        "beat",
+        "worker-gpu",
+    }
     assert celery_command(services["beat"])[:5] == ["-m", "celery", "-A", "leaderboard", "beat"]
     assert "--appendonly" in services["redis"]["command"][0]
     web = services["web"]["environment"]
@@ -162,5 +171,21 @@ def test_the_web_server_runs_gunicorns_threaded_workers_from_the_project_configu
 
     assert gunicorn_conf.worker_class == "gthread"
     assert gunicorn_conf.wsgi_app == "leaderboard.wsgi:application"
-    # A listening socket per process, so the kernel spreads connections over the processes.
-    assert gunicorn_conf.reuse_port is True
+    # On TCP a listening socket per process, so the kernel spreads connections over them.
+    assert gunicorn_conf.reuse_port is (not gunicorn_conf.bind.startswith("unix:"))
+
+
+def test_the_proxy_publishes_the_site_and_reaches_the_web_server_on_a_unix_socket():
+    # Idle and slow clients wait in nginx (tests/system/test_web_server.py starts the same file);
+    # the web server listens only on the socket the proxy shares, and counts the proxy's entry.
+    services = compose()["services"]
+    proxy, web = services["proxy"], services["web"]
+    assert "ports" not in web and proxy["ports"] == ["${WEB_PUBLISH:-127.0.0.1:8000}:8000"]
+    assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in proxy["volumes"]
+    assert web["environment"]["SPECBOARD_BIND"] == "unix:/run/specboard/web.sock"
+    assert web["environment"]["SPECBOARD_TRUSTED_PROXIES"].endswith(":-1}")
+    shared = {volume.split(":")[0] for volume in proxy["volumes"]} & {
+        volume.split(":")[0] for volume in web["volumes"]
+    }
+    assert shared == {"web-socket"}
+    assert "server unix:/run/specboard/web.sock;" in (REPOSITORY / "deploy/nginx.conf").read_text()

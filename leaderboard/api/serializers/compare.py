@@ -1,7 +1,7 @@
 """The compare resource's serializers: the query (two to four config keys) and the comparison.
 
-How many keys and which exist are `selectors.compare`'s rules, shared with the compare page; a
-refusal is answered by the API's exception handler (`leaderboard.api.errors`).
+How many keys and which exist are `selectors.answers.compare`'s rules, shared with the compare
+page; a refusal is answered by the API's exception handler (`leaderboard.api.errors`).
 """
 
 from __future__ import annotations

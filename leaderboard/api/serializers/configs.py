@@ -6,7 +6,7 @@ measured. The detail adds its best row's per-level
 concurrency figures and crossover, its per-category figures, or its per-output-length figures
 (``ConfigDetailSerializer``, from ``selectors.config_protocol_figures``): null for the other
 protocols; and, whatever the protocol, its best run's latency percentiles and goodput per point
-(``latency``, ``selectors.serving.run_latency``).
+(``latency``, ``selectors.answers.serving.run_latency``).
 """
 
 from __future__ import annotations
@@ -124,5 +124,6 @@ class ConfigDetailSerializer(ConfigSerializer):
 
     @extend_schema_field(RunLatencySerializer(allow_null=True))
     def get_latency(self, config: FinishedConfig) -> dict | None:
-        """The best run's latency percentiles and goodput per point (`selectors.serving`)."""
+        """The best run's latency percentiles and goodput per point
+        (`selectors.answers.serving`)."""
         return config.latency

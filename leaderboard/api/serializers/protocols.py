@@ -3,8 +3,8 @@
 `/api/v1/concurrency` lists the lines of the /concurrency/ page (`ConcurrencySerializer`, with
 its query); a config's detail (`serializers.configs`) shows its best row's levels
 (`ConcurrencyLevelSerializer`) or categories (`CategoryFigureSerializer`). Every figure comes
-from `leaderboard.selectors.evidence.protocols` and `selectors.categories`, which read stored
-results defensively: null, never 0, where a result lacks it.
+from `leaderboard.selectors.evidence.protocols` and `selectors.evidence.categories`, which read
+stored results defensively: null, never 0, where a result lacks it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The runs resource's serializers: a run, its per-request records, and its read-only figures.
 
-A run's ``energy`` and ``roofline`` are read from its stored result (``selectors.energy``: the
-roofline derived from the result's own evidence, never read as stored); a run's detail adds its
-``acceptance_spread`` (``selectors.spread``): a histogram of per-request acceptance in bins of 10%
-and the smallest, 10th percentile, median, 90th percentile and largest of acceptance and tau,
-from its request records. Each is null where nothing was measured (CPU hosts, older results, a
-baseline that drafted nothing) or the stored figures are malformed, never an error. A config's
-energy and roofline, its best run's, reuse the figures' serializers here
+A run's ``energy`` and ``roofline`` are read from its stored result (``selectors.evidence.energy``:
+the roofline derived from the result's own evidence, never read as stored); a run's detail adds its
+``acceptance_spread`` (``selectors.evidence.spread``): a histogram of per-request acceptance in
+bins of 10% and the smallest, 10th percentile, median, 90th percentile and largest of acceptance
+and tau, from its request records. Each is null where nothing was measured (CPU hosts, older
+results, a baseline that drafted nothing) or the stored figures are malformed, never an error. A
+config's energy and roofline, its best run's, reuse the figures' serializers here
 (``serializers.configs``).
 """
 

@@ -44,7 +44,7 @@ class GoodputSerializer(serializers.Serializer):
 
 
 class LatencySerializer(serializers.Serializer):
-    """Latency of some requests in ms (`selectors.serving.DEFINITIONS`)."""
+    """Latency of some requests in ms (`selectors.answers.serving.DEFINITIONS`)."""
 
     ttft_ms = PercentilesSerializer(help_text="Time to first token, per request.")
     tpot_ms = PercentilesSerializer(

@@ -4,7 +4,7 @@ The list is the page's main ranking unless the query names a source or asks for 
 each page is kept whole until a ranking it shows changes (`leaderboard.web.page_cache`). The
 exports take the list's query (and its default) but no pages, up to `EXPORT_ROW_LIMIT` rows, with
 formula-safe CSV cells (`leaderboard.exports`). Compare puts two to four configs side by side under
-the rules in `selectors.compare`, the same ones as the compare page.
+the rules in `selectors.answers.compare`, the same ones as the compare page.
 """
 
 from __future__ import annotations

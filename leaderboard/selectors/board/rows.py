@@ -3,11 +3,11 @@
 It owns the board's vocabulary (sources, protocols and `RANKED`, the rows that compete; the
 orderings live with the ranks), the filtered and sorted `leaderboard_entries` with the choices
 its filters offer, staleness against the newest engine release measured by our workers, the
-rows a page renders (`leaderboard_rows`: each with its rank from `selectors.ranks`, its numbers'
-definitions and their evidence; `row_places`, what a page shows of a row but its figures), the
-memory-fit recommendation `best_config_for` (its rows read as values, `FitRow`), and
+rows a page renders (`leaderboard_rows`: each with its rank from `selectors.board.ranks`, its
+numbers' definitions and their evidence; `row_places`, what a page shows of a row but its figures),
+the memory-fit recommendation `best_config_for` (its rows read as values, `FitRow`), and
 `leaderboard_from_runs`, the read-time aggregate kept for benchmarks. The front page's answer
-per GPU and target is `selectors.glance`.
+per GPU and target is `selectors.board.glance`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 derived speedup, with intervals over the category's prompts and an "anecdotal" mark below three
 prompts (`verdicts.categories`; `category_view`), and the speculative config x category heatmap
 of acceptance and speedup (`category_targets`, `category_heatmap`). Stored points are read
-defensively by the helpers in `selectors.protocols`.
+defensively by the helpers in `selectors.evidence.protocols`.
 """
 
 from __future__ import annotations

@@ -369,7 +369,7 @@ def _short_label(entry: LeaderboardEntry) -> str:
 
 def _context_line(entry: LeaderboardEntry, evidence: dict) -> dict:
     """A config's line on one hardware kind: its figures and speedup at each depth, and across
-    them (`selectors.definitions.row_evidence`)."""
+    them (`selectors.evidence.definitions.row_evidence`)."""
     depths = evidence["depths"]
     config = entry.config
     return {

@@ -57,7 +57,7 @@ BEST_OF_BATCHES = (
     "with its interval, is beside it"
 )
 STALE = "stale: measured with an engine release older than the newest our workers measured with"
-# Energy and the roofline (selectors.energy shows them beside their numbers).
+# Energy and the roofline (selectors.evidence.energy shows them beside their numbers).
 JOULES_PER_TOKEN = (
     "J/token: NVML's energy counter across the measured requests over their generated tokens; "
     "each request's energy includes its prefill and any idle time within it"
@@ -253,8 +253,8 @@ def row_evidence(*, entries: Sequence[LeaderboardEntry]) -> dict[int, dict]:
     rows, every depth's figures against the paired baseline at the same depth.
 
     Three queries whatever the page's size: the best and baseline batches' counts, the best
-    batches' results for their energy and derived roofline (``selectors.energy``), then the
-    depth points of the depth rows' best batches and of their baseline batches.
+    batches' results for their energy and derived roofline (``selectors.evidence.energy``), then
+    the depth points of the depth rows' best batches and of their baseline batches.
     """
     counts = _batch_counts(entries)
     # The best batches' energy and roofline, the roofline derived from each result's evidence.

@@ -4,7 +4,7 @@ It owns what the run and config resources say of energy (``energy``: joules per 
 token) and of the roofline (``roofline``: the runner's ``Roofline`` fields), and the pages'
 fuller figures (``energy_figures``; ``run_energy_figures`` and ``energy_by_run`` for stored
 runs, computed once per change of the board), with the definition sentences
-(``selectors.definitions``) beside them.
+(``selectors.evidence.definitions``) beside them.
 
 Energy is read from a stored result's summary (``leaderboard.stored_results``), which the door
 checked against the requests' energy. There is no energy of an accepted draft token:
@@ -203,7 +203,7 @@ def _energy_definitions(*, concurrency: bool) -> dict[str, str]:
     }
 
 
-# The per-row figures the board reads (selectors.definitions.row_evidence); the API's
+# The per-row figures the board reads (selectors.evidence.definitions.row_evidence); the API's
 # joules_per_accepted_token of a leaderboard row is null since nothing derives it.
 ENERGY_KEYS = ("joules_per_token", "roofline_fraction", "roofline_flag")
 # The version of the rules in `energy_figures`: raise it when they change, so that figures kept

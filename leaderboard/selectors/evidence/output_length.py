@@ -2,7 +2,7 @@
 with its 95% interval and its verdict (`verdicts.output_length`), as the config page's table and
 its "speedup against output length" chart (`output_length_view`), and as plain data for the API.
 Stored results are read through their typed view (`leaderboard.stored_results`) and the
-helpers in `selectors.protocols`.
+helpers in `selectors.evidence.protocols`.
 """
 
 from __future__ import annotations

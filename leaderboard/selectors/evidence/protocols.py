@@ -12,11 +12,11 @@ stored file may lack a field or carry nulls: that shows as "–", never an error
   `concurrency_series` ranks the configs at a level the page chooses, within their ranking
   (`concurrency_view` for a config page, `concurrency_targets` and `concurrency_series` for
   /concurrency/); each level carries its latency percentiles and goodput at a TPOT objective,
-  derived from the stored requests (`selectors.serving`).
+  derived from the stored requests (`selectors.answers.serving`).
 - the helpers both protocols' reads share (the stored results of some runs, a row's paired
   baseline points, its flags and short label); the categories protocol's own reads are in
-  `selectors.categories`.
-Energy and the roofline of the same results are read in `selectors.energy`.
+  `selectors.evidence.categories`.
+Energy and the roofline of the same results are read in `selectors.evidence.energy`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 CONCURRENCY = "concurrency"
 CATEGORIES = "categories"
-# Protocols whose rows rank only among rows of the same protocol (selectors.ranks).
+# Protocols whose rows rank only among rows of the same protocol (selectors.board.ranks).
 SEPARATE_PROTOCOLS = (CONCURRENCY, CATEGORIES)
 # A level's drafting figures (`_acceptance_figures`), all null without request records.
 DRAFTING_FIGURES = (
@@ -213,7 +213,8 @@ def _concurrency_line(
     points = list(own.points)
     reference = _reference_points(entry, stored) if config.is_speculative else []
     rows = concurrency_rows(points, reference, list(own.requests))
-    # Each level's latency percentiles and goodput, from the stored requests (selectors.serving).
+    # Each level's latency percentiles and goodput, from the stored requests
+    # (selectors.answers.serving).
     latency = latency_by_level(own, tpot_ms_objective=tpot_ms_objective)
     for row in rows:
         row["latency"] = latency.get(row["concurrency"])

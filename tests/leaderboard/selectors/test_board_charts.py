@@ -1,4 +1,4 @@
-"""The front page's speedup chart and the /hardware/ comparison (selectors.board_charts): each
+"""The front page's speedup chart and the /hardware/ comparison (selectors.board.charts): each
 bar's and each best speedup's colour comes with the verdicts' word from the selector, never
 decided in the page."""
 

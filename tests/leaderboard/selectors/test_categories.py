@@ -1,4 +1,4 @@
-"""Per-category figures (selectors.categories): the category chart gives each speedup its
+"""Per-category figures (selectors.evidence.categories): the category chart gives each speedup its
 interval over prompts and the verdicts' word on it."""
 
 from __future__ import annotations

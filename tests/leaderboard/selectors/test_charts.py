@@ -1,6 +1,6 @@
-"""The plain lists behind the charts (selectors.charts): n_max series of one ranking against their
-own paired baseline, from ranked rows only, their findings by the board's own test; each
-depth against the paired baseline at that depth, context lines grouped by target and
+"""The plain lists behind the charts (selectors.evidence.charts): n_max series of one ranking
+against their own paired baseline, from ranked rows only, their findings by the board's own test;
+each depth against the paired baseline at that depth, context lines grouped by target and
 hardware, and speedup against concurrency at the levels that have a baseline."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The compare rules (selectors.compare): configs of different workloads are shown side by
+"""The compare rules (selectors.answers.compare): configs of different workloads are shown side by
 side but never set against each other; a difference's interval is Welch's with its exact df. The
 picker lists configs by readable labels and takes a label, a key or a part of one label."""
 

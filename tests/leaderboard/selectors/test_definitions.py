@@ -1,4 +1,4 @@
-"""What a row's numbers mean and the depths behind them (selectors.definitions): per-depth
+"""What a row's numbers mean and the depths behind them (selectors.evidence.definitions): per-depth
 speedups only against the baseline at that depth, each with its interval and verdict, a depth
 row's interval said to be pooled across depths, and depth points that carry strings left out,
 never breaking a page."""

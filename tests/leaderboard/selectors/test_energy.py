@@ -1,5 +1,5 @@
-"""selectors.energy for the board and the pages: a stored figure is read as stored (a string is
-not a number), and the roofline is derived from the result's own evidence."""
+"""selectors.evidence.energy for the board and the pages: a stored figure is read as stored (a
+string is not a number), and the roofline is derived from the result's own evidence."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The front page's answer at a glance (`selectors.glance.fastest_drafts`): decided for the pairs
-it shows, naming the rankings it shows (for the page cache); every workload where a draft is faster
-than none named, in an order that does not follow what was submitted last."""
+"""The front page's answer at a glance (`selectors.board.glance.fastest_drafts`): decided for the
+pairs it shows, naming the rankings it shows (for the page cache); every workload where a draft is
+faster than none named, in an order that does not follow what was submitted last."""
 
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ def test_a_run_recorded_in_one_shown_ranking_shows_on_the_next_read(
 def test_the_front_page_reads_no_column_of_the_glance_rows_it_did_not_fetch(
     client, user, ranked_models, make_result, monkeypatch
 ):
-    # The glance reads up to 500 rows a pair as values (selectors.draft_rows): nothing the page
-    # shows of them is fetched row by row; here a lazy fetch raises instead.
+    # The glance reads up to 500 rows a pair as values (selectors.answers.draft_rows): nothing the
+    # page shows of them is fetched row by row; here a lazy fetch raises instead.
     from django.db.models import FETCH_RAISE
 
     from leaderboard.selectors.board import glance

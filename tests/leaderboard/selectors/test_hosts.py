@@ -1,4 +1,4 @@
-"""Who serves each hardware kind (selectors.hosts): a host online, offline, unknown or revoked
+"""Who serves each hardware kind (selectors.jobs.hosts): a host online, offline, unknown or revoked
 by its signed messages and the workers that answer, each kind's queue, running job and release,
 and the broker's answer cached for the page. (The /hosts/ page is in
 tests/leaderboard/views/test_host_pages.py, GET /api/v1/hosts in api/test_api_hosts.py.)"""

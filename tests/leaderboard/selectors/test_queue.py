@@ -1,5 +1,5 @@
-"""Where a queued job stands (selectors.queue): its place in its hardware's queue (position, jobs
-ahead), the typical duration of a job on its hardware and when it should start, played out on
+"""Where a queued job stands (selectors.jobs.queue): its place in its hardware's queue (position,
+jobs ahead), the typical duration of a job on its hardware and when it should start, played out on
 the workers the running jobs hold; with hostile data (null or backwards timestamps, progress
 that promises a start past any calendar) the start is unknown, never an error."""
 

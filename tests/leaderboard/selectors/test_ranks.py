@@ -1,6 +1,6 @@
-"""Ranks as the board stores them (selectors.ranks): each page row's rank read for that page only
-matches the ranking of every row (the rules spelled out here over the stored rows, Welch's test
-from scipy), a faster row never ranks below a slower one, and one request keeps its place; the
+"""Ranks as the board stores them (selectors.board.ranks): each page row's rank read for that page
+only matches the ranking of every row (the rules spelled out here over the stored rows, Welch's
+test from scipy), a faster row never ranks below a slower one, and one request keeps its place; the
 filter choices list each target once. Rankings compare only what is comparable (one per workload,
 tok/s definition, GPU and release, each under its heading): ranks by the sorted field, kept-off
 rows unranked, Welch labels instead of shared ranks and none without an interval; concurrency

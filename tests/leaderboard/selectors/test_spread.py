@@ -1,6 +1,6 @@
-"""How acceptance spreads over a run's requests (selectors.spread): a histogram and percentiles
-computed from the stored request records (never a host's summary), and none at all where no
-request drafted."""
+"""How acceptance spreads over a run's requests (selectors.evidence.spread): a histogram and
+percentiles computed from the stored request records (never a host's summary), and none at all
+where no request drafted."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The output-length protocol on the site: the config page's "speedup against output length"
-table and chart data, the API's per-length figures (both from `selectors.output_length`, by the
-verdict layer's rule), how such a row ranks (its own ranking, as a depth sweep), and hostile
+table and chart data, the API's per-length figures (both from `selectors.evidence.output_length`,
+by the verdict layer's rule), how such a row ranks (its own ranking, as a depth sweep), and hostile
 uploads (NaN, huge or unsorted lengths) refused with a clear error while every page stays up."""
 
 from __future__ import annotations

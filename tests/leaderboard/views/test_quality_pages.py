@@ -1,6 +1,6 @@
 """The quality protocol on the site: the accuracies and their paired difference beside the
-fidelity badge on the config and run pages and in the API (from `selectors.quality`, the verdict
-from `verdicts.quality_change`), how such a row ranks (only among the same tasks, seed and
+fidelity badge on the config and run pages and in the API (from `selectors.evidence.quality`, the
+verdict from `verdicts.quality_change`), how such a row ranks (only among the same tasks, seed and
 length), and hostile uploads (a contradicting claim, NaN, NUL, huge answers) refused with a
 clear error while every page stays up."""
 
