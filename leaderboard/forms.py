@@ -16,6 +16,7 @@ from typing import Any, cast
 from django import forms
 
 from leaderboard import selectors, services
+from leaderboard.models import Hardware
 from leaderboard.presets import (
     CONTEXT_FIELDS,
     PRESETS,
@@ -301,35 +302,28 @@ class SubmitForm(forms.Form):
     )
     prompts_per_category = forms.IntegerField(label="Prompts per category", required=False)
 
-    def __init__(self, *args: Any, preset: str = "quick", **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, offer: selectors.SubmitOffer, preset: str = "quick", **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self._offer_hardware()
-        self._offer_models()
+        self._offer(offer)
         self._start_at_preset(preset)
         self.submission: services.ValidatedConfig | None = None
 
-    def _offer_hardware(self) -> None:
-        hardware = selectors.servable_hardware()
-        _choice_field(self, "hardware").choices = [(h.slug, str(h)) for h in hardware]
+    def _offer(self, offer: selectors.SubmitOffer) -> None:
+        _choice_field(self, "hardware").choices = list(offer.hardware)
+        _choice_field(self, "target_model").choices = list(offer.targets)
+        _choice_field(self, "draft_model").choices = [("", "none"), *offer.drafts]
+        self.training_contexts = offer.training_contexts
         # Threads start at what is fastest on each host (the page's script follows the chosen
         # one); the form says why.
-        self.threads_advice = {h.slug: selectors.threads_advice(hardware=h) for h in hardware}
+        self.threads_advice = offer.threads_advice
         chosen_hardware = self.initial.get("hardware") or next(iter(self.threads_advice), None)
         known = self.threads_advice.get(chosen_hardware) if chosen_hardware else None
-        advice = known or selectors.threads_advice(hardware=None)
+        advice = known or offer.default_advice
         if "threads" not in self.initial:
             self.fields["threads"].initial = advice.threads
             self.fields["threads"].help_text = threads_help(advice.reason)
-
-    def _offer_models(self) -> None:
-        targets = selectors.registered_models(role="target")
-        _choice_field(self, "target_model").choices = [(m.path, m.name) for m in targets]
-        # Each target's training context, which the sweeps' lengths are fitted to.
-        self.training_contexts = {m.path: m.model_info().context_length for m in targets}
-        drafts = selectors.registered_models()
-        _choice_field(self, "draft_model").choices = [("", "none")] + [
-            (m.path, f"{m.name} ({m.architecture})") for m in drafts
-        ]
 
     def _start_at_preset(self, preset: str) -> None:
         # Every protocol field starts at the runner's default: the preset's protocol first.
@@ -510,22 +504,23 @@ class BestConfigForm(forms.Form):
         help_text="How many such GPUs: rows measured on more GPUs than this are left out.",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, targets: list[str], hardware: list[Hardware], **kwargs: Any
+    ) -> None:
+        """`targets`: the target models' names; `hardware`: the kinds to offer (those with a
+        known memory size are)."""
         super().__init__(*args, **kwargs)
-        _choice_field(self, "target").choices = [
-            (t["name"], t["name"]) for t in selectors.target_summaries()
-        ]
+        self.hardware_kinds = {h.slug: h for h in hardware if h.memory_bytes}
+        _choice_field(self, "target").choices = [(name, name) for name in targets]
         _choice_field(self, "hardware").choices = [("", "any (enter memory)")] + [
-            (h.slug, f"{h.label} ({h.slug})")
-            for h in selectors.hardware_summaries()
-            if h.memory_bytes
+            (h.slug, f"{h.label} ({h.slug})") for h in self.hardware_kinds.values()
         ]
 
     def clean(self) -> dict[str, Any]:
         # Form.clean returns cleaned_data (the stubs allow an override's None).
         cleaned = cast(dict[str, Any], super().clean())
         slug = cleaned.get("hardware")
-        cleaned["hardware_row"] = selectors.hardware_by_slug(slug=slug) if slug else None
+        cleaned["hardware_row"] = self.hardware_kinds.get(slug) if slug else None
         if not slug and cleaned.get("memory_gb") is None and "memory_gb" not in self.errors:
             self.add_error("memory_gb", "Pick a GPU or enter its memory in GB.")
         return cleaned

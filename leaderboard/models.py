@@ -658,10 +658,6 @@ class LeaderboardEntry(models.Model):
         return f"{self.config} on {self.hardware} ({self.engine_release})"
 
     @property
-    def is_baseline(self) -> bool:
-        return not self.config.is_speculative
-
-    @property
     def evidence_note(self) -> str:
         """ "anecdotal: from 1 verify step, 6 drafted tokens" where anecdotal, else empty."""
         # The verdicts read models (workloads): imported here, not at the top.

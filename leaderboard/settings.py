@@ -359,10 +359,10 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 5000},
     },
     # The pages kept for visitors not signed in (leaderboard.web.page_cache), in each web process's
-    # memory: a kept page is checked against its rankings' versions in the database on every
-    # request, so a process's copy is never served out of date, and a hit costs no round trip
-    # to Redis for its hundreds of KB. At most this many pages a process (the largest, the
-    # front page at 1M runs, is 440 KB).
+    # memory: a kept page is checked against its rankings' versions in the database (read at
+    # most once per SPECBOARD_BOARD_VERSION_SECONDS), and a hit costs no round trip to Redis for
+    # its hundreds of KB. At most this many pages a process (the largest, the front page at 1M
+    # runs, is 440 KB).
     "pages": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "pages",
@@ -476,6 +476,14 @@ SPECBOARD_MAX_JSON_BYTES = 256 * 1024
 # with every change (leaderboard.web.page_cache); the timeout only bounds how long an edit made
 # outside the services (the admin) can go unseen.
 SPECBOARD_BOARD_CACHE_SECONDS = env_int("SPECBOARD_BOARD_CACHE_SECONDS", 300)
+# How long a web process trusts the ranking versions it read for a kept page: within it a kept
+# page costs no query, and a change made elsewhere shows after it at the latest. 0: read them
+# on every request.
+SPECBOARD_BOARD_VERSION_SECONDS = env_float("SPECBOARD_BOARD_VERSION_SECONDS", 1.0)
+# A kept page found out of date is served as it was while a thread of the process computes it
+# again (on): no visitor waits for a page to be computed once it has been. Off: the request
+# that finds it computes it.
+SPECBOARD_PAGES_REFRESH_BEHIND = env_bool("SPECBOARD_PAGES_REFRESH_BEHIND", True)
 # How long a web process trusts what a queued job's estimated start rests on (its hardware's
 # typical job duration and running jobs): the place in the queue is always counted afresh.
 SPECBOARD_QUEUE_ESTIMATE_SECONDS = env_float("SPECBOARD_QUEUE_ESTIMATE_SECONDS", 1.0)

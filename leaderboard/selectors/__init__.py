@@ -125,6 +125,7 @@ from leaderboard.selectors.evidence.quality import (
 )
 from leaderboard.selectors.evidence.spread import acceptance_spread
 from leaderboard.selectors.jobs.estimates import (
+    SubmitOffer,
     draft_compatibility,
     duration_text,
     gpu_time_estimate,
@@ -132,6 +133,7 @@ from leaderboard.selectors.jobs.estimates import (
     rerun_source,
     submission_cost,
     submission_models,
+    submit_offer,
     threads_advice,
 )
 from leaderboard.selectors.jobs.hosts import cached_live_workers, host_board
@@ -148,6 +150,7 @@ from leaderboard.selectors.jobs.status import (
     user_jobs,
 )
 from leaderboard.selectors.pages import (
+    RowSetPaginator,
     board_kept_off,
     board_page_number,
     board_ranked,
@@ -162,6 +165,7 @@ from leaderboard.selectors.pages import (
 from leaderboard.verdicts.workloads import depths as protocol_depths
 
 __all__ = [
+    "RowSetPaginator",
     "Allowance",
     "allowance",
     "ComparisonRefused",
@@ -214,6 +218,8 @@ __all__ = [
     "engine_builds",
     "entry_difference",
     "gpu_time_estimate",
+    "SubmitOffer",
+    "submit_offer",
     "threads_advice",
     "hardware_by_slug",
     "hardware_comparison_for",

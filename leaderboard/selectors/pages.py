@@ -21,7 +21,8 @@ request its view has already parsed and validated, so a view only parses, calls 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from functools import cached_property
 from typing import TypedDict
 
 from django.core.paginator import Page, Paginator
@@ -65,6 +66,7 @@ from leaderboard.selectors.evidence.quality import quality_view
 from leaderboard.selectors.evidence.spread import acceptance_spread
 from leaderboard.selectors.jobs.estimates import rerun_source
 from leaderboard.stored_results import StoredResult, stored_requests, stored_result, whole_file
+from leaderboard.web import page_cache
 from runner.stats import DEFAULT_TPOT_OBJECTIVE_MS
 
 # The figures of a depth that the context page's table shows.
@@ -92,6 +94,22 @@ class BoardSelection(TypedDict):
     search: str
 
 
+class RowSetPaginator(Paginator):
+    """A paginator of board rows whose count is kept until rows come or go
+    (`page_cache.kept_while_row_set_holds`), under `selection`, what chose the rows."""
+
+    def __init__(self, object_list: QuerySet, per_page: int, *, selection: Hashable) -> None:
+        super().__init__(object_list, per_page)
+        self.selection = selection
+
+    @cached_property
+    def count(self) -> int:
+        return page_cache.kept_while_row_set_holds(
+            ("row-count", self.selection),
+            lambda: Paginator.count.func(self),  # type: ignore[attr-defined]  # the uncached count
+        )
+
+
 def board_selection(*, filters: Mapping[str, str], search: str) -> BoardSelection:
     """What rows a board page chooses among, from validated filters and a search term (the
     ordering and the page number aside)."""
@@ -116,7 +134,10 @@ def _board_pages(
         ranked_only=not include_all,
         include_retired=include_all,
     )
-    return entries, Paginator(entries, page_size)
+    if search:  # free text: counted each time, never kept (made-up queries fill no cache)
+        return entries, Paginator(entries, page_size)
+    key = ("board", tuple(sorted(selection.items())), include_all)
+    return entries, RowSetPaginator(entries, page_size, selection=key)
 
 
 def board_page_number(

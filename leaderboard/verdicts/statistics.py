@@ -286,20 +286,6 @@ def ratio_interval(numerator: Sample | None, denominator: Sample | None) -> Inte
     return ratio * math.exp(-half), ratio * math.exp(half)
 
 
-def geometric_interval(ratios: Iterable[float | None]) -> tuple[float, Interval | None] | None:
-    """The geometric mean of positive ratios (per-batch speedups) and its 95% t-interval over
-    their logs; None without a positive ratio, no interval below two."""
-    logs = [math.log(number) for value in ratios if (number := finite(value)) and number > 0]
-    sample = sample_of(logs)
-    if sample is None:
-        return None
-    interval = t_interval(sample)
-    center = math.exp(sample.mean)
-    if interval is None:
-        return center, None
-    return center, (math.exp(interval[0]), math.exp(interval[1]))
-
-
 def log_standard_error(value: float, interval: Interval | None) -> float | None:
     """The standard error of log(value) that a 95% interval of a ratio implies (normal scale)."""
     if interval is None or value <= 0 or interval[0] <= 0 or interval[1] <= 0:

@@ -175,7 +175,11 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 @require_safe
 def best_config(request: HttpRequest) -> HttpResponse:
-    form = BestConfigForm(request.GET or None)
+    form = BestConfigForm(
+        request.GET or None,
+        targets=[target["name"] for target in selectors.target_summaries()],
+        hardware=selectors.hardware_summaries(),
+    )
     answers, more = None, 0
     if form.is_bound and form.is_valid():
         answers = selectors.best_config_for(

@@ -54,8 +54,9 @@ class Rerun(TypedDict):
 @login_required
 def submit(request: SignedInRequest) -> HttpResponse:
     rerun: Rerun | None = None
+    offer = selectors.submit_offer()
     if request.method == "POST":
-        form = SubmitForm(request.POST)
+        form = SubmitForm(request.POST, offer=offer)
         if form.is_valid():
             # The form validated the config once, in its clean(): queue what it validated.
             assert form.submission is not None  # a valid form holds its validated config
@@ -69,8 +70,8 @@ def submit(request: SignedInRequest) -> HttpResponse:
                 return redirect("job", job_id=job.pk)
         estimate_form = form
     else:
-        form, rerun = _form_from_query(request)
-        estimate_form = SubmitForm(form.initial_data(), preset=form.preset)
+        form, rerun = _form_from_query(request, offer)
+        estimate_form = SubmitForm(form.initial_data(), offer=offer, preset=form.preset)
     estimate = submission_estimate(form=estimate_form, user=request.user)
     return render(
         request,
@@ -96,7 +97,9 @@ def submit(request: SignedInRequest) -> HttpResponse:
     )
 
 
-def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, Rerun | None]:
+def _form_from_query(
+    request: HttpRequest, offer: selectors.SubmitOffer
+) -> tuple[SubmitForm, Rerun | None]:
     """The form for ?preset=NAME, or for ?from=KEY (a stored config, "run this again"), with
     ?hardware=SLUG chosen when it is served."""
     preset = request.GET.get("preset", "quick")
@@ -122,7 +125,7 @@ def _form_from_query(request: HttpRequest) -> tuple[SubmitForm, Rerun | None]:
         _, served = selectors.submission_models(target_path=None, hardware_slug=hardware)
         if served is not None:
             initial["hardware"] = hardware
-    return SubmitForm(initial=initial, preset=preset), rerun
+    return SubmitForm(initial=initial, offer=offer, preset=preset), rerun
 
 
 def _script_data(form: SubmitForm) -> dict:
@@ -184,7 +187,8 @@ def submit_estimate(request: HttpRequest) -> JsonResponse:
     """The token budget, GPU time and allowance of what the form holds, or its field errors."""
     if not request.user.is_authenticated:
         return JsonResponse({"detail": "Sign in to submit a config."}, status=403)
-    estimate = submission_estimate(form=SubmitForm(request.POST), user=request.user)
+    form = SubmitForm(request.POST, offer=selectors.submit_offer())
+    estimate = submission_estimate(form=form, user=request.user)
     html = render_to_string(ESTIMATE_TEMPLATE, {"estimate": estimate}, request=request)
     return JsonResponse(estimate | {"html": html})
 

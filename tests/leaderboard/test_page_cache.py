@@ -8,6 +8,7 @@ test-weights mark (ranked_models): test-weight rows never enter the ranking."""
 from __future__ import annotations
 
 import gzip
+import threading
 
 import pytest
 from django.core.cache import caches
@@ -214,3 +215,37 @@ def test_a_page_asked_with_parameters_it_does_not_read_is_the_kept_page(client, 
     # own links would name it).
     junk, read = served(client, "/?utm_source=newsletter")
     assert junk.content == kept.content and len(read) == 1
+
+
+def test_within_the_version_window_a_kept_page_costs_no_query_and_a_change_shows_after_it(
+    client, user, board, hardware, make_result, settings
+):
+    settings.SPECBOARD_BOARD_VERSION_SECONDS = 60
+    url = "/api/v1/leaderboard"
+    kept = client.get(url).content
+    assert client.get(url).content == kept  # reads the versions: trusted from here on
+    again, read = served(client, url)
+    assert again.content == kept and read == []
+
+    measure(user, hardware, make_result, 4, [150.0, 154.0])
+    assert client.get(url).content == kept  # the versions this process read are trusted a while
+    settings.SPECBOARD_BOARD_VERSION_SECONDS = 0  # the window has passed
+    assert b"152.0" in client.get(url).content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_out_of_date_is_served_as_it_was_while_a_thread_computes_it_again(
+    client, user, board, hardware, make_result, settings
+):
+    # Committed rows: the thread reads them on a connection of its own.
+    settings.SPECBOARD_PAGES_REFRESH_BEHIND = True
+    url = "/api/v1/leaderboard"
+    kept = client.get(url).content
+    measure(user, hardware, make_result, 4, [150.0, 154.0])
+
+    assert client.get(url).content == kept  # served at once, as it was
+    [computing] = [t for t in threading.enumerate() if t.name == f"page {url}"]
+    computing.join(timeout=30)
+    assert not computing.is_alive()
+    page, read = served(client, url)
+    assert b"152.0" in page.content and len(read) == 1  # computed behind: this one is a hit

@@ -56,6 +56,10 @@ def site_settings(settings, tiny_models: dict[str, Path], static_root: Path) -> 
     # The same for what a queued job's estimate rests on
     # (tests/leaderboard/selectors/test_queue.py).
     settings.SPECBOARD_QUEUE_ESTIMATE_SECONDS = 0
+    # A change shows on the next request (tests/leaderboard/test_page_cache.py takes the
+    # deployment's versions trusted a second and pages computed behind the request).
+    settings.SPECBOARD_BOARD_VERSION_SECONDS = 0
+    settings.SPECBOARD_PAGES_REFRESH_BEHIND = False
 
 
 @pytest.fixture

@@ -140,6 +140,10 @@ def test_quickstart_serves_pages_at_once_and_its_demo_ranks_the_real_model(quick
     tiny = [row for row in entries if row["path"] not in real_names]
     assert tiny and all(row["test_weights"] for row in tiny)
 
-    board = httpx.get(f"{site}/", timeout=30).text
-    assert "gemma-3-270m-q4_k_m" in board
+    # A front page kept before the results came is served once more while it is computed again
+    # behind that request (SPECBOARD_PAGES_REFRESH_BEHIND).
+    deadline = time.monotonic() + 30
+    while "gemma-3-270m-q4_k_m" not in (board := httpx.get(f"{site}/", timeout=30).text):
+        assert time.monotonic() < deadline, board[-2000:]
+        time.sleep(0.5)
     print(f"demo: {len(demo)} jobs in {demo_seconds:.0f} s after the first page")

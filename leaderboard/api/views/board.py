@@ -9,10 +9,14 @@ the rules in `selectors.answers.compare`, the same ones as the compare page.
 
 from __future__ import annotations
 
+import functools
+
+from django.core.paginator import Paginator
 from django.http import HttpResponse, QueryDict
 from django.utils.decorators import method_decorator
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -51,6 +55,26 @@ def list_params(query: QueryDict) -> dict[str, str] | None:
     return params | ({"page": str(page)} if page > 1 else {})
 
 
+class RowSetPagination(PageNumberPagination):
+    """Page numbers, the row count kept until rows come or go (`selectors.RowSetPaginator`)
+    under the validated filters; a free-text search or a value not on the board is counted
+    each time."""
+
+    def paginate_queryset(self, queryset, request, view=None):
+        query = leaderboard_query(request)
+        if query.get("search") or not _known_values(request):  # made-up queries keep nothing
+            self.django_paginator_class = Paginator
+        else:
+            selection = (
+                "api",
+                tuple(sorted((k, str(v)) for k, v in query.items() if k != "ordering")),
+            )
+            self.django_paginator_class = functools.partial(
+                selectors.RowSetPaginator, selection=selection
+            )
+        return super().paginate_queryset(queryset, request, view)
+
+
 @extend_schema(parameters=[s.LeaderboardQuerySerializer])
 @method_decorator(page_cache.cached_page(list_params), name="dispatch")
 class LeaderboardList(generics.ListAPIView):
@@ -61,6 +85,7 @@ class LeaderboardList(generics.ListAPIView):
     """
 
     serializer_class = s.LeaderboardEntrySerializer
+    pagination_class = RowSetPagination
 
     def get_queryset(self):
         return selectors.with_baseline_configs(

@@ -230,8 +230,7 @@ def is_stale(release: str, newest: int | None) -> bool:
 
 class _PageEvidence:
     """The evidence and definitions of a page's rows (`row_evidence`, `row_definitions`), read
-    when first looked at: for the rows named (`read_evidence`), else for every row of the page
-    not read yet, in one go. A board that keeps its rendered rows renders few of them after a
+    when first looked at: for every row of the page not read yet, in one go. A board that keeps its rendered rows renders few of them after a
     change, and reads the evidence of those alone."""
 
     def __init__(self, entries: list[LeaderboardEntry]) -> None:
@@ -271,17 +270,6 @@ class RowEvidence(Mapping):
 
     def __repr__(self) -> str:
         return repr(self._value())
-
-
-def read_evidence(rows: Sequence[dict]) -> None:
-    """Read the evidence of these rows of `leaderboard_rows` pages (and only theirs) at once."""
-    pages: dict[int, tuple[_PageEvidence, list[LeaderboardEntry]]] = {}
-    for row in rows:
-        evidence = row.get("evidence")
-        if isinstance(evidence, RowEvidence):
-            pages.setdefault(id(evidence.page), (evidence.page, []))[1].append(row["entry"])
-    for page, entries in pages.values():
-        page.fetch(entries)
 
 
 def leaderboard_rows(

@@ -263,6 +263,34 @@ def _fastest_measured_threads(hardware: Hardware) -> ThreadsAdvice | None:
     )
 
 
+@dataclass(frozen=True)
+class SubmitOffer:
+    """What the submit form offers, read once for a request: the hardware kinds it may run on
+    (slug, label) with each one's threads advice, the registered targets (path, name) with their
+    training contexts (which the sweeps' lengths are fitted to), and the drafts."""
+
+    hardware: tuple[tuple[str, str], ...]
+    threads_advice: dict[str, ThreadsAdvice]
+    default_advice: ThreadsAdvice
+    targets: tuple[tuple[str, str], ...]
+    training_contexts: dict[str, int | None]
+    drafts: tuple[tuple[str, str], ...]
+
+
+def submit_offer() -> SubmitOffer:
+    """The submit form's choices and advice, finished: the form itself reads nothing."""
+    hardware = list(servable_hardware())
+    targets = list(registered_models(role="target"))
+    return SubmitOffer(
+        hardware=tuple((h.slug, str(h)) for h in hardware),
+        threads_advice={h.slug: threads_advice(hardware=h) for h in hardware},
+        default_advice=threads_advice(hardware=None),
+        targets=tuple((m.path, m.name) for m in targets),
+        training_contexts={m.path: m.model_info().context_length for m in targets},
+        drafts=tuple((m.path, f"{m.name} ({m.architecture})") for m in registered_models()),
+    )
+
+
 def host_system(*, hardware: Hardware) -> dict:
     """What this hardware's latest measured run recorded of its machine (cpu_count, gpu, ...)."""
     provenance = (

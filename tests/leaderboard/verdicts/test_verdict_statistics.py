@@ -11,7 +11,6 @@ from scipy import stats as scipy_stats
 from leaderboard.verdicts.statistics import (
     Sample,
     finite,
-    geometric_interval,
     indistinguishable,
     ratio_interval,
     ratios_indistinguishable,
@@ -73,13 +72,6 @@ def test_the_ratio_interval_is_the_delta_method_on_the_log_with_welch_df():
     half = 2.306004 * math.sqrt(2 * 0.05**2 / 5)
     assert (low, high) == pytest.approx((2 * math.exp(-half), 2 * math.exp(half)), rel=1e-5)
     assert ratio_interval(Sample(200.0, None, 1), Sample(100.0, 5.0, 5)) is None
-
-
-def test_per_batch_speedups_give_a_geometric_mean_and_its_interval():
-    center, interval = geometric_interval([2.0, 2.0, 2.0])
-    assert center == pytest.approx(2.0) and interval == pytest.approx((2.0, 2.0))
-    center, interval = geometric_interval([1.0, 4.0])
-    assert center == pytest.approx(2.0) and interval[0] < 1.0 < 4.0 < interval[1]
 
 
 def test_a_064x_speedup_is_never_indistinguishable_from_a_129x_one_with_intervals():
