@@ -139,7 +139,8 @@ def refresh_leaderboard_entry(
         )
         # Only the targets of the rows refreshed can have other summaries in their rankings.
         for key, targets in rankings.items():
-            rerank(ranking_key=key, targets=targets)
+            if key != board_version.KEPT_OFF:  # the kept-off rows are in no ranking's order
+                rerank(ranking_key=key, targets=targets)
         raise_board_version(row_set=row_set, rankings=rankings)
     return entry
 
@@ -313,6 +314,9 @@ def _refresh_row(
             "updated_at": timezone.now(),
         },
     )
+    if any(getattr(entry, flag) for flag in ROW_SET_FLAGS):
+        # Shown among the kept-off rows (one that moves there or back changes the row set too).
+        rankings.setdefault(board_version.KEPT_OFF, set())
     return entry
 
 

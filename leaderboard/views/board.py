@@ -13,7 +13,7 @@ from django.views.decorators.http import require_safe
 
 from leaderboard import selectors
 from leaderboard.selectors.board.glance import fastest_drafts
-from leaderboard.web import page_cache
+from leaderboard.web import board_version, page_cache
 from leaderboard.web.query import whole_number
 
 FILTERS = ("target", "hardware", "spec_type", "protocol", "source", "ordering")
@@ -102,8 +102,11 @@ def _board(*, view: dict, page: int) -> tuple[str, set[str]]:
             ),
         },
     )
-    shown = [*ranked["rows"], *ranked["baselines"], *kept["kept_off"], *kept["test_weights"]]
+    # The kept-off rows are in no ranking's order: a change to one raises KEPT_OFF.
+    shown = [*ranked["rows"], *ranked["baselines"]]
     rankings = {row["entry"].ranking_key for row in shown} | glance.rankings
+    if kept["kept_off"] or kept["test_weights"]:
+        rankings.add(board_version.KEPT_OFF)
     return html, rankings | set(chart["rankings"] if chart else ())
 
 

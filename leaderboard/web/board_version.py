@@ -2,8 +2,9 @@
 rows that the page cache (`leaderboard.web.page_cache`) keys its responses on.
 
 Writers call `raise_version()` in the transaction that changed the rows, naming the rankings it
-touched; every change also raises `EVERY_CHANGE`, and one that rows came to, went from or moved
-on or off the ranking raises `ROW_SET` (counts and filter choices change). Readers call
+touched (and `KEPT_OFF` where a row kept off the rankings changed); every change also raises
+`EVERY_CHANGE`, and one that rows came to, went from or moved on or off the ranking raises
+`ROW_SET` (counts and filter choices change). Readers call
 `versions()`: one query for any set of keys.
 """
 
@@ -23,6 +24,9 @@ ANY_RANKING = "*"
 ROW_SET = "row-set"
 # Every change: what a page that names no rankings is kept under.
 EVERY_CHANGE = "board"
+# A row kept off the rankings changed (a flagged row is in no ranking's order): what a list of
+# kept-off rows is kept under, beside ROW_SET.
+KEPT_OFF = "kept-off"
 
 
 def answer_key(hardware_id: int, target: str) -> str:

@@ -19,6 +19,7 @@ from leaderboard import services
 from leaderboard.models import LeaderboardEntry
 from leaderboard.views import board as board_view
 from tests.support.measured_configs import measure
+from tests.support.seed_kit import SEED_CSV
 
 BROWSER = "gzip, deflate, br, zstd"
 PAGES = ("/", "/api/v1/leaderboard")
@@ -249,3 +250,24 @@ def test_a_page_out_of_date_is_served_as_it_was_while_a_thread_computes_it_again
     assert not computing.is_alive()
     page, read = served(client, url)
     assert b"152.0" in page.content and len(read) == 1  # computed behind: this one is a hit
+
+
+def test_the_kept_off_rows_keep_the_front_page_under_one_key_raised_when_one_of_them_changes(
+    client, board
+):
+    # The kept-off rows are in no ranking's order: the page is kept under KEPT_OFF, not under
+    # the rankings they belong to, and a change to one of them computes it again.
+    services.import_leaderboard_csv(content=SEED_CSV.read_bytes(), hardware_name="RTX PRO 6000")
+    flagged = LeaderboardEntry.objects.filter(self_reported=True).select_related(
+        "config", "hardware"
+    )[0]
+    first = client.get("/")
+    assert "kept-off" in first["Surrogate-Key"].split()
+    assert flagged.ranking_key not in first["Surrogate-Key"].split()
+    assert len(served(client, "/")[1]) == 1  # kept
+
+    services.refresh_leaderboard_entry(
+        config=flagged.config, hardware=flagged.hardware, engine_release=flagged.engine_release
+    )
+    again, read = served(client, "/")
+    assert len(read) > 1  # computed again
