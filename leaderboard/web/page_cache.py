@@ -10,7 +10,9 @@ one query, at most once per SPECBOARD_BOARD_VERSION_SECONDS in a process) and se
 was while none moved. A run recorded in a ranking the page shows moves that version in the
 transaction that records it, so the page is computed again: by a thread behind the request
 that finds it out of date, which is served it as it was, like every request until the thread
-is done (SPECBOARD_PAGES_REFRESH_BEHIND; off, that request computes it). One recorded elsewhere
+is done (SPECBOARD_PAGES_REFRESH_BEHIND; off, that request computes it). Where the web processes
+share a cache (Redis), the one that computed a page leaves a copy there, which the others take
+when theirs is out of date: one process computes each version of a page. One recorded elsewhere
 leaves it kept. A row count is kept the same way until rows come or go
 (`kept_while_row_set_holds`). Parameters the view does not read are no part of the key, and a
 value the page does not hold is not kept (`shows(kept=False)`), so made-up parameters and values
@@ -38,7 +40,8 @@ from typing import cast
 
 from django.conf import settings
 from django.contrib.messages import get_messages
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, QueryDict
 from django.template.response import SimpleTemplateResponse
@@ -129,13 +132,20 @@ def cached_page(
                 # Never kept from a request that spelled its parameters otherwise: its links
                 # and the sign-in link would name what it made up.
                 return compute(request, *args, **kwargs)
+            if kept is not None and _marks().get(f"{key}:computing"):
+                return _answer(request, kept)  # being computed: served as it was meanwhile
+            found = _shared_copy(key)
+            if found is not None and _versions(found.versions) == found.versions:
+                # Another web process computed it at the current versions: taken as it is.
+                caches[PAGES].set(key, found, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+                return _answer(request, found)
+            kept = kept or found
             if kept is None:
                 return _computed(compute, request, args, kwargs, key)
-            # Out of date: one thread computes it again; the requests that come meanwhile are
-            # served it as it was (as they would have been a computation earlier), not each
-            # computing it too; with SPECBOARD_PAGES_REFRESH_BEHIND, this one too.
-            computing = f"{key}:computing"
-            if not caches[PAGES].add(computing, True, COMPUTE_SECONDS):
+            # Out of date: one thread of one process computes it again; the requests that come
+            # meanwhile are served it as it was (as they would have been a computation earlier),
+            # not each computing it too; with SPECBOARD_PAGES_REFRESH_BEHIND, this one too.
+            if not _marks().add(f"{key}:computing", True, COMPUTE_SECONDS):
                 return _answer(request, kept)
             if settings.SPECBOARD_PAGES_REFRESH_BEHIND:
                 refresh = functools.partial(_refresh, compute, request, args, kwargs, key)
@@ -144,7 +154,7 @@ def cached_page(
             try:
                 return _computed(compute, request, args, kwargs, key)
             finally:
-                caches[PAGES].delete(computing)
+                _marks().delete(f"{key}:computing")
 
         return cached
 
@@ -161,8 +171,28 @@ def _refresh(
     except Exception:
         logger.exception("computing %s again failed; the page kept is served", request.path)
     finally:
-        caches[PAGES].delete(f"{key}:computing")
+        _marks().delete(f"{key}:computing")
         connection.close()
+
+
+def _shared() -> BaseCache | None:
+    """The cache every web process shares (Redis, where several serve), or None where Django's
+    default cache is this process's own memory."""
+    default = caches["default"]
+    return None if isinstance(default, LocMemCache) else default
+
+
+def _shared_copy(key: str) -> Kept | None:
+    """The page as the last process that computed it left it in the shared cache, if any: a
+    process whose own copy is out of date takes it rather than computing it too."""
+    shared = _shared()
+    return shared.get(key) if shared is not None else None
+
+
+def _marks() -> BaseCache:
+    """Where the mark of a page being computed is kept: shared by every process where they share
+    a cache, so one process computes it."""
+    return _shared() or caches[PAGES]
 
 
 def _versions(keys: Iterable[str]) -> dict[str, int]:
@@ -204,6 +234,8 @@ def _computed(
     )
     if shown.kept and max(kept.versions.values()) <= before:
         caches[PAGES].set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
+        if (shared := _shared()) is not None:
+            shared.set(key, kept, settings.SPECBOARD_BOARD_CACHE_SECONDS)
     return _answer(request, kept)
 
 

@@ -271,3 +271,26 @@ def test_the_kept_off_rows_keep_the_front_page_under_one_key_raised_when_one_of_
     )
     again, read = served(client, "/")
     assert len(read) > 1  # computed again
+
+
+def test_where_processes_share_a_cache_one_computes_a_page_and_the_others_take_its_copy(
+    client, user, board, hardware, make_result, monkeypatch
+):
+    from django.core.cache.backends.locmem import LocMemCache
+
+    from leaderboard.web import page_cache
+
+    shared = LocMemCache("shared-between-processes", {})  # Redis, as deployed
+    monkeypatch.setattr(page_cache, "_shared", lambda: shared)
+    url = "/api/v1/leaderboard"
+    computed = client.get(url).content
+    caches["pages"].clear()  # another process, which has not computed it
+    taken, read = served(client, url)
+    assert taken.content == computed and len(read) == 1  # the versions, then the copy
+
+    measure(user, hardware, make_result, 4, [150.0, 154.0])
+    assert b"152.0" in client.get(url).content  # this process computes the new version
+    caches["pages"].clear()
+    taken, read = served(client, url)
+    assert b"152.0" in taken.content and len(read) == 1
+    shared.clear()
