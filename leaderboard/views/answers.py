@@ -175,11 +175,12 @@ def model_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 @require_safe
 def best_config(request: HttpRequest) -> HttpResponse:
-    form = BestConfigForm(
-        request.GET or None,
-        targets=[target["name"] for target in selectors.target_summaries()],
-        hardware=selectors.hardware_summaries(),
+    # The targets and GPU kinds on the board change only with its row set.
+    targets, hardware = page_cache.kept_while_row_set_holds(
+        "best-choices",
+        lambda: ([t["name"] for t in selectors.target_summaries()], selectors.hardware_summaries()),
     )
+    form = BestConfigForm(request.GET or None, targets=targets, hardware=hardware)
     answers, more = None, 0
     if form.is_bound and form.is_valid():
         answers = selectors.best_config_for(
