@@ -132,7 +132,8 @@ def cached_page(
                 # Never kept from a request that spelled its parameters otherwise: its links
                 # and the sign-in link would name what it made up.
                 return compute(request, *args, **kwargs)
-            if kept is not None and _marks().get(f"{key}:computing"):
+            computing = f"{key}:computing"
+            if kept is not None and _marks().get(computing):
                 return _answer(request, kept)  # being computed: served as it was meanwhile
             found = _shared_copy(key)
             if found is not None and _versions(found.versions) == found.versions:
@@ -145,7 +146,7 @@ def cached_page(
             # Out of date: one thread of one process computes it again; the requests that come
             # meanwhile are served it as it was (as they would have been a computation earlier),
             # not each computing it too; with SPECBOARD_PAGES_REFRESH_BEHIND, this one too.
-            if not _marks().add(f"{key}:computing", True, COMPUTE_SECONDS):
+            if not _marks().add(computing, True, COMPUTE_SECONDS):
                 return _answer(request, kept)
             if settings.SPECBOARD_PAGES_REFRESH_BEHIND:
                 refresh = functools.partial(_refresh, compute, request, args, kwargs, key)
@@ -154,7 +155,7 @@ def cached_page(
             try:
                 return _computed(compute, request, args, kwargs, key)
             finally:
-                _marks().delete(f"{key}:computing")
+                _marks().delete(computing)
 
         return cached
 

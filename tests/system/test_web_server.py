@@ -49,6 +49,18 @@ def server_environment(**extra: str) -> dict:
     )
 
 
+def gunicorn(application: str, *options: str) -> list[str]:
+    """The command line of gunicorn with the project's configuration and these options."""
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        application,
+        "-c",
+        "python:leaderboard.web.gunicorn_conf",
+    ] + list(options)
+
+
 @contextmanager
 def web_server(
     application: str, *options: str, bind: str | None = None, **environment: str
@@ -58,15 +70,7 @@ def web_server(
     port = free_port()
     bind = bind or f"127.0.0.1:{port}"
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            application,
-            "-c",
-            "python:leaderboard.web.gunicorn_conf",
-        ]
-        + list(options),
+        gunicorn(application, *options),
         env=server_environment(SPECBOARD_BIND=bind, **environment),
         cwd=REPOSITORY,
         stdout=subprocess.DEVNULL,
@@ -105,15 +109,7 @@ def wait_until_it_answers(
 def refused_start(application: str, environment: dict, *options: str) -> str:
     """What gunicorn printed when the project's configuration refused to start it."""
     started = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            application,
-            "-c",
-            "python:leaderboard.web.gunicorn_conf",
-        ]
-        + ["--bind", f"127.0.0.1:{free_port()}", *options],
+        gunicorn(application, "--bind", f"127.0.0.1:{free_port()}", *options),
         env=environment,
         cwd=REPOSITORY,
         capture_output=True,

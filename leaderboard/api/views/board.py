@@ -57,21 +57,16 @@ def list_params(query: QueryDict) -> dict[str, str] | None:
 
 class RowSetPagination(PageNumberPagination):
     """Page numbers, the row count kept until rows come or go (`selectors.RowSetPaginator`)
-    under the validated filters; a free-text search or a value not on the board is counted
-    each time."""
+    under the view's `row_count_key` (its validated filters); without one (a free-text search,
+    a value not on the board) counted each time."""
 
     def paginate_queryset(self, queryset, request, view=None):
-        query = leaderboard_query(request)
-        if query.get("search") or not _known_values(request):  # made-up queries keep nothing
-            self.django_paginator_class = Paginator
-        else:
-            selection = (
-                "api",
-                tuple(sorted((k, str(v)) for k, v in query.items() if k != "ordering")),
-            )
-            self.django_paginator_class = functools.partial(
-                selectors.RowSetPaginator, selection=selection
-            )
+        key = getattr(view, "row_count_key", None)
+        self.django_paginator_class = (
+            Paginator
+            if key is None
+            else functools.partial(selectors.RowSetPaginator, selection=("api", key))
+        )
         return super().paginate_queryset(queryset, request, view)
 
 
@@ -95,6 +90,13 @@ class LeaderboardList(generics.ListAPIView):
     def list(  # type: ignore[override]  # DRF serves any HttpResponse; the stubs say Response
         self, request: Request, *args, **kwargs
     ) -> HttpResponse:
+        query, known = leaderboard_query(request), _known_values(request)
+        # Made-up queries keep nothing: not the page, not its row count.
+        self.row_count_key = (
+            tuple(sorted((k, str(v)) for k, v in query.items() if k != "ordering"))
+            if known and not query.get("search")
+            else None
+        )
         entries = list(self.paginate_queryset(self.filter_queryset(self.get_queryset())) or [])
         finished.entries(entries)
         # Numbers made finite (NaN and infinities as null, `renderers.finite`).
@@ -103,7 +105,7 @@ class LeaderboardList(generics.ListAPIView):
         return page_cache.shows(
             HttpResponse(body, content_type="application/json"),
             rankings={entry.ranking_key for entry in entries},
-            kept=_known_values(request),
+            kept=known,
         )
 
 
